@@ -1,0 +1,86 @@
+"""Adapter registry: one module per library, imported lazily and defensively.
+
+A library that is not installed (or fails to import) must never break a run: its module is
+recorded as unavailable with the import error as the reason, and the report lists it under
+"Skipped". The order here is the order of rows in the report tables.
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+
+from .base import BASELINES, FORMATS, SUBJECT, Adapter, Ops, Unsupported
+
+__all__ = [
+    "Adapter",
+    "Ops",
+    "Unsupported",
+    "FORMATS",
+    "BASELINES",
+    "SUBJECT",
+    "MODULES",
+    "Registry",
+    "load_registry",
+]
+
+#: Adapter modules (inside this package), in report order.
+MODULES: tuple[str, ...] = (
+    "polycodec_adapter",
+    "msgspec_adapter",
+    "orjson_adapter",
+    "ormsgpack_adapter",
+    "msgpack_adapter",
+    "serpyco_rs_adapter",
+    "pydantic_adapter",
+    "mashumaro_adapter",
+    "fastavro_adapter",
+    "avro_adapter",
+    "json_adapter",
+    "pickle_adapter",
+)
+
+#: Adapter names each module provides (so an unavailable module still has named rows).
+MODULE_ADAPTERS: dict[str, tuple[str, ...]] = {
+    "polycodec_adapter": ("polycodec",),
+    "msgspec_adapter": ("msgspec",),
+    "orjson_adapter": ("orjson",),
+    "ormsgpack_adapter": ("ormsgpack",),
+    "msgpack_adapter": ("msgpack",),
+    "serpyco_rs_adapter": ("serpyco-rs",),
+    "pydantic_adapter": ("pydantic",),
+    "mashumaro_adapter": ("mashumaro", "mashumaro-orjson"),
+    "fastavro_adapter": ("fastavro",),
+    "avro_adapter": ("avro",),
+    "json_adapter": ("json",),
+    "pickle_adapter": ("pickle",),
+}
+
+
+@dataclass
+class Registry:
+    """The adapters that imported, and a reason for each that did not."""
+
+    adapters: list[Adapter]
+    unavailable: dict[str, str]
+
+    def names(self) -> list[str]:
+        return [a.name for a in self.adapters]
+
+
+def load_registry() -> Registry:
+    """Import every adapter module, collecting import failures instead of raising."""
+    adapters: list[Adapter] = []
+    unavailable: dict[str, str] = {}
+    for module in MODULES:
+        try:
+            mod = importlib.import_module(f"{__name__}.{module}")
+        except Exception as exc:  # ImportError, or a broken install raising anything else
+            reason = f"not importable: {type(exc).__name__}: {exc}"
+            for name in MODULE_ADAPTERS[module]:
+                unavailable[name] = reason
+            continue
+        adapters.extend(mod.ADAPTERS)
+        for name, reason in getattr(mod, "UNAVAILABLE", {}).items():
+            unavailable[name] = reason
+    return Registry(adapters, unavailable)

@@ -1,0 +1,680 @@
+"""Hand-written dataclass <-> dict conversion for the "dict-only" libraries.
+
+orjson, ormsgpack, msgpack, the stdlib json module, fastavro and apache avro only understand
+dicts/lists/scalars (orjson and ormsgpack also *encode* dataclasses natively, but never decode
+into them). Their users therefore write conversion code like this by hand, once per model. It is
+written here exactly once, shared by all those adapters, in the plain style a performance-aware
+user would write: one function per class, direct attribute/key access, no reflection (reflection
+such as ``dataclasses.asdict`` would be slower and would make the baselines look worse than they
+need to be).
+
+Two flavours exist because the wire types differ:
+
+* ``json`` flavour (JSON and MessagePack): datetime/date as ISO 8601 strings, Decimal as a
+  string (exact), Enum as its value.
+* ``avro`` flavour: datetime, date and Decimal stay native objects (the Avro libraries apply the
+  ``timestamp-micros``/``date``/``decimal`` logical types themselves), Enum as its symbol name.
+"""
+
+from __future__ import annotations
+
+from datetime import date, datetime
+from decimal import Decimal
+from typing import Any, Callable
+
+from ..models import (
+    Branch,
+    Check,
+    Company,
+    Department,
+    Division,
+    Leaf,
+    Milestone,
+    Priority,
+    Project,
+    Record,
+    Status,
+    Step,
+    Subtask,
+    Tag,
+    Task,
+    Team,
+)
+
+Dict = dict[str, Any]
+
+_fromiso = datetime.fromisoformat
+_datefromiso = date.fromisoformat
+
+
+def _iso(value: datetime | None) -> str | None:
+    return None if value is None else value.isoformat()
+
+
+def _parse_dt(value: str | None) -> datetime | None:
+    return None if value is None else _fromiso(value)
+
+
+# ============================================================================================
+# json flavour
+# ============================================================================================
+
+# ---- record ---------------------------------------------------------------------------------
+
+
+def record_to_json(r: Record) -> Dict:
+    """Record -> JSON-compatible dict."""
+    return {
+        "id": r.id,
+        "username": r.username,
+        "email": r.email,
+        "score": r.score,
+        "active": r.active,
+        "status": r.status.value,
+        "created_at": r.created_at.isoformat(),
+        "last_login": _iso(r.last_login),
+        "nickname": r.nickname,
+        "age": r.age,
+        "tags": [{"name": t.name, "weight": t.weight, "pinned": t.pinned} for t in r.tags],
+        "roles": r.roles,
+    }
+
+
+def record_from_json(d: Dict) -> Record:
+    """JSON-compatible dict -> Record."""
+    return Record(
+        id=d["id"],
+        username=d["username"],
+        email=d["email"],
+        score=float(d["score"]),
+        active=d["active"],
+        status=Status(d["status"]),
+        created_at=_fromiso(d["created_at"]),
+        last_login=_parse_dt(d["last_login"]),
+        nickname=d["nickname"],
+        age=d["age"],
+        tags=[Tag(t["name"], float(t["weight"]), t["pinned"]) for t in d["tags"]],
+        roles=d["roles"],
+    )
+
+
+# ---- hierarchy ------------------------------------------------------------------------------
+
+
+def company_to_json(c: Company) -> Dict:
+    """Company (10 levels) -> JSON-compatible dict, written out level by level."""
+    dv = c.division
+    dp = dv.department
+    tm = dp.team
+    pj = tm.project
+    ms = pj.milestone
+    tk = ms.task
+    st = tk.subtask
+    sp = st.step
+    ck = sp.check
+    check = {
+        "name": ck.name,
+        "passed": ck.passed,
+        "measured": str(ck.measured),
+        "checked_on": ck.checked_on.isoformat(),
+        "checked_at": ck.checked_at.isoformat(),
+        "priority": ck.priority.value,
+        "comment": ck.comment,
+    }
+    step = {
+        "name": sp.name,
+        "order": sp.order,
+        "cost": str(sp.cost),
+        "due": sp.due.isoformat(),
+        "started_at": sp.started_at.isoformat(),
+        "status": sp.status.value,
+        "note": sp.note,
+        "check": check,
+    }
+    subtask = {
+        "name": st.name,
+        "estimate_hours": st.estimate_hours,
+        "budget": str(st.budget),
+        "due": st.due.isoformat(),
+        "updated_at": st.updated_at.isoformat(),
+        "priority": st.priority.value,
+        "assignee": st.assignee,
+        "step": step,
+    }
+    task = {
+        "title": tk.title,
+        "points": tk.points,
+        "budget": str(tk.budget),
+        "due": tk.due.isoformat(),
+        "created_at": tk.created_at.isoformat(),
+        "status": tk.status.value,
+        "reviewer": tk.reviewer,
+        "subtask": subtask,
+    }
+    milestone = {
+        "title": ms.title,
+        "sequence": ms.sequence,
+        "budget": str(ms.budget),
+        "target": ms.target.isoformat(),
+        "updated_at": ms.updated_at.isoformat(),
+        "priority": ms.priority.value,
+        "completed_on": None if ms.completed_on is None else ms.completed_on.isoformat(),
+        "task": task,
+    }
+    project = {
+        "code": pj.code,
+        "name": pj.name,
+        "budget": str(pj.budget),
+        "start": pj.start.isoformat(),
+        "created_at": pj.created_at.isoformat(),
+        "status": pj.status.value,
+        "sponsor": pj.sponsor,
+        "milestone": milestone,
+    }
+    team = {
+        "name": tm.name,
+        "size": tm.size,
+        "payroll": str(tm.payroll),
+        "formed": tm.formed.isoformat(),
+        "updated_at": tm.updated_at.isoformat(),
+        "priority": tm.priority.value,
+        "lead": tm.lead,
+        "project": project,
+    }
+    department = {
+        "name": dp.name,
+        "cost_center": dp.cost_center,
+        "budget": str(dp.budget),
+        "founded": dp.founded.isoformat(),
+        "audited_at": dp.audited_at.isoformat(),
+        "status": dp.status.value,
+        "head": dp.head,
+        "team": team,
+    }
+    division = {
+        "name": dv.name,
+        "region": dv.region,
+        "revenue": str(dv.revenue),
+        "opened": dv.opened.isoformat(),
+        "reported_at": dv.reported_at.isoformat(),
+        "priority": dv.priority.value,
+        "vice_president": dv.vice_president,
+        "department": department,
+    }
+    return {
+        "name": c.name,
+        "registration": c.registration,
+        "capital": str(c.capital),
+        "incorporated": c.incorporated.isoformat(),
+        "updated_at": c.updated_at.isoformat(),
+        "status": c.status.value,
+        "ticker": c.ticker,
+        "division": division,
+    }
+
+
+def company_from_json(c: Dict) -> Company:
+    """JSON-compatible dict -> Company, rebuilt from the innermost level out."""
+    dv = c["division"]
+    dp = dv["department"]
+    tm = dp["team"]
+    pj = tm["project"]
+    ms = pj["milestone"]
+    tk = ms["task"]
+    st = tk["subtask"]
+    sp = st["step"]
+    ck = sp["check"]
+    check = Check(
+        ck["name"],
+        ck["passed"],
+        Decimal(ck["measured"]),
+        _datefromiso(ck["checked_on"]),
+        _fromiso(ck["checked_at"]),
+        Priority(ck["priority"]),
+        ck["comment"],
+    )
+    step = Step(
+        sp["name"],
+        sp["order"],
+        Decimal(sp["cost"]),
+        _datefromiso(sp["due"]),
+        _fromiso(sp["started_at"]),
+        Status(sp["status"]),
+        sp["note"],
+        check,
+    )
+    subtask = Subtask(
+        st["name"],
+        float(st["estimate_hours"]),
+        Decimal(st["budget"]),
+        _datefromiso(st["due"]),
+        _fromiso(st["updated_at"]),
+        Priority(st["priority"]),
+        st["assignee"],
+        step,
+    )
+    task = Task(
+        tk["title"],
+        tk["points"],
+        Decimal(tk["budget"]),
+        _datefromiso(tk["due"]),
+        _fromiso(tk["created_at"]),
+        Status(tk["status"]),
+        tk["reviewer"],
+        subtask,
+    )
+    completed = ms["completed_on"]
+    milestone = Milestone(
+        ms["title"],
+        ms["sequence"],
+        Decimal(ms["budget"]),
+        _datefromiso(ms["target"]),
+        _fromiso(ms["updated_at"]),
+        Priority(ms["priority"]),
+        None if completed is None else _datefromiso(completed),
+        task,
+    )
+    project = Project(
+        pj["code"],
+        pj["name"],
+        Decimal(pj["budget"]),
+        _datefromiso(pj["start"]),
+        _fromiso(pj["created_at"]),
+        Status(pj["status"]),
+        pj["sponsor"],
+        milestone,
+    )
+    team = Team(
+        tm["name"],
+        tm["size"],
+        Decimal(tm["payroll"]),
+        _datefromiso(tm["formed"]),
+        _fromiso(tm["updated_at"]),
+        Priority(tm["priority"]),
+        tm["lead"],
+        project,
+    )
+    department = Department(
+        dp["name"],
+        dp["cost_center"],
+        Decimal(dp["budget"]),
+        _datefromiso(dp["founded"]),
+        _fromiso(dp["audited_at"]),
+        Status(dp["status"]),
+        dp["head"],
+        team,
+    )
+    division = Division(
+        dv["name"],
+        dv["region"],
+        Decimal(dv["revenue"]),
+        _datefromiso(dv["opened"]),
+        _fromiso(dv["reported_at"]),
+        Priority(dv["priority"]),
+        dv["vice_president"],
+        department,
+    )
+    return Company(
+        c["name"],
+        c["registration"],
+        Decimal(c["capital"]),
+        _datefromiso(c["incorporated"]),
+        _fromiso(c["updated_at"]),
+        Status(c["status"]),
+        c["ticker"],
+        division,
+    )
+
+
+# ---- tree -----------------------------------------------------------------------------------
+
+
+def node_to_json(n: Leaf | Branch) -> Dict:
+    """Leaf | Branch -> JSON-compatible dict (recursive; ``kind`` is the union's tag)."""
+    if n.kind == "leaf":
+        return {
+            "name": n.name,
+            "size": n.size,
+            "modified": n.modified.isoformat(),
+            "checksum": n.checksum,
+            "kind": "leaf",
+        }
+    return {
+        "name": n.name,
+        "owner": n.owner,
+        "modified": n.modified.isoformat(),
+        "children": [node_to_json(c) for c in n.children],
+        "kind": "branch",
+    }
+
+
+def node_from_json(d: Dict) -> Leaf | Branch:
+    """JSON-compatible dict -> Leaf | Branch, dispatching on the ``kind`` tag."""
+    kind = d["kind"]
+    if kind == "leaf":
+        return Leaf(d["name"], d["size"], _fromiso(d["modified"]), d["checksum"])
+    if kind == "branch":
+        return Branch(
+            d["name"],
+            d["owner"],
+            _fromiso(d["modified"]),
+            [node_from_json(c) for c in d["children"]],
+        )
+    raise ValueError(f"unknown node kind {kind!r}")
+
+
+# ============================================================================================
+# avro flavour (datetime/date/Decimal native, Enum as symbol name)
+# ============================================================================================
+
+
+def record_to_avro(r: Record) -> Dict:
+    """Record -> dict for the Avro libraries."""
+    return {
+        "id": r.id,
+        "username": r.username,
+        "email": r.email,
+        "score": r.score,
+        "active": r.active,
+        "status": r.status.name,
+        "created_at": r.created_at,
+        "last_login": r.last_login,
+        "nickname": r.nickname,
+        "age": r.age,
+        "tags": [{"name": t.name, "weight": t.weight, "pinned": t.pinned} for t in r.tags],
+        "roles": r.roles,
+    }
+
+
+def record_from_avro(d: Dict) -> Record:
+    """Avro datum (dict) -> Record."""
+    return Record(
+        id=d["id"],
+        username=d["username"],
+        email=d["email"],
+        score=d["score"],
+        active=d["active"],
+        status=Status[d["status"]],
+        created_at=d["created_at"],
+        last_login=d["last_login"],
+        nickname=d["nickname"],
+        age=d["age"],
+        tags=[Tag(t["name"], t["weight"], t["pinned"]) for t in d["tags"]],
+        roles=d["roles"],
+    )
+
+
+def company_to_avro(c: Company) -> Dict:
+    """Company -> nested dicts for the Avro libraries."""
+    dv = c.division
+    dp = dv.department
+    tm = dp.team
+    pj = tm.project
+    ms = pj.milestone
+    tk = ms.task
+    st = tk.subtask
+    sp = st.step
+    ck = sp.check
+    check = {
+        "name": ck.name,
+        "passed": ck.passed,
+        "measured": ck.measured,
+        "checked_on": ck.checked_on,
+        "checked_at": ck.checked_at,
+        "priority": ck.priority.name,
+        "comment": ck.comment,
+    }
+    step = {
+        "name": sp.name,
+        "order": sp.order,
+        "cost": sp.cost,
+        "due": sp.due,
+        "started_at": sp.started_at,
+        "status": sp.status.name,
+        "note": sp.note,
+        "check": check,
+    }
+    subtask = {
+        "name": st.name,
+        "estimate_hours": st.estimate_hours,
+        "budget": st.budget,
+        "due": st.due,
+        "updated_at": st.updated_at,
+        "priority": st.priority.name,
+        "assignee": st.assignee,
+        "step": step,
+    }
+    task = {
+        "title": tk.title,
+        "points": tk.points,
+        "budget": tk.budget,
+        "due": tk.due,
+        "created_at": tk.created_at,
+        "status": tk.status.name,
+        "reviewer": tk.reviewer,
+        "subtask": subtask,
+    }
+    milestone = {
+        "title": ms.title,
+        "sequence": ms.sequence,
+        "budget": ms.budget,
+        "target": ms.target,
+        "updated_at": ms.updated_at,
+        "priority": ms.priority.name,
+        "completed_on": ms.completed_on,
+        "task": task,
+    }
+    project = {
+        "code": pj.code,
+        "name": pj.name,
+        "budget": pj.budget,
+        "start": pj.start,
+        "created_at": pj.created_at,
+        "status": pj.status.name,
+        "sponsor": pj.sponsor,
+        "milestone": milestone,
+    }
+    team = {
+        "name": tm.name,
+        "size": tm.size,
+        "payroll": tm.payroll,
+        "formed": tm.formed,
+        "updated_at": tm.updated_at,
+        "priority": tm.priority.name,
+        "lead": tm.lead,
+        "project": project,
+    }
+    department = {
+        "name": dp.name,
+        "cost_center": dp.cost_center,
+        "budget": dp.budget,
+        "founded": dp.founded,
+        "audited_at": dp.audited_at,
+        "status": dp.status.name,
+        "head": dp.head,
+        "team": team,
+    }
+    division = {
+        "name": dv.name,
+        "region": dv.region,
+        "revenue": dv.revenue,
+        "opened": dv.opened,
+        "reported_at": dv.reported_at,
+        "priority": dv.priority.name,
+        "vice_president": dv.vice_president,
+        "department": department,
+    }
+    return {
+        "name": c.name,
+        "registration": c.registration,
+        "capital": c.capital,
+        "incorporated": c.incorporated,
+        "updated_at": c.updated_at,
+        "status": c.status.name,
+        "ticker": c.ticker,
+        "division": division,
+    }
+
+
+def company_from_avro(c: Dict) -> Company:
+    """Avro datum (nested dicts) -> Company."""
+    dv = c["division"]
+    dp = dv["department"]
+    tm = dp["team"]
+    pj = tm["project"]
+    ms = pj["milestone"]
+    tk = ms["task"]
+    st = tk["subtask"]
+    sp = st["step"]
+    ck = sp["check"]
+    check = Check(
+        ck["name"],
+        ck["passed"],
+        ck["measured"],
+        ck["checked_on"],
+        ck["checked_at"],
+        Priority[ck["priority"]],
+        ck["comment"],
+    )
+    step = Step(
+        sp["name"],
+        sp["order"],
+        sp["cost"],
+        sp["due"],
+        sp["started_at"],
+        Status[sp["status"]],
+        sp["note"],
+        check,
+    )
+    subtask = Subtask(
+        st["name"],
+        st["estimate_hours"],
+        st["budget"],
+        st["due"],
+        st["updated_at"],
+        Priority[st["priority"]],
+        st["assignee"],
+        step,
+    )
+    task = Task(
+        tk["title"],
+        tk["points"],
+        tk["budget"],
+        tk["due"],
+        tk["created_at"],
+        Status[tk["status"]],
+        tk["reviewer"],
+        subtask,
+    )
+    milestone = Milestone(
+        ms["title"],
+        ms["sequence"],
+        ms["budget"],
+        ms["target"],
+        ms["updated_at"],
+        Priority[ms["priority"]],
+        ms["completed_on"],
+        task,
+    )
+    project = Project(
+        pj["code"],
+        pj["name"],
+        pj["budget"],
+        pj["start"],
+        pj["created_at"],
+        Status[pj["status"]],
+        pj["sponsor"],
+        milestone,
+    )
+    team = Team(
+        tm["name"],
+        tm["size"],
+        tm["payroll"],
+        tm["formed"],
+        tm["updated_at"],
+        Priority[tm["priority"]],
+        tm["lead"],
+        project,
+    )
+    department = Department(
+        dp["name"],
+        dp["cost_center"],
+        dp["budget"],
+        dp["founded"],
+        dp["audited_at"],
+        Status[dp["status"]],
+        dp["head"],
+        team,
+    )
+    division = Division(
+        dv["name"],
+        dv["region"],
+        dv["revenue"],
+        dv["opened"],
+        dv["reported_at"],
+        Priority[dv["priority"]],
+        dv["vice_president"],
+        department,
+    )
+    return Company(
+        c["name"],
+        c["registration"],
+        c["capital"],
+        c["incorporated"],
+        c["updated_at"],
+        Status[c["status"]],
+        c["ticker"],
+        division,
+    )
+
+
+def node_to_avro(n: Leaf | Branch) -> Dict:
+    """Leaf | Branch -> dict for the Avro libraries (the union branch is chosen by the library)."""
+    if n.kind == "leaf":
+        return {
+            "name": n.name,
+            "size": n.size,
+            "modified": n.modified,
+            "checksum": n.checksum,
+            "kind": "leaf",
+        }
+    return {
+        "name": n.name,
+        "owner": n.owner,
+        "modified": n.modified,
+        "children": [node_to_avro(c) for c in n.children],
+        "kind": "branch",
+    }
+
+
+def node_from_avro(d: Dict) -> Leaf | Branch:
+    """Avro datum -> Leaf | Branch, dispatching on the ``kind`` field."""
+    kind = d["kind"]
+    if kind == "leaf":
+        return Leaf(d["name"], d["size"], d["modified"], d["checksum"])
+    if kind == "branch":
+        return Branch(
+            d["name"], d["owner"], d["modified"], [node_from_avro(c) for c in d["children"]]
+        )
+    raise ValueError(f"unknown node kind {kind!r}")
+
+
+# ============================================================================================
+# lookup by (flavour, model)
+# ============================================================================================
+
+Converters = tuple[Callable[[Any], Dict], Callable[[Dict], Any]]
+
+CONVERTERS: dict[tuple[str, str], Converters] = {
+    ("json", "record"): (record_to_json, record_from_json),
+    ("json", "hierarchy"): (company_to_json, company_from_json),
+    ("json", "tree"): (node_to_json, node_from_json),
+    ("avro", "record"): (record_to_avro, record_from_avro),
+    ("avro", "hierarchy"): (company_to_avro, company_from_avro),
+    ("avro", "tree"): (node_to_avro, node_from_avro),
+}
+
+
+def converters(flavour: str, model: str) -> Converters:
+    """Return ``(to_dict, from_dict)`` for a model; KeyError means "not written for it"."""
+    return CONVERTERS[(flavour, model)]

@@ -1,0 +1,470 @@
+"""The three benchmark models, defined once and shared by every adapter.
+
+Every adapter encodes and decodes *these* classes (plain stdlib dataclasses), so a cell of the
+report always compares the same work. The data generator is seeded and pure: the same
+``(model, n, seed)`` always yields equal objects, so payload sizes and timings are comparable
+across runs and machines.
+
+Shapes (chosen to match what users actually serialise):
+
+* ``record``: a flat ~12-field API record (str, int, float, bool, enum, aware datetime,
+  Optionals, a nested list of small records, a list of str).
+* ``hierarchy``: a 10-level chain of distinct nested dataclasses, each carrying Decimal, date,
+  datetime, Enum and Optional fields (the "deep configuration / accounting document" case).
+* ``tree``: a recursive file-system-like tree whose nodes are a tagged union of dataclasses
+  (``kind: Literal[...]`` with a default), limited in depth and size.
+
+Datetimes are timezone-aware UTC with microseconds (every format here can carry them exactly);
+Decimals always have two decimal places so that fixed-scale Avro decimals round-trip.
+"""
+
+from __future__ import annotations
+
+import enum
+import random
+from dataclasses import dataclass, field
+from datetime import date, datetime, timedelta, timezone
+from decimal import Decimal
+from typing import Any, Callable, Literal, Optional, Union
+
+__all__ = [
+    "Status",
+    "Priority",
+    "Tag",
+    "Record",
+    "Company",
+    "Division",
+    "Department",
+    "Team",
+    "Project",
+    "Milestone",
+    "Task",
+    "Subtask",
+    "Step",
+    "Check",
+    "HIERARCHY_CLASSES",
+    "Leaf",
+    "Branch",
+    "Node",
+    "ModelSpec",
+    "MODELS",
+    "generate",
+]
+
+
+class Status(enum.Enum):
+    """A str-valued enum (JSON-like formats carry the value, Avro the symbol name)."""
+
+    ACTIVE = "active"
+    SUSPENDED = "suspended"
+    DELETED = "deleted"
+    PENDING = "pending"
+
+
+class Priority(enum.Enum):
+    """A second str-valued enum so the hierarchy does not reuse a single enum type everywhere."""
+
+    LOW = "low"
+    NORMAL = "normal"
+    HIGH = "high"
+    CRITICAL = "critical"
+
+
+# --------------------------------------------------------------------------------------------
+# Model 1: record
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass
+class Tag:
+    """A small nested record, repeated a few times inside :class:`Record`."""
+
+    name: str
+    weight: float
+    pinned: bool
+
+
+@dataclass
+class Record:
+    """A typical ~12-field API record."""
+
+    id: int
+    username: str
+    email: str
+    score: float
+    active: bool
+    status: Status
+    created_at: datetime
+    last_login: Optional[datetime]
+    nickname: Optional[str]
+    age: Optional[int]
+    tags: list[Tag]
+    roles: list[str]
+
+
+# --------------------------------------------------------------------------------------------
+# Model 2: hierarchy (10 levels, one distinct class per level, innermost first)
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass
+class Check:
+    """Level 10 (innermost)."""
+
+    name: str
+    passed: bool
+    measured: Decimal
+    checked_on: date
+    checked_at: datetime
+    priority: Priority
+    comment: Optional[str]
+
+
+@dataclass
+class Step:
+    """Level 9."""
+
+    name: str
+    order: int
+    cost: Decimal
+    due: date
+    started_at: datetime
+    status: Status
+    note: Optional[str]
+    check: Check
+
+
+@dataclass
+class Subtask:
+    """Level 8."""
+
+    name: str
+    estimate_hours: float
+    budget: Decimal
+    due: date
+    updated_at: datetime
+    priority: Priority
+    assignee: Optional[str]
+    step: Step
+
+
+@dataclass
+class Task:
+    """Level 7."""
+
+    title: str
+    points: int
+    budget: Decimal
+    due: date
+    created_at: datetime
+    status: Status
+    reviewer: Optional[str]
+    subtask: Subtask
+
+
+@dataclass
+class Milestone:
+    """Level 6."""
+
+    title: str
+    sequence: int
+    budget: Decimal
+    target: date
+    updated_at: datetime
+    priority: Priority
+    completed_on: Optional[date]
+    task: Task
+
+
+@dataclass
+class Project:
+    """Level 5."""
+
+    code: str
+    name: str
+    budget: Decimal
+    start: date
+    created_at: datetime
+    status: Status
+    sponsor: Optional[str]
+    milestone: Milestone
+
+
+@dataclass
+class Team:
+    """Level 4."""
+
+    name: str
+    size: int
+    payroll: Decimal
+    formed: date
+    updated_at: datetime
+    priority: Priority
+    lead: Optional[str]
+    project: Project
+
+
+@dataclass
+class Department:
+    """Level 3."""
+
+    name: str
+    cost_center: int
+    budget: Decimal
+    founded: date
+    audited_at: datetime
+    status: Status
+    head: Optional[str]
+    team: Team
+
+
+@dataclass
+class Division:
+    """Level 2."""
+
+    name: str
+    region: str
+    revenue: Decimal
+    opened: date
+    reported_at: datetime
+    priority: Priority
+    vice_president: Optional[str]
+    department: Department
+
+
+@dataclass
+class Company:
+    """Level 1 (the root of the hierarchy)."""
+
+    name: str
+    registration: int
+    capital: Decimal
+    incorporated: date
+    updated_at: datetime
+    status: Status
+    ticker: Optional[str]
+    division: Division
+
+
+#: The hierarchy classes from the root down (used by hand-written converters and schemas).
+HIERARCHY_CLASSES: tuple[type, ...] = (
+    Company,
+    Division,
+    Department,
+    Team,
+    Project,
+    Milestone,
+    Task,
+    Subtask,
+    Step,
+    Check,
+)
+
+
+# --------------------------------------------------------------------------------------------
+# Model 3: tree (tagged union of dataclasses, recursive)
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass
+class Leaf:
+    """A file: a leaf of the tree."""
+
+    name: str
+    size: int
+    modified: datetime
+    checksum: Optional[str]
+    kind: Literal["leaf"] = "leaf"
+
+
+@dataclass
+class Branch:
+    """A directory: its children are a tagged union of :class:`Leaf` and :class:`Branch`."""
+
+    name: str
+    owner: str
+    modified: datetime
+    children: list[Union[Leaf, Branch]] = field(default_factory=list)
+    kind: Literal["branch"] = "branch"
+
+
+#: The tagged union of tree nodes (a tree itself is its root :class:`Branch`).
+Node = Union[Leaf, Branch]
+
+
+# --------------------------------------------------------------------------------------------
+# Deterministic data generation
+# --------------------------------------------------------------------------------------------
+
+_EPOCH = datetime(2020, 1, 1, tzinfo=timezone.utc)
+_WORDS = (
+    "alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo lima mike november "
+    "oscar papa quebec romeo sierra tango uniform victor whiskey xray yankee zulu"
+).split()
+
+
+def _word(rng: random.Random) -> str:
+    return rng.choice(_WORDS)
+
+
+def _words(rng: random.Random, lo: int, hi: int) -> str:
+    return " ".join(_word(rng) for _ in range(rng.randint(lo, hi)))
+
+
+def _dt(rng: random.Random) -> datetime:
+    return _EPOCH + timedelta(seconds=rng.randint(0, 4 * 365 * 86400), microseconds=rng.randint(0, 999_999))
+
+
+def _day(rng: random.Random) -> date:
+    return date(2000, 1, 1) + timedelta(days=rng.randint(0, 9000))
+
+
+def _money(rng: random.Random, hi: int) -> Decimal:
+    # Always two decimal places: Avro decimals have a fixed scale.
+    return Decimal(rng.randint(0, hi * 100)).scaleb(-2)
+
+
+def _maybe(rng: random.Random, value: Any, p_none: float = 0.3) -> Any:
+    return None if rng.random() < p_none else value
+
+
+def _float(rng: random.Random) -> float:
+    # Rounded so payloads look like real data (not 17-digit noise), still exactly representable
+    # by every format's float64 path.
+    return round(rng.uniform(0, 1000), 3)
+
+
+def make_record(rng: random.Random, i: int) -> Record:
+    """One :class:`Record`."""
+    user = f"{_word(rng)}.{_word(rng)}{i}"
+    return Record(
+        id=100_000 + i,
+        username=user,
+        email=f"{user}@example.com",
+        score=_float(rng),
+        active=rng.random() < 0.8,
+        status=rng.choice(list(Status)),
+        created_at=_dt(rng),
+        last_login=_maybe(rng, _dt(rng)),
+        nickname=_maybe(rng, _word(rng).capitalize(), 0.5),
+        age=_maybe(rng, rng.randint(18, 90)),
+        tags=[
+            Tag(name=_word(rng), weight=_float(rng), pinned=rng.random() < 0.2)
+            for _ in range(rng.randint(1, 4))
+        ],
+        roles=[_word(rng) for _ in range(rng.randint(0, 3))],
+    )
+
+
+def make_hierarchy(rng: random.Random, i: int) -> Company:
+    """One 10-level :class:`Company` document, built from the innermost level out."""
+    check = Check(
+        name=_words(rng, 1, 3),
+        passed=rng.random() < 0.9,
+        measured=_money(rng, 100),
+        checked_on=_day(rng),
+        checked_at=_dt(rng),
+        priority=rng.choice(list(Priority)),
+        comment=_maybe(rng, _words(rng, 2, 6)),
+    )
+    step = Step(
+        _words(rng, 1, 3), rng.randint(1, 50), _money(rng, 1000), _day(rng), _dt(rng),
+        rng.choice(list(Status)), _maybe(rng, _words(rng, 2, 6)), check,
+    )  # fmt: skip
+    subtask = Subtask(
+        _words(rng, 1, 3), _float(rng), _money(rng, 5000), _day(rng), _dt(rng),
+        rng.choice(list(Priority)), _maybe(rng, _word(rng)), step,
+    )  # fmt: skip
+    task = Task(
+        _words(rng, 2, 5), rng.randint(1, 13), _money(rng, 20_000), _day(rng), _dt(rng),
+        rng.choice(list(Status)), _maybe(rng, _word(rng)), subtask,
+    )  # fmt: skip
+    milestone = Milestone(
+        _words(rng, 1, 3), rng.randint(1, 20), _money(rng, 100_000), _day(rng), _dt(rng),
+        rng.choice(list(Priority)), _maybe(rng, _day(rng)), task,
+    )  # fmt: skip
+    project = Project(
+        f"PRJ-{i:05d}", _words(rng, 1, 3), _money(rng, 1_000_000), _day(rng), _dt(rng),
+        rng.choice(list(Status)), _maybe(rng, _word(rng)), milestone,
+    )  # fmt: skip
+    team = Team(
+        _words(rng, 1, 2), rng.randint(2, 40), _money(rng, 5_000_000), _day(rng), _dt(rng),
+        rng.choice(list(Priority)), _maybe(rng, _word(rng)), project,
+    )  # fmt: skip
+    department = Department(
+        _words(rng, 1, 2), rng.randint(1000, 9999), _money(rng, 20_000_000), _day(rng),
+        _dt(rng), rng.choice(list(Status)), _maybe(rng, _word(rng)), team,
+    )  # fmt: skip
+    division = Division(
+        _words(rng, 1, 2), _word(rng), _money(rng, 100_000_000), _day(rng), _dt(rng),
+        rng.choice(list(Priority)), _maybe(rng, _word(rng)), department,
+    )  # fmt: skip
+    return Company(
+        f"{_word(rng).capitalize()} {_word(rng).capitalize()} Inc.", rng.randint(10**6, 10**9),
+        _money(rng, 1_000_000_000), _day(rng), _dt(rng), rng.choice(list(Status)),
+        _maybe(rng, _word(rng).upper()[:4]), division,
+    )  # fmt: skip
+
+
+def make_tree(rng: random.Random, i: int, max_depth: int = 4, max_nodes: int = 40) -> Branch:
+    """One directory tree: at most ``max_depth`` levels of branches and ``max_nodes`` nodes."""
+    budget = [max_nodes - 1]
+
+    def leaf() -> Leaf:
+        return Leaf(
+            name=f"{_word(rng)}.{rng.choice(('txt', 'py', 'rs', 'json', 'png'))}",
+            size=rng.randint(0, 10_000_000),
+            modified=_dt(rng),
+            checksum=_maybe(rng, f"{rng.getrandbits(64):016x}"),
+        )
+
+    def branch(depth: int) -> Branch:
+        node = Branch(name=_word(rng), owner=_word(rng), modified=_dt(rng))
+        for _ in range(rng.randint(1, 6)):
+            if budget[0] <= 0:
+                break
+            budget[0] -= 1
+            if depth < max_depth and rng.random() < 0.35:
+                node.children.append(branch(depth + 1))
+            else:
+                node.children.append(leaf())
+        return node
+
+    root = branch(1)
+    root.name = f"root{i}"
+    return root
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """A benchmark model: its root type and how to generate instances of it."""
+
+    name: str
+    root: type
+    description: str
+    make_one: Callable[[random.Random, int], Any]
+
+
+MODELS: dict[str, ModelSpec] = {
+    "record": ModelSpec(
+        "record", Record, "flat ~12-field record with enum, datetime, Optionals, nested list", make_record
+    ),
+    "hierarchy": ModelSpec(
+        "hierarchy",
+        Company,
+        "10 nested dataclass levels with Decimal, date, datetime, Enum, Optional",
+        make_hierarchy,
+    ),
+    "tree": ModelSpec(
+        "tree",
+        Branch,
+        "recursive tree, nodes are a tagged union (kind: Literal) of Leaf | Branch",
+        make_tree,
+    ),
+}
+
+
+def generate(model: str, n: int, seed: int = 20240601) -> list[Any]:
+    """Return ``n`` deterministic instances of ``model`` (object ``i`` only depends on seed, i)."""
+    spec = MODELS[model]
+    return [spec.make_one(random.Random(seed * 1_000_003 + i), i) for i in range(n)]

@@ -1,0 +1,566 @@
+"""Write the results: ``report.md`` (for people) and ``results.json`` (for tools).
+
+The Markdown report carries the same information as the usual multi-format snapshot tables
+(adapter, version, mean, std dev, operations/s, samples, prerelease, payload, speed vs baseline)
+and adds what the comparison actually needs: the median, the speed relative to the fastest peer
+(so "polycodec vs best peer" is one column), a headline table, peak memory, every skipped
+adapter with its reason, and how each library was used.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any, Optional
+
+from .adapters import BASELINES, FORMATS, SUBJECT
+from .models import MODELS
+from .runner import Cell, RunResult, Skip
+
+OP_TITLES = {
+    "encode_one": "encode_one",
+    "decode_one": "decode_one",
+    "encode_many": "encode_many",
+    "decode_many": "decode_many",
+}
+
+
+# ---- number formatting ---------------------------------------------------------------------
+
+
+def fmt_time(seconds: float) -> str:
+    """3 significant digits in the most readable unit (ns, µs, ms, s)."""
+    if seconds is None or math.isnan(seconds):
+        return "—"
+    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6)):
+        if seconds >= scale:
+            return f"{_sig(seconds / scale)} {unit}"
+    return f"{_sig(seconds / 1e-9)} ns"
+
+
+def _sig(x: float, digits: int = 3) -> str:
+    if x == 0:
+        return "0"
+    decimals = max(0, digits - 1 - int(math.floor(math.log10(abs(x)))))
+    return f"{x:.{decimals}f}"
+
+
+def fmt_rate(ops: float) -> str:
+    """Operations per second, with thousands separators."""
+    if ops >= 100:
+        return f"{ops:,.0f}"
+    return _sig(ops)
+
+
+def fmt_bytes(n: Optional[int]) -> str:
+    """Bytes, as B up to 10 KiB and KiB/MiB above (exact B stays in the JSON)."""
+    if n is None:
+        return "—"
+    if n < 10 * 1024:
+        return f"{n:,} B"
+    if n < 10 * 1024 * 1024:
+        return f"{n / 1024:,.1f} KiB"
+    return f"{n / 1024 / 1024:,.1f} MiB"
+
+
+def fmt_ratio(r: Optional[float], bold_if_win: bool = False) -> str:
+    """``1.85×``; bold when it is a win (> 1) and asked to."""
+    if r is None:
+        return "—"
+    text = f"{r:.2f}×"
+    return f"**{text}**" if bold_if_win and r > 1.0 else text
+
+
+def _geomean(values: list[float]) -> Optional[float]:
+    vals = [v for v in values if v and v > 0]
+    if not vals:
+        return None
+    return math.exp(sum(math.log(v) for v in vals) / len(vals))
+
+
+def _md_escape(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def _short(text: str, n: int = 160) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= n else text[: n - 1] + "…"
+
+
+# ---- report sections -----------------------------------------------------------------------
+
+
+def _table(header: list[str], rows: list[list[str]], align: Optional[list[str]] = None) -> list[str]:
+    align = align or ["---"] * len(header)
+    out = ["| " + " | ".join(header) + " |", "|" + "|".join(align) + "|"]
+    out += ["| " + " | ".join(r) + " |" for r in rows]
+    return out
+
+
+def _cell_title(c: Cell) -> str:
+    return f"{FORMATS[c.format]} / {OP_TITLES[c.op]} / batch {c.batch} / {c.model}"
+
+
+def _anchor(c: Cell) -> str:
+    return f"cell-{c.format}-{c.op}-{c.batch}-{c.model}"
+
+
+def _skip_reason(res: RunResult, adapter: str, fmt: str, model: str) -> Optional[Skip]:
+    for s in res.skips:
+        if s.adapter == adapter and s.format in (fmt, "*") and s.model in (model, "*"):
+            return s
+    return None
+
+
+def _subject_missing_reason(res: RunResult, c: Cell) -> str:
+    s = _skip_reason(res, SUBJECT, c.format, c.model)
+    if s is None:
+        if SUBJECT not in {a.name for a in res.adapters} and not any(
+            x.adapter == SUBJECT for x in res.skips
+        ):
+            return "not selected"
+        return "—"
+    return f"{s.kind}"
+
+
+def _environment(res: RunResult, env: dict[str, Any]) -> list[str]:
+    labels = [
+        ("Python", "python"),
+        ("Python build", "python_build"),
+        ("Platform", "platform"),
+        ("CPU model", "cpu_model"),
+        ("CPU count", "cpu_count"),
+        ("CPU frequency governor", "cpu_governor"),
+        ("Memory", "memory"),
+        ("Git revision", "git_revision"),
+        ("Benchmark version", "benchmark_version"),
+        ("GC policy", "gc_policy"),
+        ("Run UTC", "run_utc"),
+        ("Unit", "unit"),
+        ("Timer", "timer"),
+        ("Mode", "mode"),
+        ("Timing", "timing"),
+        ("Command", "command"),
+    ]
+    out = ["## Environment", ""]
+    rows = [[name, _md_escape(str(env.get(key, "n/a")))] for name, key in labels]
+    rows.append(["Wall time", f"{res.wall_time_s:.1f} s"])
+    out += _table(["Item", "Value"], rows)
+    out += ["", "### Library versions", ""]
+    vrows = []
+    seen = set()
+    for a in res.adapters:
+        if a.name in seen:
+            continue
+        seen.add(a.name)
+        from .adapters.base import version_is_prerelease
+
+        v = a.version
+        vrows.append(
+            [
+                a.label,
+                a.distribution or "(stdlib)",
+                v,
+                "yes" if version_is_prerelease(v) else "",
+                ", ".join(FORMATS[f] for f in a.formats),
+            ]
+        )
+    out += _table(["Adapter", "Distribution", "Version", "Prerelease", "Formats"], vrows)
+    return out
+
+
+def _headline(res: RunResult) -> list[str]:
+    out = [
+        "## Headline: polycodec vs the fastest peer",
+        "",
+        "Ratio = fastest peer's median time / polycodec's median time: **above 1.00× polycodec is"
+        " faster**, below it the peer is. \"Fastest peer\" excludes polycodec itself.",
+        "",
+    ]
+    rows = []
+    per_format: dict[str, list[float]] = {}
+    wins: dict[str, list[int]] = {}
+    for c in res.cells:
+        subj = c.row(SUBJECT)
+        peer = c.row(c.best_peer) if c.best_peer else None
+        title = f"[{FORMATS[c.format]}](#{_anchor(c)})"
+        if subj is not None and peer is not None:
+            ratio = subj.vs_best_peer
+            per_format.setdefault(c.format, []).append(ratio or 0)
+            w = wins.setdefault(c.format, [0, 0])
+            w[0] += 1 if ratio and ratio > 1 else 0
+            w[1] += 1
+        rows.append(
+            [
+                title,
+                c.op,
+                str(c.batch),
+                c.model,
+                fmt_time(subj.stats.median) if subj else f"— ({_subject_missing_reason(res, c)})",
+                (peer.label if peer else "—"),
+                fmt_time(peer.stats.median) if peer else "—",
+                fmt_ratio(subj.vs_best_peer, bold_if_win=True) if subj and peer else "—",
+                fmt_ratio(subj.vs_baseline) if subj and subj.vs_baseline else "—",
+            ]
+        )
+    out += _table(
+        [
+            "Format",
+            "Operation",
+            "Batch",
+            "Model",
+            "polycodec",
+            "Fastest peer",
+            "Peer time",
+            "polycodec vs best peer",
+            "polycodec vs baseline",
+        ],
+        rows,
+        ["---", "---", "--:", "---", "--:", "---", "--:", "--:", "--:"],
+    )
+    out += [""]
+    if per_format:
+        srows = []
+        for fmt, ratios in per_format.items():
+            g = _geomean(ratios)
+            w, n = wins[fmt]
+            srows.append([FORMATS[fmt], f"{w} / {n}", fmt_ratio(g, bold_if_win=True)])
+        out += ["Per format (cells where both polycodec and a peer ran):", ""]
+        out += _table(
+            ["Format", "Cells polycodec wins", "Geometric mean vs best peer"],
+            srows,
+            ["---", "--:", "--:"],
+        )
+    else:
+        out += [
+            "> polycodec did not run in any cell (see *Skipped*); the tables below still rank the"
+            " peers."
+        ]
+    return out
+
+
+def _cell_section(res: RunResult, c: Cell) -> list[str]:
+    out = [f'<a id="{_anchor(c)}"></a>', "", f"### {_cell_title(c)}", ""]
+    if not c.rows:
+        out += ["_No adapter ran in this cell._", ""]
+        return out
+    many = c.batch > 1
+    header = ["Adapter", "Version", "Median", "Mean", "Std dev", "Min", "Ops/s"]
+    align = ["---", "---", "--:", "--:", "--:", "--:", "--:"]
+    if many:
+        header += ["Per object", "Objects/s"]
+        align += ["--:", "--:"]
+    header += ["Samples", "Payload", "vs baseline", "vs best peer"]
+    align += ["--:", "--:", "--:", "--:"]
+    rows = []
+    for i, r in enumerate(c.rows):
+        s = r.stats
+        name = f"**{r.label}**" if r.adapter == SUBJECT else r.label
+        if i == 0:
+            name += " 🥇"
+        row = [
+            name,
+            r.version + (" (prerelease)" if r.prerelease else ""),
+            fmt_time(s.median),
+            fmt_time(s.mean),
+            f"{fmt_time(s.stdev)} ({s.rel_stdev * 100:.1f}%)",
+            fmt_time(s.minimum),
+            fmt_rate(s.ops_per_s),
+        ]
+        if many:
+            row += [fmt_time(s.median / c.batch), fmt_rate(c.batch / s.median)]
+        row += [
+            f"{s.samples}×{s.calls_per_sample}",
+            fmt_bytes(r.payload_bytes),
+            fmt_ratio(r.vs_baseline),
+            fmt_ratio(r.vs_best_peer, bold_if_win=r.adapter == SUBJECT),
+        ]
+        rows.append(row)
+    out += _table(header, rows, align)
+    missing = []
+    present = {r.adapter for r in c.rows}
+    for a in res.adapters:
+        if c.format in a.formats and a.name not in present:
+            s = _skip_reason(res, a.name, c.format, c.model)
+            missing.append(f"{a.label} ({s.kind})" if s else a.label)
+    for s in res.skips:
+        if s.kind == "unavailable" and s.adapter not in {a.name for a in res.adapters}:
+            if s.adapter == SUBJECT or _adapter_formats_guess(s.adapter, c.format):
+                missing.append(f"{s.adapter} (unavailable)")
+    if missing:
+        out += ["", "Not in this table (see *Skipped*): " + ", ".join(sorted(set(missing)))]
+    base = BASELINES[c.format]
+    out += [
+        "",
+        f"Baseline: {base}{'' if c.baseline else ' (did not run in this cell)'}; "
+        f"fastest peer: {c.best_peer or '—'}.",
+        "",
+    ]
+    return out
+
+
+# Formats of adapters whose module could not be imported (so no Adapter object exists).
+_KNOWN_FORMATS = {
+    "polycodec": set(FORMATS),
+    "msgspec": {"json", "msgpack"},
+    "orjson": {"json"},
+    "ormsgpack": {"msgpack"},
+    "msgpack": {"msgpack"},
+    "serpyco-rs": {"json", "msgpack"},
+    "pydantic": {"json"},
+    "mashumaro": {"json", "msgpack"},
+    "mashumaro-orjson": {"json"},
+    "fastavro": {"avro"},
+    "avro": {"avro"},
+    "json": {"json"},
+    "pickle": {"pickle"},
+}
+
+
+def _adapter_formats_guess(adapter: str, fmt: str) -> bool:
+    return fmt in _KNOWN_FORMATS.get(adapter, set())
+
+
+def _memory(res: RunResult) -> list[str]:
+    out = [
+        "## Peak memory per operation (tracemalloc)",
+        "",
+        "Peak bytes allocated through Python's allocators during one call, above the level before"
+        " the call, including the returned object. Allocations made by an extension's private"
+        " allocator (e.g. Rust's or C's own malloc/mimalloc) are invisible to tracemalloc, so this"
+        " understates native libraries' scratch memory; it is exact for pure-Python work.",
+        "",
+    ]
+    any_mem = False
+    for fmt in res.config.formats:
+        cells = [c for c in res.cells if c.format == fmt and c.rows]
+        names: list[str] = []
+        for c in cells:
+            for r in c.rows:
+                if r.peak_memory_bytes is not None and r.adapter not in names:
+                    names.append(r.adapter)
+        if not names:
+            continue
+        any_mem = True
+        order = [a.name for a in res.adapters if a.name in names]
+        labels = {a.name: a.label for a in res.adapters}
+        rows = []
+        for c in cells:
+            row = [c.op, str(c.batch), c.model]
+            for n in order:
+                r = c.row(n)
+                row.append(fmt_bytes(r.peak_memory_bytes) if r else "—")
+            rows.append(row)
+        out += [f"### {FORMATS[fmt]}", ""]
+        out += _table(
+            ["Operation", "Batch", "Model", *[labels[n] for n in order]],
+            rows,
+            ["---", "--:", "---", *["--:"] * len(order)],
+        )
+        out += [""]
+    if not any_mem:
+        out += ["_Memory was not measured (`--no-memory`)._", ""]
+    return out
+
+
+def _skipped(res: RunResult) -> list[str]:
+    out = ["## Skipped and excluded", ""]
+    if not res.skips:
+        return out + ["Nothing was skipped.", ""]
+    out += [
+        "*unavailable*: not installed / not importable. *unsupported*: the library cannot handle"
+        " that format or model as its users would use it. *round-trip failed*: decoded objects"
+        " differed from the originals (or an exception was raised), so it was not timed.",
+        "",
+    ]
+    rows = [
+        [
+            s.adapter,
+            FORMATS.get(s.format, "all"),
+            s.model if s.model != "*" else "all",
+            s.kind,
+            _md_escape(_short(s.reason, 300)),
+        ]
+        for s in res.skips
+    ]
+    out += _table(["Adapter", "Format", "Model", "Kind", "Reason"], rows)
+    return out + [""]
+
+
+def _usage(res: RunResult) -> list[str]:
+    out = [
+        "## How each library is used",
+        "",
+        "Each adapter prepares its encoders/decoders/schemas once (outside the timed calls), the"
+        " way its documentation recommends. Libraries that only produce or consume dicts use one"
+        " shared, hand-written, per-model conversion (`benches/adapters/_convert.py`); the Avro"
+        " libraries share one hand-written schema per model (`benches/adapters/_avro_schemas.py`)."
+        " Every adapter decodes its own output.",
+        "",
+    ]
+    rows = []
+    for a in res.adapters:
+        for f in a.formats:
+            if f in res.config.formats:
+                rows.append([a.label, FORMATS[f], _md_escape(a.how.get(f, ""))])
+    return out + _table(["Adapter", "Format", "How"], rows) + [""]
+
+
+def _models(res: RunResult) -> list[str]:
+    out = ["## Models", ""]
+    rows = []
+    for m in res.config.models:
+        spec = MODELS[m]
+        rows.append([m, f"`{spec.root.__name__}`", spec.description])
+    out += _table(["Model", "Root type", "Shape"], rows)
+    out += [
+        "",
+        "All models are plain `@dataclass`es defined once in `benches/models.py`; data comes from a"
+        f" seeded generator (seed {res.config.seed}), so every run times the same objects."
+        " Batch N is the first N generated objects.",
+        "",
+    ]
+    return out
+
+
+def _method() -> list[str]:
+    return [
+        "## Method",
+        "",
+        "- **Correctness first.** Before timing, every adapter round-trips the first objects one by"
+        " one and every batch through `encode_many`/`decode_many`; anything that does not decode to"
+        " objects equal to the originals is excluded (see *Skipped*).",
+        "- **Cells.** A cell is one format × operation × batch × model. `*_one` operations time one"
+        " object at batch 1; `*_many` operations time one call on a list of N objects (one"
+        " JSON/MessagePack array, an Avro object container file, a pickled list).",
+        "- **Interleaving.** All candidates of a cell run round by round in one process, rotating the"
+        " order each round, so machine drift affects them alike.",
+        "- **Samples.** Each sample repeats the call a calibrated number of times (so it lasts about"
+        " the target sample time) with `gc.collect()` before and the GC disabled during it; the"
+        " per-call time of every sample is kept (raw values in `results.json`).",
+        "- **Statistics.** Median (used for all ratios and Ops/s), mean, standard deviation (and as %"
+        " of the mean), minimum. *Samples* is `samples × calls per sample`.",
+        "- **Ratios.** *vs baseline* = baseline median / this median (baselines: stdlib json, msgpack,"
+        " apache avro, stdlib pickle); *vs best peer* = fastest non-polycodec median / this median."
+        " Above 1.00× means faster.",
+        "- **Payload** is the size of this adapter's own encoding (str outputs counted as UTF-8).",
+        "",
+    ]
+
+
+def render_markdown(res: RunResult, env: dict[str, Any], plots: list[str], plot_note: str) -> str:
+    """The whole report as Markdown."""
+    lines = [
+        "# polycodec benchmark report",
+        "",
+        "Hardware-specific snapshot: compare ratios, not absolute times, across machines.",
+        "",
+    ]
+    lines += _environment(res, env) + [""]
+    lines += _headline(res) + [""]
+    if plots:
+        lines += ["## Charts", ""]
+        for p in plots:
+            lines += [f"![{p}]({p})", ""]
+    elif plot_note:
+        lines += ["## Charts", "", f"_{plot_note}_", ""]
+    lines += ["## Results per cell", ""]
+    for fmt in res.config.formats:
+        cells = [c for c in res.cells if c.format == fmt]
+        if not cells:
+            continue
+        lines += [f"## {FORMATS[fmt]}", ""]
+        for c in cells:
+            lines += _cell_section(res, c)
+    lines += _memory(res)
+    lines += _skipped(res)
+    lines += _usage(res)
+    lines += _models(res)
+    lines += _method()
+    if res.payload_samples:
+        lines += ["## Payload samples (first object, first 160 characters)", ""]
+        for key, per in res.payload_samples.items():
+            lines += [f"<details><summary>{key}</summary>", "", "```"]
+            for name, text in per.items():
+                lines += [f"{name}: {text}"]
+            lines += ["```", "", "</details>", ""]
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def to_json(res: RunResult, env: dict[str, Any]) -> dict[str, Any]:
+    """The raw results (including every per-call sample) as a JSON-compatible dict."""
+    cfg = res.config
+    return {
+        "schema_version": 1,
+        "environment": env,
+        "config": {
+            "formats": cfg.formats,
+            "ops": cfg.ops,
+            "batches": cfg.batches,
+            "models": cfg.models,
+            "adapters": cfg.adapters,
+            "quick": cfg.quick,
+            "memory": cfg.memory,
+            "seed": cfg.seed,
+            "timing": vars(cfg.timing),
+        },
+        "wall_time_s": res.wall_time_s,
+        "adapters": [
+            {
+                "name": a.name,
+                "label": a.label,
+                "distribution": a.distribution,
+                "version": a.version,
+                "formats": list(a.formats),
+                "how": a.how,
+            }
+            for a in res.adapters
+        ],
+        "cells": [
+            {
+                "format": c.format,
+                "op": c.op,
+                "batch": c.batch,
+                "model": c.model,
+                "baseline": c.baseline,
+                "best_peer": c.best_peer,
+                "rows": [
+                    {
+                        "adapter": r.adapter,
+                        "label": r.label,
+                        "version": r.version,
+                        "prerelease": r.prerelease,
+                        "median_s": r.stats.median,
+                        "mean_s": r.stats.mean,
+                        "stdev_s": r.stats.stdev,
+                        "min_s": r.stats.minimum,
+                        "max_s": r.stats.maximum,
+                        "q1_s": r.stats.q1,
+                        "q3_s": r.stats.q3,
+                        "ops_per_s": r.stats.ops_per_s,
+                        "samples": r.stats.samples,
+                        "calls_per_sample": r.stats.calls_per_sample,
+                        "payload_bytes": r.payload_bytes,
+                        "peak_memory_bytes": r.peak_memory_bytes,
+                        "vs_baseline": r.vs_baseline,
+                        "vs_best_peer": r.vs_best_peer,
+                        "raw_samples_s": r.samples,
+                    }
+                    for r in c.rows
+                ],
+            }
+            for c in res.cells
+        ],
+        "skips": [vars(s) for s in res.skips],
+    }
+
+
+def write(res: RunResult, env: dict[str, Any], out: Path, plots: list[str], plot_note: str) -> tuple[Path, Path]:
+    """Write ``report.md`` and ``results.json`` into ``out``; returns both paths."""
+    out.mkdir(parents=True, exist_ok=True)
+    md = out / "report.md"
+    js = out / "results.json"
+    md.write_text(render_markdown(res, env, plots, plot_note), encoding="utf-8")
+    js.write_text(json.dumps(to_json(res, env), indent=1, default=str) + "\n", encoding="utf-8")
+    return md, js

@@ -1,0 +1,358 @@
+//! The JSON decoder: walks the plan and the input together, building Python objects directly
+//! from the bytes in one pass.
+
+use pyo3::prelude::*;
+use pyo3::types::{PyByteArray, PyBytes, PyDict, PyFrozenSet, PyList, PySet, PyTuple};
+
+use super::read::{Number, Reader, SyntaxError, ValueKind};
+use crate::errors::{Error, Result};
+use crate::plan::{LiteralValue, Node, NodeId, Plan, RecordKind, RecordSpec, SequenceKind};
+use crate::py::Obj;
+use crate::text;
+use crate::values::{mismatch, unknown_field, Decoding, RecordBuilder, Token, MAX_DEPTH};
+
+/// Decodes one value of the plan's root type; only whitespace may follow it.
+pub fn decode_one<'py>(py: Python<'py>, plan: &Plan, strict: bool, input: &[u8]) -> Result<Obj<'py>> {
+    let mut decoder = Decoder::new(py, plan, strict, input);
+    let value = decoder.value(plan.root)?;
+    decoder.reader.finish().map_err(syntax)?;
+    Ok(value)
+}
+
+/// Decodes a JSON array of the plan's root type into a list.
+pub fn decode_many<'py>(py: Python<'py>, plan: &Plan, strict: bool, input: &[u8]) -> Result<Obj<'py>> {
+    let mut decoder = Decoder::new(py, plan, strict, input);
+    if decoder.reader.peek_kind().map_err(syntax)? != ValueKind::Array {
+        return Err(Error::validation("expected array of values for decode_many, got another JSON value"));
+    }
+    decoder.reader.begin_array().map_err(syntax)?;
+    let mut items = Vec::new();
+    let mut first = true;
+    while decoder.reader.next_element(first).map_err(syntax)? {
+        first = false;
+        let index = items.len();
+        items.push(decoder.value(plan.root).map_err(|e| e.at_index(index))?);
+    }
+    decoder.reader.finish().map_err(syntax)?;
+    Ok(PyList::new(py, items)?.into_any())
+}
+
+#[cold]
+fn syntax(err: SyntaxError) -> Error {
+    Error::decode(format!("malformed JSON: {err}"))
+}
+
+struct Decoder<'a, 'p, 'py> {
+    reader: Reader<'a>,
+    ctx: Decoding<'p, 'py>,
+    depth: usize,
+}
+
+impl<'a, 'p, 'py> Decoder<'a, 'p, 'py> {
+    fn new(py: Python<'py>, plan: &'p Plan, strict: bool, input: &'a [u8]) -> Self {
+        Decoder {
+            reader: Reader::new(input),
+            ctx: Decoding { py, plan, strict },
+            depth: 0,
+        }
+    }
+
+    fn value(&mut self, id: NodeId) -> Result<Obj<'py>> {
+        match self.reader.peek_kind().map_err(syntax)? {
+            ValueKind::String => self.string(id),
+            ValueKind::Number => self.number(id),
+            ValueKind::Object => self.object(id),
+            ValueKind::Array => self.array(id),
+            ValueKind::True => {
+                self.reader.read_true().map_err(syntax)?;
+                self.ctx.boolean(id, true)
+            }
+            ValueKind::False => {
+                self.reader.read_false().map_err(syntax)?;
+                self.ctx.boolean(id, false)
+            }
+            ValueKind::Null => {
+                self.reader.read_null().map_err(syntax)?;
+                self.ctx.null(id)
+            }
+        }
+    }
+
+    fn string(&mut self, id: NodeId) -> Result<Obj<'py>> {
+        let id = self.ctx.resolve(id, Token::Str)?;
+        if let Node::Bytes(spec) = self.ctx.plan.node(id) {
+            let text = self.reader.read_str().map_err(syntax)?;
+            let mut data = Vec::with_capacity(text.text.len() / 4 * 3);
+            text::base64::decode(text.text.as_bytes(), &mut data)
+                .map_err(|e| Error::validation(e.message()))?;
+            spec.length.check(data.len(), "bytes")?;
+            let py = self.ctx.py;
+            return Ok(if spec.bytearray {
+                PyByteArray::new(py, &data).into_any()
+            } else {
+                PyBytes::new(py, &data).into_any()
+            });
+        }
+        let text = self.reader.read_str().map_err(syntax)?;
+        self.ctx.string(id, text.text, text.ascii)
+    }
+
+    fn number(&mut self, id: NodeId) -> Result<Obj<'py>> {
+        match self.reader.read_number().map_err(syntax)? {
+            Number::Int(value) => self.ctx.int(id, value),
+            Number::BigInt(text) => self.ctx.big_int(id, text),
+            Number::Float { value, text } => self.ctx.float(id, value, Some(text)),
+        }
+    }
+
+    fn enter(&mut self) -> Result<()> {
+        self.depth += 1;
+        if self.depth > MAX_DEPTH {
+            return Err(Error::decode(format!(
+                "JSON nested deeper than {MAX_DEPTH} levels at byte {}",
+                self.reader.offset()
+            )));
+        }
+        Ok(())
+    }
+
+    fn array(&mut self, id: NodeId) -> Result<Obj<'py>> {
+        let id = self.ctx.resolve(id, Token::Array)?;
+        self.enter()?;
+        let plan = self.ctx.plan;
+        let result = match plan.node(id) {
+            Node::Sequence(spec) => {
+                let items = self.items(spec.item)?;
+                spec.length.check(items.len(), "items")?;
+                let py = self.ctx.py;
+                Ok(match spec.kind {
+                    SequenceKind::List => PyList::new(py, items)?.into_any(),
+                    SequenceKind::VarTuple => PyTuple::new(py, items)?.into_any(),
+                    SequenceKind::Set => PySet::new(py, items)?.into_any(),
+                    SequenceKind::FrozenSet => PyFrozenSet::new(py, items)?.into_any(),
+                })
+            }
+            Node::Any => {
+                let items = self.items(id)?;
+                Ok(PyList::new(self.ctx.py, items)?.into_any())
+            }
+            Node::Tuple(item_nodes) => {
+                let items = self.fixed_items(item_nodes)?;
+                Ok(PyTuple::new(self.ctx.py, items)?.into_any())
+            }
+            Node::Record(spec) if spec.array_like || spec.kind == RecordKind::NamedTuple => {
+                self.positional_record(spec)
+            }
+            node => Err(mismatch(node, Token::Array)),
+        };
+        self.depth -= 1;
+        result
+    }
+
+    fn items(&mut self, item: NodeId) -> Result<Vec<Obj<'py>>> {
+        self.reader.begin_array().map_err(syntax)?;
+        let mut items = Vec::new();
+        let mut first = true;
+        while self.reader.next_element(first).map_err(syntax)? {
+            first = false;
+            let index = items.len();
+            items.push(self.value(item).map_err(|e| e.at_index(index))?);
+        }
+        Ok(items)
+    }
+
+    fn fixed_items(&mut self, item_nodes: &[NodeId]) -> Result<Vec<Obj<'py>>> {
+        self.reader.begin_array().map_err(syntax)?;
+        let mut items = Vec::with_capacity(item_nodes.len());
+        let mut first = true;
+        while self.reader.next_element(first).map_err(syntax)? {
+            first = false;
+            let index = items.len();
+            let Some(&node) = item_nodes.get(index) else {
+                return Err(Error::validation(format!(
+                    "expected array of length {}, got more items",
+                    item_nodes.len()
+                )));
+            };
+            items.push(self.value(node).map_err(|e| e.at_index(index))?);
+        }
+        if items.len() != item_nodes.len() {
+            return Err(Error::validation(format!(
+                "expected array of length {}, got {}",
+                item_nodes.len(),
+                items.len()
+            )));
+        }
+        Ok(items)
+    }
+
+    /// A record written as an array of its fields in declaration order (`array_like`,
+    /// NamedTuple); trailing fields with defaults may be left out.
+    fn positional_record(&mut self, spec: &RecordSpec) -> Result<Obj<'py>> {
+        self.reader.begin_array().map_err(syntax)?;
+        let mut builder = RecordBuilder::new(spec);
+        let mut first = true;
+        let mut position = 0;
+        while self.reader.next_element(first).map_err(syntax)? {
+            first = false;
+            let Some(&index) = spec.wire_fields.get(position) else {
+                return Err(Error::validation(format!(
+                    "expected at most {} items, got more",
+                    spec.wire_fields.len()
+                )));
+            };
+            let field = &spec.fields[index];
+            let value = self.value(field.node).map_err(|e| e.at_index(position))?;
+            builder.set(index, value);
+            position += 1;
+        }
+        builder.finish(self.ctx.py, spec)
+    }
+
+    fn object(&mut self, id: NodeId) -> Result<Obj<'py>> {
+        let id = self.ctx.resolve(id, Token::Object)?;
+        self.enter()?;
+        let plan = self.ctx.plan;
+        let result = match plan.node(id) {
+            Node::Record(spec) if !spec.array_like && spec.kind != RecordKind::NamedTuple => {
+                self.record(spec)
+            }
+            Node::TaggedUnion(spec) => {
+                let start = self.reader.offset();
+                let tag = self.find_tag(&spec.tag_field)?;
+                self.reader.rewind(start);
+                let variant = spec.find(&tag).ok_or_else(|| {
+                    Error::validation(format!(
+                        "invalid value {} for tag field `{}`",
+                        show_tag(&tag),
+                        spec.tag_field
+                    ))
+                    .at_field(&spec.tag_field)
+                })?;
+                match plan.node(variant) {
+                    Node::Record(record) => self.record(record),
+                    node => Err(mismatch(node, Token::Object)),
+                }
+            }
+            Node::Dict(spec) => self.dict(spec.key, spec.value, id),
+            Node::Any => self.dict(id, id, id),
+            node => Err(mismatch(node, Token::Object)),
+        };
+        self.depth -= 1;
+        result
+    }
+
+    fn record(&mut self, spec: &RecordSpec) -> Result<Obj<'py>> {
+        self.reader.begin_object().map_err(syntax)?;
+        let mut builder = RecordBuilder::new(spec);
+        let mut hint = 0;
+        let mut first = true;
+        loop {
+            let key = self.reader.next_key(first).map_err(syntax)?;
+            first = false;
+            let Some(key) = key else { break };
+            match spec.find_wire_field(key.text.as_bytes(), hint) {
+                Some(position) => {
+                    hint = position + 1;
+                    let index = spec.wire_fields[position];
+                    let field = &spec.fields[index];
+                    let value = self
+                        .value(field.node)
+                        .map_err(|e| e.at_field(&field.wire_name))?;
+                    builder.set(index, value);
+                }
+                None => {
+                    unknown_field(spec, key.text)?;
+                    self.reader
+                        .skip_value(MAX_DEPTH.saturating_sub(self.depth))
+                        .map_err(syntax)?;
+                }
+            }
+        }
+        builder.finish(self.ctx.py, spec)
+    }
+
+    /// Reads ahead through an object for the tag field's value (the caller rewinds).
+    fn find_tag(&mut self, tag_field: &str) -> Result<LiteralValue> {
+        self.reader.begin_object().map_err(syntax)?;
+        let mut first = true;
+        loop {
+            let key = self.reader.next_key(first).map_err(syntax)?;
+            first = false;
+            let Some(key) = key else {
+                return Err(Error::validation(format!(
+                    "object missing required field `{tag_field}`"
+                )));
+            };
+            if key.text == tag_field {
+                return match self.reader.peek_kind().map_err(syntax)? {
+                    ValueKind::String => {
+                        let text = self.reader.read_str().map_err(syntax)?;
+                        Ok(LiteralValue::Str(text.text.to_owned()))
+                    }
+                    ValueKind::Number => match self.reader.read_number().map_err(syntax)? {
+                        Number::Int(value) => Ok(LiteralValue::Int(value)),
+                        _ => Err(Error::validation("expected str or int tag, got float")
+                            .at_field(tag_field)),
+                    },
+                    _ => Err(Error::validation("expected str or int tag").at_field(tag_field)),
+                };
+            }
+            self.reader
+                .skip_value(MAX_DEPTH.saturating_sub(self.depth))
+                .map_err(syntax)?;
+        }
+    }
+
+    fn dict(&mut self, key_node: NodeId, value_node: NodeId, dict_node: NodeId) -> Result<Obj<'py>> {
+        self.reader.begin_object().map_err(syntax)?;
+        let py = self.ctx.py;
+        let dict = PyDict::new(py);
+        let mut first = true;
+        loop {
+            let key = self.reader.next_key(first).map_err(syntax)?;
+            first = false;
+            let Some(key) = key else { break };
+            let key_object =
+                dict_key(&self.ctx, key_node, key.text, key.ascii).map_err(|e| e.at_key(key.text))?;
+            let value = self.value(value_node).map_err(|e| {
+                let shown = key_object.str().map(|s| s.to_string()).unwrap_or_default();
+                e.at_key(&shown)
+            })?;
+            dict.set_item(key_object, value)?;
+        }
+        self.ctx.check_length(dict_node, dict.len())?;
+        Ok(dict.into_any())
+    }
+
+}
+
+/// JSON keys are strings: int-like key types read the number out of the text.
+fn dict_key<'py>(ctx: &Decoding<'_, 'py>, id: NodeId, text: &str, ascii: bool) -> Result<Obj<'py>> {
+    {
+        let wants_int = match ctx.plan.node(id) {
+            Node::Int(_) => true,
+            Node::Enum(spec) => spec.has_int_values() && !spec.has_str_values(),
+            Node::Literal(spec) => spec
+                .values
+                .iter()
+                .all(|(v, _)| matches!(v, LiteralValue::Int(_))),
+            _ => false,
+        };
+        if wants_int {
+            let value: i64 = text
+                .parse()
+                .map_err(|_| Error::validation(format!("expected an integer key, got {text:?}")))?;
+            return ctx.int(id, value);
+        }
+        ctx.string(id, text, ascii)
+    }
+}
+
+fn show_tag(tag: &LiteralValue) -> String {
+    match tag {
+        LiteralValue::Str(s) => format!("{s:?}"),
+        LiteralValue::Int(i) => i.to_string(),
+        LiteralValue::Bool(b) => b.to_string(),
+    }
+}

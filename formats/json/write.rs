@@ -1,0 +1,271 @@
+//! JSON output helpers appending to a `Vec<u8>`.
+//!
+//! Output style (compact, like orjson/msgspec):
+//! - strings: quoted; `"` and `\` are backslash-escaped, control characters
+//!   < 0x20 use `\b \f \n \r \t` where they exist and `\u00XX` (lowercase hex)
+//!   otherwise; everything else, including non-ASCII and U+007F, is written
+//!   raw as UTF-8 (no `\uXXXX` for non-ASCII, `/` is not escaped);
+//! - integers: plain decimal (`itoa`);
+//! - floats: the shortest text that round-trips (`ryu`), which always
+//!   contains a `.` or an `e` so readers decode it back as a float: decimal
+//!   notation for 1e-5 <= |v| < 1e16 (`1.0`, `0.1`, `-0.0`, `123.456`,
+//!   `1e16` is the first scientific one), scientific otherwise with a bare
+//!   exponent (`1e16`, `1e-7`, `1.5e-7`, `1.7976931348623157e308`: no `+`, no
+//!   leading zeros). NaN and infinities are refused with [`NonFinite`].
+
+use std::fmt;
+
+/// Error from [`write_f64`]: JSON has no representation for NaN or ±inf.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct NonFinite;
+
+impl fmt::Display for NonFinite {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("cannot serialize a non-finite float (NaN or infinity) to JSON")
+    }
+}
+
+impl std::error::Error for NonFinite {}
+
+const ONES: u64 = 0x0101_0101_0101_0101;
+const HIGHS: u64 = 0x8080_8080_8080_8080;
+
+/// True for bytes that must be escaped inside a JSON string.
+#[inline(always)]
+fn needs_escape(b: u8) -> bool {
+    b == b'"' || b == b'\\' || b < 0x20
+}
+
+/// Index of the first byte at or after `i` that needs escaping (or
+/// `bytes.len()`), eight bytes at a time (exact for the lowest flagged byte:
+/// borrows only propagate upwards from a flagged byte).
+#[inline(always)]
+fn find_escape(bytes: &[u8], mut i: usize) -> usize {
+    while let Some(chunk) = bytes.get(i..i + 8) {
+        let mut arr = [0u8; 8];
+        arr.copy_from_slice(chunk);
+        let w = u64::from_le_bytes(arr);
+        let q = w ^ (ONES * u64::from(b'"'));
+        let bs = w ^ (ONES * u64::from(b'\\'));
+        let m = ((q.wrapping_sub(ONES) & !q)
+            | (bs.wrapping_sub(ONES) & !bs)
+            | (w.wrapping_sub(ONES * 0x20) & !w))
+            & HIGHS;
+        if m != 0 {
+            return i + (m.trailing_zeros() / 8) as usize;
+        }
+        i += 8;
+    }
+    while let Some(&b) = bytes.get(i) {
+        if needs_escape(b) {
+            break;
+        }
+        i += 1;
+    }
+    i
+}
+
+const HEX: &[u8; 16] = b"0123456789abcdef";
+
+/// Appends `s` as a quoted, escaped JSON string.
+pub fn write_str(out: &mut Vec<u8>, s: &str) {
+    let bytes = s.as_bytes();
+    out.reserve(bytes.len() + 2);
+    out.push(b'"');
+    let mut start = 0;
+    let mut i = find_escape(bytes, 0);
+    while let Some(&b) = bytes.get(i) {
+        out.extend_from_slice(&bytes[start..i]);
+        match b {
+            b'"' => out.extend_from_slice(b"\\\""),
+            b'\\' => out.extend_from_slice(b"\\\\"),
+            b'\n' => out.extend_from_slice(b"\\n"),
+            b'\r' => out.extend_from_slice(b"\\r"),
+            b'\t' => out.extend_from_slice(b"\\t"),
+            0x08 => out.extend_from_slice(b"\\b"),
+            0x0c => out.extend_from_slice(b"\\f"),
+            _ => out.extend_from_slice(&[
+                b'\\',
+                b'u',
+                b'0',
+                b'0',
+                HEX[usize::from(b >> 4)],
+                HEX[usize::from(b & 0xf)],
+            ]),
+        }
+        start = i + 1;
+        i = find_escape(bytes, start);
+    }
+    out.extend_from_slice(&bytes[start..]);
+    out.push(b'"');
+}
+
+/// Appends `v` in decimal.
+#[inline]
+pub fn write_i64(out: &mut Vec<u8>, v: i64) {
+    out.extend_from_slice(itoa::Buffer::new().format(v).as_bytes());
+}
+
+/// Appends `v` in decimal.
+#[inline]
+pub fn write_u64(out: &mut Vec<u8>, v: u64) {
+    out.extend_from_slice(itoa::Buffer::new().format(v).as_bytes());
+}
+
+/// Appends the shortest round-tripping representation of `v` (see the
+/// module docs for the exact style). NaN and ±inf append nothing and return
+/// `Err(NonFinite)`.
+#[inline]
+pub fn write_f64(out: &mut Vec<u8>, v: f64) -> Result<(), NonFinite> {
+    if !v.is_finite() {
+        return Err(NonFinite);
+    }
+    out.extend_from_slice(ryu::Buffer::new().format_finite(v).as_bytes());
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::read::{Number, Reader};
+    use super::*;
+
+    fn s(input: &str) -> String {
+        let mut out = Vec::new();
+        write_str(&mut out, input);
+        String::from_utf8(out).unwrap()
+    }
+
+    /// Reads `out` back with the reader and checks it yields `expected`.
+    fn read_back(out: &[u8], expected: &str) {
+        let mut r = Reader::new(out);
+        let got = r.read_str().unwrap().text.to_owned();
+        r.finish().unwrap();
+        assert_eq!(got, expected);
+    }
+
+    #[test]
+    fn strings() {
+        assert_eq!(s(""), r#""""#);
+        assert_eq!(s("abc"), r#""abc""#);
+        assert_eq!(s("a\"b\\c"), r#""a\"b\\c""#);
+        assert_eq!(s("\u{8}\u{c}\n\r\t"), r#""\b\f\n\r\t""#);
+        assert_eq!(s("\0\u{1}\u{1f}\u{1b}"), r#""\u0000\u0001\u001f\u001b""#);
+        assert_eq!(s("/ \u{7f} é 日本 😀"), "\"/ \u{7f} é 日本 😀\"");
+        assert_eq!(
+            s("a long ascii string with \"quotes\" past eight bytes"),
+            r#""a long ascii string with \"quotes\" past eight bytes""#
+        );
+    }
+
+    #[test]
+    fn strings_round_trip() {
+        let mut all: String = (0u32..0x800).filter_map(char::from_u32).collect();
+        all.push_str("\u{ffff}\u{10000}\u{10ffff}");
+        read_back(
+            &{
+                let mut o = Vec::new();
+                write_str(&mut o, &all);
+                o
+            },
+            &all,
+        );
+        // Specials at every offset around the 8-byte chunks, appending to a
+        // non-empty buffer.
+        for n in 0..20 {
+            for special in ["\"", "\\", "\n", "\u{1}", "é", "\u{7f}"] {
+                let text = format!("{}{special}{}", "x".repeat(n), "y".repeat(n));
+                let mut out = b"prefix".to_vec();
+                write_str(&mut out, &text);
+                assert_eq!(&out[..6], b"prefix");
+                read_back(&out[6..], &text);
+            }
+        }
+    }
+
+    #[test]
+    fn integers() {
+        for v in [0i64, 1, -1, 42, i64::MAX, i64::MIN] {
+            let mut out = Vec::new();
+            write_i64(&mut out, v);
+            assert_eq!(out, v.to_string().as_bytes());
+            assert_eq!(Reader::new(&out).read_number(), Ok(Number::Int(v)));
+        }
+        for v in [0u64, 7, u64::MAX] {
+            let mut out = Vec::new();
+            write_u64(&mut out, v);
+            assert_eq!(out, v.to_string().as_bytes());
+        }
+    }
+
+    fn f(v: f64) -> String {
+        let mut out = Vec::new();
+        write_f64(&mut out, v).unwrap();
+        String::from_utf8(out).unwrap()
+    }
+
+    #[test]
+    fn float_style() {
+        assert_eq!(f(1.0), "1.0");
+        assert_eq!(f(-1.0), "-1.0");
+        assert_eq!(f(0.0), "0.0");
+        assert_eq!(f(-0.0), "-0.0");
+        assert_eq!(f(0.1), "0.1");
+        assert_eq!(f(1.5e-7), "1.5e-7");
+        assert_eq!(f(1e-5), "0.00001");
+        assert_eq!(f(1e15), "1000000000000000.0");
+        assert_eq!(f(1e16), "1e16");
+        assert_eq!(f(1e100), "1e100");
+        assert_eq!(f(f64::MAX), "1.7976931348623157e308");
+        assert_eq!(f(5e-324), "5e-324");
+    }
+
+    #[test]
+    fn non_finite() {
+        for v in [f64::NAN, f64::INFINITY, f64::NEG_INFINITY] {
+            let mut out = b"x".to_vec();
+            assert_eq!(write_f64(&mut out, v), Err(NonFinite));
+            assert_eq!(out, b"x");
+        }
+        assert!(NonFinite.to_string().contains("non-finite"));
+    }
+
+    #[test]
+    fn floats_round_trip() {
+        let mut state = 0x2545_F491_4F6C_DD1Du64;
+        let mut checked = 0;
+        let mut out = Vec::new();
+        for i in 0..300_000u32 {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            // Mix raw bit patterns with "nice" decimal values.
+            let v = if i % 4 == 0 {
+                (state % 1_000_000) as f64 / 1000.0
+            } else {
+                f64::from_bits(state)
+            };
+            out.clear();
+            if write_f64(&mut out, v).is_err() {
+                assert!(!v.is_finite());
+                continue;
+            }
+            let text = std::str::from_utf8(&out).unwrap();
+            assert!(text.contains('.') || text.contains('e'), "{text}");
+            assert_eq!(
+                text.parse::<f64>().unwrap().to_bits(),
+                v.to_bits(),
+                "{text}"
+            );
+            let mut r = Reader::new(&out);
+            match r.read_number() {
+                Ok(Number::Float { value, .. }) => {
+                    assert_eq!(value.to_bits(), v.to_bits(), "{text}")
+                }
+                other => panic!("{text}: {other:?}"),
+            }
+            r.finish().unwrap();
+            checked += 1;
+        }
+        assert!(checked > 290_000);
+    }
+}

@@ -1,0 +1,71 @@
+"""Module-level entry points: one-off calls that share compiled codecs through a cache."""
+
+from __future__ import annotations
+
+import threading
+from typing import Any, Callable, Hashable, Mapping, Optional, Sequence, Union
+
+from ._polycodec import Codec
+
+Rename = Union[None, str, Mapping[str, str], Callable[[str], Optional[str]]]
+
+_CACHE_LIMIT = 1024
+_cache: dict[Hashable, Codec] = {}
+_cache_lock = threading.Lock()
+
+
+def _options_key(options: dict[str, Any]) -> Hashable:
+    items = []
+    for name, value in sorted(options.items()):
+        if isinstance(value, Mapping):
+            value = ("mapping", tuple(sorted(value.items())))
+        items.append((name, value))
+    return tuple(items)
+
+
+def codec_for(tp: Any, format: str, options: dict[str, Any]) -> Codec:
+    """The cached codec for (type, format, options), compiled on first use."""
+    try:
+        key: Hashable = (tp, format, _options_key(options))
+        hash(key)
+    except TypeError:
+        return Codec(tp, format, **options)
+    codec = _cache.get(key)
+    if codec is None:
+        codec = Codec(tp, format, **options)
+        with _cache_lock:
+            if len(_cache) >= _CACHE_LIMIT:
+                _cache.clear()
+            _cache[key] = codec
+    return codec
+
+
+def encode_one(obj: Any, format: str = "json", type: Any = None, **options: Any) -> bytes:
+    """Encodes one value; its type defaults to ``type(obj)``."""
+    tp = obj.__class__ if type is None else type
+    return codec_for(tp, format, options).encode_one(obj)
+
+
+def encode_many(
+    objs: Sequence[Any], format: str = "json", type: Any = None, **options: Any
+) -> bytes:
+    """Encodes a sequence of values as one message (JSON: one array).
+
+    Without ``type``, the type of the first value is used, so ``type`` is needed for an empty
+    sequence and for values of a union.
+    """
+    if type is None:
+        if len(objs) == 0:
+            raise TypeError("encode_many needs type= to encode an empty sequence")
+        type = objs[0].__class__
+    return codec_for(type, format, options).encode_many(objs)
+
+
+def decode_one(buf: Any, type: Any, format: str = "json", **options: Any) -> Any:
+    """Decodes one value of ``type``."""
+    return codec_for(type, format, options).decode_one(buf)
+
+
+def decode_many(buf: Any, type: Any, format: str = "json", **options: Any) -> list[Any]:
+    """Decodes a message written by ``encode_many`` into a list of ``type``."""
+    return codec_for(type, format, options).decode_many(buf)

@@ -1,0 +1,182 @@
+"""Per-field settings and constraints, attached to a type with ``typing.Annotated``."""
+
+from __future__ import annotations
+
+import math
+import re
+from decimal import Decimal
+from typing import Any, Callable, Dict, Optional, Tuple, Union
+
+__all__ = ["Meta"]
+
+Number = Union[int, float, Decimal]
+
+_FIELDS: Tuple[str, ...] = (
+    "name",
+    "min_length",
+    "max_length",
+    "ge",
+    "gt",
+    "le",
+    "lt",
+    "multiple_of",
+    "pattern",
+    "max_digits",
+    "decimal_places",
+    "tz",
+)
+
+
+def _check_count(label: str, value: Optional[int], minimum: int) -> None:
+    """Check an optional integer setting; ``bool`` is refused because ``True`` as a length is a bug."""
+    if value is None:
+        return
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"Meta: {label} must be an int, got {value!r}")
+    if value < minimum:
+        raise ValueError(f"Meta: {label} must be >= {minimum}, got {value!r}")
+
+
+def _check_number(label: str, value: Optional[Number]) -> None:
+    """Check an optional numeric bound; NaN is refused since no value could ever satisfy it."""
+    if value is None:
+        return
+    if isinstance(value, bool) or not isinstance(value, (int, float, Decimal)):
+        raise TypeError(f"Meta: {label} must be an int, float or Decimal, got {value!r}")
+    if isinstance(value, Decimal) and value.is_nan() or isinstance(value, float) and math.isnan(value):
+        raise ValueError(f"Meta: {label} must not be NaN")
+
+
+def _rebuild(settings: Dict[str, Any]) -> Meta:
+    """Unpickling helper: ``Meta`` is keyword-only and immutable, so rebuild it through ``__init__``."""
+    return Meta(**settings)
+
+
+class Meta:
+    """Settings and constraints for one annotated type, e.g. ``Annotated[str, Meta(max_length=8)]``.
+
+    The plan compiler reads these once per type, so every argument is checked here, at the
+    place the user wrote it, rather than surfacing later as a confusing compile or decode error.
+
+    * ``name``: wire name of a record field (overrides the ``rename`` option); only read from
+      the field's own annotation.
+    * ``min_length`` / ``max_length``: bounds on the length of a str, bytes, collection or dict.
+    * ``ge`` / ``gt`` / ``le`` / ``lt``: inclusive / exclusive bounds on an int, float or Decimal.
+    * ``multiple_of``: an int or float must be a multiple of this (> 0).
+    * ``pattern``: a str must match this regular expression (``re.search`` semantics).
+    * ``max_digits`` / ``decimal_places``: limits on a Decimal.
+    * ``tz``: for datetime and time, ``True`` requires an aware value, ``False`` a naive one.
+
+    Instances are immutable and hashable, so they can live inside ``Annotated`` types, which
+    ``typing`` caches and compares.
+    """
+
+    __slots__ = _FIELDS
+
+    name: Optional[str]
+    min_length: Optional[int]
+    max_length: Optional[int]
+    ge: Optional[Number]
+    gt: Optional[Number]
+    le: Optional[Number]
+    lt: Optional[Number]
+    multiple_of: Optional[Number]
+    pattern: Optional[str]
+    max_digits: Optional[int]
+    decimal_places: Optional[int]
+    tz: Optional[bool]
+
+    def __init__(
+        self,
+        *,
+        name: Optional[str] = None,
+        min_length: Optional[int] = None,
+        max_length: Optional[int] = None,
+        ge: Optional[Number] = None,
+        gt: Optional[Number] = None,
+        le: Optional[Number] = None,
+        lt: Optional[Number] = None,
+        multiple_of: Optional[Number] = None,
+        pattern: Optional[str] = None,
+        max_digits: Optional[int] = None,
+        decimal_places: Optional[int] = None,
+        tz: Optional[bool] = None,
+    ) -> None:
+        if name is not None:
+            if not isinstance(name, str):
+                raise TypeError(f"Meta: name must be a str, got {name!r}")
+            if not name:
+                raise ValueError("Meta: name must not be empty")
+        _check_count("min_length", min_length, 0)
+        _check_count("max_length", max_length, 0)
+        if min_length is not None and max_length is not None and min_length > max_length:
+            raise ValueError(f"Meta: min_length ({min_length}) exceeds max_length ({max_length})")
+        for label, bound in (("ge", ge), ("gt", gt), ("le", le), ("lt", lt)):
+            _check_number(label, bound)
+        if ge is not None and gt is not None:
+            raise ValueError("Meta: give at most one of ge and gt")
+        if le is not None and lt is not None:
+            raise ValueError("Meta: give at most one of le and lt")
+        lower = ge if ge is not None else gt
+        upper = le if le is not None else lt
+        if lower is not None and upper is not None and lower > upper:
+            raise ValueError(f"Meta: the lower bound {lower!r} exceeds the upper bound {upper!r}")
+        _check_number("multiple_of", multiple_of)
+        if multiple_of is not None and not multiple_of > 0:
+            raise ValueError(f"Meta: multiple_of must be > 0, got {multiple_of!r}")
+        if pattern is not None:
+            if not isinstance(pattern, str):
+                raise TypeError(f"Meta: pattern must be a str, got {pattern!r}")
+            try:
+                re.compile(pattern)
+            except re.error as exc:
+                raise ValueError(f"Meta: pattern {pattern!r} is not a valid regex: {exc}") from None
+        _check_count("max_digits", max_digits, 1)
+        _check_count("decimal_places", decimal_places, 0)
+        if tz is not None and not isinstance(tz, bool):
+            raise TypeError(f"Meta: tz must be True, False or None, got {tz!r}")
+
+        values = (
+            name,
+            min_length,
+            max_length,
+            ge,
+            gt,
+            le,
+            lt,
+            multiple_of,
+            pattern,
+            max_digits,
+            decimal_places,
+            tz,
+        )
+        for field, value in zip(_FIELDS, values):
+            object.__setattr__(self, field, value)
+
+    def settings(self) -> Dict[str, Any]:
+        """The arguments that were given (not None), in signature order."""
+        return {f: getattr(self, f) for f in _FIELDS if getattr(self, f) is not None}
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError(f"Meta is immutable: cannot set {name!r}")
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError(f"Meta is immutable: cannot delete {name!r}")
+
+    def __repr__(self) -> str:
+        args = ", ".join(f"{k}={v!r}" for k, v in self.settings().items())
+        return f"Meta({args})"
+
+    def _key(self) -> Tuple[Any, ...]:
+        return tuple(getattr(self, f) for f in _FIELDS)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Meta):
+            return NotImplemented
+        return self._key() == other._key()
+
+    def __hash__(self) -> int:
+        return hash(self._key())
+
+    def __reduce__(self) -> Tuple[Callable[[Dict[str, Any]], Meta], Tuple[Dict[str, Any]]]:
+        return (_rebuild, (self.settings(),))

@@ -1,0 +1,955 @@
+"""Compile a Python type into the flat *plan spec* the Rust extension builds its IR from.
+
+The contract (node kinds, data keys, union rules) is ``docs/plan-spec.md``. Everything here runs
+once per type, so it favours clear errors over speed: every annotation polycodec cannot encode
+*and* decode faithfully is refused with a ``TypeError`` naming the field it sits in.
+
+Only record nodes (dataclass, TypedDict, NamedTuple) are memoised; every other node is created
+fresh for each place it occurs, so constraints can be merged into a copy without affecting any
+other use of the same type. Nodes orphaned by such copies (or by union normalisation) are
+dropped by a final compaction pass, so the returned list holds exactly the reachable nodes.
+"""
+
+from __future__ import annotations
+
+import collections.abc
+import dataclasses
+import datetime
+import enum
+import math
+import re
+import sys
+import types
+import typing
+import uuid
+from decimal import Decimal
+from typing import Any, Callable, Dict, FrozenSet, List, Mapping, Optional, Tuple, Type, Union
+
+from ._meta import Meta
+
+__all__ = ["NODEFAULT", "compile_spec"]
+
+Node = Tuple[str, Dict[str, Any]]
+Rename = Union[None, str, Mapping[str, str], Callable[[str], Optional[str]]]
+# Where an annotation sits: a label such as "field 'Point.x'" (None at the top level) plus the
+# whole annotation of that field or top-level type, so nested errors can show both.
+Site = Tuple[Optional[str], Any]
+
+
+class _NoDefaultType:
+    """Type of :data:`NODEFAULT`; a single instance that survives pickling and copying."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "NODEFAULT"
+
+    def __reduce__(self) -> str:
+        return "NODEFAULT"
+
+
+NODEFAULT = _NoDefaultType()
+"""Field default meaning "no default" (``None`` is a legitimate default, so it cannot be used)."""
+
+_BOUNDS = ("ge", "gt", "le", "lt")
+_LENGTHS = ("min_length", "max_length")
+
+# Plain classes that map to one leaf node: class -> (kind, data keys, all None initially).
+_SCALARS: Dict[Any, Tuple[str, Tuple[str, ...]]] = {
+    type(None): ("none", ()),
+    bool: ("bool", ()),
+    int: ("int", _BOUNDS + ("multiple_of",)),
+    float: ("float", _BOUNDS + ("multiple_of",)),
+    str: ("str", _LENGTHS + ("pattern",)),
+    bytes: ("bytes", ("cls",) + _LENGTHS),
+    bytearray: ("bytes", ("cls",) + _LENGTHS),
+    Decimal: ("decimal", ("max_digits", "decimal_places") + _BOUNDS),
+    datetime.datetime: ("datetime", ("tz",)),
+    datetime.date: ("date", ()),
+    datetime.time: ("time", ("tz",)),
+    datetime.timedelta: ("timedelta", ()),
+    uuid.UUID: ("uuid", ()),
+}
+
+_SEQUENCES = (list, collections.abc.Sequence, collections.abc.MutableSequence)
+_SETS = (set, collections.abc.Set, collections.abc.MutableSet)
+_MAPPINGS = (dict, collections.abc.Mapping, collections.abc.MutableMapping)
+
+_RECORD_KINDS = frozenset({"dataclass", "typeddict", "namedtuple"})
+_DICT_KEY_KINDS = frozenset({"str", "int", "enum", "uuid", "literal", "any"})
+
+_LENGTH_KINDS = frozenset({"str", "bytes", "list", "set", "frozenset", "var_tuple", "dict"})
+_BOUND_KINDS = frozenset({"int", "float", "decimal"})
+# Constraint key -> (node kinds it may be applied to, how to say that in an error).
+_APPLIES_TO: Dict[str, Tuple[FrozenSet[str], str]] = {
+    "min_length": (_LENGTH_KINDS, "str, bytes, list, set, frozenset, tuple[T, ...] or dict"),
+    "max_length": (_LENGTH_KINDS, "str, bytes, list, set, frozenset, tuple[T, ...] or dict"),
+    "ge": (_BOUND_KINDS, "int, float or Decimal"),
+    "gt": (_BOUND_KINDS, "int, float or Decimal"),
+    "le": (_BOUND_KINDS, "int, float or Decimal"),
+    "lt": (_BOUND_KINDS, "int, float or Decimal"),
+    "multiple_of": (frozenset({"int", "float"}), "int or float"),
+    "pattern": (frozenset({"str"}), "str"),
+    "max_digits": (frozenset({"decimal"}), "Decimal"),
+    "decimal_places": (frozenset({"decimal"}), "Decimal"),
+    "tz": (frozenset({"datetime", "time"}), "datetime or time"),
+}
+# A later lower (upper) bound replaces an earlier one of the other flavour, so an outer
+# Annotated can tighten or loosen a bound inherited from an inner one.
+_EXCLUSIVE = {"ge": "gt", "gt": "ge", "le": "lt", "lt": "le"}
+
+# JSON token category of each node kind, for union validation (kinds needing data are below).
+_CATEGORY = {
+    "none": "null",
+    "bool": "boolean",
+    "int": "integer",
+    "float": "float",
+    **dict.fromkeys(
+        ("str", "bytes", "datetime", "date", "time", "timedelta", "uuid", "decimal"), "string"
+    ),
+    **dict.fromkeys(("list", "set", "frozenset", "var_tuple", "tuple", "namedtuple"), "array"),
+    "dict": "object",
+}
+
+
+# ---------------------------------------------------------------------------------------------
+# Renaming
+
+
+def _split_name(name: str) -> Tuple[str, List[str], str]:
+    """Split ``__foo_bar_`` into ("__", ["foo", "bar"], "_"): edge underscores mark privacy."""
+    core = name.strip("_")
+    lead = name[: len(name) - len(name.lstrip("_"))]
+    trail = name[len(lead) + len(core) :]
+    return lead, [part for part in core.split("_") if part], trail
+
+
+def _restyle(join: Callable[[List[str]], str]) -> Callable[[str], str]:
+    def convert(name: str) -> str:
+        lead, parts, trail = _split_name(name)
+        return lead + join(parts) + trail if parts else name
+
+    return convert
+
+
+def _upper_first(part: str) -> str:
+    return part[:1].upper() + part[1:]
+
+
+_STYLES: Dict[str, Callable[[str], str]] = {
+    "camel": _restyle(lambda p: p[0] + "".join(_upper_first(x) for x in p[1:])),
+    "pascal": _restyle(lambda p: "".join(_upper_first(x) for x in p)),
+    "kebab": _restyle(lambda p: "-".join(x.lower() for x in p)),
+    "screaming_snake": _restyle(lambda p: "_".join(x.upper() for x in p)),
+}
+
+
+def _renamer(rename: Rename) -> Callable[[str], str]:
+    """Turn the ``rename`` option into a function attr name -> wire name, checking it early."""
+    if rename is None:
+        return lambda name: name
+    if isinstance(rename, str):
+        try:
+            return _STYLES[rename]
+        except KeyError:
+            styles = ", ".join(repr(s) for s in _STYLES)
+            raise ValueError(f"unknown rename style {rename!r}; expected one of {styles}") from None
+    if isinstance(rename, collections.abc.Mapping):
+        table = rename
+        return lambda name: table.get(name, name)
+    if callable(rename):
+        func = rename
+
+        def call(name: str) -> str:
+            wire = func(name)
+            return name if wire is None else wire
+
+        return call
+    raise TypeError(f"rename must be None, a style name, a dict or a callable, not {rename!r}")
+
+
+# ---------------------------------------------------------------------------------------------
+# Small helpers about types
+
+
+def _fmt(tp: Any) -> str:
+    """Render an annotation the way the user wrote it (``list[int]``, ``Optional[str]``)."""
+    if isinstance(tp, str):
+        return tp
+    if isinstance(tp, type) and not typing.get_args(tp):
+        return tp.__qualname__
+    return re.sub(r"\btyping(?:_extensions)?\.", "", repr(tp))
+
+
+def _is_union(tp: Any) -> bool:
+    origin = typing.get_origin(tp)
+    return origin is Union or (origin is not None and origin is getattr(types, "UnionType", None))
+
+
+def _qualifiers() -> Tuple[Any, ...]:
+    """Wrappers that qualify a field rather than change its type (Required, ReadOnly, Final)."""
+    found = [typing.Required, typing.NotRequired, typing.Final, getattr(typing, "ReadOnly", None)]
+    # typing_extensions is only consulted when the user already imported it.
+    extensions = sys.modules.get("typing_extensions")
+    if extensions is not None:
+        found += [getattr(extensions, n, None) for n in ("Required", "NotRequired", "ReadOnly")]
+    return tuple(q for q in found if q is not None)
+
+
+def _peel_field(hint: Any) -> Tuple[Optional[str], Optional[bool]]:
+    """Read what a field's own annotation says about the field itself.
+
+    Returns the ``Meta(name=...)`` wire name (None if unset) and whether ``Required`` (True) or
+    ``NotRequired`` (False) wraps it. The qualifier is read from the resolved hint because
+    ``__required_keys__`` ignores string annotations on Python 3.11 (PEP 563 modules).
+    """
+    name: Optional[str] = None
+    required: Optional[bool] = None
+    qualifiers = _qualifiers()
+    while True:
+        origin = typing.get_origin(hint)
+        if origin is typing.Annotated:
+            for item in hint.__metadata__:
+                if isinstance(item, Meta) and item.name is not None:
+                    name = item.name
+            hint = hint.__origin__
+        elif origin in qualifiers and typing.get_args(hint):
+            if getattr(origin, "_name", None) in ("Required", "NotRequired"):
+                required = origin._name == "Required"
+            hint = typing.get_args(hint)[0]
+        else:
+            return name, required
+
+
+def _subst(tp: Any, bindings: Mapping[Any, Any]) -> Any:
+    """Replace TypeVars in ``tp`` by their bindings; unbound ones become ``Any``."""
+    if isinstance(tp, typing.TypeVar):
+        return bindings.get(tp, Any)
+    params = getattr(tp, "__parameters__", None)
+    if params and typing.get_origin(tp) is not None:
+        return tp[tuple(bindings.get(p, Any) for p in params)]
+    return tp
+
+
+def _typevar_maps(cls: type, args: Tuple[Any, ...]) -> Dict[type, Dict[Any, Any]]:
+    """Bind the TypeVars of ``cls`` and of every generic base it parametrises.
+
+    ``class IntBox(Box[int])`` declares fields in ``Box`` whose annotations mention Box's own
+    TypeVar, so each class gets its own map, resolved through ``__orig_bases__``.
+    """
+    maps = {cls: dict(zip(getattr(cls, "__parameters__", ()), args))}
+    todo = [cls]
+    while todo:
+        current = todo.pop()
+        for base in vars(current).get("__orig_bases__", ()):
+            origin = typing.get_origin(base)
+            if not isinstance(origin, type) or origin in maps:
+                continue
+            if origin is typing.Generic or origin is typing.Protocol:
+                continue
+            params = getattr(origin, "__parameters__", ())
+            if params:
+                bound = [_subst(a, maps[current]) for a in typing.get_args(base)]
+                maps[origin] = dict(zip(params, bound))
+                todo.append(origin)
+    return maps
+
+
+def _own_annotations(cls: type) -> Mapping[str, Any]:
+    own = vars(cls).get("__annotations__")
+    if own is None and sys.version_info >= (3, 14):
+        # PEP 649 classes keep their annotations behind a per-class descriptor instead.
+        own = getattr(cls, "__annotations__", None)
+    return own or {}
+
+
+def _has_slots(cls: type) -> bool:
+    """True when some attribute lives in a slot, so it cannot be written via ``__dict__``."""
+    return any(vars(c).get("__slots__") for c in cls.__mro__ if c is not object)
+
+
+def _dedupe_literals(values: List[Any]) -> List[Any]:
+    """Keep first occurrences; compare by (type, value) since ``1 == True`` on the wire differ."""
+    seen = set()
+    out = []
+    for value in values:
+        key = (type(value), value)
+        if key not in seen:
+            seen.add(key)
+            out.append(value)
+    return out
+
+
+def _literal_category(value: Any) -> str:
+    if isinstance(value, bool):
+        return "boolean"
+    return "integer" if isinstance(value, int) else "string"
+
+
+# ---------------------------------------------------------------------------------------------
+# Constraints
+
+
+def _constraints_of(metadata: Tuple[Any, ...]) -> List[Tuple[str, Any]]:
+    """Collect (key, value) constraints from ``Annotated`` metadata, in order.
+
+    ``Meta`` objects and the annotated-types markers are understood; anything else is left for
+    other libraries and ignored. annotated-types is only looked at if it was already imported,
+    which it must have been for one of its markers to appear here.
+    """
+    found: List[Tuple[str, Any]] = []
+    at = sys.modules.get("annotated_types")
+    for item in metadata:
+        if isinstance(item, Meta):
+            found += [(k, v) for k, v in item.settings().items() if k != "name"]
+        elif at is None:
+            continue
+        elif isinstance(item, at.GroupedMetadata):
+            found += _constraints_of(tuple(item))
+        elif isinstance(item, (at.Gt, at.Ge, at.Lt, at.Le)):
+            key = type(item).__name__.lower()
+            found.append((key, getattr(item, key)))
+        elif isinstance(item, at.MultipleOf):
+            found.append(("multiple_of", item.multiple_of))
+        elif isinstance(item, at.MinLen):
+            found.append(("min_length", item.min_length))
+        elif isinstance(item, at.MaxLen):
+            found.append(("max_length", item.max_length))
+        elif isinstance(item, at.Timezone):
+            if item.tz is None or item.tz is Ellipsis:
+                found.append(("tz", item.tz is Ellipsis))
+            else:
+                raise ValueError("Timezone() with a specific zone is not supported")
+    return found
+
+
+def _convert(kind: str, key: str, value: Any) -> Any:
+    """Convert a constraint value to what the node kind stores, or raise ValueError."""
+    if isinstance(value, bool) and key != "tz":
+        raise ValueError(f"{key}={value!r} must be a number, not a bool")
+    if key in _LENGTHS:
+        if not isinstance(value, int) or value < 0:
+            raise ValueError(f"{key}={value!r} must be a non-negative int")
+        return value
+    if key == "pattern":
+        if not isinstance(value, str):
+            raise ValueError(f"pattern={value!r} must be a str")
+        try:
+            return re.compile(value)
+        except re.error as exc:
+            raise ValueError(f"pattern={value!r} is not a valid regex: {exc}") from None
+    if key == "tz":
+        if not isinstance(value, bool):
+            raise ValueError(f"tz={value!r} must be True or False")
+        return value
+    if key in ("max_digits", "decimal_places"):
+        least = 1 if key == "max_digits" else 0
+        if not isinstance(value, int) or value < least:
+            raise ValueError(f"{key}={value!r} must be an int >= {least}")
+        return value
+    # Numeric bounds and multiple_of.
+    if not isinstance(value, (int, float, Decimal)):
+        raise ValueError(f"{key}={value!r} must be a number")
+    if value != value:
+        raise ValueError(f"{key}={value!r} must not be NaN")
+    if key == "multiple_of" and not (value > 0 and math.isfinite(value)):
+        raise ValueError(f"multiple_of={value!r} must be finite and > 0")
+    if kind == "int":
+        if isinstance(value, int):
+            return value
+        if math.isfinite(value) and value == int(value):
+            return int(value)
+        raise ValueError(f"{key}={value!r} must be an integer for an int")
+    if kind == "float":
+        return float(value) if isinstance(value, Decimal) else value
+    return value if isinstance(value, Decimal) else Decimal(repr(value))
+
+
+def _check_ranges(data: Dict[str, Any]) -> None:
+    """Refuse merged constraints that no value could satisfy."""
+    lo, hi = data.get("min_length"), data.get("max_length")
+    if lo is not None and hi is not None and lo > hi:
+        raise ValueError(f"min_length={lo} exceeds max_length={hi}")
+    lower = data.get("ge") if data.get("ge") is not None else data.get("gt")
+    upper = data.get("le") if data.get("le") is not None else data.get("lt")
+    if lower is not None and upper is not None and lower > upper:
+        raise ValueError(f"the lower bound {lower!r} exceeds the upper bound {upper!r}")
+
+
+# ---------------------------------------------------------------------------------------------
+# The compiler
+
+
+@dataclasses.dataclass
+class _Field:
+    """A record field before its type is compiled."""
+
+    name: str
+    hint: Any
+    default: Any
+    default_factory: Optional[Callable[[], Any]]
+    required: bool
+    wire: bool
+
+
+class _Compiler:
+    """Walks one root type; holds the node list, the record memo and the error site."""
+
+    def __init__(
+        self,
+        rename: Callable[[str], str],
+        omit_defaults: bool,
+        forbid_unknown_fields: bool,
+        array_like: bool,
+    ) -> None:
+        self.nodes: List[Node] = []
+        self._rename = rename
+        self._options = {
+            "forbid_unknown_fields": forbid_unknown_fields,
+            "omit_defaults": omit_defaults,
+            "array_like": array_like,
+        }
+        # (class, type args) keys can hold unhashable Annotated metadata, so a list, not a dict.
+        self._records: List[Tuple[Tuple[type, Tuple[Any, ...]], int]] = []
+        self._pending_unions: List[Tuple[int, Any, Site]] = []
+        self._site: Site = (None, None)
+        self._typevars: Mapping[Any, Any] = {}
+
+    # -- errors --------------------------------------------------------------------------------
+
+    def fail(self, tp: Any, reason: str) -> TypeError:
+        label, outer = self._site
+        what = _fmt(tp)
+        nested = outer is not None and _fmt(outer) != what
+        if label is None:
+            if nested:
+                where = f"the annotation {what!r} within the type {_fmt(outer)!r}"
+            else:
+                where = f"the type {what!r}"
+        elif nested:
+            where = f"the annotation {what!r} (within {_fmt(outer)!r}) of {label}"
+        else:
+            where = f"the annotation {what!r} of {label}"
+        return TypeError(f"polycodec cannot handle {where}: {reason}")
+
+    # -- node construction ---------------------------------------------------------------------
+
+    def add(self, kind: str, data: Dict[str, Any]) -> int:
+        self.nodes.append((kind, data))
+        return len(self.nodes) - 1
+
+    def node(self, tp: Any) -> int:
+        """Compile ``tp`` into one node (a union node if it has several alternatives)."""
+        variants = self._variants(tp)
+        return variants[0] if len(variants) == 1 else self._union(variants, tp)
+
+    def root(self, tp: Any) -> int:
+        self._site = (None, tp)
+        index = self.node(tp)
+        self._finish_unions()
+        return index
+
+    def _variants(self, tp: Any) -> List[int]:
+        """Compile ``tp`` into its union alternatives, so nested unions flatten naturally."""
+        origin = typing.get_origin(tp)
+        if _is_union(tp):
+            return [v for arg in typing.get_args(tp) for v in self._variants(arg)]
+        if origin is typing.Literal:
+            return self._literal(tp)
+        if origin is typing.Annotated:
+            return self._constrain(self._variants(tp.__origin__), tp)
+        if origin is not None and origin in _qualifiers() and typing.get_args(tp):
+            return self._variants(typing.get_args(tp)[0])
+        if isinstance(tp, typing.TypeVar):
+            return self._variants(self._typevars.get(tp, Any))
+        if callable(tp) and hasattr(tp, "__supertype__"):  # NewType
+            return self._variants(tp.__supertype__)
+        return [self._single(tp)]
+
+    def _single(self, tp: Any) -> int:
+        """Compile an annotation that is not a union, Literal, Annotated or alias."""
+        if tp is Any or tp is object:
+            return self.add("any", {})
+        if tp is None:
+            tp = type(None)
+        scalar = _SCALARS.get(tp) if isinstance(tp, type) else None
+        if scalar is not None:
+            kind, keys = scalar
+            data: Dict[str, Any] = dict.fromkeys(keys)
+            if kind == "bytes":
+                data["cls"] = tp
+            return self.add(kind, data)
+        if isinstance(tp, type) and issubclass(tp, enum.Enum):
+            return self._enum(tp)
+        origin = typing.get_origin(tp) or tp
+        args = typing.get_args(tp)
+        if origin is tuple:
+            return self._tuple(tp, args)
+        if isinstance(origin, type):
+            if origin in _SEQUENCES:
+                return self._collection("list", args)
+            if origin in _SETS:
+                return self._collection("set", args)
+            if origin is frozenset:
+                return self._collection("frozenset", args)
+            if origin in _MAPPINGS:
+                return self._dict(tp, args)
+            kind = self._record_kind(origin)
+            if kind is not None:
+                return self._record(origin, kind, args)
+        if isinstance(tp, (str, typing.ForwardRef)):
+            raise self.fail(tp, "unresolved forward reference")
+        raise self.fail(tp, "unsupported type")
+
+    def _literal(self, tp: Any) -> List[int]:
+        values: List[Any] = []
+        todo = list(typing.get_args(tp))
+        while todo:
+            value = todo.pop(0)
+            if typing.get_origin(value) is typing.Literal:
+                todo[:0] = typing.get_args(value)
+            elif value is None or type(value) in (str, int, bool):
+                values.append(value)
+            else:
+                raise self.fail(tp, f"Literal values must be str, int, bool or None, not {value!r}")
+        out = []
+        kept = [v for v in values if v is not None]
+        if kept:
+            out.append(self.add("literal", {"values": _dedupe_literals(kept)}))
+        if len(kept) < len(values):
+            out.append(self.add("none", {}))
+        return out
+
+    def _enum(self, cls: Type[enum.Enum]) -> int:
+        if issubclass(cls, enum.Flag):
+            raise self.fail(cls, "Flag enums are not supported")
+        members = list(cls)
+        if not members:
+            raise self.fail(cls, "the enum has no members")
+        values = [m.value for m in members]
+        if any(isinstance(v, bool) or not isinstance(v, (str, int)) for v in values):
+            raise self.fail(cls, "enum values must all be str or int")
+        if all(isinstance(v, str) for v in values):
+            value_kind = "str"
+        elif all(isinstance(v, int) for v in values):
+            value_kind = "int"
+        else:
+            value_kind = "mixed"
+        data = {
+            "cls": cls,
+            "members": members,
+            "values": values,
+            "names": [m.name for m in members],
+            "value_kind": value_kind,
+        }
+        return self.add("enum", data)
+
+    def _tuple(self, tp: Any, args: Tuple[Any, ...]) -> int:
+        if tp is tuple or tp is typing.Tuple:
+            return self._collection("var_tuple", ())
+        if len(args) == 2 and args[1] is Ellipsis:
+            return self._collection("var_tuple", args[:1])
+        if any(a is Ellipsis for a in args):
+            raise self.fail(tp, "'...' is only allowed as the second of two tuple arguments")
+        return self.add("tuple", {"items": [self.node(a) for a in args]})
+
+    def _collection(self, kind: str, args: Tuple[Any, ...]) -> int:
+        item = self.node(args[0] if args else Any)
+        return self.add(kind, {"item": item, "min_length": None, "max_length": None})
+
+    def _dict(self, tp: Any, args: Tuple[Any, ...]) -> int:
+        key_tp, value_tp = args if len(args) == 2 else (Any, Any)
+        key = self.node(key_tp)
+        kind, data = self.nodes[key]
+        if kind not in _DICT_KEY_KINDS or (
+            kind == "literal" and any(isinstance(v, bool) for v in data["values"])
+        ):
+            raise self.fail(tp, f"dict keys must be str, int, Enum, UUID or Literal, not {kind}")
+        value = self.node(value_tp)
+        return self.add(
+            "dict", {"key": key, "value": value, "min_length": None, "max_length": None}
+        )
+
+    def _constrain(self, variants: List[int], tp: Any) -> List[int]:
+        """Merge the constraints of ``Annotated`` ``tp`` into copies of the variants they fit.
+
+        A constraint on a union applies to every alternative that accepts it (so
+        ``Annotated[Optional[int], Meta(ge=0)]`` bounds the int) and must fit at least one.
+        """
+        try:
+            constraints = _constraints_of(tp.__metadata__)
+        except ValueError as exc:
+            raise self.fail(tp, str(exc)) from None
+        copies: Dict[int, Dict[str, Any]] = {}
+        for key, value in constraints:
+            kinds, allowed = _APPLIES_TO[key]
+            hits = [i for i, v in enumerate(variants) if self.nodes[v][0] in kinds]
+            if not hits:
+                raise self.fail(tp, f"the constraint {key!r} applies only to {allowed}")
+            for i in hits:
+                kind, data = self.nodes[variants[i]]
+                copy = copies.setdefault(i, dict(data))
+                if key in _EXCLUSIVE:
+                    copy[_EXCLUSIVE[key]] = None
+                try:
+                    copy[key] = _convert(kind, key, value)
+                except ValueError as exc:
+                    raise self.fail(tp, str(exc)) from None
+        result = list(variants)
+        for i, data in copies.items():
+            try:
+                _check_ranges(data)
+            except ValueError as exc:
+                raise self.fail(tp, str(exc)) from None
+            result[i] = self.add(self.nodes[variants[i]][0], data)
+        return result
+
+    # -- unions --------------------------------------------------------------------------------
+
+    def _union(self, variants: List[int], tp: Any) -> int:
+        """Normalise alternatives now; validation waits until every record is complete."""
+        if any(self.nodes[v][0] == "any" for v in variants):
+            return self.add("any", {})
+        kept: List[int] = []
+        literals: List[int] = []
+        for v in variants:
+            kind = self.nodes[v][0]
+            if kind == "literal":
+                if not literals:
+                    kept.append(v)
+                literals.append(v)
+            elif kind == "none" and any(self.nodes[k][0] == "none" for k in kept):
+                continue
+            elif v not in kept:
+                kept.append(v)
+        if len(literals) > 1:
+            values = [x for v in literals for x in self.nodes[v][1]["values"]]
+            merged = self.add("literal", {"values": _dedupe_literals(values)})
+            kept[kept.index(literals[0])] = merged
+        if len(kept) == 1:
+            return kept[0]
+        index = self.add("union", {"variants": kept})
+        self._pending_unions.append((index, tp, self._site))
+        return index
+
+    def _finish_unions(self) -> None:
+        """Tag dataclass alternatives and check that every union can be decoded unambiguously."""
+        for index, tp, site in self._pending_unions:
+            self._site = site
+            variants: List[int] = self.nodes[index][1]["variants"]
+            records = [v for v in variants if self.nodes[v][0] == "dataclass"]
+            if len(records) > 1:
+                tagged = self._tagged_union(records, tp)
+                if len(records) == len(variants):
+                    self.nodes[index] = tagged
+                    continue
+                first = variants.index(records[0])
+                variants = [v for v in variants if v not in records]
+                variants.insert(first, self.add(*tagged))
+                self.nodes[index] = ("union", {"variants": variants})
+            self._check_categories(variants, tp)
+
+    def _tagged_union(self, records: List[int], tp: Any) -> Node:
+        """Find the tag field: same wire name in every class, a Literal with disjoint values."""
+        for candidate in self.nodes[records[0]][1]["fields"]:
+            wire_name = candidate["wire_name"]
+            tags: List[Tuple[Any, int]] = []
+            positions: List[int] = []
+            for record in records:
+                position = self._tag_position(record, wire_name)
+                if position is None:
+                    break
+                positions.append(position)
+                field_type = self.nodes[record][1]["fields"][position]["type"]
+                tags += [(value, record) for value in self.nodes[field_type][1]["values"]]
+            else:
+                if len({(type(t), t) for t, _ in tags}) == len(tags):
+                    self._set_tags(records, positions, tp)
+                    return ("tagged_union", {"tag_field": wire_name, "tags": tags})
+        names = ", ".join(self.nodes[r][1]["name"] for r in records)
+        raise self.fail(
+            tp,
+            f"the dataclasses {names} cannot be told apart; give them a shared field annotated "
+            "with Literal[...] (the same wire name in each) with distinct values, e.g. "
+            "kind: Literal['a'] = 'a'",
+        )
+
+    def _tag_position(self, record: int, wire_name: str) -> Optional[int]:
+        for position, field in enumerate(self.nodes[record][1]["fields"]):
+            if field["wire"] and field["wire_name"] == wire_name:
+                return position if self.nodes[field["type"]][0] == "literal" else None
+        return None
+
+    def _set_tags(self, records: List[int], positions: List[int], tp: Any) -> None:
+        for record, position in zip(records, positions):
+            data = self.nodes[record][1]
+            tag_type = data["fields"][position]["type"]
+            tag = (position, self.nodes[tag_type][1]["values"][0])
+            if data["tag"] is not None and data["tag"][0] != position:
+                raise self.fail(
+                    tp, f"{data['name']} is already tagged by another field in a different union"
+                )
+            data["tag"] = tag
+
+    def _categories(self, index: int) -> List[str]:
+        kind, data = self.nodes[index]
+        if kind in ("dataclass", "typeddict"):
+            return ["array" if data["array_like"] else "object"]
+        if kind == "tagged_union":
+            return self._categories(data["tags"][0][1])
+        if kind == "enum":
+            return {"str": ["string"], "int": ["integer"]}.get(
+                data["value_kind"], ["string", "integer"]
+            )
+        if kind == "literal":
+            return sorted({_literal_category(v) for v in data["values"]})
+        return [_CATEGORY[kind]]
+
+    def _describe(self, index: int) -> str:
+        kind, data = self.nodes[index]
+        if kind in _RECORD_KINDS:
+            return str(data["name"])
+        if kind == "enum":
+            return str(data["cls"].__qualname__)
+        if kind == "literal":
+            return f"Literal[{', '.join(repr(v) for v in data['values'])}]"
+        if kind == "tagged_union":
+            return " | ".join(self._describe(r) for _, r in data["tags"])
+        return kind
+
+    def _check_categories(self, variants: List[int], tp: Any) -> None:
+        owner: Dict[str, int] = {}
+        for v in variants:
+            for category in self._categories(v):
+                if category in owner and owner[category] != v:
+                    first, second = self._describe(owner[category]), self._describe(v)
+                    raise self.fail(
+                        tp,
+                        f"ambiguous union: {first} and {second} are both {category} values "
+                        "in JSON, so a decoder could not tell them apart",
+                    )
+                owner[category] = v
+
+    # -- records -------------------------------------------------------------------------------
+
+    @staticmethod
+    def _record_kind(cls: type) -> Optional[str]:
+        if dataclasses.is_dataclass(cls):
+            return "dataclass"
+        if issubclass(cls, dict) and hasattr(cls, "__required_keys__"):
+            return "typeddict"
+        if issubclass(cls, tuple) and hasattr(cls, "_fields"):
+            return "namedtuple"
+        return None
+
+    def _record(self, cls: type, kind: str, args: Tuple[Any, ...]) -> int:
+        params = tuple(getattr(cls, "__parameters__", ()))
+        if args:
+            args = tuple(_subst(a, self._typevars) for a in args)
+        else:
+            args = (Any,) * len(params)
+        key = (cls, args)
+        for known, index in self._records:
+            if known == key:
+                return index
+        data: Dict[str, Any] = {
+            "cls": cls,
+            "name": cls.__qualname__,
+            "module": cls.__module__,
+            "fields": [],
+            "post_init": kind == "dataclass" and hasattr(cls, "__post_init__"),
+            "frozen": self._frozen(cls, kind),
+            "slots": kind == "dataclass" and _has_slots(cls),
+            **self._options,
+            "tag": None,
+        }
+        # Register before walking the fields so a reference back to this class finds it.
+        index = self.add(kind, data)
+        self._records.append((key, index))
+        maps = _typevar_maps(cls, args)
+        saved = (self._site, self._typevars)
+        try:
+            fields = []
+            for spec in self._field_specs(cls, kind):
+                label = f"field '{cls.__qualname__}.{spec.name}'"
+                self._site = (label, spec.hint)
+                self._typevars = self._bindings_for(cls, kind, spec.name, maps)
+                fields.append(self._field(spec, label))
+        finally:
+            self._site, self._typevars = saved
+        self._check_wire_names(cls, fields)
+        data["fields"] = fields
+        return index
+
+    @staticmethod
+    def _frozen(cls: type, kind: str) -> bool:
+        if kind == "dataclass":
+            return bool(getattr(getattr(cls, "__dataclass_params__", None), "frozen", False))
+        return kind == "namedtuple"
+
+    @staticmethod
+    def _bindings_for(
+        cls: type, kind: str, name: str, maps: Dict[type, Dict[Any, Any]]
+    ) -> Mapping[Any, Any]:
+        """TypeVar bindings for the class that declared field ``name``."""
+        if len(maps) == 1:
+            return maps[cls]
+        if kind == "dataclass":
+            for c in cls.__mro__:
+                if name in _own_annotations(c):
+                    return maps.get(c, {})
+            return {}
+        # TypedDict merges inherited annotations into each class, so owners are unknown;
+        # bindings closer to ``cls`` win.
+        merged: Dict[Any, Any] = {}
+        for bindings in reversed(list(maps.values())):
+            merged.update(bindings)
+        return merged
+
+    def _field(self, spec: _Field, label: str) -> Dict[str, Any]:
+        meta_name, _ = _peel_field(spec.hint)
+        wire_name = meta_name if meta_name is not None else self._rename(spec.name)
+        if not isinstance(wire_name, str):
+            raise TypeError(f"rename produced {wire_name!r} for {label}; wire names must be str")
+        return {
+            "name": spec.name,
+            "wire_name": wire_name,
+            "type": self.node(spec.hint),
+            "default": spec.default,
+            "default_factory": spec.default_factory,
+            "required": spec.required,
+            "wire": spec.wire,
+        }
+
+    def _hints(self, cls: type) -> Dict[str, Any]:
+        try:
+            return typing.get_type_hints(cls, localns={cls.__name__: cls}, include_extras=True)
+        except Exception as exc:  # NameError, SyntaxError, TypeError from bad annotations
+            raise TypeError(
+                f"polycodec cannot resolve the annotations of {cls.__qualname__!r}: {exc} "
+                "(referenced types must be importable from the class's module)"
+            ) from exc
+
+    def _field_specs(self, cls: type, kind: str) -> List[_Field]:
+        hints = self._hints(cls)
+        if kind == "dataclass":
+            return self._dataclass_fields(cls, hints)
+        if kind == "typeddict":
+            required_keys = getattr(cls, "__required_keys__", frozenset())
+            specs = []
+            for name, hint in hints.items():
+                _, qualifier = _peel_field(hint)
+                required = name in required_keys if qualifier is None else qualifier
+                specs.append(_Field(name, hint, NODEFAULT, None, required, True))
+            return specs
+        defaults: Dict[str, Any] = getattr(cls, "_field_defaults", {})
+        return [
+            _Field(n, hints.get(n, Any), defaults.get(n, NODEFAULT), None, n not in defaults, True)
+            for n in getattr(cls, "_fields")
+        ]
+
+    def _dataclass_fields(self, cls: type, hints: Dict[str, Any]) -> List[_Field]:
+        declared = getattr(cls, "__dataclass_fields__")
+        for name in declared:
+            hint = hints.get(name)
+            if isinstance(hint, dataclasses.InitVar) or hint is dataclasses.InitVar:
+                self._site = (f"field '{cls.__qualname__}.{name}'", hint)
+                raise self.fail(
+                    hint, "InitVar fields cannot be decoded (they are not stored on the instance)"
+                )
+        specs = []
+        for f in dataclasses.fields(cls):
+            default = NODEFAULT if f.default is dataclasses.MISSING else f.default
+            factory = None if f.default_factory is dataclasses.MISSING else f.default_factory
+            required = default is NODEFAULT and factory is None
+            specs.append(_Field(f.name, hints.get(f.name, Any), default, factory, required, f.init))
+        return specs
+
+    @staticmethod
+    def _check_wire_names(cls: type, fields: List[Dict[str, Any]]) -> None:
+        seen: Dict[str, str] = {}
+        for field in fields:
+            if not field["wire"]:
+                continue
+            other = seen.setdefault(field["wire_name"], field["name"])
+            if other != field["name"]:
+                raise TypeError(
+                    f"polycodec cannot handle the class {cls.__qualname__!r}: fields {other!r} "
+                    f"and {field['name']!r} both use the wire name {field['wire_name']!r}"
+                )
+
+
+# ---------------------------------------------------------------------------------------------
+# Compaction
+
+
+def _children(kind: str, data: Dict[str, Any]) -> List[int]:
+    if kind in ("list", "set", "frozenset", "var_tuple"):
+        return [data["item"]]
+    if kind == "tuple":
+        return list(data["items"])
+    if kind == "dict":
+        return [data["key"], data["value"]]
+    if kind == "union":
+        return list(data["variants"])
+    if kind == "tagged_union":
+        return [record for _, record in data["tags"]]
+    if kind in _RECORD_KINDS:
+        return [field["type"] for field in data["fields"]]
+    return []
+
+
+def _renumber(kind: str, data: Dict[str, Any], new: Dict[int, int]) -> Dict[str, Any]:
+    out = dict(data)
+    if kind in ("list", "set", "frozenset", "var_tuple"):
+        out["item"] = new[data["item"]]
+    elif kind == "tuple":
+        out["items"] = [new[i] for i in data["items"]]
+    elif kind == "dict":
+        out["key"], out["value"] = new[data["key"]], new[data["value"]]
+    elif kind == "union":
+        out["variants"] = [new[i] for i in data["variants"]]
+    elif kind == "tagged_union":
+        out["tags"] = [(tag, new[record]) for tag, record in data["tags"]]
+    elif kind in _RECORD_KINDS:
+        out["fields"] = [{**field, "type": new[field["type"]]} for field in data["fields"]]
+    return out
+
+
+def _compact(nodes: List[Node], root: int) -> Tuple[List[Node], int]:
+    """Drop unreachable nodes, keeping the relative order (and so readable indices)."""
+    reachable = set()
+    todo = [root]
+    while todo:
+        index = todo.pop()
+        if index not in reachable:
+            reachable.add(index)
+            todo += _children(*nodes[index])
+    keep = sorted(reachable)
+    new = {old: position for position, old in enumerate(keep)}
+    return [(nodes[i][0], _renumber(*nodes[i], new)) for i in keep], new[root]
+
+
+# ---------------------------------------------------------------------------------------------
+# Entry point
+
+
+def compile_spec(
+    tp: Any,
+    *,
+    rename: Rename = None,
+    omit_defaults: bool = False,
+    forbid_unknown_fields: bool = False,
+    array_like: bool = False,
+) -> Tuple[List[Node], int]:
+    """Compile ``tp`` into ``(nodes, root_index)`` as described in ``docs/plan-spec.md``.
+
+    The options apply to every record in the plan. Raises ``TypeError`` for any annotation
+    that cannot be encoded and decoded faithfully, and ``ValueError``/``TypeError`` for a bad
+    ``rename`` option.
+    """
+    compiler = _Compiler(
+        _renamer(rename), bool(omit_defaults), bool(forbid_unknown_fields), bool(array_like)
+    )
+    root = compiler.root(tp)
+    return _compact(compiler.nodes, root)

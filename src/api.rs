@@ -1,0 +1,237 @@
+//! The Python face of the extension: `Codec`, which compiles a plan once and exposes the four
+//! entry points for one format.
+
+use std::borrow::Cow;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+
+use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyByteArray, PyBytes, PyDict, PyMemoryView, PyString, PyTuple};
+
+use crate::errors::Error;
+use crate::formats;
+use crate::plan::{build_plan, Plan};
+
+/// The wire formats a codec can speak.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Format {
+    Json,
+}
+
+impl Format {
+    fn parse(name: &str) -> PyResult<Self> {
+        match name {
+            "json" => Ok(Format::Json),
+            other => Err(PyValueError::new_err(format!(
+                "unknown format {other:?}; this build supports: \"json\""
+            ))),
+        }
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            Format::Json => "json",
+        }
+    }
+}
+
+/// Encodes and decodes values of one type in one format.
+///
+/// The type's plan is compiled once, at construction; a codec is immutable afterwards, so it is
+/// safe to share between threads.
+#[pyclass(frozen, module = "polycodec")]
+pub struct Codec {
+    plan: Arc<Plan>,
+    format: Format,
+    strict: bool,
+    target: Py<PyAny>,
+    options: Py<PyDict>,
+    /// The size of the last output, to reserve the next buffer in one step.
+    size_hint: AtomicUsize,
+}
+
+#[pymethods]
+impl Codec {
+    #[new]
+    #[pyo3(signature = (r#type, format = "json", *, rename = None, omit_defaults = false,
+                        forbid_unknown_fields = false, strict = true, array_like = false))]
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        py: Python<'_>,
+        r#type: Bound<'_, PyAny>,
+        format: &str,
+        rename: Option<Bound<'_, PyAny>>,
+        omit_defaults: bool,
+        forbid_unknown_fields: bool,
+        strict: bool,
+        array_like: bool,
+    ) -> PyResult<Self> {
+        let format = Format::parse(format)?;
+        let options = PyDict::new(py);
+        options.set_item("rename", rename.as_ref())?;
+        options.set_item("omit_defaults", omit_defaults)?;
+        options.set_item("forbid_unknown_fields", forbid_unknown_fields)?;
+        options.set_item("array_like", array_like)?;
+        let spec = py
+            .import("polycodec._plan")?
+            .getattr("compile_spec")?
+            .call((&r#type,), Some(&options))?;
+        options.set_item("strict", strict)?;
+        let plan = build_plan(&spec)?;
+        Ok(Codec {
+            plan: Arc::new(plan),
+            format,
+            strict,
+            target: r#type.unbind(),
+            options: options.unbind(),
+            size_hint: AtomicUsize::new(64),
+        })
+    }
+
+    /// The type this codec encodes and decodes.
+    #[getter]
+    fn r#type(&self, py: Python<'_>) -> Py<PyAny> {
+        self.target.clone_ref(py)
+    }
+
+    /// The wire format name.
+    #[getter]
+    fn format(&self) -> &'static str {
+        self.format.name()
+    }
+
+    /// Encodes one value.
+    fn encode_one<'py>(&self, value: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyBytes>> {
+        let py = value.py();
+        let mut out = Vec::with_capacity(self.size_hint.load(Ordering::Relaxed));
+        let result = match self.format {
+            Format::Json => formats::json::encode::encode_one(&self.plan, value, &mut out),
+        };
+        result.map_err(|e| e.into_pyerr(py))?;
+        self.size_hint.store(out.len(), Ordering::Relaxed);
+        Ok(PyBytes::new(py, &out))
+    }
+
+    /// Encodes a sequence of values as one message (JSON: one array).
+    fn encode_many<'py>(&self, values: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyBytes>> {
+        let py = values.py();
+        let mut out = Vec::with_capacity(self.size_hint.load(Ordering::Relaxed));
+        let result = match self.format {
+            Format::Json => formats::json::encode::encode_many(&self.plan, values, &mut out),
+        };
+        result.map_err(|e| e.into_pyerr(py))?;
+        self.size_hint.store(out.len(), Ordering::Relaxed);
+        Ok(PyBytes::new(py, &out))
+    }
+
+    /// Decodes one value from bytes, bytearray, memoryview (or, for JSON, str).
+    fn decode_one<'py>(&self, buf: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+        let py = buf.py();
+        let input = input_bytes(buf, self.format)?;
+        match self.format {
+            Format::Json => formats::json::decode::decode_one(py, &self.plan, self.strict, &input),
+        }
+        .map_err(|e: Error| e.into_pyerr(py))
+    }
+
+    /// Decodes a message written by `encode_many` into a list.
+    fn decode_many<'py>(&self, buf: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+        let py = buf.py();
+        let input = input_bytes(buf, self.format)?;
+        match self.format {
+            Format::Json => formats::json::decode::decode_many(py, &self.plan, self.strict, &input),
+        }
+        .map_err(|e: Error| e.into_pyerr(py))
+    }
+
+    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
+        let target = self.target.bind(py);
+        let name = match target.getattr("__qualname__") {
+            Ok(name) => name.to_string(),
+            Err(_) => target.repr()?.to_string(),
+        };
+        let mut shown = format!("Codec({name}, format={:?}", self.format.name());
+        for (key, value) in self.options.bind(py).iter() {
+            let default = match key.extract::<&str>()? {
+                "strict" => value.is_truthy()?,
+                "rename" => value.is_none(),
+                _ => !value.is_truthy()?,
+            };
+            if !default {
+                shown.push_str(&format!(", {key}={}", value.repr()?));
+            }
+        }
+        shown.push(')');
+        Ok(shown)
+    }
+
+    /// Codecs pickle as their type, format and options, and compile again when loaded.
+    fn __reduce__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+        let rebuild = py
+            .import("polycodec._polycodec")?
+            .getattr("rebuild_codec")?;
+        let args = (
+            self.target.clone_ref(py),
+            self.format.name(),
+            self.options.bind(py).copy()?,
+        );
+        PyTuple::new(py, [rebuild.into_any(), args.into_pyobject(py)?.into_any()])
+    }
+}
+
+/// Recreates a pickled `Codec`.
+#[pyfunction]
+pub fn rebuild_codec(
+    py: Python<'_>,
+    r#type: Bound<'_, PyAny>,
+    format: &str,
+    options: Bound<'_, PyDict>,
+) -> PyResult<Codec> {
+    let get_flag = |key: &str, default: bool| -> PyResult<bool> {
+        match options.get_item(key)? {
+            Some(value) => value.is_truthy(),
+            None => Ok(default),
+        }
+    };
+    let rename = options.get_item("rename")?.filter(|v| !v.is_none());
+    Codec::new(
+        py,
+        r#type,
+        format,
+        rename,
+        get_flag("omit_defaults", false)?,
+        get_flag("forbid_unknown_fields", false)?,
+        get_flag("strict", true)?,
+        get_flag("array_like", false)?,
+    )
+}
+
+/// The input bytes: borrowed from immutable `bytes` and `str`, copied from mutable buffers
+/// (user code such as `__post_init__` could resize them while the decoder reads).
+fn input_bytes<'a>(buf: &'a Bound<'_, PyAny>, format: Format) -> PyResult<Cow<'a, [u8]>> {
+    if let Ok(bytes) = buf.cast::<PyBytes>() {
+        return Ok(Cow::Borrowed(bytes.as_bytes()));
+    }
+    if let Ok(text) = buf.cast::<PyString>() {
+        if format == Format::Json {
+            return Ok(Cow::Borrowed(text.to_str()?.as_bytes()));
+        }
+    }
+    if let Ok(array) = buf.cast::<PyByteArray>() {
+        return Ok(Cow::Owned(array.to_vec()));
+    }
+    if buf.is_instance_of::<PyMemoryView>() {
+        let bytes = buf.call_method0("tobytes")?;
+        return Ok(Cow::Owned(bytes.cast::<PyBytes>()?.as_bytes().to_vec()));
+    }
+    let accepted = if format == Format::Json {
+        "bytes, bytearray, memoryview or str"
+    } else {
+        "bytes, bytearray or memoryview"
+    };
+    Err(PyTypeError::new_err(format!(
+        "expected {accepted}, got {}",
+        buf.get_type().qualname()?
+    )))
+}

@@ -1,0 +1,229 @@
+//! Errors carried through the encoders and decoders as plain Rust data, turned into Python
+//! exceptions only at the API boundary.
+//!
+//! The success path does no path bookkeeping: each container that sees an error coming up from a
+//! child pushes its own segment, so `$.contents[3].nbytes` is assembled while unwinding.
+
+use std::fmt::Write as _;
+
+use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
+use pyo3::types::PyType;
+
+/// Which Python exception an error becomes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ErrorKind {
+    /// Malformed input bytes: `polycodec.DecodeError`.
+    Decode,
+    /// Well-formed input of the wrong shape: `polycodec.ValidationError`.
+    Validation,
+    /// A Python value that does not match the plan while encoding: `polycodec.EncodeError`.
+    Encode,
+}
+
+/// One step of the path from the root value to where an error happened.
+#[derive(Debug)]
+pub enum PathSegment {
+    Field(String),
+    Index(usize),
+    Key(String),
+}
+
+/// Why a value could not be encoded or decoded.
+#[derive(Debug)]
+pub enum Failure {
+    /// A message composed by polycodec.
+    Message(ErrorKind, String),
+    /// A Python exception raised by user code (`__post_init__`, a default factory, a validator)
+    /// or by CPython itself (MemoryError); it is re-raised unchanged, chained to a polycodec error.
+    Python(PyErr),
+}
+
+/// An error with the path to where it happened, innermost segment first.
+#[derive(Debug)]
+pub struct Error {
+    pub failure: Failure,
+    path: Vec<PathSegment>,
+}
+
+pub type Result<T> = std::result::Result<T, Error>;
+
+impl Error {
+    pub fn new(kind: ErrorKind, message: impl Into<String>) -> Self {
+        Error {
+            failure: Failure::Message(kind, message.into()),
+            path: Vec::new(),
+        }
+    }
+
+    pub fn decode(message: impl Into<String>) -> Self {
+        Self::new(ErrorKind::Decode, message)
+    }
+
+    pub fn validation(message: impl Into<String>) -> Self {
+        Self::new(ErrorKind::Validation, message)
+    }
+
+    pub fn encode(message: impl Into<String>) -> Self {
+        Self::new(ErrorKind::Encode, message)
+    }
+
+    /// `expected <what>, got <found>`: the message of every type mismatch.
+    pub fn expected(kind: ErrorKind, what: &str, found: &str) -> Self {
+        Self::new(kind, format!("expected {what}, got {found}"))
+    }
+
+    pub fn kind(&self) -> Option<ErrorKind> {
+        match &self.failure {
+            Failure::Message(kind, _) => Some(*kind),
+            Failure::Python(_) => None,
+        }
+    }
+
+    /// Adds the segment of the container the error passed through on its way up.
+    #[cold]
+    pub fn at(mut self, segment: PathSegment) -> Self {
+        self.path.push(segment);
+        self
+    }
+
+    #[cold]
+    pub fn at_field(self, wire_name: &str) -> Self {
+        self.at(PathSegment::Field(wire_name.to_owned()))
+    }
+
+    #[cold]
+    pub fn at_index(self, index: usize) -> Self {
+        self.at(PathSegment::Index(index))
+    }
+
+    #[cold]
+    pub fn at_key(self, key: &str) -> Self {
+        self.at(PathSegment::Key(key.to_owned()))
+    }
+
+    /// The path in the JSONPath-like notation users see: `$.contents[3].nbytes`, `$.tags["a b"]`.
+    pub fn path_string(&self) -> String {
+        let mut out = String::from("$");
+        for segment in self.path.iter().rev() {
+            match segment {
+                PathSegment::Field(name) if is_plain_identifier(name) => {
+                    out.push('.');
+                    out.push_str(name);
+                }
+                PathSegment::Field(name) | PathSegment::Key(name) => {
+                    out.push('[');
+                    push_quoted(&mut out, name);
+                    out.push(']');
+                }
+                PathSegment::Index(index) => {
+                    let _ = write!(out, "[{index}]");
+                }
+            }
+        }
+        out
+    }
+
+    /// Converts into the Python exception raised to the caller.
+    pub fn into_pyerr(self, py: Python<'_>) -> PyErr {
+        let path = self.path_string();
+        match self.failure {
+            Failure::Message(kind, message) => {
+                let class = exception_class(py, kind);
+                let text = format!("{message} (at {path})");
+                match class.call1((text, path)) {
+                    Ok(instance) => PyErr::from_value(instance),
+                    Err(err) => err,
+                }
+            }
+            Failure::Python(err) => {
+                if self.path.is_empty() {
+                    return err;
+                }
+                // Keep the user's exception as the cause and say where it happened.
+                let class = exception_class(py, ErrorKind::Validation);
+                let text = format!("{} (at {path})", err.value(py));
+                match class.call1((text, path)) {
+                    Ok(instance) => {
+                        let wrapped = PyErr::from_value(instance);
+                        wrapped.set_cause(py, Some(err));
+                        wrapped
+                    }
+                    Err(err) => err,
+                }
+            }
+        }
+    }
+}
+
+impl From<PyErr> for Error {
+    fn from(err: PyErr) -> Self {
+        Error {
+            failure: Failure::Python(err),
+            path: Vec::new(),
+        }
+    }
+}
+
+impl From<std::convert::Infallible> for Error {
+    fn from(never: std::convert::Infallible) -> Self {
+        match never {}
+    }
+}
+
+fn is_plain_identifier(name: &str) -> bool {
+    let mut chars = name.chars();
+    matches!(chars.next(), Some(c) if c.is_alphabetic() || c == '_')
+        && chars.all(|c| c.is_alphanumeric() || c == '_')
+}
+
+fn push_quoted(out: &mut String, text: &str) {
+    out.push('"');
+    for c in text.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            c if (c as u32) < 0x20 => {
+                let _ = write!(out, "\\u{:04x}", c as u32);
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+}
+
+static DECODE_ERROR: PyOnceLock<Py<PyType>> = PyOnceLock::new();
+static VALIDATION_ERROR: PyOnceLock<Py<PyType>> = PyOnceLock::new();
+static ENCODE_ERROR: PyOnceLock<Py<PyType>> = PyOnceLock::new();
+
+/// The exception classes live in `polycodec._errors` (plain Python, so users can construct and
+/// subclass them naturally); they are looked up once.
+fn exception_class(py: Python<'_>, kind: ErrorKind) -> &Bound<'_, PyType> {
+    let (cell, name) = match kind {
+        ErrorKind::Decode => (&DECODE_ERROR, "DecodeError"),
+        ErrorKind::Validation => (&VALIDATION_ERROR, "ValidationError"),
+        ErrorKind::Encode => (&ENCODE_ERROR, "EncodeError"),
+    };
+    cell.import(py, "polycodec._errors", name)
+        .expect("polycodec._errors defines the exception classes")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn path_is_built_innermost_first() {
+        let err = Error::validation("expected int, got str")
+            .at_field("nbytes")
+            .at_index(3)
+            .at_field("contents");
+        assert_eq!(err.path_string(), "$.contents[3].nbytes");
+    }
+
+    #[test]
+    fn odd_names_and_keys_are_quoted() {
+        let err = Error::validation("x").at_key("a \"b\"").at_field("my-field");
+        assert_eq!(err.path_string(), "$[\"my-field\"][\"a \\\"b\\\"\"]");
+    }
+}

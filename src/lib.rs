@@ -1,0 +1,25 @@
+//! polycodec's extension module: one type plan per Python type, driving a separate encoder and
+//! decoder for each wire format.
+
+#[path = "../formats/mod.rs"]
+mod formats;
+
+mod api;
+mod errors;
+mod plan;
+mod py;
+mod shape;
+mod text;
+mod values;
+
+use pyo3::prelude::*;
+
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
+#[pymodule]
+fn _polycodec(module: &Bound<'_, PyModule>) -> PyResult<()> {
+    module.add_class::<api::Codec>()?;
+    module.add_function(wrap_pyfunction!(api::rebuild_codec, module)?)?;
+    Ok(())
+}

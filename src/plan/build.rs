@@ -1,0 +1,426 @@
+//! Builds the Rust plan from the spec produced by `polycodec._plan.compile_spec`.
+//!
+//! The spec is trusted to be well-formed (it comes from our own Python code), but every read is
+//! still checked, so a bug there becomes a clear TypeError rather than a panic.
+
+use pyo3::exceptions::PyTypeError;
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyList, PyString};
+
+use super::constraints::{DecimalBounds, FloatBounds, IntBounds, LengthBounds};
+use super::*;
+use crate::formats::json::write::write_str as write_json_str;
+
+/// Builds a plan from `(nodes, root)` as returned by `compile_spec`.
+pub fn build_plan(spec: &Bound<'_, PyAny>) -> PyResult<Plan> {
+    let (nodes, root): (Bound<'_, PyList>, usize) = spec.extract()?;
+    let mut built = Vec::with_capacity(nodes.len());
+    for entry in nodes.iter() {
+        let (kind, data): (String, Bound<'_, PyDict>) = entry.extract()?;
+        built.push(build_node(&kind, &data)?);
+    }
+    let any = built.len();
+    built.push(Node::Any);
+    let mut plan = Plan {
+        nodes: built,
+        root,
+        any,
+    };
+    validate_indices(&plan)?;
+    resolve_unions(&mut plan);
+    Ok(plan)
+}
+
+fn build_node(kind: &str, data: &Bound<'_, PyDict>) -> PyResult<Node> {
+    Ok(match kind {
+        "any" => Node::Any,
+        "none" => Node::None,
+        "bool" => Node::Bool,
+        "int" => Node::Int(IntBounds {
+            ge: int_bound(data, "ge")?,
+            gt: int_bound(data, "gt")?,
+            le: int_bound(data, "le")?,
+            lt: int_bound(data, "lt")?,
+            multiple_of: int_bound(data, "multiple_of")?,
+        }),
+        "float" => Node::Float(FloatBounds {
+            ge: get_opt(data, "ge")?,
+            gt: get_opt(data, "gt")?,
+            le: get_opt(data, "le")?,
+            lt: get_opt(data, "lt")?,
+            multiple_of: get_opt(data, "multiple_of")?,
+        }),
+        "str" => Node::Str(StrSpec {
+            length: length_bounds(data)?,
+            pattern: get_object(data, "pattern")?,
+        }),
+        "bytes" => {
+            let cls = get_required(data, "cls")?;
+            let bytearray = cls.is(cls.py().get_type::<pyo3::types::PyByteArray>());
+            Node::Bytes(BytesSpec {
+                bytearray,
+                length: length_bounds(data)?,
+            })
+        }
+        "decimal" => Node::Decimal(DecimalSpec {
+            max_digits: get_opt(data, "max_digits")?,
+            decimal_places: get_opt(data, "decimal_places")?,
+            bounds: DecimalBounds {
+                ge: get_object(data, "ge")?,
+                gt: get_object(data, "gt")?,
+                le: get_object(data, "le")?,
+                lt: get_object(data, "lt")?,
+            },
+        }),
+        "datetime" => Node::DateTime(tz_rule(data)?),
+        "date" => Node::Date,
+        "time" => Node::Time(tz_rule(data)?),
+        "timedelta" => Node::TimeDelta,
+        "uuid" => Node::Uuid,
+        "enum" => build_enum(data)?,
+        "literal" => {
+            let values: Vec<Bound<'_, PyAny>> = get_required(data, "values")?.extract()?;
+            let mut out = Vec::with_capacity(values.len());
+            for value in values {
+                out.push((literal_value(&value)?, value.unbind()));
+            }
+            Node::Literal(LiteralSpec { values: out })
+        }
+        "union" => Node::Union(UnionSpec {
+            variants: get_required(data, "variants")?.extract()?,
+            none: None,
+            bool: None,
+            int: None,
+            float: None,
+            str: None,
+            array: None,
+            object: None,
+        }),
+        "tagged_union" => {
+            let entries: Vec<(Bound<'_, PyAny>, usize)> =
+                get_required(data, "tags")?.extract()?;
+            let mut tags = Vec::with_capacity(entries.len());
+            for (value, id) in entries {
+                tags.push((literal_value(&value)?, id));
+            }
+            Node::TaggedUnion(TaggedUnionSpec {
+                tag_field: get_required(data, "tag_field")?.extract()?,
+                tags,
+            })
+        }
+        "list" | "set" | "frozenset" | "var_tuple" => Node::Sequence(SequenceSpec {
+            kind: match kind {
+                "list" => SequenceKind::List,
+                "set" => SequenceKind::Set,
+                "frozenset" => SequenceKind::FrozenSet,
+                _ => SequenceKind::VarTuple,
+            },
+            item: get_required(data, "item")?.extract()?,
+            length: length_bounds(data)?,
+        }),
+        "tuple" => Node::Tuple(get_required(data, "items")?.extract()?),
+        "dict" => Node::Dict(DictSpec {
+            key: get_required(data, "key")?.extract()?,
+            value: get_required(data, "value")?.extract()?,
+            length: length_bounds(data)?,
+        }),
+        "dataclass" => build_record(RecordKind::Dataclass, data)?,
+        "typeddict" => build_record(RecordKind::TypedDict, data)?,
+        "namedtuple" => build_record(RecordKind::NamedTuple, data)?,
+        other => {
+            return Err(PyTypeError::new_err(format!(
+                "polycodec internal error: unknown plan node kind {other:?}"
+            )))
+        }
+    })
+}
+
+fn build_enum(data: &Bound<'_, PyDict>) -> PyResult<Node> {
+    let cls = get_required(data, "cls")?;
+    let members: Vec<Bound<'_, PyAny>> = get_required(data, "members")?.extract()?;
+    let values: Vec<Bound<'_, PyAny>> = get_required(data, "values")?.extract()?;
+    let names: Vec<String> = get_required(data, "names")?.extract()?;
+    let mut out = Vec::with_capacity(members.len());
+    for ((member, value), name) in members.into_iter().zip(values).zip(names) {
+        let value = literal_value(&value).map_err(|_| {
+            PyTypeError::new_err(format!(
+                "polycodec cannot handle enum {}: member {name} has a value that is not a str or int",
+                cls.getattr("__qualname__").map(|q| q.to_string()).unwrap_or_default()
+            ))
+        })?;
+        out.push(EnumMember {
+            member: member.unbind(),
+            value,
+            name,
+        });
+    }
+    Ok(Node::Enum(EnumSpec {
+        name: cls.getattr("__qualname__")?.extract()?,
+        cls: cls.unbind(),
+        members: out,
+    }))
+}
+
+fn build_record(kind: RecordKind, data: &Bound<'_, PyDict>) -> PyResult<Node> {
+    let py = data.py();
+    let cls = get_required(data, "cls")?;
+    let nodefault = py.import("polycodec._plan")?.getattr("NODEFAULT")?;
+    let field_specs: Vec<Bound<'_, PyDict>> = get_required(data, "fields")?.extract()?;
+    let mut fields = Vec::with_capacity(field_specs.len());
+    for spec in &field_specs {
+        let name: String = get_required(spec, "name")?.extract()?;
+        let wire_name: String = get_required(spec, "wire_name")?.extract()?;
+        let default_value = get_required(spec, "default")?;
+        let factory = get_object(spec, "default_factory")?;
+        let required: bool = get_required(spec, "required")?.extract()?;
+        let default = if let Some(factory) = factory {
+            FieldDefault::Factory(factory)
+        } else if !default_value.is(&nodefault) {
+            FieldDefault::Value(default_value.unbind())
+        } else if required {
+            FieldDefault::Required
+        } else {
+            FieldDefault::Absent
+        };
+        let mut json_key = Vec::with_capacity(wire_name.len() + 3);
+        write_json_str(&mut json_key, &wire_name);
+        json_key.push(b':');
+        fields.push(Field {
+            name: PyString::intern(py, &name).unbind(),
+            wire_name,
+            node: get_required(spec, "type")?.extract()?,
+            default,
+            on_wire: get_required(spec, "wire")?.extract()?,
+            json_key: json_key.into_boxed_slice(),
+        });
+    }
+    let tag = match get_object(data, "tag")? {
+        Some(tag) => {
+            let (index, value): (usize, Bound<'_, PyAny>) = tag.bind(py).extract()?;
+            Some((index, literal_value(&value)?))
+        }
+        None => None,
+    };
+    let wire_fields = fields
+        .iter()
+        .enumerate()
+        .filter(|(_, f)| f.on_wire)
+        .map(|(i, _)| i)
+        .collect();
+    Ok(Node::Record(RecordSpec {
+        kind,
+        type_addr: cls.as_ptr() as usize,
+        qualname: get_required(data, "name")?.extract()?,
+        module: get_required(data, "module")?.extract()?,
+        cls: cls.unbind(),
+        fields,
+        post_init: get_required(data, "post_init")?.extract()?,
+        frozen: get_required(data, "frozen")?.extract()?,
+        slots: get_required(data, "slots")?.extract()?,
+        forbid_unknown_fields: get_required(data, "forbid_unknown_fields")?.extract()?,
+        omit_defaults: get_required(data, "omit_defaults")?.extract()?,
+        array_like: get_required(data, "array_like")?.extract()?,
+        tag,
+        wire_fields,
+    }))
+}
+
+/// Fills each union's per-token dispatch and checks every index is in range.
+fn validate_indices(plan: &Plan) -> PyResult<()> {
+    let count = plan.nodes.len();
+    let check = |id: NodeId| -> PyResult<()> {
+        if id < count {
+            Ok(())
+        } else {
+            Err(PyTypeError::new_err(format!(
+                "polycodec internal error: plan node index {id} out of range"
+            )))
+        }
+    };
+    check(plan.root)?;
+    for node in &plan.nodes {
+        match node {
+            Node::Union(spec) => spec.variants.iter().try_for_each(|&id| check(id))?,
+            Node::TaggedUnion(spec) => spec.tags.iter().try_for_each(|(_, id)| check(*id))?,
+            Node::Sequence(spec) => check(spec.item)?,
+            Node::Tuple(items) => items.iter().try_for_each(|&id| check(id))?,
+            Node::Dict(spec) => {
+                check(spec.key)?;
+                check(spec.value)?
+            }
+            Node::Record(spec) => spec.fields.iter().try_for_each(|f| check(f.node))?,
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+/// Computes, for every union, which variant takes each kind of wire token.
+fn resolve_unions(plan: &mut Plan) {
+    let dispatch: Vec<Option<[Option<NodeId>; 7]>> = plan
+        .nodes
+        .iter()
+        .map(|node| match node {
+            Node::Union(spec) => {
+                let mut slots: [Option<NodeId>; 7] = [None; 7];
+                for &variant in &spec.variants {
+                    for token in token_kinds(&plan.nodes[variant]) {
+                        slots[token as usize].get_or_insert(variant);
+                    }
+                }
+                Some(slots)
+            }
+            _ => None,
+        })
+        .collect();
+    for (node, slots) in plan.nodes.iter_mut().zip(dispatch) {
+        if let (Node::Union(spec), Some(slots)) = (node, slots) {
+            spec.none = slots[Token::None as usize];
+            spec.bool = slots[Token::Bool as usize];
+            spec.int = slots[Token::Int as usize];
+            spec.float = slots[Token::Float as usize];
+            spec.str = slots[Token::Str as usize];
+            spec.array = slots[Token::Array as usize];
+            spec.object = slots[Token::Object as usize];
+        }
+    }
+}
+
+#[derive(Clone, Copy)]
+enum Token {
+    None = 0,
+    Bool = 1,
+    Int = 2,
+    Float = 3,
+    Str = 4,
+    Array = 5,
+    Object = 6,
+}
+
+/// The wire token kinds a node accepts as a union variant.
+fn token_kinds(node: &Node) -> Vec<Token> {
+    match node {
+        Node::Any => vec![
+            Token::None,
+            Token::Bool,
+            Token::Int,
+            Token::Float,
+            Token::Str,
+            Token::Array,
+            Token::Object,
+        ],
+        Node::None => vec![Token::None],
+        Node::Bool => vec![Token::Bool],
+        Node::Int(_) => vec![Token::Int],
+        Node::Float(_) => vec![Token::Float, Token::Int],
+        Node::Str(_)
+        | Node::Bytes(_)
+        | Node::Decimal(_)
+        | Node::DateTime(_)
+        | Node::Date
+        | Node::Time(_)
+        | Node::TimeDelta
+        | Node::Uuid => vec![Token::Str],
+        Node::Enum(spec) => {
+            let mut kinds = Vec::new();
+            if spec.has_str_values() {
+                kinds.push(Token::Str);
+            }
+            if spec.has_int_values() {
+                kinds.push(Token::Int);
+            }
+            kinds
+        }
+        Node::Literal(spec) => {
+            let mut kinds = Vec::new();
+            for (value, _) in &spec.values {
+                let token = match value {
+                    LiteralValue::Str(_) => Token::Str,
+                    LiteralValue::Int(_) => Token::Int,
+                    LiteralValue::Bool(_) => Token::Bool,
+                };
+                if !kinds.iter().any(|k: &Token| *k as usize == token as usize) {
+                    kinds.push(token);
+                }
+            }
+            kinds
+        }
+        Node::Union(_) => Vec::new(),
+        Node::Sequence(_) | Node::Tuple(_) => vec![Token::Array],
+        Node::Record(spec) if spec.kind == RecordKind::NamedTuple || spec.array_like => {
+            vec![Token::Array]
+        }
+        Node::Record(_) | Node::Dict(_) | Node::TaggedUnion(_) => vec![Token::Object],
+    }
+}
+
+fn literal_value(value: &Bound<'_, PyAny>) -> PyResult<LiteralValue> {
+    if let Ok(b) = value.cast::<pyo3::types::PyBool>() {
+        return Ok(LiteralValue::Bool(b.is_true()));
+    }
+    if value.is_instance_of::<pyo3::types::PyInt>() {
+        let v: i64 = value.extract().map_err(|_| {
+            PyTypeError::new_err(format!(
+                "polycodec cannot handle the literal {value}: integers must fit in 64 bits"
+            ))
+        })?;
+        return Ok(LiteralValue::Int(v));
+    }
+    if value.is_instance_of::<PyString>() {
+        return Ok(LiteralValue::Str(value.extract()?));
+    }
+    Err(PyTypeError::new_err(format!(
+        "polycodec cannot handle the literal {value}: only str, int and bool values are supported"
+    )))
+}
+
+fn tz_rule(data: &Bound<'_, PyDict>) -> PyResult<TzRule> {
+    Ok(match get_opt::<bool>(data, "tz")? {
+        None => TzRule::Either,
+        Some(true) => TzRule::Aware,
+        Some(false) => TzRule::Naive,
+    })
+}
+
+fn length_bounds(data: &Bound<'_, PyDict>) -> PyResult<LengthBounds> {
+    Ok(LengthBounds {
+        min: get_opt(data, "min_length")?,
+        max: get_opt(data, "max_length")?,
+    })
+}
+
+fn int_bound(data: &Bound<'_, PyDict>, key: &str) -> PyResult<Option<i64>> {
+    match data.get_item(key)? {
+        Some(value) if !value.is_none() => value.extract().map(Some).map_err(|_| {
+            PyTypeError::new_err(format!(
+                "polycodec supports int constraints that fit in 64 bits; {key}={value} does not"
+            ))
+        }),
+        _ => Ok(None),
+    }
+}
+
+fn get_required<'py>(data: &Bound<'py, PyDict>, key: &str) -> PyResult<Bound<'py, PyAny>> {
+    data.get_item(key)?.ok_or_else(|| {
+        PyTypeError::new_err(format!(
+            "polycodec internal error: plan node lacks {key:?}"
+        ))
+    })
+}
+
+fn get_opt<'py, T: for<'a> FromPyObject<'a, 'py>>(
+    data: &Bound<'py, PyDict>,
+    key: &str,
+) -> PyResult<Option<T>> {
+    match data.get_item(key)? {
+        Some(value) if !value.is_none() => Ok(Some(value.extract().map_err(Into::into)?)),
+        _ => Ok(None),
+    }
+}
+
+fn get_object(data: &Bound<'_, PyDict>, key: &str) -> PyResult<Option<Py<PyAny>>> {
+    match data.get_item(key)? {
+        Some(value) if !value.is_none() => Ok(Some(value.unbind())),
+        _ => Ok(None),
+    }
+}

@@ -1,0 +1,219 @@
+//! Constraints from `Meta(...)` and annotated-types markers, checked by every decoder after a
+//! value of the right type has been read. Encoders trust the objects they are given.
+
+use crate::errors::{Error, Result};
+
+/// Bounds on a length: characters of a str, bytes of a bytes, items of a collection.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct LengthBounds {
+    pub min: Option<usize>,
+    pub max: Option<usize>,
+}
+
+impl LengthBounds {
+    #[inline]
+    pub fn is_unbounded(&self) -> bool {
+        self.min.is_none() && self.max.is_none()
+    }
+
+    #[inline]
+    pub fn check(&self, length: usize, unit: &str) -> Result<()> {
+        if let Some(min) = self.min {
+            if length < min {
+                return Err(Error::validation(format!(
+                    "expected length >= {min} {unit}, got {length}"
+                )));
+            }
+        }
+        if let Some(max) = self.max {
+            if length > max {
+                return Err(Error::validation(format!(
+                    "expected length <= {max} {unit}, got {length}"
+                )));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Integer bounds. The compiler only accepts bounds that fit in i64, so a value beyond i64 is
+/// judged by its sign alone.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct IntBounds {
+    pub ge: Option<i64>,
+    pub gt: Option<i64>,
+    pub le: Option<i64>,
+    pub lt: Option<i64>,
+    pub multiple_of: Option<i64>,
+}
+
+impl IntBounds {
+    #[inline]
+    pub fn is_unbounded(&self) -> bool {
+        self.ge.is_none()
+            && self.gt.is_none()
+            && self.le.is_none()
+            && self.lt.is_none()
+            && self.multiple_of.is_none()
+    }
+
+    pub fn check(&self, value: i64) -> Result<()> {
+        if let Some(ge) = self.ge {
+            if value < ge {
+                return Err(Error::validation(format!("expected int >= {ge}, got {value}")));
+            }
+        }
+        if let Some(gt) = self.gt {
+            if value <= gt {
+                return Err(Error::validation(format!("expected int > {gt}, got {value}")));
+            }
+        }
+        if let Some(le) = self.le {
+            if value > le {
+                return Err(Error::validation(format!("expected int <= {le}, got {value}")));
+            }
+        }
+        if let Some(lt) = self.lt {
+            if value >= lt {
+                return Err(Error::validation(format!("expected int < {lt}, got {value}")));
+            }
+        }
+        if let Some(multiple) = self.multiple_of {
+            if multiple != 0 && value % multiple != 0 {
+                return Err(Error::validation(format!(
+                    "expected a multiple of {multiple}, got {value}"
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// Checks an integer too large for i64; `negative` gives its sign. `multiple_of` is checked
+    /// by the caller with Python arithmetic.
+    pub fn check_big(&self, negative: bool, text: &str) -> Result<()> {
+        let too_small = negative && (self.ge.is_some() || self.gt.is_some());
+        let too_large = !negative && (self.le.is_some() || self.lt.is_some());
+        if too_small || too_large {
+            let side = if too_small { "small" } else { "large" };
+            return Err(Error::validation(format!(
+                "integer {text} is too {side} for the declared bounds"
+            )));
+        }
+        Ok(())
+    }
+}
+
+#[derive(Clone, Copy, Debug, Default)]
+pub struct FloatBounds {
+    pub ge: Option<f64>,
+    pub gt: Option<f64>,
+    pub le: Option<f64>,
+    pub lt: Option<f64>,
+    pub multiple_of: Option<f64>,
+}
+
+impl FloatBounds {
+    #[inline]
+    pub fn is_unbounded(&self) -> bool {
+        self.ge.is_none()
+            && self.gt.is_none()
+            && self.le.is_none()
+            && self.lt.is_none()
+            && self.multiple_of.is_none()
+    }
+
+    pub fn check(&self, value: f64) -> Result<()> {
+        let fail = |relation: &str, bound: f64| {
+            Err(Error::validation(format!(
+                "expected float {relation} {bound}, got {value}"
+            )))
+        };
+        if let Some(ge) = self.ge {
+            if !(value >= ge) {
+                return fail(">=", ge);
+            }
+        }
+        if let Some(gt) = self.gt {
+            if !(value > gt) {
+                return fail(">", gt);
+            }
+        }
+        if let Some(le) = self.le {
+            if !(value <= le) {
+                return fail("<=", le);
+            }
+        }
+        if let Some(lt) = self.lt {
+            if !(value < lt) {
+                return fail("<", lt);
+            }
+        }
+        if let Some(multiple) = self.multiple_of {
+            let quotient = value / multiple;
+            if quotient.round() != quotient {
+                return Err(Error::validation(format!(
+                    "expected a multiple of {multiple}, got {value}"
+                )));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Decimal bounds are Python `Decimal` objects compared with Python's own arithmetic.
+#[derive(Default)]
+pub struct DecimalBounds {
+    pub ge: Option<pyo3::Py<pyo3::PyAny>>,
+    pub gt: Option<pyo3::Py<pyo3::PyAny>>,
+    pub le: Option<pyo3::Py<pyo3::PyAny>>,
+    pub lt: Option<pyo3::Py<pyo3::PyAny>>,
+}
+
+impl DecimalBounds {
+    pub fn is_unbounded(&self) -> bool {
+        self.ge.is_none() && self.gt.is_none() && self.le.is_none() && self.lt.is_none()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn int_bounds() {
+        let bounds = IntBounds {
+            ge: Some(0),
+            lt: Some(10),
+            multiple_of: Some(3),
+            ..Default::default()
+        };
+        assert!(bounds.check(0).is_ok());
+        assert!(bounds.check(9).is_ok());
+        assert!(bounds.check(-1).is_err());
+        assert!(bounds.check(10).is_err());
+        assert!(bounds.check(4).is_err());
+        assert!(bounds.check_big(false, "1e30").is_err());
+        assert!(bounds.check_big(true, "-1e30").is_err());
+    }
+
+    #[test]
+    fn float_bounds_reject_nan() {
+        let bounds = FloatBounds {
+            ge: Some(0.0),
+            ..Default::default()
+        };
+        assert!(bounds.check(f64::NAN).is_err());
+        assert!(bounds.check(0.5).is_ok());
+    }
+
+    #[test]
+    fn length_bounds() {
+        let bounds = LengthBounds {
+            min: Some(1),
+            max: Some(2),
+        };
+        assert!(bounds.check(0, "items").is_err());
+        assert!(bounds.check(2, "items").is_ok());
+        assert!(bounds.check(3, "items").is_err());
+    }
+}

@@ -1,0 +1,315 @@
+//! The type plan: what a value is, independent of any wire format.
+//!
+//! A plan is an arena of [`Node`]s that refer to each other by [`NodeId`], so recursive types are
+//! cycles of indices. It is compiled once per (type, options) from the spec that
+//! `python/polycodec/_plan.py` produces (see `docs/plan-spec.md`), and then only read, from any
+//! thread. Formats add nothing to it except small precomputed byte strings derived from the
+//! plan (a field's JSON key), never maintained by hand.
+
+mod build;
+pub mod constraints;
+
+use pyo3::prelude::*;
+use pyo3::types::PyString;
+
+pub use build::build_plan;
+pub use constraints::{DecimalBounds, FloatBounds, IntBounds, LengthBounds};
+
+pub type NodeId = usize;
+
+/// A compiled plan: the nodes and the root.
+pub struct Plan {
+    pub nodes: Vec<Node>,
+    pub root: NodeId,
+    /// A `Node::Any` every plan carries, for the values nested inside a runtime-typed value.
+    pub any: NodeId,
+}
+
+impl Plan {
+    #[inline]
+    pub fn node(&self, id: NodeId) -> &Node {
+        &self.nodes[id]
+    }
+}
+
+/// Whether a datetime or time must carry a tzinfo.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TzRule {
+    Either,
+    Aware,
+    Naive,
+}
+
+pub enum Node {
+    /// Builtins passthrough: JSON-like values decode to dict/list/str/int/float/bool/None.
+    Any,
+    None,
+    Bool,
+    Int(IntBounds),
+    Float(FloatBounds),
+    Str(StrSpec),
+    Bytes(BytesSpec),
+    Decimal(DecimalSpec),
+    DateTime(TzRule),
+    Date,
+    Time(TzRule),
+    TimeDelta,
+    Uuid,
+    Enum(EnumSpec),
+    Literal(LiteralSpec),
+    Union(UnionSpec),
+    TaggedUnion(TaggedUnionSpec),
+    Sequence(SequenceSpec),
+    Tuple(Vec<NodeId>),
+    Dict(DictSpec),
+    Record(RecordSpec),
+}
+
+impl Node {
+    /// The name used in "expected ..." messages.
+    pub fn describe(&self) -> &'static str {
+        match self {
+            Node::Any => "any value",
+            Node::None => "null",
+            Node::Bool => "bool",
+            Node::Int(_) => "int",
+            Node::Float(_) => "float",
+            Node::Str(_) => "str",
+            Node::Bytes(_) => "bytes",
+            Node::Decimal(_) => "decimal",
+            Node::DateTime(_) => "datetime",
+            Node::Date => "date",
+            Node::Time(_) => "time",
+            Node::TimeDelta => "timedelta",
+            Node::Uuid => "uuid",
+            Node::Enum(_) => "enum value",
+            Node::Literal(_) => "literal value",
+            Node::Union(_) => "union member",
+            Node::TaggedUnion(_) => "object",
+            Node::Sequence(spec) => match spec.kind {
+                SequenceKind::List => "array",
+                SequenceKind::Set => "array (set)",
+                SequenceKind::FrozenSet => "array (frozenset)",
+                SequenceKind::VarTuple => "array (tuple)",
+            },
+            Node::Tuple(_) => "array (tuple)",
+            Node::Dict(_) => "object",
+            Node::Record(record) => match record.kind {
+                RecordKind::NamedTuple => "array (namedtuple)",
+                _ if record.array_like => "array",
+                _ => "object",
+            },
+        }
+    }
+}
+
+pub struct StrSpec {
+    pub length: LengthBounds,
+    /// A compiled `re.Pattern`; values must match it (`pattern.search`).
+    pub pattern: Option<Py<PyAny>>,
+}
+
+impl StrSpec {
+    pub fn is_unconstrained(&self) -> bool {
+        self.length.is_unbounded() && self.pattern.is_none()
+    }
+}
+
+pub struct BytesSpec {
+    pub bytearray: bool,
+    pub length: LengthBounds,
+}
+
+pub struct DecimalSpec {
+    pub max_digits: Option<u32>,
+    pub decimal_places: Option<u32>,
+    pub bounds: DecimalBounds,
+}
+
+/// An Enum class, encoded by value.
+pub struct EnumSpec {
+    pub cls: Py<PyAny>,
+    pub name: String,
+    pub members: Vec<EnumMember>,
+}
+
+pub struct EnumMember {
+    pub member: Py<PyAny>,
+    pub value: LiteralValue,
+    pub name: String,
+}
+
+impl EnumSpec {
+    pub fn by_str(&self, text: &str) -> Option<&Py<PyAny>> {
+        self.members
+            .iter()
+            .find(|m| matches!(&m.value, LiteralValue::Str(s) if s == text))
+            .map(|m| &m.member)
+    }
+
+    pub fn by_int(&self, value: i64) -> Option<&Py<PyAny>> {
+        self.members
+            .iter()
+            .find(|m| matches!(m.value, LiteralValue::Int(v) if v == value))
+            .map(|m| &m.member)
+    }
+
+    pub fn has_str_values(&self) -> bool {
+        self.members
+            .iter()
+            .any(|m| matches!(m.value, LiteralValue::Str(_)))
+    }
+
+    pub fn has_int_values(&self) -> bool {
+        self.members
+            .iter()
+            .any(|m| matches!(m.value, LiteralValue::Int(_)))
+    }
+}
+
+/// A value an Enum member or a Literal stands for on the wire.
+#[derive(Clone, Debug, PartialEq)]
+pub enum LiteralValue {
+    Str(String),
+    Int(i64),
+    Bool(bool),
+}
+
+pub struct LiteralSpec {
+    /// Each allowed value with the Python object returned for it (the annotation's own object).
+    pub values: Vec<(LiteralValue, Py<PyAny>)>,
+}
+
+impl LiteralSpec {
+    pub fn find(&self, value: &LiteralValue) -> Option<&Py<PyAny>> {
+        self.values
+            .iter()
+            .find(|(v, _)| v == value)
+            .map(|(_, obj)| obj)
+    }
+
+    pub fn describe_values(&self) -> String {
+        let shown: Vec<String> = self
+            .values
+            .iter()
+            .map(|(v, _)| match v {
+                LiteralValue::Str(s) => format!("{s:?}"),
+                LiteralValue::Int(i) => i.to_string(),
+                LiteralValue::Bool(b) => b.to_string(),
+            })
+            .collect();
+        format!("one of {}", shown.join(", "))
+    }
+}
+
+/// A union, with the variant to use for each kind of wire token precomputed. Unions are checked
+/// unambiguous when the plan is compiled, so every token kind has at most one candidate.
+pub struct UnionSpec {
+    pub variants: Vec<NodeId>,
+    pub none: Option<NodeId>,
+    pub bool: Option<NodeId>,
+    pub int: Option<NodeId>,
+    pub float: Option<NodeId>,
+    pub str: Option<NodeId>,
+    pub array: Option<NodeId>,
+    pub object: Option<NodeId>,
+}
+
+/// A union of records dispatched on a shared `Literal` field.
+pub struct TaggedUnionSpec {
+    pub tag_field: String,
+    pub tags: Vec<(LiteralValue, NodeId)>,
+}
+
+impl TaggedUnionSpec {
+    pub fn find(&self, tag: &LiteralValue) -> Option<NodeId> {
+        self.tags.iter().find(|(t, _)| t == tag).map(|(_, id)| *id)
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SequenceKind {
+    List,
+    Set,
+    FrozenSet,
+    VarTuple,
+}
+
+pub struct SequenceSpec {
+    pub kind: SequenceKind,
+    pub item: NodeId,
+    pub length: LengthBounds,
+}
+
+pub struct DictSpec {
+    pub key: NodeId,
+    pub value: NodeId,
+    pub length: LengthBounds,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RecordKind {
+    Dataclass,
+    TypedDict,
+    NamedTuple,
+}
+
+pub enum FieldDefault {
+    Required,
+    /// Optional in the wire data, with nothing to fill in (a non-total TypedDict key).
+    Absent,
+    Value(Py<PyAny>),
+    Factory(Py<PyAny>),
+}
+
+pub struct Field {
+    /// The attribute (or TypedDict key) name, interned.
+    pub name: Py<PyString>,
+    pub wire_name: String,
+    pub node: NodeId,
+    pub default: FieldDefault,
+    /// False for dataclass fields declared `init=False`: never on the wire.
+    pub on_wire: bool,
+    /// `"wire_name":` as JSON bytes, precomputed for the JSON encoder.
+    pub json_key: Box<[u8]>,
+}
+
+pub struct RecordSpec {
+    pub kind: RecordKind,
+    pub cls: Py<PyAny>,
+    /// `cls` as a type pointer, for the identity check on encode.
+    pub type_addr: usize,
+    pub qualname: String,
+    pub module: String,
+    pub fields: Vec<Field>,
+    pub post_init: bool,
+    pub frozen: bool,
+    pub slots: bool,
+    pub forbid_unknown_fields: bool,
+    pub omit_defaults: bool,
+    pub array_like: bool,
+    /// The tag field's index and value when this record is a tagged-union variant.
+    pub tag: Option<(usize, LiteralValue)>,
+    /// Positions of the fields that are on the wire, in declaration order.
+    pub wire_fields: Vec<usize>,
+}
+
+impl RecordSpec {
+    /// Finds a field by its wire name, starting the scan at `hint` (the field after the one
+    /// matched last), so keys in declaration order match on the first comparison.
+    #[inline]
+    pub fn find_wire_field(&self, key: &[u8], hint: usize) -> Option<usize> {
+        let count = self.wire_fields.len();
+        for step in 0..count {
+            let mut position = hint + step;
+            if position >= count {
+                position -= count;
+            }
+            let index = self.wire_fields[position];
+            if self.fields[index].wire_name.as_bytes() == key {
+                return Some(position);
+            }
+        }
+        None
+    }
+}

@@ -1,0 +1,175 @@
+//! The CPython fast paths: the one place where polycodec calls the C API directly.
+//!
+//! Everything here is a small safe function over `Bound` objects; the `unsafe` blocks are kept to
+//! what PyO3's safe API cannot do as fast (building an ASCII str with one copy, allocating an
+//! instance without running `__init__`, setting an attribute past a frozen class's `__setattr__`).
+
+pub mod temporal;
+
+use std::ptr::NonNull;
+
+use pyo3::exceptions::PyTypeError;
+use pyo3::ffi;
+use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
+use pyo3::types::{PyString, PyTuple, PyType};
+
+/// An owned Python object.
+pub type Obj<'py> = Bound<'py, PyAny>;
+
+/// Builds a `str` from UTF-8 text. `ascii` (every byte < 0x80, known to the reader that produced
+/// the text) lets CPython's compact ASCII layout be filled with a single copy.
+#[inline]
+pub fn new_str<'py>(py: Python<'py>, text: &str, ascii: bool) -> PyResult<Obj<'py>> {
+    if !ascii {
+        return Ok(PyString::new(py, text).into_any());
+    }
+    let length = text.len() as ffi::Py_ssize_t;
+    // SAFETY: PyUnicode_New returns a new reference (or NULL with an exception set), checked below.
+    let raw = unsafe { ffi::PyUnicode_New(length, 127) };
+    let Some(raw) = NonNull::new(raw) else {
+        return Err(PyErr::fetch(py));
+    };
+    // SAFETY: a fresh maxchar-127 str has a 1-byte buffer of exactly `length` bytes, and `text` is ASCII.
+    unsafe {
+        std::ptr::copy_nonoverlapping(
+            text.as_ptr(),
+            ffi::PyUnicode_DATA(raw.as_ptr()) as *mut u8,
+            text.len(),
+        );
+        Ok(Bound::from_owned_ptr(py, raw.as_ptr()))
+    }
+}
+
+/// A str's UTF-8 view; CPython caches it, and for ASCII strings it is the object's own buffer.
+#[inline]
+pub fn str_utf8<'a>(text: &'a Bound<'_, PyString>) -> PyResult<&'a str> {
+    text.to_str()
+}
+
+/// The number of code points in a UTF-8 string (length constraints count characters, as Python does).
+#[inline]
+pub fn char_count(text: &str, ascii: bool) -> usize {
+    if ascii {
+        text.len()
+    } else {
+        text.chars().count()
+    }
+}
+
+/// Reads an int as i64; `None` when it does not fit (the caller falls back to its text form).
+#[inline]
+pub fn int_as_i64(value: &Obj<'_>) -> Option<i64> {
+    let mut overflow: std::os::raw::c_int = 0;
+    // SAFETY: `value` is a live int (callers check PyLong first); the call only reads it.
+    let result = unsafe { ffi::PyLong_AsLongLongAndOverflow(value.as_ptr(), &mut overflow) };
+    if overflow != 0 {
+        return None;
+    }
+    if result == -1 && PyErr::occurred(value.py()) {
+        PyErr::take(value.py());
+        return None;
+    }
+    Some(result)
+}
+
+/// Creates an instance of `cls` without calling `__init__` (the type's `tp_new` with no arguments,
+/// which for a dataclass is `object.__new__`). Fields are then set one by one.
+#[inline]
+pub fn new_instance<'py>(cls: &Bound<'py, PyType>) -> PyResult<Obj<'py>> {
+    let py = cls.py();
+    let empty = PyTuple::empty(py);
+    let type_ptr = cls.as_type_ptr();
+    // SAFETY: type_ptr is a live type object; tp_new is read once and called with valid args.
+    unsafe {
+        let Some(tp_new) = (*type_ptr).tp_new else {
+            return Err(PyTypeError::new_err("cannot create instances of this class"));
+        };
+        let raw = tp_new(type_ptr, empty.as_ptr(), std::ptr::null_mut());
+        Bound::from_owned_ptr_or_err(py, raw)
+    }
+}
+
+/// Sets an attribute the way `object.__setattr__` does, so frozen dataclasses can be filled
+/// (exactly what their generated `__init__` does) and slots are written through their descriptors.
+#[inline]
+pub fn set_field(instance: &Obj<'_>, name: &Bound<'_, PyString>, value: &Obj<'_>) -> PyResult<()> {
+    // SAFETY: all three are live objects; GenericSetAttr borrows them and reports errors by -1.
+    let status = unsafe {
+        ffi::PyObject_GenericSetAttr(instance.as_ptr(), name.as_ptr(), value.as_ptr())
+    };
+    if status < 0 {
+        Err(PyErr::fetch(instance.py()))
+    } else {
+        Ok(())
+    }
+}
+
+/// Whether `value`'s type is exactly `type_addr` (an address taken from the plan).
+#[inline]
+pub fn has_exact_type(value: &Obj<'_>, type_addr: usize) -> bool {
+    value.get_type().as_ptr() as usize == type_addr
+}
+
+/// Classes from the standard library the codecs construct or recognise, imported once.
+pub struct Stdlib {
+    pub decimal: Py<PyType>,
+    pub uuid: Py<PyType>,
+    pub safe_uuid_unknown: Py<PyAny>,
+    pub uuid_int: Py<PyString>,
+    pub uuid_is_safe: Py<PyString>,
+    pub enum_type: Py<PyType>,
+    pub value_attr: Py<PyString>,
+    pub post_init: Py<PyString>,
+    pub dataclass_fields: Py<PyString>,
+}
+
+static STDLIB: PyOnceLock<Stdlib> = PyOnceLock::new();
+
+pub fn stdlib(py: Python<'_>) -> &Stdlib {
+    STDLIB.get_or_init(py, || {
+        let import = |module: &str, name: &str| -> Py<PyAny> {
+            py.import(module)
+                .and_then(|m| m.getattr(name))
+                .unwrap_or_else(|err| panic!("the standard library lacks {module}.{name}: {err}"))
+                .unbind()
+        };
+        let as_type = |obj: Py<PyAny>| -> Py<PyType> {
+            obj.into_bound(py)
+                .cast_into::<PyType>()
+                .expect("a class")
+                .unbind()
+        };
+        Stdlib {
+            decimal: as_type(import("decimal", "Decimal")),
+            uuid: as_type(import("uuid", "UUID")),
+            safe_uuid_unknown: import("uuid", "SafeUUID")
+                .bind(py)
+                .getattr("unknown")
+                .expect("SafeUUID.unknown")
+                .unbind(),
+            uuid_int: PyString::intern(py, "int").unbind(),
+            uuid_is_safe: PyString::intern(py, "is_safe").unbind(),
+            enum_type: as_type(import("enum", "Enum")),
+            value_attr: PyString::intern(py, "_value_").unbind(),
+            post_init: PyString::intern(py, "__post_init__").unbind(),
+            dataclass_fields: PyString::intern(py, "__dataclass_fields__").unbind(),
+        }
+    })
+}
+
+/// Builds a `uuid.UUID` from its 128-bit value without parsing text again.
+pub fn new_uuid(py: Python<'_>, value: u128) -> PyResult<Obj<'_>> {
+    let lib = stdlib(py);
+    let instance = new_instance(lib.uuid.bind(py))?;
+    let int = value.into_pyobject(py)?.into_any();
+    set_field(&instance, lib.uuid_int.bind(py), &int)?;
+    set_field(&instance, lib.uuid_is_safe.bind(py), lib.safe_uuid_unknown.bind(py))?;
+    Ok(instance)
+}
+
+/// The 128-bit value of a `uuid.UUID` (or subclass).
+pub fn uuid_value(value: &Obj<'_>) -> PyResult<u128> {
+    let lib = stdlib(value.py());
+    value.getattr(lib.uuid_int.bind(value.py()))?.extract()
+}

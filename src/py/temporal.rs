@@ -1,0 +1,163 @@
+//! Python datetime objects to and from the plain parts in `crate::text::temporal`.
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
+use pyo3::types::{
+    PyDate, PyDateAccess, PyDateTime, PyDelta, PyDeltaAccess, PyTime, PyTimeAccess, PyTzInfo,
+    PyTzInfoAccess,
+};
+
+use super::Obj;
+use crate::text::temporal::{Date, DateTime, Duration, Time, TimeOfDay};
+
+/// Fixed-offset timezones created while decoding, shared so equal offsets give one object.
+static OFFSET_ZONES: PyOnceLock<Mutex<HashMap<i32, Py<PyTzInfo>>>> = PyOnceLock::new();
+
+fn zone_for_offset(py: Python<'_>, offset_seconds: i32) -> PyResult<Bound<'_, PyTzInfo>> {
+    if offset_seconds == 0 {
+        return Ok(PyTzInfo::utc(py)?.to_owned());
+    }
+    let zones = OFFSET_ZONES.get_or_init(py, || Mutex::new(HashMap::new()));
+    if let Some(zone) = zones.lock().expect("zone cache").get(&offset_seconds) {
+        return Ok(zone.bind(py).clone());
+    }
+    let delta = PyDelta::new(py, 0, offset_seconds, 0, true)?;
+    let zone = PyTzInfo::fixed_offset(py, delta)?;
+    let mut guard = zones.lock().expect("zone cache");
+    if guard.len() < 1024 {
+        guard.insert(offset_seconds, zone.clone().unbind());
+    }
+    Ok(zone)
+}
+
+pub fn new_datetime<'py>(py: Python<'py>, parts: &DateTime) -> PyResult<Obj<'py>> {
+    let zone = match parts.offset_seconds {
+        Some(offset) => Some(zone_for_offset(py, offset)?),
+        None => None,
+    };
+    Ok(PyDateTime::new(
+        py,
+        i32::from(parts.date.year),
+        parts.date.month,
+        parts.date.day,
+        parts.time.hour,
+        parts.time.minute,
+        parts.time.second,
+        parts.time.microsecond,
+        zone.as_ref(),
+    )?
+    .into_any())
+}
+
+pub fn new_date<'py>(py: Python<'py>, parts: &Date) -> PyResult<Obj<'py>> {
+    Ok(PyDate::new(py, i32::from(parts.year), parts.month, parts.day)?.into_any())
+}
+
+pub fn new_time<'py>(py: Python<'py>, parts: &TimeOfDay) -> PyResult<Obj<'py>> {
+    let zone = match parts.offset_seconds {
+        Some(offset) => Some(zone_for_offset(py, offset)?),
+        None => None,
+    };
+    Ok(PyTime::new(
+        py,
+        parts.time.hour,
+        parts.time.minute,
+        parts.time.second,
+        parts.time.microsecond,
+        zone.as_ref(),
+    )?
+    .into_any())
+}
+
+pub fn new_timedelta<'py>(py: Python<'py>, parts: &Duration) -> PyResult<Obj<'py>> {
+    let days = i32::try_from(parts.days)
+        .map_err(|_| PyValueError::new_err("timedelta days out of range"))?;
+    Ok(PyDelta::new(
+        py,
+        days,
+        parts.seconds as i32,
+        parts.microseconds as i32,
+        false,
+    )?
+    .into_any())
+}
+
+/// Whole seconds of a tzinfo's UTC offset for this value; offsets with microseconds have no
+/// RFC 3339 form and are refused.
+fn offset_seconds(zone: &Bound<'_, PyTzInfo>, value: &Obj<'_>) -> PyResult<Option<i32>> {
+    let py = zone.py();
+    if zone.is(PyTzInfo::utc(py)?.as_any()) {
+        return Ok(Some(0));
+    }
+    let offset = zone.call_method1(pyo3::intern!(py, "utcoffset"), (value,))?;
+    if offset.is_none() {
+        return Ok(None);
+    }
+    let delta = offset.cast_into::<PyDelta>()?;
+    if delta.get_microseconds() != 0 {
+        return Err(PyValueError::new_err(
+            "a UTC offset with microseconds has no RFC 3339 form",
+        ));
+    }
+    Ok(Some(delta.get_days() * 86_400 + delta.get_seconds()))
+}
+
+pub fn datetime_parts(value: &Bound<'_, PyDateTime>) -> PyResult<DateTime> {
+    let offset_seconds = match value.get_tzinfo() {
+        Some(zone) => offset_seconds(&zone, value.as_any())?,
+        None => None,
+    };
+    Ok(DateTime {
+        date: Date {
+            year: value.get_year() as u16,
+            month: value.get_month(),
+            day: value.get_day(),
+        },
+        time: Time {
+            hour: value.get_hour(),
+            minute: value.get_minute(),
+            second: value.get_second(),
+            microsecond: value.get_microsecond(),
+        },
+        offset_seconds,
+    })
+}
+
+pub fn date_parts(value: &Bound<'_, PyDate>) -> Date {
+    Date {
+        year: value.get_year() as u16,
+        month: value.get_month(),
+        day: value.get_day(),
+    }
+}
+
+pub fn time_parts(value: &Bound<'_, PyTime>) -> PyResult<TimeOfDay> {
+    let offset_seconds = match value.get_tzinfo() {
+        Some(zone) => {
+            let py = value.py();
+            offset_seconds(&zone, &py.None().into_bound(py))?
+        }
+        None => None,
+    };
+    Ok(TimeOfDay {
+        time: Time {
+            hour: value.get_hour(),
+            minute: value.get_minute(),
+            second: value.get_second(),
+            microsecond: value.get_microsecond(),
+        },
+        offset_seconds,
+    })
+}
+
+pub fn duration_parts(value: &Bound<'_, PyDelta>) -> Duration {
+    Duration {
+        days: i64::from(value.get_days()),
+        seconds: value.get_seconds() as u32,
+        microseconds: value.get_microseconds() as u32,
+    }
+}

@@ -1,0 +1,302 @@
+//! What a Python value looks like, for the encoders: type checks against plan nodes, field
+//! access on records, iteration over sequences, and the runtime dispatch of `typing.Any`.
+//! Shared by every format's encoder.
+
+use std::borrow::Cow;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use pyo3::exceptions::PyTypeError;
+use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
+use pyo3::types::{
+    PyBool, PyByteArray, PyBytes, PyDate, PyDateTime, PyDelta, PyDict, PyFloat, PyFrozenSet,
+    PyInt, PyList, PyMemoryView, PySet, PyString, PyTime, PyTuple, PyType,
+};
+
+use crate::errors::{Error, Result};
+use crate::plan::{FieldDefault, LiteralValue, Node, NodeId, Plan, RecordKind, RecordSpec};
+use crate::py::{self, Obj};
+
+/// The type's qualified name, for error messages.
+pub fn type_name(value: &Obj<'_>) -> String {
+    value
+        .get_type()
+        .qualname()
+        .map(|name| name.to_string())
+        .unwrap_or_else(|_| "object".to_owned())
+}
+
+/// Calls `f` on each item of a list, tuple, set, frozenset or other iterable, stopping at the
+/// first error. List items are read by index each time, so a list mutated by user code during
+/// encoding is never read out of bounds.
+pub fn for_each_item<'py>(
+    values: &Obj<'py>,
+    mut f: impl FnMut(&Obj<'py>) -> Result<()>,
+) -> Result<()> {
+    if let Ok(list) = values.cast::<PyList>() {
+        let mut index = 0;
+        while let Ok(item) = list.get_item(index) {
+            f(&item)?;
+            index += 1;
+        }
+        return Ok(());
+    }
+    if let Ok(tuple) = values.cast::<PyTuple>() {
+        for item in tuple.iter_borrowed() {
+            f(&item.to_owned())?;
+        }
+        return Ok(());
+    }
+    if values.is_instance_of::<PyString>() || values.is_instance_of::<PyDict>() {
+        return Err(Error::encode(format!(
+            "expected a sequence, got {}",
+            type_name(values)
+        )));
+    }
+    let iterator = values.try_iter().map_err(|_| {
+        Error::encode(format!("expected a sequence, got {}", type_name(values)))
+    })?;
+    for item in iterator {
+        f(&item?)?;
+    }
+    Ok(())
+}
+
+/// list, tuple, set and frozenset: the values an array node accepts.
+#[inline]
+pub fn is_array_like(value: &Obj<'_>) -> bool {
+    value.is_instance_of::<PyList>()
+        || value.is_instance_of::<PyTuple>()
+        || value.is_instance_of::<PySet>()
+        || value.is_instance_of::<PyFrozenSet>()
+}
+
+pub fn is_uuid(value: &Obj<'_>) -> bool {
+    value
+        .is_instance(py::stdlib(value.py()).uuid.bind(value.py()))
+        .unwrap_or(false)
+}
+
+pub fn is_decimal(value: &Obj<'_>) -> bool {
+    value
+        .is_instance(py::stdlib(value.py()).decimal.bind(value.py()))
+        .unwrap_or(false)
+}
+
+/// The bytes of a bytes, bytearray or memoryview (the latter two copied, since user code may
+/// resize them while we hold the data).
+pub fn bytes_like<'a>(value: &'a Obj<'_>) -> Option<Cow<'a, [u8]>> {
+    if let Ok(bytes) = value.cast::<PyBytes>() {
+        return Some(Cow::Borrowed(bytes.as_bytes()));
+    }
+    if let Ok(array) = value.cast::<PyByteArray>() {
+        return Some(Cow::Owned(array.to_vec()));
+    }
+    if value.is_instance_of::<PyMemoryView>() {
+        let bytes = value
+            .call_method0("tobytes")
+            .ok()?
+            .cast_into::<PyBytes>()
+            .ok()?;
+        return Some(Cow::Owned(bytes.as_bytes().to_vec()));
+    }
+    None
+}
+
+/// The literal a str, int or bool value stands for.
+pub fn literal_of(value: &Obj<'_>) -> Option<LiteralValue> {
+    if let Ok(flag) = value.cast::<PyBool>() {
+        return Some(LiteralValue::Bool(flag.is_true()));
+    }
+    if value.is_instance_of::<PyInt>() {
+        return py::int_as_i64(value).map(LiteralValue::Int);
+    }
+    if let Ok(text) = value.cast::<PyString>() {
+        return text.to_str().ok().map(|s| LiteralValue::Str(s.to_owned()));
+    }
+    None
+}
+
+/// Whether `value` is an instance of the record's class (exact type first: the common case).
+#[inline]
+pub fn is_record(spec: &RecordSpec, value: &Obj<'_>) -> bool {
+    if py::has_exact_type(value, spec.type_addr) {
+        return true;
+    }
+    match spec.kind {
+        RecordKind::TypedDict => value.is_instance_of::<PyDict>(),
+        _ => value.is_instance(spec.cls.bind(value.py())).unwrap_or(false),
+    }
+}
+
+/// A record's field value: `Ok(None)` when a TypedDict lacks the key.
+#[inline]
+pub fn record_field<'py>(
+    spec: &RecordSpec,
+    index: usize,
+    value: &Obj<'py>,
+) -> Result<Option<Obj<'py>>> {
+    let field = &spec.fields[index];
+    match spec.kind {
+        RecordKind::Dataclass => Ok(Some(value.getattr(field.name.bind(value.py()))?)),
+        RecordKind::TypedDict => {
+            let dict = value.cast::<PyDict>().map_err(PyErr::from)?;
+            Ok(dict.get_item(field.name.bind(value.py()))?)
+        }
+        RecordKind::NamedTuple => {
+            let tuple = value.cast::<PyTuple>().map_err(PyErr::from)?;
+            Ok(tuple.get_item(index).ok())
+        }
+    }
+}
+
+/// Whether a field's value equals its default, for `omit_defaults`. Factory defaults of the
+/// builtin containers compare with an empty container without calling the factory.
+pub fn equals_default(default: &FieldDefault, value: &Obj<'_>) -> Result<bool> {
+    let py = value.py();
+    match default {
+        FieldDefault::Value(default) => {
+            let default = default.bind(py);
+            Ok(default.is(value) || default.eq(value).unwrap_or(false))
+        }
+        FieldDefault::Factory(factory) => {
+            let factory = factory.bind(py);
+            let empty_container = [
+                py.get_type::<PyList>(),
+                py.get_type::<PyDict>(),
+                py.get_type::<PySet>(),
+                py.get_type::<PyTuple>(),
+                py.get_type::<PyFrozenSet>(),
+            ]
+            .iter()
+            .any(|t| factory.is(t));
+            if empty_container {
+                Ok(value.get_type().is(factory) && value.len().map(|n| n == 0).unwrap_or(false))
+            } else {
+                Ok(factory.call0()?.eq(value).unwrap_or(false))
+            }
+        }
+        FieldDefault::Required | FieldDefault::Absent => Ok(false),
+    }
+}
+
+/// Chooses the union variant for a Python value by its type. Unions are unambiguous by
+/// construction, so the first variant whose type accepts the value is the one.
+pub fn pick_variant(plan: &Plan, variants: &[NodeId], value: &Obj<'_>) -> Option<NodeId> {
+    variants
+        .iter()
+        .copied()
+        .find(|&id| accepts(plan, plan.node(id), value))
+}
+
+fn accepts(plan: &Plan, node: &Node, value: &Obj<'_>) -> bool {
+    let is_int = || value.is_instance_of::<PyInt>() && !value.is_instance_of::<PyBool>();
+    match node {
+        Node::Any => true,
+        Node::None => value.is_none(),
+        Node::Bool => value.is_instance_of::<PyBool>(),
+        Node::Int(_) => is_int() && !is_enum(value),
+        Node::Float(_) => value.is_instance_of::<PyFloat>() || is_int(),
+        Node::Str(_) => value.is_instance_of::<PyString>() && !is_enum(value),
+        Node::Bytes(_) => {
+            value.is_instance_of::<PyBytes>()
+                || value.is_instance_of::<PyByteArray>()
+                || value.is_instance_of::<PyMemoryView>()
+        }
+        Node::Decimal(_) => is_decimal(value),
+        Node::DateTime(_) => value.is_instance_of::<PyDateTime>(),
+        Node::Date => value.is_instance_of::<PyDate>() && !value.is_instance_of::<PyDateTime>(),
+        Node::Time(_) => value.is_instance_of::<PyTime>(),
+        Node::TimeDelta => value.is_instance_of::<PyDelta>(),
+        Node::Uuid => is_uuid(value),
+        Node::Enum(spec) => value.is_instance(spec.cls.bind(value.py())).unwrap_or(false),
+        Node::Literal(spec) => literal_of(value).is_some_and(|v| spec.find(&v).is_some()),
+        Node::Union(spec) => pick_variant(plan, &spec.variants, value).is_some(),
+        Node::TaggedUnion(spec) => spec.tags.iter().any(|(_, id)| match plan.node(*id) {
+            Node::Record(record) => is_record(record, value),
+            _ => false,
+        }),
+        Node::Sequence(_) => is_array_like(value),
+        Node::Tuple(_) => value.is_instance_of::<PyTuple>() || value.is_instance_of::<PyList>(),
+        Node::Dict(_) => value.is_instance_of::<PyDict>(),
+        Node::Record(spec) => is_record(spec, value),
+    }
+}
+
+fn is_enum(value: &Obj<'_>) -> bool {
+    value
+        .is_instance(py::stdlib(value.py()).enum_type.bind(value.py()))
+        .unwrap_or(false)
+}
+
+/// The runtime kinds `typing.Any` encodes directly; everything else goes through a plan.
+pub enum Shape {
+    None,
+    Bool(bool),
+    Int,
+    Float(f64),
+    Str,
+    Array,
+    Dict,
+    Other,
+}
+
+#[inline]
+pub fn classify(value: &Obj<'_>) -> Shape {
+    if value.is_none() {
+        Shape::None
+    } else if let Ok(flag) = value.cast_exact::<PyBool>() {
+        Shape::Bool(flag.is_true())
+    } else if value.is_exact_instance_of::<PyInt>() {
+        Shape::Int
+    } else if let Ok(number) = value.cast_exact::<PyFloat>() {
+        Shape::Float(number.value())
+    } else if value.is_exact_instance_of::<PyString>() {
+        Shape::Str
+    } else if value.is_exact_instance_of::<PyList>()
+        || value.is_exact_instance_of::<PyTuple>()
+        || value.is_exact_instance_of::<PySet>()
+        || value.is_exact_instance_of::<PyFrozenSet>()
+    {
+        Shape::Array
+    } else if value.is_exact_instance_of::<PyDict>() {
+        Shape::Dict
+    } else {
+        Shape::Other
+    }
+}
+
+type PlanCache = Mutex<HashMap<usize, (Py<PyType>, Arc<Plan>)>>;
+
+static VALUE_PLANS: PyOnceLock<PlanCache> = PyOnceLock::new();
+
+/// The plan for a value of a type `typing.Any` meets at runtime (a dataclass, enum, datetime,
+/// subclass of a builtin, ...), compiled once per type with default options. `None` when the
+/// type has no plan.
+pub fn plan_for_value(value: &Obj<'_>) -> Result<Option<Arc<Plan>>> {
+    let py = value.py();
+    let cls = value.get_type();
+    let key = cls.as_ptr() as usize;
+    let cache = VALUE_PLANS.get_or_init(py, || Mutex::new(HashMap::new()));
+    if let Some((_, plan)) = cache.lock().expect("plan cache").get(&key) {
+        return Ok(Some(plan.clone()));
+    }
+    let compile = py
+        .import("polycodec._plan")?
+        .getattr("compile_spec")?;
+    let spec = match compile.call1((&cls,)) {
+        Ok(spec) => spec,
+        Err(err) if err.is_instance_of::<PyTypeError>(py) => return Ok(None),
+        Err(err) => return Err(err.into()),
+    };
+    let plan = Arc::new(crate::plan::build_plan(&spec)?);
+    if matches!(plan.node(plan.root), Node::Any) {
+        return Ok(None);
+    }
+    cache
+        .lock()
+        .expect("plan cache")
+        .insert(key, (cls.unbind(), plan.clone()));
+    Ok(Some(plan))
+}

@@ -1,0 +1,495 @@
+//! Format-agnostic decoding: turning a scalar read off the wire into the Python value a plan node
+//! asks for, and assembling records. Every format's decoder reads its own tokens and calls these,
+//! so a rule such as "an int enum accepts 3 and returns `Color.BLUE`" is written once.
+
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyTuple, PyType};
+use smallvec::SmallVec;
+
+use crate::errors::{Error, ErrorKind, Result};
+use crate::plan::{
+    DecimalSpec, FieldDefault, LiteralValue, Node, NodeId, Plan, RecordKind, RecordSpec, StrSpec,
+    TzRule,
+};
+use crate::py::{self, temporal, Obj};
+use crate::text;
+
+/// The kind of scalar token a format read, for union dispatch and error messages.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Token {
+    Null,
+    Bool,
+    Int,
+    Float,
+    Str,
+    Bytes,
+    Array,
+    Object,
+    Ext,
+}
+
+impl Token {
+    pub fn describe(self) -> &'static str {
+        match self {
+            Token::Null => "null",
+            Token::Bool => "bool",
+            Token::Int => "int",
+            Token::Float => "float",
+            Token::Str => "str",
+            Token::Bytes => "bytes",
+            Token::Array => "array",
+            Token::Object => "object",
+            Token::Ext => "extension",
+        }
+    }
+}
+
+/// Per-call decoding state shared by the formats.
+pub struct Decoding<'p, 'py> {
+    pub py: Python<'py>,
+    pub plan: &'p Plan,
+    pub strict: bool,
+}
+
+/// The nesting depth past which decoders stop with an error instead of risking the stack.
+pub const MAX_DEPTH: usize = 1024;
+
+pub fn mismatch(expected: &Node, token: Token) -> Error {
+    Error::expected(ErrorKind::Validation, expected.describe(), token.describe())
+}
+
+impl<'p, 'py> Decoding<'p, 'py> {
+    /// Picks the node that takes a token: the node itself, or a union's variant for that token.
+    #[inline]
+    pub fn resolve(&self, id: NodeId, token: Token) -> Result<NodeId> {
+        match self.plan.node(id) {
+            Node::Union(spec) => {
+                let chosen = match token {
+                    Token::Null => spec.none,
+                    Token::Bool => spec.bool,
+                    Token::Int => spec.int.or(spec.float),
+                    Token::Float => spec.float,
+                    Token::Str => spec.str,
+                    Token::Bytes => spec.str,
+                    Token::Array => spec.array,
+                    Token::Object => spec.object,
+                    Token::Ext => spec.str,
+                };
+                let chosen = match (chosen, self.strict) {
+                    (Some(id), _) => Some(id),
+                    // Lax mode: a string may still carry a number or bool for some variant.
+                    (None, false) if token == Token::Str => {
+                        spec.int.or(spec.float).or(spec.bool)
+                    }
+                    _ => None,
+                };
+                chosen.ok_or_else(|| {
+                    Error::validation(format!(
+                        "expected {}, got {}",
+                        describe_union(self.plan, &spec.variants),
+                        token.describe()
+                    ))
+                })
+            }
+            _ => Ok(id),
+        }
+    }
+
+    pub fn null(&self, id: NodeId) -> Result<Obj<'py>> {
+        let id = self.resolve(id, Token::Null)?;
+        match self.plan.node(id) {
+            Node::None | Node::Any => Ok(self.py.None().into_bound(self.py)),
+            node => Err(mismatch(node, Token::Null)),
+        }
+    }
+
+    pub fn boolean(&self, id: NodeId, value: bool) -> Result<Obj<'py>> {
+        let id = self.resolve(id, Token::Bool)?;
+        match self.plan.node(id) {
+            Node::Bool | Node::Any => Ok(pyo3::types::PyBool::new(self.py, value)
+                .to_owned()
+                .into_any()),
+            Node::Literal(spec) => literal(spec, &LiteralValue::Bool(value), self.py),
+            Node::Int(bounds) if !self.strict => {
+                bounds.check(value as i64)?;
+                Ok((value as i64).into_pyobject(self.py)?.into_any())
+            }
+            node => Err(mismatch(node, Token::Bool)),
+        }
+    }
+
+    pub fn int(&self, id: NodeId, value: i64) -> Result<Obj<'py>> {
+        let id = self.resolve(id, Token::Int)?;
+        match self.plan.node(id) {
+            Node::Int(bounds) => {
+                bounds.check(value)?;
+                Ok(value.into_pyobject(self.py)?.into_any())
+            }
+            Node::Any => Ok(value.into_pyobject(self.py)?.into_any()),
+            Node::Float(bounds) => {
+                let value = value as f64;
+                bounds.check(value)?;
+                Ok(pyo3::types::PyFloat::new(self.py, value).into_any())
+            }
+            Node::Enum(spec) => spec
+                .by_int(value)
+                .map(|m| m.bind(self.py).clone())
+                .ok_or_else(|| {
+                    Error::validation(format!("invalid enum value {value} for {}", spec.name))
+                }),
+            Node::Literal(spec) => literal(spec, &LiteralValue::Int(value), self.py),
+            Node::Decimal(spec) if !self.strict => self.decimal(spec, &value.to_string()),
+            Node::Bool if !self.strict && (value == 0 || value == 1) => {
+                Ok(pyo3::types::PyBool::new(self.py, value == 1)
+                    .to_owned()
+                    .into_any())
+            }
+            node => Err(mismatch(node, Token::Int)),
+        }
+    }
+
+    /// An integer too large for i64, given as its decimal text.
+    pub fn big_int(&self, id: NodeId, text: &str) -> Result<Obj<'py>> {
+        let id = self.resolve(id, Token::Int)?;
+        match self.plan.node(id) {
+            Node::Int(bounds) => {
+                bounds.check_big(text.starts_with('-'), text)?;
+                let value = parse_python_int(self.py, text)?;
+                if let Some(multiple) = bounds.multiple_of {
+                    let remainder = value.rem(multiple)?;
+                    if !remainder.eq(0)? {
+                        return Err(Error::validation(format!(
+                            "expected a multiple of {multiple}, got {text}"
+                        )));
+                    }
+                }
+                Ok(value)
+            }
+            Node::Any => parse_python_int(self.py, text),
+            Node::Float(bounds) => {
+                let value: f64 = text.parse().unwrap_or(f64::NAN);
+                bounds.check(value)?;
+                Ok(pyo3::types::PyFloat::new(self.py, value).into_any())
+            }
+            Node::Decimal(spec) if !self.strict => self.decimal(spec, text),
+            node => Err(mismatch(node, Token::Int)),
+        }
+    }
+
+    pub fn float(&self, id: NodeId, value: f64, text: Option<&str>) -> Result<Obj<'py>> {
+        let id = self.resolve(id, Token::Float)?;
+        match self.plan.node(id) {
+            Node::Float(bounds) => {
+                bounds.check(value)?;
+                Ok(pyo3::types::PyFloat::new(self.py, value).into_any())
+            }
+            Node::Any => Ok(pyo3::types::PyFloat::new(self.py, value).into_any()),
+            Node::Int(bounds) if !self.strict && value.fract() == 0.0 && value.abs() < 9.2e18 => {
+                let value = value as i64;
+                bounds.check(value)?;
+                Ok(value.into_pyobject(self.py)?.into_any())
+            }
+            Node::Decimal(spec) if !self.strict => {
+                let owned;
+                let text = match text {
+                    Some(text) => text,
+                    None => {
+                        owned = value.to_string();
+                        &owned
+                    }
+                };
+                self.decimal(spec, text)
+            }
+            node => Err(mismatch(node, Token::Float)),
+        }
+    }
+
+    /// A string token. Formats handle `bytes` nodes themselves (base64 in JSON, raw in msgpack)
+    /// before calling this.
+    pub fn string(&self, id: NodeId, text: &str, ascii: bool) -> Result<Obj<'py>> {
+        let id = self.resolve(id, Token::Str)?;
+        let py = self.py;
+        match self.plan.node(id) {
+            Node::Str(spec) => {
+                if !spec.is_unconstrained() {
+                    check_str(spec, text, ascii, py)?;
+                }
+                Ok(py::new_str(py, text, ascii)?)
+            }
+            Node::Any => Ok(py::new_str(py, text, ascii)?),
+            Node::DateTime(rule) => {
+                let parts = text::temporal::parse_datetime(text.as_bytes())
+                    .map_err(|e| Error::validation(e.message()))?;
+                check_tz(*rule, parts.offset_seconds.is_some(), "datetime")?;
+                Ok(temporal::new_datetime(py, &parts)?)
+            }
+            Node::Date => {
+                let parts = text::temporal::parse_date(text.as_bytes())
+                    .map_err(|e| Error::validation(e.message()))?;
+                Ok(temporal::new_date(py, &parts)?)
+            }
+            Node::Time(rule) => {
+                let parts = text::temporal::parse_time(text.as_bytes())
+                    .map_err(|e| Error::validation(e.message()))?;
+                check_tz(*rule, parts.offset_seconds.is_some(), "time")?;
+                Ok(temporal::new_time(py, &parts)?)
+            }
+            Node::TimeDelta => {
+                let parts = text::temporal::parse_duration(text.as_bytes())
+                    .map_err(|e| Error::validation(e.message()))?;
+                Ok(temporal::new_timedelta(py, &parts)?)
+            }
+            Node::Uuid => {
+                let value = text::uuid::parse_uuid(text.as_bytes())
+                    .map_err(|e| Error::validation(e.message()))?;
+                Ok(py::new_uuid(py, value)?)
+            }
+            Node::Decimal(spec) => self.decimal(spec, text),
+            Node::Enum(spec) => spec
+                .by_str(text)
+                .map(|m| m.bind(py).clone())
+                .ok_or_else(|| {
+                    Error::validation(format!("invalid enum value {text:?} for {}", spec.name))
+                }),
+            Node::Literal(spec) => literal(spec, &LiteralValue::Str(text.to_owned()), py),
+            Node::Int(bounds) if !self.strict => {
+                let value: i64 = text.trim().parse().map_err(|_| {
+                    Error::validation(format!("expected int, got str {text:?}"))
+                })?;
+                bounds.check(value)?;
+                Ok(value.into_pyobject(py)?.into_any())
+            }
+            Node::Float(bounds) if !self.strict => {
+                let value: f64 = text.trim().parse().map_err(|_| {
+                    Error::validation(format!("expected float, got str {text:?}"))
+                })?;
+                bounds.check(value)?;
+                Ok(pyo3::types::PyFloat::new(py, value).into_any())
+            }
+            Node::Bool if !self.strict => match text {
+                "true" | "True" | "1" => Ok(pyo3::types::PyBool::new(py, true).to_owned().into_any()),
+                "false" | "False" | "0" => {
+                    Ok(pyo3::types::PyBool::new(py, false).to_owned().into_any())
+                }
+                _ => Err(Error::validation(format!("expected bool, got str {text:?}"))),
+            },
+            node => Err(mismatch(node, Token::Str)),
+        }
+    }
+
+    pub fn decimal(&self, spec: &DecimalSpec, text: &str) -> Result<Obj<'py>> {
+        let py = self.py;
+        let lib = py::stdlib(py);
+        let value = lib
+            .decimal
+            .bind(py)
+            .call1((text,))
+            .map_err(|_| Error::validation(format!("invalid decimal {text:?}")))?;
+        check_decimal(spec, &value, text)?;
+        Ok(value)
+    }
+
+    /// Checks a collection's length against its node's bounds.
+    pub fn check_length(&self, id: NodeId, length: usize) -> Result<()> {
+        let bounds = match self.plan.node(id) {
+            Node::Sequence(spec) => &spec.length,
+            Node::Dict(spec) => &spec.length,
+            _ => return Ok(()),
+        };
+        bounds.check(length, "items")
+    }
+}
+
+fn literal<'py>(
+    spec: &crate::plan::LiteralSpec,
+    value: &LiteralValue,
+    py: Python<'py>,
+) -> Result<Obj<'py>> {
+    spec.find(value)
+        .map(|obj| obj.bind(py).clone())
+        .ok_or_else(|| {
+            let shown = match value {
+                LiteralValue::Str(s) => format!("{s:?}"),
+                LiteralValue::Int(i) => i.to_string(),
+                LiteralValue::Bool(b) => b.to_string(),
+            };
+            Error::validation(format!(
+                "expected {}, got {shown}",
+                spec.describe_values()
+            ))
+        })
+}
+
+fn describe_union(plan: &Plan, variants: &[NodeId]) -> String {
+    let names: Vec<&str> = variants.iter().map(|&v| plan.node(v).describe()).collect();
+    names.join(" | ")
+}
+
+fn check_tz(rule: TzRule, aware: bool, what: &str) -> Result<()> {
+    match (rule, aware) {
+        (TzRule::Aware, false) => Err(Error::validation(format!(
+            "expected a timezone-aware {what}, got a naive one"
+        ))),
+        (TzRule::Naive, true) => Err(Error::validation(format!(
+            "expected a naive {what}, got one with a UTC offset"
+        ))),
+        _ => Ok(()),
+    }
+}
+
+fn check_str(spec: &StrSpec, text: &str, ascii: bool, py: Python<'_>) -> Result<()> {
+    spec.length
+        .check(py::char_count(text, ascii), "characters")?;
+    if let Some(pattern) = &spec.pattern {
+        let found = pattern.bind(py).call_method1("search", (text,))?;
+        if found.is_none() {
+            let source = pattern.bind(py).getattr("pattern")?;
+            return Err(Error::validation(format!(
+                "expected a str matching {source}, got {text:?}"
+            )));
+        }
+    }
+    Ok(())
+}
+
+fn check_decimal(spec: &DecimalSpec, value: &Obj<'_>, text: &str) -> Result<()> {
+    if spec.max_digits.is_some() || spec.decimal_places.is_some() {
+        let (_, digits, exponent): (i32, Vec<u8>, Obj<'_>) =
+            value.call_method0("as_tuple")?.extract()?;
+        let Ok(exponent) = exponent.extract::<i64>() else {
+            return Err(Error::validation(format!("expected a finite decimal, got {text}")));
+        };
+        let count = digits.len() as i64;
+        let (total, places) = if exponent >= 0 {
+            (count + exponent, 0)
+        } else {
+            (count.max(-exponent), -exponent)
+        };
+        if let Some(max_places) = spec.decimal_places {
+            if places > i64::from(max_places) {
+                return Err(Error::validation(format!(
+                    "expected at most {max_places} decimal places, got {text}"
+                )));
+            }
+        }
+        if let Some(max_digits) = spec.max_digits {
+            if total > i64::from(max_digits) {
+                return Err(Error::validation(format!(
+                    "expected at most {max_digits} digits, got {text}"
+                )));
+            }
+        }
+    }
+    let bounds = &spec.bounds;
+    if !bounds.is_unbounded() {
+        use pyo3::basic::CompareOp;
+        let checks = [
+            (&bounds.ge, CompareOp::Ge, ">="),
+            (&bounds.gt, CompareOp::Gt, ">"),
+            (&bounds.le, CompareOp::Le, "<="),
+            (&bounds.lt, CompareOp::Lt, "<"),
+        ];
+        for (bound, op, relation) in checks {
+            if let Some(bound) = bound {
+                if !value.rich_compare(bound.bind(value.py()), op)?.is_truthy()? {
+                    return Err(Error::validation(format!(
+                        "expected decimal {relation} {}, got {text}",
+                        bound.bind(value.py())
+                    )));
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+fn parse_python_int<'py>(py: Python<'py>, text: &str) -> Result<Obj<'py>> {
+    Ok(py
+        .get_type::<pyo3::types::PyInt>()
+        .call1((text,))?)
+}
+
+/// Collects a record's field values as they arrive (in any order) and builds the object.
+pub struct RecordBuilder<'py> {
+    values: SmallVec<[Option<Obj<'py>>; 16]>,
+}
+
+impl<'py> RecordBuilder<'py> {
+    pub fn new(spec: &RecordSpec) -> Self {
+        let mut values = SmallVec::with_capacity(spec.fields.len());
+        values.resize(spec.fields.len(), None);
+        RecordBuilder { values }
+    }
+
+    /// Stores a field's value; returns false if the field was already set (a duplicate key,
+    /// where the last one wins as in `json.loads`).
+    #[inline]
+    pub fn set(&mut self, field: usize, value: Obj<'py>) {
+        self.values[field] = Some(value);
+    }
+
+    pub fn is_set(&self, field: usize) -> bool {
+        self.values[field].is_some()
+    }
+
+    /// Fills defaults, reports missing fields, and creates the instance.
+    pub fn finish(mut self, py: Python<'py>, spec: &RecordSpec) -> Result<Obj<'py>> {
+        for (slot, field) in self.values.iter_mut().zip(&spec.fields) {
+            if slot.is_some() {
+                continue;
+            }
+            match &field.default {
+                FieldDefault::Value(value) => *slot = Some(value.bind(py).clone()),
+                FieldDefault::Factory(factory) => *slot = Some(factory.bind(py).call0()?),
+                FieldDefault::Absent => {}
+                FieldDefault::Required => {
+                    return Err(Error::validation(format!(
+                        "object missing required field `{}`",
+                        field.wire_name
+                    )))
+                }
+            }
+        }
+        let cls = spec.cls.bind(py);
+        match spec.kind {
+            RecordKind::Dataclass => {
+                let cls = cls.cast::<PyType>().map_err(PyErr::from)?;
+                let instance = py::new_instance(cls)?;
+                for (value, field) in self.values.into_iter().zip(&spec.fields) {
+                    if let Some(value) = value {
+                        py::set_field(&instance, field.name.bind(py), &value)?;
+                    }
+                }
+                if spec.post_init {
+                    instance.call_method0(py::stdlib(py).post_init.bind(py))?;
+                }
+                Ok(instance)
+            }
+            RecordKind::TypedDict => {
+                let dict = PyDict::new(py);
+                for (value, field) in self.values.into_iter().zip(&spec.fields) {
+                    if let Some(value) = value {
+                        dict.set_item(field.name.bind(py), value)?;
+                    }
+                }
+                Ok(dict.into_any())
+            }
+            RecordKind::NamedTuple => {
+                let items: Vec<Obj<'py>> = self.values.into_iter().flatten().collect();
+                let args = PyTuple::new(py, items)?;
+                Ok(cls.call1(args)?)
+            }
+        }
+    }
+}
+
+/// Unknown keys: skipped, or refused when the record forbids them.
+pub fn unknown_field(spec: &RecordSpec, key: &str) -> Result<()> {
+    if spec.forbid_unknown_fields {
+        Err(Error::validation(format!(
+            "object contains unknown field `{key}`"
+        )))
+    } else {
+        Ok(())
+    }
+}
