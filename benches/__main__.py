@@ -61,7 +61,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--ops", type=_csv(OPS, "operation"), help="comma-separated operations")
     p.add_argument("--models", type=_csv(list(MODELS), "model"), help="comma-separated models")
     p.add_argument("--adapters", help="comma-separated adapter names (see --list)")
-    p.add_argument("--out", type=Path, default=None, help="output directory (default benches/results)")
+    p.add_argument(
+        "--out", type=Path, default=None, help="output directory (default benches/results)"
+    )
     p.add_argument("--no-plots", action="store_true", help="do not draw PNG charts")
     p.add_argument("--no-memory", action="store_true", help="do not measure peak memory")
     p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
@@ -95,7 +97,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         adapters = [a.strip() for a in args.adapters.split(",") if a.strip()]
         bad = [a for a in adapters if a not in known]
         if bad:
-            print(f"unknown adapter(s): {', '.join(bad)}; known: {', '.join(known)}", file=sys.stderr)
+            print(
+                f"unknown adapter(s): {', '.join(bad)}; known: {', '.join(known)}", file=sys.stderr
+            )
             return 2
 
     timing = TimingConfig.quick() if args.quick else TimingConfig.full()
@@ -158,7 +162,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     for s in result.skips:
         skipped_kinds[s.kind] = skipped_kinds.get(s.kind, 0) + 1
     if skipped_kinds:
-        print("skipped: " + ", ".join(f"{n} {k}" for k, n in skipped_kinds.items()) + " (see report)")
+        print(
+            "skipped: " + ", ".join(f"{n} {k}" for k, n in skipped_kinds.items()) + " (see report)"
+        )
     print(f"wall time: {result.wall_time_s:.1f} s")
     return 0
 

@@ -37,7 +37,10 @@ def cpu_model() -> str:
     if sys.platform == "darwin":
         try:
             out = subprocess.run(
-                ["sysctl", "-n", "machdep.cpu.brand_string"], capture_output=True, text=True, timeout=5
+                ["sysctl", "-n", "machdep.cpu.brand_string"],
+                capture_output=True,
+                text=True,
+                timeout=5,
             )
             if out.returncode == 0 and out.stdout.strip():
                 return out.stdout.strip()
@@ -57,7 +60,7 @@ def cpu_count() -> str:
 
 
 def git_revision() -> str:
-    """``HEAD`` of the repository (read-only git calls), marked ``-dirty`` when tracked files changed."""
+    """``HEAD`` of the repo (read-only git calls), ``-dirty`` when tracked files changed."""
 
     def git(*args: str) -> str:
         out = subprocess.run(
@@ -112,9 +115,11 @@ def collect(timing: Any, quick: bool) -> dict[str, Any]:
         "run_utc": datetime.now(timezone.utc).isoformat(),
         "unit": "second (per call; tables scale to ns/µs/ms)",
         "timer": f"time.perf_counter (resolution {clock.resolution:g} s, {clock.implementation})",
-        "mode": "quick (CI smoke run: few short samples, numbers are indicative only)"
-        if quick
-        else "full",
+        "mode": (
+            "quick (CI smoke run: few short samples, numbers are indicative only)"
+            if quick
+            else "full"
+        ),
         "timing": (
             f"target {timing.target_sample_s * 1e3:g} ms per sample, up to {timing.max_rounds} "
             f"interleaved rounds, at least {timing.min_samples} samples, budget "

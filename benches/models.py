@@ -312,7 +312,9 @@ def _words(rng: random.Random, lo: int, hi: int) -> str:
 
 
 def _dt(rng: random.Random) -> datetime:
-    return _EPOCH + timedelta(seconds=rng.randint(0, 4 * 365 * 86400), microseconds=rng.randint(0, 999_999))
+    return _EPOCH + timedelta(
+        seconds=rng.randint(0, 4 * 365 * 86400), microseconds=rng.randint(0, 999_999)
+    )
 
 
 def _day(rng: random.Random) -> date:
@@ -444,10 +446,18 @@ class ModelSpec:
     description: str
     make_one: Callable[[random.Random, int], Any]
 
+    @property
+    def list_type(self) -> Any:
+        """``list[root]``: the batch type, for libraries that build one decoder per type."""
+        return list[self.root]  # type: ignore[name-defined]
+
 
 MODELS: dict[str, ModelSpec] = {
     "record": ModelSpec(
-        "record", Record, "flat ~12-field record with enum, datetime, Optionals, nested list", make_record
+        "record",
+        Record,
+        "flat ~12-field record with enum, datetime, Optionals, nested list",
+        make_record,
     ),
     "hierarchy": ModelSpec(
         "hierarchy",

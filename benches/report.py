@@ -14,7 +14,8 @@ import math
 from pathlib import Path
 from typing import Any, Optional
 
-from .adapters import BASELINES, FORMATS, SUBJECT
+from .adapters import ADAPTER_FORMATS, BASELINES, FORMATS, SUBJECT
+from .adapters.base import version_is_prerelease
 from .models import MODELS
 from .runner import Cell, RunResult, Skip
 
@@ -69,7 +70,7 @@ def fmt_ratio(r: Optional[float], bold_if_win: bool = False) -> str:
     if r is None:
         return "—"
     text = f"{r:.2f}×"
-    return f"**{text}**" if bold_if_win and r > 1.0 else text
+    return f"**{text}**" if bold_if_win and r >= 1.005 else text
 
 
 def _geomean(values: list[float]) -> Optional[float]:
@@ -91,7 +92,9 @@ def _short(text: str, n: int = 160) -> str:
 # ---- report sections -----------------------------------------------------------------------
 
 
-def _table(header: list[str], rows: list[list[str]], align: Optional[list[str]] = None) -> list[str]:
+def _table(
+    header: list[str], rows: list[list[str]], align: Optional[list[str]] = None
+) -> list[str]:
     align = align or ["---"] * len(header)
     out = ["| " + " | ".join(header) + " |", "|" + "|".join(align) + "|"]
     out += ["| " + " | ".join(r) + " |" for r in rows]
@@ -115,13 +118,9 @@ def _skip_reason(res: RunResult, adapter: str, fmt: str, model: str) -> Optional
 
 def _subject_missing_reason(res: RunResult, c: Cell) -> str:
     s = _skip_reason(res, SUBJECT, c.format, c.model)
-    if s is None:
-        if SUBJECT not in {a.name for a in res.adapters} and not any(
-            x.adapter == SUBJECT for x in res.skips
-        ):
-            return "not selected"
-        return "—"
-    return f"{s.kind}"
+    if s is not None:
+        return s.kind
+    return "not selected" if SUBJECT not in {a.name for a in res.adapters} else "—"
 
 
 def _environment(res: RunResult, env: dict[str, Any]) -> list[str]:
@@ -154,8 +153,6 @@ def _environment(res: RunResult, env: dict[str, Any]) -> list[str]:
         if a.name in seen:
             continue
         seen.add(a.name)
-        from .adapters.base import version_is_prerelease
-
         v = a.version
         vrows.append(
             [
@@ -175,7 +172,7 @@ def _headline(res: RunResult) -> list[str]:
         "## Headline: polycodec vs the fastest peer",
         "",
         "Ratio = fastest peer's median time / polycodec's median time: **above 1.00× polycodec is"
-        " faster**, below it the peer is. \"Fastest peer\" excludes polycodec itself.",
+        ' faster**, below it the peer is. "Fastest peer" excludes polycodec itself.',
         "",
     ]
     rows = []
@@ -189,7 +186,7 @@ def _headline(res: RunResult) -> list[str]:
             ratio = subj.vs_best_peer
             per_format.setdefault(c.format, []).append(ratio or 0)
             w = wins.setdefault(c.format, [0, 0])
-            w[0] += 1 if ratio and ratio > 1 else 0
+            w[0] += 1 if ratio and ratio >= 1.005 else 0
             w[1] += 1
         rows.append(
             [
@@ -224,11 +221,11 @@ def _headline(res: RunResult) -> list[str]:
         srows = []
         for fmt, ratios in per_format.items():
             g = _geomean(ratios)
-            w, n = wins[fmt]
-            srows.append([FORMATS[fmt], f"{w} / {n}", fmt_ratio(g, bold_if_win=True)])
+            won, total = wins[fmt]
+            srows.append([FORMATS[fmt], f"{won} / {total}", fmt_ratio(g, bold_if_win=True)])
         out += ["Per format (cells where both polycodec and a peer ran):", ""]
         out += _table(
-            ["Format", "Cells polycodec wins", "Geometric mean vs best peer"],
+            ["Format", "Cells polycodec wins (≥ 1.005×)", "Geometric mean vs best peer"],
             srows,
             ["---", "--:", "--:"],
         )
@@ -282,12 +279,13 @@ def _cell_section(res: RunResult, c: Cell) -> list[str]:
     present = {r.adapter for r in c.rows}
     for a in res.adapters:
         if c.format in a.formats and a.name not in present:
-            s = _skip_reason(res, a.name, c.format, c.model)
-            missing.append(f"{a.label} ({s.kind})" if s else a.label)
-    for s in res.skips:
-        if s.kind == "unavailable" and s.adapter not in {a.name for a in res.adapters}:
-            if s.adapter == SUBJECT or _adapter_formats_guess(s.adapter, c.format):
-                missing.append(f"{s.adapter} (unavailable)")
+            skip = _skip_reason(res, a.name, c.format, c.model)
+            missing.append(f"{a.label} ({skip.kind})" if skip else a.label)
+    loaded = {a.name for a in res.adapters}
+    for skip in res.skips:
+        if skip.kind == "unavailable" and skip.adapter not in loaded:
+            if c.format in ADAPTER_FORMATS.get(skip.adapter, ()):
+                missing.append(f"{skip.adapter} (unavailable)")
     if missing:
         out += ["", "Not in this table (see *Skipped*): " + ", ".join(sorted(set(missing)))]
     base = BASELINES[c.format]
@@ -298,28 +296,6 @@ def _cell_section(res: RunResult, c: Cell) -> list[str]:
         "",
     ]
     return out
-
-
-# Formats of adapters whose module could not be imported (so no Adapter object exists).
-_KNOWN_FORMATS = {
-    "polycodec": set(FORMATS),
-    "msgspec": {"json", "msgpack"},
-    "orjson": {"json"},
-    "ormsgpack": {"msgpack"},
-    "msgpack": {"msgpack"},
-    "serpyco-rs": {"json", "msgpack"},
-    "pydantic": {"json"},
-    "mashumaro": {"json", "msgpack"},
-    "mashumaro-orjson": {"json"},
-    "fastavro": {"avro"},
-    "avro": {"avro"},
-    "json": {"json"},
-    "pickle": {"pickle"},
-}
-
-
-def _adapter_formats_guess(adapter: str, fmt: str) -> bool:
-    return fmt in _KNOWN_FORMATS.get(adapter, set())
 
 
 def _memory(res: RunResult) -> list[str]:
@@ -349,8 +325,8 @@ def _memory(res: RunResult) -> list[str]:
         for c in cells:
             row = [c.op, str(c.batch), c.model]
             for n in order:
-                r = c.row(n)
-                row.append(fmt_bytes(r.peak_memory_bytes) if r else "—")
+                found = c.row(n)
+                row.append(fmt_bytes(found.peak_memory_bytes) if found else "—")
             rows.append(row)
         out += [f"### {FORMATS[fmt]}", ""]
         out += _table(
@@ -424,29 +400,32 @@ def _models(res: RunResult) -> list[str]:
     return out
 
 
+_METHOD = """\
+## Method
+
+- **Correctness first.** Before timing, every adapter round-trips the first objects one by one
+  and every batch through `encode_many`/`decode_many`; anything that does not decode to objects
+  equal to the originals is excluded (see *Skipped*). Every adapter decodes its own output.
+- **Cells.** A cell is one format × operation × batch × model. `*_one` operations time one object
+  at batch 1; `*_many` operations time one call on a list of N objects (one JSON/MessagePack
+  array, an Avro object container file, a pickled list).
+- **Interleaving.** All candidates of a cell are sampled round by round in one process, rotating
+  the order every round, so machine drift affects them alike.
+- **Samples.** Each sample repeats the call a calibrated number of times (so that it lasts about
+  the target sample time), with `gc.collect()` before it and the GC disabled during it. The
+  per-call time of every sample is kept (raw values in `results.json`). The timed loop is
+  `for _ in repeat(None, n): fn(arg)`; its few ns per call are not subtracted.
+- **Statistics.** The median is used for Ops/s and all ratios; mean, standard deviation (also as
+  % of the mean) and minimum show the noise. *Samples* is `samples × calls per sample`.
+- **Ratios.** *vs baseline* = baseline median / this median (baselines: stdlib json, msgpack,
+  apache avro, stdlib pickle); *vs best peer* = fastest non-polycodec median / this median.
+  Above 1.00× means faster.
+- **Payload** is the size of this adapter's own encoding (str outputs counted as UTF-8 bytes).
+"""
+
+
 def _method() -> list[str]:
-    return [
-        "## Method",
-        "",
-        "- **Correctness first.** Before timing, every adapter round-trips the first objects one by"
-        " one and every batch through `encode_many`/`decode_many`; anything that does not decode to"
-        " objects equal to the originals is excluded (see *Skipped*).",
-        "- **Cells.** A cell is one format × operation × batch × model. `*_one` operations time one"
-        " object at batch 1; `*_many` operations time one call on a list of N objects (one"
-        " JSON/MessagePack array, an Avro object container file, a pickled list).",
-        "- **Interleaving.** All candidates of a cell run round by round in one process, rotating the"
-        " order each round, so machine drift affects them alike.",
-        "- **Samples.** Each sample repeats the call a calibrated number of times (so it lasts about"
-        " the target sample time) with `gc.collect()` before and the GC disabled during it; the"
-        " per-call time of every sample is kept (raw values in `results.json`).",
-        "- **Statistics.** Median (used for all ratios and Ops/s), mean, standard deviation (and as %"
-        " of the mean), minimum. *Samples* is `samples × calls per sample`.",
-        "- **Ratios.** *vs baseline* = baseline median / this median (baselines: stdlib json, msgpack,"
-        " apache avro, stdlib pickle); *vs best peer* = fastest non-polycodec median / this median."
-        " Above 1.00× means faster.",
-        "- **Payload** is the size of this adapter's own encoding (str outputs counted as UTF-8).",
-        "",
-    ]
+    return _METHOD.splitlines() + [""]
 
 
 def render_markdown(res: RunResult, env: dict[str, Any], plots: list[str], plot_note: str) -> str:
@@ -556,7 +535,9 @@ def to_json(res: RunResult, env: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def write(res: RunResult, env: dict[str, Any], out: Path, plots: list[str], plot_note: str) -> tuple[Path, Path]:
+def write(
+    res: RunResult, env: dict[str, Any], out: Path, plots: list[str], plot_note: str
+) -> tuple[Path, Path]:
     """Write ``report.md`` and ``results.json`` into ``out``; returns both paths."""
     out.mkdir(parents=True, exist_ok=True)
     md = out / "report.md"

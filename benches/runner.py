@@ -113,7 +113,10 @@ def _payload_len(payload: Any) -> int:
 def _describe_mismatch(expected: Any, got: Any, path: str = "") -> str:
     """Find the first differing path between two object graphs, for a useful failure reason."""
     if type(expected) is not type(got):
-        return f"{path or '<root>'}: expected {type(expected).__name__} {expected!r:.80}, got {type(got).__name__} {got!r:.80}"
+        return (
+            f"{path or '<root>'}: expected {type(expected).__name__} {expected!r:.80}, "
+            f"got {type(got).__name__} {got!r:.80}"
+        )
     if dataclasses.is_dataclass(expected):
         for f in dataclasses.fields(expected):
             a, b = getattr(expected, f.name), getattr(got, f.name)
@@ -132,7 +135,7 @@ class RoundTripError(Exception):
     """The adapter's decoded objects differ from the originals (message says where)."""
 
 
-def check_round_trip(ops: Ops, objs: list[Any], batches: list[int]) -> dict[str, Any]:
+def check_round_trip(ops: Ops, objs: list[Any], batches: list[int]) -> dict[Any, Any]:
     """Encode/decode through all four ops and compare with the originals.
 
     Returns the payloads to reuse as decode inputs: ``{"one": payload, N: payload}``. Raises
@@ -145,7 +148,9 @@ def check_round_trip(ops: Ops, objs: list[Any], batches: list[int]) -> dict[str,
             raise RoundTripError(f"encode_one returned {type(encoded).__name__}, not bytes/str")
         decoded = ops.decode_one(encoded)
         if decoded != obj:
-            raise RoundTripError(f"decode_one(encode_one(obj[{i}])): {_describe_mismatch(obj, decoded)}")
+            raise RoundTripError(
+                f"decode_one(encode_one(obj[{i}])): {_describe_mismatch(obj, decoded)}"
+            )
         if i == 0:
             payloads["one"] = encoded
     for n in sorted(set(batches) | {min(3, len(objs))}):
@@ -157,7 +162,9 @@ def check_round_trip(ops: Ops, objs: list[Any], batches: list[int]) -> dict[str,
         if not isinstance(decoded, list):
             decoded = list(decoded)
         if decoded != chunk:
-            raise RoundTripError(f"decode_many(encode_many(batch {n})): {_describe_mismatch(chunk, decoded)}")
+            raise RoundTripError(
+                f"decode_many(encode_many(batch {n})): {_describe_mismatch(chunk, decoded)}"
+            )
         payloads[n] = encoded
     if ops.extra_check is not None:
         ops.extra_check(objs[: min(10, len(objs))])
@@ -190,7 +197,7 @@ def run(cfg: RunConfig, registry: Registry) -> RunResult:
     data = {m: generate(m, max(max_batch, 5), seed=cfg.seed) for m in cfg.models}
 
     # ---- build + verify every (adapter, format, model) ---------------------------------------
-    prepared: dict[tuple[str, str, str], tuple[Ops, dict[Any, Any]]] = {}
+    prepared: dict[tuple[str, str, str], tuple[Ops, dict[Any, Any]]] = {}  # payloads by batch
     previews: dict[str, dict[str, str]] = {}
     checks = [
         (a, fmt, m) for fmt in cfg.formats for m in cfg.models for a in adapters if fmt in a.formats
@@ -209,7 +216,9 @@ def run(cfg: RunConfig, registry: Registry) -> RunResult:
         try:
             payloads = check_round_trip(ops, data[model], [b for b in cfg.batches if b > 1])
         except Exception as exc:
-            skips.append(Skip(adapter.name, fmt, model, "round-trip failed", f"{type(exc).__name__}: {exc}"))
+            skips.append(
+                Skip(adapter.name, fmt, model, "round-trip failed", f"{type(exc).__name__}: {exc}")
+            )
             continue
         prepared[(adapter.name, fmt, model)] = (ops, payloads)
         previews.setdefault(f"{fmt}/{model}", {})[adapter.name] = _preview(payloads["one"])
@@ -254,7 +263,9 @@ def run(cfg: RunConfig, registry: Registry) -> RunResult:
                         label = f"{FORMATS[fmt]} {op} b{batch} {model}"
                         base = done
 
-                        def on_round(r: int, total: int, base: float = base, label: str = label) -> None:
+                        def on_round(
+                            r: int, total: int, base: float = base, label: str = label
+                        ) -> None:
                             bar.update(base + r / total, label)
 
                         bar.update(base, label)

@@ -134,7 +134,9 @@ def calibrate(cand: Candidate, cfg: TimingConfig) -> None:
         n = min(n * factor, cfg.max_calls_per_sample)
         elapsed = _run(fn, arg, n)
     per_call = elapsed / n
-    cand.calls_per_sample = max(1, min(cfg.max_calls_per_sample, round(cfg.target_sample_s / per_call)))
+    cand.calls_per_sample = max(
+        1, min(cfg.max_calls_per_sample, round(cfg.target_sample_s / per_call))
+    )
 
 
 def measure_cell(
@@ -152,9 +154,7 @@ def measure_cell(
     k = len(candidates)
     for rnd in range(cfg.max_rounds):
         active = [
-            candidates[(rnd + i) % k]
-            for i in range(k)
-            if not _done(candidates[(rnd + i) % k], cfg)
+            candidates[(rnd + i) % k] for i in range(k) if not _done(candidates[(rnd + i) % k], cfg)
         ]
         if not active:
             break

@@ -73,13 +73,6 @@ impl Error {
         Self::new(kind, format!("expected {what}, got {found}"))
     }
 
-    pub fn kind(&self) -> Option<ErrorKind> {
-        match &self.failure {
-            Failure::Message(kind, _) => Some(*kind),
-            Failure::Python(_) => None,
-        }
-    }
-
     /// Adds the segment of the container the error passed through on its way up.
     #[cold]
     pub fn at(mut self, segment: PathSegment) -> Self {
@@ -223,7 +216,9 @@ mod tests {
 
     #[test]
     fn odd_names_and_keys_are_quoted() {
-        let err = Error::validation("x").at_key("a \"b\"").at_field("my-field");
+        let err = Error::validation("x")
+            .at_key("a \"b\"")
+            .at_field("my-field");
         assert_eq!(err.path_string(), "$[\"my-field\"][\"a \\\"b\\\"\"]");
     }
 }

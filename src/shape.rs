@@ -10,8 +10,8 @@ use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{
-    PyBool, PyByteArray, PyBytes, PyDate, PyDateTime, PyDelta, PyDict, PyFloat, PyFrozenSet,
-    PyInt, PyList, PyMemoryView, PySet, PyString, PyTime, PyTuple, PyType,
+    PyBool, PyByteArray, PyBytes, PyDate, PyDateTime, PyDelta, PyDict, PyFloat, PyFrozenSet, PyInt,
+    PyList, PyMemoryView, PySet, PyString, PyTime, PyTuple, PyType,
 };
 
 use crate::errors::{Error, Result};
@@ -36,7 +36,8 @@ pub fn for_each_item<'py>(
 ) -> Result<()> {
     if let Ok(list) = values.cast::<PyList>() {
         let mut index = 0;
-        while let Ok(item) = list.get_item(index) {
+        while index < list.len() {
+            let item = list.get_item(index)?;
             f(&item)?;
             index += 1;
         }
@@ -54,9 +55,9 @@ pub fn for_each_item<'py>(
             type_name(values)
         )));
     }
-    let iterator = values.try_iter().map_err(|_| {
-        Error::encode(format!("expected a sequence, got {}", type_name(values)))
-    })?;
+    let iterator = values
+        .try_iter()
+        .map_err(|_| Error::encode(format!("expected a sequence, got {}", type_name(values))))?;
     for item in iterator {
         f(&item?)?;
     }
@@ -126,27 +127,64 @@ pub fn is_record(spec: &RecordSpec, value: &Obj<'_>) -> bool {
     }
     match spec.kind {
         RecordKind::TypedDict => value.is_instance_of::<PyDict>(),
-        _ => value.is_instance(spec.cls.bind(value.py())).unwrap_or(false),
+        _ => value
+            .is_instance(spec.cls.bind(value.py()))
+            .unwrap_or(false),
     }
 }
 
-/// A record's field value: `Ok(None)` when a TypedDict lacks the key.
-#[inline]
-pub fn record_field<'py>(
-    spec: &RecordSpec,
-    index: usize,
-    value: &Obj<'py>,
-) -> Result<Option<Obj<'py>>> {
-    let field = &spec.fields[index];
-    match spec.kind {
-        RecordKind::Dataclass => Ok(Some(value.getattr(field.name.bind(value.py()))?)),
-        RecordKind::TypedDict => {
-            let dict = value.cast::<PyDict>().map_err(PyErr::from)?;
-            Ok(dict.get_item(field.name.bind(value.py()))?)
-        }
-        RecordKind::NamedTuple => {
-            let tuple = value.cast::<PyTuple>().map_err(PyErr::from)?;
-            Ok(tuple.get_item(index).ok())
+/// Where a record's field values are read from, decided once per record value.
+pub enum FieldSource<'py> {
+    /// A dataclass instance's `__dict__`, walked in order: fields set by `__init__` come in
+    /// declaration order, so most fields cost one pointer comparison.
+    Dict(py::DictCursor<'py>),
+    /// A slotted dataclass: attribute access through the slot descriptors.
+    Attributes,
+    /// A TypedDict value.
+    Mapping(Bound<'py, PyDict>),
+    /// A NamedTuple value.
+    Tuple(Bound<'py, PyTuple>),
+}
+
+impl<'py> FieldSource<'py> {
+    pub fn new(spec: &RecordSpec, value: &Obj<'py>) -> Result<Self> {
+        Ok(match spec.kind {
+            RecordKind::Dataclass => match py::instance_dict(value) {
+                Some(dict) if !spec.slots => FieldSource::Dict(py::DictCursor::new(dict)),
+                _ => FieldSource::Attributes,
+            },
+            RecordKind::TypedDict => {
+                FieldSource::Mapping(value.cast::<PyDict>().map_err(PyErr::from)?.clone())
+            }
+            RecordKind::NamedTuple => {
+                FieldSource::Tuple(value.cast::<PyTuple>().map_err(PyErr::from)?.clone())
+            }
+        })
+    }
+
+    /// A field's value: `Ok(None)` when a TypedDict lacks the key.
+    #[inline]
+    pub fn get(
+        &mut self,
+        spec: &RecordSpec,
+        index: usize,
+        value: &Obj<'py>,
+    ) -> Result<Option<Obj<'py>>> {
+        let name = spec.fields[index].name.bind(value.py());
+        match self {
+            FieldSource::Dict(cursor) => {
+                if let Some(item) = cursor.next_if_key(name) {
+                    return Ok(Some(item));
+                }
+                match cursor.dict().get_item(name)? {
+                    Some(item) => Ok(Some(item)),
+                    // Not in the instance dict (a class attribute, a property): ask getattr.
+                    None => Ok(Some(value.getattr(name)?)),
+                }
+            }
+            FieldSource::Attributes => Ok(Some(value.getattr(name)?)),
+            FieldSource::Mapping(dict) => Ok(dict.get_item(name)?),
+            FieldSource::Tuple(tuple) => Ok(tuple.get_item(index).ok()),
         }
     }
 }
@@ -210,7 +248,9 @@ fn accepts(plan: &Plan, node: &Node, value: &Obj<'_>) -> bool {
         Node::Time(_) => value.is_instance_of::<PyTime>(),
         Node::TimeDelta => value.is_instance_of::<PyDelta>(),
         Node::Uuid => is_uuid(value),
-        Node::Enum(spec) => value.is_instance(spec.cls.bind(value.py())).unwrap_or(false),
+        Node::Enum(spec) => value
+            .is_instance(spec.cls.bind(value.py()))
+            .unwrap_or(false),
         Node::Literal(spec) => literal_of(value).is_some_and(|v| spec.find(&v).is_some()),
         Node::Union(spec) => pick_variant(plan, &spec.variants, value).is_some(),
         Node::TaggedUnion(spec) => spec.tags.iter().any(|(_, id)| match plan.node(*id) {
@@ -282,9 +322,7 @@ pub fn plan_for_value(value: &Obj<'_>) -> Result<Option<Arc<Plan>>> {
     if let Some((_, plan)) = cache.lock().expect("plan cache").get(&key) {
         return Ok(Some(plan.clone()));
     }
-    let compile = py
-        .import("polycodec._plan")?
-        .getattr("compile_spec")?;
+    let compile = py.import("polycodec._plan")?.getattr("compile_spec")?;
     let spec = match compile.call1((&cls,)) {
         Ok(spec) => spec,
         Err(err) if err.is_instance_of::<PyTypeError>(py) => return Ok(None),

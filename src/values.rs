@@ -22,10 +22,8 @@ pub enum Token {
     Int,
     Float,
     Str,
-    Bytes,
     Array,
     Object,
-    Ext,
 }
 
 impl Token {
@@ -36,10 +34,8 @@ impl Token {
             Token::Int => "int",
             Token::Float => "float",
             Token::Str => "str",
-            Token::Bytes => "bytes",
             Token::Array => "array",
             Token::Object => "object",
-            Token::Ext => "extension",
         }
     }
 }
@@ -70,17 +66,13 @@ impl<'p, 'py> Decoding<'p, 'py> {
                     Token::Int => spec.int.or(spec.float),
                     Token::Float => spec.float,
                     Token::Str => spec.str,
-                    Token::Bytes => spec.str,
                     Token::Array => spec.array,
                     Token::Object => spec.object,
-                    Token::Ext => spec.str,
                 };
                 let chosen = match (chosen, self.strict) {
                     (Some(id), _) => Some(id),
                     // Lax mode: a string may still carry a number or bool for some variant.
-                    (None, false) if token == Token::Str => {
-                        spec.int.or(spec.float).or(spec.bool)
-                    }
+                    (None, false) if token == Token::Str => spec.int.or(spec.float).or(spec.bool),
                     _ => None,
                 };
                 chosen.ok_or_else(|| {
@@ -253,25 +245,31 @@ impl<'p, 'py> Decoding<'p, 'py> {
                 }),
             Node::Literal(spec) => literal(spec, &LiteralValue::Str(text.to_owned()), py),
             Node::Int(bounds) if !self.strict => {
-                let value: i64 = text.trim().parse().map_err(|_| {
-                    Error::validation(format!("expected int, got str {text:?}"))
-                })?;
+                let value: i64 = text
+                    .trim()
+                    .parse()
+                    .map_err(|_| Error::validation(format!("expected int, got str {text:?}")))?;
                 bounds.check(value)?;
                 Ok(value.into_pyobject(py)?.into_any())
             }
             Node::Float(bounds) if !self.strict => {
-                let value: f64 = text.trim().parse().map_err(|_| {
-                    Error::validation(format!("expected float, got str {text:?}"))
-                })?;
+                let value: f64 = text
+                    .trim()
+                    .parse()
+                    .map_err(|_| Error::validation(format!("expected float, got str {text:?}")))?;
                 bounds.check(value)?;
                 Ok(pyo3::types::PyFloat::new(py, value).into_any())
             }
             Node::Bool if !self.strict => match text {
-                "true" | "True" | "1" => Ok(pyo3::types::PyBool::new(py, true).to_owned().into_any()),
+                "true" | "True" | "1" => {
+                    Ok(pyo3::types::PyBool::new(py, true).to_owned().into_any())
+                }
                 "false" | "False" | "0" => {
                     Ok(pyo3::types::PyBool::new(py, false).to_owned().into_any())
                 }
-                _ => Err(Error::validation(format!("expected bool, got str {text:?}"))),
+                _ => Err(Error::validation(format!(
+                    "expected bool, got str {text:?}"
+                ))),
             },
             node => Err(mismatch(node, Token::Str)),
         }
@@ -313,10 +311,7 @@ fn literal<'py>(
                 LiteralValue::Int(i) => i.to_string(),
                 LiteralValue::Bool(b) => b.to_string(),
             };
-            Error::validation(format!(
-                "expected {}, got {shown}",
-                spec.describe_values()
-            ))
+            Error::validation(format!("expected {}, got {shown}", spec.describe_values()))
         })
 }
 
@@ -357,7 +352,9 @@ fn check_decimal(spec: &DecimalSpec, value: &Obj<'_>, text: &str) -> Result<()> 
         let (_, digits, exponent): (i32, Vec<u8>, Obj<'_>) =
             value.call_method0("as_tuple")?.extract()?;
         let Ok(exponent) = exponent.extract::<i64>() else {
-            return Err(Error::validation(format!("expected a finite decimal, got {text}")));
+            return Err(Error::validation(format!(
+                "expected a finite decimal, got {text}"
+            )));
         };
         let count = digits.len() as i64;
         let (total, places) = if exponent >= 0 {
@@ -391,7 +388,10 @@ fn check_decimal(spec: &DecimalSpec, value: &Obj<'_>, text: &str) -> Result<()> 
         ];
         for (bound, op, relation) in checks {
             if let Some(bound) = bound {
-                if !value.rich_compare(bound.bind(value.py()), op)?.is_truthy()? {
+                if !value
+                    .rich_compare(bound.bind(value.py()), op)?
+                    .is_truthy()?
+                {
                     return Err(Error::validation(format!(
                         "expected decimal {relation} {}, got {text}",
                         bound.bind(value.py())
@@ -404,9 +404,7 @@ fn check_decimal(spec: &DecimalSpec, value: &Obj<'_>, text: &str) -> Result<()> 
 }
 
 fn parse_python_int<'py>(py: Python<'py>, text: &str) -> Result<Obj<'py>> {
-    Ok(py
-        .get_type::<pyo3::types::PyInt>()
-        .call1((text,))?)
+    Ok(py.get_type::<pyo3::types::PyInt>().call1((text,))?)
 }
 
 /// Collects a record's field values as they arrive (in any order) and builds the object.
@@ -421,15 +419,10 @@ impl<'py> RecordBuilder<'py> {
         RecordBuilder { values }
     }
 
-    /// Stores a field's value; returns false if the field was already set (a duplicate key,
-    /// where the last one wins as in `json.loads`).
+    /// Stores a field's value; for a duplicate key the last one wins, as in `json.loads`.
     #[inline]
     pub fn set(&mut self, field: usize, value: Obj<'py>) {
         self.values[field] = Some(value);
-    }
-
-    pub fn is_set(&self, field: usize) -> bool {
-        self.values[field].is_some()
     }
 
     /// Fills defaults, reports missing fields, and creates the instance.

@@ -20,6 +20,8 @@ __all__ = [
     "BASELINES",
     "SUBJECT",
     "MODULES",
+    "MODULE_ADAPTERS",
+    "ADAPTER_FORMATS",
     "Registry",
     "load_registry",
 ]
@@ -54,6 +56,24 @@ MODULE_ADAPTERS: dict[str, tuple[str, ...]] = {
     "avro_adapter": ("avro",),
     "json_adapter": ("json",),
     "pickle_adapter": ("pickle",),
+}
+
+#: Formats of every known adapter, also for those whose module could not be imported (so the
+#: report can say "unavailable" in the right tables).
+ADAPTER_FORMATS: dict[str, tuple[str, ...]] = {
+    "polycodec": tuple(FORMATS),
+    "msgspec": ("json", "msgpack"),
+    "orjson": ("json",),
+    "ormsgpack": ("msgpack",),
+    "msgpack": ("msgpack",),
+    "serpyco-rs": ("json", "msgpack"),
+    "pydantic": ("json",),
+    "mashumaro": ("json", "msgpack"),
+    "mashumaro-orjson": ("json",),
+    "fastavro": ("avro",),
+    "avro": ("avro",),
+    "json": ("json",),
+    "pickle": ("pickle",),
 }
 
 

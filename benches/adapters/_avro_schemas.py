@@ -24,7 +24,11 @@ _TS = {"type": "long", "logicalType": "timestamp-micros"}
 _DATE = {"type": "int", "logicalType": "date"}
 _DEC = {"type": "bytes", "logicalType": "decimal", "precision": 20, "scale": 2}
 
-_STATUS = {"type": "enum", "name": "Status", "symbols": ["ACTIVE", "SUSPENDED", "DELETED", "PENDING"]}
+_STATUS = {
+    "type": "enum",
+    "name": "Status",
+    "symbols": ["ACTIVE", "SUSPENDED", "DELETED", "PENDING"],
+}
 _PRIORITY = {"type": "enum", "name": "Priority", "symbols": ["LOW", "NORMAL", "HIGH", "CRITICAL"]}
 
 

@@ -44,7 +44,7 @@ def _build(fmt: str, model: ModelSpec) -> Ops:
         return bio.getvalue()
 
     def decode_one(buf: bytes) -> Any:
-        return from_dict(datum_reader.read(_BinaryDecoder(BytesIO(buf))))
+        return from_dict(datum_reader.read(_BinaryDecoder(BytesIO(buf))))  # type: ignore[arg-type]
 
     def encode_many(objs: list[Any]) -> bytes:
         bio = BytesIO()
@@ -58,7 +58,7 @@ def _build(fmt: str, model: ModelSpec) -> Ops:
 
     def decode_many(buf: bytes) -> list[Any]:
         with _DataFileReader(BytesIO(buf), _DatumReader()) as reader:
-            return [from_dict(d) for d in reader]
+            return [from_dict(d) for d in reader]  # type: ignore[arg-type]
 
     return Ops(encode_one, decode_one, encode_many, decode_many)
 

@@ -38,7 +38,7 @@ def _build(fmt: str, model: ModelSpec) -> Ops:
         return bio.getvalue()
 
     def decode_one(buf: bytes) -> Any:
-        return from_dict(_schemaless_reader(BytesIO(buf), schema, None))
+        return from_dict(_schemaless_reader(BytesIO(buf), schema, None))  # type: ignore[arg-type]
 
     def encode_many(objs: list[Any]) -> bytes:
         bio = BytesIO()
@@ -46,7 +46,7 @@ def _build(fmt: str, model: ModelSpec) -> Ops:
         return bio.getvalue()
 
     def decode_many(buf: bytes) -> list[Any]:
-        return [from_dict(d) for d in _reader(BytesIO(buf))]
+        return [from_dict(d) for d in _reader(BytesIO(buf))]  # type: ignore[arg-type]
 
     return Ops(encode_one, decode_one, encode_many, decode_many)
 

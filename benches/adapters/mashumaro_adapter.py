@@ -33,8 +33,8 @@ def _make(encoder_cls: Any, decoder_cls: Any, model: ModelSpec) -> Ops:
     try:
         enc_one = encoder_cls(model.root)
         dec_one = decoder_cls(model.root)
-        enc_many = encoder_cls(list[model.root])  # type: ignore[name-defined]
-        dec_many = decoder_cls(list[model.root])  # type: ignore[name-defined]
+        enc_many = encoder_cls(model.list_type)
+        dec_many = decoder_cls(model.list_type)
     except Exception as exc:  # mashumaro raises UnserializableField & co. at build time
         raise Unsupported(f"mashumaro codec generation failed: {type(exc).__name__}: {exc}")
     return Ops(enc_one.encode, dec_one.decode, enc_many.encode, dec_many.decode)

@@ -20,7 +20,7 @@ def _build(fmt: str, model: ModelSpec) -> Ops:
     encoder = mod.Encoder()
     try:
         one = mod.Decoder(model.root)
-        many = mod.Decoder(list[model.root])  # type: ignore[name-defined]
+        many = mod.Decoder(model.list_type)
     except TypeError as exc:
         raise Unsupported(f"msgspec cannot decode this model into dataclasses: {exc}")
     return Ops(encoder.encode, one.decode, encoder.encode, many.decode)

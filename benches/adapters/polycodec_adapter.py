@@ -8,7 +8,7 @@ which becomes a "skipped" note rather than an error.
 from __future__ import annotations
 
 import pickle
-from typing import Any
+from typing import Any, Callable, Optional
 
 import polycodec
 
@@ -22,15 +22,15 @@ def _build(fmt: str, model: ModelSpec) -> Ops:
     except (ValueError, TypeError, NotImplementedError) as exc:
         raise Unsupported(f"polycodec.Codec(format={fmt!r}) raised {type(exc).__name__}: {exc}")
 
-    extra = None
+    def stdlib_pickle_compatible(objs: list[Any]) -> None:
+        # polycodec's pickle output must be plain pickle that the stdlib can load.
+        for obj in objs:
+            if pickle.loads(codec.encode_one(obj)) != obj:
+                raise AssertionError("pickle.loads(codec.encode_one(obj)) != obj")
+
+    extra: Optional[Callable[[list[Any]], None]] = None
     if fmt == "pickle":
-
-        def extra(objs: list[Any]) -> None:
-            # polycodec's pickle output must be plain pickle that the stdlib can load.
-            for obj in objs:
-                if pickle.loads(codec.encode_one(obj)) != obj:
-                    raise AssertionError("pickle.loads(codec.encode_one(obj)) != obj")
-
+        extra = stdlib_pickle_compatible
     return Ops(codec.encode_one, codec.decode_one, codec.encode_many, codec.decode_many, extra)
 
 

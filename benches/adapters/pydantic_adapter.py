@@ -7,6 +7,8 @@ pickle mode of its own, so it only takes part in JSON.
 
 from __future__ import annotations
 
+from typing import Any
+
 import pydantic
 
 from ..models import ModelSpec
@@ -15,8 +17,8 @@ from .base import Adapter, Ops, Unsupported
 
 def _build(fmt: str, model: ModelSpec) -> Ops:
     try:
-        one = pydantic.TypeAdapter(model.root)
-        many = pydantic.TypeAdapter(list[model.root])  # type: ignore[name-defined]
+        one: pydantic.TypeAdapter[Any] = pydantic.TypeAdapter(model.root)
+        many: pydantic.TypeAdapter[Any] = pydantic.TypeAdapter(model.list_type)
     except Exception as exc:  # PydanticSchemaGenerationError and friends
         raise Unsupported(f"pydantic.TypeAdapter failed: {type(exc).__name__}: {exc}")
     return Ops(one.dump_json, one.validate_json, many.dump_json, many.validate_json)

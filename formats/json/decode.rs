@@ -12,7 +12,12 @@ use crate::text;
 use crate::values::{mismatch, unknown_field, Decoding, RecordBuilder, Token, MAX_DEPTH};
 
 /// Decodes one value of the plan's root type; only whitespace may follow it.
-pub fn decode_one<'py>(py: Python<'py>, plan: &Plan, strict: bool, input: &[u8]) -> Result<Obj<'py>> {
+pub fn decode_one<'py>(
+    py: Python<'py>,
+    plan: &Plan,
+    strict: bool,
+    input: &[u8],
+) -> Result<Obj<'py>> {
     let mut decoder = Decoder::new(py, plan, strict, input);
     let value = decoder.value(plan.root)?;
     decoder.reader.finish().map_err(syntax)?;
@@ -20,10 +25,17 @@ pub fn decode_one<'py>(py: Python<'py>, plan: &Plan, strict: bool, input: &[u8])
 }
 
 /// Decodes a JSON array of the plan's root type into a list.
-pub fn decode_many<'py>(py: Python<'py>, plan: &Plan, strict: bool, input: &[u8]) -> Result<Obj<'py>> {
+pub fn decode_many<'py>(
+    py: Python<'py>,
+    plan: &Plan,
+    strict: bool,
+    input: &[u8],
+) -> Result<Obj<'py>> {
     let mut decoder = Decoder::new(py, plan, strict, input);
     if decoder.reader.peek_kind().map_err(syntax)? != ValueKind::Array {
-        return Err(Error::validation("expected array of values for decode_many, got another JSON value"));
+        return Err(Error::validation(
+            "expected array of values for decode_many, got another JSON value",
+        ));
     }
     decoder.reader.begin_array().map_err(syntax)?;
     let mut items = Vec::new();
@@ -304,7 +316,12 @@ impl<'a, 'p, 'py> Decoder<'a, 'p, 'py> {
         }
     }
 
-    fn dict(&mut self, key_node: NodeId, value_node: NodeId, dict_node: NodeId) -> Result<Obj<'py>> {
+    fn dict(
+        &mut self,
+        key_node: NodeId,
+        value_node: NodeId,
+        dict_node: NodeId,
+    ) -> Result<Obj<'py>> {
         self.reader.begin_object().map_err(syntax)?;
         let py = self.ctx.py;
         let dict = PyDict::new(py);
@@ -313,8 +330,8 @@ impl<'a, 'p, 'py> Decoder<'a, 'p, 'py> {
             let key = self.reader.next_key(first).map_err(syntax)?;
             first = false;
             let Some(key) = key else { break };
-            let key_object =
-                dict_key(&self.ctx, key_node, key.text, key.ascii).map_err(|e| e.at_key(key.text))?;
+            let key_object = dict_key(&self.ctx, key_node, key.text, key.ascii)
+                .map_err(|e| e.at_key(key.text))?;
             let value = self.value(value_node).map_err(|e| {
                 let shown = key_object.str().map(|s| s.to_string()).unwrap_or_default();
                 e.at_key(&shown)
@@ -324,7 +341,6 @@ impl<'a, 'p, 'py> Decoder<'a, 'p, 'py> {
         self.ctx.check_length(dict_node, dict.len())?;
         Ok(dict.into_any())
     }
-
 }
 
 /// JSON keys are strings: int-like key types read the number out of the text.

@@ -19,12 +19,21 @@ use crate::values::MAX_DEPTH;
 
 /// Encodes `value` as the plan's root type, appending to `out`.
 pub fn encode_one(plan: &Plan, value: &Obj<'_>, out: &mut Vec<u8>) -> Result<()> {
-    Encoder { plan, out, depth: 0 }.value(plan.root, value)
+    Encoder {
+        plan,
+        out,
+        depth: 0,
+    }
+    .value(plan.root, value)
 }
 
 /// Encodes a sequence of root-type values as one JSON array.
 pub fn encode_many(plan: &Plan, values: &Obj<'_>, out: &mut Vec<u8>) -> Result<()> {
-    let mut encoder = Encoder { plan, out, depth: 0 };
+    let mut encoder = Encoder {
+        plan,
+        out,
+        depth: 0,
+    };
     encoder.out.push(b'[');
     let mut first = true;
     let mut index = 0;
@@ -33,7 +42,9 @@ pub fn encode_many(plan: &Plan, values: &Obj<'_>, out: &mut Vec<u8>) -> Result<(
             encoder.out.push(b',');
         }
         first = false;
-        let result = encoder.value(plan.root, item).map_err(|e| e.at_index(index));
+        let result = encoder
+            .value(plan.root, item)
+            .map_err(|e| e.at_index(index));
         index += 1;
         result
     })?;
@@ -218,9 +229,10 @@ impl Encoder<'_, '_> {
         match literal {
             LiteralValue::Str(text) => write_str(self.out, text),
             LiteralValue::Int(number) => write_i64(self.out, *number),
-            LiteralValue::Bool(flag) => self
-                .out
-                .extend_from_slice(if *flag { b"true" } else { b"false" }),
+            LiteralValue::Bool(flag) => {
+                self.out
+                    .extend_from_slice(if *flag { b"true" } else { b"false" })
+            }
         }
     }
 
@@ -301,7 +313,12 @@ impl Encoder<'_, '_> {
         Ok(())
     }
 
-    fn dict(&mut self, key_node: NodeId, value_node: NodeId, dict: &Bound<'_, PyDict>) -> Result<()> {
+    fn dict(
+        &mut self,
+        key_node: NodeId,
+        value_node: NodeId,
+        dict: &Bound<'_, PyDict>,
+    ) -> Result<()> {
         self.enter()?;
         self.out.push(b'{');
         let mut first = true;
@@ -327,7 +344,10 @@ impl Encoder<'_, '_> {
         let node = self.plan.node(id);
         match node {
             Node::Str(_) | Node::Any if key.is_instance_of::<PyString>() => {
-                write_str(self.out, py::str_utf8(key.cast::<PyString>().map_err(PyErr::from)?)?);
+                write_str(
+                    self.out,
+                    py::str_utf8(key.cast::<PyString>().map_err(PyErr::from)?)?,
+                );
                 Ok(())
             }
             Node::Int(_) | Node::Any
@@ -355,19 +375,21 @@ impl Encoder<'_, '_> {
                 }
                 Ok(())
             }
-            Node::Literal(spec) => match shape::literal_of(key).filter(|v| spec.find(v).is_some()) {
-                Some(LiteralValue::Str(text)) => {
-                    write_str(self.out, &text);
-                    Ok(())
+            Node::Literal(spec) => {
+                match shape::literal_of(key).filter(|v| spec.find(v).is_some()) {
+                    Some(LiteralValue::Str(text)) => {
+                        write_str(self.out, &text);
+                        Ok(())
+                    }
+                    Some(LiteralValue::Int(number)) => {
+                        self.out.push(b'"');
+                        write_i64(self.out, number);
+                        self.out.push(b'"');
+                        Ok(())
+                    }
+                    _ => Err(mismatch(node, key)),
                 }
-                Some(LiteralValue::Int(number)) => {
-                    self.out.push(b'"');
-                    write_i64(self.out, number);
-                    self.out.push(b'"');
-                    Ok(())
-                }
-                _ => Err(mismatch(node, key)),
-            },
+            }
             Node::Uuid => self.value(id, key),
             _ => Err(Error::encode(format!(
                 "expected a {} dict key, got {}",
@@ -388,10 +410,11 @@ impl Encoder<'_, '_> {
         self.enter()?;
         let positional = spec.array_like || spec.kind == RecordKind::NamedTuple;
         self.out.push(if positional { b'[' } else { b'{' });
+        let mut source = shape::FieldSource::new(spec, value)?;
         let mut first = true;
         for (position, &index) in spec.wire_fields.iter().enumerate() {
             let field = &spec.fields[index];
-            let Some(item) = shape::record_field(spec, index, value)? else {
+            let Some(item) = source.get(spec, index, value)? else {
                 if positional || matches!(field.default, FieldDefault::Required) {
                     return Err(Error::encode(format!(
                         "missing required field `{}`",
@@ -442,7 +465,10 @@ impl Encoder<'_, '_> {
             Shape::Int => self.int(&Node::Int(Default::default()), value),
             Shape::Float(number) => self.float(number),
             Shape::Str => {
-                write_str(self.out, py::str_utf8(value.cast::<PyString>().map_err(PyErr::from)?)?);
+                write_str(
+                    self.out,
+                    py::str_utf8(value.cast::<PyString>().map_err(PyErr::from)?)?,
+                );
                 Ok(())
             }
             Shape::Array => self.sequence(&Node::Any, self.plan.any, value),

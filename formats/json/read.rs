@@ -136,19 +136,6 @@ impl<'a> Reader<'a> {
         self.pos
     }
 
-    /// The whole input, e.g. to slice out the raw text of a value using
-    /// [`Reader::offset`] before and after [`Reader::skip_value`].
-    #[inline]
-    pub fn input(&self) -> &'a [u8] {
-        self.bytes
-    }
-
-    /// Builds a [`SyntaxError`] at `offset`.
-    #[inline]
-    pub fn error_at(offset: usize, message: &'static str) -> SyntaxError {
-        SyntaxError::new(offset, message)
-    }
-
     #[inline(always)]
     fn skip_ws(&mut self) {
         while let Some(&b) = self.bytes.get(self.pos) {

@@ -106,12 +106,6 @@ pub fn write_i64(out: &mut Vec<u8>, v: i64) {
     out.extend_from_slice(itoa::Buffer::new().format(v).as_bytes());
 }
 
-/// Appends `v` in decimal.
-#[inline]
-pub fn write_u64(out: &mut Vec<u8>, v: u64) {
-    out.extend_from_slice(itoa::Buffer::new().format(v).as_bytes());
-}
-
 /// Appends the shortest round-tripping representation of `v` (see the
 /// module docs for the exact style). NaN and ±inf append nothing and return
 /// `Err(NonFinite)`.
@@ -189,11 +183,6 @@ mod tests {
             write_i64(&mut out, v);
             assert_eq!(out, v.to_string().as_bytes());
             assert_eq!(Reader::new(&out).read_number(), Ok(Number::Int(v)));
-        }
-        for v in [0u64, 7, u64::MAX] {
-            let mut out = Vec::new();
-            write_u64(&mut out, v);
-            assert_eq!(out, v.to_string().as_bytes());
         }
     }
 

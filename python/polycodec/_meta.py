@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 import re
 from decimal import Decimal
 from typing import Any, Callable, Dict, Optional, Tuple, Union
@@ -28,7 +27,7 @@ _FIELDS: Tuple[str, ...] = (
 
 
 def _check_count(label: str, value: Optional[int], minimum: int) -> None:
-    """Check an optional integer setting; ``bool`` is refused because ``True`` as a length is a bug."""
+    """Check an optional integer setting; a bool is refused since True as a length is a bug."""
     if value is None:
         return
     if isinstance(value, bool) or not isinstance(value, int):
@@ -43,12 +42,12 @@ def _check_number(label: str, value: Optional[Number]) -> None:
         return
     if isinstance(value, bool) or not isinstance(value, (int, float, Decimal)):
         raise TypeError(f"Meta: {label} must be an int, float or Decimal, got {value!r}")
-    if isinstance(value, Decimal) and value.is_nan() or isinstance(value, float) and math.isnan(value):
+    if value != value:  # NaN, float or Decimal
         raise ValueError(f"Meta: {label} must not be NaN")
 
 
 def _rebuild(settings: Dict[str, Any]) -> Meta:
-    """Unpickling helper: ``Meta`` is keyword-only and immutable, so rebuild it through ``__init__``."""
+    """Unpickling helper: Meta is keyword-only and immutable, so rebuild it via __init__."""
     return Meta(**settings)
 
 

@@ -178,7 +178,7 @@ def _fmt(tp: Any) -> str:
         return tp
     if isinstance(tp, type) and not typing.get_args(tp):
         return tp.__qualname__
-    return re.sub(r"\btyping(?:_extensions)?\.", "", repr(tp))
+    return re.sub(r"\b(?:typing|typing_extensions|dataclasses)\.", "", repr(tp))
 
 
 def _is_union(tp: Any) -> bool:
@@ -188,12 +188,11 @@ def _is_union(tp: Any) -> bool:
 
 def _qualifiers() -> Tuple[Any, ...]:
     """Wrappers that qualify a field rather than change its type (Required, ReadOnly, Final)."""
-    found = [typing.Required, typing.NotRequired, typing.Final, getattr(typing, "ReadOnly", None)]
     # typing_extensions is only consulted when the user already imported it.
-    extensions = sys.modules.get("typing_extensions")
-    if extensions is not None:
-        found += [getattr(extensions, n, None) for n in ("Required", "NotRequired", "ReadOnly")]
-    return tuple(q for q in found if q is not None)
+    modules = [typing, sys.modules.get("typing_extensions")]
+    names = ("Required", "NotRequired", "ReadOnly", "Final")
+    found = {getattr(m, n, None) for m in modules for n in names} - {None}
+    return tuple(found)
 
 
 def _peel_field(hint: Any) -> Tuple[Optional[str], Optional[bool]]:
@@ -494,9 +493,9 @@ class _Compiler:
                 return self._collection("frozenset", args)
             if origin in _MAPPINGS:
                 return self._dict(tp, args)
-            kind = self._record_kind(origin)
-            if kind is not None:
-                return self._record(origin, kind, args)
+            record_kind = self._record_kind(origin)
+            if record_kind is not None:
+                return self._record(origin, record_kind, args)
         if isinstance(tp, (str, typing.ForwardRef)):
             raise self.fail(tp, "unresolved forward reference")
         raise self.fail(tp, "unsupported type")
@@ -669,8 +668,8 @@ class _Compiler:
         names = ", ".join(self.nodes[r][1]["name"] for r in records)
         raise self.fail(
             tp,
-            f"the dataclasses {names} cannot be told apart; give them a shared field annotated "
-            "with Literal[...] (the same wire name in each) with distinct values, e.g. "
+            f"the dataclasses {names} cannot be told apart: they need a shared field annotated "
+            "with Literal[...] (same wire name in each class) with distinct values, e.g. "
             "kind: Literal['a'] = 'a'",
         )
 
@@ -835,7 +834,7 @@ class _Compiler:
         if kind == "dataclass":
             return self._dataclass_fields(cls, hints)
         if kind == "typeddict":
-            required_keys = getattr(cls, "__required_keys__", frozenset())
+            required_keys: FrozenSet[str] = getattr(cls, "__required_keys__", frozenset())
             specs = []
             for name, hint in hints.items():
                 _, qualifier = _peel_field(hint)

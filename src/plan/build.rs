@@ -97,8 +97,7 @@ fn build_node(kind: &str, data: &Bound<'_, PyDict>) -> PyResult<Node> {
             object: None,
         }),
         "tagged_union" => {
-            let entries: Vec<(Bound<'_, PyAny>, usize)> =
-                get_required(data, "tags")?.extract()?;
+            let entries: Vec<(Bound<'_, PyAny>, usize)> = get_required(data, "tags")?.extract()?;
             let mut tags = Vec::with_capacity(entries.len());
             for (value, id) in entries {
                 tags.push((literal_value(&value)?, id));
@@ -139,19 +138,17 @@ fn build_enum(data: &Bound<'_, PyDict>) -> PyResult<Node> {
     let cls = get_required(data, "cls")?;
     let members: Vec<Bound<'_, PyAny>> = get_required(data, "members")?.extract()?;
     let values: Vec<Bound<'_, PyAny>> = get_required(data, "values")?.extract()?;
-    let names: Vec<String> = get_required(data, "names")?.extract()?;
     let mut out = Vec::with_capacity(members.len());
-    for ((member, value), name) in members.into_iter().zip(values).zip(names) {
+    for (member, value) in members.into_iter().zip(values) {
         let value = literal_value(&value).map_err(|_| {
             PyTypeError::new_err(format!(
-                "polycodec cannot handle enum {}: member {name} has a value that is not a str or int",
+                "polycodec cannot handle enum {}: member {member} has a value that is not a str or int",
                 cls.getattr("__qualname__").map(|q| q.to_string()).unwrap_or_default()
             ))
         })?;
         out.push(EnumMember {
             member: member.unbind(),
             value,
-            name,
         });
     }
     Ok(Node::Enum(EnumSpec {
@@ -211,11 +208,9 @@ fn build_record(kind: RecordKind, data: &Bound<'_, PyDict>) -> PyResult<Node> {
         kind,
         type_addr: cls.as_ptr() as usize,
         qualname: get_required(data, "name")?.extract()?,
-        module: get_required(data, "module")?.extract()?,
         cls: cls.unbind(),
         fields,
         post_init: get_required(data, "post_init")?.extract()?,
-        frozen: get_required(data, "frozen")?.extract()?,
         slots: get_required(data, "slots")?.extract()?,
         forbid_unknown_fields: get_required(data, "forbid_unknown_fields")?.extract()?,
         omit_defaults: get_required(data, "omit_defaults")?.extract()?,
@@ -402,9 +397,7 @@ fn int_bound(data: &Bound<'_, PyDict>, key: &str) -> PyResult<Option<i64>> {
 
 fn get_required<'py>(data: &Bound<'py, PyDict>, key: &str) -> PyResult<Bound<'py, PyAny>> {
     data.get_item(key)?.ok_or_else(|| {
-        PyTypeError::new_err(format!(
-            "polycodec internal error: plan node lacks {key:?}"
-        ))
+        PyTypeError::new_err(format!("polycodec internal error: plan node lacks {key:?}"))
     })
 }
 

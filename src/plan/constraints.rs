@@ -1,6 +1,8 @@
 //! Constraints from `Meta(...)` and annotated-types markers, checked by every decoder after a
 //! value of the right type has been read. Encoders trust the objects they are given.
 
+use std::cmp::Ordering;
+
 use crate::errors::{Error, Result};
 
 /// Bounds on a length: characters of a str, bytes of a bytes, items of a collection.
@@ -48,34 +50,33 @@ pub struct IntBounds {
 }
 
 impl IntBounds {
-    #[inline]
-    pub fn is_unbounded(&self) -> bool {
-        self.ge.is_none()
-            && self.gt.is_none()
-            && self.le.is_none()
-            && self.lt.is_none()
-            && self.multiple_of.is_none()
-    }
-
     pub fn check(&self, value: i64) -> Result<()> {
         if let Some(ge) = self.ge {
             if value < ge {
-                return Err(Error::validation(format!("expected int >= {ge}, got {value}")));
+                return Err(Error::validation(format!(
+                    "expected int >= {ge}, got {value}"
+                )));
             }
         }
         if let Some(gt) = self.gt {
             if value <= gt {
-                return Err(Error::validation(format!("expected int > {gt}, got {value}")));
+                return Err(Error::validation(format!(
+                    "expected int > {gt}, got {value}"
+                )));
             }
         }
         if let Some(le) = self.le {
             if value > le {
-                return Err(Error::validation(format!("expected int <= {le}, got {value}")));
+                return Err(Error::validation(format!(
+                    "expected int <= {le}, got {value}"
+                )));
             }
         }
         if let Some(lt) = self.lt {
             if value >= lt {
-                return Err(Error::validation(format!("expected int < {lt}, got {value}")));
+                return Err(Error::validation(format!(
+                    "expected int < {lt}, got {value}"
+                )));
             }
         }
         if let Some(multiple) = self.multiple_of {
@@ -113,38 +114,31 @@ pub struct FloatBounds {
 }
 
 impl FloatBounds {
-    #[inline]
-    pub fn is_unbounded(&self) -> bool {
-        self.ge.is_none()
-            && self.gt.is_none()
-            && self.le.is_none()
-            && self.lt.is_none()
-            && self.multiple_of.is_none()
-    }
-
     pub fn check(&self, value: f64) -> Result<()> {
         let fail = |relation: &str, bound: f64| {
             Err(Error::validation(format!(
                 "expected float {relation} {bound}, got {value}"
             )))
         };
+        // NaN compares as unordered and so fails every bound.
+        let order = |bound: f64| value.partial_cmp(&bound);
         if let Some(ge) = self.ge {
-            if !(value >= ge) {
+            if !matches!(order(ge), Some(Ordering::Greater | Ordering::Equal)) {
                 return fail(">=", ge);
             }
         }
         if let Some(gt) = self.gt {
-            if !(value > gt) {
+            if order(gt) != Some(Ordering::Greater) {
                 return fail(">", gt);
             }
         }
         if let Some(le) = self.le {
-            if !(value <= le) {
+            if !matches!(order(le), Some(Ordering::Less | Ordering::Equal)) {
                 return fail("<=", le);
             }
         }
         if let Some(lt) = self.lt {
-            if !(value < lt) {
+            if order(lt) != Some(Ordering::Less) {
                 return fail("<", lt);
             }
         }

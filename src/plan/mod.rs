@@ -136,7 +136,6 @@ pub struct EnumSpec {
 pub struct EnumMember {
     pub member: Py<PyAny>,
     pub value: LiteralValue,
-    pub name: String,
 }
 
 impl EnumSpec {
@@ -280,10 +279,8 @@ pub struct RecordSpec {
     /// `cls` as a type pointer, for the identity check on encode.
     pub type_addr: usize,
     pub qualname: String,
-    pub module: String,
     pub fields: Vec<Field>,
     pub post_init: bool,
-    pub frozen: bool,
     pub slots: bool,
     pub forbid_unknown_fields: bool,
     pub omit_defaults: bool,

@@ -12,7 +12,7 @@ use pyo3::exceptions::PyTypeError;
 use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
-use pyo3::types::{PyString, PyTuple, PyType};
+use pyo3::types::{PyDict, PyString, PyTuple, PyType};
 
 /// An owned Python object.
 pub type Obj<'py> = Bound<'py, PyAny>;
@@ -83,7 +83,9 @@ pub fn new_instance<'py>(cls: &Bound<'py, PyType>) -> PyResult<Obj<'py>> {
     // SAFETY: type_ptr is a live type object; tp_new is read once and called with valid args.
     unsafe {
         let Some(tp_new) = (*type_ptr).tp_new else {
-            return Err(PyTypeError::new_err("cannot create instances of this class"));
+            return Err(PyTypeError::new_err(
+                "cannot create instances of this class",
+            ));
         };
         let raw = tp_new(type_ptr, empty.as_ptr(), std::ptr::null_mut());
         Bound::from_owned_ptr_or_err(py, raw)
@@ -95,13 +97,63 @@ pub fn new_instance<'py>(cls: &Bound<'py, PyType>) -> PyResult<Obj<'py>> {
 #[inline]
 pub fn set_field(instance: &Obj<'_>, name: &Bound<'_, PyString>, value: &Obj<'_>) -> PyResult<()> {
     // SAFETY: all three are live objects; GenericSetAttr borrows them and reports errors by -1.
-    let status = unsafe {
-        ffi::PyObject_GenericSetAttr(instance.as_ptr(), name.as_ptr(), value.as_ptr())
-    };
+    let status =
+        unsafe { ffi::PyObject_GenericSetAttr(instance.as_ptr(), name.as_ptr(), value.as_ptr()) };
     if status < 0 {
         Err(PyErr::fetch(instance.py()))
     } else {
         Ok(())
+    }
+}
+
+/// The instance `__dict__` of an object that has one (created on first use, as attribute access
+/// would), or `None` for slotted instances. Reading fields from it skips the per-attribute
+/// descriptor lookup that `getattr` pays.
+#[inline]
+pub fn instance_dict<'py>(value: &Obj<'py>) -> Option<Bound<'py, PyDict>> {
+    // SAFETY: `value` is live; GenericGetDict returns a new reference or NULL with an exception.
+    let raw = unsafe { ffi::PyObject_GenericGetDict(value.as_ptr(), std::ptr::null_mut()) };
+    if raw.is_null() {
+        PyErr::take(value.py());
+        return None;
+    }
+    // SAFETY: a non-NULL result is a new reference to a dict.
+    let dict = unsafe { Bound::from_owned_ptr(value.py(), raw) };
+    dict.cast_into::<PyDict>().ok()
+}
+
+/// Walks a dict's entries in insertion order, the cheap way to read a dataclass `__dict__`
+/// whose keys were inserted in field order by `__init__`.
+pub struct DictCursor<'py> {
+    dict: Bound<'py, PyDict>,
+    position: ffi::Py_ssize_t,
+}
+
+impl<'py> DictCursor<'py> {
+    pub fn new(dict: Bound<'py, PyDict>) -> Self {
+        DictCursor { dict, position: 0 }
+    }
+
+    pub fn dict(&self) -> &Bound<'py, PyDict> {
+        &self.dict
+    }
+
+    /// The next entry's value if its key is `name` (the same interned object); otherwise
+    /// `None`, and the caller looks the name up.
+    #[inline]
+    pub fn next_if_key(&mut self, name: &Bound<'py, PyString>) -> Option<Obj<'py>> {
+        let mut key: *mut ffi::PyObject = std::ptr::null_mut();
+        let mut value: *mut ffi::PyObject = std::ptr::null_mut();
+        // SAFETY: the dict is live; PyDict_Next bounds-checks the position against the current
+        // size and returns borrowed references, which are increfed at once below.
+        let found = unsafe {
+            ffi::PyDict_Next(self.dict.as_ptr(), &mut self.position, &mut key, &mut value)
+        };
+        if found == 0 || key != name.as_ptr() {
+            return None;
+        }
+        // SAFETY: `value` is a borrowed reference from the dict, valid until the dict changes.
+        Some(unsafe { Bound::from_borrowed_ptr(self.dict.py(), value) })
     }
 }
 
@@ -119,9 +171,7 @@ pub struct Stdlib {
     pub uuid_int: Py<PyString>,
     pub uuid_is_safe: Py<PyString>,
     pub enum_type: Py<PyType>,
-    pub value_attr: Py<PyString>,
     pub post_init: Py<PyString>,
-    pub dataclass_fields: Py<PyString>,
 }
 
 static STDLIB: PyOnceLock<Stdlib> = PyOnceLock::new();
@@ -151,9 +201,7 @@ pub fn stdlib(py: Python<'_>) -> &Stdlib {
             uuid_int: PyString::intern(py, "int").unbind(),
             uuid_is_safe: PyString::intern(py, "is_safe").unbind(),
             enum_type: as_type(import("enum", "Enum")),
-            value_attr: PyString::intern(py, "_value_").unbind(),
             post_init: PyString::intern(py, "__post_init__").unbind(),
-            dataclass_fields: PyString::intern(py, "__dataclass_fields__").unbind(),
         }
     })
 }
@@ -164,7 +212,11 @@ pub fn new_uuid(py: Python<'_>, value: u128) -> PyResult<Obj<'_>> {
     let instance = new_instance(lib.uuid.bind(py))?;
     let int = value.into_pyobject(py)?.into_any();
     set_field(&instance, lib.uuid_int.bind(py), &int)?;
-    set_field(&instance, lib.uuid_is_safe.bind(py), lib.safe_uuid_unknown.bind(py))?;
+    set_field(
+        &instance,
+        lib.uuid_is_safe.bind(py),
+        lib.safe_uuid_unknown.bind(py),
+    )?;
     Ok(instance)
 }
 
