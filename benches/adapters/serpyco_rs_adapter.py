@@ -41,7 +41,7 @@ def _serializer(tp: Any, fmt: str) -> tuple[Callable[[Any], Any], Callable[[Any]
 def _build(fmt: str, model: ModelSpec) -> Ops:
     try:
         enc_one, dec_one = _serializer(model.root, fmt)
-        enc_many, dec_many = _serializer(model.list_type, fmt)  # type: ignore[name-defined]
+        enc_many, dec_many = _serializer(model.list_type, fmt)
     except Exception as exc:  # serpyco-rs raises its own schema errors
         raise Unsupported(f"serpyco_rs.Serializer failed: {type(exc).__name__}: {exc}")
     return Ops(enc_one, dec_one, enc_many, dec_many)

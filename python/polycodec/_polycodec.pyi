@@ -1,0 +1,40 @@
+"""Type stubs for the compiled extension."""
+
+from typing import Any, Callable, Generic, Literal, Mapping, Optional, TypeVar, Union
+
+T = TypeVar("T")
+
+Format = Literal["json"]
+Rename = Union[
+    None,
+    Literal["camel", "pascal", "kebab", "screaming_snake"],
+    Mapping[str, str],
+    Callable[[str], Optional[str]],
+]
+Buffer = Union[bytes, bytearray, memoryview, str]
+
+class Codec(Generic[T]):
+    """Encodes and decodes values of one type in one format; the plan is compiled once."""
+
+    def __init__(
+        self,
+        type: type[T] | Any,
+        format: Format = "json",
+        *,
+        rename: Rename = None,
+        omit_defaults: bool = False,
+        forbid_unknown_fields: bool = False,
+        strict: bool = True,
+        array_like: bool = False,
+    ) -> None: ...
+    @property
+    def type(self) -> Any: ...
+    @property
+    def format(self) -> str: ...
+    def encode_one(self, value: T, /) -> bytes: ...
+    def encode_many(self, values: Any, /) -> bytes: ...
+    def decode_one(self, buf: Buffer, /) -> T: ...
+    def decode_many(self, buf: Buffer, /) -> list[T]: ...
+    def __reduce__(self) -> tuple[Any, ...]: ...
+
+def rebuild_codec(type: Any, format: str, options: dict[str, Any]) -> Codec[Any]: ...
