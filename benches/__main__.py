@@ -14,15 +14,15 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Optional, Sequence
+from typing import Callable, Optional, Sequence
 
-from .adapters import FORMATS, load_registry
+from .adapters import FORMATS, Registry, load_registry
 from .models import MODELS
 from .runner import OPS, RunConfig, op_applies, run
 from .timing import TimingConfig
 
 
-def _csv(choices: Sequence[str], what: str):  # type: ignore[no-untyped-def]
+def _csv(choices: Sequence[str], what: str) -> Callable[[str], list[str]]:
     def parse(text: str) -> list[str]:
         items = [t.strip() for t in text.split(",") if t.strip()]
         bad = [t for t in items if t not in choices]
@@ -75,7 +75,7 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-def _list(registry) -> int:  # type: ignore[no-untyped-def]
+def _list(registry: Registry) -> int:
     for a in registry.adapters:
         print(f"{a.name:18} {a.version:12} {', '.join(a.formats)}")
         for fmt in a.formats:

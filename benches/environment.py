@@ -53,7 +53,7 @@ def cpu_count() -> str:
     """Logical CPUs, and how many this process may use when that differs."""
     total = os.cpu_count() or 0
     try:
-        usable = len(os.sched_getaffinity(0))  # type: ignore[attr-defined]
+        usable = len(os.sched_getaffinity(0))
     except AttributeError:
         usable = total
     return f"{total}" if usable == total else f"{total} ({usable} usable by this process)"

@@ -167,40 +167,95 @@ def _environment(res: RunResult, env: dict[str, Any]) -> list[str]:
     return out
 
 
+def _pivot(res: RunResult) -> list[str]:
+    """polycodec vs best peer as a matrix: one row per format/op/batch, one column per model."""
+    models = [m for m in res.config.models if any(c.model == m for c in res.cells)]
+    keys: list[tuple[str, str, int]] = []
+    for c in res.cells:
+        if (c.format, c.op, c.batch) not in keys:
+            keys.append((c.format, c.op, c.batch))
+    index = {(c.format, c.op, c.batch, c.model): c for c in res.cells}
+    rows = []
+    for fmt, op, batch in keys:
+        row = [FORMATS[fmt], op, str(batch)]
+        for m in models:
+            cell = index.get((fmt, op, batch, m))
+            if cell is None:
+                row.append("")
+                continue
+            subj = cell.row(SUBJECT)
+            peer = cell.row(cell.best_peer) if cell.best_peer else None
+            link = f"(#{_anchor(cell)})"
+            if subj is not None and peer is not None:
+                row.append(f"[{fmt_ratio(subj.vs_best_peer)}]{link} vs {peer.label}")
+                if subj.vs_best_peer is not None and subj.vs_best_peer >= 1.005:
+                    row[-1] = f"**{row[-1]}**"
+            elif subj is not None:
+                row.append(f"[no peer]{link}")
+            else:
+                row.append(f"[— ({_subject_missing_reason(res, cell)})]{link}")
+        rows.append(row)
+    return _table(
+        ["Format", "Operation", "Batch", *models],
+        rows,
+        ["---", "---", "--:", *["---"] * len(models)],
+    )
+
+
 def _headline(res: RunResult) -> list[str]:
     out = [
         "## Headline: polycodec vs the fastest peer",
         "",
         "Ratio = fastest peer's median time / polycodec's median time: **above 1.00× polycodec is"
-        ' faster**, below it the peer is. "Fastest peer" excludes polycodec itself.',
+        ' faster** (bold), below it the peer is. "Fastest peer" excludes polycodec itself. Each'
+        " entry links to its full table.",
         "",
     ]
+    out += _pivot(res) + [""]
     rows = []
     per_format: dict[str, list[float]] = {}
     wins: dict[str, list[int]] = {}
     for c in res.cells:
         subj = c.row(SUBJECT)
         peer = c.row(c.best_peer) if c.best_peer else None
-        title = f"[{FORMATS[c.format]}](#{_anchor(c)})"
-        if subj is not None and peer is not None:
-            ratio = subj.vs_best_peer
-            per_format.setdefault(c.format, []).append(ratio or 0)
-            w = wins.setdefault(c.format, [0, 0])
-            w[0] += 1 if ratio and ratio >= 1.005 else 0
-            w[1] += 1
+        if subj is None or peer is None:
+            continue
+        ratio = subj.vs_best_peer
+        per_format.setdefault(c.format, []).append(ratio or 0)
+        w = wins.setdefault(c.format, [0, 0])
+        w[0] += 1 if ratio and ratio >= 1.005 else 0
+        w[1] += 1
         rows.append(
             [
-                title,
+                f"[{FORMATS[c.format]}](#{_anchor(c)})",
                 c.op,
                 str(c.batch),
                 c.model,
-                fmt_time(subj.stats.median) if subj else f"— ({_subject_missing_reason(res, c)})",
-                (peer.label if peer else "—"),
-                fmt_time(peer.stats.median) if peer else "—",
-                fmt_ratio(subj.vs_best_peer, bold_if_win=True) if subj and peer else "—",
-                fmt_ratio(subj.vs_baseline) if subj and subj.vs_baseline else "—",
+                fmt_time(subj.stats.median),
+                peer.label,
+                fmt_time(peer.stats.median),
+                fmt_ratio(subj.vs_best_peer, bold_if_win=True),
+                fmt_ratio(subj.vs_baseline) if subj.vs_baseline else "—",
             ]
         )
+    if not per_format:
+        out += [
+            "> polycodec did not run against any peer (see *Skipped*); the tables below still"
+            " rank the peers.",
+        ]
+        return out
+    srows = []
+    for fmt, ratios in per_format.items():
+        g = _geomean(ratios)
+        won, total = wins[fmt]
+        srows.append([FORMATS[fmt], f"{won} / {total}", fmt_ratio(g, bold_if_win=True)])
+    out += ["Per format (cells where polycodec and at least one peer ran):", ""]
+    out += _table(
+        ["Format", "Cells polycodec wins (≥ 1.005×)", "Geometric mean vs best peer"],
+        srows,
+        ["---", "--:", "--:"],
+    )
+    out += ["", "### Headline details", ""]
     out += _table(
         [
             "Format",
@@ -216,24 +271,6 @@ def _headline(res: RunResult) -> list[str]:
         rows,
         ["---", "---", "--:", "---", "--:", "---", "--:", "--:", "--:"],
     )
-    out += [""]
-    if per_format:
-        srows = []
-        for fmt, ratios in per_format.items():
-            g = _geomean(ratios)
-            won, total = wins[fmt]
-            srows.append([FORMATS[fmt], f"{won} / {total}", fmt_ratio(g, bold_if_win=True)])
-        out += ["Per format (cells where both polycodec and a peer ran):", ""]
-        out += _table(
-            ["Format", "Cells polycodec wins (≥ 1.005×)", "Geometric mean vs best peer"],
-            srows,
-            ["---", "--:", "--:"],
-        )
-    else:
-        out += [
-            "> polycodec did not run in any cell (see *Skipped*); the tables below still rank the"
-            " peers."
-        ]
     return out
 
 

@@ -45,7 +45,7 @@ class TimingConfig:
 
     @classmethod
     def full(cls) -> "TimingConfig":
-        return cls(target_sample_s=0.010, max_rounds=40, min_samples=10, budget_s=1.0)
+        return cls(target_sample_s=0.010, max_rounds=60, min_samples=10, budget_s=1.0)
 
     @classmethod
     def quick(cls) -> "TimingConfig":
