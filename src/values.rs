@@ -102,10 +102,6 @@ impl<'p, 'py> Decoding<'p, 'py> {
                 .to_owned()
                 .into_any()),
             Node::Literal(spec) => literal(spec, &LiteralValue::Bool(value), self.py),
-            Node::Int(bounds) if !self.strict => {
-                bounds.check(value as i64)?;
-                Ok((value as i64).into_pyobject(self.py)?.into_any())
-            }
             node => Err(mismatch(node, Token::Bool)),
         }
     }
@@ -145,9 +141,9 @@ impl<'p, 'py> Decoding<'p, 'py> {
         let id = self.resolve(id, Token::Int)?;
         match self.plan.node(id) {
             Node::Int(bounds) => {
-                bounds.check_big(text.starts_with('-'), text)?;
+                let checked = bounds.check_big(text)?;
                 let value = parse_python_int(self.py, text)?;
-                if let Some(multiple) = bounds.multiple_of {
+                if let (false, Some(multiple)) = (checked, bounds.multiple_of) {
                     let remainder = value.rem(multiple)?;
                     if !remainder.eq(0)? {
                         return Err(Error::validation(format!(
@@ -244,13 +240,15 @@ impl<'p, 'py> Decoding<'p, 'py> {
                     Error::validation(format!("invalid enum value {text:?} for {}", spec.name))
                 }),
             Node::Literal(spec) => literal(spec, &LiteralValue::Str(text.to_owned()), py),
-            Node::Int(bounds) if !self.strict => {
-                let value: i64 = text
-                    .trim()
-                    .parse()
-                    .map_err(|_| Error::validation(format!("expected int, got str {text:?}")))?;
-                bounds.check(value)?;
-                Ok(value.into_pyobject(py)?.into_any())
+            Node::Int(_) if !self.strict => {
+                let digits = text.trim();
+                if !is_integer_text(digits) {
+                    return Err(Error::validation(format!("expected int, got str {text:?}")));
+                }
+                match digits.parse::<i64>() {
+                    Ok(value) => self.int(id, value),
+                    Err(_) => self.big_int(id, digits),
+                }
             }
             Node::Float(bounds) if !self.strict => {
                 let value: f64 = text
@@ -403,6 +401,12 @@ fn check_decimal(spec: &DecimalSpec, value: &Obj<'_>, text: &str) -> Result<()> 
     Ok(())
 }
 
+/// An optional '-' and one or more ASCII digits: the integer texts every decoder accepts.
+pub fn is_integer_text(text: &str) -> bool {
+    let digits = text.strip_prefix('-').unwrap_or(text);
+    !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit())
+}
+
 fn parse_python_int<'py>(py: Python<'py>, text: &str) -> Result<Obj<'py>> {
     Ok(py.get_type::<pyo3::types::PyInt>().call1((text,))?)
 }
@@ -435,6 +439,8 @@ impl<'py> RecordBuilder<'py> {
                 FieldDefault::Value(value) => *slot = Some(value.bind(py).clone()),
                 FieldDefault::Factory(factory) => *slot = Some(factory.bind(py).call0()?),
                 FieldDefault::Absent => {}
+                // `init=False` without a default: `__post_init__` is expected to set it.
+                FieldDefault::Required if !field.on_wire => {}
                 FieldDefault::Required => {
                     return Err(Error::validation(format!(
                         "object missing required field `{}`",

@@ -4,7 +4,7 @@ tagged unions."""
 import dataclasses
 import json
 from dataclasses import dataclass, field
-from typing import Generic, Literal, NotRequired, Optional, TypedDict, TypeVar, Union
+from typing import Any, Generic, Literal, NotRequired, Optional, TypedDict, TypeVar, Union
 
 import msgspec
 import pytest
@@ -252,7 +252,7 @@ def test_recursive_error_path() -> None:
 
 def test_tagged_union() -> None:
     tp = Union[Cat, Dog]
-    codec = polycodec.Codec(tp)
+    codec: polycodec.Codec[Any] = polycodec.Codec(tp)
     assert codec.encode_one(Cat("cat", 9)) == b'{"kind":"cat","lives":9}'
     assert_same(codec.decode_one(b'{"kind":"dog","good":true}'), Dog("dog", True))
     assert_same(codec.decode_one(b'{"good":false,"kind":"dog"}'), Dog("dog", False))
@@ -268,10 +268,10 @@ def test_tagged_union() -> None:
 
 
 def test_tagged_union_with_several_tags_per_class_and_int_tags() -> None:
-    codec = polycodec.Codec(Union[Cat, Bird])
+    codec: polycodec.Codec[Any] = polycodec.Codec(Union[Cat, Bird])
     assert_same(codec.decode_one(b'{"kind": "parrot"}'), Bird("parrot"))
     assert_same(codec.decode_one(b'{"kind": "bird", "wings": 1}'), Bird("bird", 1))
-    shapes = polycodec.Codec(list[Union[Shape, Blob]])
+    shapes: polycodec.Codec[Any] = polycodec.Codec(list[Union[Shape, Blob]])
     value = [Shape(1, 3), Blob(2, 0.5)]
     out = shapes.encode_one(value)
     assert json.loads(out) == [{"tag": 1, "sides": 3}, {"tag": 2, "size": 0.5}]
@@ -279,7 +279,7 @@ def test_tagged_union_with_several_tags_per_class_and_int_tags() -> None:
 
 
 def test_tagged_union_errors() -> None:
-    codec = polycodec.Codec(Pet)
+    codec: polycodec.Codec[Any] = polycodec.Codec(Pet)
     with pytest.raises(polycodec.ValidationError) as info:
         codec.decode_one(b'{"name": "x", "animal": {"kind": "cow"}}')
     assert info.value.path == "$.animal.kind"

@@ -3,13 +3,19 @@
 
 use pyo3::prelude::*;
 use pyo3::types::{PyByteArray, PyBytes, PyDict, PyFrozenSet, PyList, PySet, PyTuple};
+use smallvec::SmallVec;
 
 use super::read::{Number, Reader, SyntaxError, ValueKind};
 use crate::errors::{Error, Result};
-use crate::plan::{LiteralValue, Node, NodeId, Plan, RecordKind, RecordSpec, SequenceKind};
+use crate::plan::LengthBounds;
+use crate::plan::{
+    LiteralValue, Node, NodeId, Plan, RecordKind, RecordSpec, SequenceKind, TaggedUnionSpec,
+};
 use crate::py::Obj;
 use crate::text;
-use crate::values::{mismatch, unknown_field, Decoding, RecordBuilder, Token, MAX_DEPTH};
+use crate::values::{
+    is_integer_text, mismatch, unknown_field, Decoding, RecordBuilder, Token, MAX_DEPTH,
+};
 
 /// Decodes one value of the plan's root type; only whitespace may follow it.
 pub fn decode_one<'py>(
@@ -58,6 +64,9 @@ struct Decoder<'a, 'p, 'py> {
     reader: Reader<'a>,
     ctx: Decoding<'p, 'py>,
     depth: usize,
+    /// Items of the arrays being read, innermost last: one buffer for the whole call instead
+    /// of one allocation per array.
+    stack: Vec<Obj<'py>>,
 }
 
 impl<'a, 'p, 'py> Decoder<'a, 'p, 'py> {
@@ -66,6 +75,7 @@ impl<'a, 'p, 'py> Decoder<'a, 'p, 'py> {
             reader: Reader::new(input),
             ctx: Decoding { py, plan, strict },
             depth: 0,
+            stack: Vec::new(),
         }
     }
 
@@ -134,19 +144,15 @@ impl<'a, 'p, 'py> Decoder<'a, 'p, 'py> {
         let plan = self.ctx.plan;
         let result = match plan.node(id) {
             Node::Sequence(spec) => {
-                let items = self.items(spec.item)?;
-                spec.length.check(items.len(), "items")?;
-                let py = self.ctx.py;
-                Ok(match spec.kind {
-                    SequenceKind::List => PyList::new(py, items)?.into_any(),
-                    SequenceKind::VarTuple => PyTuple::new(py, items)?.into_any(),
-                    SequenceKind::Set => PySet::new(py, items)?.into_any(),
-                    SequenceKind::FrozenSet => PyFrozenSet::new(py, items)?.into_any(),
-                })
+                let base = self.items(spec.item)?;
+                let result = self.collect_items(spec.kind, base, &spec.length);
+                self.stack.truncate(base);
+                result
             }
             Node::Any => {
-                let items = self.items(id)?;
-                Ok(PyList::new(self.ctx.py, items)?.into_any())
+                let base = self.items(id)?;
+                let result = PyList::new(self.ctx.py, self.stack.drain(base..));
+                Ok(result?.into_any())
             }
             Node::Tuple(item_nodes) => {
                 let items = self.fixed_items(item_nodes)?;
@@ -155,22 +161,48 @@ impl<'a, 'p, 'py> Decoder<'a, 'p, 'py> {
             Node::Record(spec) if spec.array_like || spec.kind == RecordKind::NamedTuple => {
                 self.positional_record(spec)
             }
+            Node::TaggedUnion(spec) => self.positional_tagged(spec),
             node => Err(mismatch(node, Token::Array)),
         };
         self.depth -= 1;
         result
     }
 
-    fn items(&mut self, item: NodeId) -> Result<Vec<Obj<'py>>> {
+    /// Reads an array's items onto the stack; returns where they start.
+    fn items(&mut self, item: NodeId) -> Result<usize> {
         self.reader.begin_array().map_err(syntax)?;
-        let mut items = Vec::new();
+        let base = self.stack.len();
         let mut first = true;
         while self.reader.next_element(first).map_err(syntax)? {
             first = false;
-            let index = items.len();
-            items.push(self.value(item).map_err(|e| e.at_index(index))?);
+            let index = self.stack.len() - base;
+            match self.value(item) {
+                Ok(value) => self.stack.push(value),
+                Err(err) => {
+                    self.stack.truncate(base);
+                    return Err(err.at_index(index));
+                }
+            }
         }
-        Ok(items)
+        Ok(base)
+    }
+
+    /// Builds the collection from the items on the stack above `base`.
+    fn collect_items(
+        &mut self,
+        kind: SequenceKind,
+        base: usize,
+        length: &LengthBounds,
+    ) -> Result<Obj<'py>> {
+        length.check(self.stack.len() - base, "items")?;
+        let py = self.ctx.py;
+        let items = self.stack.drain(base..);
+        Ok(match kind {
+            SequenceKind::List => PyList::new(py, items)?.into_any(),
+            SequenceKind::VarTuple => PyTuple::new(py, items)?.into_any(),
+            SequenceKind::Set => PySet::new(py, items)?.into_any(),
+            SequenceKind::FrozenSet => PyFrozenSet::new(py, items)?.into_any(),
+        })
     }
 
     fn fixed_items(&mut self, item_nodes: &[NodeId]) -> Result<Vec<Obj<'py>>> {
@@ -200,25 +232,97 @@ impl<'a, 'p, 'py> Decoder<'a, 'p, 'py> {
 
     /// A record written as an array of its fields in declaration order (`array_like`,
     /// NamedTuple); trailing fields with defaults may be left out.
+    /// A tagged-union variant's array starts with its tag.
     fn positional_record(&mut self, spec: &RecordSpec) -> Result<Obj<'py>> {
         self.reader.begin_array().map_err(syntax)?;
         let mut builder = RecordBuilder::new(spec);
         let mut first = true;
-        let mut position = 0;
+        if let Some((index, _)) = spec.tag {
+            if !self.reader.next_element(true).map_err(syntax)? {
+                return Err(Error::validation(
+                    "expected the tag as the array's first item",
+                ));
+            }
+            first = false;
+            let value = self
+                .value(spec.fields[index].node)
+                .map_err(|e| e.at_index(0))?;
+            builder.set(index, value);
+        }
+        self.positional_fields(spec, &mut builder, first)?;
+        builder.finish(self.ctx.py, spec)
+    }
+
+    /// Reads the remaining items of a positional record, through the closing bracket.
+    fn positional_fields(
+        &mut self,
+        spec: &RecordSpec,
+        builder: &mut RecordBuilder<'py>,
+        mut first: bool,
+    ) -> Result<()> {
+        let tag_index = spec.tag.as_ref().map(|(index, _)| *index);
+        let offset = usize::from(tag_index.is_some());
+        let mut fields = spec
+            .wire_fields
+            .iter()
+            .copied()
+            .filter(|&index| Some(index) != tag_index);
+        let mut position = offset;
         while self.reader.next_element(first).map_err(syntax)? {
             first = false;
-            let Some(&index) = spec.wire_fields.get(position) else {
+            let Some(index) = fields.next() else {
                 return Err(Error::validation(format!(
                     "expected at most {} items, got more",
                     spec.wire_fields.len()
                 )));
             };
-            let field = &spec.fields[index];
-            let value = self.value(field.node).map_err(|e| e.at_index(position))?;
+            let value = self
+                .value(spec.fields[index].node)
+                .map_err(|e| e.at_index(position))?;
             builder.set(index, value);
             position += 1;
         }
-        builder.finish(self.ctx.py, spec)
+        Ok(())
+    }
+
+    /// An array-like tagged union: the first item is the tag.
+    fn positional_tagged(&mut self, spec: &TaggedUnionSpec) -> Result<Obj<'py>> {
+        self.reader.begin_array().map_err(syntax)?;
+        if !self.reader.next_element(true).map_err(syntax)? {
+            return Err(Error::validation(
+                "expected the tag as the array's first item",
+            ));
+        }
+        let tag = self.tag_value().map_err(|e| e.at_index(0))?;
+        let variant = spec.find(&tag).ok_or_else(|| {
+            Error::validation(format!("invalid tag value {}", show_tag(&tag))).at_index(0)
+        })?;
+        let Node::Record(record) = self.ctx.plan.node(variant) else {
+            return Err(Error::validation("tagged union variant is not a record"));
+        };
+        let mut builder = RecordBuilder::new(record);
+        self.set_tag(record, &tag, &mut builder)
+            .map_err(|e| e.at_index(0))?;
+        self.positional_fields(record, &mut builder, false)?;
+        builder.finish(self.ctx.py, record)
+    }
+
+    fn set_tag(
+        &self,
+        record: &RecordSpec,
+        tag: &LiteralValue,
+        builder: &mut RecordBuilder<'py>,
+    ) -> Result<()> {
+        if let Some((index, _)) = record.tag {
+            let node = record.fields[index].node;
+            let value = match tag {
+                LiteralValue::Str(text) => self.ctx.string(node, text, text.is_ascii()),
+                LiteralValue::Int(number) => self.ctx.int(node, *number),
+                LiteralValue::Bool(flag) => self.ctx.boolean(node, *flag),
+            };
+            builder.set(index, value?);
+        }
+        Ok(())
     }
 
     fn object(&mut self, id: NodeId) -> Result<Obj<'py>> {
@@ -229,23 +333,7 @@ impl<'a, 'p, 'py> Decoder<'a, 'p, 'py> {
             Node::Record(spec) if !spec.array_like && spec.kind != RecordKind::NamedTuple => {
                 self.record(spec)
             }
-            Node::TaggedUnion(spec) => {
-                let start = self.reader.offset();
-                let tag = self.find_tag(&spec.tag_field)?;
-                self.reader.rewind(start);
-                let variant = spec.find(&tag).ok_or_else(|| {
-                    Error::validation(format!(
-                        "invalid value {} for tag field `{}`",
-                        show_tag(&tag),
-                        spec.tag_field
-                    ))
-                    .at_field(&spec.tag_field)
-                })?;
-                match plan.node(variant) {
-                    Node::Record(record) => self.record(record),
-                    node => Err(mismatch(node, Token::Object)),
-                }
-            }
+            Node::TaggedUnion(spec) => self.tagged(spec),
             Node::Dict(spec) => self.dict(spec.key, spec.value, id),
             Node::Any => self.dict(id, id, id),
             node => Err(mismatch(node, Token::Object)),
@@ -257,12 +345,22 @@ impl<'a, 'p, 'py> Decoder<'a, 'p, 'py> {
     fn record(&mut self, spec: &RecordSpec) -> Result<Obj<'py>> {
         self.reader.begin_object().map_err(syntax)?;
         let mut builder = RecordBuilder::new(spec);
+        self.record_fields(spec, &mut builder, true)?;
+        builder.finish(self.ctx.py, spec)
+    }
+
+    /// Reads an object's remaining members into a record, through the closing brace.
+    fn record_fields(
+        &mut self,
+        spec: &RecordSpec,
+        builder: &mut RecordBuilder<'py>,
+        mut first: bool,
+    ) -> Result<()> {
         let mut hint = 0;
-        let mut first = true;
         loop {
             let key = self.reader.next_key(first).map_err(syntax)?;
             first = false;
-            let Some(key) = key else { break };
+            let Some(key) = key else { return Ok(()) };
             match spec.find_wire_field(key.text.as_bytes(), hint) {
                 Some(position) => {
                     hint = position + 1;
@@ -275,44 +373,116 @@ impl<'a, 'p, 'py> Decoder<'a, 'p, 'py> {
                 }
                 None => {
                     unknown_field(spec, key.text)?;
-                    self.reader
-                        .skip_value(MAX_DEPTH.saturating_sub(self.depth))
-                        .map_err(syntax)?;
+                    self.skip()?;
                 }
             }
         }
-        builder.finish(self.ctx.py, spec)
     }
 
-    /// Reads ahead through an object for the tag field's value (the caller rewinds).
-    fn find_tag(&mut self, tag_field: &str) -> Result<LiteralValue> {
+    fn skip(&mut self) -> Result<()> {
+        self.reader
+            .skip_value(MAX_DEPTH.saturating_sub(self.depth))
+            .map_err(syntax)
+    }
+
+    /// A tagged union in one pass wherever possible: members before the tag are decoded at
+    /// once when every variant decodes them alike, and only the others are read again once
+    /// the tag has named the variant.
+    fn tagged(&mut self, spec: &TaggedUnionSpec) -> Result<Obj<'py>> {
         self.reader.begin_object().map_err(syntax)?;
+        let mut early: SmallVec<[(usize, Obj<'py>); 8]> = SmallVec::new();
+        let mut deferred: SmallVec<[(usize, usize); 4]> = SmallVec::new();
         let mut first = true;
-        loop {
+        let (variant, tag) = loop {
             let key = self.reader.next_key(first).map_err(syntax)?;
             first = false;
             let Some(key) = key else {
                 return Err(Error::validation(format!(
-                    "object missing required field `{tag_field}`"
+                    "object missing required field `{}`",
+                    spec.tag_field
                 )));
             };
-            if key.text == tag_field {
-                return match self.reader.peek_kind().map_err(syntax)? {
-                    ValueKind::String => {
-                        let text = self.reader.read_str().map_err(syntax)?;
-                        Ok(LiteralValue::Str(text.text.to_owned()))
-                    }
-                    ValueKind::Number => match self.reader.read_number().map_err(syntax)? {
-                        Number::Int(value) => Ok(LiteralValue::Int(value)),
-                        _ => Err(Error::validation("expected str or int tag, got float")
-                            .at_field(tag_field)),
-                    },
-                    _ => Err(Error::validation("expected str or int tag").at_field(tag_field)),
-                };
+            if key.text == spec.tag_field {
+                let tag = self.tag_value().map_err(|e| e.at_field(&spec.tag_field))?;
+                let variant = spec.find(&tag).ok_or_else(|| {
+                    Error::validation(format!(
+                        "invalid value {} for tag field `{}`",
+                        show_tag(&tag),
+                        spec.tag_field
+                    ))
+                    .at_field(&spec.tag_field)
+                })?;
+                break (variant, tag);
             }
-            self.reader
-                .skip_value(MAX_DEPTH.saturating_sub(self.depth))
-                .map_err(syntax)?;
+            match spec.key_index(key.text.as_bytes()) {
+                Some(k) => match spec.keys[k].shared {
+                    Some(node) => {
+                        let value = self
+                            .value(node)
+                            .map_err(|e| e.at_field(&spec.keys[k].wire_name))?;
+                        early.push((k, value));
+                    }
+                    None => {
+                        deferred.push((k, self.reader.offset()));
+                        self.skip()?;
+                    }
+                },
+                None => {
+                    // Unknown to every variant; all variants share the codec's options.
+                    if let Some(Node::Record(record)) =
+                        spec.tags.first().map(|(_, id)| self.ctx.plan.node(*id))
+                    {
+                        unknown_field(record, key.text)?;
+                    }
+                    self.skip()?;
+                }
+            }
+        };
+        let Node::Record(record) = self.ctx.plan.node(variant) else {
+            return Err(Error::validation("tagged union variant is not a record"));
+        };
+        let mut builder = RecordBuilder::new(record);
+        for (k, value) in early {
+            let name = &spec.keys[k].wire_name;
+            match record.field_index(name.as_bytes()) {
+                Some(index) => builder.set(index, value),
+                None => unknown_field(record, name)?,
+            }
+        }
+        self.set_tag(record, &tag, &mut builder)
+            .map_err(|e| e.at_field(&spec.tag_field))?;
+        self.record_fields(record, &mut builder, false)?;
+        if !deferred.is_empty() {
+            let end = self.reader.offset();
+            for (k, offset) in deferred {
+                let name = &spec.keys[k].wire_name;
+                let Some(index) = record.field_index(name.as_bytes()) else {
+                    unknown_field(record, name)?;
+                    continue;
+                };
+                self.reader.rewind(offset);
+                let value = self
+                    .value(record.fields[index].node)
+                    .map_err(|e| e.at_field(name))?;
+                builder.set(index, value);
+            }
+            self.reader.rewind(end);
+        }
+        builder.finish(self.ctx.py, record)
+    }
+
+    /// A tag's value: a str or an int.
+    fn tag_value(&mut self) -> Result<LiteralValue> {
+        match self.reader.peek_kind().map_err(syntax)? {
+            ValueKind::String => {
+                let text = self.reader.read_str().map_err(syntax)?;
+                Ok(LiteralValue::Str(text.text.to_owned()))
+            }
+            ValueKind::Number => match self.reader.read_number().map_err(syntax)? {
+                Number::Int(value) => Ok(LiteralValue::Int(value)),
+                _ => Err(Error::validation("expected a str or int tag, got float")),
+            },
+            _ => Err(Error::validation("expected a str or int tag")),
         }
     }
 
@@ -345,23 +515,26 @@ impl<'a, 'p, 'py> Decoder<'a, 'p, 'py> {
 
 /// JSON keys are strings: int-like key types read the number out of the text.
 fn dict_key<'py>(ctx: &Decoding<'_, 'py>, id: NodeId, text: &str, ascii: bool) -> Result<Obj<'py>> {
-    {
-        let wants_int = match ctx.plan.node(id) {
-            Node::Int(_) => true,
-            Node::Enum(spec) => spec.has_int_values() && !spec.has_str_values(),
-            Node::Literal(spec) => spec
-                .values
-                .iter()
-                .all(|(v, _)| matches!(v, LiteralValue::Int(_))),
-            _ => false,
-        };
-        if wants_int {
-            let value: i64 = text
-                .parse()
-                .map_err(|_| Error::validation(format!("expected an integer key, got {text:?}")))?;
-            return ctx.int(id, value);
-        }
-        ctx.string(id, text, ascii)
+    let wants_int = match ctx.plan.node(id) {
+        Node::Int(_) => true,
+        Node::Enum(spec) => spec.has_int_values() && !spec.has_str_values(),
+        Node::Literal(spec) => spec
+            .values
+            .iter()
+            .all(|(v, _)| matches!(v, LiteralValue::Int(_))),
+        _ => false,
+    };
+    if !wants_int {
+        return ctx.string(id, text, ascii);
+    }
+    if !is_integer_text(text) {
+        return Err(Error::validation(format!(
+            "expected an integer key, got {text:?}"
+        )));
+    }
+    match text.parse::<i64>() {
+        Ok(value) => ctx.int(id, value),
+        Err(_) => ctx.big_int(id, text),
     }
 }
 

@@ -412,7 +412,22 @@ impl Encoder<'_, '_> {
         self.out.push(if positional { b'[' } else { b'{' });
         let mut source = shape::FieldSource::new(spec, value)?;
         let mut first = true;
-        for (position, &index) in spec.wire_fields.iter().enumerate() {
+        // Positional variants of a tagged union lead with the tag, so a decoder knows the
+        // variant before it reads anything else.
+        let leading_tag = match &spec.tag {
+            Some((index, tag)) if positional => {
+                self.literal(tag);
+                first = false;
+                Some(*index)
+            }
+            _ => None,
+        };
+        let fields = spec
+            .wire_fields
+            .iter()
+            .filter(|&&index| Some(index) != leading_tag);
+        for (position, &index) in fields.enumerate() {
+            let position = position + usize::from(leading_tag.is_some());
             let field = &spec.fields[index];
             let Some(item) = source.get(spec, index, value)? else {
                 if positional || matches!(field.default, FieldDefault::Required) {

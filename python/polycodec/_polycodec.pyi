@@ -1,6 +1,6 @@
 """Type stubs for the compiled extension."""
 
-from typing import Any, Callable, Generic, Literal, Mapping, Optional, TypeVar, Union
+from typing import Any, Callable, Generic, Literal, Mapping, Optional, TypeVar, Union, overload
 
 T = TypeVar("T")
 
@@ -16,9 +16,22 @@ Buffer = Union[bytes, bytearray, memoryview, str]
 class Codec(Generic[T]):
     """Encodes and decodes values of one type in one format; the plan is compiled once."""
 
+    @overload
     def __init__(
-        self,
-        type: type[T] | Any,
+        self: Codec[T],
+        type: type[T],
+        format: Format = "json",
+        *,
+        rename: Rename = None,
+        omit_defaults: bool = False,
+        forbid_unknown_fields: bool = False,
+        strict: bool = True,
+        array_like: bool = False,
+    ) -> None: ...
+    @overload
+    def __init__(
+        self: Codec[Any],
+        type: Any,
         format: Format = "json",
         *,
         rename: Rename = None,

@@ -28,6 +28,7 @@ pub fn build_plan(spec: &Bound<'_, PyAny>) -> PyResult<Plan> {
     };
     validate_indices(&plan)?;
     resolve_unions(&mut plan);
+    resolve_tagged_union_keys(&mut plan);
     Ok(plan)
 }
 
@@ -105,6 +106,7 @@ fn build_node(kind: &str, data: &Bound<'_, PyDict>) -> PyResult<Node> {
             Node::TaggedUnion(TaggedUnionSpec {
                 tag_field: get_required(data, "tag_field")?.extract()?,
                 tags,
+                keys: Vec::new(),
             })
         }
         "list" | "set" | "frozenset" | "var_tuple" => Node::Sequence(SequenceSpec {
@@ -250,6 +252,97 @@ fn validate_indices(plan: &Plan) -> PyResult<()> {
     Ok(())
 }
 
+/// Lists, for every tagged union, the field names of its variants and whether one node decodes
+/// each of them in every variant.
+fn resolve_tagged_union_keys(plan: &mut Plan) {
+    let mut all_keys = Vec::new();
+    for node in &plan.nodes {
+        let Node::TaggedUnion(spec) = node else {
+            all_keys.push(Vec::new());
+            continue;
+        };
+        let mut keys: Vec<UnionKey> = Vec::new();
+        let mut conflicting: Vec<bool> = Vec::new();
+        for (_, variant) in &spec.tags {
+            let Node::Record(record) = &plan.nodes[*variant] else {
+                continue;
+            };
+            for &index in &record.wire_fields {
+                let field = &record.fields[index];
+                if field.wire_name == spec.tag_field {
+                    continue;
+                }
+                match keys.iter().position(|k| k.wire_name == field.wire_name) {
+                    Some(at) => {
+                        let same = keys[at]
+                            .shared
+                            .is_some_and(|seen| decodes_alike(plan, seen, field.node, 0));
+                        if !same {
+                            conflicting[at] = true;
+                        }
+                    }
+                    None => {
+                        keys.push(UnionKey {
+                            wire_name: field.wire_name.clone(),
+                            shared: Some(field.node),
+                        });
+                        conflicting.push(false);
+                    }
+                }
+            }
+        }
+        for (key, conflict) in keys.iter_mut().zip(conflicting) {
+            if conflict {
+                key.shared = None;
+            }
+        }
+        all_keys.push(keys);
+    }
+    for (node, keys) in plan.nodes.iter_mut().zip(all_keys) {
+        if let Node::TaggedUnion(spec) = node {
+            spec.keys = keys;
+        }
+    }
+}
+
+/// Whether two nodes turn the same wire value into the same Python value: the same node, or
+/// structurally equal ones (each class annotation of `str` gets its own node).
+fn decodes_alike(plan: &Plan, a: NodeId, b: NodeId, depth: usize) -> bool {
+    if a == b {
+        return true;
+    }
+    if depth > 8 {
+        return false;
+    }
+    let alike = |x: NodeId, y: NodeId| decodes_alike(plan, x, y, depth + 1);
+    match (&plan.nodes[a], &plan.nodes[b]) {
+        (Node::Any, Node::Any)
+        | (Node::None, Node::None)
+        | (Node::Bool, Node::Bool)
+        | (Node::Date, Node::Date)
+        | (Node::TimeDelta, Node::TimeDelta)
+        | (Node::Uuid, Node::Uuid) => true,
+        (Node::Int(x), Node::Int(y)) => x == y,
+        (Node::Float(x), Node::Float(y)) => x == y,
+        (Node::Str(x), Node::Str(y)) => x.is_unconstrained() && y.is_unconstrained(),
+        (Node::DateTime(x), Node::DateTime(y)) | (Node::Time(x), Node::Time(y)) => x == y,
+        (Node::Union(x), Node::Union(y)) => {
+            x.variants.len() == y.variants.len()
+                && x.variants
+                    .iter()
+                    .zip(&y.variants)
+                    .all(|(&p, &q)| alike(p, q))
+        }
+        (Node::Sequence(x), Node::Sequence(y)) => {
+            x.kind == y.kind && x.length == y.length && alike(x.item, y.item)
+        }
+        (Node::Dict(x), Node::Dict(y)) => {
+            x.length == y.length && alike(x.key, y.key) && alike(x.value, y.value)
+        }
+        _ => false,
+    }
+}
+
 /// Computes, for every union, which variant takes each kind of wire token.
 fn resolve_unions(plan: &mut Plan) {
     let dispatch: Vec<Option<[Option<NodeId>; 7]>> = plan
@@ -259,7 +352,7 @@ fn resolve_unions(plan: &mut Plan) {
             Node::Union(spec) => {
                 let mut slots: [Option<NodeId>; 7] = [None; 7];
                 for &variant in &spec.variants {
-                    for token in token_kinds(&plan.nodes[variant]) {
+                    for token in token_kinds(plan, &plan.nodes[variant]) {
                         slots[token as usize].get_or_insert(variant);
                     }
                 }
@@ -293,7 +386,7 @@ enum Token {
 }
 
 /// The wire token kinds a node accepts as a union variant.
-fn token_kinds(node: &Node) -> Vec<Token> {
+fn token_kinds(plan: &Plan, node: &Node) -> Vec<Token> {
     match node {
         Node::Any => vec![
             Token::None,
@@ -345,7 +438,17 @@ fn token_kinds(node: &Node) -> Vec<Token> {
         Node::Record(spec) if spec.kind == RecordKind::NamedTuple || spec.array_like => {
             vec![Token::Array]
         }
-        Node::Record(_) | Node::Dict(_) | Node::TaggedUnion(_) => vec![Token::Object],
+        Node::TaggedUnion(spec) => {
+            let array_like = spec.tags.iter().any(
+                |(_, id)| matches!(&plan.nodes[*id], Node::Record(record) if record.array_like),
+            );
+            vec![if array_like {
+                Token::Array
+            } else {
+                Token::Object
+            }]
+        }
+        Node::Record(_) | Node::Dict(_) => vec![Token::Object],
     }
 }
 
@@ -384,11 +487,11 @@ fn length_bounds(data: &Bound<'_, PyDict>) -> PyResult<LengthBounds> {
     })
 }
 
-fn int_bound(data: &Bound<'_, PyDict>, key: &str) -> PyResult<Option<i64>> {
+fn int_bound(data: &Bound<'_, PyDict>, key: &str) -> PyResult<Option<i128>> {
     match data.get_item(key)? {
         Some(value) if !value.is_none() => value.extract().map(Some).map_err(|_| {
             PyTypeError::new_err(format!(
-                "polycodec supports int constraints that fit in 64 bits; {key}={value} does not"
+                "polycodec supports int constraints that fit in 128 bits; {key}={value} does not"
             ))
         }),
         _ => Ok(None),

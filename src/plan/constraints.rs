@@ -6,7 +6,7 @@ use std::cmp::Ordering;
 use crate::errors::{Error, Result};
 
 /// Bounds on a length: characters of a str, bytes of a bytes, items of a collection.
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct LengthBounds {
     pub min: Option<usize>,
     pub max: Option<usize>,
@@ -38,45 +38,47 @@ impl LengthBounds {
     }
 }
 
-/// Integer bounds. The compiler only accepts bounds that fit in i64, so a value beyond i64 is
-/// judged by its sign alone.
-#[derive(Clone, Copy, Debug, Default)]
+/// Integer bounds. The compiler accepts bounds that fit in i128; a value beyond i128 lies
+/// outside every such bound on its side, so its sign alone decides.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct IntBounds {
-    pub ge: Option<i64>,
-    pub gt: Option<i64>,
-    pub le: Option<i64>,
-    pub lt: Option<i64>,
-    pub multiple_of: Option<i64>,
+    pub ge: Option<i128>,
+    pub gt: Option<i128>,
+    pub le: Option<i128>,
+    pub lt: Option<i128>,
+    pub multiple_of: Option<i128>,
 }
 
 impl IntBounds {
+    #[inline]
     pub fn check(&self, value: i64) -> Result<()> {
+        self.check_wide(i128::from(value))
+    }
+
+    pub fn check_wide(&self, value: i128) -> Result<()> {
+        let fail = |relation: &str, bound: i128| {
+            Err(Error::validation(format!(
+                "expected int {relation} {bound}, got {value}"
+            )))
+        };
         if let Some(ge) = self.ge {
             if value < ge {
-                return Err(Error::validation(format!(
-                    "expected int >= {ge}, got {value}"
-                )));
+                return fail(">=", ge);
             }
         }
         if let Some(gt) = self.gt {
             if value <= gt {
-                return Err(Error::validation(format!(
-                    "expected int > {gt}, got {value}"
-                )));
+                return fail(">", gt);
             }
         }
         if let Some(le) = self.le {
             if value > le {
-                return Err(Error::validation(format!(
-                    "expected int <= {le}, got {value}"
-                )));
+                return fail("<=", le);
             }
         }
         if let Some(lt) = self.lt {
             if value >= lt {
-                return Err(Error::validation(format!(
-                    "expected int < {lt}, got {value}"
-                )));
+                return fail("<", lt);
             }
         }
         if let Some(multiple) = self.multiple_of {
@@ -89,9 +91,14 @@ impl IntBounds {
         Ok(())
     }
 
-    /// Checks an integer too large for i64; `negative` gives its sign. `multiple_of` is checked
-    /// by the caller with Python arithmetic.
-    pub fn check_big(&self, negative: bool, text: &str) -> Result<()> {
+    /// Checks an integer too large for i64, given as decimal text. Returns false when the value
+    /// is beyond i128 and `multiple_of` is set, which the caller checks with Python arithmetic.
+    pub fn check_big(&self, text: &str) -> Result<bool> {
+        if let Ok(value) = text.parse::<i128>() {
+            self.check_wide(value)?;
+            return Ok(true);
+        }
+        let negative = text.starts_with('-');
         let too_small = negative && (self.ge.is_some() || self.gt.is_some());
         let too_large = !negative && (self.le.is_some() || self.lt.is_some());
         if too_small || too_large {
@@ -100,11 +107,11 @@ impl IntBounds {
                 "integer {text} is too {side} for the declared bounds"
             )));
         }
-        Ok(())
+        Ok(self.multiple_of.is_none())
     }
 }
 
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct FloatBounds {
     pub ge: Option<f64>,
     pub gt: Option<f64>,
@@ -186,8 +193,17 @@ mod tests {
         assert!(bounds.check(-1).is_err());
         assert!(bounds.check(10).is_err());
         assert!(bounds.check(4).is_err());
-        assert!(bounds.check_big(false, "1e30").is_err());
-        assert!(bounds.check_big(true, "-1e30").is_err());
+        assert!(bounds.check_big("1000000000000000000000").is_err());
+        assert!(bounds
+            .check_big("-1000000000000000000000000000000000000000000")
+            .is_err());
+        let wide = IntBounds {
+            ge: Some(1 << 70),
+            ..Default::default()
+        };
+        assert!(wide.check_big("1180591620717411303424").is_ok());
+        assert!(wide.check_big("1180591620717411303423").is_err());
+        assert!(wide.check(5).is_err());
     }
 
     #[test]

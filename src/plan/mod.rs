@@ -218,11 +218,26 @@ pub struct UnionSpec {
 pub struct TaggedUnionSpec {
     pub tag_field: String,
     pub tags: Vec<(LiteralValue, NodeId)>,
+    /// Every field name of the variants, with the node that decodes it when all variants that
+    /// have the field decode it the same way. Lets a decoder read fields that arrive before the
+    /// tag in one pass; only fields whose type depends on the variant are read later.
+    pub keys: Vec<UnionKey>,
+}
+
+pub struct UnionKey {
+    pub wire_name: String,
+    pub shared: Option<NodeId>,
 }
 
 impl TaggedUnionSpec {
     pub fn find(&self, tag: &LiteralValue) -> Option<NodeId> {
         self.tags.iter().find(|(t, _)| t == tag).map(|(_, id)| *id)
+    }
+
+    pub fn key_index(&self, wire_name: &[u8]) -> Option<usize> {
+        self.keys
+            .iter()
+            .position(|k| k.wire_name.as_bytes() == wire_name)
     }
 }
 
@@ -292,6 +307,12 @@ pub struct RecordSpec {
 }
 
 impl RecordSpec {
+    /// The index of the field with this wire name.
+    pub fn field_index(&self, wire_name: &[u8]) -> Option<usize> {
+        self.find_wire_field(wire_name, 0)
+            .map(|position| self.wire_fields[position])
+    }
+
     /// Finds a field by its wire name, starting the scan at `hint` (the field after the one
     /// matched last), so keys in declaration order match on the first comparison.
     #[inline]
