@@ -15,7 +15,9 @@ use pyo3::types::{
 };
 
 use crate::errors::{Error, Result};
-use crate::plan::{FieldDefault, LiteralValue, Node, NodeId, Plan, RecordKind, RecordSpec};
+use crate::plan::{
+    FieldDefault, LiteralValue, Node, NodeId, Plan, RecordKind, RecordSpec, UnionSpec,
+};
 use crate::py::{self, Obj};
 
 /// The type's qualified name, for error messages.
@@ -220,9 +222,15 @@ pub fn equals_default(default: &FieldDefault, value: &Obj<'_>) -> Result<bool> {
 }
 
 /// Chooses the union variant for a Python value by its type. Unions are unambiguous by
-/// construction, so the first variant whose type accepts the value is the one.
-pub fn pick_variant(plan: &Plan, variants: &[NodeId], value: &Obj<'_>) -> Option<NodeId> {
-    variants
+/// construction, so the first variant whose type accepts the value is the one. `Optional[X]`
+/// needs no search: anything but None goes to `X`, whose encoder checks the type.
+#[inline]
+pub fn pick_variant(plan: &Plan, spec: &UnionSpec, value: &Obj<'_>) -> Option<NodeId> {
+    if let (Some(none), [a, b]) = (spec.none, spec.variants.as_slice()) {
+        let other = if *a == none { *b } else { *a };
+        return Some(if value.is_none() { none } else { other });
+    }
+    spec.variants
         .iter()
         .copied()
         .find(|&id| accepts(plan, plan.node(id), value))
@@ -234,9 +242,12 @@ fn accepts(plan: &Plan, node: &Node, value: &Obj<'_>) -> bool {
         Node::Any => true,
         Node::None => value.is_none(),
         Node::Bool => value.is_instance_of::<PyBool>(),
-        Node::Int(_) => is_int() && !is_enum(value),
+        Node::Int(_) => value.is_exact_instance_of::<PyInt>() || (is_int() && !is_enum(value)),
         Node::Float(_) => value.is_instance_of::<PyFloat>() || is_int(),
-        Node::Str(_) => value.is_instance_of::<PyString>() && !is_enum(value),
+        Node::Str(_) => {
+            value.is_exact_instance_of::<PyString>()
+                || (value.is_instance_of::<PyString>() && !is_enum(value))
+        }
         Node::Bytes(_) => {
             value.is_instance_of::<PyBytes>()
                 || value.is_instance_of::<PyByteArray>()
@@ -252,7 +263,7 @@ fn accepts(plan: &Plan, node: &Node, value: &Obj<'_>) -> bool {
             .is_instance(spec.cls.bind(value.py()))
             .unwrap_or(false),
         Node::Literal(spec) => literal_of(value).is_some_and(|v| spec.find(&v).is_some()),
-        Node::Union(spec) => pick_variant(plan, &spec.variants, value).is_some(),
+        Node::Union(spec) => pick_variant(plan, spec, value).is_some(),
         Node::TaggedUnion(spec) => spec.tags.iter().any(|(_, id)| match plan.node(*id) {
             Node::Record(record) => is_record(record, value),
             _ => false,

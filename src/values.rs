@@ -192,58 +192,65 @@ impl<'p, 'py> Decoding<'p, 'py> {
         }
     }
 
-    /// A string token. Formats handle `bytes` nodes themselves (base64 in JSON, raw in msgpack)
-    /// before calling this.
-    pub fn string(&self, id: NodeId, text: &str, ascii: bool) -> Result<Obj<'py>> {
+    /// A string token, as validated UTF-8 bytes. Formats handle `bytes` nodes themselves
+    /// (base64 in JSON, raw in msgpack) before calling this.
+    pub fn string(&self, id: NodeId, bytes: &[u8], ascii: bool) -> Result<Obj<'py>> {
         let id = self.resolve(id, Token::Str)?;
         let py = self.py;
         match self.plan.node(id) {
             Node::Str(spec) => {
                 if !spec.is_unconstrained() {
-                    check_str(spec, text, ascii, py)?;
+                    check_str(spec, utf8(bytes), ascii, py)?;
                 }
-                Ok(py::new_str(py, text, ascii)?)
+                Ok(py::new_str(py, bytes, ascii)?)
             }
-            Node::Any => Ok(py::new_str(py, text, ascii)?),
+            Node::Any => Ok(py::new_str(py, bytes, ascii)?),
             Node::DateTime(rule) => {
-                let parts = text::temporal::parse_datetime(text.as_bytes())
+                let parts = text::temporal::parse_datetime(bytes)
                     .map_err(|e| Error::validation(e.message()))?;
                 check_tz(*rule, parts.offset_seconds.is_some(), "datetime")?;
                 Ok(temporal::new_datetime(py, &parts)?)
             }
             Node::Date => {
-                let parts = text::temporal::parse_date(text.as_bytes())
+                let parts = text::temporal::parse_date(bytes)
                     .map_err(|e| Error::validation(e.message()))?;
                 Ok(temporal::new_date(py, &parts)?)
             }
             Node::Time(rule) => {
-                let parts = text::temporal::parse_time(text.as_bytes())
+                let parts = text::temporal::parse_time(bytes)
                     .map_err(|e| Error::validation(e.message()))?;
                 check_tz(*rule, parts.offset_seconds.is_some(), "time")?;
                 Ok(temporal::new_time(py, &parts)?)
             }
             Node::TimeDelta => {
-                let parts = text::temporal::parse_duration(text.as_bytes())
+                let parts = text::temporal::parse_duration(bytes)
                     .map_err(|e| Error::validation(e.message()))?;
                 Ok(temporal::new_timedelta(py, &parts)?)
             }
             Node::Uuid => {
-                let value = text::uuid::parse_uuid(text.as_bytes())
-                    .map_err(|e| Error::validation(e.message()))?;
+                let value =
+                    text::uuid::parse_uuid(bytes).map_err(|e| Error::validation(e.message()))?;
                 Ok(py::new_uuid(py, value)?)
             }
-            Node::Decimal(spec) => self.decimal(spec, text),
+            Node::Decimal(spec) => self.decimal(spec, utf8(bytes)),
             Node::Enum(spec) => spec
-                .by_str(text)
+                .by_str(bytes)
                 .map(|m| m.bind(py).clone())
                 .ok_or_else(|| {
-                    Error::validation(format!("invalid enum value {text:?} for {}", spec.name))
+                    Error::validation(format!(
+                        "invalid enum value {:?} for {}",
+                        utf8(bytes),
+                        spec.name
+                    ))
                 }),
-            Node::Literal(spec) => literal(spec, &LiteralValue::Str(text.to_owned()), py),
+            Node::Literal(spec) => literal(spec, &LiteralValue::Str(utf8(bytes).to_owned()), py),
             Node::Int(_) if !self.strict => {
-                let digits = text.trim();
+                let digits = utf8(bytes).trim();
                 if !is_integer_text(digits) {
-                    return Err(Error::validation(format!("expected int, got str {text:?}")));
+                    return Err(Error::validation(format!(
+                        "expected int, got str {:?}",
+                        utf8(bytes)
+                    )));
                 }
                 match digits.parse::<i64>() {
                     Ok(value) => self.int(id, value),
@@ -251,22 +258,22 @@ impl<'p, 'py> Decoding<'p, 'py> {
                 }
             }
             Node::Float(bounds) if !self.strict => {
-                let value: f64 = text
-                    .trim()
-                    .parse()
-                    .map_err(|_| Error::validation(format!("expected float, got str {text:?}")))?;
+                let value: f64 = utf8(bytes).trim().parse().map_err(|_| {
+                    Error::validation(format!("expected float, got str {:?}", utf8(bytes)))
+                })?;
                 bounds.check(value)?;
                 Ok(pyo3::types::PyFloat::new(py, value).into_any())
             }
-            Node::Bool if !self.strict => match text {
-                "true" | "True" | "1" => {
+            Node::Bool if !self.strict => match bytes {
+                b"true" | b"True" | b"1" => {
                     Ok(pyo3::types::PyBool::new(py, true).to_owned().into_any())
                 }
-                "false" | "False" | "0" => {
+                b"false" | b"False" | b"0" => {
                     Ok(pyo3::types::PyBool::new(py, false).to_owned().into_any())
                 }
                 _ => Err(Error::validation(format!(
-                    "expected bool, got str {text:?}"
+                    "expected bool, got str {:?}",
+                    utf8(bytes)
                 ))),
             },
             node => Err(mismatch(node, Token::Str)),
@@ -399,6 +406,11 @@ fn check_decimal(spec: &DecimalSpec, value: &Obj<'_>, text: &str) -> Result<()> 
         }
     }
     Ok(())
+}
+
+/// Text the reader has already validated as UTF-8.
+fn utf8(bytes: &[u8]) -> &str {
+    std::str::from_utf8(bytes).unwrap_or_default()
 }
 
 /// An optional '-' and one or more ASCII digits: the integer texts every decoder accepts.

@@ -104,8 +104,8 @@ impl<'a, 'p, 'py> Decoder<'a, 'p, 'py> {
         let id = self.ctx.resolve(id, Token::Str)?;
         if let Node::Bytes(spec) = self.ctx.plan.node(id) {
             let text = self.reader.read_str().map_err(syntax)?;
-            let mut data = Vec::with_capacity(text.text.len() / 4 * 3);
-            text::base64::decode(text.text.as_bytes(), &mut data)
+            let mut data = Vec::with_capacity(text.bytes.len() / 4 * 3);
+            text::base64::decode(text.bytes, &mut data)
                 .map_err(|e| Error::validation(e.message()))?;
             spec.length.check(data.len(), "bytes")?;
             let py = self.ctx.py;
@@ -116,7 +116,7 @@ impl<'a, 'p, 'py> Decoder<'a, 'p, 'py> {
             });
         }
         let text = self.reader.read_str().map_err(syntax)?;
-        self.ctx.string(id, text.text, text.ascii)
+        self.ctx.string(id, text.bytes, text.ascii)
     }
 
     fn number(&mut self, id: NodeId) -> Result<Obj<'py>> {
@@ -316,7 +316,7 @@ impl<'a, 'p, 'py> Decoder<'a, 'p, 'py> {
         if let Some((index, _)) = record.tag {
             let node = record.fields[index].node;
             let value = match tag {
-                LiteralValue::Str(text) => self.ctx.string(node, text, text.is_ascii()),
+                LiteralValue::Str(text) => self.ctx.string(node, text.as_bytes(), text.is_ascii()),
                 LiteralValue::Int(number) => self.ctx.int(node, *number),
                 LiteralValue::Bool(flag) => self.ctx.boolean(node, *flag),
             };
@@ -361,7 +361,7 @@ impl<'a, 'p, 'py> Decoder<'a, 'p, 'py> {
             let key = self.reader.next_key(first).map_err(syntax)?;
             first = false;
             let Some(key) = key else { return Ok(()) };
-            match spec.find_wire_field(key.text.as_bytes(), hint) {
+            match spec.find_wire_field(key.bytes, hint) {
                 Some(position) => {
                     hint = position + 1;
                     let index = spec.wire_fields[position];
@@ -372,7 +372,7 @@ impl<'a, 'p, 'py> Decoder<'a, 'p, 'py> {
                     builder.set(index, value);
                 }
                 None => {
-                    unknown_field(spec, key.text)?;
+                    unknown_field(spec, key.text())?;
                     self.skip()?;
                 }
             }
@@ -402,7 +402,7 @@ impl<'a, 'p, 'py> Decoder<'a, 'p, 'py> {
                     spec.tag_field
                 )));
             };
-            if key.text == spec.tag_field {
+            if key.bytes == spec.tag_field.as_bytes() {
                 let tag = self.tag_value().map_err(|e| e.at_field(&spec.tag_field))?;
                 let variant = spec.find(&tag).ok_or_else(|| {
                     Error::validation(format!(
@@ -414,7 +414,7 @@ impl<'a, 'p, 'py> Decoder<'a, 'p, 'py> {
                 })?;
                 break (variant, tag);
             }
-            match spec.key_index(key.text.as_bytes()) {
+            match spec.key_index(key.bytes) {
                 Some(k) => match spec.keys[k].shared {
                     Some(node) => {
                         let value = self
@@ -432,7 +432,7 @@ impl<'a, 'p, 'py> Decoder<'a, 'p, 'py> {
                     if let Some(Node::Record(record)) =
                         spec.tags.first().map(|(_, id)| self.ctx.plan.node(*id))
                     {
-                        unknown_field(record, key.text)?;
+                        unknown_field(record, key.text())?;
                     }
                     self.skip()?;
                 }
@@ -476,7 +476,7 @@ impl<'a, 'p, 'py> Decoder<'a, 'p, 'py> {
         match self.reader.peek_kind().map_err(syntax)? {
             ValueKind::String => {
                 let text = self.reader.read_str().map_err(syntax)?;
-                Ok(LiteralValue::Str(text.text.to_owned()))
+                Ok(LiteralValue::Str(text.text().to_owned()))
             }
             ValueKind::Number => match self.reader.read_number().map_err(syntax)? {
                 Number::Int(value) => Ok(LiteralValue::Int(value)),
@@ -500,8 +500,8 @@ impl<'a, 'p, 'py> Decoder<'a, 'p, 'py> {
             let key = self.reader.next_key(first).map_err(syntax)?;
             first = false;
             let Some(key) = key else { break };
-            let key_object = dict_key(&self.ctx, key_node, key.text, key.ascii)
-                .map_err(|e| e.at_key(key.text))?;
+            let key_object = dict_key(&self.ctx, key_node, key.bytes, key.ascii)
+                .map_err(|e| e.at_key(key.text()))?;
             let value = self.value(value_node).map_err(|e| {
                 let shown = key_object.str().map(|s| s.to_string()).unwrap_or_default();
                 e.at_key(&shown)
@@ -514,7 +514,12 @@ impl<'a, 'p, 'py> Decoder<'a, 'p, 'py> {
 }
 
 /// JSON keys are strings: int-like key types read the number out of the text.
-fn dict_key<'py>(ctx: &Decoding<'_, 'py>, id: NodeId, text: &str, ascii: bool) -> Result<Obj<'py>> {
+fn dict_key<'py>(
+    ctx: &Decoding<'_, 'py>,
+    id: NodeId,
+    bytes: &[u8],
+    ascii: bool,
+) -> Result<Obj<'py>> {
     let wants_int = match ctx.plan.node(id) {
         Node::Int(_) => true,
         Node::Enum(spec) => spec.has_int_values() && !spec.has_str_values(),
@@ -525,8 +530,9 @@ fn dict_key<'py>(ctx: &Decoding<'_, 'py>, id: NodeId, text: &str, ascii: bool) -
         _ => false,
     };
     if !wants_int {
-        return ctx.string(id, text, ascii);
+        return ctx.string(id, bytes, ascii);
     }
+    let text = std::str::from_utf8(bytes).unwrap_or_default();
     if !is_integer_text(text) {
         return Err(Error::validation(format!(
             "expected an integer key, got {text:?}"

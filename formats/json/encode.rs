@@ -104,7 +104,7 @@ impl Encoder<'_, '_> {
             Node::Record(spec) => self.record(spec, value),
             Node::Sequence(spec) => self.sequence(node, spec.item, value),
             Node::Union(spec) => {
-                let variant = shape::pick_variant(self.plan, &spec.variants, value)
+                let variant = shape::pick_variant(self.plan, spec, value)
                     .ok_or_else(|| mismatch(node, value))?;
                 self.value(variant, value)
             }

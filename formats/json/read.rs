@@ -92,17 +92,24 @@ pub enum Number<'a> {
 /// A decoded string.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Str<'s> {
-    /// The decoded text (escapes resolved).
-    pub text: &'s str,
-    /// True if every byte of `text` is < 0x80, so a Python `str` can be built
-    /// from it with a plain copy.
+    /// The decoded text (escapes resolved) as UTF-8 bytes, already validated: the bytes, not a
+    /// `&str`, so the common ASCII case pays for no second validation pass.
+    pub bytes: &'s [u8],
+    /// True if every byte is < 0x80, so a Python `str` can be built from it with a plain copy.
     pub ascii: bool,
+}
+
+impl<'s> Str<'s> {
+    /// The text as `&str`, for the less common consumers (messages, number parsing).
+    pub fn text(&self) -> &'s str {
+        std::str::from_utf8(self.bytes).unwrap_or_default()
+    }
 }
 
 /// Where `scan_string` left the decoded string.
 enum Scanned<'a> {
     /// No escapes: the text is a slice of the input.
-    Borrowed(&'a str),
+    Borrowed(&'a [u8]),
     /// Escapes were decoded into `Reader::scratch`.
     Scratch,
     /// Validated only (`decode == false`).
@@ -289,12 +296,15 @@ impl<'a> Reader<'a> {
     fn make_str(&self, scanned: (Scanned<'a>, bool)) -> Result<Str<'_>, SyntaxError> {
         let (scanned, ascii) = scanned;
         match scanned {
-            Scanned::Borrowed(text) => Ok(Str { text, ascii }),
+            Scanned::Borrowed(bytes) => Ok(Str { bytes, ascii }),
             // The scratch buffer holds validated raw runs plus UTF-8 encoded
             // escapes, so this cannot fail; the check costs one fast pass.
-            Scanned::Skipped => Ok(Str { text: "", ascii }),
+            Scanned::Skipped => Ok(Str { bytes: b"", ascii }),
             Scanned::Scratch => match std::str::from_utf8(&self.scratch) {
-                Ok(text) => Ok(Str { text, ascii }),
+                Ok(_) => Ok(Str {
+                    bytes: &self.scratch,
+                    ascii,
+                }),
                 Err(_) => Err(SyntaxError::new(self.pos, "invalid UTF-8 in string")),
             },
         }
@@ -347,29 +357,21 @@ impl<'a> Reader<'a> {
         // Escape sequences are ASCII in the input, so the raw span is valid
         // UTF-8 exactly when every raw run is; one check gives a precise
         // offset. ASCII-only spans need no check.
-        let checked = if raw_non_ascii {
-            match std::str::from_utf8(raw) {
-                Ok(t) => Some(t),
-                Err(e) => {
-                    return Err(SyntaxError::new(
-                        start + e.valid_up_to(),
-                        "invalid UTF-8 in string",
-                    ))
-                }
+        if raw_non_ascii {
+            if let Err(e) = std::str::from_utf8(raw) {
+                return Err(SyntaxError::new(
+                    start + e.valid_up_to(),
+                    "invalid UTF-8 in string",
+                ));
             }
-        } else {
-            None
-        };
+        }
         if !decode {
             Ok((Scanned::Skipped, ascii))
         } else if escaped {
             self.scratch.extend_from_slice(&bytes[run_start..i]);
             Ok((Scanned::Scratch, ascii))
         } else {
-            // `raw_non_ascii` is false only if `find_special::<true>` found
-            // no byte >= 0x80 in the span (and escapes are ASCII).
-            let text = checked.unwrap_or_else(|| ascii_str(raw));
-            Ok((Scanned::Borrowed(text), ascii))
+            Ok((Scanned::Borrowed(raw), ascii))
         }
     }
 
@@ -463,7 +465,6 @@ impl<'a> Reader<'a> {
             exp10 += if exp_neg { -e } else { e };
         }
         self.pos = i;
-        let text = ascii_str(&bytes[start..i]);
         if !is_float {
             debug_assert_eq!(int_end, i);
             if !truncated {
@@ -475,8 +476,9 @@ impl<'a> Reader<'a> {
                     return Ok(Number::Int(mant as i64));
                 }
             }
-            return Ok(Number::BigInt(text));
+            return Ok(Number::BigInt(ascii_str(&bytes[start..i])));
         }
+        let text = ascii_str(&bytes[start..i]);
         // Clinger's fast path: both operands exact, so one IEEE operation
         // gives the correctly rounded result.
         if !truncated && mant <= 1 << 53 && (-22..=22).contains(&exp10) {
@@ -883,7 +885,7 @@ mod tests {
                     if !first {
                         out.push(',');
                     }
-                    out.push_str(&format!("{:?}:", k.text));
+                    out.push_str(&format!("{:?}:", k.text()));
                     first = false;
                     walk(r, depth + 1, out)?;
                 }
@@ -907,8 +909,8 @@ mod tests {
             }
             ValueKind::String => {
                 let s = r.read_str()?;
-                assert_eq!(s.ascii, s.text.is_ascii());
-                out.push_str(&format!("{:?}", s.text));
+                assert_eq!(s.ascii, s.text().is_ascii());
+                out.push_str(&format!("{:?}", s.text()));
             }
             ValueKind::Number => match r.read_number()? {
                 Number::Int(v) => out.push_str(&v.to_string()),
@@ -1106,12 +1108,12 @@ mod tests {
         assert_eq!(r.begin_array().unwrap_err().message, "expected '['");
         assert_eq!(r.read_number().unwrap_err().message, "expected number");
         r.begin_object().unwrap();
-        assert_eq!(r.next_key(true).unwrap().unwrap().text, "k");
+        assert_eq!(r.next_key(true).unwrap().unwrap().text(), "k");
         assert_eq!(
             r.begin_object().unwrap_err(),
             SyntaxError::new(8, "expected '{'")
         );
-        assert_eq!(r.read_str().unwrap().text, "v");
+        assert_eq!(r.read_str().unwrap().text(), "v");
         assert_eq!(r.next_key(false), Ok(None));
         r.finish().unwrap();
         for (input, kind) in [
@@ -1280,7 +1282,7 @@ mod tests {
     fn string(input: &str) -> (String, bool) {
         let mut r = Reader::new(input.as_bytes());
         let s = r.read_str().unwrap_or_else(|e| panic!("{input:?}: {e}"));
-        let out = (s.text.to_owned(), s.ascii);
+        let out = (s.text().to_owned(), s.ascii);
         r.finish().unwrap();
         // skip_value must accept it too.
         skip(input.as_bytes(), 0).unwrap();
@@ -1339,18 +1341,18 @@ mod tests {
         let s = r.read_str().unwrap();
         let range = input.as_ptr_range();
         assert!(
-            range.contains(&s.text.as_ptr()),
+            range.contains(&s.bytes.as_ptr()),
             "unescaped string is borrowed"
         );
         assert!(r.next_element(false).unwrap());
         let s = r.read_str().unwrap();
         assert!(
-            !range.contains(&s.text.as_ptr()),
+            !range.contains(&s.bytes.as_ptr()),
             "escaped string is decoded"
         );
-        assert_eq!(s.text, "esc\naped");
+        assert_eq!(s.text(), "esc\naped");
         assert!(r.next_element(false).unwrap());
-        assert_eq!(r.read_str().unwrap().text, "plain2");
+        assert_eq!(r.read_str().unwrap().text(), "plain2");
         assert!(!r.next_element(false).unwrap());
         r.finish().unwrap();
     }
@@ -1365,7 +1367,7 @@ mod tests {
 
     fn str_err(input: &[u8]) -> SyntaxError {
         let mut r = Reader::new(input);
-        let e = r.read_str().map(|s| s.text.to_owned()).unwrap_err();
+        let e = r.read_str().map(|s| s.text().to_owned()).unwrap_err();
         let mut r = Reader::new(input);
         assert_eq!(r.skip_value(0), Err(e), "skip_value on {input:?}");
         e
@@ -1479,14 +1481,14 @@ mod tests {
         let input = br#"{"skip": {"a": [1, -2.5e3, "x\u00e9", true, false, null, {}]}, "keep": 7}"#;
         let mut r = Reader::new(input);
         r.begin_object().unwrap();
-        assert_eq!(r.next_key(true).unwrap().unwrap().text, "skip");
+        assert_eq!(r.next_key(true).unwrap().unwrap().text(), "skip");
         let start = r.offset();
         r.skip_value(8).unwrap();
         assert_eq!(
             &input[start..r.offset()],
             br#" {"a": [1, -2.5e3, "x\u00e9", true, false, null, {}]}"#
         );
-        assert_eq!(r.next_key(false).unwrap().unwrap().text, "keep");
+        assert_eq!(r.next_key(false).unwrap().unwrap().text(), "keep");
         assert_eq!(r.read_number(), Ok(Number::Int(7)));
         assert_eq!(r.next_key(false), Ok(None));
         r.finish().unwrap();

@@ -132,7 +132,7 @@ mod tests {
     /// Reads `out` back with the reader and checks it yields `expected`.
     fn read_back(out: &[u8], expected: &str) {
         let mut r = Reader::new(out);
-        let got = r.read_str().unwrap().text.to_owned();
+        let got = r.read_str().unwrap().text().to_owned();
         r.finish().unwrap();
         assert_eq!(got, expected);
     }

@@ -139,10 +139,10 @@ pub struct EnumMember {
 }
 
 impl EnumSpec {
-    pub fn by_str(&self, text: &str) -> Option<&Py<PyAny>> {
+    pub fn by_str(&self, text: &[u8]) -> Option<&Py<PyAny>> {
         self.members
             .iter()
-            .find(|m| matches!(&m.value, LiteralValue::Str(s) if s == text))
+            .find(|m| matches!(&m.value, LiteralValue::Str(s) if s.as_bytes() == text))
             .map(|m| &m.member)
     }
 

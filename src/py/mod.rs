@@ -17,25 +17,30 @@ use pyo3::types::{PyDict, PyString, PyTuple, PyType};
 /// An owned Python object.
 pub type Obj<'py> = Bound<'py, PyAny>;
 
-/// Builds a `str` from UTF-8 text. `ascii` (every byte < 0x80, known to the reader that produced
-/// the text) lets CPython's compact ASCII layout be filled with a single copy.
+/// Builds a `str` from UTF-8 bytes a reader has validated. `ascii` (every byte < 0x80, known
+/// to the reader) lets CPython's compact ASCII layout be filled with a single copy.
 #[inline]
-pub fn new_str<'py>(py: Python<'py>, text: &str, ascii: bool) -> PyResult<Obj<'py>> {
+pub fn new_str<'py>(py: Python<'py>, bytes: &[u8], ascii: bool) -> PyResult<Obj<'py>> {
+    let length = bytes.len() as ffi::Py_ssize_t;
     if !ascii {
-        return Ok(PyString::new(py, text).into_any());
+        // SAFETY: the pointer and length describe `bytes`; CPython copies and validates them.
+        let raw =
+            unsafe { ffi::PyUnicode_DecodeUTF8(bytes.as_ptr().cast(), length, std::ptr::null()) };
+        // SAFETY: a new reference or NULL with an exception set.
+        return unsafe { Bound::from_owned_ptr_or_err(py, raw) };
     }
-    let length = text.len() as ffi::Py_ssize_t;
     // SAFETY: PyUnicode_New returns a new reference (or NULL with an exception set), checked below.
     let raw = unsafe { ffi::PyUnicode_New(length, 127) };
     let Some(raw) = NonNull::new(raw) else {
         return Err(PyErr::fetch(py));
     };
-    // SAFETY: a fresh maxchar-127 str has a 1-byte buffer of exactly `length` bytes, and `text` is ASCII.
+    // SAFETY: a fresh maxchar-127 str has a 1-byte buffer of exactly `length` bytes, and the
+    // bytes are ASCII.
     unsafe {
         std::ptr::copy_nonoverlapping(
-            text.as_ptr(),
+            bytes.as_ptr(),
             ffi::PyUnicode_DATA(raw.as_ptr()) as *mut u8,
-            text.len(),
+            bytes.len(),
         );
         Ok(Bound::from_owned_ptr(py, raw.as_ptr()))
     }
