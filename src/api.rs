@@ -9,7 +9,7 @@ use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyByteArray, PyBytes, PyDict, PyMemoryView, PyString, PyTuple};
 
-use crate::errors::Error;
+use crate::errors::{Error, ErrorKind};
 use crate::formats;
 use crate::plan::{build_plan, Plan};
 
@@ -108,7 +108,7 @@ impl Codec {
         let result = match self.format {
             Format::Json => formats::json::encode::encode_one(&self.plan, value, &mut out),
         };
-        result.map_err(|e| e.into_pyerr(py))?;
+        result.map_err(|e| e.into_pyerr(py, ErrorKind::Encode))?;
         self.size_hint.store(out.len(), Ordering::Relaxed);
         Ok(PyBytes::new(py, &out))
     }
@@ -120,7 +120,7 @@ impl Codec {
         let result = match self.format {
             Format::Json => formats::json::encode::encode_many(&self.plan, values, &mut out),
         };
-        result.map_err(|e| e.into_pyerr(py))?;
+        result.map_err(|e| e.into_pyerr(py, ErrorKind::Encode))?;
         self.size_hint.store(out.len(), Ordering::Relaxed);
         Ok(PyBytes::new(py, &out))
     }
@@ -132,7 +132,7 @@ impl Codec {
         match self.format {
             Format::Json => formats::json::decode::decode_one(py, &self.plan, self.strict, &input),
         }
-        .map_err(|e: Error| e.into_pyerr(py))
+        .map_err(|e: Error| e.into_pyerr(py, ErrorKind::Validation))
     }
 
     /// Decodes a message written by `encode_many` into a list.
@@ -142,7 +142,7 @@ impl Codec {
         match self.format {
             Format::Json => formats::json::decode::decode_many(py, &self.plan, self.strict, &input),
         }
-        .map_err(|e: Error| e.into_pyerr(py))
+        .map_err(|e: Error| e.into_pyerr(py, ErrorKind::Validation))
     }
 
     fn __repr__(&self, py: Python<'_>) -> PyResult<String> {

@@ -6,6 +6,7 @@
 
 use std::fmt::Write as _;
 
+use pyo3::exceptions::{PyAttributeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::PyType;
@@ -117,34 +118,36 @@ impl Error {
         out
     }
 
-    /// Converts into the Python exception raised to the caller.
-    pub fn into_pyerr(self, py: Python<'_>) -> PyErr {
+    /// Converts into the Python exception raised to the caller. A `TypeError`, `ValueError` or
+    /// `AttributeError` raised by user code on the way (`__post_init__`, a default factory, a custom `__str__`)
+    /// becomes a `ValidationError` when decoding or an `EncodeError` when encoding (`context`),
+    /// with the path and the original as its cause; any other exception (MemoryError,
+    /// KeyboardInterrupt, a user-defined error) passes through unchanged.
+    pub fn into_pyerr(self, py: Python<'_>, context: ErrorKind) -> PyErr {
         let path = self.path_string();
-        match self.failure {
-            Failure::Message(kind, message) => {
-                let class = exception_class(py, kind);
-                let text = format!("{message} (at {path})");
-                match class.call1((text, path)) {
-                    Ok(instance) => PyErr::from_value(instance),
-                    Err(err) => err,
-                }
-            }
+        let (kind, message, cause) = match self.failure {
+            Failure::Message(kind, message) => (kind, message, None),
             Failure::Python(err) => {
-                if self.path.is_empty() {
+                let wrap = err.is_instance_of::<PyTypeError>(py)
+                    || err.is_instance_of::<PyValueError>(py)
+                    || err.is_instance_of::<PyAttributeError>(py);
+                if !wrap || err.is_instance(py, exception_class(py, context)) {
                     return err;
                 }
-                // Keep the user's exception as the cause and say where it happened.
-                let class = exception_class(py, ErrorKind::Validation);
-                let text = format!("{} (at {path})", err.value(py));
-                match class.call1((text, path)) {
-                    Ok(instance) => {
-                        let wrapped = PyErr::from_value(instance);
-                        wrapped.set_cause(py, Some(err));
-                        wrapped
-                    }
-                    Err(err) => err,
-                }
+                let message = err.value(py).to_string();
+                (context, message, Some(err))
             }
+        };
+        let text = format!("{message} (at {path})");
+        match exception_class(py, kind).call1((text, path)) {
+            Ok(instance) => {
+                let error = PyErr::from_value(instance);
+                if cause.is_some() {
+                    error.set_cause(py, cause);
+                }
+                error
+            }
+            Err(err) => err,
         }
     }
 }

@@ -245,7 +245,7 @@ impl<'p, 'py> Decoding<'p, 'py> {
                 }),
             Node::Literal(spec) => literal(spec, &LiteralValue::Str(utf8(bytes).to_owned()), py),
             Node::Int(_) if !self.strict => {
-                let digits = utf8(bytes).trim();
+                let digits = utf8(bytes);
                 if !is_integer_text(digits) {
                     return Err(Error::validation(format!(
                         "expected int, got str {:?}",
@@ -258,7 +258,7 @@ impl<'p, 'py> Decoding<'p, 'py> {
                 }
             }
             Node::Float(bounds) if !self.strict => {
-                let value: f64 = utf8(bytes).trim().parse().map_err(|_| {
+                let value: f64 = utf8(bytes).parse().map_err(|_| {
                     Error::validation(format!("expected float, got str {:?}", utf8(bytes)))
                 })?;
                 bounds.check(value)?;

@@ -123,6 +123,10 @@ impl<'a, 'p, 'py> Decoder<'a, 'p, 'py> {
         match self.reader.read_number().map_err(syntax)? {
             Number::Int(value) => self.ctx.int(id, value),
             Number::BigInt(text) => self.ctx.big_int(id, text),
+            // JSON has no infinities: a literal too large for a float is out of range, not inf.
+            Number::Float { value, text } if value.is_infinite() => Err(Error::validation(
+                format!("number {text} is out of range for a float"),
+            )),
             Number::Float { value, text } => self.ctx.float(id, value, Some(text)),
         }
     }

@@ -391,6 +391,17 @@ impl Encoder<'_, '_> {
                 }
             }
             Node::Uuid => self.value(id, key),
+            // Any other key type (an Enum, a UUID, a float): its own encoding, quoted when it is
+            // not already a JSON string.
+            Node::Any => {
+                let start = self.out.len();
+                self.any(key)?;
+                if self.out.get(start) != Some(&b'"') {
+                    self.out.insert(start, b'"');
+                    self.out.push(b'"');
+                }
+                Ok(())
+            }
             _ => Err(Error::encode(format!(
                 "expected a {} dict key, got {}",
                 node.describe(),

@@ -7,12 +7,12 @@
 //! | date | `YYYY-MM-DD` |
 //! | time | `HH:MM:SS`, then `.ffffff` (always 6 digits) when microseconds are non-zero |
 //! | datetime | date `T` time |
-//! | offset | none when naive; `Z` when it rounds to zero minutes; else `+HH:MM` / `-HH:MM` |
+//! | offset | none when naive; `Z` for UTC; `+HH:MM` / `-HH:MM`; `±HH:MM:SS` when it has seconds |
 //! | duration | `[-]P[<days>D][T<seconds>[.<fraction>]S]`, `P0D` when zero |
 //!
-//! Offsets are written in whole minutes, like msgspec: the magnitude in
-//! seconds is rounded to the nearest minute with halves going toward zero
-//! (`(abs + 29) / 60`), capped at 23:59. Durations keep the whole
+//! Whole-minute offsets are written as msgspec writes them; an offset with
+//! seconds keeps them as `±HH:MM:SS` (Python's `isoformat` form), where
+//! msgspec would round to the minute and lose them. Durations keep the whole
 //! sub-day part in seconds (`PT5400S`, not `PT1H30M`), drop trailing zeros
 //! from the fraction, and write negative values as a leading `-` before the
 //! magnitude (`timedelta(seconds=-1)` is `-PT1S`).
@@ -644,32 +644,39 @@ fn put_time(buf: &mut [u8], at: usize, t: &Time) -> usize {
     at + 15
 }
 
-/// Writes the offset suffix at `buf[at..]`, returning the end index.
+/// Writes the offset suffix at `buf[at..]`, returning the end index: `Z` for UTC, `±HH:MM`
+/// for whole minutes (as msgspec), and `±HH:MM:SS` (as Python's `isoformat`) for offsets with
+/// seconds, which msgspec would round to the minute: nothing is lost.
 #[inline(always)]
 fn put_offset(buf: &mut [u8], at: usize, offset: Option<i32>) -> usize {
     let Some(off) = offset else {
         return at;
     };
-    // msgspec's rounding: nearest minute, halves toward zero, at most 23:59.
-    let minutes = ((off.unsigned_abs() + 29) / 60).min(23 * 60 + 59);
-    if minutes == 0 {
+    if off == 0 {
         buf[at] = b'Z';
         return at + 1;
     }
+    let magnitude = off.unsigned_abs();
     buf[at] = if off < 0 { b'-' } else { b'+' };
-    put2(buf, at + 1, minutes / 60);
+    put2(buf, at + 1, magnitude / 3600);
     buf[at + 3] = b':';
-    put2(buf, at + 4, minutes % 60);
-    at + 6
+    put2(buf, at + 4, magnitude / 60 % 60);
+    if magnitude % 60 == 0 {
+        return at + 6;
+    }
+    buf[at + 6] = b':';
+    put2(buf, at + 7, magnitude % 60);
+    at + 9
 }
 
-/// Appends `YYYY-MM-DDTHH:MM:SS[.ffffff][Z|±HH:MM]`, exactly as msgspec.
+/// Appends `YYYY-MM-DDTHH:MM:SS[.ffffff][Z|±HH:MM[:SS]]`, as msgspec does for whole-minute
+/// offsets.
 ///
 /// Fields are assumed in range (as produced by Python or by
 /// [`parse_datetime`]); out-of-range values are written modulo 100 per
 /// two-digit group rather than panicking.
 pub fn write_datetime(out: &mut Vec<u8>, dt: &DateTime) {
-    let mut buf = [0u8; 32];
+    let mut buf = [0u8; 36];
     put_date(&mut buf, &dt.date);
     buf[10] = b'T';
     let end = put_time(&mut buf, 11, &dt.time);
@@ -684,9 +691,9 @@ pub fn write_date(out: &mut Vec<u8>, d: &Date) {
     out.extend_from_slice(&buf);
 }
 
-/// Appends `HH:MM:SS[.ffffff][Z|±HH:MM]`, exactly as msgspec.
+/// Appends `HH:MM:SS[.ffffff][Z|±HH:MM[:SS]]`, as msgspec does for whole-minute offsets.
 pub fn write_time(out: &mut Vec<u8>, t: &TimeOfDay) {
-    let mut buf = [0u8; 21];
+    let mut buf = [0u8; 24];
     let end = put_time(&mut buf, 0, &t.time);
     let end = put_offset(&mut buf, end, t.offset_seconds);
     out.extend_from_slice(&buf[..end]);
@@ -841,16 +848,20 @@ mod tests {
                 dt(2024, 1, 2, 3, 4, 5, 0, Some(-8 * 3600)),
                 "2024-01-02T03:04:05-08:00",
             ),
-            // timezone(timedelta(hours=5, minutes=30, seconds=15))
+            // timezone(timedelta(hours=5, minutes=30, seconds=15)): msgspec writes +05:30 and
+            // loses the seconds; polycodec keeps them as isoformat() does.
             (
                 dt(2024, 1, 2, 3, 4, 5, 0, Some(19815)),
-                "2024-01-02T03:04:05+05:30",
+                "2024-01-02T03:04:05+05:30:15",
             ),
             (
                 dt(2024, 1, 2, 3, 4, 5, 0, Some(-19815)),
-                "2024-01-02T03:04:05-05:30",
+                "2024-01-02T03:04:05-05:30:15",
             ),
-            (dt(2024, 1, 2, 3, 4, 5, 0, Some(1)), "2024-01-02T03:04:05Z"),
+            (
+                dt(2024, 1, 2, 3, 4, 5, 0, Some(1)),
+                "2024-01-02T03:04:05+00:00:01",
+            ),
             (dt(1, 1, 1, 0, 0, 0, 0, None), "0001-01-01T00:00:00"),
             (
                 dt(9999, 12, 31, 23, 59, 59, 999999, None),
@@ -867,43 +878,36 @@ mod tests {
     }
 
     #[test]
-    fn write_offset_rounding_matches_msgspec() {
-        // (offset seconds, msgspec suffix) for datetime(2024,1,2,tzinfo=...).
+    fn write_offset_is_lossless() {
+        // Whole minutes as msgspec writes them; seconds kept as Python's isoformat writes them
+        // (msgspec would round these to the minute).
         let cases: &[(i32, &str)] = &[
-            (-1, "Z"),
-            (-30, "Z"),
-            (-31, "-00:01"),
-            (-59, "-00:01"),
+            (0, "Z"),
+            (-1, "-00:00:01"),
+            (30, "+00:00:30"),
+            (60, "+00:01"),
             (-60, "-00:01"),
-            (-61, "-00:01"),
-            (-90, "-00:01"),
-            (-119, "-00:02"),
-            (-121, "-00:02"),
-            (-150, "-00:02"),
-            (-179, "-00:03"),
-            (-181, "-00:03"),
-            (1, "Z"),
-            (30, "Z"),
-            (31, "+00:01"),
-            (59, "+00:01"),
-            (61, "+00:01"),
-            (90, "+00:01"),
-            (91, "+00:02"),
-            (150, "+00:02"),
-            (-19799, "-05:30"),
-            (-19801, "-05:30"),
-            (19799, "+05:30"),
-            (86369, "+23:59"),
-            (86370, "+23:59"),
-            (86399, "+23:59"),
-            (-86399, "-23:59"),
-            (-86370, "-23:59"),
+            (90, "+00:01:30"),
+            (19800, "+05:30"),
+            (-19801, "-05:30:01"),
+            (-8100, "-02:15"),
+            (86340, "+23:59"),
+            (86399, "+23:59:59"),
+            (-86399, "-23:59:59"),
         ];
         for &(off, suffix) in cases {
             let got = w_dt(&dt(2024, 1, 2, 0, 0, 0, 0, Some(off)));
             assert_eq!(got, format!("2024-01-02T00:00:00{suffix}"), "{off}");
-            let got = w_time(&tod(1, 0, 0, 0, Some(off)));
-            assert_eq!(got, format!("01:00:00{suffix}"), "{off}");
+            assert_eq!(
+                parse_datetime(got.as_bytes()).unwrap().offset_seconds,
+                Some(off)
+            );
+            let got = w_time(&tod(1, 0, 0, 999_999, Some(off)));
+            assert_eq!(got, format!("01:00:00.999999{suffix}"), "{off}");
+            assert_eq!(
+                parse_time(got.as_bytes()).unwrap().offset_seconds,
+                Some(off)
+            );
         }
     }
 

@@ -1,0 +1,130 @@
+"""Edge cases decided on purpose: user exceptions, numbers out of range, lossless offsets,
+runtime-typed dict keys, and float text identical to msgspec's."""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+import json
+import uuid
+from datetime import datetime, time, timedelta, timezone
+from typing import Any
+
+import msgspec
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import polycodec
+
+
+@dataclasses.dataclass
+class Positive:
+    n: int
+
+    def __post_init__(self) -> None:
+        if self.n < 0:
+            raise ValueError("n must not be negative")
+
+
+@dataclasses.dataclass
+class Holder:
+    items: list[Positive]
+
+
+class Refused(Exception):
+    """An exception that is not about the value's shape."""
+
+
+@dataclasses.dataclass
+class Picky:
+    n: int
+
+    def __post_init__(self) -> None:
+        raise Refused("no")
+
+
+def test_post_init_value_error_becomes_validation_error_at_the_root() -> None:
+    with pytest.raises(polycodec.ValidationError) as info:
+        polycodec.decode_one(b'{"n": -1}', Positive)
+    assert info.value.path == "$"
+    assert "n must not be negative" in str(info.value)
+    assert isinstance(info.value.__cause__, ValueError)
+
+
+def test_post_init_value_error_nested_has_its_path() -> None:
+    with pytest.raises(polycodec.ValidationError) as info:
+        polycodec.decode_one(b'{"items": [{"n": 1}, {"n": -1}]}', Holder)
+    assert info.value.path == "$.items[1]"
+    assert isinstance(info.value.__cause__, ValueError)
+
+
+def test_other_user_exceptions_pass_through_unchanged() -> None:
+    with pytest.raises(Refused):
+        polycodec.decode_one(b'{"n": 1}', Picky)
+
+
+@pytest.mark.parametrize("literal", [b"1e400", b"-1e400", b"[1e999]"])
+def test_float_literal_beyond_range_is_refused(literal: bytes) -> None:
+    tp: Any = list[float] if literal.startswith(b"[") else float
+    with pytest.raises(polycodec.ValidationError, match="out of range"):
+        polycodec.decode_one(literal, tp)
+    with pytest.raises(polycodec.ValidationError, match="out of range"):
+        polycodec.decode_one(literal, Any)
+
+
+def test_lax_numbers_in_strings_must_not_be_padded() -> None:
+    assert polycodec.decode_one(b'"12"', int, strict=False) == 12
+    for payload in (b'" 12"', b'"12 "', b'" 1.5 "'):
+        with pytest.raises(polycodec.ValidationError):
+            polycodec.decode_one(payload, float if b"." in payload else int, strict=False)
+        with pytest.raises(msgspec.ValidationError):
+            msgspec.json.decode(payload, type=float if b"." in payload else int, strict=False)
+
+
+@pytest.mark.parametrize(
+    "offset, suffix",
+    [
+        (timedelta(hours=5, minutes=30, seconds=15), "+05:30:15"),
+        (timedelta(seconds=-1), "-00:00:01"),
+        (timedelta(hours=-8), "-08:00"),
+    ],
+)
+def test_utc_offsets_keep_their_seconds(offset: timedelta, suffix: str) -> None:
+    zone = timezone(offset)
+    moment = datetime(2024, 1, 2, 3, 4, 5, 6, tzinfo=zone)
+    encoded = polycodec.encode_one(moment)
+    assert encoded == f'"2024-01-02T03:04:05.000006{suffix}"'.encode()
+    decoded = polycodec.decode_one(encoded, datetime)
+    assert decoded == moment and decoded.utcoffset() == offset
+    assert datetime.fromisoformat(json.loads(encoded)) == moment
+    clock = time(3, 4, 5, tzinfo=zone)
+    assert polycodec.decode_one(polycodec.encode_one(clock), time).utcoffset() == offset
+
+
+class Color(enum.Enum):
+    RED = "red"
+    BLUE = "blue"
+
+
+class Level(enum.IntEnum):
+    LOW = 1
+
+
+def test_any_dict_keys_of_other_types_are_written_as_strings() -> None:
+    key = uuid.UUID(int=7)
+    value = {Color.RED: 1, Level.LOW: 2, key: 3, 1.5: 4, "plain": 6}
+    encoded = polycodec.encode_one(value, type=dict[Any, int])
+    assert json.loads(encoded) == {"red": 1, "1": 2, str(key): 3, "1.5": 4, "plain": 6}
+    # The stdlib's spelling of a bool key.
+    assert polycodec.encode_one({True: 0}, type=dict[Any, int]) == json.dumps(
+        {True: 0}, separators=(",", ":")
+    ).encode()
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.floats(allow_nan=False, allow_infinity=False))
+def test_float_text_is_byte_identical_to_msgspec(value: float) -> None:
+    encoded = polycodec.encode_one(value)
+    assert encoded == msgspec.json.encode(value)
+    assert polycodec.decode_one(encoded, float) == value
