@@ -362,6 +362,18 @@ impl<'a, 'p, 'py> Decoder<'a, 'p, 'py> {
     ) -> Result<()> {
         let mut hint = 0;
         loop {
+            if let Some(&index) = spec.wire_fields.get(hint) {
+                let field = &spec.fields[index];
+                if self.reader.take_key(first, &field.json_key) {
+                    first = false;
+                    hint += 1;
+                    let value = self
+                        .value(field.node)
+                        .map_err(|e| e.at_field(&field.wire_name))?;
+                    builder.set(index, value);
+                    continue;
+                }
+            }
             let key = self.reader.next_key(first).map_err(syntax)?;
             first = false;
             let Some(key) = key else { return Ok(()) };

@@ -229,6 +229,34 @@ impl<'a> Reader<'a> {
         self.make_str(scanned).map(Some)
     }
 
+    /// Consumes the next member's key and its colon if they are exactly `quoted_key` (the JSON
+    /// string and `:`, as polycodec writes a field name), returning false and consuming nothing
+    /// otherwise. Decoders try the field they expect next this way before reading the key,
+    /// which for input in declaration order skips key scanning and matching entirely.
+    #[inline]
+    pub fn take_key(&mut self, first: bool, quoted_key: &[u8]) -> bool {
+        let start = self.pos;
+        self.skip_ws();
+        if !first {
+            if self.bytes.get(self.pos) != Some(&b',') {
+                self.pos = start;
+                return false;
+            }
+            self.pos += 1;
+            self.skip_ws();
+        }
+        match self.bytes.get(self.pos..self.pos + quoted_key.len()) {
+            Some(candidate) if candidate == quoted_key => {
+                self.pos += quoted_key.len();
+                true
+            }
+            _ => {
+                self.pos = start;
+                false
+            }
+        }
+    }
+
     #[inline(always)]
     fn expect_colon(&mut self) -> Result<(), SyntaxError> {
         self.skip_ws();
@@ -1490,6 +1518,25 @@ mod tests {
         );
         assert_eq!(r.next_key(false).unwrap().unwrap().text(), "keep");
         assert_eq!(r.read_number(), Ok(Number::Int(7)));
+        assert_eq!(r.next_key(false), Ok(None));
+        r.finish().unwrap();
+    }
+
+    #[test]
+    fn take_key_consumes_only_an_exact_match() {
+        let mut r = Reader::new(br#"{"a":1, "bb" :2,"c":3}"#);
+        r.begin_object().unwrap();
+        assert!(!r.take_key(true, br#""b":"#));
+        assert!(r.take_key(true, br#""a":"#));
+        assert_eq!(r.read_number(), Ok(Number::Int(1)));
+        // Whitespace before the colon: no exact match, and nothing consumed.
+        assert!(!r.take_key(false, br#""bb":"#));
+        assert_eq!(r.next_key(false).unwrap().unwrap().text(), "bb");
+        assert_eq!(r.read_number(), Ok(Number::Int(2)));
+        assert!(!r.take_key(false, br#""c"#.as_slice().repeat(2).as_slice()));
+        assert!(r.take_key(false, br#""c":"#));
+        assert_eq!(r.read_number(), Ok(Number::Int(3)));
+        assert!(!r.take_key(false, br#""d":"#));
         assert_eq!(r.next_key(false), Ok(None));
         r.finish().unwrap();
     }
