@@ -12,6 +12,7 @@ use pyo3::types::{PyByteArray, PyBytes, PyDict, PyMemoryView, PyString, PyTuple}
 use crate::errors::{Error, ErrorKind};
 use crate::formats;
 use crate::plan::{build_plan, Plan};
+use crate::py::GcPause;
 
 /// The wire formats a codec can speak.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -129,6 +130,7 @@ impl Codec {
     fn decode_one<'py>(&self, buf: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
         let py = buf.py();
         let input = input_bytes(buf, self.format)?;
+        let _pause = GcPause::new(py);
         match self.format {
             Format::Json => formats::json::decode::decode_one(py, &self.plan, self.strict, &input),
         }
@@ -139,6 +141,7 @@ impl Codec {
     fn decode_many<'py>(&self, buf: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
         let py = buf.py();
         let input = input_bytes(buf, self.format)?;
+        let _pause = GcPause::new(py);
         match self.format {
             Format::Json => formats::json::decode::decode_many(py, &self.plan, self.strict, &input),
         }

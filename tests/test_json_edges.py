@@ -128,3 +128,19 @@ def test_float_text_is_byte_identical_to_msgspec(value: float) -> None:
     encoded = polycodec.encode_one(value)
     assert encoded == msgspec.json.encode(value)
     assert polycodec.decode_one(encoded, float) == value
+
+
+@pytest.mark.parametrize("enabled", [True, False])
+def test_decoding_leaves_the_garbage_collector_as_it_found_it(enabled: bool) -> None:
+    import gc
+
+    was = gc.isenabled()
+    try:
+        gc.enable() if enabled else gc.disable()
+        polycodec.decode_one(b'{"items": [{"n": 1}]}', Holder)
+        assert gc.isenabled() is enabled
+        with pytest.raises(polycodec.ValidationError):
+            polycodec.decode_one(b'{"items": [{"n": -1}]}', Holder)
+        assert gc.isenabled() is enabled
+    finally:
+        gc.enable() if was else gc.disable()

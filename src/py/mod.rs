@@ -162,6 +162,33 @@ impl<'py> DictCursor<'py> {
     }
 }
 
+/// Pauses the cyclic garbage collector while it lives. Decoding allocates many container
+/// objects that are all reachable from the result, so collections triggered halfway through
+/// only traverse live objects; pausing saves that work. The previous state is restored, so
+/// nested decodes and a GC disabled by the user are left as they were.
+pub struct GcPause {
+    reenable: bool,
+}
+
+impl GcPause {
+    pub fn new(_py: Python<'_>) -> Self {
+        // SAFETY: the caller holds the GIL (the `Python` token); PyGC_Disable only flips a flag.
+        let was_enabled = unsafe { ffi::PyGC_Disable() } == 1;
+        GcPause {
+            reenable: was_enabled,
+        }
+    }
+}
+
+impl Drop for GcPause {
+    fn drop(&mut self) {
+        if self.reenable {
+            // SAFETY: created under the GIL and dropped in the same call, still holding it.
+            unsafe { ffi::PyGC_Enable() };
+        }
+    }
+}
+
 /// Whether `value`'s type is exactly `type_addr` (an address taken from the plan).
 #[inline]
 pub fn has_exact_type(value: &Obj<'_>, type_addr: usize) -> bool {
