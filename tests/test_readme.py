@@ -1,0 +1,47 @@
+"""The README's Python examples run, and print what the README says they print."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import re
+import sys
+import types
+from pathlib import Path
+
+import pytest
+
+README = Path(__file__).resolve().parents[1] / "README.md"
+BLOCK = re.compile(r"```python\n(.*?)```(?:\n\nOutput:\n\n```text\n(.*?)```)?", re.S)
+
+
+def _examples() -> list[tuple[str, str | None]]:
+    return [(match[1], match[2]) for match in BLOCK.finditer(README.read_text())]
+
+
+def _expected_from_comments(code: str) -> str | None:
+    """Output written as `# ...` comment lines right after `print(...)` lines."""
+    lines = code.splitlines()
+    expected = [
+        following[2:]
+        for line, following in zip(lines, lines[1:])
+        if line.lstrip().startswith("print(") and following.startswith("# ")
+    ]
+    return "\n".join(expected) + "\n" if expected else None
+
+
+@pytest.mark.parametrize("code, output", _examples())
+def test_readme_example(code: str, output: str | None, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A real module, so dataclasses and typing can resolve the example's annotations.
+    module = types.ModuleType("readme_example")
+    monkeypatch.setitem(sys.modules, module.__name__, module)
+    captured = io.StringIO()
+    with contextlib.redirect_stdout(captured):
+        exec(compile(code, str(README), "exec"), module.__dict__)
+    expected = output if output is not None else _expected_from_comments(code)
+    if expected is not None:
+        assert captured.getvalue() == expected
+
+
+def test_readme_has_examples() -> None:
+    assert len(_examples()) >= 3
