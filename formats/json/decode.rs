@@ -298,17 +298,25 @@ impl<'a, 'p, 'py> Decoder<'a, 'p, 'py> {
             ));
         }
         let tag = self.tag_value().map_err(|e| e.at_index(0))?;
-        let variant = spec.find(&tag).ok_or_else(|| {
-            Error::validation(format!("invalid tag value {}", show_tag(&tag))).at_index(0)
-        })?;
-        let Node::Record(record) = self.ctx.plan.node(variant) else {
-            return Err(Error::validation("tagged union variant is not a record"));
-        };
+        let record = self.variant(spec, &tag).map_err(|e| e.at_index(0))?;
         let mut builder = RecordBuilder::new(record);
         self.set_tag(record, &tag, &mut builder)
             .map_err(|e| e.at_index(0))?;
         self.positional_fields(record, &mut builder, false)?;
         builder.finish(self.ctx.py, record)
+    }
+
+    /// The variant a tag value names.
+    fn variant(&self, spec: &TaggedUnionSpec, tag: &LiteralValue) -> Result<&'p RecordSpec> {
+        let plan: &'p Plan = self.ctx.plan;
+        match spec.find(tag).map(|id| plan.node(id)) {
+            Some(Node::Record(record)) => Ok(record),
+            _ => Err(Error::validation(format!(
+                "invalid value {} for tag field `{}`",
+                show_tag(tag),
+                spec.tag_field
+            ))),
+        }
     }
 
     fn set_tag(
@@ -409,7 +417,7 @@ impl<'a, 'p, 'py> Decoder<'a, 'p, 'py> {
         let mut early: SmallVec<[(usize, Obj<'py>); 8]> = SmallVec::new();
         let mut deferred: SmallVec<[(usize, usize); 4]> = SmallVec::new();
         let mut first = true;
-        let (variant, tag) = loop {
+        let (record, tag) = loop {
             let key = self.reader.next_key(first).map_err(syntax)?;
             first = false;
             let Some(key) = key else {
@@ -420,15 +428,10 @@ impl<'a, 'p, 'py> Decoder<'a, 'p, 'py> {
             };
             if key.bytes == spec.tag_field.as_bytes() {
                 let tag = self.tag_value().map_err(|e| e.at_field(&spec.tag_field))?;
-                let variant = spec.find(&tag).ok_or_else(|| {
-                    Error::validation(format!(
-                        "invalid value {} for tag field `{}`",
-                        show_tag(&tag),
-                        spec.tag_field
-                    ))
-                    .at_field(&spec.tag_field)
-                })?;
-                break (variant, tag);
+                let record = self
+                    .variant(spec, &tag)
+                    .map_err(|e| e.at_field(&spec.tag_field))?;
+                break (record, tag);
             }
             match spec.key_index(key.bytes) {
                 Some(k) => match spec.keys[k].shared {
@@ -453,9 +456,6 @@ impl<'a, 'p, 'py> Decoder<'a, 'p, 'py> {
                     self.skip()?;
                 }
             }
-        };
-        let Node::Record(record) = self.ctx.plan.node(variant) else {
-            return Err(Error::validation("tagged union variant is not a record"));
         };
         let mut builder = RecordBuilder::new(record);
         for (k, value) in early {
