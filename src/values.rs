@@ -47,8 +47,24 @@ pub struct Decoding<'p, 'py> {
     pub strict: bool,
 }
 
-/// The nesting depth past which decoders stop with an error instead of risking the stack.
+/// The nesting depth past which decoders and encoders stop with an error.
 pub const MAX_DEPTH: usize = 1024;
+
+/// Runs the nesting level at `depth` of a decoder or encoder. A level takes 1-2 KiB of stack, so
+/// 1024 of them do not fit every thread (Windows gives its main thread 1 MiB). Every 16 levels
+/// the remaining stack is checked, and when less than a red zone (room for well over 16 more
+/// levels) is left, the deeper levels continue on a stack segment allocated on the heap.
+/// Shallow values, the common case, never pay for the check.
+#[inline]
+pub fn nested<R>(depth: usize, level: impl FnOnce() -> R) -> R {
+    const CHECK_EVERY: usize = 16;
+    const RED_ZONE: usize = 128 * 1024;
+    const SEGMENT: usize = 2 * 1024 * 1024;
+    if depth % CHECK_EVERY != CHECK_EVERY - 1 {
+        return level();
+    }
+    stacker::maybe_grow(RED_ZONE, SEGMENT, level)
+}
 
 pub fn mismatch(expected: &Node, token: Token) -> Error {
     Error::expected(ErrorKind::Validation, expected.describe(), token.describe())

@@ -144,3 +144,37 @@ def test_decoding_leaves_the_garbage_collector_as_it_found_it(enabled: bool) -> 
         assert gc.isenabled() is enabled
     finally:
         gc.enable() if was else gc.disable()
+
+
+@dataclasses.dataclass
+class Chain:
+    child: Chain | None = None
+
+
+def test_deepest_allowed_nesting_fits_a_small_thread_stack() -> None:
+    """1024 levels need more than a 256 KiB stack; the codec continues on the heap instead of
+    overflowing (a crash here takes the whole interpreter down)."""
+    import threading
+
+    outcome: list[object] = []
+
+    def work() -> None:
+        nested = b"[" * 1024 + b"]" * 1024
+        assert polycodec.decode_one(nested, Any) is not None
+        chain = b'{"child":' * 1023 + b"null" + b"}" * 1023
+        decoded = polycodec.decode_one(chain, Chain)
+        value: list[Any] = []
+        for _ in range(1023):
+            value = [value]
+        assert polycodec.encode_one(value, type=Any) == nested
+        assert polycodec.encode_one(decoded) == chain
+        outcome.append("done")
+
+    previous = threading.stack_size(256 * 1024)
+    try:
+        thread = threading.Thread(target=work)
+        thread.start()
+        thread.join()
+    finally:
+        threading.stack_size(previous)
+    assert outcome == ["done"]

@@ -14,7 +14,7 @@ use crate::plan::{
 use crate::py::Obj;
 use crate::text;
 use crate::values::{
-    is_integer_text, mismatch, unknown_field, Decoding, RecordBuilder, Token, MAX_DEPTH,
+    is_integer_text, mismatch, nested, unknown_field, Decoding, RecordBuilder, Token, MAX_DEPTH,
 };
 
 /// Decodes one value of the plan's root type; only whitespace may follow it.
@@ -83,8 +83,8 @@ impl<'a, 'p, 'py> Decoder<'a, 'p, 'py> {
         match self.reader.peek_kind().map_err(syntax)? {
             ValueKind::String => self.string(id),
             ValueKind::Number => self.number(id),
-            ValueKind::Object => self.object(id),
-            ValueKind::Array => self.array(id),
+            ValueKind::Object => nested(self.depth, || self.object(id)),
+            ValueKind::Array => nested(self.depth, || self.array(id)),
             ValueKind::True => {
                 self.reader.read_true().map_err(syntax)?;
                 self.ctx.boolean(id, true)

@@ -15,7 +15,7 @@ use crate::plan::{
 use crate::py::{self, temporal, Obj};
 use crate::shape::{self, Shape};
 use crate::text;
-use crate::values::MAX_DEPTH;
+use crate::values::{nested, MAX_DEPTH};
 
 /// Encodes `value` as the plan's root type, appending to `out`.
 pub fn encode_one(plan: &Plan, value: &Obj<'_>, out: &mut Vec<u8>) -> Result<()> {
@@ -64,6 +64,17 @@ fn mismatch(node: &Node, value: &Obj<'_>) -> Error {
 
 impl Encoder<'_, '_> {
     fn value(&mut self, id: NodeId, value: &Obj<'_>) -> Result<()> {
+        match self.plan.node(id) {
+            Node::Record(_)
+            | Node::Sequence(_)
+            | Node::Tuple(_)
+            | Node::Dict(_)
+            | Node::TaggedUnion(_) => nested(self.depth, || self.node_value(id, value)),
+            _ => self.node_value(id, value),
+        }
+    }
+
+    fn node_value(&mut self, id: NodeId, value: &Obj<'_>) -> Result<()> {
         let node = self.plan.node(id);
         match node {
             Node::Str(_) => match value.cast::<PyString>() {
@@ -497,12 +508,13 @@ impl Encoder<'_, '_> {
                 );
                 Ok(())
             }
-            Shape::Array => self.sequence(&Node::Any, self.plan.any, value),
-            Shape::Dict => self.dict(
-                self.plan.any,
-                self.plan.any,
-                value.cast::<PyDict>().map_err(PyErr::from)?,
-            ),
+            Shape::Array => nested(self.depth, || {
+                self.sequence(&Node::Any, self.plan.any, value)
+            }),
+            Shape::Dict => {
+                let dict = value.cast::<PyDict>().map_err(PyErr::from)?;
+                nested(self.depth, || self.dict(self.plan.any, self.plan.any, dict))
+            }
             Shape::Other => {
                 if let Some(plan) = shape::plan_for_value(value)? {
                     self.enter()?;
