@@ -117,9 +117,10 @@ def test_any_dict_keys_of_other_types_are_written_as_strings() -> None:
     encoded = polycodec.encode_one(value, type=dict[Any, int])
     assert json.loads(encoded) == {"red": 1, "1": 2, str(key): 3, "1.5": 4, "plain": 6}
     # The stdlib's spelling of a bool key.
-    assert polycodec.encode_one({True: 0}, type=dict[Any, int]) == json.dumps(
-        {True: 0}, separators=(",", ":")
-    ).encode()
+    assert (
+        polycodec.encode_one({True: 0}, type=dict[Any, int])
+        == json.dumps({True: 0}, separators=(",", ":")).encode()
+    )
 
 
 @settings(max_examples=400, deadline=None)

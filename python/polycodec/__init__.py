@@ -1,15 +1,15 @@
 """polycodec: typed encoding and decoding of Python dataclasses, driven by one compiled plan.
 
-    >>> import dataclasses, polycodec
-    >>> @dataclasses.dataclass
-    ... class Point:
-    ...     x: int
-    ...     y: int
-    >>> codec = polycodec.Codec(Point, format="json")
-    >>> codec.encode_one(Point(1, 2))
-    b'{"x":1,"y":2}'
-    >>> codec.decode_one(b'{"x": 1, "y": 2}')
-    Point(x=1, y=2)
+>>> import dataclasses, polycodec
+>>> @dataclasses.dataclass
+... class Point:
+...     x: int
+...     y: int
+>>> codec = polycodec.Codec(Point, format="json")
+>>> codec.encode_one(Point(1, 2))
+b'{"x":1,"y":2}'
+>>> codec.decode_one(b'{"x": 1, "y": 2}')
+Point(x=1, y=2)
 """
 
 from ._errors import DecodeError, EncodeError, ValidationError

@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import threading
-from typing import Any, Callable, Hashable, Mapping, Optional, Sequence, Union
+from typing import Any, Hashable, Literal, Mapping, Sequence
 
 from ._polycodec import Codec
 
-Rename = Union[None, str, Mapping[str, str], Callable[[str], Optional[str]]]
+#: The wire formats this build implements (the stub of the extension lists the same).
+Format = Literal["json"]
 
 _CACHE_LIMIT = 1024
-_cache: dict[Hashable, Codec] = {}
+_cache: dict[Hashable, Codec[Any]] = {}
 _cache_lock = threading.Lock()
 
 
@@ -23,7 +24,7 @@ def _options_key(options: dict[str, Any]) -> Hashable:
     return tuple(items)
 
 
-def codec_for(tp: Any, format: str, options: dict[str, Any]) -> Codec:
+def codec_for(tp: Any, format: Format, options: dict[str, Any]) -> Codec[Any]:
     """The cached codec for (type, format, options), compiled on first use."""
     try:
         key: Hashable = (tp, format, _options_key(options))
@@ -40,14 +41,14 @@ def codec_for(tp: Any, format: str, options: dict[str, Any]) -> Codec:
     return codec
 
 
-def encode_one(obj: Any, format: str = "json", type: Any = None, **options: Any) -> bytes:
+def encode_one(obj: Any, format: Format = "json", type: Any = None, **options: Any) -> bytes:
     """Encodes one value; its type defaults to ``type(obj)``."""
     tp = obj.__class__ if type is None else type
     return codec_for(tp, format, options).encode_one(obj)
 
 
 def encode_many(
-    objs: Sequence[Any], format: str = "json", type: Any = None, **options: Any
+    objs: Sequence[Any], format: Format = "json", type: Any = None, **options: Any
 ) -> bytes:
     """Encodes a sequence of values as one message (JSON: one array).
 
@@ -61,11 +62,11 @@ def encode_many(
     return codec_for(type, format, options).encode_many(objs)
 
 
-def decode_one(buf: Any, type: Any, format: str = "json", **options: Any) -> Any:
+def decode_one(buf: Any, type: Any, format: Format = "json", **options: Any) -> Any:
     """Decodes one value of ``type``."""
     return codec_for(type, format, options).decode_one(buf)
 
 
-def decode_many(buf: Any, type: Any, format: str = "json", **options: Any) -> list[Any]:
+def decode_many(buf: Any, type: Any, format: Format = "json", **options: Any) -> list[Any]:
     """Decodes a message written by ``encode_many`` into a list of ``type``."""
     return codec_for(type, format, options).decode_many(buf)
