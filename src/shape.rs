@@ -38,8 +38,7 @@ pub fn for_each_item<'py>(
 ) -> Result<()> {
     if let Ok(list) = values.cast::<PyList>() {
         let mut index = 0;
-        while index < list.len() {
-            let item = list.get_item(index)?;
+        while let Some(item) = py::list_item(list, index) {
             f(&item)?;
             index += 1;
         }

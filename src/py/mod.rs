@@ -12,7 +12,7 @@ use pyo3::exceptions::PyTypeError;
 use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
-use pyo3::types::{PyDict, PyString, PyTuple, PyType};
+use pyo3::types::{PyDict, PyList, PyString, PyTuple, PyType};
 
 /// An owned Python object.
 pub type Obj<'py> = Bound<'py, PyAny>;
@@ -46,10 +46,37 @@ pub fn new_str<'py>(py: Python<'py>, bytes: &[u8], ascii: bool) -> PyResult<Obj<
     }
 }
 
-/// A str's UTF-8 view; CPython caches it, and for ASCII strings it is the object's own buffer.
+/// A str's UTF-8 view. A compact ASCII str is read straight from its buffer (the common case:
+/// no call into CPython); any other str through CPython's cached UTF-8 form.
 #[inline]
 pub fn str_utf8<'a>(text: &'a Bound<'_, PyString>) -> PyResult<&'a str> {
+    let raw = text.as_ptr();
+    // SAFETY: `raw` is a live str; the macro only reads its state bits.
+    if unsafe { ffi::PyUnicode_IS_COMPACT_ASCII(raw) } != 0 {
+        // SAFETY: a compact ASCII str stores exactly `length` ASCII bytes at PyUnicode_DATA;
+        // ASCII is valid UTF-8, and the buffer lives as long as the borrowed str.
+        return Ok(unsafe {
+            std::str::from_utf8_unchecked(std::slice::from_raw_parts(
+                ffi::PyUnicode_DATA(raw) as *const u8,
+                ffi::PyUnicode_GET_LENGTH(raw) as usize,
+            ))
+        });
+    }
     text.to_str()
+}
+
+/// An item of a list by index, or `None` past its current end (user code may shrink a list
+/// while it is being encoded, so the length is read again each time).
+#[inline]
+pub fn list_item<'py>(list: &Bound<'py, PyList>, index: usize) -> Option<Obj<'py>> {
+    // SAFETY: `list` is a live list; its size is read before the item, under the GIL.
+    unsafe {
+        if index >= ffi::PyList_GET_SIZE(list.as_ptr()) as usize {
+            return None;
+        }
+        let item = ffi::PyList_GET_ITEM(list.as_ptr(), index as ffi::Py_ssize_t);
+        Some(Bound::from_borrowed_ptr(list.py(), item))
+    }
 }
 
 /// The number of code points in a UTF-8 string (length constraints count characters, as Python does).
