@@ -103,6 +103,7 @@ impl Codec {
     }
 
     /// Encodes one value.
+    #[pyo3(signature = (value, /))]
     fn encode_one<'py>(&self, value: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyBytes>> {
         let py = value.py();
         let mut out = Vec::with_capacity(self.size_hint.load(Ordering::Relaxed));
@@ -115,6 +116,7 @@ impl Codec {
     }
 
     /// Encodes a sequence of values as one message (JSON: one array).
+    #[pyo3(signature = (values, /))]
     fn encode_many<'py>(&self, values: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyBytes>> {
         let py = values.py();
         let mut out = Vec::with_capacity(self.size_hint.load(Ordering::Relaxed));
@@ -127,6 +129,7 @@ impl Codec {
     }
 
     /// Decodes one value from bytes, bytearray, memoryview (or, for JSON, str).
+    #[pyo3(signature = (buf, /))]
     fn decode_one<'py>(&self, buf: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
         let py = buf.py();
         let input = input_bytes(buf, self.format)?;
@@ -138,6 +141,7 @@ impl Codec {
     }
 
     /// Decodes a message written by `encode_many` into a list.
+    #[pyo3(signature = (buf, /))]
     fn decode_many<'py>(&self, buf: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
         let py = buf.py();
         let input = input_bytes(buf, self.format)?;
