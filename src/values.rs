@@ -9,7 +9,7 @@ use smallvec::SmallVec;
 use crate::errors::{Error, ErrorKind, Result};
 use crate::plan::{
     DecimalSpec, FieldDefault, LiteralValue, Node, NodeId, Plan, RecordKind, RecordSpec, StrSpec,
-    TzRule,
+    TzRule, UnionSpec,
 };
 use crate::py::{self, temporal, Obj};
 use crate::text;
@@ -72,35 +72,37 @@ pub fn mismatch(expected: &Node, token: Token) -> Error {
 
 impl<'p, 'py> Decoding<'p, 'py> {
     /// Picks the node that takes a token: the node itself, or a union's variant for that token.
-    #[inline]
+    #[inline(always)]
     pub fn resolve(&self, id: NodeId, token: Token) -> Result<NodeId> {
         match self.plan.node(id) {
-            Node::Union(spec) => {
-                let chosen = match token {
-                    Token::Null => spec.none,
-                    Token::Bool => spec.bool,
-                    Token::Int => spec.int.or(spec.float),
-                    Token::Float => spec.float,
-                    Token::Str => spec.str,
-                    Token::Array => spec.array,
-                    Token::Object => spec.object,
-                };
-                let chosen = match (chosen, self.strict) {
-                    (Some(id), _) => Some(id),
-                    // Lax mode: a string may still carry a number or bool for some variant.
-                    (None, false) if token == Token::Str => spec.int.or(spec.float).or(spec.bool),
-                    _ => None,
-                };
-                chosen.ok_or_else(|| {
-                    Error::validation(format!(
-                        "expected {}, got {}",
-                        describe_union(self.plan, &spec.variants),
-                        token.describe()
-                    ))
-                })
-            }
+            Node::Union(spec) => self.resolve_union(spec, token),
             _ => Ok(id),
         }
+    }
+
+    fn resolve_union(&self, spec: &UnionSpec, token: Token) -> Result<NodeId> {
+        let chosen = match token {
+            Token::Null => spec.none,
+            Token::Bool => spec.bool,
+            Token::Int => spec.int.or(spec.float),
+            Token::Float => spec.float,
+            Token::Str => spec.str,
+            Token::Array => spec.array,
+            Token::Object => spec.object,
+        };
+        let chosen = match (chosen, self.strict) {
+            (Some(id), _) => Some(id),
+            // Lax mode: a string may still carry a number or bool for some variant.
+            (None, false) if token == Token::Str => spec.int.or(spec.float).or(spec.bool),
+            _ => None,
+        };
+        chosen.ok_or_else(|| {
+            Error::validation(format!(
+                "expected {}, got {}",
+                describe_union(self.plan, &spec.variants),
+                token.describe()
+            ))
+        })
     }
 
     pub fn null(&self, id: NodeId) -> Result<Obj<'py>> {
@@ -293,6 +295,17 @@ impl<'p, 'py> Decoding<'p, 'py> {
                 ))),
             },
             node => Err(mismatch(node, Token::Str)),
+        }
+    }
+
+    /// A dict key read as a string: unconstrained str keys come from the key cache.
+    pub fn key_string(&self, id: NodeId, bytes: &[u8], ascii: bool) -> Result<Obj<'py>> {
+        match self.plan.node(id) {
+            Node::Any => Ok(py::dict_key_str(self.py, bytes, ascii)?),
+            Node::Str(spec) if spec.is_unconstrained() => {
+                Ok(py::dict_key_str(self.py, bytes, ascii)?)
+            }
+            _ => self.string(id, bytes, ascii),
         }
     }
 

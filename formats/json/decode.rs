@@ -546,7 +546,7 @@ fn dict_key<'py>(
         _ => false,
     };
     if !wants_int {
-        return ctx.string(id, bytes, ascii);
+        return ctx.key_string(id, bytes, ascii);
     }
     let text = std::str::from_utf8(bytes).unwrap_or_default();
     if !is_integer_text(text) {

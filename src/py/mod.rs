@@ -22,7 +22,8 @@ pub type Obj<'py> = Bound<'py, PyAny>;
 #[inline]
 pub fn new_str<'py>(py: Python<'py>, bytes: &[u8], ascii: bool) -> PyResult<Obj<'py>> {
     let length = bytes.len() as ffi::Py_ssize_t;
-    if !ascii {
+    if !ascii || bytes.len() <= 1 {
+        // CPython's decoder returns its shared objects for "" and one-character strs.
         // SAFETY: the pointer and length describe `bytes`; CPython copies and validates them.
         let raw =
             unsafe { ffi::PyUnicode_DecodeUTF8(bytes.as_ptr().cast(), length, std::ptr::null()) };
@@ -44,6 +45,44 @@ pub fn new_str<'py>(py: Python<'py>, bytes: &[u8], ascii: bool) -> PyResult<Obj<
         );
         Ok(Bound::from_owned_ptr(py, raw.as_ptr()))
     }
+}
+
+/// Recently decoded dict keys, one table per thread: JSON objects decoded as dicts repeat the
+/// same keys, and a cached str comes with its hash already computed, which the dict insertion
+/// then reuses.
+const KEY_CACHE_SLOTS: usize = 512;
+const KEY_CACHE_MAX_LEN: usize = 24;
+
+thread_local! {
+    static KEY_CACHE: std::cell::RefCell<Vec<Option<Py<PyString>>>> =
+        std::cell::RefCell::new((0..KEY_CACHE_SLOTS).map(|_| None).collect());
+}
+
+/// A str for a dict key, from the per-thread cache when the same short ASCII key was seen.
+#[inline]
+pub fn dict_key_str<'py>(py: Python<'py>, bytes: &[u8], ascii: bool) -> PyResult<Obj<'py>> {
+    if !ascii || bytes.len() > KEY_CACHE_MAX_LEN || bytes.len() <= 1 {
+        return new_str(py, bytes, ascii);
+    }
+    // FNV-1a: cheap and good enough to spread short keys over the slots.
+    let hash = bytes.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
+    });
+    let slot = (hash as usize) % KEY_CACHE_SLOTS;
+    KEY_CACHE.with(|cache| {
+        let mut cache = cache.borrow_mut();
+        if let Some(cached) = &cache[slot] {
+            let cached = cached.bind(py);
+            if str_utf8(cached).is_ok_and(|text| text.as_bytes() == bytes) {
+                return Ok(cached.clone().into_any());
+            }
+        }
+        let fresh = new_str(py, bytes, true)?;
+        if let Ok(text) = fresh.cast::<PyString>() {
+            cache[slot] = Some(text.clone().unbind());
+        }
+        Ok(fresh)
+    })
 }
 
 /// A str's UTF-8 view. A compact ASCII str is read straight from its buffer (the common case:
@@ -219,7 +258,7 @@ impl Drop for GcPause {
 /// Whether `value`'s type is exactly `type_addr` (an address taken from the plan).
 #[inline]
 pub fn has_exact_type(value: &Obj<'_>, type_addr: usize) -> bool {
-    value.get_type().as_ptr() as usize == type_addr
+    value.get_type_ptr() as usize == type_addr
 }
 
 /// Classes from the standard library the codecs construct or recognise, imported once.
