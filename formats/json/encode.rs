@@ -64,17 +64,6 @@ fn mismatch(node: &Node, value: &Obj<'_>) -> Error {
 
 impl Encoder<'_, '_> {
     fn value(&mut self, id: NodeId, value: &Obj<'_>) -> Result<()> {
-        match self.plan.node(id) {
-            Node::Record(_)
-            | Node::Sequence(_)
-            | Node::Tuple(_)
-            | Node::Dict(_)
-            | Node::TaggedUnion(_) => nested(self.depth, || self.node_value(id, value)),
-            _ => self.node_value(id, value),
-        }
-    }
-
-    fn node_value(&mut self, id: NodeId, value: &Obj<'_>) -> Result<()> {
         let node = self.plan.node(id);
         match node {
             Node::Str(_) => match value.cast::<PyString>() {
@@ -112,8 +101,8 @@ impl Encoder<'_, '_> {
                     Err(mismatch(node, value))
                 }
             }
-            Node::Record(spec) => self.record(spec, value),
-            Node::Sequence(spec) => self.sequence(node, spec.item, value),
+            Node::Record(spec) => nested(self.depth, || self.record(spec, value)),
+            Node::Sequence(spec) => nested(self.depth, || self.sequence(node, spec.item, value)),
             Node::Union(spec) => {
                 let variant = shape::pick_variant(self.plan, spec, value)
                     .ok_or_else(|| mismatch(node, value))?;
@@ -123,7 +112,7 @@ impl Encoder<'_, '_> {
                 for (_, record_id) in &spec.tags {
                     if let Node::Record(record) = self.plan.node(*record_id) {
                         if shape::is_record(record, value) {
-                            return self.record(record, value);
+                            return nested(self.depth, || self.record(record, value));
                         }
                     }
                 }
@@ -199,9 +188,9 @@ impl Encoder<'_, '_> {
                 self.literal(&literal);
                 Ok(())
             }
-            Node::Tuple(items) => self.tuple(node, items, value),
+            Node::Tuple(items) => nested(self.depth, || self.tuple(node, items, value)),
             Node::Dict(spec) => match value.cast::<PyDict>() {
-                Ok(dict) => self.dict(spec.key, spec.value, dict),
+                Ok(dict) => nested(self.depth, || self.dict(spec.key, spec.value, dict)),
                 Err(_) => Err(mismatch(node, value)),
             },
         }
