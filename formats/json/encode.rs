@@ -322,7 +322,8 @@ impl Encoder<'_, '_> {
         self.enter()?;
         self.out.push(b'{');
         let mut first = true;
-        for (key, item) in dict.iter() {
+        let mut position = 0;
+        while let Some((key, item)) = py::next_entry(dict, &mut position) {
             if !first {
                 self.out.push(b',');
             }

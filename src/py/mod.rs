@@ -255,6 +255,32 @@ impl Drop for GcPause {
     }
 }
 
+/// The next entry of a dict walk started at position 0, as owned references; `None` at the
+/// end. Reading the entries with PyDict_Next directly skips the size checks PyO3's iterator
+/// makes on every step; a dict changed by user code meanwhile ends or shortens the walk, it
+/// never reads out of bounds.
+#[inline]
+pub fn next_entry<'py>(
+    dict: &Bound<'py, PyDict>,
+    position: &mut ffi::Py_ssize_t,
+) -> Option<(Obj<'py>, Obj<'py>)> {
+    let mut key: *mut ffi::PyObject = std::ptr::null_mut();
+    let mut value: *mut ffi::PyObject = std::ptr::null_mut();
+    // SAFETY: the dict is live; PyDict_Next bounds-checks `position` and returns borrowed
+    // references, which are increfed at once below.
+    if unsafe { ffi::PyDict_Next(dict.as_ptr(), position, &mut key, &mut value) } == 0 {
+        return None;
+    }
+    let py = dict.py();
+    // SAFETY: both are borrowed references from the dict, valid until it changes.
+    unsafe {
+        Some((
+            Bound::from_borrowed_ptr(py, key),
+            Bound::from_borrowed_ptr(py, value),
+        ))
+    }
+}
+
 /// Whether `value`'s type is exactly `type_addr` (an address taken from the plan).
 #[inline]
 pub fn has_exact_type(value: &Obj<'_>, type_addr: usize) -> bool {
