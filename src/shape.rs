@@ -75,15 +75,17 @@ pub fn is_array_like(value: &Obj<'_>) -> bool {
 }
 
 pub fn is_uuid(value: &Obj<'_>) -> bool {
-    value
-        .is_instance(py::stdlib(value.py()).uuid.bind(value.py()))
-        .unwrap_or(false)
+    is_instance_of(value, py::stdlib(value.py()).uuid.bind(value.py()))
 }
 
 pub fn is_decimal(value: &Obj<'_>) -> bool {
-    value
-        .is_instance(py::stdlib(value.py()).decimal.bind(value.py()))
-        .unwrap_or(false)
+    is_instance_of(value, py::stdlib(value.py()).decimal.bind(value.py()))
+}
+
+/// `isinstance`, answering the exact-type case without a call into CPython.
+#[inline]
+fn is_instance_of(value: &Obj<'_>, cls: &Bound<'_, PyType>) -> bool {
+    value.get_type_ptr() == cls.as_type_ptr() || value.is_instance(cls).unwrap_or(false)
 }
 
 /// The bytes of a bytes, bytearray or memoryview (the latter two copied, since user code may

@@ -119,7 +119,10 @@ impl Encoder<'_, '_> {
                 Err(mismatch(node, value))
             }
             Node::Any => self.any(value),
-            Node::DateTime(_) => match value.cast::<PyDateTime>() {
+            Node::DateTime(_) => match value
+                .cast_exact::<PyDateTime>()
+                .or_else(|_| value.cast::<PyDateTime>())
+            {
                 Ok(datetime) => {
                     let parts = temporal::datetime_parts(datetime).map_err(encode_error)?;
                     self.quoted(|out| text::temporal::write_datetime(out, &parts));
@@ -127,13 +130,13 @@ impl Encoder<'_, '_> {
                 }
                 Err(_) => Err(mismatch(node, value)),
             },
-            Node::Date => match value.cast::<PyDate>() {
-                Ok(date) if !value.is_instance_of::<PyDateTime>() => {
+            Node::Date => match value.cast_exact::<PyDate>() {
+                Ok(date) => {
                     let parts = temporal::date_parts(date);
                     self.quoted(|out| text::temporal::write_date(out, &parts));
                     Ok(())
                 }
-                _ => Err(mismatch(node, value)),
+                Err(_) => self.date_subclass(node, value),
             },
             Node::Time(_) => match value.cast::<PyTime>() {
                 Ok(time) => {
@@ -162,8 +165,11 @@ impl Encoder<'_, '_> {
             }
             Node::Decimal(_) => {
                 if shape::is_decimal(value) {
+                    // A Decimal's text is digits, sign, point, exponent or NaN/Infinity:
+                    // nothing to escape.
                     let text = value.str()?;
-                    write_str(self.out, text.to_str()?);
+                    let text = py::str_utf8(&text)?;
+                    self.quoted(|out| out.extend_from_slice(text.as_bytes()));
                     Ok(())
                 } else {
                     Err(mismatch(node, value))
@@ -193,6 +199,20 @@ impl Encoder<'_, '_> {
                 Ok(dict) => nested(self.depth, || self.dict(spec.key, spec.value, dict)),
                 Err(_) => Err(mismatch(node, value)),
             },
+        }
+    }
+
+    /// A date given as an instance of a date subclass; a datetime (itself a date subclass)
+    /// would lose its time, so it is refused.
+    #[cold]
+    fn date_subclass(&mut self, node: &Node, value: &Obj<'_>) -> Result<()> {
+        match value.cast::<PyDate>() {
+            Ok(date) if !value.is_instance_of::<PyDateTime>() => {
+                let parts = temporal::date_parts(date);
+                self.quoted(|out| text::temporal::write_date(out, &parts));
+                Ok(())
+            }
+            _ => Err(mismatch(node, value)),
         }
     }
 
