@@ -372,7 +372,7 @@ impl<'a, 'p, 'py> Decoder<'a, 'p, 'py> {
         loop {
             if let Some(&index) = spec.wire_fields.get(hint) {
                 let field = &spec.fields[index];
-                if self.reader.take_key(first, &field.json_key) {
+                if self.reader.take_key(first, field.json_key()) {
                     first = false;
                     hint += 1;
                     let value = self

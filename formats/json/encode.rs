@@ -477,13 +477,17 @@ impl Encoder<'_, '_> {
             {
                 continue;
             }
-            if !first {
+            if !positional {
+                let member = if first {
+                    field.json_key()
+                } else {
+                    &field.json_member
+                };
+                self.out.extend_from_slice(member);
+            } else if !first {
                 self.out.push(b',');
             }
             first = false;
-            if !positional {
-                self.out.extend_from_slice(&field.json_key);
-            }
             self.value(field.node, &item).map_err(|e| {
                 if positional {
                     e.at_index(position)

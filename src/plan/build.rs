@@ -181,16 +181,17 @@ fn build_record(kind: RecordKind, data: &Bound<'_, PyDict>) -> PyResult<Node> {
         } else {
             FieldDefault::Absent
         };
-        let mut json_key = Vec::with_capacity(wire_name.len() + 3);
-        write_json_str(&mut json_key, &wire_name);
-        json_key.push(b':');
+        let mut json_member = Vec::with_capacity(wire_name.len() + 4);
+        json_member.push(b',');
+        write_json_str(&mut json_member, &wire_name);
+        json_member.push(b':');
         fields.push(Field {
             name: PyString::intern(py, &name).unbind(),
             wire_name,
             node: get_required(spec, "type")?.extract()?,
             default,
             on_wire: get_required(spec, "wire")?.extract()?,
-            json_key: json_key.into_boxed_slice(),
+            json_member: json_member.into_boxed_slice(),
         });
     }
     let tag = match get_object(data, "tag")? {

@@ -284,8 +284,9 @@ pub struct Field {
     pub default: FieldDefault,
     /// False for dataclass fields declared `init=False`: never on the wire.
     pub on_wire: bool,
-    /// `"wire_name":` as JSON bytes, precomputed for the JSON encoder.
-    pub json_key: Box<[u8]>,
+    /// `,"wire_name":` as JSON bytes, precomputed for the JSON encoder; without its leading
+    /// comma (`json_key()`) for the first member written and for the decoder's key match.
+    pub json_member: Box<[u8]>,
 }
 
 pub struct RecordSpec {
@@ -304,6 +305,14 @@ pub struct RecordSpec {
     pub tag: Option<(usize, LiteralValue)>,
     /// Positions of the fields that are on the wire, in declaration order.
     pub wire_fields: Vec<usize>,
+}
+
+impl Field {
+    /// `"wire_name":` as JSON bytes.
+    #[inline]
+    pub fn json_key(&self) -> &[u8] {
+        &self.json_member[1..]
+    }
 }
 
 impl RecordSpec {
