@@ -74,6 +74,8 @@ def write_plots(res: RunResult, out: Path) -> tuple[list[str], str]:
                         )
             ax.axhline(1.0, color="grey", linewidth=0.8, linestyle="--")
             ax.set_yscale("log")
+            # Labels at 1-2-5 steps: most panels span less than two decades.
+            ax.yaxis.set_major_locator(ticker.LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
             ax.yaxis.set_major_formatter(ticker.FuncFormatter(_times))
             ax.yaxis.set_minor_formatter(ticker.NullFormatter())
             ax.set_xticks(range(len(group)))
