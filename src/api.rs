@@ -8,6 +8,7 @@ use std::sync::Arc;
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyByteArray, PyBytes, PyDict, PyMemoryView, PyString, PyTuple};
+use pyo3::{PyTraverseError, PyVisit};
 
 use crate::errors::{Error, ErrorKind};
 use crate::formats;
@@ -150,6 +151,12 @@ impl Codec {
             Format::Json => formats::json::decode::decode_many(py, &self.plan, self.strict, &input),
         }
         .map_err(|e: Error| e.into_pyerr(py, ErrorKind::Validation))
+    }
+
+    fn __traverse__(&self, visit: PyVisit<'_>) -> Result<(), PyTraverseError> {
+        visit.call(&self.target)?;
+        visit.call(&self.options)?;
+        self.plan.traverse(&visit)
     }
 
     fn __repr__(&self, py: Python<'_>) -> PyResult<String> {

@@ -179,3 +179,19 @@ def test_deepest_allowed_nesting_fits_a_small_thread_stack() -> None:
     finally:
         threading.stack_size(previous)
     assert outcome == ["done"]
+
+
+def test_a_class_holding_its_own_codec_can_be_collected() -> None:
+    import gc
+    import weakref
+
+    @dataclasses.dataclass
+    class Local:
+        n: int = 0
+
+    Local.codec = polycodec.Codec(Local)  # type: ignore[attr-defined]
+    assert Local.codec.decode_one(b'{"n": 1}') == Local(1)  # type: ignore[attr-defined]
+    alive = weakref.ref(Local)
+    del Local
+    gc.collect()
+    assert alive() is None

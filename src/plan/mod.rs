@@ -11,6 +11,7 @@ pub mod constraints;
 
 use pyo3::prelude::*;
 use pyo3::types::PyString;
+use pyo3::{PyTraverseError, PyVisit};
 
 pub use build::build_plan;
 pub use constraints::{DecimalBounds, FloatBounds, IntBounds, LengthBounds};
@@ -29,6 +30,47 @@ impl Plan {
     #[inline]
     pub fn node(&self, id: NodeId) -> &Node {
         &self.nodes[id]
+    }
+
+    /// Reports every Python object the plan holds to the garbage collector, so that a cycle
+    /// through a codec (a class keeping its own codec as an attribute) can be collected.
+    pub fn traverse(&self, visit: &PyVisit<'_>) -> Result<(), PyTraverseError> {
+        for node in &self.nodes {
+            match node {
+                Node::Str(spec) => visit.call(&spec.pattern)?,
+                Node::Decimal(spec) => {
+                    let bounds = &spec.bounds;
+                    for bound in [&bounds.ge, &bounds.gt, &bounds.le, &bounds.lt] {
+                        visit.call(bound)?;
+                    }
+                }
+                Node::Enum(spec) => {
+                    visit.call(&spec.cls)?;
+                    for member in &spec.members {
+                        visit.call(&member.member)?;
+                    }
+                }
+                Node::Literal(spec) => {
+                    for (_, value) in &spec.values {
+                        visit.call(value)?;
+                    }
+                }
+                Node::Record(spec) => {
+                    visit.call(&spec.cls)?;
+                    for field in &spec.fields {
+                        visit.call(&field.name)?;
+                        match &field.default {
+                            FieldDefault::Value(value) | FieldDefault::Factory(value) => {
+                                visit.call(value)?
+                            }
+                            FieldDefault::Required | FieldDefault::Absent => {}
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        Ok(())
     }
 }
 
