@@ -141,7 +141,11 @@ impl<'p, 'py> Decoding<'p, 'py> {
                 .by_int(value)
                 .map(|m| m.bind(self.py).clone())
                 .ok_or_else(|| {
-                    Error::validation(format!("invalid enum value {value} for {}", spec.name))
+                    Error::validation(format!(
+                        "invalid enum value {value} for {}: expected {}",
+                        spec.name,
+                        spec.describe_values()
+                    ))
                 }),
             Node::Literal(spec) => literal(spec, &LiteralValue::Int(value), self.py),
             Node::Decimal(spec) if !self.strict => self.decimal(spec, &value.to_string()),
@@ -256,9 +260,10 @@ impl<'p, 'py> Decoding<'p, 'py> {
                 .map(|m| m.bind(py).clone())
                 .ok_or_else(|| {
                     Error::validation(format!(
-                        "invalid enum value {:?} for {}",
+                        "invalid enum value {:?} for {}: expected {}",
                         utf8(bytes),
-                        spec.name
+                        spec.name,
+                        spec.describe_values()
                     ))
                 }),
             Node::Literal(spec) => literal(spec, &LiteralValue::Str(utf8(bytes).to_owned()), py),
@@ -340,12 +345,7 @@ fn literal<'py>(
     spec.find(value)
         .map(|obj| obj.bind(py).clone())
         .ok_or_else(|| {
-            let shown = match value {
-                LiteralValue::Str(s) => format!("{s:?}"),
-                LiteralValue::Int(i) => i.to_string(),
-                LiteralValue::Bool(b) => b.to_string(),
-            };
-            Error::validation(format!("expected {}, got {shown}", spec.describe_values()))
+            Error::validation(format!("expected {}, got {value}", spec.describe_values()))
         })
 }
 

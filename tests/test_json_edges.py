@@ -195,3 +195,12 @@ def test_a_class_holding_its_own_codec_can_be_collected() -> None:
     del Local
     gc.collect()
     assert alive() is None
+
+
+def test_enum_and_tag_errors_list_the_accepted_values() -> None:
+    with pytest.raises(polycodec.ValidationError) as info:
+        polycodec.decode_one(b'"green"', Color)
+    assert 'expected one of "red", "blue"' in str(info.value)
+    with pytest.raises(polycodec.ValidationError) as info:
+        polycodec.decode_one(b"7", Level)
+    assert "expected one of 1" in str(info.value)

@@ -312,9 +312,9 @@ impl<'a, 'p, 'py> Decoder<'a, 'p, 'py> {
         match spec.find(tag).map(|id| plan.node(id)) {
             Some(Node::Record(record)) => Ok(record),
             _ => Err(Error::validation(format!(
-                "invalid value {} for tag field `{}`",
-                show_tag(tag),
-                spec.tag_field
+                "invalid value {tag} for tag field `{}`: expected {}",
+                spec.tag_field,
+                spec.describe_tags()
             ))),
         }
     }
@@ -557,13 +557,5 @@ fn dict_key<'py>(
     match text.parse::<i64>() {
         Ok(value) => ctx.int(id, value),
         Err(_) => ctx.big_int(id, text),
-    }
-}
-
-fn show_tag(tag: &LiteralValue) -> String {
-    match tag {
-        LiteralValue::Str(s) => format!("{s:?}"),
-        LiteralValue::Int(i) => i.to_string(),
-        LiteralValue::Bool(b) => b.to_string(),
     }
 }

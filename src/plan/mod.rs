@@ -195,6 +195,11 @@ impl EnumSpec {
             .map(|m| &m.member)
     }
 
+    /// The values this enum accepts, for error messages.
+    pub fn describe_values(&self) -> String {
+        one_of(self.members.iter().map(|member| &member.value))
+    }
+
     pub fn has_str_values(&self) -> bool {
         self.members
             .iter()
@@ -230,16 +235,35 @@ impl LiteralSpec {
     }
 
     pub fn describe_values(&self) -> String {
-        let shown: Vec<String> = self
-            .values
-            .iter()
-            .map(|(v, _)| match v {
-                LiteralValue::Str(s) => format!("{s:?}"),
-                LiteralValue::Int(i) => i.to_string(),
-                LiteralValue::Bool(b) => b.to_string(),
-            })
-            .collect();
-        format!("one of {}", shown.join(", "))
+        one_of(self.values.iter().map(|(value, _)| value))
+    }
+}
+
+/// `one of "a", "b", 3` for error messages, shortened after a dozen values.
+pub fn one_of<'a>(values: impl Iterator<Item = &'a LiteralValue>) -> String {
+    const SHOWN: usize = 12;
+    let values: Vec<&LiteralValue> = values.collect();
+    let mut text = String::from("one of ");
+    for (i, value) in values.iter().take(SHOWN).enumerate() {
+        if i > 0 {
+            text.push_str(", ");
+        }
+        text.push_str(&value.to_string());
+    }
+    if values.len() > SHOWN {
+        text.push_str(&format!(", ... ({} in all)", values.len()));
+    }
+    text
+}
+
+impl std::fmt::Display for LiteralValue {
+    /// As the value appears in JSON: strings quoted.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            LiteralValue::Str(text) => write!(f, "{text:?}"),
+            LiteralValue::Int(number) => write!(f, "{number}"),
+            LiteralValue::Bool(flag) => write!(f, "{flag}"),
+        }
     }
 }
 
@@ -274,6 +298,11 @@ pub struct UnionKey {
 impl TaggedUnionSpec {
     pub fn find(&self, tag: &LiteralValue) -> Option<NodeId> {
         self.tags.iter().find(|(t, _)| t == tag).map(|(_, id)| *id)
+    }
+
+    /// The tag values this union accepts, for error messages.
+    pub fn describe_tags(&self) -> String {
+        one_of(self.tags.iter().map(|(tag, _)| tag))
     }
 
     pub fn key_index(&self, wire_name: &[u8]) -> Option<usize> {
