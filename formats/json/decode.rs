@@ -7,9 +7,9 @@ use smallvec::SmallVec;
 
 use super::read::{Number, Reader, SyntaxError, ValueKind};
 use crate::errors::{Error, Result};
-use crate::plan::LengthBounds;
 use crate::plan::{
-    LiteralValue, Node, NodeId, Plan, RecordKind, RecordSpec, SequenceKind, TaggedUnionSpec,
+    LengthBounds, LiteralValue, Node, NodeId, Plan, RecordKind, RecordSpec, SequenceKind,
+    TaggedUnionSpec,
 };
 use crate::py::Obj;
 use crate::text;
