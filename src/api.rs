@@ -165,7 +165,7 @@ impl Codec {
             Ok(name) => name.to_string(),
             Err(_) => target.repr()?.to_string(),
         };
-        let mut shown = format!("Codec({name}, format={:?}", self.format.name());
+        let mut shown = format!("Codec({name}, format='{}'", self.format.name());
         for (key, value) in self.options.bind(py).iter() {
             let default = match key.extract::<&str>()? {
                 "strict" => value.is_truthy()?,

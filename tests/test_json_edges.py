@@ -204,3 +204,9 @@ def test_enum_and_tag_errors_list_the_accepted_values() -> None:
     with pytest.raises(polycodec.ValidationError) as info:
         polycodec.decode_one(b"7", Level)
     assert "expected one of 1" in str(info.value)
+
+
+def test_codec_repr_shows_type_format_and_non_default_options() -> None:
+    assert repr(polycodec.Codec(Positive)) == "Codec(Positive, format='json')"
+    codec = polycodec.Codec(Positive, rename="camel", strict=False)
+    assert repr(codec) == "Codec(Positive, format='json', rename='camel', strict=False)"
