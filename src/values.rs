@@ -268,17 +268,10 @@ impl<'p, 'py> Decoding<'p, 'py> {
                 }),
             Node::Literal(spec) => literal(spec, &LiteralValue::Str(utf8(bytes).to_owned()), py),
             Node::Int(_) if !self.strict => {
-                let digits = utf8(bytes);
-                if !is_integer_text(digits) {
-                    return Err(Error::validation(format!(
-                        "expected int, got str {:?}",
-                        utf8(bytes)
-                    )));
-                }
-                match digits.parse::<i64>() {
-                    Ok(value) => self.int(id, value),
-                    Err(_) => self.big_int(id, digits),
-                }
+                let text = utf8(bytes);
+                self.integer_text(id, text).unwrap_or_else(|| {
+                    Err(Error::validation(format!("expected int, got str {text:?}")))
+                })
             }
             Node::Float(bounds) if !self.strict => {
                 let value: f64 = utf8(bytes).parse().map_err(|_| {
@@ -301,6 +294,19 @@ impl<'p, 'py> Decoding<'p, 'py> {
             },
             node => Err(mismatch(node, Token::Str)),
         }
+    }
+
+    /// An integer written as text (a JSON object key, a lax numeric string), exact at any
+    /// size; `None` when the text is not an integer, so the caller can say what it expected.
+    pub fn integer_text(&self, id: NodeId, text: &str) -> Option<Result<Obj<'py>>> {
+        let digits = text.strip_prefix('-').unwrap_or(text);
+        if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+            return None;
+        }
+        Some(match text.parse::<i64>() {
+            Ok(value) => self.int(id, value),
+            Err(_) => self.big_int(id, text),
+        })
     }
 
     /// A dict key read as a string: unconstrained str keys come from the key cache.
@@ -438,14 +444,8 @@ fn check_decimal(spec: &DecimalSpec, value: &Obj<'_>, text: &str) -> Result<()> 
 }
 
 /// Text the reader has already validated as UTF-8.
-fn utf8(bytes: &[u8]) -> &str {
+pub fn utf8(bytes: &[u8]) -> &str {
     std::str::from_utf8(bytes).unwrap_or_default()
-}
-
-/// An optional '-' and one or more ASCII digits: the integer texts every decoder accepts.
-pub fn is_integer_text(text: &str) -> bool {
-    let digits = text.strip_prefix('-').unwrap_or(text);
-    !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit())
 }
 
 fn parse_python_int<'py>(py: Python<'py>, text: &str) -> Result<Obj<'py>> {

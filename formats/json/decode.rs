@@ -14,7 +14,7 @@ use crate::plan::{
 use crate::py::Obj;
 use crate::text;
 use crate::values::{
-    is_integer_text, mismatch, nested, unknown_field, Decoding, RecordBuilder, Token, MAX_DEPTH,
+    mismatch, nested, unknown_field, utf8, Decoding, RecordBuilder, Token, MAX_DEPTH,
 };
 
 /// Decodes one value of the plan's root type; only whitespace may follow it.
@@ -548,14 +548,10 @@ fn dict_key<'py>(
     if !wants_int {
         return ctx.key_string(id, bytes, ascii);
     }
-    let text = std::str::from_utf8(bytes).unwrap_or_default();
-    if !is_integer_text(text) {
-        return Err(Error::validation(format!(
+    let text = utf8(bytes);
+    ctx.integer_text(id, text).unwrap_or_else(|| {
+        Err(Error::validation(format!(
             "expected an integer key, got {text:?}"
-        )));
-    }
-    match text.parse::<i64>() {
-        Ok(value) => ctx.int(id, value),
-        Err(_) => ctx.big_int(id, text),
-    }
+        )))
+    })
 }

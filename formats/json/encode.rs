@@ -360,63 +360,28 @@ impl Encoder<'_, '_> {
         Ok(())
     }
 
-    /// JSON object keys are strings: ints, enum values and UUIDs are written as their text.
+    /// JSON object keys are strings: a key is written as its value would be, and quoted when
+    /// that is not already a JSON string (ints, int enum values, a float under `Any`). The
+    /// value encoders check the key's type.
     fn key(&mut self, id: NodeId, key: &Obj<'_>) -> Result<()> {
         let node = self.plan.node(id);
         match node {
-            Node::Str(_) | Node::Any if key.is_instance_of::<PyString>() => {
+            // The common case, without the general path's dispatch and quote check.
+            Node::Str(_) | Node::Any if key.is_exact_instance_of::<PyString>() => {
                 write_str(
                     self.out,
                     py::str_utf8(key.cast::<PyString>().map_err(PyErr::from)?)?,
                 );
                 Ok(())
             }
-            Node::Int(_) | Node::Any
-                if key.is_instance_of::<PyInt>() && !key.is_instance_of::<PyBool>() =>
-            {
-                self.out.push(b'"');
-                self.int(node, key)?;
-                self.out.push(b'"');
-                Ok(())
-            }
-            Node::Enum(spec) => {
-                let member = spec
-                    .members
-                    .iter()
-                    .find(|m| m.member.bind(key.py()).is(key))
-                    .ok_or_else(|| mismatch(node, key))?;
-                match &member.value {
-                    LiteralValue::Str(text) => write_str(self.out, text),
-                    LiteralValue::Int(number) => {
-                        self.out.push(b'"');
-                        write_i64(self.out, *number);
-                        self.out.push(b'"');
-                    }
-                    LiteralValue::Bool(_) => return Err(mismatch(node, key)),
-                }
-                Ok(())
-            }
-            Node::Literal(spec) => {
-                match shape::literal_of(key).filter(|v| spec.find(v).is_some()) {
-                    Some(LiteralValue::Str(text)) => {
-                        write_str(self.out, &text);
-                        Ok(())
-                    }
-                    Some(LiteralValue::Int(number)) => {
-                        self.out.push(b'"');
-                        write_i64(self.out, number);
-                        self.out.push(b'"');
-                        Ok(())
-                    }
-                    _ => Err(mismatch(node, key)),
-                }
-            }
-            Node::Uuid => self.value(id, key),
-            // Any other key type (an Enum, a UUID, a float): its own encoding, quoted when it is
-            // not already a JSON string.
-            Node::Any => {
+            Node::Str(_)
+            | Node::Int(_)
+            | Node::Enum(_)
+            | Node::Literal(_)
+            | Node::Uuid
+            | Node::Any => {
                 let start = self.out.len();
-                self.any(key)?;
+                self.value(id, key)?;
                 if self.out.get(start) != Some(&b'"') {
                     self.out.insert(start, b'"');
                     self.out.push(b'"');
