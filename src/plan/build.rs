@@ -454,23 +454,16 @@ fn token_kinds(plan: &Plan, node: &Node) -> Vec<Token> {
 }
 
 fn literal_value(value: &Bound<'_, PyAny>) -> PyResult<LiteralValue> {
-    if let Ok(b) = value.cast::<pyo3::types::PyBool>() {
-        return Ok(LiteralValue::Bool(b.is_true()));
-    }
-    if value.is_instance_of::<pyo3::types::PyInt>() {
-        let v: i64 = value.extract().map_err(|_| {
-            PyTypeError::new_err(format!(
-                "polycodec cannot handle the literal {value}: integers must fit in 64 bits"
-            ))
-        })?;
-        return Ok(LiteralValue::Int(v));
-    }
-    if value.is_instance_of::<PyString>() {
-        return Ok(LiteralValue::Str(value.extract()?));
-    }
-    Err(PyTypeError::new_err(format!(
-        "polycodec cannot handle the literal {value}: only str, int and bool values are supported"
-    )))
+    crate::shape::literal_of(value).ok_or_else(|| {
+        let reason = if value.is_instance_of::<pyo3::types::PyInt>() {
+            "integers must fit in 64 bits"
+        } else {
+            "only str, int and bool values are supported"
+        };
+        PyTypeError::new_err(format!(
+            "polycodec cannot handle the literal {value}: {reason}"
+        ))
+    })
 }
 
 fn tz_rule(data: &Bound<'_, PyDict>) -> PyResult<TzRule> {
