@@ -152,9 +152,11 @@ pub enum FieldSource<'py> {
 impl<'py> FieldSource<'py> {
     pub fn new(spec: &RecordSpec, value: &Obj<'py>) -> Result<Self> {
         Ok(match spec.kind {
+            // Slotted instances have no dict to ask for (asking raises and clears an error).
+            RecordKind::Dataclass if spec.slots => FieldSource::Attributes,
             RecordKind::Dataclass => match py::instance_dict(value) {
-                Some(dict) if !spec.slots => FieldSource::Dict(py::DictCursor::new(dict)),
-                _ => FieldSource::Attributes,
+                Some(dict) => FieldSource::Dict(py::DictCursor::new(dict)),
+                None => FieldSource::Attributes,
             },
             RecordKind::TypedDict => {
                 FieldSource::Mapping(value.cast::<PyDict>().map_err(PyErr::from)?.clone())
