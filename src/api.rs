@@ -5,38 +5,15 @@ use std::borrow::Cow;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
-use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::exceptions::{PyAttributeError, PyTypeError};
 use pyo3::prelude::*;
 use pyo3::types::{PyByteArray, PyBytes, PyDict, PyMemoryView, PyString, PyTuple};
 use pyo3::{PyTraverseError, PyVisit};
 
 use crate::errors::{Error, ErrorKind};
-use crate::formats;
+use crate::formats::{self, OpenArgs, WireFormat};
 use crate::plan::{build_plan, Plan};
-use crate::py::GcPause;
-
-/// The wire formats a codec can speak.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Format {
-    Json,
-}
-
-impl Format {
-    fn parse(name: &str) -> PyResult<Self> {
-        match name {
-            "json" => Ok(Format::Json),
-            other => Err(PyValueError::new_err(format!(
-                "unknown format {other:?}; this build supports: \"json\""
-            ))),
-        }
-    }
-
-    fn name(self) -> &'static str {
-        match self {
-            Format::Json => "json",
-        }
-    }
-}
+use crate::py::{GcPause, Obj};
 
 /// Encodes and decodes values of one type in one format.
 ///
@@ -45,7 +22,8 @@ impl Format {
 #[pyclass(frozen, module = "polycodec")]
 pub struct Codec {
     plan: Arc<Plan>,
-    format: Format,
+    format: &'static str,
+    wire: Box<dyn WireFormat>,
     strict: bool,
     target: Py<PyAny>,
     options: Py<PyDict>,
@@ -57,7 +35,8 @@ pub struct Codec {
 impl Codec {
     #[new]
     #[pyo3(signature = (r#type, format = "json", *, rename = None, omit_defaults = false,
-                        forbid_unknown_fields = false, strict = true, array_like = false))]
+                        forbid_unknown_fields = false, strict = true, array_like = false,
+                        **format_options))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -68,8 +47,8 @@ impl Codec {
         forbid_unknown_fields: bool,
         strict: bool,
         array_like: bool,
+        format_options: Option<Bound<'_, PyDict>>,
     ) -> PyResult<Self> {
-        let format = Format::parse(format)?;
         let options = PyDict::new(py);
         options.set_item("rename", rename.as_ref())?;
         options.set_item("omit_defaults", omit_defaults)?;
@@ -81,9 +60,25 @@ impl Codec {
             .call((&r#type,), Some(&options))?;
         options.set_item("strict", strict)?;
         let plan = build_plan(&spec)?;
+        let format_options = format_options.unwrap_or_else(|| PyDict::new(py));
+        let wire = formats::open(
+            format,
+            &OpenArgs {
+                plan: &plan,
+                spec: &spec,
+                target: &r#type,
+                options: &format_options,
+            },
+        )?;
+        options.update(format_options.as_mapping())?;
+        let format = formats::FORMAT_NAMES
+            .into_iter()
+            .find(|name| *name == format)
+            .expect("formats::open accepts only the names it lists");
         Ok(Codec {
             plan: Arc::new(plan),
             format,
+            wire,
             strict,
             target: r#type.unbind(),
             options: options.unbind(),
@@ -100,7 +95,15 @@ impl Codec {
     /// The wire format name.
     #[getter]
     fn format(&self) -> &'static str {
-        self.format.name()
+        self.format
+    }
+
+    /// The format's schema (Avro: the schema as a JSON-compatible dict).
+    #[getter]
+    fn schema<'py>(&self, py: Python<'py>) -> PyResult<Obj<'py>> {
+        self.wire.schema(py)?.ok_or_else(|| {
+            PyAttributeError::new_err(format!("format {:?} has no schema", self.format))
+        })
     }
 
     /// Encodes one value.
@@ -108,9 +111,7 @@ impl Codec {
     fn encode_one<'py>(&self, value: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyBytes>> {
         let py = value.py();
         let mut out = Vec::with_capacity(self.size_hint.load(Ordering::Relaxed));
-        let result = match self.format {
-            Format::Json => formats::json::encode::encode_one(&self.plan, value, &mut out),
-        };
+        let result = self.wire.encode_one(&self.plan, value, &mut out);
         result.map_err(|e| e.into_pyerr(py, ErrorKind::Encode))?;
         self.size_hint.store(out.len(), Ordering::Relaxed);
         Ok(PyBytes::new(py, &out))
@@ -121,41 +122,49 @@ impl Codec {
     fn encode_many<'py>(&self, values: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyBytes>> {
         let py = values.py();
         let mut out = Vec::with_capacity(self.size_hint.load(Ordering::Relaxed));
-        let result = match self.format {
-            Format::Json => formats::json::encode::encode_many(&self.plan, values, &mut out),
-        };
+        let result = self.wire.encode_many(&self.plan, values, &mut out);
         result.map_err(|e| e.into_pyerr(py, ErrorKind::Encode))?;
         self.size_hint.store(out.len(), Ordering::Relaxed);
         Ok(PyBytes::new(py, &out))
     }
 
-    /// Decodes one value from bytes, bytearray, memoryview (or, for JSON, str).
-    #[pyo3(signature = (buf, /))]
-    fn decode_one<'py>(&self, buf: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+    /// Decodes one value from bytes, bytearray, memoryview (or, for JSON, str). Avro also takes
+    /// the schema the datum was written with, to resolve it against the codec's own.
+    #[pyo3(signature = (buf, /, *, writer_schema = None))]
+    fn decode_one<'py>(
+        &self,
+        buf: &Bound<'py, PyAny>,
+        writer_schema: Option<&Bound<'py, PyAny>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
         let py = buf.py();
-        let input = input_bytes(buf, self.format)?;
-        let _pause = GcPause::new(py);
-        match self.format {
-            Format::Json => formats::json::decode::decode_one(py, &self.plan, self.strict, &input),
+        if writer_schema.is_some() && !self.wire.takes_writer_schema() {
+            return Err(PyTypeError::new_err(format!(
+                "writer_schema= applies to format \"avro\" only, not {:?}",
+                self.format
+            )));
         }
-        .map_err(|e: Error| e.into_pyerr(py, ErrorKind::Validation))
+        let input = input_bytes(buf, self.wire.accepts_str())?;
+        let _pause = GcPause::new(py);
+        self.wire
+            .decode_one(py, &self.plan, self.strict, &input, writer_schema)
+            .map_err(|e: Error| e.into_pyerr(py, ErrorKind::Validation))
     }
 
     /// Decodes a message written by `encode_many` into a list.
     #[pyo3(signature = (buf, /))]
     fn decode_many<'py>(&self, buf: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
         let py = buf.py();
-        let input = input_bytes(buf, self.format)?;
+        let input = input_bytes(buf, self.wire.accepts_str())?;
         let _pause = GcPause::new(py);
-        match self.format {
-            Format::Json => formats::json::decode::decode_many(py, &self.plan, self.strict, &input),
-        }
-        .map_err(|e: Error| e.into_pyerr(py, ErrorKind::Validation))
+        self.wire
+            .decode_many(py, &self.plan, self.strict, &input)
+            .map_err(|e: Error| e.into_pyerr(py, ErrorKind::Validation))
     }
 
     fn __traverse__(&self, visit: PyVisit<'_>) -> Result<(), PyTraverseError> {
         visit.call(&self.target)?;
         visit.call(&self.options)?;
+        self.wire.traverse(&visit)?;
         self.plan.traverse(&visit)
     }
 
@@ -165,12 +174,13 @@ impl Codec {
             Ok(name) => name.to_string(),
             Err(_) => target.repr()?.to_string(),
         };
-        let mut shown = format!("Codec({name}, format='{}'", self.format.name());
+        let mut shown = format!("Codec({name}, format='{}'", self.format);
         for (key, value) in self.options.bind(py).iter() {
             let default = match key.extract::<&str>()? {
                 "strict" => value.is_truthy()?,
                 "rename" => value.is_none(),
-                _ => !value.is_truthy()?,
+                "omit_defaults" | "forbid_unknown_fields" | "array_like" => !value.is_truthy()?,
+                _ => false,
             };
             if !default {
                 shown.push_str(&format!(", {key}={}", value.repr()?));
@@ -187,7 +197,7 @@ impl Codec {
             .getattr("rebuild_codec")?;
         let args = (
             self.target.clone_ref(py),
-            self.format.name(),
+            self.format,
             self.options.bind(py).copy()?,
         );
         PyTuple::new(py, [rebuild.into_any(), args.into_pyobject(py)?.into_any()])
@@ -196,39 +206,24 @@ impl Codec {
 
 /// Recreates a pickled `Codec`.
 #[pyfunction]
-pub fn rebuild_codec(
-    py: Python<'_>,
-    r#type: Bound<'_, PyAny>,
+pub fn rebuild_codec<'py>(
+    py: Python<'py>,
+    r#type: Bound<'py, PyAny>,
     format: &str,
-    options: Bound<'_, PyDict>,
-) -> PyResult<Codec> {
-    let get_flag = |key: &str, default: bool| -> PyResult<bool> {
-        match options.get_item(key)? {
-            Some(value) => value.is_truthy(),
-            None => Ok(default),
-        }
-    };
-    let rename = options.get_item("rename")?.filter(|v| !v.is_none());
-    Codec::new(
-        py,
-        r#type,
-        format,
-        rename,
-        get_flag("omit_defaults", false)?,
-        get_flag("forbid_unknown_fields", false)?,
-        get_flag("strict", true)?,
-        get_flag("array_like", false)?,
-    )
+    options: Bound<'py, PyDict>,
+) -> PyResult<Bound<'py, PyAny>> {
+    py.get_type::<Codec>()
+        .call((r#type, format), Some(&options))
 }
 
 /// The input bytes: borrowed from immutable `bytes` and `str`, copied from mutable buffers
 /// (user code such as `__post_init__` could resize them while the decoder reads).
-fn input_bytes<'a>(buf: &'a Bound<'_, PyAny>, format: Format) -> PyResult<Cow<'a, [u8]>> {
+fn input_bytes<'a>(buf: &'a Bound<'_, PyAny>, accepts_str: bool) -> PyResult<Cow<'a, [u8]>> {
     if let Ok(bytes) = buf.cast::<PyBytes>() {
         return Ok(Cow::Borrowed(bytes.as_bytes()));
     }
     if let Ok(text) = buf.cast::<PyString>() {
-        if format == Format::Json {
+        if accepts_str {
             return Ok(Cow::Borrowed(text.to_str()?.as_bytes()));
         }
     }
@@ -239,7 +234,7 @@ fn input_bytes<'a>(buf: &'a Bound<'_, PyAny>, format: Format) -> PyResult<Cow<'a
         let bytes = buf.call_method0("tobytes")?;
         return Ok(Cow::Owned(bytes.cast::<PyBytes>()?.as_bytes().to_vec()));
     }
-    let accepted = if format == Format::Json {
+    let accepted = if accepts_str {
         "bytes, bytearray, memoryview or str"
     } else {
         "bytes, bytearray or memoryview"

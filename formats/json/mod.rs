@@ -4,3 +4,55 @@ pub mod decode;
 pub mod encode;
 pub mod read;
 pub mod write;
+
+use pyo3::prelude::*;
+
+use super::{unexpected_option, OpenArgs, WireFormat};
+use crate::errors::Result;
+use crate::plan::Plan;
+use crate::py::Obj;
+
+/// JSON needs no per-codec state: everything it precomputes lives in the plan.
+pub struct Json;
+
+pub fn open(args: &OpenArgs<'_, '_>) -> PyResult<Box<dyn WireFormat>> {
+    if !args.options.is_empty() {
+        return Err(unexpected_option("json", args.options));
+    }
+    Ok(Box::new(Json))
+}
+
+impl WireFormat for Json {
+    fn encode_one(&self, plan: &Plan, value: &Obj<'_>, out: &mut Vec<u8>) -> Result<()> {
+        encode::encode_one(plan, value, out)
+    }
+
+    fn encode_many(&self, plan: &Plan, values: &Obj<'_>, out: &mut Vec<u8>) -> Result<()> {
+        encode::encode_many(plan, values, out)
+    }
+
+    fn decode_one<'py>(
+        &self,
+        py: Python<'py>,
+        plan: &Plan,
+        strict: bool,
+        input: &[u8],
+        _writer_schema: Option<&Bound<'py, PyAny>>,
+    ) -> Result<Obj<'py>> {
+        decode::decode_one(py, plan, strict, input)
+    }
+
+    fn decode_many<'py>(
+        &self,
+        py: Python<'py>,
+        plan: &Plan,
+        strict: bool,
+        input: &[u8],
+    ) -> Result<Obj<'py>> {
+        decode::decode_many(py, plan, strict, input)
+    }
+
+    fn accepts_str(&self) -> bool {
+        true
+    }
+}

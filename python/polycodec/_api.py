@@ -8,7 +8,7 @@ from typing import Any, Hashable, Literal, Mapping, Sequence
 from ._polycodec import Codec
 
 #: The wire formats this build implements (the stub of the extension lists the same).
-Format = Literal["json"]
+Format = Literal["json", "msgpack", "avro", "pickle"]
 
 _CACHE_LIMIT = 1024
 _cache: dict[Hashable, Codec[Any]] = {}
@@ -62,9 +62,14 @@ def encode_many(
     return codec_for(type, format, options).encode_many(objs)
 
 
-def decode_one(buf: Any, type: Any, format: Format = "json", **options: Any) -> Any:
-    """Decodes one value of ``type``."""
-    return codec_for(type, format, options).decode_one(buf)
+def decode_one(
+    buf: Any, type: Any, format: Format = "json", *, writer_schema: Any = None, **options: Any
+) -> Any:
+    """Decodes one value of ``type`` (Avro: written with ``writer_schema``, if given)."""
+    codec = codec_for(type, format, options)
+    if writer_schema is None:
+        return codec.decode_one(buf)
+    return codec.decode_one(buf, writer_schema=writer_schema)
 
 
 def decode_many(buf: Any, type: Any, format: Format = "json", **options: Any) -> list[Any]:

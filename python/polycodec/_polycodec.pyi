@@ -4,7 +4,7 @@ from typing import Any, Callable, Generic, Literal, Mapping, Optional, TypeVar, 
 
 T = TypeVar("T")
 
-Format = Literal["json"]
+Format = Literal["json", "msgpack", "avro", "pickle"]
 Rename = Union[
     None,
     Literal["camel", "pascal", "kebab", "screaming_snake"],
@@ -27,6 +27,10 @@ class Codec(Generic[T]):
         forbid_unknown_fields: bool = False,
         strict: bool = True,
         array_like: bool = False,
+        schema: Union[None, str, Mapping[str, Any]] = None,
+        framing: Optional[Literal["single-object", "confluent"]] = None,
+        schema_id: Optional[int] = None,
+        protocol: Optional[int] = None,
     ) -> None: ...
     @overload
     def __init__(
@@ -39,14 +43,20 @@ class Codec(Generic[T]):
         forbid_unknown_fields: bool = False,
         strict: bool = True,
         array_like: bool = False,
+        schema: Union[None, str, Mapping[str, Any]] = None,
+        framing: Optional[Literal["single-object", "confluent"]] = None,
+        schema_id: Optional[int] = None,
+        protocol: Optional[int] = None,
     ) -> None: ...
     @property
     def type(self) -> Any: ...
     @property
     def format(self) -> str: ...
+    @property
+    def schema(self) -> Any: ...
     def encode_one(self, value: T, /) -> bytes: ...
     def encode_many(self, values: Any, /) -> bytes: ...
-    def decode_one(self, buf: Buffer, /) -> T: ...
+    def decode_one(self, buf: Buffer, /, *, writer_schema: Any = None) -> T: ...
     def decode_many(self, buf: Buffer, /) -> list[T]: ...
     def __reduce__(self) -> tuple[Any, ...]: ...
 

@@ -140,8 +140,9 @@ fn build_enum(data: &Bound<'_, PyDict>) -> PyResult<Node> {
     let cls = get_required(data, "cls")?;
     let members: Vec<Bound<'_, PyAny>> = get_required(data, "members")?.extract()?;
     let values: Vec<Bound<'_, PyAny>> = get_required(data, "values")?.extract()?;
+    let names: Vec<String> = get_required(data, "names")?.extract()?;
     let mut out = Vec::with_capacity(members.len());
-    for (member, value) in members.into_iter().zip(values) {
+    for ((member, value), name) in members.into_iter().zip(values).zip(names) {
         let value = literal_value(&value).map_err(|_| {
             PyTypeError::new_err(format!(
                 "polycodec cannot handle enum {}: member {member} has a value that is not a str or int",
@@ -150,11 +151,13 @@ fn build_enum(data: &Bound<'_, PyDict>) -> PyResult<Node> {
         })?;
         out.push(EnumMember {
             member: member.unbind(),
+            name,
             value,
         });
     }
     Ok(Node::Enum(EnumSpec {
         name: cls.getattr("__qualname__")?.extract()?,
+        module: cls.getattr("__module__")?.extract()?,
         cls: cls.unbind(),
         members: out,
     }))
@@ -211,9 +214,11 @@ fn build_record(kind: RecordKind, data: &Bound<'_, PyDict>) -> PyResult<Node> {
         kind,
         type_addr: cls.as_ptr() as usize,
         qualname: get_required(data, "name")?.extract()?,
+        module: get_required(data, "module")?.extract()?,
         cls: cls.unbind(),
         fields,
         post_init: get_required(data, "post_init")?.extract()?,
+        frozen: get_required(data, "frozen")?.extract()?,
         slots: get_required(data, "slots")?.extract()?,
         forbid_unknown_fields: get_required(data, "forbid_unknown_fields")?.extract()?,
         omit_defaults: get_required(data, "omit_defaults")?.extract()?,

@@ -171,12 +171,17 @@ pub struct DecimalSpec {
 /// An Enum class, encoded by value.
 pub struct EnumSpec {
     pub cls: Py<PyAny>,
+    /// The class's `__qualname__`.
     pub name: String,
+    /// The class's `__module__`.
+    pub module: String,
     pub members: Vec<EnumMember>,
 }
 
 pub struct EnumMember {
     pub member: Py<PyAny>,
+    /// The member's `.name` (Avro enum symbols and pickles refer to members by name).
+    pub name: String,
     pub value: LiteralValue,
 }
 
@@ -366,8 +371,12 @@ pub struct RecordSpec {
     /// `cls` as a type pointer, for the identity check on encode.
     pub type_addr: usize,
     pub qualname: String,
+    /// The class's `__module__` (pickles and Avro namespaces name classes by module).
+    pub module: String,
     pub fields: Vec<Field>,
     pub post_init: bool,
+    /// A frozen dataclass (always true for a namedtuple).
+    pub frozen: bool,
     pub slots: bool,
     pub forbid_unknown_fields: bool,
     pub omit_defaults: bool,

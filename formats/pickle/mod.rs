@@ -1,0 +1,12 @@
+//! Pickle: not built yet (issue 5).
+
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+
+use super::{OpenArgs, WireFormat};
+
+pub fn open(_args: &OpenArgs<'_, '_>) -> PyResult<Box<dyn WireFormat>> {
+    Err(PyValueError::new_err(
+        "format \"pickle\" is not implemented in this build yet",
+    ))
+}
