@@ -1,0 +1,605 @@
+//! The MessagePack decoder: walks the plan and the input together, building Python objects
+//! directly from the bytes in one pass. Scalars are turned into Python values by the shared
+//! rules in `crate::values`; this file adds what is MessagePack's own (bin, the timestamp
+//! extension, non-str map keys).
+
+use pyo3::prelude::*;
+use pyo3::types::{PyByteArray, PyBytes, PyDict, PyFrozenSet, PyList, PySet, PyTuple};
+use smallvec::SmallVec;
+
+use super::epoch;
+use super::read::{self, Head, ReadError, Reader};
+use crate::errors::{Error, Result};
+use crate::plan::{
+    LengthBounds, LiteralValue, Node, NodeId, Plan, RecordKind, RecordSpec, SequenceKind,
+    TaggedUnionSpec, TzRule,
+};
+use crate::py::{self, temporal, Obj};
+use crate::values::{mismatch, nested, unknown_field, Decoding, RecordBuilder, Token, MAX_DEPTH};
+
+/// Decodes one value of the plan's root type; nothing may follow it.
+pub fn decode_one<'py>(
+    py: Python<'py>,
+    plan: &Plan,
+    strict: bool,
+    input: &[u8],
+) -> Result<Obj<'py>> {
+    let mut decoder = Decoder::new(py, plan, strict, input);
+    let value = decoder.value(plan.root)?;
+    decoder.reader.finish().map_err(malformed)?;
+    Ok(value)
+}
+
+/// Decodes a MessagePack array of the plan's root type into a list.
+pub fn decode_many<'py>(
+    py: Python<'py>,
+    plan: &Plan,
+    strict: bool,
+    input: &[u8],
+) -> Result<Obj<'py>> {
+    let mut decoder = Decoder::new(py, plan, strict, input);
+    let count = match decoder.reader.next().map_err(malformed)? {
+        Head::Array(count) => count,
+        other => {
+            return Err(Error::validation(format!(
+                "expected array of values for decode_many, got {}",
+                other.describe()
+            )))
+        }
+    };
+    let mut items = Vec::with_capacity(count);
+    for index in 0..count {
+        items.push(decoder.value(plan.root).map_err(|e| e.at_index(index))?);
+    }
+    decoder.reader.finish().map_err(malformed)?;
+    Ok(PyList::new(py, items)?.into_any())
+}
+
+#[cold]
+fn malformed(err: ReadError) -> Error {
+    Error::decode(format!("malformed MessagePack: {err}"))
+}
+
+/// A str payload checked as UTF-8; returns whether it is all ASCII.
+#[inline]
+fn check_utf8(bytes: &[u8]) -> Result<bool> {
+    if bytes.is_ascii() {
+        return Ok(true);
+    }
+    match std::str::from_utf8(bytes) {
+        Ok(_) => Ok(false),
+        Err(_) => Err(Error::decode(
+            "malformed MessagePack: str is not valid UTF-8",
+        )),
+    }
+}
+
+/// Text already checked by [`check_utf8`].
+fn text(bytes: &[u8]) -> &str {
+    std::str::from_utf8(bytes).unwrap_or_default()
+}
+
+fn expected(what: &str, got: &str) -> Error {
+    Error::validation(format!("expected {what}, got {got}"))
+}
+
+struct Decoder<'a, 'p, 'py> {
+    reader: Reader<'a>,
+    ctx: Decoding<'p, 'py>,
+    depth: usize,
+    /// Items of the arrays being read, innermost last: one buffer for the whole call.
+    stack: Vec<Obj<'py>>,
+}
+
+impl<'a, 'p, 'py> Decoder<'a, 'p, 'py> {
+    fn new(py: Python<'py>, plan: &'p Plan, strict: bool, input: &'a [u8]) -> Self {
+        Decoder {
+            reader: Reader::new(input),
+            ctx: Decoding { py, plan, strict },
+            depth: 0,
+            stack: Vec::new(),
+        }
+    }
+
+    #[inline]
+    fn value(&mut self, id: NodeId) -> Result<Obj<'py>> {
+        let head = self.reader.next().map_err(malformed)?;
+        self.head(id, head)
+    }
+
+    fn head(&mut self, id: NodeId, head: Head<'a>) -> Result<Obj<'py>> {
+        match head {
+            Head::Str(bytes) => self.string(id, bytes),
+            Head::Int(value) => self.ctx.int(id, value),
+            Head::Map(count) => nested(self.depth, || self.map(id, count)),
+            Head::Array(count) => nested(self.depth, || self.array(id, count)),
+            Head::Float64(value) => self.ctx.float(id, value, None),
+            Head::Nil => self.ctx.null(id),
+            Head::Bool(value) => self.ctx.boolean(id, value),
+            Head::Float32(value) => self.ctx.float(id, f64::from(value), None),
+            Head::BigUint(value) => self.ctx.big_int(id, &value.to_string()),
+            Head::Bin(data) => self.bin(id, data),
+            Head::Ext(kind, payload) => self.ext(id, kind, payload),
+        }
+    }
+
+    /// The union variant that takes str-like tokens (bin and the timestamp extension among
+    /// them), or the node itself.
+    fn str_slot(&self, id: NodeId, got: &str) -> Result<NodeId> {
+        match self.ctx.plan.node(id) {
+            Node::Union(spec) => spec.str.ok_or_else(|| {
+                let names: Vec<&str> = spec
+                    .variants
+                    .iter()
+                    .map(|&v| self.ctx.plan.node(v).describe())
+                    .collect();
+                expected(&names.join(" | "), got)
+            }),
+            _ => Ok(id),
+        }
+    }
+
+    fn string(&mut self, id: NodeId, bytes: &[u8]) -> Result<Obj<'py>> {
+        let ascii = check_utf8(bytes)?;
+        let id = self.ctx.resolve(id, Token::Str)?;
+        if let Node::Bytes(_) = self.ctx.plan.node(id) {
+            // A peer that writes bytes as str (old msgpack spec): its raw UTF-8 bytes.
+            return self.bin(id, bytes);
+        }
+        self.ctx.string(id, bytes, ascii)
+    }
+
+    fn bin(&mut self, id: NodeId, data: &[u8]) -> Result<Obj<'py>> {
+        let id = self.str_slot(id, "bytes")?;
+        let py = self.ctx.py;
+        match self.ctx.plan.node(id) {
+            Node::Bytes(spec) => {
+                spec.length.check(data.len(), "bytes")?;
+                Ok(if spec.bytearray {
+                    PyByteArray::new(py, data).into_any()
+                } else {
+                    PyBytes::new(py, data).into_any()
+                })
+            }
+            Node::Any => Ok(PyBytes::new(py, data).into_any()),
+            node => Err(expected(node.describe(), "bytes")),
+        }
+    }
+
+    fn ext(&mut self, id: NodeId, kind: i8, payload: &[u8]) -> Result<Obj<'py>> {
+        if kind != -1 {
+            return match self.ctx.plan.node(id) {
+                Node::Any => Err(Error::decode(format!(
+                    "unsupported MessagePack extension type {kind}"
+                ))),
+                node => Err(expected(node.describe(), &format!("ext type {kind}"))),
+            };
+        }
+        let (seconds, nanoseconds) = read::timestamp(payload).ok_or_else(|| {
+            Error::decode("malformed MessagePack: invalid timestamp extension payload")
+        })?;
+        let id = self.str_slot(id, "timestamp")?;
+        match self.ctx.plan.node(id) {
+            Node::DateTime(TzRule::Naive) => Err(Error::validation(
+                "expected a naive datetime, got a timestamp (UTC)",
+            )),
+            Node::DateTime(_) | Node::Any => {
+                let parts = epoch::from_timestamp(seconds, nanoseconds).ok_or_else(|| {
+                    Error::validation(format!(
+                        "timestamp {seconds}s is out of range for a datetime (years 1-9999)"
+                    ))
+                })?;
+                Ok(temporal::new_datetime(self.ctx.py, &parts)?)
+            }
+            node => Err(expected(node.describe(), "timestamp")),
+        }
+    }
+
+    fn enter(&mut self) -> Result<()> {
+        self.depth += 1;
+        if self.depth > MAX_DEPTH {
+            return Err(Error::decode(format!(
+                "MessagePack nested deeper than {MAX_DEPTH} levels at byte {}",
+                self.reader.offset()
+            )));
+        }
+        Ok(())
+    }
+
+    fn skip(&mut self) -> Result<()> {
+        self.reader
+            .skip_value(MAX_DEPTH.saturating_sub(self.depth))
+            .map_err(malformed)
+    }
+
+    fn array(&mut self, id: NodeId, count: usize) -> Result<Obj<'py>> {
+        let id = self.ctx.resolve(id, Token::Array)?;
+        self.enter()?;
+        let plan = self.ctx.plan;
+        let result = match plan.node(id) {
+            Node::Sequence(spec) => self.sequence(spec.kind, spec.item, &spec.length, count),
+            Node::Any => {
+                let base = self.items(id, count)?;
+                let result = PyList::new(self.ctx.py, self.stack.drain(base..));
+                Ok(result?.into_any())
+            }
+            Node::Tuple(item_nodes) => self.fixed_items(item_nodes, count),
+            Node::Record(spec) if spec.array_like || spec.kind == RecordKind::NamedTuple => {
+                self.positional_record(spec, count)
+            }
+            Node::TaggedUnion(spec) => self.positional_tagged(spec, count),
+            node => Err(mismatch(node, Token::Array)),
+        };
+        self.depth -= 1;
+        result
+    }
+
+    fn sequence(
+        &mut self,
+        kind: SequenceKind,
+        item: NodeId,
+        length: &LengthBounds,
+        count: usize,
+    ) -> Result<Obj<'py>> {
+        length.check(count, "items")?;
+        let base = self.items(item, count)?;
+        let py = self.ctx.py;
+        let items = self.stack.drain(base..);
+        Ok(match kind {
+            SequenceKind::List => PyList::new(py, items)?.into_any(),
+            SequenceKind::VarTuple => PyTuple::new(py, items)?.into_any(),
+            SequenceKind::Set => PySet::new(py, items)?.into_any(),
+            SequenceKind::FrozenSet => PyFrozenSet::new(py, items)?.into_any(),
+        })
+    }
+
+    /// Reads `count` items onto the stack; returns where they start.
+    fn items(&mut self, item: NodeId, count: usize) -> Result<usize> {
+        let base = self.stack.len();
+        for index in 0..count {
+            match self.value(item) {
+                Ok(value) => self.stack.push(value),
+                Err(err) => {
+                    self.stack.truncate(base);
+                    return Err(err.at_index(index));
+                }
+            }
+        }
+        Ok(base)
+    }
+
+    fn fixed_items(&mut self, item_nodes: &[NodeId], count: usize) -> Result<Obj<'py>> {
+        if count != item_nodes.len() {
+            return Err(Error::validation(format!(
+                "expected array of length {}, got {count}",
+                item_nodes.len()
+            )));
+        }
+        let mut items = Vec::with_capacity(count);
+        for (index, &node) in item_nodes.iter().enumerate() {
+            items.push(self.value(node).map_err(|e| e.at_index(index))?);
+        }
+        Ok(PyTuple::new(self.ctx.py, items)?.into_any())
+    }
+
+    /// A record written as an array of its fields in declaration order (`array_like`,
+    /// NamedTuple); trailing fields with defaults may be left out. A tagged-union variant's
+    /// array starts with its tag.
+    fn positional_record(&mut self, spec: &RecordSpec, count: usize) -> Result<Obj<'py>> {
+        let mut builder = RecordBuilder::new(spec);
+        let mut position = 0;
+        if let Some((index, _)) = spec.tag {
+            if count == 0 {
+                return Err(Error::validation(
+                    "expected the tag as the array's first item",
+                ));
+            }
+            let value = self
+                .value(spec.fields[index].node)
+                .map_err(|e| e.at_index(0))?;
+            builder.set(index, value);
+            position = 1;
+        }
+        self.positional_fields(spec, &mut builder, position, count)?;
+        builder.finish(self.ctx.py, spec)
+    }
+
+    /// Reads the items from `position` to `count` of a positional record.
+    fn positional_fields(
+        &mut self,
+        spec: &RecordSpec,
+        builder: &mut RecordBuilder<'py>,
+        mut position: usize,
+        count: usize,
+    ) -> Result<()> {
+        if count > spec.wire_fields.len() {
+            return Err(Error::validation(format!(
+                "expected at most {} items, got {count}",
+                spec.wire_fields.len()
+            )));
+        }
+        let tag_index = spec.tag.as_ref().map(|(index, _)| *index);
+        let fields = spec
+            .wire_fields
+            .iter()
+            .copied()
+            .filter(|&index| Some(index) != tag_index);
+        for index in fields {
+            if position >= count {
+                break;
+            }
+            let value = self
+                .value(spec.fields[index].node)
+                .map_err(|e| e.at_index(position))?;
+            builder.set(index, value);
+            position += 1;
+        }
+        Ok(())
+    }
+
+    /// An array-like tagged union: the first item is the tag.
+    fn positional_tagged(&mut self, spec: &TaggedUnionSpec, count: usize) -> Result<Obj<'py>> {
+        if count == 0 {
+            return Err(Error::validation(
+                "expected the tag as the array's first item",
+            ));
+        }
+        let tag = self.tag_value().map_err(|e| e.at_index(0))?;
+        let record = self.variant(spec, &tag).map_err(|e| e.at_index(0))?;
+        let mut builder = RecordBuilder::new(record);
+        self.set_tag(record, &tag, &mut builder)
+            .map_err(|e| e.at_index(0))?;
+        self.positional_fields(record, &mut builder, 1, count)?;
+        builder.finish(self.ctx.py, record)
+    }
+
+    /// The variant a tag value names.
+    fn variant(&self, spec: &TaggedUnionSpec, tag: &LiteralValue) -> Result<&'p RecordSpec> {
+        let plan: &'p Plan = self.ctx.plan;
+        match spec.find(tag).map(|id| plan.node(id)) {
+            Some(Node::Record(record)) => Ok(record),
+            _ => Err(Error::validation(format!(
+                "invalid value {tag} for tag field `{}`: expected {}",
+                spec.tag_field,
+                spec.describe_tags()
+            ))),
+        }
+    }
+
+    fn set_tag(
+        &self,
+        record: &RecordSpec,
+        tag: &LiteralValue,
+        builder: &mut RecordBuilder<'py>,
+    ) -> Result<()> {
+        if let Some((index, _)) = record.tag {
+            let node = record.fields[index].node;
+            let value = match tag {
+                LiteralValue::Str(text) => self.ctx.string(node, text.as_bytes(), text.is_ascii()),
+                LiteralValue::Int(number) => self.ctx.int(node, *number),
+                LiteralValue::Bool(flag) => self.ctx.boolean(node, *flag),
+            };
+            builder.set(index, value?);
+        }
+        Ok(())
+    }
+
+    /// A tag's value: a str or an int.
+    fn tag_value(&mut self) -> Result<LiteralValue> {
+        match self.reader.next().map_err(malformed)? {
+            Head::Str(bytes) => {
+                check_utf8(bytes)?;
+                Ok(LiteralValue::Str(text(bytes).to_owned()))
+            }
+            Head::Int(value) => Ok(LiteralValue::Int(value)),
+            other => Err(expected("a str or int tag", other.describe())),
+        }
+    }
+
+    fn map(&mut self, id: NodeId, count: usize) -> Result<Obj<'py>> {
+        let id = self.ctx.resolve(id, Token::Object)?;
+        self.enter()?;
+        let plan = self.ctx.plan;
+        let result = match plan.node(id) {
+            Node::Record(spec) if !spec.array_like && spec.kind != RecordKind::NamedTuple => {
+                let mut builder = RecordBuilder::new(spec);
+                self.record_fields(spec, &mut builder, count)
+                    .and_then(|()| builder.finish(self.ctx.py, spec))
+            }
+            Node::TaggedUnion(spec) => self.tagged(spec, count),
+            Node::Dict(spec) => self.dict(spec.key, spec.value, id, count),
+            Node::Any => self.dict(id, id, id, count),
+            node => Err(mismatch(node, Token::Object)),
+        };
+        self.depth -= 1;
+        result
+    }
+
+    /// A field name: a str key.
+    fn field_name(&mut self) -> Result<&'a [u8]> {
+        match self.reader.next().map_err(malformed)? {
+            Head::Str(bytes) => {
+                check_utf8(bytes)?;
+                Ok(bytes)
+            }
+            other => Err(expected("a str field name", other.describe())),
+        }
+    }
+
+    /// Reads `count` map entries into a record.
+    fn record_fields(
+        &mut self,
+        spec: &RecordSpec,
+        builder: &mut RecordBuilder<'py>,
+        count: usize,
+    ) -> Result<()> {
+        let mut hint = 0;
+        for _ in 0..count {
+            if let Some(&index) = spec.wire_fields.get(hint) {
+                let field = &spec.fields[index];
+                if self.reader.take_str_if(field.wire_name.as_bytes()) {
+                    hint += 1;
+                    let value = self
+                        .value(field.node)
+                        .map_err(|e| e.at_field(&field.wire_name))?;
+                    builder.set(index, value);
+                    continue;
+                }
+            }
+            let key = self.field_name()?;
+            match spec.find_wire_field(key, hint) {
+                Some(position) => {
+                    hint = position + 1;
+                    let index = spec.wire_fields[position];
+                    let field = &spec.fields[index];
+                    let value = self
+                        .value(field.node)
+                        .map_err(|e| e.at_field(&field.wire_name))?;
+                    builder.set(index, value);
+                }
+                None => {
+                    unknown_field(spec, text(key))?;
+                    self.skip()?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// A tagged union in one pass wherever possible: entries before the tag are decoded at
+    /// once when every variant decodes them alike, and only the others are read again once
+    /// the tag has named the variant.
+    fn tagged(&mut self, spec: &TaggedUnionSpec, count: usize) -> Result<Obj<'py>> {
+        let mut early: SmallVec<[(usize, Obj<'py>); 8]> = SmallVec::new();
+        let mut deferred: SmallVec<[(usize, usize); 4]> = SmallVec::new();
+        let mut read = 0;
+        let (record, tag) = loop {
+            if read == count {
+                return Err(Error::validation(format!(
+                    "object missing required field `{}`",
+                    spec.tag_field
+                )));
+            }
+            read += 1;
+            let key = self.field_name()?;
+            if key == spec.tag_field.as_bytes() {
+                let tag = self.tag_value().map_err(|e| e.at_field(&spec.tag_field))?;
+                let record = self
+                    .variant(spec, &tag)
+                    .map_err(|e| e.at_field(&spec.tag_field))?;
+                break (record, tag);
+            }
+            match spec.key_index(key) {
+                Some(k) => match spec.keys[k].shared {
+                    Some(node) => {
+                        let value = self
+                            .value(node)
+                            .map_err(|e| e.at_field(&spec.keys[k].wire_name))?;
+                        early.push((k, value));
+                    }
+                    None => {
+                        deferred.push((k, self.reader.offset()));
+                        self.skip()?;
+                    }
+                },
+                None => {
+                    // Unknown to every variant; all variants share the codec's options.
+                    if let Some(Node::Record(record)) =
+                        spec.tags.first().map(|(_, id)| self.ctx.plan.node(*id))
+                    {
+                        unknown_field(record, text(key))?;
+                    }
+                    self.skip()?;
+                }
+            }
+        };
+        let mut builder = RecordBuilder::new(record);
+        for (k, value) in early {
+            let name = &spec.keys[k].wire_name;
+            match record.field_index(name.as_bytes()) {
+                Some(index) => builder.set(index, value),
+                None => unknown_field(record, name)?,
+            }
+        }
+        self.set_tag(record, &tag, &mut builder)
+            .map_err(|e| e.at_field(&spec.tag_field))?;
+        self.record_fields(record, &mut builder, count - read)?;
+        if !deferred.is_empty() {
+            let end = self.reader.offset();
+            for (k, offset) in deferred {
+                let name = &spec.keys[k].wire_name;
+                let Some(index) = record.field_index(name.as_bytes()) else {
+                    unknown_field(record, name)?;
+                    continue;
+                };
+                self.reader.rewind(offset);
+                let value = self
+                    .value(record.fields[index].node)
+                    .map_err(|e| e.at_field(name))?;
+                builder.set(index, value);
+            }
+            self.reader.rewind(end);
+        }
+        builder.finish(self.ctx.py, record)
+    }
+
+    fn dict(
+        &mut self,
+        key_node: NodeId,
+        value_node: NodeId,
+        dict_node: NodeId,
+        count: usize,
+    ) -> Result<Obj<'py>> {
+        self.ctx.check_length(dict_node, count)?;
+        let dict = PyDict::new(self.ctx.py);
+        for _ in 0..count {
+            let key = self.dict_key(key_node)?;
+            let value = self.value(value_node).map_err(|e| {
+                let shown = key.str().map(|s| s.to_string()).unwrap_or_default();
+                e.at_key(&shown)
+            })?;
+            dict.set_item(key, value)?;
+        }
+        // Duplicate keys collapse (the last one wins), so check again what the dict holds.
+        if dict.len() != count {
+            self.ctx.check_length(dict_node, dict.len())?;
+        }
+        Ok(dict.into_any())
+    }
+
+    /// Keys come in their own MessagePack type. Str keys of plain `str` or `Any` go through the
+    /// key cache; under `Any` an array key becomes a tuple (lists are unhashable).
+    fn dict_key(&mut self, id: NodeId) -> Result<Obj<'py>> {
+        let head = self.reader.next().map_err(malformed)?;
+        let node = self.ctx.plan.node(id);
+        match (head, node) {
+            (Head::Str(bytes), Node::Any) => {
+                let ascii = check_utf8(bytes)?;
+                Ok(py::dict_key_str(self.ctx.py, bytes, ascii)?)
+            }
+            (Head::Str(bytes), Node::Str(spec)) if spec.is_unconstrained() => {
+                let ascii = check_utf8(bytes)?;
+                Ok(py::dict_key_str(self.ctx.py, bytes, ascii)?)
+            }
+            (Head::Array(count), Node::Any) => nested(self.depth, || {
+                self.enter()?;
+                let base = self.items(id, count);
+                let result = base.and_then(|base| {
+                    let items = self.stack.drain(base..);
+                    Ok(PyTuple::new(self.ctx.py, items)?.into_any())
+                });
+                self.depth -= 1;
+                let key = result?;
+                // A tuple key must hash: one holding a dict or list cannot.
+                key.hash().map_err(|_| {
+                    Error::validation(
+                        "expected a hashable dict key, got an array of non-hashable items",
+                    )
+                })?;
+                Ok(key)
+            }),
+            (Head::Map(_), Node::Any) => Err(expected("a hashable dict key", "map")),
+            (head, _) => self.head(id, head),
+        }
+    }
+}

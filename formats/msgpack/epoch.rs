@@ -1,0 +1,114 @@
+//! Calendar dates to and from days since 1970-01-01 (proleptic Gregorian), for the timestamp
+//! extension, which counts seconds since the Unix epoch in UTC.
+
+use crate::text::temporal::{Date, DateTime, Time};
+
+/// Days from 1970-01-01 to `date` (negative before it).
+pub fn days_from_civil(date: &Date) -> i64 {
+    let (year, month, day) = (
+        i64::from(date.year),
+        i64::from(date.month),
+        i64::from(date.day),
+    );
+    // Years start in March so the leap day is the last day of the "year".
+    let year = if month <= 2 { year - 1 } else { year };
+    let era = year.div_euclid(400);
+    let year_of_era = year - era * 400;
+    let month_index = (month + 9) % 12;
+    let day_of_year = (153 * month_index + 2) / 5 + day - 1;
+    let day_of_era = year_of_era * 365 + year_of_era / 4 - year_of_era / 100 + day_of_year;
+    era * 146_097 + day_of_era - 719_468
+}
+
+/// The date `days` after 1970-01-01 as (year, month, day); the year may be out of Python's
+/// range, which the caller checks.
+pub fn civil_from_days(days: i64) -> (i64, u8, u8) {
+    let days = days + 719_468;
+    let era = days.div_euclid(146_097);
+    let day_of_era = days - era * 146_097;
+    let year_of_era =
+        (day_of_era - day_of_era / 1460 + day_of_era / 36_524 - day_of_era / 146_096) / 365;
+    let day_of_year = day_of_era - (365 * year_of_era + year_of_era / 4 - year_of_era / 100);
+    let month_index = (5 * day_of_year + 2) / 153;
+    let day = (day_of_year - (153 * month_index + 2) / 5 + 1) as u8;
+    let month = if month_index < 10 {
+        month_index + 3
+    } else {
+        month_index - 9
+    } as u8;
+    let year = year_of_era + era * 400 + i64::from(month <= 2);
+    (year, month, day)
+}
+
+/// An aware datetime as seconds since the epoch and nanoseconds.
+pub fn to_timestamp(value: &DateTime) -> (i64, u32) {
+    let offset = i64::from(value.offset_seconds.unwrap_or(0));
+    let seconds = days_from_civil(&value.date) * 86_400
+        + i64::from(value.time.hour) * 3600
+        + i64::from(value.time.minute) * 60
+        + i64::from(value.time.second)
+        - offset;
+    (seconds, value.time.microsecond * 1000)
+}
+
+/// A timestamp as a UTC datetime, with nanoseconds rounded to the nearest microsecond (half
+/// up, as msgspec does); `None` outside years 1..=9999.
+pub fn from_timestamp(seconds: i64, nanoseconds: u32) -> Option<DateTime> {
+    let mut micro = nanoseconds / 1000;
+    let rest = nanoseconds % 1000;
+    if rest >= 500 {
+        micro += 1;
+    }
+    let mut seconds = seconds;
+    if micro == 1_000_000 {
+        micro = 0;
+        seconds = seconds.checked_add(1)?;
+    }
+    let days = seconds.div_euclid(86_400);
+    let second_of_day = seconds.rem_euclid(86_400);
+    let (year, month, day) = civil_from_days(days);
+    if !(1..=9999).contains(&year) {
+        return None;
+    }
+    Some(DateTime {
+        date: Date {
+            year: year as u16,
+            month,
+            day,
+        },
+        time: Time {
+            hour: (second_of_day / 3600) as u8,
+            minute: (second_of_day / 60 % 60) as u8,
+            second: (second_of_day % 60) as u8,
+            microsecond: micro,
+        },
+        offset_seconds: Some(0),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn round_trips_days_across_the_calendar() {
+        for days in [-719_162, -1, 0, 1, 59, 60, 11_016, 2_932_896] {
+            let (year, month, day) = civil_from_days(days);
+            let date = Date {
+                year: year as u16,
+                month,
+                day,
+            };
+            assert_eq!(days_from_civil(&date), days);
+        }
+        assert_eq!(civil_from_days(0), (1970, 1, 1));
+        assert_eq!(civil_from_days(-719_162), (1, 1, 1));
+    }
+
+    #[test]
+    fn refuses_years_python_cannot_hold() {
+        assert!(from_timestamp(-62_135_596_801, 0).is_none());
+        assert!(from_timestamp(253_402_300_800, 0).is_none());
+        assert!(from_timestamp(i64::MAX, 999_999_999).is_none());
+    }
+}

@@ -1,0 +1,337 @@
+//! A bounds-checked MessagePack reader: one head (type byte plus its payload or length) at a
+//! time, never past the end of the input. Lengths are checked against the bytes left, so no
+//! length in the input can make a caller allocate more than the input justifies. No Python here.
+
+use std::fmt;
+
+/// One MessagePack value head. Strs, bins and exts carry their payload; arrays and maps only
+/// their item count (pairs for a map), with the items following.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Head<'a> {
+    Nil,
+    Bool(bool),
+    Int(i64),
+    /// A uint64 above `i64::MAX`.
+    BigUint(u64),
+    Float32(f32),
+    Float64(f64),
+    Str(&'a [u8]),
+    Bin(&'a [u8]),
+    Array(usize),
+    Map(usize),
+    Ext(i8, &'a [u8]),
+}
+
+impl Head<'_> {
+    /// The token's name in error messages.
+    pub fn describe(&self) -> &'static str {
+        match self {
+            Head::Nil => "nil",
+            Head::Bool(_) => "bool",
+            Head::Int(_) | Head::BigUint(_) => "int",
+            Head::Float32(_) | Head::Float64(_) => "float",
+            Head::Str(_) => "str",
+            Head::Bin(_) => "bin",
+            Head::Array(_) => "array",
+            Head::Map(_) => "map",
+            Head::Ext(..) => "ext",
+        }
+    }
+}
+
+#[derive(Debug, PartialEq, Eq)]
+pub struct ReadError {
+    pub offset: usize,
+    pub message: &'static str,
+}
+
+impl fmt::Display for ReadError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} at byte {}", self.message, self.offset)
+    }
+}
+
+pub struct Reader<'a> {
+    input: &'a [u8],
+    pos: usize,
+}
+
+type ReadResult<T> = Result<T, ReadError>;
+
+impl<'a> Reader<'a> {
+    pub fn new(input: &'a [u8]) -> Self {
+        Reader { input, pos: 0 }
+    }
+
+    #[inline]
+    pub fn offset(&self) -> usize {
+        self.pos
+    }
+
+    /// Moves back (or forward) to an offset this reader returned before.
+    pub fn rewind(&mut self, offset: usize) {
+        self.pos = offset;
+    }
+
+    #[cold]
+    fn error(&self, offset: usize, message: &'static str) -> ReadError {
+        ReadError { offset, message }
+    }
+
+    /// The next `n` bytes.
+    #[inline]
+    fn take(&mut self, n: usize) -> ReadResult<&'a [u8]> {
+        let end = self.pos.checked_add(n).filter(|&e| e <= self.input.len());
+        match end {
+            Some(end) => {
+                let slice = &self.input[self.pos..end];
+                self.pos = end;
+                Ok(slice)
+            }
+            None => Err(self.error(self.pos, "truncated input")),
+        }
+    }
+
+    #[inline]
+    fn array_of<const N: usize>(&mut self) -> ReadResult<[u8; N]> {
+        let bytes = self.take(N)?;
+        let mut array = [0u8; N];
+        array.copy_from_slice(bytes);
+        Ok(array)
+    }
+
+    #[inline]
+    fn length(&mut self, width: usize) -> ReadResult<usize> {
+        Ok(match width {
+            1 => usize::from(self.take(1)?[0]),
+            2 => usize::from(u16::from_be_bytes(self.array_of()?)),
+            _ => u32::from_be_bytes(self.array_of()?) as usize,
+        })
+    }
+
+    /// A container's item count, refused when even one byte per item would not fit in what is
+    /// left (`per_item` is 2 for maps: a key and a value).
+    #[inline]
+    fn count(&mut self, start: usize, count: usize, per_item: usize) -> ReadResult<usize> {
+        if count.saturating_mul(per_item) > self.input.len() - self.pos {
+            return Err(self.error(start, "container length exceeds the remaining input"));
+        }
+        Ok(count)
+    }
+
+    /// Whether all the input has been read.
+    pub fn at_end(&self) -> bool {
+        self.pos >= self.input.len()
+    }
+
+    pub fn finish(&self) -> ReadResult<()> {
+        if self.at_end() {
+            Ok(())
+        } else {
+            Err(self.error(self.pos, "trailing bytes after the value"))
+        }
+    }
+
+    /// Reads the next head.
+    #[inline]
+    pub fn next(&mut self) -> ReadResult<Head<'a>> {
+        let start = self.pos;
+        let Some(&byte) = self.input.get(self.pos) else {
+            return Err(self.error(start, "truncated input"));
+        };
+        self.pos += 1;
+        Ok(match byte {
+            0x00..=0x7f => Head::Int(i64::from(byte)),
+            0x80..=0x8f => Head::Map(self.count(start, usize::from(byte & 0x0f), 2)?),
+            0x90..=0x9f => Head::Array(self.count(start, usize::from(byte & 0x0f), 1)?),
+            0xa0..=0xbf => Head::Str(self.take(usize::from(byte & 0x1f))?),
+            0xc0 => Head::Nil,
+            0xc1 => return Err(self.error(start, "reserved byte 0xc1")),
+            0xc2 => Head::Bool(false),
+            0xc3 => Head::Bool(true),
+            0xc4 => {
+                let n = self.length(1)?;
+                Head::Bin(self.take(n)?)
+            }
+            0xc5 => {
+                let n = self.length(2)?;
+                Head::Bin(self.take(n)?)
+            }
+            0xc6 => {
+                let n = self.length(4)?;
+                Head::Bin(self.take(n)?)
+            }
+            0xc7 => {
+                let n = self.length(1)?;
+                self.ext(n)?
+            }
+            0xc8 => {
+                let n = self.length(2)?;
+                self.ext(n)?
+            }
+            0xc9 => {
+                let n = self.length(4)?;
+                self.ext(n)?
+            }
+            0xca => Head::Float32(f32::from_be_bytes(self.array_of()?)),
+            0xcb => Head::Float64(f64::from_be_bytes(self.array_of()?)),
+            0xcc => Head::Int(i64::from(self.take(1)?[0])),
+            0xcd => Head::Int(i64::from(u16::from_be_bytes(self.array_of()?))),
+            0xce => Head::Int(i64::from(u32::from_be_bytes(self.array_of()?))),
+            0xcf => {
+                let value = u64::from_be_bytes(self.array_of()?);
+                match i64::try_from(value) {
+                    Ok(value) => Head::Int(value),
+                    Err(_) => Head::BigUint(value),
+                }
+            }
+            0xd0 => Head::Int(i64::from(self.take(1)?[0] as i8)),
+            0xd1 => Head::Int(i64::from(i16::from_be_bytes(self.array_of()?))),
+            0xd2 => Head::Int(i64::from(i32::from_be_bytes(self.array_of()?))),
+            0xd3 => Head::Int(i64::from_be_bytes(self.array_of()?)),
+            0xd4 => self.ext(1)?,
+            0xd5 => self.ext(2)?,
+            0xd6 => self.ext(4)?,
+            0xd7 => self.ext(8)?,
+            0xd8 => self.ext(16)?,
+            0xd9 => {
+                let n = self.length(1)?;
+                Head::Str(self.take(n)?)
+            }
+            0xda => {
+                let n = self.length(2)?;
+                Head::Str(self.take(n)?)
+            }
+            0xdb => {
+                let n = self.length(4)?;
+                Head::Str(self.take(n)?)
+            }
+            0xdc => {
+                let n = self.length(2)?;
+                Head::Array(self.count(start, n, 1)?)
+            }
+            0xdd => {
+                let n = self.length(4)?;
+                Head::Array(self.count(start, n, 1)?)
+            }
+            0xde => {
+                let n = self.length(2)?;
+                Head::Map(self.count(start, n, 2)?)
+            }
+            0xdf => {
+                let n = self.length(4)?;
+                Head::Map(self.count(start, n, 2)?)
+            }
+            0xe0..=0xff => Head::Int(i64::from(byte as i8)),
+        })
+    }
+
+    fn ext(&mut self, length: usize) -> ReadResult<Head<'a>> {
+        let kind = self.take(1)?[0] as i8;
+        Ok(Head::Ext(kind, self.take(length)?))
+    }
+
+    /// If the next head is a str equal to `key`, consumes it and returns true.
+    #[inline]
+    pub fn take_str_if(&mut self, key: &[u8]) -> bool {
+        // Only the fixstr form is matched here (wire names are short); anything else takes
+        // the general path.
+        if key.len() < 32 {
+            let end = self.pos + 1 + key.len();
+            if end <= self.input.len()
+                && self.input[self.pos] == 0xa0 | key.len() as u8
+                && &self.input[self.pos + 1..end] == key
+            {
+                self.pos = end;
+                return true;
+            }
+        }
+        false
+    }
+
+    /// Skips one complete value. Iterative, with at most `max_depth` open containers.
+    pub fn skip_value(&mut self, max_depth: usize) -> ReadResult<()> {
+        let mut pending: Vec<usize> = Vec::new();
+        let mut remaining = 1usize;
+        loop {
+            while remaining == 0 {
+                match pending.pop() {
+                    Some(outer) => remaining = outer,
+                    None => return Ok(()),
+                }
+            }
+            remaining -= 1;
+            let start = self.pos;
+            let items = match self.next()? {
+                Head::Array(n) => n,
+                Head::Map(n) => n * 2,
+                _ => continue,
+            };
+            if items > 0 {
+                if pending.len() >= max_depth {
+                    return Err(self.error(start, "nesting deeper than the limit"));
+                }
+                pending.push(remaining);
+                remaining = items;
+            }
+        }
+    }
+}
+
+/// Decodes a timestamp extension's payload (type -1) into seconds since the epoch and
+/// nanoseconds; `None` for a payload of another length or nanoseconds of a second or more.
+pub fn timestamp(payload: &[u8]) -> Option<(i64, u32)> {
+    let (seconds, nanoseconds) = match payload.len() {
+        4 => (i64::from(u32::from_be_bytes(payload.try_into().ok()?)), 0),
+        8 => {
+            let combined = u64::from_be_bytes(payload.try_into().ok()?);
+            ((combined & ((1 << 34) - 1)) as i64, (combined >> 34) as u32)
+        }
+        12 => (
+            i64::from_be_bytes(payload[4..].try_into().ok()?),
+            u32::from_be_bytes(payload[..4].try_into().ok()?),
+        ),
+        _ => return None,
+    };
+    (nanoseconds < 1_000_000_000).then_some((seconds, nanoseconds))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_every_int_width() {
+        for input in [
+            &[0x05][..],
+            &[0xcc, 5],
+            &[0xcd, 0, 5],
+            &[0xce, 0, 0, 0, 5],
+            &[0xd0, 5],
+            &[0xd3, 0, 0, 0, 0, 0, 0, 0, 5],
+        ] {
+            assert_eq!(Reader::new(input).next(), Ok(Head::Int(5)));
+        }
+        assert_eq!(
+            Reader::new(&[0xcf, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff]).next(),
+            Ok(Head::BigUint(u64::MAX))
+        );
+    }
+
+    #[test]
+    fn refuses_truncation_and_impossible_lengths() {
+        assert!(Reader::new(&[0xd9, 5, b'a']).next().is_err());
+        assert!(Reader::new(&[0xdd, 0xff, 0xff, 0xff, 0xff]).next().is_err());
+        assert!(Reader::new(&[0xc1]).next().is_err());
+        assert!(Reader::new(&[]).next().is_err());
+    }
+
+    #[test]
+    fn skips_nested_values_with_a_depth_limit() {
+        let mut reader = Reader::new(&[0x92, 0x81, 0xa1, b'k', 0x91, 0x01, 0xc0, 0x07]);
+        reader.skip_value(8).unwrap();
+        assert_eq!(reader.next(), Ok(Head::Int(7)));
+        let deep = [0x91u8; 10];
+        assert!(Reader::new(&deep).skip_value(4).is_err());
+    }
+}
