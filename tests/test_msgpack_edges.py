@@ -1,0 +1,303 @@
+"""Malformed MessagePack: every defect is a DecodeError with a path, never a crash, a hang,
+a read past the buffer or an allocation the input cannot justify. Mutated payloads are checked
+against msgspec as an oracle."""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime
+import math
+import random
+from typing import Any, Callable, Optional
+
+import msgpack
+import msgspec
+import pytest
+
+import polycodec
+from json_models import EVERYTHING, Archive, Chunk, Everything, Point, Tree
+
+UTC = datetime.timezone.utc
+
+
+def decode(data: bytes, tp: Any = Any, **options: Any) -> Any:
+    return polycodec.decode_one(data, tp, format="msgpack", **options)
+
+
+@pytest.mark.parametrize(
+    "data, message",
+    [
+        (b"", "truncated"),
+        (b"\xc1", "reserved byte 0xc1"),
+        (b"\x01\x02", "trailing bytes"),
+        (b"\xc0\xc0", "trailing bytes"),
+        (b"\xd9", "truncated"),
+        (b"\xd9\x05abc", "truncated"),
+        (b"\xda\x00", "truncated"),
+        (b"\xdb\xff\xff\xff\xffab", "truncated"),
+        (b"\xc4\x03ab", "truncated"),
+        (b"\xc6\xff\xff\xff\xff", "truncated"),
+        (b"\xcd\x01", "truncated"),
+        (b"\xcb\x00\x00", "truncated"),
+        (b"\x92\x01", "container length exceeds"),
+        (b"\x92\x01\xcd\x00", "truncated"),
+        (b"\x81\xa1k", "truncated"),
+        # Lengths the rest of the input cannot hold are refused before anything is allocated.
+        (b"\xdd\xff\xff\xff\xff\x01", "container length exceeds"),
+        (b"\xdf\x7f\xff\xff\xff\x01\x02", "container length exceeds"),
+        (b"\xdc\x00\x03\x01\x02", "container length exceeds"),
+        (b"\xc9\xff\xff\xff\xff\x01", "truncated"),
+        (b"\xa2\xff\xfe", "not valid UTF-8"),
+        (b"\xa1\x80", "not valid UTF-8"),
+        (b"\xd6\xff\x00\x00", "truncated"),
+        (b"\xd5\xff\x00\x00", "invalid timestamp"),
+        (b"\xd7\xff\xff\xff\xff\xff\x00\x00\x00\x00", "invalid timestamp"),
+        (b"\xd4\x05\x00", "extension type 5"),
+    ],
+)
+def test_malformed_input_is_a_decode_error(data: bytes, message: str) -> None:
+    with pytest.raises(polycodec.DecodeError, match=message) as info:
+        decode(data)
+    assert info.value.path.startswith("$")
+
+
+def test_malformed_input_inside_a_record_carries_the_path() -> None:
+    data = msgpack.packb({"label": "x", "contents": [{"name": "a", "nbytes": 1}]})
+    cut = data[:-1]
+    with pytest.raises(polycodec.DecodeError, match=r"truncated.*\$\.contents\[0\]\.nbytes"):
+        decode(cut, Archive)
+
+
+def test_skipped_unknown_fields_are_checked_too() -> None:
+    data = b"\x83\xa1x\x01\xa1y\x02\xa1z\x92\x01\xcd\x00"
+    with pytest.raises(polycodec.DecodeError, match="truncated"):
+        decode(data, Point)
+    with pytest.raises(polycodec.DecodeError, match="reserved"):
+        decode(b"\x83\xa1x\x01\xa1y\x02\xa1z\xc1", Point)
+
+
+@pytest.mark.parametrize("depth, ok", [(1024, True), (1025, False)])
+def test_nesting_limit(depth: int, ok: bool) -> None:
+    data = b"\x91" * depth + b"\xc0"
+    if ok:
+        value = decode(data)
+        for _ in range(depth):
+            value = value[0]
+        assert value is None
+    else:
+        with pytest.raises(polycodec.DecodeError, match="nested deeper"):
+            decode(data)
+
+
+def test_deep_unknown_fields_are_skipped_within_the_limit() -> None:
+    deep = b"\x91" * 5000 + b"\xc0"
+    with pytest.raises(polycodec.DecodeError, match="nesting deeper"):
+        decode(b"\x83\xa1x\x01\xa1y\x02\xa1z" + deep, Point)
+    assert decode(b"\x83\xa1x\x01\xa1y\x02\xa1z" + b"\x91" * 100 + b"\xc0", Point) == Point(1, 2)
+
+
+def test_wrong_types_are_validation_errors_with_paths() -> None:
+    data = msgpack.packb({"x": 1, "y": "two"})
+    with pytest.raises(polycodec.ValidationError, match=r"expected int, got str \(at \$\.y\)"):
+        decode(data, Point)
+    with pytest.raises(polycodec.ValidationError, match="expected str, got bytes"):
+        decode(msgpack.packb(b"x"), str)
+    with pytest.raises(polycodec.ValidationError, match="expected int, got bytes"):
+        decode(msgpack.packb(b"x"), int)
+    with pytest.raises(polycodec.ValidationError, match=r"expected int \| float, got bytes"):
+        decode(msgpack.packb(b"x"), int | float)
+    with pytest.raises(polycodec.ValidationError, match="expected str, got bytes"):
+        decode(msgpack.packb(b"x"), int | str | None)
+    with pytest.raises(polycodec.ValidationError, match="expected date, got timestamp"):
+        decode(
+            msgpack.packb(datetime.datetime(2000, 1, 1, tzinfo=UTC), datetime=True), datetime.date
+        )
+    with pytest.raises(polycodec.ValidationError, match="expected str, got ext type 3"):
+        decode(b"\xd4\x03\x00", str)
+    with pytest.raises(polycodec.ValidationError, match="a str field name, got int"):
+        decode(b"\x81\x01\x02", Point)
+    with pytest.raises(polycodec.ValidationError, match="hashable dict key"):
+        decode(b"\x81\x80\x01", Any)
+    with pytest.raises(polycodec.ValidationError, match="hashable dict key"):
+        decode(b"\x81\x91\x90\x01", Any)
+
+
+def test_decode_many_needs_an_array() -> None:
+    codec = polycodec.Codec(Point, format="msgpack")
+    with pytest.raises(polycodec.ValidationError, match="expected array of values"):
+        codec.decode_many(b"\x80")
+    with pytest.raises(polycodec.DecodeError, match="trailing"):
+        codec.decode_many(b"\x90\x90")
+    with pytest.raises(polycodec.ValidationError, match=r"\$\[1\]\.x"):
+        codec.decode_many(msgpack.packb([{"x": 1, "y": 2}, {"x": "a", "y": 2}]))
+
+
+def test_accepts_bytes_like_inputs_but_not_str() -> None:
+    data = msgpack.packb([1, 2])
+    assert decode(bytearray(data)) == [1, 2]
+    assert decode(memoryview(data)) == [1, 2]
+    with pytest.raises(TypeError):
+        decode("\x92\x01\x02")  # type: ignore[arg-type]
+
+
+def test_unknown_keyword_option_is_refused() -> None:
+    with pytest.raises(TypeError, match="msgpack"):
+        polycodec.Codec(int, format="msgpack", use_bin_type=False)
+
+
+SHRINKING: list[Any] = []
+
+
+@dataclasses.dataclass
+class Sneaky:
+    n: int
+
+    def __getattr__(self, name: str) -> Any:
+        # Reached when `n` is missing from the instance dict: user code that shrinks the list
+        # being encoded.
+        del SHRINKING[2:]
+        return 5
+
+
+def test_a_list_shrunk_while_encoding_gets_a_header_that_matches() -> None:
+    first = Sneaky(0)
+    del first.__dict__["n"]
+    SHRINKING[:] = [first] + [Sneaky(i) for i in range(1, 20)]
+    out = polycodec.encode_one(SHRINKING, type=list[Sneaky], format="msgpack")
+    assert out[0] == 0x92
+    assert msgpack.unpackb(out) == [{"n": 5}, {"n": 1}]
+
+
+def test_encode_many_takes_iterables_without_a_length() -> None:
+    codec = polycodec.Codec(int, format="msgpack")
+    out = codec.encode_many(i for i in range(20))
+    assert out == msgspec.msgpack.encode(list(range(20)))
+    assert codec.encode_many(iter([])) == b"\x90"
+
+
+def _mutations(rng: random.Random) -> list[Callable[[bytes], bytes]]:
+    specials = bytes([0xC0, 0xC1, 0xC2, 0xC4, 0xCC, 0xD9, 0xDC, 0xDE, 0xDD, 0xDF, 0x9F, 0x8F, 0xFF])
+
+    def truncate(data: bytes) -> bytes:
+        return data[: rng.randrange(len(data))]
+
+    def flip(data: bytes) -> bytes:
+        i = rng.randrange(len(data))
+        return data[:i] + bytes([data[i] ^ (1 << rng.randrange(8))]) + data[i + 1 :]
+
+    def insert(data: bytes) -> bytes:
+        i = rng.randrange(len(data) + 1)
+        return data[:i] + bytes([rng.choice(specials)]) + data[i:]
+
+    def delete(data: bytes) -> bytes:
+        i = rng.randrange(len(data))
+        return data[:i] + data[i + 1 :]
+
+    def duplicate(data: bytes) -> bytes:
+        i, j = sorted(rng.randrange(len(data) + 1) for _ in range(2))
+        return data[:j] + data[i:j] + data[j:]
+
+    def replace(data: bytes) -> bytes:
+        i = rng.randrange(len(data))
+        return data[:i] + bytes([rng.randrange(256)]) + data[i + 1 :]
+
+    return [truncate, flip, insert, delete, duplicate, replace]
+
+
+SEEDS: list[tuple[Any, Any]] = [
+    (Everything, dataclasses.replace(EVERYTHING, huge=2**64 - 1)),
+    (Archive, Archive("a", [Chunk("c", 1), Chunk("é", 2)], {"k": Chunk("k", 3)}, Point(1, -2))),
+    (Tree, Tree(1, [Tree(2, [Tree(3)]), Tree(4)])),
+    (
+        Any,
+        {
+            "a": [1, 2.5, "x\u00e9", None, True, {"b": []}, b"\x00"],
+            "c": -1e-5,
+            "t": datetime.datetime(2020, 1, 1, 0, 0, 0, 5, tzinfo=UTC),
+            7: [2**40, -(2**40), 200, -200],
+        },
+    ),
+]
+
+
+def _same(ours: Any, theirs: Any) -> bool:
+    """Equality that takes NaN as equal to itself."""
+    if isinstance(ours, float) and isinstance(theirs, float):
+        return ours == theirs or (math.isnan(ours) and math.isnan(theirs))
+    if isinstance(ours, (list, tuple)) and isinstance(theirs, (list, tuple)):
+        return len(ours) == len(theirs) and all(_same(a, b) for a, b in zip(ours, theirs))
+    if isinstance(ours, dict) and isinstance(theirs, dict):
+        return len(ours) == len(theirs) and all(
+            k in theirs and _same(v, theirs[k]) for k, v in ours.items()
+        )
+    return type(ours) is type(theirs) and bool(ours == theirs)
+
+
+def _has_ext(value: Any) -> bool:
+    if isinstance(value, msgspec.msgpack.Ext):
+        return True
+    if isinstance(value, (list, tuple)):
+        return any(_has_ext(v) for v in value)
+    if isinstance(value, dict):
+        return any(_has_ext(k) or _has_ext(v) for k, v in value.items())
+    return False
+
+
+@pytest.mark.parametrize("tp, obj", SEEDS, ids=["everything", "archive", "tree", "any"])
+def test_mutated_payloads_only_raise_decode_error(tp: Any, obj: Any) -> None:
+    rng = random.Random(20261130)
+    codec = polycodec.Codec(tp, format="msgpack")
+    lax = polycodec.Codec(tp, format="msgpack", strict=False)
+    original = codec.encode_one(obj)
+    mutations = _mutations(rng)
+    outcomes = {"ok": 0, "error": 0}
+    for _ in range(2000):
+        data = original
+        for _ in range(rng.randint(1, 3)):
+            if data:
+                data = rng.choice(mutations)(data)
+        for decoder in (codec, lax):
+            try:
+                decoder.decode_one(data)
+                outcomes["ok"] += 1
+            except polycodec.DecodeError as error:
+                assert isinstance(error.path, str) and error.path.startswith("$")
+                outcomes["error"] += 1
+    assert outcomes["error"] > 0 and outcomes["ok"] + outcomes["error"] == 4000
+
+
+def test_mutated_payloads_decode_like_msgspec_on_the_any_path() -> None:
+    rng = random.Random(7)
+    codec = polycodec.Codec(Any, format="msgpack")
+    original = codec.encode_one(SEEDS[-1][1])
+    mutations = _mutations(rng)
+    agreed = 0
+    for _ in range(3000):
+        data = original
+        for _ in range(rng.randint(1, 3)):
+            if data:
+                data = rng.choice(mutations)(data)
+        try:
+            theirs: Optional[Any] = msgspec.msgpack.decode(data)
+            their_error = None
+        except (msgspec.DecodeError, TypeError) as error:
+            theirs, their_error = None, error
+        try:
+            ours = codec.decode_one(data)
+        except polycodec.DecodeError:
+            # msgspec returns an Ext object where polycodec refuses unknown extension types.
+            assert their_error is not None or _has_ext(theirs), data.hex()
+            continue
+        assert their_error is None, (data.hex(), their_error)
+        assert _same(ours, theirs), data.hex()
+        agreed += 1
+    assert agreed > 100
+
+
+@pytest.mark.parametrize("tp, obj", SEEDS, ids=["everything", "archive", "tree", "any"])
+def test_every_truncation_is_a_decode_error(tp: Any, obj: Any) -> None:
+    codec = polycodec.Codec(tp, format="msgpack")
+    original = codec.encode_one(obj)
+    for end in range(len(original)):
+        with pytest.raises(polycodec.DecodeError):
+            codec.decode_one(original[:end])
