@@ -379,3 +379,62 @@ def test_decimal_from_numbers_only_in_lax_mode() -> None:
     assert polycodec.decode_one(data, Decimal, format="msgpack", strict=False) == Decimal("1.25")
     with pytest.raises(polycodec.ValidationError):
         polycodec.decode_one(data, Decimal, format="msgpack")
+
+
+@dataclasses.dataclass
+class Plain:
+    text: str
+    number: int
+    real: float
+    flag: bool
+    maybe: Optional[str] = None
+
+
+class MyStr(str):
+    pass
+
+
+class MyInt(int):
+    pass
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        Plain("ascii", 1, 1.5, True),
+        Plain("héllo ✓", -(2**63), 2.0, False, "x"),
+        Plain(MyStr("sub"), MyInt(7), 3, True, MyStr("é")),
+        Plain("big", 2**64 - 1, float("inf"), False),
+    ],
+    ids=["plain", "non-ascii", "subclasses", "uint64"],
+)
+def test_plain_field_values_are_written_like_msgspec(value: Plain) -> None:
+    out = codec(Plain).encode_one(value)
+    assert out == msgpack.packb(dataclasses.asdict(value))
+    if type(value.text) is str:
+        assert out == msgspec.msgpack.encode(value)
+    assert codec(Plain).decode_one(out) == value
+
+
+def test_fields_set_out_of_order_or_shadowed_are_found() -> None:
+    value = Plain("a", 1, 1.0, True)
+    del value.__dict__["text"]
+    value.text = "late"  # now last in the instance dict
+    assert unpack(codec(Plain).encode_one(value))["text"] == "late"
+    del value.__dict__["maybe"]  # falls back to the class attribute (the default)
+    assert unpack(codec(Plain).encode_one(value)) == {
+        "text": "late",
+        "number": 1,
+        "real": 1.0,
+        "flag": True,
+        "maybe": None,
+    }
+
+
+def test_wrong_plain_values_still_fail_with_paths() -> None:
+    with pytest.raises(polycodec.EncodeError, match=r"expected int, got bool \(at \$\.number\)"):
+        codec(Plain).encode_one(Plain("a", True, 1.0, True))
+    with pytest.raises(polycodec.EncodeError, match=r"\$\.flag"):
+        codec(Plain).encode_one(Plain("a", 1, 1.0, 1))  # type: ignore[arg-type]
+    with pytest.raises(polycodec.EncodeError, match=r"64 bits.*\$\.number"):
+        codec(Plain).encode_one(Plain("a", 2**64, 1.0, True))

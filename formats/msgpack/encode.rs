@@ -8,13 +8,14 @@ use pyo3::types::{
 
 use super::epoch;
 use super::write::{
-    write_bin, write_bool, write_f64, write_i64, write_nil, write_str, write_timestamp, write_u64,
-    Container, Pending,
+    write_bin, write_bool, write_container, write_f64, write_i64, write_nil, write_str,
+    write_timestamp, write_u64, Container, Pending,
 };
 use crate::errors::{Error, ErrorKind, Result};
 use crate::plan::{
     EnumSpec, FieldDefault, LiteralValue, Node, NodeId, Plan, RecordKind, RecordSpec,
 };
+use crate::py::msgpack::{FieldCursor, Next, Plain, PlainRule};
 use crate::py::{self, temporal, Obj};
 use crate::shape::{self, Shape};
 use crate::text;
@@ -59,6 +60,36 @@ struct Encoder<'p, 'o> {
 
 fn mismatch(node: &Node, value: &Obj<'_>) -> Error {
     Error::expected(ErrorKind::Encode, node.describe(), &shape::type_name(value))
+}
+
+/// The plain values a node lets the dict fast path write: str, int, float, bool, and those
+/// made Optional.
+fn plain_rule(plan: &Plan, id: NodeId) -> Option<PlainRule> {
+    fn kind(node: &Node) -> Option<Plain> {
+        match node {
+            Node::Str(_) => Some(Plain::Str),
+            Node::Int(_) => Some(Plain::Int),
+            Node::Float(_) => Some(Plain::Float),
+            Node::Bool => Some(Plain::Bool),
+            _ => None,
+        }
+    }
+    match plan.node(id) {
+        Node::Union(spec) => match (spec.none, spec.variants.as_slice()) {
+            (Some(none), &[a, b]) => {
+                let other = if a == none { b } else { a };
+                kind(plan.node(other)).map(|kind| PlainRule {
+                    kind,
+                    nullable: true,
+                })
+            }
+            _ => None,
+        },
+        node => kind(node).map(|kind| PlainRule {
+            kind,
+            nullable: false,
+        }),
+    }
 }
 
 fn encode_error(err: PyErr) -> Error {
@@ -309,7 +340,11 @@ impl Encoder<'_, '_> {
             return Err(mismatch(node, value));
         }
         self.enter()?;
-        let header = Pending::begin(self.out, Container::Array, value.len()?);
+        let expected = match value.cast::<PyList>() {
+            Ok(list) => list.len(),
+            Err(_) => value.len()?,
+        };
+        let header = Pending::begin(self.out, Container::Array, expected);
         let mut index = 0;
         shape::for_each_item(value, |element| {
             let result = self.value(item, element).map_err(|e| e.at_index(index));
@@ -409,6 +444,13 @@ impl Encoder<'_, '_> {
         }
         self.enter()?;
         let positional = spec.array_like || spec.kind == RecordKind::NamedTuple;
+        if !positional && !spec.omit_defaults && spec.kind == RecordKind::Dataclass && !spec.slots {
+            if let Some(dict) = py::instance_dict(value) {
+                self.dataclass_fields(spec, value, dict)?;
+                self.depth -= 1;
+                return Ok(());
+            }
+        }
         let header = Pending::begin(
             self.out,
             if positional {
@@ -467,6 +509,36 @@ impl Encoder<'_, '_> {
         }
         header.finish(self.out, count);
         self.depth -= 1;
+        Ok(())
+    }
+
+    /// The common record: a dataclass with an instance dict, written as a map with every field.
+    /// Plain field values are written straight from the dict (see `py::msgpack`).
+    fn dataclass_fields(
+        &mut self,
+        spec: &RecordSpec,
+        value: &Obj<'_>,
+        dict: Bound<'_, PyDict>,
+    ) -> Result<()> {
+        write_container(self.out, Container::Map, spec.wire_fields.len());
+        let py = value.py();
+        let mut cursor = FieldCursor::new(dict);
+        for &index in &spec.wire_fields {
+            let field = &spec.fields[index];
+            write_str(self.out, &field.wire_name);
+            let name = field.name.bind(py);
+            let item = match cursor.next(name, plain_rule(self.plan, field.node), self.out) {
+                Next::Written => continue,
+                Next::Value(item) => item,
+                // Not next in the dict: set out of order, or a class attribute or property.
+                Next::Elsewhere => match cursor.dict().get_item(name)? {
+                    Some(item) => item,
+                    None => value.getattr(name)?,
+                },
+            };
+            self.value(field.node, &item)
+                .map_err(|e| e.at_field(&field.wire_name))?;
+        }
         Ok(())
     }
 

@@ -3,21 +3,22 @@
 
 use crate::text::temporal::{Date, DateTime, Time};
 
-/// Days from 1970-01-01 to `date` (negative before it).
+/// Days from 1970-01-01 to `date` (negative before it). Python dates start in year 1, so the
+/// arithmetic stays unsigned until the final offset (cheaper divisions).
 pub fn days_from_civil(date: &Date) -> i64 {
     let (year, month, day) = (
-        i64::from(date.year),
-        i64::from(date.month),
-        i64::from(date.day),
+        u32::from(date.year),
+        u32::from(date.month),
+        u32::from(date.day),
     );
-    // Years start in March so the leap day is the last day of the "year".
+    // Years start in March so the leap day is the last day of the "year" (January and
+    // February of year 1 fall in year 0, still not negative).
     let year = if month <= 2 { year - 1 } else { year };
-    let era = year.div_euclid(400);
-    let year_of_era = year - era * 400;
+    let (era, year_of_era) = (i64::from(year / 400), year % 400);
     let month_index = (month + 9) % 12;
     let day_of_year = (153 * month_index + 2) / 5 + day - 1;
     let day_of_era = year_of_era * 365 + year_of_era / 4 - year_of_era / 100 + day_of_year;
-    era * 146_097 + day_of_era - 719_468
+    era * 146_097 + i64::from(day_of_era) - 719_468
 }
 
 /// The date `days` after 1970-01-01 as (year, month, day); the year may be out of Python's

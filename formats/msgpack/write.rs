@@ -56,11 +56,19 @@ pub fn write_f64(out: &mut Vec<u8>, value: f64) {
     out.extend_from_slice(&value.to_bits().to_be_bytes());
 }
 
-/// A str header and its UTF-8 bytes.
+/// A str header and its UTF-8 bytes. Short strs (field names, most values) reserve once for
+/// both the one-byte header and the text.
 #[inline]
 pub fn write_str(out: &mut Vec<u8>, text: &str) {
-    write_str_header(out, text.len());
-    out.extend_from_slice(text.as_bytes());
+    let bytes = text.as_bytes();
+    if bytes.len() < 32 {
+        out.reserve(bytes.len() + 1);
+        out.push(0xa0 | bytes.len() as u8);
+        out.extend_from_slice(bytes);
+    } else {
+        write_str_header(out, bytes.len());
+        out.extend_from_slice(bytes);
+    }
 }
 
 #[inline]
