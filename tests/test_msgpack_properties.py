@@ -17,10 +17,16 @@ from hypothesis import strategies as st
 
 import polycodec
 from json_models import Color, Level, Mode, Point
-from test_properties import AWARE, DECIMALS, FLOATS, INTS, OFFSETS, SETTINGS, TEXT
+from test_properties import DECIMALS, FLOATS, INTS, OFFSETS, SETTINGS, TEXT
 
 UTC = datetime.timezone.utc
 FLOATS_ANY = st.floats(allow_nan=False)
+# Aware datetimes whose UTC instant stays within Python's years (see the edge test below).
+AWARE = st.datetimes(
+    min_value=datetime.datetime(1, 1, 2),
+    max_value=datetime.datetime(9999, 12, 30),
+    timezones=OFFSETS,
+)
 
 
 @dataclass

@@ -408,3 +408,19 @@ def test_float32_is_accepted_for_float() -> None:
     assert data[0] == 0xCA
     assert_same(polycodec.decode_one(data, float, format="msgpack"), 1.5)
     assert_same(polycodec.decode_one(data, Any, format="msgpack"), 1.5)
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        datetime.datetime(1, 1, 1, tzinfo=datetime.timezone(datetime.timedelta(minutes=1))),
+        datetime.datetime(9999, 12, 31, 23, 59, tzinfo=MINUS_0800),
+    ],
+)
+def test_aware_datetimes_whose_utc_instant_leaves_python_years_are_refused(
+    value: datetime.datetime,
+) -> None:
+    # msgspec raises OverflowError here; polycodec refuses with a path instead of writing a
+    # timestamp that no one could decode into a datetime.
+    with pytest.raises(polycodec.EncodeError, match="outside years 1-9999"):
+        polycodec.encode_one(value, format="msgpack")

@@ -4,15 +4,17 @@
 //! extension, non-str map keys).
 
 use pyo3::prelude::*;
-use pyo3::types::{PyByteArray, PyBytes, PyDict, PyFrozenSet, PyList, PySet, PyTuple};
+use pyo3::types::{
+    PyBool, PyByteArray, PyBytes, PyDict, PyFloat, PyFrozenSet, PyList, PySet, PyTuple,
+};
 use smallvec::SmallVec;
 
 use super::epoch;
 use super::read::{self, Head, ReadError, Reader};
 use crate::errors::{Error, Result};
 use crate::plan::{
-    LengthBounds, LiteralValue, Node, NodeId, Plan, RecordKind, RecordSpec, SequenceKind,
-    TaggedUnionSpec, TzRule,
+    FloatBounds, IntBounds, LengthBounds, LiteralValue, Node, NodeId, Plan, RecordKind, RecordSpec,
+    SequenceKind, TaggedUnionSpec, TzRule,
 };
 use crate::py::{self, temporal, Obj};
 use crate::values::{mismatch, nested, unknown_field, Decoding, RecordBuilder, Token, MAX_DEPTH};
@@ -101,22 +103,63 @@ impl<'a, 'p, 'py> Decoder<'a, 'p, 'py> {
         }
     }
 
-    #[inline]
+    #[inline(always)]
     fn value(&mut self, id: NodeId) -> Result<Obj<'py>> {
         let head = self.reader.next().map_err(malformed)?;
         self.head(id, head)
     }
 
+    #[inline(always)]
     fn head(&mut self, id: NodeId, head: Head<'a>) -> Result<Obj<'py>> {
+        if let Some(value) = self.plain(id, &head) {
+            return value;
+        }
+        self.general(id, head)
+    }
+
+    /// The common pairs of token and node, with nothing to check but the token: decoded here
+    /// without the general dispatch. `Optional[X]` takes the same shortcuts for `X`.
+    #[inline(always)]
+    fn plain(&self, id: NodeId, head: &Head<'a>) -> Option<Result<Obj<'py>>> {
+        let py = self.ctx.py;
+        let plan = self.ctx.plan;
+        let mut node = plan.node(id);
+        if let Node::Union(spec) = node {
+            let (Some(none), &[a, b]) = (spec.none, spec.variants.as_slice()) else {
+                return None;
+            };
+            if let Head::Nil = head {
+                return Some(Ok(py.None().into_bound(py)));
+            }
+            node = plan.node(if a == none { b } else { a });
+        }
+        Some(match (head, node) {
+            (Head::Str(bytes), Node::Str(spec)) if spec.is_unconstrained() => check_utf8(bytes)
+                .and_then(|ascii| py::new_str(py, bytes, ascii).map_err(Error::from)),
+            (Head::Int(value), Node::Int(bounds)) if *bounds == IntBounds::default() => value
+                .into_pyobject(py)
+                .map(|v| v.into_any())
+                .map_err(Error::from),
+            (Head::Float(value), Node::Float(bounds)) if *bounds == FloatBounds::default() => {
+                Ok(PyFloat::new(py, *value).into_any())
+            }
+            (Head::True, Node::Bool) => Ok(PyBool::new(py, true).to_owned().into_any()),
+            (Head::False, Node::Bool) => Ok(PyBool::new(py, false).to_owned().into_any()),
+            (Head::Nil, Node::None) => Ok(py.None().into_bound(py)),
+            _ => return None,
+        })
+    }
+
+    fn general(&mut self, id: NodeId, head: Head<'a>) -> Result<Obj<'py>> {
         match head {
             Head::Str(bytes) => self.string(id, bytes),
             Head::Int(value) => self.ctx.int(id, value),
             Head::Map(count) => nested(self.depth, || self.map(id, count)),
             Head::Array(count) => nested(self.depth, || self.array(id, count)),
-            Head::Float64(value) => self.ctx.float(id, value, None),
+            Head::Float(value) => self.ctx.float(id, value, None),
             Head::Nil => self.ctx.null(id),
-            Head::Bool(value) => self.ctx.boolean(id, value),
-            Head::Float32(value) => self.ctx.float(id, f64::from(value), None),
+            Head::True => self.ctx.boolean(id, true),
+            Head::False => self.ctx.boolean(id, false),
             Head::BigUint(value) => self.ctx.big_int(id, &value.to_string()),
             Head::Bin(data) => self.bin(id, data),
             Head::Ext(kind, payload) => self.ext(id, kind, payload),
@@ -166,7 +209,7 @@ impl<'a, 'p, 'py> Decoder<'a, 'p, 'py> {
         }
     }
 
-    fn ext(&mut self, id: NodeId, kind: i8, payload: &[u8]) -> Result<Obj<'py>> {
+    fn ext(&mut self, id: NodeId, kind: i64, payload: &[u8]) -> Result<Obj<'py>> {
         if kind != -1 {
             return match self.ctx.plan.node(id) {
                 Node::Any => Err(Error::decode(format!(
@@ -256,6 +299,8 @@ impl<'a, 'p, 'py> Decoder<'a, 'p, 'py> {
     /// Reads `count` items onto the stack; returns where they start.
     fn items(&mut self, item: NodeId, count: usize) -> Result<usize> {
         let base = self.stack.len();
+        // The reader has checked that `count` items fit in the input left.
+        self.stack.reserve(count);
         for index in 0..count {
             match self.value(item) {
                 Ok(value) => self.stack.push(value),

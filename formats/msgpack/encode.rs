@@ -162,6 +162,12 @@ impl Encoder<'_, '_> {
                     let parts = temporal::datetime_parts(datetime).map_err(encode_error)?;
                     if parts.offset_seconds.is_some() {
                         let (seconds, nanoseconds) = epoch::to_timestamp(&parts);
+                        if !epoch::in_python_years(seconds) {
+                            return Err(Error::encode(
+                                "aware datetime is outside years 1-9999 in UTC, so its \
+                                 timestamp could not be decoded again",
+                            ));
+                        }
                         write_timestamp(self.out, seconds, nanoseconds);
                     } else {
                         self.text(|out| text::temporal::write_datetime(out, &parts));

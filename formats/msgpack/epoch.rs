@@ -21,26 +21,6 @@ pub fn days_from_civil(date: &Date) -> i64 {
     era * 146_097 + i64::from(day_of_era) - 719_468
 }
 
-/// The date `days` after 1970-01-01 as (year, month, day); the year may be out of Python's
-/// range, which the caller checks.
-pub fn civil_from_days(days: i64) -> (i64, u8, u8) {
-    let days = days + 719_468;
-    let era = days.div_euclid(146_097);
-    let day_of_era = days - era * 146_097;
-    let year_of_era =
-        (day_of_era - day_of_era / 1460 + day_of_era / 36_524 - day_of_era / 146_096) / 365;
-    let day_of_year = day_of_era - (365 * year_of_era + year_of_era / 4 - year_of_era / 100);
-    let month_index = (5 * day_of_year + 2) / 153;
-    let day = (day_of_year - (153 * month_index + 2) / 5 + 1) as u8;
-    let month = if month_index < 10 {
-        month_index + 3
-    } else {
-        month_index - 9
-    } as u8;
-    let year = year_of_era + era * 400 + i64::from(month <= 2);
-    (year, month, day)
-}
-
 /// An aware datetime as seconds since the epoch and nanoseconds.
 pub fn to_timestamp(value: &DateTime) -> (i64, u32) {
     let offset = i64::from(value.offset_seconds.unwrap_or(0));
@@ -52,25 +32,54 @@ pub fn to_timestamp(value: &DateTime) -> (i64, u32) {
     (seconds, value.time.microsecond * 1000)
 }
 
+/// Seconds from 0001-01-01 to 1970-01-01.
+const SECONDS_BEFORE_EPOCH: i64 = 719_162 * 86_400;
+/// Seconds from 0001-01-01 to 10000-01-01.
+const SECONDS_IN_PYTHON_YEARS: i64 = 3_652_059 * 86_400;
+
+/// Whether a timestamp's whole seconds fall in years 1..=9999 (UTC).
+pub fn in_python_years(seconds: i64) -> bool {
+    seconds
+        .checked_add(SECONDS_BEFORE_EPOCH)
+        .is_some_and(|since| (0..SECONDS_IN_PYTHON_YEARS).contains(&since))
+}
+
 /// A timestamp as a UTC datetime, with nanoseconds rounded to the nearest microsecond (half
 /// up, as msgspec does); `None` outside years 1..=9999.
 pub fn from_timestamp(seconds: i64, nanoseconds: u32) -> Option<DateTime> {
     let mut micro = nanoseconds / 1000;
-    let rest = nanoseconds % 1000;
-    if rest >= 500 {
+    if nanoseconds % 1000 >= 500 {
         micro += 1;
     }
-    let mut seconds = seconds;
+    // Seconds since 0001-01-01: from here on everything is non-negative, so the divisions by
+    // constants compile to multiplications.
+    let mut since_year_one = seconds.checked_add(SECONDS_BEFORE_EPOCH)?;
     if micro == 1_000_000 {
         micro = 0;
-        seconds = seconds.checked_add(1)?;
+        since_year_one = since_year_one.checked_add(1)?;
     }
-    let days = seconds.div_euclid(86_400);
-    let second_of_day = seconds.rem_euclid(86_400);
-    let (year, month, day) = civil_from_days(days);
-    if !(1..=9999).contains(&year) {
+    if !(0..SECONDS_IN_PYTHON_YEARS).contains(&since_year_one) {
         return None;
     }
+    let since_year_one = since_year_one as u64;
+    let days = (since_year_one / 86_400) as u32;
+    let second_of_day = (since_year_one % 86_400) as u32;
+    // Days since 0000-03-01 (a year starting in March puts the leap day last); 0001-01-01 is
+    // day 306 of that count.
+    let days = days + 306;
+    let era = days / 146_097;
+    let day_of_era = days % 146_097;
+    let year_of_era =
+        (day_of_era - day_of_era / 1460 + day_of_era / 36_524 - day_of_era / 146_096) / 365;
+    let day_of_year = day_of_era - (365 * year_of_era + year_of_era / 4 - year_of_era / 100);
+    let month_index = (5 * day_of_year + 2) / 153;
+    let day = (day_of_year - (153 * month_index + 2) / 5 + 1) as u8;
+    let month = if month_index < 10 {
+        month_index + 3
+    } else {
+        month_index - 9
+    } as u8;
+    let year = year_of_era + era * 400 + u32::from(month <= 2);
     Some(DateTime {
         date: Date {
             year: year as u16,
@@ -93,17 +102,43 @@ mod tests {
 
     #[test]
     fn round_trips_days_across_the_calendar() {
-        for days in [-719_162, -1, 0, 1, 59, 60, 11_016, 2_932_896] {
-            let (year, month, day) = civil_from_days(days);
-            let date = Date {
-                year: year as u16,
-                month,
-                day,
-            };
-            assert_eq!(days_from_civil(&date), days);
+        for (year, month, day) in [
+            (1, 1, 1),
+            (1, 3, 1),
+            (1600, 2, 29),
+            (1969, 12, 31),
+            (1970, 1, 1),
+            (2000, 2, 29),
+            (2000, 3, 1),
+            (2100, 3, 1),
+            (9999, 12, 31),
+        ] {
+            let date = Date { year, month, day };
+            let seconds = days_from_civil(&date) * 86_400 + 3661;
+            let back = from_timestamp(seconds, 2_500).unwrap();
+            assert_eq!(back.date, date);
+            assert_eq!(
+                (back.time.hour, back.time.minute, back.time.second),
+                (1, 1, 1)
+            );
+            assert_eq!(back.time.microsecond, 3);
         }
-        assert_eq!(civil_from_days(0), (1970, 1, 1));
-        assert_eq!(civil_from_days(-719_162), (1, 1, 1));
+        assert_eq!(
+            days_from_civil(&Date {
+                year: 1970,
+                month: 1,
+                day: 1
+            }),
+            0
+        );
+        assert_eq!(
+            days_from_civil(&Date {
+                year: 1,
+                month: 1,
+                day: 1
+            }),
+            -719_162
+        );
     }
 
     #[test]

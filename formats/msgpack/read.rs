@@ -6,20 +6,26 @@ use std::fmt;
 
 /// One MessagePack value head. Strs, bins and exts carry their payload; arrays and maps only
 /// their item count (pairs for a map), with the items following.
+///
+/// Every payload is a whole machine word (no `bool`, `i8` or `f32` packed next to the tag):
+/// a head is returned in registers or written and read back word by word, so building one
+/// never stalls on a narrow store followed by a wide load.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Head<'a> {
     Nil,
-    Bool(bool),
+    False,
+    True,
     Int(i64),
     /// A uint64 above `i64::MAX`.
     BigUint(u64),
-    Float32(f32),
-    Float64(f64),
+    /// float32 or float64 (a float32 widened exactly).
+    Float(f64),
     Str(&'a [u8]),
     Bin(&'a [u8]),
     Array(usize),
     Map(usize),
-    Ext(i8, &'a [u8]),
+    /// The extension type (-128..=127) and its payload.
+    Ext(i64, &'a [u8]),
 }
 
 impl Head<'_> {
@@ -27,9 +33,9 @@ impl Head<'_> {
     pub fn describe(&self) -> &'static str {
         match self {
             Head::Nil => "nil",
-            Head::Bool(_) => "bool",
+            Head::False | Head::True => "bool",
             Head::Int(_) | Head::BigUint(_) => "int",
-            Head::Float32(_) | Head::Float64(_) => "float",
+            Head::Float(_) => "float",
             Head::Str(_) => "str",
             Head::Bin(_) => "bin",
             Head::Array(_) => "array",
@@ -132,8 +138,9 @@ impl<'a> Reader<'a> {
         }
     }
 
-    /// Reads the next head.
-    #[inline]
+    /// Reads the next head. Always inlined: returned through memory, the head's tag is read
+    /// back before its store has retired, a store-forwarding stall on every value.
+    #[inline(always)]
     pub fn next(&mut self) -> ReadResult<Head<'a>> {
         let start = self.pos;
         let Some(&byte) = self.input.get(self.pos) else {
@@ -147,8 +154,8 @@ impl<'a> Reader<'a> {
             0xa0..=0xbf => Head::Str(self.take(usize::from(byte & 0x1f))?),
             0xc0 => Head::Nil,
             0xc1 => return Err(self.error(start, "reserved byte 0xc1")),
-            0xc2 => Head::Bool(false),
-            0xc3 => Head::Bool(true),
+            0xc2 => Head::False,
+            0xc3 => Head::True,
             0xc4 => {
                 let n = self.length(1)?;
                 Head::Bin(self.take(n)?)
@@ -173,8 +180,8 @@ impl<'a> Reader<'a> {
                 let n = self.length(4)?;
                 self.ext(n)?
             }
-            0xca => Head::Float32(f32::from_be_bytes(self.array_of()?)),
-            0xcb => Head::Float64(f64::from_be_bytes(self.array_of()?)),
+            0xca => Head::Float(f64::from(f32::from_be_bytes(self.array_of()?))),
+            0xcb => Head::Float(f64::from_be_bytes(self.array_of()?)),
             0xcc => Head::Int(i64::from(self.take(1)?[0])),
             0xcd => Head::Int(i64::from(u16::from_be_bytes(self.array_of()?))),
             0xce => Head::Int(i64::from(u32::from_be_bytes(self.array_of()?))),
@@ -227,7 +234,7 @@ impl<'a> Reader<'a> {
     }
 
     fn ext(&mut self, length: usize) -> ReadResult<Head<'a>> {
-        let kind = self.take(1)?[0] as i8;
+        let kind = i64::from(self.take(1)?[0] as i8);
         Ok(Head::Ext(kind, self.take(length)?))
     }
 
