@@ -301,3 +301,18 @@ def test_every_truncation_is_a_decode_error(tp: Any, obj: Any) -> None:
     for end in range(len(original)):
         with pytest.raises(polycodec.DecodeError):
             codec.decode_one(original[:end])
+
+
+def test_codec_api_for_msgpack() -> None:
+    import pickle
+
+    codec = polycodec.Codec(Point, format="msgpack", array_like=True)
+    assert codec.format == "msgpack"
+    assert repr(codec) == "Codec(Point, format='msgpack', array_like=True)"
+    clone = pickle.loads(pickle.dumps(codec))
+    assert clone.format == "msgpack"
+    assert clone.encode_one(Point(1, 2)) == codec.encode_one(Point(1, 2)) == b"\x92\x01\x02"
+    assert polycodec.encode_many([Point(1, 2)], format="msgpack") == b"\x91\x82\xa1x\x01\xa1y\x02"
+    assert polycodec.decode_many(b"\x91\x92\x01\x02", Point, format="msgpack", array_like=True) == [
+        Point(1, 2)
+    ]
