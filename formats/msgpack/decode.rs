@@ -81,6 +81,22 @@ fn text(bytes: &[u8]) -> &str {
     std::str::from_utf8(bytes).unwrap_or_default()
 }
 
+#[cold]
+fn malformed_timestamp() -> Error {
+    Error::decode("malformed MessagePack: invalid timestamp extension payload")
+}
+
+/// A timestamp extension's payload as an aware UTC datetime.
+fn timestamp_datetime<'py>(py: Python<'py>, payload: &[u8]) -> Result<Obj<'py>> {
+    let (seconds, nanoseconds) = read::timestamp(payload).ok_or_else(malformed_timestamp)?;
+    let parts = epoch::from_timestamp(seconds, nanoseconds).ok_or_else(|| {
+        Error::validation(format!(
+            "timestamp {seconds}s is out of range for a datetime (years 1-9999)"
+        ))
+    })?;
+    Ok(temporal::new_datetime(py, &parts)?)
+}
+
 fn expected(what: &str, got: &str) -> Error {
     Error::validation(format!("expected {what}, got {got}"))
 }
@@ -146,6 +162,9 @@ impl<'a, 'p, 'py> Decoder<'a, 'p, 'py> {
             (Head::True, Node::Bool) => Ok(PyBool::new(py, true).to_owned().into_any()),
             (Head::False, Node::Bool) => Ok(PyBool::new(py, false).to_owned().into_any()),
             (Head::Nil, Node::None) => Ok(py.None().into_bound(py)),
+            (Head::Ext(-1, payload), Node::DateTime(TzRule::Either | TzRule::Aware)) => {
+                timestamp_datetime(py, payload)
+            }
             _ => return None,
         })
     }
@@ -218,22 +237,13 @@ impl<'a, 'p, 'py> Decoder<'a, 'p, 'py> {
                 node => Err(expected(node.describe(), &format!("ext type {kind}"))),
             };
         }
-        let (seconds, nanoseconds) = read::timestamp(payload).ok_or_else(|| {
-            Error::decode("malformed MessagePack: invalid timestamp extension payload")
-        })?;
+        read::timestamp(payload).ok_or_else(malformed_timestamp)?;
         let id = self.str_slot(id, "timestamp")?;
         match self.ctx.plan.node(id) {
             Node::DateTime(TzRule::Naive) => Err(Error::validation(
                 "expected a naive datetime, got a timestamp (UTC)",
             )),
-            Node::DateTime(_) | Node::Any => {
-                let parts = epoch::from_timestamp(seconds, nanoseconds).ok_or_else(|| {
-                    Error::validation(format!(
-                        "timestamp {seconds}s is out of range for a datetime (years 1-9999)"
-                    ))
-                })?;
-                Ok(temporal::new_datetime(self.ctx.py, &parts)?)
-            }
+            Node::DateTime(_) | Node::Any => timestamp_datetime(self.ctx.py, payload),
             node => Err(expected(node.describe(), "timestamp")),
         }
     }

@@ -64,28 +64,9 @@ pub fn from_timestamp(seconds: i64, nanoseconds: u32) -> Option<DateTime> {
     let since_year_one = since_year_one as u64;
     let days = (since_year_one / 86_400) as u32;
     let second_of_day = (since_year_one % 86_400) as u32;
-    // Days since 0000-03-01 (a year starting in March puts the leap day last); 0001-01-01 is
-    // day 306 of that count.
-    let days = days + 306;
-    let era = days / 146_097;
-    let day_of_era = days % 146_097;
-    let year_of_era =
-        (day_of_era - day_of_era / 1460 + day_of_era / 36_524 - day_of_era / 146_096) / 365;
-    let day_of_year = day_of_era - (365 * year_of_era + year_of_era / 4 - year_of_era / 100);
-    let month_index = (5 * day_of_year + 2) / 153;
-    let day = (day_of_year - (153 * month_index + 2) / 5 + 1) as u8;
-    let month = if month_index < 10 {
-        month_index + 3
-    } else {
-        month_index - 9
-    } as u8;
-    let year = year_of_era + era * 400 + u32::from(month <= 2);
+    let (year, month, day) = civil_from_days_since_year_one(days);
     Some(DateTime {
-        date: Date {
-            year: year as u16,
-            month,
-            day,
-        },
+        date: Date { year, month, day },
         time: Time {
             hour: (second_of_day / 3600) as u8,
             minute: (second_of_day / 60 % 60) as u8,
@@ -94,6 +75,32 @@ pub fn from_timestamp(seconds: i64, nanoseconds: u32) -> Option<DateTime> {
         },
         offset_seconds: Some(0),
     })
+}
+
+/// The date `days` after 0001-01-01 (at most 3_652_058, 9999-12-31), with Neri and
+/// Schneider's Euclidean affine functions: multiplications and shifts only, no division.
+#[inline]
+fn civil_from_days_since_year_one(days: u32) -> (u16, u8, u8) {
+    // Days since 0000-03-01, the start of a computational year that ends with the leap day.
+    let days = days + 306;
+    let n1 = 4 * days + 3;
+    let century = n1 / 146_097;
+    let day_of_century = n1 % 146_097 / 4;
+    let n2 = 4 * u64::from(day_of_century) + 3;
+    let p2 = 2_939_745 * n2;
+    let year_of_century = (p2 >> 32) as u32;
+    let day_of_year = ((p2 & 0xffff_ffff) as u32) / 2_939_745 / 4;
+    let n3 = 2141 * day_of_year + 197_913;
+    let month = n3 >> 16;
+    let day = (n3 & 0xffff) / 2141 + 1;
+    let january_or_february = day_of_year >= 306;
+    let year = 100 * century + year_of_century + u32::from(january_or_february);
+    let month = if january_or_february {
+        month - 12
+    } else {
+        month
+    };
+    (year as u16, month as u8, day as u8)
 }
 
 #[cfg(test)]
@@ -139,6 +146,23 @@ mod tests {
             }),
             -719_162
         );
+    }
+
+    #[test]
+    fn every_day_of_python_years_converts_both_ways() {
+        let mut previous = (0u16, 0u8, 0u8);
+        for days in 0..3_652_059u32 {
+            let (year, month, day) = civil_from_days_since_year_one(days);
+            assert!(
+                (1..=12).contains(&month) && (1..=31).contains(&day),
+                "{days}"
+            );
+            assert!((year, month, day) > previous, "{days}");
+            previous = (year, month, day);
+            let date = Date { year, month, day };
+            assert_eq!(days_from_civil(&date), i64::from(days) - 719_162, "{days}");
+        }
+        assert_eq!(previous, (9999, 12, 31));
     }
 
     #[test]
