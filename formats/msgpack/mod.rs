@@ -3,7 +3,8 @@
 //! `array_like`), ints in their smallest form, floats as float64, bytes as bin, aware
 //! datetimes as the timestamp extension (-1), and the other temporal types, UUID and Decimal as
 //! strs. The reader and writer are hand-written: the plan-driven walk needs one head at a time,
-//! which is all a MessagePack reader is.
+//! which is all a MessagePack reader is. `benches/msgpack_wire.rs` (`cargo bench --bench
+//! msgpack_wire`) measures both against `rmp` and `rmp-serde`, the crates they stand in for.
 
 pub mod decode;
 pub mod encode;
