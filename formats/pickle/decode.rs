@@ -15,7 +15,7 @@ use pyo3::types::{
 };
 
 use super::vm::{self, Arena, CallKind, Id, Value};
-use super::Pickle;
+use super::{Pickle, StateForm};
 use crate::errors::{Error, Result};
 use crate::plan::{
     BytesSpec, EnumSpec, LengthBounds, Node, NodeId, Plan, RecordKind, RecordSpec, SequenceKind,
@@ -308,6 +308,11 @@ impl<'a, 'v, 'f, 'p, 'py> Converter<'a, 'v, 'f, 'p, 'py> {
             }
             Value::Float(number) => self.ctx.float(node_id, *number, None),
             Value::Str(bytes) => match node {
+                Node::Str(spec)
+                    if spec.is_unconstrained() && std::str::from_utf8(bytes).is_err() =>
+                {
+                    surrogate_str(py, bytes)
+                }
                 Node::Str(_) | Node::Literal(_) => {
                     text(bytes)?;
                     self.ctx.string(node_id, bytes, bytes.is_ascii())
@@ -586,7 +591,10 @@ impl<'a, 'v, 'f, 'p, 'py> Converter<'a, 'v, 'f, 'p, 'py> {
                         }
                     }
                 }
-                Value::List(values) if values.len() <= spec.fields.len() => {
+                Value::List(values)
+                    if values.len() <= spec.fields.len()
+                        && self.fmt.record(node_id).state == StateForm::List =>
+                {
                     for (index, &item) in values.iter().enumerate() {
                         let field = &spec.fields[index];
                         let value = self
@@ -1038,12 +1046,17 @@ impl<'a, 'v, 'f, 'p, 'py> Converter<'a, 'v, 'f, 'p, 'py> {
                 Value::Bool(flag) => *flag,
                 _ => return Err(Error::validation("expected an int ZoneInfo cache flag")),
             };
+            let key = text(key)?;
             let class = py.import("zoneinfo")?.getattr("ZoneInfo")?;
             let zone = if cached {
-                class.call1((text(key)?,))?
+                class.call1((key,))
             } else {
-                class.call_method1("no_cache", (text(key)?,))?
+                class.call_method1("no_cache", (key,))
             };
+            // An unknown or malformed key (ZoneInfoNotFoundError is a KeyError) is bad input.
+            let zone = zone.map_err(|err| {
+                Error::validation(format!("invalid ZoneInfo key {key:?}: {}", err.value(py)))
+            })?;
             zone.cast_into::<PyTzInfo>().map_err(PyErr::from)?
         } else {
             return Err(Error::decode(format!(
@@ -1148,10 +1161,10 @@ impl<'a, 'v, 'f, 'p, 'py> Converter<'a, 'v, 'f, 'p, 'py> {
             Value::Int(number) => number.into_pyobject(py)?.into_any(),
             Value::BigInt(data) => big_int(py, data)?,
             Value::Float(number) => PyFloat::new(py, *number).into_any(),
-            Value::Str(bytes) => {
-                text(bytes)?;
-                py::new_str(py, bytes, bytes.is_ascii())?
-            }
+            Value::Str(bytes) => match std::str::from_utf8(bytes) {
+                Ok(_) => py::new_str(py, bytes, bytes.is_ascii())?,
+                Err(_) => surrogate_str(py, bytes)?,
+            },
             Value::Bytes(data) => PyBytes::new(py, data).into_any(),
             Value::ByteArray(data) => PyByteArray::new(py, data).into_any(),
             Value::List(items) => {
@@ -1254,4 +1267,12 @@ fn big_int<'py>(py: Python<'py>, data: &[u8]) -> Result<Obj<'py>> {
         (PyBytes::new(py, data), "little"),
         Some(&kwargs),
     )?)
+}
+
+/// A pickled str that is not strict UTF-8: pickle writes lone surrogates with "surrogatepass",
+/// and reads them back the same way; anything else is malformed.
+fn surrogate_str<'py>(py: Python<'py>, bytes: &[u8]) -> Result<Obj<'py>> {
+    PyBytes::new(py, bytes)
+        .call_method1("decode", ("utf-8", "surrogatepass"))
+        .map_err(|_| Error::decode("malformed pickle: a str is not UTF-8"))
 }

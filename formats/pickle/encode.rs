@@ -265,9 +265,16 @@ impl<'f, 'p, 'o, 'py> Writer<'f, 'p, 'o, 'py> {
 
     /// An int beyond 64 bits: its bytes come from `int.to_bytes`.
     fn big_int(&mut self, value: &Obj<'py>) -> Result<()> {
+        if let Ok(wide) = value.extract::<i128>() {
+            self.long(wide);
+            return Ok(());
+        }
+        let py = value.py();
         let bits: usize = value.call_method0("bit_length")?.extract()?;
         let mut length = bits / 8 + 1;
-        let data = value.call_method1("to_bytes", (length, "little", true))?;
+        let signed = pyo3::types::PyDict::new(py);
+        signed.set_item("signed", true)?;
+        let data = value.call_method("to_bytes", (length, "little"), Some(&signed))?;
         let data = data.cast::<PyBytes>().map_err(PyErr::from)?.as_bytes();
         let negative = data.last().is_some_and(|b| b & 0x80 != 0);
         if negative && length > 1 && data[length - 1] == 0xff && data[length - 2] & 0x80 != 0 {
@@ -756,6 +763,11 @@ impl<'f, 'p, 'o, 'py> Writer<'f, 'p, 'o, 'py> {
     /// A list, tuple, set or frozenset of one item type, written as its own runtime type (so
     /// `pickle.loads` gives back an equal object); other iterables become a list.
     fn collection(&mut self, plan: &Plan, item: NodeId, value: &Obj<'py>) -> Result<()> {
+        if value.is_exact_instance_of::<PyTuple>() && value.len()? == 0 {
+            // The empty tuple is a singleton the stdlib never memoizes.
+            self.out.push(EMPTY_TUPLE);
+            return Ok(());
+        }
         let memo = self.recall(value);
         if let Memo::Written = memo {
             return Ok(());
@@ -854,6 +866,10 @@ impl<'f, 'p, 'o, 'py> Writer<'f, 'p, 'o, 'py> {
                 "expected a tuple of length {}, got length {length}",
                 items.len()
             )));
+        }
+        if length == 0 && !is_list {
+            self.out.push(EMPTY_TUPLE);
+            return Ok(());
         }
         let memo = self.recall(value);
         if let Memo::Written = memo {
