@@ -917,7 +917,8 @@ impl<'a, 'v, 'f, 'p, 'py> Converter<'a, 'v, 'f, 'p, 'py> {
             u32::from_be_bytes([0, u1, u2, u3]),
             zone.as_ref(),
             fold,
-        )?)
+        )
+        .map_err(invalid)?)
     }
 
     fn date(&self, call: &Call<'_>) -> Result<Obj<'py>> {
@@ -935,7 +936,8 @@ impl<'a, 'v, 'f, 'p, 'py> Converter<'a, 'v, 'f, 'p, 'py> {
             i32::from(u16::from_be_bytes([y1, y2])),
             month,
             day,
-        )?
+        )
+        .map_err(invalid)?
         .into_any())
     }
 
@@ -964,7 +966,8 @@ impl<'a, 'v, 'f, 'p, 'py> Converter<'a, 'v, 'f, 'p, 'py> {
             u32::from_be_bytes([0, u1, u2, u3]),
             zone.as_ref(),
             hour & 0x80 != 0,
-        )?;
+        )
+        .map_err(invalid)?;
         Ok((value.into_any(), aware))
     }
 
@@ -982,13 +985,7 @@ impl<'a, 'v, 'f, 'p, 'py> Converter<'a, 'v, 'f, 'p, 'py> {
                 _ => return Err(Error::validation("expected int timedelta components")),
             };
         }
-        Ok(PyDelta::new(
-            self.ctx.py,
-            parts[0],
-            parts[1],
-            parts[2],
-            true,
-        )?)
+        Ok(PyDelta::new(self.ctx.py, parts[0], parts[1], parts[2], true).map_err(invalid)?)
     }
 
     /// A tzinfo: None, `datetime.timezone(offset[, name])`, or a `zoneinfo.ZoneInfo` by key
@@ -1024,11 +1021,12 @@ impl<'a, 'v, 'f, 'p, 'py> Converter<'a, 'v, 'f, 'p, 'py> {
                 .ok_or_else(|| Error::validation("expected a timedelta timezone offset"))?;
             let delta = self.timedelta(&offset_call)?;
             match name.map(|n| self.arena.get(n)) {
-                None => PyTzInfo::fixed_offset(py, delta)?,
+                None => PyTzInfo::fixed_offset(py, delta).map_err(invalid)?,
                 Some(Value::Str(name)) => {
                     let timezone = py.import("datetime")?.getattr("timezone")?;
                     timezone
-                        .call1((delta, text(name)?))?
+                        .call1((delta, text(name)?))
+                        .map_err(invalid)?
                         .cast_into::<PyTzInfo>()
                         .map_err(PyErr::from)?
                 }
@@ -1275,4 +1273,11 @@ fn surrogate_str<'py>(py: Python<'py>, bytes: &[u8]) -> Result<Obj<'py>> {
     PyBytes::new(py, bytes)
         .call_method1("decode", ("utf-8", "surrogatepass"))
         .map_err(|_| Error::decode("malformed pickle: a str is not UTF-8"))
+}
+
+/// A value the standard library refuses to construct (a day 32, an offset beyond 24 hours, a
+/// timedelta beyond its range): bad input, whatever exception class CPython chose for it.
+#[cold]
+fn invalid(err: PyErr) -> Error {
+    Python::attach(|py| Error::validation(err.value(py).to_string()))
 }
