@@ -6,7 +6,6 @@
 //! calling what the pickle names.
 
 use std::borrow::Cow;
-use std::collections::HashMap;
 
 use pyo3::prelude::*;
 use pyo3::types::{
@@ -15,7 +14,7 @@ use pyo3::types::{
 };
 
 use super::vm::{self, Arena, CallKind, Id, Value};
-use super::{Pickle, StateForm};
+use super::{KeyMap, Pickle, StateForm};
 use crate::errors::{Error, Result};
 use crate::plan::{
     BytesSpec, EnumSpec, LengthBounds, Node, NodeId, Plan, RecordKind, RecordSpec, SequenceKind,
@@ -141,8 +140,8 @@ struct Converter<'a, 'v, 'f, 'p, 'py> {
     depth: usize,
     /// Values referenced more than once, converted once per plan node: `None` while in
     /// progress, so a cycle is detected instead of followed.
-    shared: HashMap<(Id, NodeId), Option<Obj<'py>>>,
-    zones: HashMap<Id, Bound<'py, PyTzInfo>>,
+    shared: KeyMap<(Id, NodeId), Option<Obj<'py>>>,
+    zones: KeyMap<Id, Bound<'py, PyTzInfo>>,
 }
 
 impl<'a, 'v, 'f, 'p, 'py> Converter<'a, 'v, 'f, 'p, 'py> {
@@ -158,8 +157,8 @@ impl<'a, 'v, 'f, 'p, 'py> Converter<'a, 'v, 'f, 'p, 'py> {
             fmt,
             ctx: Decoding { py, plan, strict },
             depth: 0,
-            shared: HashMap::new(),
-            zones: HashMap::new(),
+            shared: KeyMap::default(),
+            zones: KeyMap::default(),
         }
     }
 
@@ -308,14 +307,20 @@ impl<'a, 'v, 'f, 'p, 'py> Converter<'a, 'v, 'f, 'p, 'py> {
             }
             Value::Float(number) => self.ctx.float(node_id, *number, None),
             Value::Str(bytes) => match node {
-                Node::Str(spec)
-                    if spec.is_unconstrained() && std::str::from_utf8(bytes).is_err() =>
-                {
-                    surrogate_str(py, bytes)
-                }
                 Node::Str(_) | Node::Literal(_) => {
-                    text(bytes)?;
-                    self.ctx.string(node_id, bytes, bytes.is_ascii())
+                    let ascii = bytes.is_ascii();
+                    if ascii || std::str::from_utf8(bytes).is_ok() {
+                        match node {
+                            Node::Str(spec) if spec.is_unconstrained() => {
+                                Ok(py::new_str(py, bytes, ascii)?)
+                            }
+                            _ => self.ctx.string(node_id, bytes, ascii),
+                        }
+                    } else if matches!(node, Node::Str(spec) if spec.is_unconstrained()) {
+                        surrogate_str(py, bytes)
+                    } else {
+                        Err(Error::decode("malformed pickle: a str is not UTF-8"))
+                    }
                 }
                 _ => Err(self.mismatch(node, id)),
             },
@@ -1159,10 +1164,14 @@ impl<'a, 'v, 'f, 'p, 'py> Converter<'a, 'v, 'f, 'p, 'py> {
             Value::Int(number) => number.into_pyobject(py)?.into_any(),
             Value::BigInt(data) => big_int(py, data)?,
             Value::Float(number) => PyFloat::new(py, *number).into_any(),
-            Value::Str(bytes) => match std::str::from_utf8(bytes) {
-                Ok(_) => py::new_str(py, bytes, bytes.is_ascii())?,
-                Err(_) => surrogate_str(py, bytes)?,
-            },
+            Value::Str(bytes) => {
+                let ascii = bytes.is_ascii();
+                if ascii || std::str::from_utf8(bytes).is_ok() {
+                    py::new_str(py, bytes, ascii)?
+                } else {
+                    surrogate_str(py, bytes)?
+                }
+            }
             Value::Bytes(data) => PyBytes::new(py, data).into_any(),
             Value::ByteArray(data) => PyByteArray::new(py, data).into_any(),
             Value::List(items) => {

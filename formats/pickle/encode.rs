@@ -6,9 +6,6 @@
 //! is memoized and written as a GET the next time; an object only its container refers to
 //! cannot appear twice, so it gets no memo entry (one byte less than `pickle.dumps`).
 
-use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hasher};
-
 use pyo3::prelude::*;
 use pyo3::types::{
     PyBool, PyByteArray, PyBytes, PyDate, PyDateAccess, PyDateTime, PyDelta, PyDeltaAccess, PyDict,
@@ -17,7 +14,7 @@ use pyo3::types::{
 };
 
 use super::ops::*;
-use super::{Pickle, StateForm};
+use super::{KeyMap, Pickle, StateForm};
 use crate::errors::{Error, ErrorKind, Result};
 use crate::plan::{EnumSpec, LiteralValue, Node, NodeId, Plan, RecordKind, RecordSpec};
 use crate::py::{self, Obj};
@@ -51,32 +48,6 @@ pub fn encode_many(fmt: &Pickle, plan: &Plan, values: &Obj<'_>, out: &mut Vec<u8
     writer.out.push(STOP);
     Ok(())
 }
-
-/// A multiplicative hash for memo keys (pointers and small tags): no need for SipHash here.
-#[derive(Default)]
-struct KeyHasher(u64);
-
-impl Hasher for KeyHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-
-    fn write(&mut self, bytes: &[u8]) {
-        for &byte in bytes {
-            self.write_u64(u64::from(byte));
-        }
-    }
-
-    fn write_u64(&mut self, n: u64) {
-        self.0 = (self.0.rotate_left(5) ^ n).wrapping_mul(0x517c_c1b7_2722_0a95);
-    }
-
-    fn write_usize(&mut self, n: usize) {
-        self.write_u64(n as u64);
-    }
-}
-
-type KeyMap<K, V> = HashMap<K, V, BuildHasherDefault<KeyHasher>>;
 
 /// What a memo entry stands for.
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]

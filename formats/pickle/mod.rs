@@ -14,6 +14,9 @@ pub mod encode;
 pub mod ops;
 pub mod vm;
 
+use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
+
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 
@@ -21,6 +24,34 @@ use super::{unexpected_option, OpenArgs, WireFormat};
 use crate::errors::Result;
 use crate::plan::{Node, Plan, RecordKind};
 use crate::py::Obj;
+
+/// A multiplicative hash for the encoder's memo keys and the decoder's shared values (pointers,
+/// small integers): no need for SipHash's flooding resistance, the keys are not chosen freely
+/// (a pickle's memo indices only name values the input itself built).
+#[derive(Default)]
+pub struct KeyHasher(u64);
+
+impl Hasher for KeyHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &byte in bytes {
+            self.write_u64(u64::from(byte));
+        }
+    }
+
+    fn write_u64(&mut self, n: u64) {
+        self.0 = (self.0.rotate_left(5) ^ n).wrapping_mul(0x517c_c1b7_2722_0a95);
+    }
+
+    fn write_usize(&mut self, n: usize) {
+        self.write_u64(n as u64);
+    }
+}
+
+pub type KeyMap<K, V> = HashMap<K, V, BuildHasherDefault<KeyHasher>>;
 
 /// The protocol written when the codec is not given one.
 pub const DEFAULT_PROTOCOL: u8 = 5;

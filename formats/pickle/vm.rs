@@ -234,6 +234,21 @@ impl<'a> Machine<'a> {
         Ok(*self.stack.last().expect("checked above"))
     }
 
+    /// Pops the topmost MARK; the items above it stay on the stack, from the returned index.
+    fn take_mark(&mut self) -> Step<usize> {
+        self.marks
+            .pop()
+            .ok_or_else(|| String::from("no MARK on the stack"))
+    }
+
+    /// The value just below a popped MARK (the container APPENDS/SETITEMS/ADDITEMS fill).
+    fn below(&self, mark: usize) -> Step<Id> {
+        if mark == 0 || mark <= self.floor() {
+            return Err("stack underflow".into());
+        }
+        Ok(self.stack[mark - 1])
+    }
+
     /// Pops everything above the topmost MARK, and the mark.
     fn pop_mark(&mut self) -> Step<Vec<Id>> {
         let mark = self
@@ -414,9 +429,14 @@ impl<'a> Machine<'a> {
                 self.list_mut(list, "APPEND")?.push(item);
             }
             APPENDS => {
-                let items = self.pop_mark()?;
-                let list = self.top()?;
-                self.list_mut(list, "APPENDS")?.extend(items);
+                let mark = self.take_mark()?;
+                let list = self.below(mark)?;
+                let items = &self.stack[mark..];
+                match &mut self.arena.values[list as usize] {
+                    Value::List(entries) => entries.extend_from_slice(items),
+                    _ => return Err("APPENDS on a value that is not a list".into()),
+                }
+                self.stack.truncate(mark);
             }
             LIST => {
                 let items = self.pop_mark()?;
@@ -453,24 +473,32 @@ impl<'a> Machine<'a> {
                 }
             }
             SETITEMS => {
-                let items = self.pop_mark()?;
-                let dict = self.top()?;
-                let new_pairs = pairs(&items)?;
+                let mark = self.take_mark()?;
+                let dict = self.below(mark)?;
+                let items = &self.stack[mark..];
+                if items.len() % 2 != 0 {
+                    return Err("odd number of items for a dict".into());
+                }
                 match &mut self.arena.values[dict as usize] {
-                    Value::Dict(entries) => entries.extend(new_pairs),
+                    Value::Dict(entries) => {
+                        entries.extend(items.chunks_exact(2).map(|pair| (pair[0], pair[1])))
+                    }
                     _ => return Err("SETITEMS on a value that is not a dict".into()),
                 }
+                self.stack.truncate(mark);
             }
             EMPTY_SET => {
                 self.push_value(Value::Set(Vec::new()))?;
             }
             ADDITEMS => {
-                let items = self.pop_mark()?;
-                let set = self.top()?;
+                let mark = self.take_mark()?;
+                let set = self.below(mark)?;
+                let items = &self.stack[mark..];
                 match &mut self.arena.values[set as usize] {
-                    Value::Set(entries) => entries.extend(items),
+                    Value::Set(entries) => entries.extend_from_slice(items),
                     _ => return Err("ADDITEMS on a value that is not a set".into()),
                 }
+                self.stack.truncate(mark);
             }
             FROZENSET => {
                 let items = self.pop_mark()?;
