@@ -87,12 +87,15 @@ type Step<T> = std::result::Result<T, String>;
 /// Runs a pickle to its STOP; returns the arena and the value left on the stack. Only the end
 /// of the input may follow STOP.
 pub fn run(input: &[u8]) -> std::result::Result<(Arena<'_>, Id), VmError> {
+    let expected_values = (input.len() / 2 + 4).min(1 << 16);
     let mut machine = Machine {
         input,
         pos: 0,
         arena: Arena {
-            values: Vec::with_capacity(input.len() / 4 + 4),
-            shared: Vec::new(),
+            // Stdlib pickles spend about two bytes per value (opcode, memo entry); a large
+            // input may be one big blob, so the guess is capped and the arena grows past it.
+            values: Vec::with_capacity(expected_values),
+            shared: vec![false; expected_values],
         },
         stack: Vec::with_capacity(16),
         marks: Vec::new(),
