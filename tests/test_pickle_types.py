@@ -294,6 +294,7 @@ def test_protocol_option() -> None:
         out = polycodec.Codec(int, "pickle", protocol=protocol).encode_one(1)
         assert out[:2] == bytes([0x80, protocol])
     assert polycodec.Codec(int, "pickle").encode_one(1)[:2] == b"\x80\x05"
+    assert polycodec.Codec(int, "pickle", protocol=None).encode_one(1)[:2] == b"\x80\x05"
     with pytest.raises(ValueError, match="from 2 to 5"):
         polycodec.Codec(int, "pickle", protocol=1)
     with pytest.raises(ValueError, match="from 2 to 5"):

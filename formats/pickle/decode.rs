@@ -911,7 +911,7 @@ impl<'a, 'v, 'f, 'p, 'py> Converter<'a, 'v, 'f, 'p, 'py> {
             None => None,
         };
         let fold = month & 0x80 != 0;
-        Ok(PyDateTime::new_with_fold(
+        PyDateTime::new_with_fold(
             self.ctx.py,
             i32::from(u16::from_be_bytes([y1, y2])),
             month & 0x7f,
@@ -923,7 +923,7 @@ impl<'a, 'v, 'f, 'p, 'py> Converter<'a, 'v, 'f, 'p, 'py> {
             zone.as_ref(),
             fold,
         )
-        .map_err(invalid)?)
+        .map_err(invalid)
     }
 
     fn date(&self, call: &Call<'_>) -> Result<Obj<'py>> {
@@ -990,7 +990,7 @@ impl<'a, 'v, 'f, 'p, 'py> Converter<'a, 'v, 'f, 'p, 'py> {
                 _ => return Err(Error::validation("expected int timedelta components")),
             };
         }
-        Ok(PyDelta::new(self.ctx.py, parts[0], parts[1], parts[2], true).map_err(invalid)?)
+        PyDelta::new(self.ctx.py, parts[0], parts[1], parts[2], true).map_err(invalid)
     }
 
     /// A tzinfo: None, `datetime.timezone(offset[, name])`, or a `zoneinfo.ZoneInfo` by key

@@ -95,6 +95,7 @@ pub fn open(args: &OpenArgs<'_, '_>) -> PyResult<Box<dyn WireFormat>> {
     let unknown = pyo3::types::PyDict::new(args.options.py());
     for (key, value) in args.options.iter() {
         match key.extract::<&str>()? {
+            "protocol" if value.is_none() => {}
             "protocol" => {
                 let requested: i64 = value.extract().map_err(|_| {
                     PyTypeError::new_err("pickle protocol must be an int from 2 to 5")

@@ -87,15 +87,21 @@ type Step<T> = std::result::Result<T, String>;
 /// Runs a pickle to its STOP; returns the arena and the value left on the stack. Only the end
 /// of the input may follow STOP.
 pub fn run(input: &[u8]) -> std::result::Result<(Arena<'_>, Id), VmError> {
-    let expected_values = (input.len() / 2 + 4).min(1 << 16);
+    if input.len() >= NO_ENTRY as usize {
+        return Err(VmError {
+            message: "pickles of 4 GiB and more are not supported".into(),
+            offset: 0,
+        });
+    }
+    let expected_values = (input.len() / 3 + 4).min(1 << 16);
     let mut machine = Machine {
         input,
         pos: 0,
         arena: Arena {
-            // Stdlib pickles spend about two bytes per value (opcode, memo entry); a large
+            // Stdlib pickles spend about three bytes per value (opcode, memo entry); a large
             // input may be one big blob, so the guess is capped and the arena grows past it.
             values: Vec::with_capacity(expected_values),
-            shared: vec![false; expected_values],
+            shared: Vec::new(),
         },
         stack: Vec::with_capacity(16),
         marks: Vec::new(),
@@ -204,12 +210,11 @@ impl<'a> Machine<'a> {
         Ok(&rest[..end])
     }
 
+    /// Adds a value to the arena and pushes it. Ids always fit: every opcode adds at most one
+    /// value and `run` refuses inputs of 4 GiB and more.
     #[inline]
     fn push_value(&mut self, value: Value<'a>) -> Step<Id> {
         let id = self.arena.values.len();
-        if id >= NO_ENTRY as usize {
-            return Err("too many values".into());
-        }
         self.arena.values.push(value);
         self.stack.push(id as Id);
         Ok(id as Id)
