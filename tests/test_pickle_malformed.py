@@ -225,3 +225,54 @@ def test_mutation_fuzz() -> None:
         data = mutate(rng, rng.choice(seeds))
         for codec in targets:
             decode_or_decode_error(codec, data)
+
+
+def shared_tuple_tower(levels: int, container: bytes) -> bytes:
+    # t0 = (); t[i+1] = (t[i], t[i]) through the memo; then one set/dict holding the top.
+    parts = [b"\x80\x04", container, b")\x940"]
+    for index in range(levels):
+        parts.append(b"h" + bytes([index]) + b"h" + bytes([index]) + b"\x86\x940")
+    parts.append(b"h" + bytes([levels]))
+    return b"".join(parts)
+
+
+@pytest.mark.parametrize("target", [Any, set[Any], frozenset[Any], dict[Any, int]], ids=str)
+def test_exponential_hashing_is_refused(target: Any) -> None:
+    # Hashing the top tuple would visit 2**60 tuples: pickle.loads would never return.
+    levels = 60
+    if target == dict[Any, int]:
+        data = shared_tuple_tower(levels, b"}") + b"K\x01s."
+    elif target == frozenset[Any]:
+        data = b"\x80\x04(" + shared_tuple_tower(levels, b"")[2:] + b"\x91."
+    else:
+        data = shared_tuple_tower(levels, b"\x8f(") + b"\x90."
+    with pytest.raises(polycodec.DecodeError, match="exponential"):
+        polycodec.Codec(target, "pickle").decode_one(data)
+    # A shallow tower is fine.
+    small = shared_tuple_tower(5, b"\x8f(") + b"\x90."
+    assert len(polycodec.Codec(Any, "pickle").decode_one(small)) == 1
+
+
+def test_lax_mode_reads_numeric_text() -> None:
+    assert polycodec.Codec(int, "pickle", strict=False).decode_one(pickle.dumps("12")) == 12
+    assert polycodec.Codec(float, "pickle", strict=False).decode_one(pickle.dumps("1.5")) == 1.5
+    assert polycodec.Codec(int, "pickle", strict=False).decode_one(pickle.dumps(3.0)) == 3
+    with pytest.raises(polycodec.ValidationError):
+        polycodec.Codec(int, "pickle").decode_one(pickle.dumps("12"))
+
+
+@dataclasses.dataclass
+class Strict:
+    a: int
+
+
+def test_forbid_unknown_fields_applies_to_state() -> None:
+    data = pickle.dumps(Strict(1))
+    data = data.replace(b"\x8c\x01a", b"\x8c\x01b")
+    assert polycodec.Codec(Strict, "pickle", forbid_unknown_fields=False).decode_one(
+        pickle.dumps(Strict(1))
+    ) == Strict(1)
+    with pytest.raises(polycodec.ValidationError, match="unknown field `b`"):
+        polycodec.Codec(Strict, "pickle", forbid_unknown_fields=True).decode_one(data)
+    with pytest.raises(polycodec.ValidationError, match="missing required field `a`"):
+        polycodec.Codec(Strict, "pickle").decode_one(data)

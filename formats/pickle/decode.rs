@@ -142,6 +142,10 @@ struct Converter<'a, 'v, 'f, 'p, 'py> {
     /// progress, so a cycle is detected instead of followed.
     shared: KeyMap<(Id, NodeId), Option<Obj<'py>>>,
     zones: KeyMap<Id, Bound<'py, PyTzInfo>>,
+    /// How many values Python may still visit while hashing set items and dict keys (see
+    /// `charge_hash`), and the unfolded sizes of shared values already measured.
+    hash_budget: u64,
+    sizes: KeyMap<Id, u64>,
 }
 
 impl<'a, 'v, 'f, 'p, 'py> Converter<'a, 'v, 'f, 'p, 'py> {
@@ -159,7 +163,73 @@ impl<'a, 'v, 'f, 'p, 'py> Converter<'a, 'v, 'f, 'p, 'py> {
             depth: 0,
             shared: KeyMap::default(),
             zones: KeyMap::default(),
+            hash_budget: 4 * arena.values.len() as u64 + 4096,
+            sizes: KeyMap::default(),
         }
+    }
+
+    /// Charges the hashing of a set item or dict key against a budget linear in the input.
+    /// Python hashes a tuple (or a frozen dataclass) by hashing everything inside it, with no
+    /// cache, so a few shared tuples nested in each other (`t1 = (t0, t0)`, `t2 = (t1, t1)`,
+    /// ...) would take 2**depth steps to hash: `pickle.loads` hangs on them, polycodec refuses.
+    fn charge_hash(&mut self, id: Id) -> Result<()> {
+        if !matches!(
+            self.arena.get(id),
+            Value::Tuple(_) | Value::FrozenSet(_) | Value::Call { .. }
+        ) {
+            return Ok(());
+        }
+        let size = self.unfolded_size(id, 0);
+        if size > self.hash_budget {
+            return Err(Error::decode(
+                "the pickle's shared structure would make hashing its set items or dict keys \
+                 take time exponential in its size",
+            ));
+        }
+        self.hash_budget -= size;
+        Ok(())
+    }
+
+    /// The number of values in `id` with every shared value counted at each place it is
+    /// referenced, saturating at `u64::MAX` (also for cycles and for depths past the limit).
+    fn unfolded_size(&mut self, id: Id, depth: usize) -> u64 {
+        if depth > MAX_DEPTH {
+            return u64::MAX;
+        }
+        let shared = self.arena.shared[id as usize];
+        if shared {
+            if let Some(&size) = self.sizes.get(&id) {
+                return size;
+            }
+            // Provisional, so a cycle back to this value saturates instead of recursing.
+            self.sizes.insert(id, u64::MAX);
+        }
+        let arena: &'v Arena<'a> = self.arena;
+        let size = nested(depth, || match arena.get(id) {
+            Value::List(items)
+            | Value::Tuple(items)
+            | Value::Set(items)
+            | Value::FrozenSet(items) => items.iter().fold(1u64, |total, &item| {
+                total.saturating_add(self.unfolded_size(item, depth + 1))
+            }),
+            Value::Dict(entries) => entries.iter().fold(1u64, |total, &(key, item)| {
+                total
+                    .saturating_add(self.unfolded_size(key, depth + 1))
+                    .saturating_add(self.unfolded_size(item, depth + 1))
+            }),
+            Value::Call { args, state, .. } => {
+                let mut total = 1u64.saturating_add(self.unfolded_size(*args, depth + 1));
+                if let Some(state) = state {
+                    total = total.saturating_add(self.unfolded_size(*state, depth + 1));
+                }
+                total
+            }
+            _ => 1,
+        });
+        if shared {
+            self.sizes.insert(id, size);
+        }
+        size
     }
 
     fn value(&mut self, id: Id, node: NodeId) -> Result<Obj<'py>> {
@@ -321,6 +391,11 @@ impl<'a, 'v, 'f, 'p, 'py> Converter<'a, 'v, 'f, 'p, 'py> {
                     } else {
                         Err(Error::decode("malformed pickle: a str is not UTF-8"))
                     }
+                }
+                // Lax mode: numeric and boolean text, as JSON's lax mode reads it.
+                Node::Int(_) | Node::Float(_) | Node::Bool if !self.ctx.strict => {
+                    self.ctx
+                        .string(node_id, text(bytes)?.as_bytes(), bytes.is_ascii())
                 }
                 _ => Err(self.mismatch(node, id)),
             },
@@ -740,8 +815,12 @@ impl<'a, 'v, 'f, 'p, 'py> Converter<'a, 'v, 'f, 'p, 'py> {
         kind: SequenceKind,
         length: &LengthBounds,
     ) -> Result<Obj<'py>> {
+        let hashed = matches!(kind, SequenceKind::Set | SequenceKind::FrozenSet);
         let mut out = Vec::with_capacity(items.len());
         for (index, &item) in items.iter().enumerate() {
+            if hashed {
+                self.charge_hash(item).map_err(|e| e.at_index(index))?;
+            }
             out.push(self.value(item, item_node).map_err(|e| e.at_index(index))?);
         }
         let py = self.ctx.py;
@@ -780,6 +859,8 @@ impl<'a, 'v, 'f, 'p, 'py> Converter<'a, 'v, 'f, 'p, 'py> {
     ) -> Result<Obj<'py>> {
         let dict = PyDict::new(self.ctx.py);
         for &(key, item) in entries {
+            self.charge_hash(key)
+                .map_err(|e| e.at_key(&self.describe_key(key)))?;
             let key_object = self
                 .value(key, key_node)
                 .map_err(|e| e.at_key(&self.describe_key(key)))?;
