@@ -385,3 +385,45 @@ def test_any_decodes_stdlib_values() -> None:
             pickle.loads(polycodec.Codec(Any, "pickle", protocol=protocol).encode_one(value)),
             value,
         )
+
+
+class Outer:
+    @dataclasses.dataclass
+    class Inner:
+        x: int
+
+    class Tone(enum.Enum):
+        LOW = "low"
+        HIGH = "high"
+
+    class Spot(NamedTuple):
+        a: int
+
+
+@dataclasses.dataclass
+class HoldsNested:
+    inner: Outer.Inner
+    tone: Outer.Tone
+    spot: Outer.Spot
+
+
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+def test_nested_classes(protocol: int) -> None:
+    # Protocols 2 and 3 name a nested class as getattr(Outer, "Inner").
+    value = HoldsNested(Outer.Inner(1), Outer.Tone.HIGH, Outer.Spot(2))
+    check_pickle(HoldsNested, value, protocol)
+    check_many(HoldsNested, [value, value], protocol)
+    check_pickle(Outer.Inner, Outer.Inner(3), protocol)
+
+
+def test_enum_member_by_name() -> None:
+    # getattr(Color, "RED"), the form some enums pickle as; the name is looked up among the
+    # members, never with getattr.
+    data = (
+        b"\x80\x04\x8c\x08builtins\x8c\x07getattr\x93\x8c\x0bjson_models\x8c\x05Color\x93"
+        b"\x8c\x03RED\x86R."
+    )
+    assert pickle.loads(data) is Color.RED
+    assert polycodec.Codec(Color, "pickle").decode_one(data) is Color.RED
+    with pytest.raises(polycodec.ValidationError):
+        polycodec.Codec(Color, "pickle").decode_one(data.replace(b"\x03RED", b"\x03__c"))

@@ -299,6 +299,34 @@ impl<'a, 'v, 'f, 'p, 'py> Converter<'a, 'v, 'f, 'p, 'py> {
         }
     }
 
+    /// Whether `id` names the class `module`/`qualname`: a global, or (how protocols 2 and 3
+    /// name a nested class) `getattr(<its parent>, "<last part>")`, followed through the
+    /// qualname's dots without calling anything.
+    fn is_class(&self, id: Id, module: &str, qualname: &str) -> bool {
+        match self.arena.get(id) {
+            Value::Global { .. } => self.is_global(id, module, qualname),
+            Value::Call {
+                kind: CallKind::Reduce,
+                func,
+                args,
+                kwargs: None,
+                state: None,
+            } if self.is_global(*func, "builtins", "getattr") => {
+                let Some((parent, last)) = qualname.rsplit_once('.') else {
+                    return false;
+                };
+                match self.tuple_items(*args) {
+                    Some([owner, attribute]) => {
+                        matches!(self.arena.get(*attribute), Value::Str(name) if *name == last.as_bytes())
+                            && self.is_class(*owner, module, parent)
+                    }
+                    _ => false,
+                }
+            }
+            _ => false,
+        }
+    }
+
     fn is_global(&self, id: Id, module: &str, name: &str) -> bool {
         self.global(id)
             .is_some_and(|(m, n)| m == module.as_bytes() && n == name.as_bytes())
@@ -521,17 +549,18 @@ impl<'a, 'v, 'f, 'p, 'py> Converter<'a, 'v, 'f, 'p, 'py> {
                 .is_some_and(|(m, n)| m == module.as_bytes() && n == name.as_bytes())
         };
         match node {
-            Node::Record(spec) => is(&spec.module, &spec.qualname),
+            Node::Record(spec) => self.is_class(call.func, &spec.module, &spec.qualname),
             Node::TaggedUnion(spec) => spec.tags.iter().any(|(_, record)| {
-                matches!(plan.node(*record), Node::Record(r) if is(&r.module, &r.qualname))
+                matches!(plan.node(*record),
+                    Node::Record(r) if self.is_class(call.func, &r.module, &r.qualname))
             }),
             Node::Enum(spec) => {
-                is(&spec.module, &spec.name)
+                self.is_class(call.func, &spec.module, &spec.name)
                     || (is("builtins", "getattr")
                         && self
                             .tuple_items(call.args)
                             .and_then(|items| items.first())
-                            .is_some_and(|&cls| self.is_global(cls, &spec.module, &spec.name)))
+                            .is_some_and(|&cls| self.is_class(cls, &spec.module, &spec.name)))
             }
             Node::DateTime(_) => is("datetime", "datetime"),
             Node::Date => is("datetime", "date"),
@@ -569,9 +598,7 @@ impl<'a, 'v, 'f, 'p, 'py> Converter<'a, 'v, 'f, 'p, 'py> {
                 let plan: &'p Plan = self.ctx.plan;
                 for (_, record_id) in &spec.tags {
                     if let Node::Record(record) = plan.node(*record_id) {
-                        if call.target.is_some_and(|(m, n)| {
-                            m == record.module.as_bytes() && n == record.qualname.as_bytes()
-                        }) {
+                        if self.is_class(call.func, &record.module, &record.qualname) {
                             let record_id = *record_id;
                             return self.level(|this| this.record(record_id, record, call));
                         }
@@ -778,9 +805,7 @@ impl<'a, 'v, 'f, 'p, 'py> Converter<'a, 'v, 'f, 'p, 'py> {
         let py = self.ctx.py;
         self.expect_no_state(call, &spec.name)?;
         let args = self.args(call, &spec.name)?;
-        let by_name = !call
-            .target
-            .is_some_and(|(m, n)| m == spec.module.as_bytes() && n == spec.name.as_bytes());
+        let by_name = !self.is_class(call.func, &spec.module, &spec.name);
         let found = match (by_name, args) {
             (false, [value]) => match self.arena.get(*value) {
                 Value::Str(bytes) => spec.by_str(bytes),

@@ -78,6 +78,8 @@ struct Writer<'f, 'p, 'o, 'py> {
     memo_len: u32,
     memo: KeyMap<Key, u32>,
     modules: Vec<(String, u32)>,
+    /// Enclosing classes of nested classes written before protocol 4 (`module\nqualname`).
+    parents: Vec<(String, u32)>,
     /// Objects whose addresses are memo keys, held so that no address is reused meanwhile.
     keep: Vec<Obj<'py>>,
 }
@@ -107,6 +109,7 @@ impl<'f, 'p, 'o, 'py> Writer<'f, 'p, 'o, 'py> {
             memo_len: 0,
             memo: KeyMap::default(),
             modules: Vec::new(),
+            parents: Vec::new(),
             keep: Vec::new(),
         }
     }
@@ -373,14 +376,38 @@ impl<'f, 'p, 'o, 'py> Writer<'f, 'p, 'o, 'py> {
             self.text(name);
             self.out.push(STACK_GLOBAL);
         } else {
-            self.out.push(GLOBAL);
-            self.out.extend_from_slice(module.as_bytes());
-            self.out.push(b'\n');
-            self.out.extend_from_slice(name.as_bytes());
-            self.out.push(b'\n');
+            self.text_global(module, name);
         }
         let index = self.memoize();
         self.memo.insert(key, index);
+    }
+
+    /// A global before protocol 4. GLOBAL cannot name a nested class (`Outer.Inner`), so, as
+    /// the stdlib does, that is `getattr(Outer, "Inner")`.
+    fn text_global(&mut self, module: &str, name: &str) {
+        match name.rsplit_once('.') {
+            Some((parent, last)) => {
+                self.std_global("builtins", "getattr");
+                // The enclosing class is memoized, as the stdlib does: its siblings reuse it.
+                let path = format!("{module}\n{parent}");
+                if let Some(&(_, index)) = self.parents.iter().find(|(p, _)| *p == path) {
+                    self.get(index);
+                } else {
+                    self.text_global(module, parent);
+                    let index = self.memoize();
+                    self.parents.push((path, index));
+                }
+                self.text(last);
+                self.out.extend_from_slice(&[TUPLE2, REDUCE]);
+            }
+            None => {
+                self.out.push(GLOBAL);
+                self.out.extend_from_slice(module.as_bytes());
+                self.out.push(b'\n');
+                self.out.extend_from_slice(name.as_bytes());
+                self.out.push(b'\n');
+            }
+        }
     }
 
     fn std_global(&mut self, module: &'static str, name: &'static str) {
