@@ -181,7 +181,7 @@ def test_recursive_structure_is_a_decode_error() -> None:
 
 
 def test_shared_references_decode_once() -> None:
-    # 2**40 paths through 40 levels of [x, x]: converted once per shared value, not per path.
+    # 2**40 paths through 40 levels of (x, x): converted once per shared value, not per path.
     parts = [b"\x80\x04N"]
     for index in range(40):
         parts.append(b"\x94h" + bytes([index]) + b"\x86")

@@ -554,8 +554,10 @@ impl<'a> Machine<'a> {
                 }
             }
             MEMOIZE => {
-                let index = self.memo.len() as u64;
-                self.put(index)?;
+                // The next free index: one entry per opcode byte, so the memo stays within
+                // the input's size.
+                let top = self.top()?;
+                self.memo.push(top);
             }
             BINPUT => {
                 let index = self.byte()?;
