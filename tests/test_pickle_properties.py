@@ -113,3 +113,10 @@ def test_records(rows: list[Row], protocol: int) -> None:
 @given(st.uuids(), st.decimals(allow_nan=False), PROTOCOLS)
 def test_uuid_and_decimal(ident: uuid.UUID, number: Decimal, protocol: int) -> None:
     round_trip(tuple[uuid.UUID, Decimal], (ident, number), protocol)
+
+
+@SETTINGS
+@given(st.lists(ANY, max_size=4), PROTOCOLS)
+def test_shared_references_stay_small(values: list[Any], protocol: int) -> None:
+    # Every object appears twice: pickle.dumps memoizes them, polycodec must not be larger.
+    round_trip(list[Any], values + values, protocol)

@@ -279,6 +279,11 @@ def test_shared_objects_stay_small() -> None:
     check_pickle(dict[str, list[Any]], value)
     check_pickle(list[str], [text] * 50)
     check_many(Point, [Point(1, 2)] * 10)
+    blob = bytearray(b"shared bytes " * 4)
+    moment = datetime.datetime(2020, 1, 1, tzinfo=datetime.timezone.utc)
+    for protocol in PROTOCOLS:
+        check_pickle(list[Any], [blob, blob, moment, moment, Decimal("1.5")] * 2, protocol)
+        check_pickle(list[bytearray], [blob, blob], protocol)
 
 
 def test_enum_members_and_classes_are_memoized() -> None:

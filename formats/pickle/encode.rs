@@ -355,6 +355,18 @@ impl<'f, 'p, 'o, 'py> Writer<'f, 'p, 'o, 'py> {
         self.out.push(REDUCE);
     }
 
+    /// A bytearray object, memoized like the stdlib memoizes it (the same bytearray met twice
+    /// is one object again after loading).
+    fn bytearray_object(&mut self, value: &Obj<'py>) {
+        let memo = self.recall(value);
+        if let Memo::Written = memo {
+            return;
+        }
+        let data = shape::bytes_like(value).unwrap_or_default();
+        self.bytearray(&data);
+        self.remember(memo, value);
+    }
+
     fn module_name(&mut self, module: &str) {
         if let Some(&(_, index)) = self.modules.iter().find(|(m, _)| m == module) {
             self.get(index);
@@ -538,8 +550,7 @@ impl<'f, 'p, 'o, 'py> Writer<'f, 'p, 'o, 'py> {
                     }
                     Ok(())
                 } else if value.is_instance_of::<PyByteArray>() {
-                    let data = shape::bytes_like(value).ok_or_else(|| mismatch(node, value))?;
-                    self.bytearray(&data);
+                    self.bytearray_object(value);
                     Ok(())
                 } else {
                     let data = shape::bytes_like(value).ok_or_else(|| mismatch(node, value))?;
@@ -1161,8 +1172,7 @@ impl<'f, 'p, 'o, 'py> Writer<'f, 'p, 'o, 'py> {
             return Ok(());
         }
         if value.is_exact_instance_of::<PyByteArray>() {
-            let data = shape::bytes_like(value).unwrap_or_default();
-            self.bytearray(&data);
+            self.bytearray_object(value);
             return Ok(());
         }
         let main: &'p Plan = self.main;
