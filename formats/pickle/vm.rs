@@ -623,3 +623,95 @@ fn long_value(data: &[u8]) -> Value<'_> {
     bytes[..data.len()].copy_from_slice(data);
     Value::Int(i64::from_le_bytes(bytes))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn error_of(input: &[u8]) -> String {
+        match run(input) {
+            Ok(_) => panic!("{input:?} ran"),
+            Err(err) => err.message,
+        }
+    }
+
+    #[test]
+    fn longs_are_twos_complement_little_endian() {
+        assert!(matches!(long_value(&[]), Value::Int(0)));
+        assert!(matches!(long_value(&[0xff]), Value::Int(-1)));
+        assert!(matches!(long_value(&[0x00, 0x80]), Value::Int(-32768)));
+        assert!(matches!(long_value(&[0x00, 0x80, 0x00]), Value::Int(32768)));
+        assert!(matches!(
+            long_value(&[0, 0, 0, 0, 0, 0, 0, 0x80]),
+            Value::Int(i64::MIN)
+        ));
+        assert!(matches!(long_value(&[0; 9]), Value::BigInt(_)));
+    }
+
+    #[test]
+    fn memo_gets_mark_values_shared() {
+        // [x, x] with x = "ab" through MEMOIZE/BINGET.
+        let (arena, root) = run(b"\x80\x04]\x94(\x8c\x02ab\x94h\x01e.")
+            .ok()
+            .expect("runs");
+        let Value::List(items) = arena.get(root) else {
+            panic!("not a list")
+        };
+        assert_eq!(items.len(), 2);
+        assert_eq!(items[0], items[1]);
+        assert!(arena.shared[items[0] as usize]);
+        assert!(!arena.shared[root as usize]);
+    }
+
+    #[test]
+    fn globals_and_calls_stay_inert() {
+        let (arena, root) = run(b"\x80\x04\x8c\x02os\x8c\x06system\x93\x8c\x01x\x85R.")
+            .ok()
+            .expect("runs");
+        let Value::Call { kind, func, .. } = arena.get(root) else {
+            panic!("not a call")
+        };
+        assert_eq!(*kind, CallKind::Reduce);
+        assert!(matches!(
+            arena.get(*func),
+            Value::Global {
+                module: b"os",
+                name: b"system"
+            }
+        ));
+    }
+
+    #[test]
+    fn containers_are_filled_in_place() {
+        let (arena, root) = run(b"\x80\x04}(K\x01K\x02K\x03K\x04u.").ok().expect("runs");
+        assert!(matches!(arena.get(root), Value::Dict(entries) if entries.len() == 2));
+        let (arena, root) = run(b"\x80\x04\x8f(K\x01K\x02\x90.").ok().expect("runs");
+        assert!(matches!(arena.get(root), Value::Set(items) if items.len() == 2));
+    }
+
+    #[test]
+    fn bad_input_is_an_error_not_a_panic() {
+        assert!(error_of(b"\x80\x04X\xff\xff\xff\x7f.").contains("exceeds"));
+        assert!(error_of(b"\x80\x04h\x00.").contains("never stored"));
+        assert!(error_of(b"\x80\x04Nr\xff\xff\xff\xff.").contains("out of range"));
+        assert!(error_of(b"\x80\x04(e.").contains("underflow"));
+        assert!(error_of(b"\x80\x04NNs.").contains("underflow"));
+        assert!(error_of(b"\x80\x04N.N").contains("trailing"));
+        assert!(error_of(b"\x80\x04N").contains("truncated"));
+        assert!(error_of(b"\x80\x04N(").contains("truncated"));
+        assert!(error_of(b"\x80\x02(i__main__\nX\n.").contains("INST"));
+        for opcode in [EXT1, EXT2, EXT4, PERSID, BINPERSID, NEXT_BUFFER] {
+            assert!(run(&[PROTO, 5, opcode, 0, 0, 0, 0, STOP]).is_err());
+        }
+    }
+
+    #[test]
+    fn deep_nesting_does_not_recurse() {
+        let depth = 200_000;
+        let mut input = vec![PROTO, 4];
+        input.extend(std::iter::repeat(EMPTY_LIST).take(depth));
+        input.extend(std::iter::repeat(APPEND).take(depth - 1));
+        input.push(STOP);
+        assert!(run(&input).is_ok());
+    }
+}
