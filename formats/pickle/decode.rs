@@ -46,7 +46,8 @@ pub fn decode_many<'py>(
     let (arena, root) = vm::run(input).map_err(machine_error)?;
     let mut converter = Converter::new(fmt, py, plan, strict, &arena);
     let items = match arena.get(root) {
-        Value::List(items) | Value::Tuple(items) => items,
+        Value::List(items) => items.as_slice(),
+        Value::Tuple(items) => items.as_slice(),
         other => {
             return Err(Error::validation(format!(
                 "expected a pickled list for decode_many, got {}",
@@ -206,12 +207,12 @@ impl<'a, 'v, 'f, 'p, 'py> Converter<'a, 'v, 'f, 'p, 'py> {
         }
         let arena: &'v Arena<'a> = self.arena;
         let size = nested(depth, || match arena.get(id) {
-            Value::List(items)
-            | Value::Tuple(items)
-            | Value::Set(items)
-            | Value::FrozenSet(items) => items.iter().fold(1u64, |total, &item| {
-                total.saturating_add(self.unfolded_size(item, depth + 1))
-            }),
+            value @ (Value::List(_) | Value::Tuple(_) | Value::Set(_) | Value::FrozenSet(_)) => {
+                let items = value.items().unwrap_or_default();
+                items.iter().fold(1u64, |total, &item| {
+                    total.saturating_add(self.unfolded_size(item, depth + 1))
+                })
+            }
             Value::Dict(entries) => entries.iter().fold(1u64, |total, &(key, item)| {
                 total
                     .saturating_add(self.unfolded_size(key, depth + 1))
@@ -234,6 +235,9 @@ impl<'a, 'v, 'f, 'p, 'py> Converter<'a, 'v, 'f, 'p, 'py> {
 
     fn value(&mut self, id: Id, node: NodeId) -> Result<Obj<'py>> {
         if !self.arena.shared[id as usize] {
+            if let Some(done) = self.plain_scalar(id, node) {
+                return done;
+            }
             return self.convert(id, node);
         }
         match self.shared.get(&(id, node)) {
@@ -252,6 +256,28 @@ impl<'a, 'v, 'f, 'p, 'py> Converter<'a, 'v, 'f, 'p, 'py> {
             Err(_) => self.shared.remove(&(id, node)),
         };
         result
+    }
+
+    /// The common scalar fields without the general dispatch: a str, int, float or bool at a
+    /// position of exactly that type with no constraint. `None` when the general path decides.
+    #[inline]
+    fn plain_scalar(&self, id: Id, node: NodeId) -> Option<Result<Obj<'py>>> {
+        let py = self.ctx.py;
+        match (self.arena.get(id), self.ctx.plan.node(node)) {
+            (Value::Str(bytes), Node::Str(spec)) if spec.is_unconstrained() && bytes.is_ascii() => {
+                Some(py::new_str(py, bytes, true).map_err(Error::from))
+            }
+            (Value::Int(number), Node::Int(bounds)) if *bounds == Default::default() => {
+                Some(Ok(number.into_pyobject(py).map(|n| n.into_any()).ok()?))
+            }
+            (Value::Float(number), Node::Float(bounds)) if *bounds == Default::default() => {
+                Some(Ok(PyFloat::new(py, *number).into_any()))
+            }
+            (Value::Bool(flag), Node::Bool) => Some(Ok(pyo3::types::PyBool::new(py, *flag)
+                .to_owned()
+                .into_any())),
+            _ => None,
+        }
     }
 
     fn enter(&mut self) -> Result<()> {
@@ -351,7 +377,7 @@ impl<'a, 'v, 'f, 'p, 'py> Converter<'a, 'v, 'f, 'p, 'py> {
 
     fn tuple_items(&self, id: Id) -> Option<&'v [Id]> {
         match self.arena.get(id) {
-            Value::Tuple(items) => Some(items),
+            Value::Tuple(items) => Some(items.as_slice()),
             _ => None,
         }
     }
@@ -431,10 +457,8 @@ impl<'a, 'v, 'f, 'p, 'py> Converter<'a, 'v, 'f, 'p, 'py> {
                 Node::Bytes(spec) => make_bytes(py, spec, data),
                 _ => Err(self.mismatch(node, id)),
             },
-            Value::List(items)
-            | Value::Tuple(items)
-            | Value::Set(items)
-            | Value::FrozenSet(items) => {
+            Value::List(_) | Value::Tuple(_) | Value::Set(_) | Value::FrozenSet(_) => {
+                let items: &'v [Id] = value.items().unwrap_or_default();
                 match node {
                     Node::Sequence(spec) => {
                         self.level(|this| this.sequence(items, spec.item, spec.kind, &spec.length))
@@ -987,13 +1011,11 @@ impl<'a, 'v, 'f, 'p, 'py> Converter<'a, 'v, 'f, 'p, 'py> {
         let args = self.args(call, "set")?;
         match args {
             [] => Ok(&[]),
-            [items] => match self.arena.get(*items) {
-                Value::List(items)
-                | Value::Tuple(items)
-                | Value::Set(items)
-                | Value::FrozenSet(items) => Ok(items),
-                _ => Err(Error::decode("malformed pickle: set() of a non-list")),
-            },
+            [items] => self
+                .arena
+                .get(*items)
+                .items()
+                .ok_or_else(|| Error::decode("malformed pickle: set() of a non-list")),
             _ => Err(Error::decode(
                 "malformed pickle: set() with several arguments",
             )),

@@ -7,10 +7,16 @@
 //! before anything is allocated for it, and the machine never recurses, so any input runs in
 //! time and memory linear in its size.
 
+use smallvec::SmallVec;
+
 use super::ops::*;
 
 /// An index into the arena.
 pub type Id = u32;
+
+/// A tuple's items: most tuples in a pickle have 1 to 3 (call arguments, slot states), so they
+/// are kept inline instead of in one allocation each.
+pub type TupleItems = SmallVec<[Id; 4]>;
 
 /// Which opcode made a call node.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -34,7 +40,7 @@ pub enum Value<'a> {
     Bytes(&'a [u8]),
     ByteArray(&'a [u8]),
     List(Vec<Id>),
-    Tuple(Vec<Id>),
+    Tuple(TupleItems),
     Dict(Vec<(Id, Id)>),
     Set(Vec<Id>),
     FrozenSet(Vec<Id>),
@@ -56,6 +62,17 @@ pub enum Value<'a> {
 pub struct Arena<'a> {
     pub values: Vec<Value<'a>>,
     pub shared: Vec<bool>,
+}
+
+impl Value<'_> {
+    /// The items of a list, tuple, set or frozenset.
+    pub fn items(&self) -> Option<&[Id]> {
+        match self {
+            Value::List(items) | Value::Set(items) | Value::FrozenSet(items) => Some(items),
+            Value::Tuple(items) => Some(items),
+            _ => None,
+        }
+    }
 }
 
 impl<'a> Arena<'a> {
@@ -300,7 +317,7 @@ impl<'a> Machine<'a> {
         Ok(())
     }
 
-    fn tuple(&mut self, items: Vec<Id>) -> Step<()> {
+    fn tuple(&mut self, items: TupleItems) -> Step<()> {
         self.push_value(Value::Tuple(items)).map(|_| ())
     }
 
@@ -450,17 +467,19 @@ impl<'a> Machine<'a> {
                 let items = self.pop_mark()?;
                 self.push_value(Value::List(items))?;
             }
-            EMPTY_TUPLE => self.tuple(Vec::new())?,
+            EMPTY_TUPLE => self.tuple(TupleItems::new())?,
             TUPLE => {
                 let items = self.pop_mark()?;
-                self.tuple(items)?;
+                self.tuple(TupleItems::from_vec(items))?;
             }
             TUPLE1 | TUPLE2 | TUPLE3 => {
                 let count = usize::from(opcode - TUPLE1 + 1);
                 if self.stack.len() < self.floor() + count {
                     return Err("stack underflow".into());
                 }
-                let items = self.stack.split_off(self.stack.len() - count);
+                let start = self.stack.len() - count;
+                let items = TupleItems::from_slice(&self.stack[start..]);
+                self.stack.truncate(start);
                 self.tuple(items)?;
             }
             EMPTY_DICT => {
