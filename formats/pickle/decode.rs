@@ -1,9 +1,10 @@
 //! The safe typed unpickler: converts the inert arena the pickle machine built (`vm.rs`) into
 //! Python objects, led by the plan. A call node becomes an object only where the plan expects
 //! exactly that class or standard constructor; everything else is refused with a DecodeError,
-//! and no module is imported and no callable named by the pickle is ever called. Objects are
-//! created the way the other formats create them (records through `RecordBuilder`), never by
-//! calling what the pickle names.
+//! and no module is imported and no callable the pickle provides is ever called. Objects are
+//! created the way the other formats create them (records through `RecordBuilder`, from the
+//! plan's own class objects) or by a fixed list of standard constructors (datetime types,
+//! `Decimal(str)`, `UUID` from its int, `ZoneInfo(key)`), never through a global's name.
 
 use std::borrow::Cow;
 
