@@ -5,6 +5,7 @@
 //! instance without running `__init__`, setting an attribute past a frozen class's `__setattr__`).
 
 pub mod msgpack;
+pub mod pickle;
 pub mod temporal;
 
 use std::ptr::NonNull;

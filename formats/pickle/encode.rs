@@ -1,0 +1,1202 @@
+//! The pickle encoder: walks the plan and the Python object together and writes the opcodes the
+//! stdlib pickler writes for the same objects, into one buffer, without calling `__reduce_ex__`.
+//!
+//! Memoization follows the stdlib where it saves bytes and skips it where it cannot: a class,
+//! a field name, a module name or any object that may be met again (more than one reference)
+//! is memoized and written as a GET the next time; an object only its container refers to
+//! cannot appear twice, so it gets no memo entry (one byte less than `pickle.dumps`).
+
+use pyo3::prelude::*;
+use pyo3::types::{
+    PyBool, PyByteArray, PyBytes, PyDate, PyDateAccess, PyDateTime, PyDelta, PyDeltaAccess, PyDict,
+    PyFloat, PyFrozenSet, PyInt, PyList, PySet, PyString, PyTime, PyTimeAccess, PyTuple,
+    PyTzInfoAccess,
+};
+
+use super::ops::*;
+use super::{KeyMap, Pickle, StateForm};
+use crate::errors::{Error, ErrorKind, Result};
+use crate::plan::{EnumSpec, LiteralValue, Node, NodeId, Plan, RecordKind, RecordSpec};
+use crate::py::{self, Obj};
+use crate::shape;
+use crate::values::{nested, MAX_DEPTH};
+
+/// Encodes `value` as the plan's root type: one pickle.
+pub fn encode_one(fmt: &Pickle, plan: &Plan, value: &Obj<'_>, out: &mut Vec<u8>) -> Result<()> {
+    let mut writer = Writer::new(fmt, plan, out);
+    writer.header();
+    writer.value(plan, plan.root, value)?;
+    writer.out.push(STOP);
+    Ok(())
+}
+
+/// Encodes a sequence of root-type values as one pickled list.
+pub fn encode_many(fmt: &Pickle, plan: &Plan, values: &Obj<'_>, out: &mut Vec<u8>) -> Result<()> {
+    let mut writer = Writer::new(fmt, plan, out);
+    writer.header();
+    writer.out.push(EMPTY_LIST);
+    let mark = writer.open_batch();
+    let mut count = 0;
+    shape::for_each_item(values, |item| {
+        let result = writer
+            .value(plan, plan.root, item)
+            .map_err(|e| e.at_index(count));
+        count += 1;
+        result
+    })?;
+    writer.close_batch(mark, count, APPEND, APPENDS);
+    writer.out.push(STOP);
+    Ok(())
+}
+
+/// What a memo entry stands for.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+enum Key {
+    /// A Python object, by address (kept alive in `Writer::keep` while the address is in use).
+    Object(usize),
+    /// A global of the standard library, by module and name.
+    Global(&'static str, &'static str),
+    /// A constant string argument (`"latin1"`, `"int"`).
+    Text(&'static str),
+}
+
+/// Whether an object may be met again in the same pickle: besides the reference the encoder
+/// holds, something other than its one container refers to it.
+#[inline]
+fn may_recur(value: &Obj<'_>) -> bool {
+    py::pickle::reference_count(value) > 2
+}
+
+struct Writer<'f, 'p, 'o, 'py> {
+    fmt: &'f Pickle,
+    /// The codec's own plan (its records have precomputed pickle info); values under `Any`
+    /// are written with plans of their own.
+    main: &'p Plan,
+    out: &'o mut Vec<u8>,
+    protocol: u8,
+    depth: usize,
+    memo_len: u32,
+    memo: KeyMap<Key, u32>,
+    modules: Vec<(String, u32)>,
+    /// Enclosing classes of nested classes written before protocol 4 (`module\nqualname`).
+    parents: Vec<(String, u32)>,
+    /// Objects whose addresses are memo keys, held so that no address is reused meanwhile.
+    keep: Vec<Obj<'py>>,
+}
+
+/// How a value is to be written with respect to the memo.
+enum Memo {
+    /// Already in the memo: a GET was written.
+    Written,
+    /// Write it, then memoize it under this address.
+    Remember(usize),
+    /// Write it; it cannot be met again.
+    Once,
+}
+
+fn mismatch(node: &Node, value: &Obj<'_>) -> Error {
+    Error::expected(ErrorKind::Encode, node.describe(), &shape::type_name(value))
+}
+
+impl<'f, 'p, 'o, 'py> Writer<'f, 'p, 'o, 'py> {
+    fn new(fmt: &'f Pickle, plan: &'p Plan, out: &'o mut Vec<u8>) -> Self {
+        Writer {
+            fmt,
+            main: plan,
+            out,
+            protocol: fmt.protocol,
+            depth: 0,
+            memo_len: 0,
+            memo: KeyMap::default(),
+            modules: Vec::new(),
+            parents: Vec::new(),
+            keep: Vec::new(),
+        }
+    }
+
+    fn header(&mut self) {
+        self.out.push(PROTO);
+        self.out.push(self.protocol);
+    }
+
+    // ---- memo ----
+
+    fn memoize(&mut self) -> u32 {
+        let index = self.memo_len;
+        self.memo_len += 1;
+        if self.protocol >= 4 {
+            self.out.push(MEMOIZE);
+        } else if index < 256 {
+            self.out.extend_from_slice(&[BINPUT, index as u8]);
+        } else {
+            self.out.push(LONG_BINPUT);
+            self.out.extend_from_slice(&index.to_le_bytes());
+        }
+        index
+    }
+
+    fn get(&mut self, index: u32) {
+        if index < 256 {
+            self.out.extend_from_slice(&[BINGET, index as u8]);
+        } else {
+            self.out.push(LONG_BINGET);
+            self.out.extend_from_slice(&index.to_le_bytes());
+        }
+    }
+
+    #[inline]
+    fn recall(&mut self, value: &Obj<'py>) -> Memo {
+        if !may_recur(value) {
+            return Memo::Once;
+        }
+        let address = value.as_ptr() as usize;
+        match self.memo.get(&Key::Object(address)) {
+            Some(&index) => {
+                self.get(index);
+                Memo::Written
+            }
+            None => Memo::Remember(address),
+        }
+    }
+
+    #[inline]
+    fn remember(&mut self, memo: Memo, value: &Obj<'py>) {
+        if let Memo::Remember(address) = memo {
+            let index = self.memoize();
+            self.memo.insert(Key::Object(address), index);
+            self.keep.push(value.clone());
+        }
+    }
+
+    /// A memoized constant: written once, then fetched.
+    fn constant(&mut self, key: Key, write: impl FnOnce(&mut Self)) {
+        if let Some(&index) = self.memo.get(&key) {
+            self.get(index);
+            return;
+        }
+        write(self);
+        let index = self.memoize();
+        self.memo.insert(key, index);
+    }
+
+    // ---- primitives ----
+
+    fn open_batch(&mut self) -> usize {
+        let mark = self.out.len();
+        self.out.push(MARK);
+        mark
+    }
+
+    /// Ends the items written after `mark`: none leaves nothing, one uses the single-item
+    /// opcode (the MARK removed), more use the batch opcode.
+    fn close_batch(&mut self, mark: usize, count: usize, single: u8, many: u8) {
+        match count {
+            0 => self.out.truncate(mark),
+            1 => {
+                self.out.remove(mark);
+                self.out.push(single);
+            }
+            _ => self.out.push(many),
+        }
+    }
+
+    fn none(&mut self) {
+        self.out.push(NONE);
+    }
+
+    fn bool(&mut self, flag: bool) {
+        self.out.push(if flag { NEWTRUE } else { NEWFALSE });
+    }
+
+    fn int(&mut self, value: i64) {
+        if (0..256).contains(&value) {
+            self.out.extend_from_slice(&[BININT1, value as u8]);
+        } else if (0..65536).contains(&value) {
+            self.out.push(BININT2);
+            self.out.extend_from_slice(&(value as u16).to_le_bytes());
+        } else if i32::try_from(value).is_ok() {
+            self.out.push(BININT);
+            self.out.extend_from_slice(&(value as i32).to_le_bytes());
+        } else {
+            self.long(value as i128);
+        }
+    }
+
+    /// LONG1 with the fewest two's-complement bytes, exactly as `pickle.encode_long`.
+    fn long(&mut self, value: i128) {
+        let bits = 128 - value.unsigned_abs().leading_zeros() as usize;
+        let mut length = bits / 8 + 1;
+        let bytes = value.to_le_bytes();
+        if value < 0 && length > 1 && bytes[length - 1] == 0xff && bytes[length - 2] & 0x80 != 0 {
+            length -= 1;
+        }
+        if value == 0 {
+            length = 0;
+        }
+        self.out.extend_from_slice(&[LONG1, length as u8]);
+        self.out.extend_from_slice(&bytes[..length]);
+    }
+
+    /// An int beyond 64 bits: its bytes come from `int.to_bytes`.
+    fn big_int(&mut self, value: &Obj<'py>) -> Result<()> {
+        if let Ok(wide) = value.extract::<i128>() {
+            self.long(wide);
+            return Ok(());
+        }
+        let py = value.py();
+        let bits: usize = value.call_method0("bit_length")?.extract()?;
+        let mut length = bits / 8 + 1;
+        let signed = pyo3::types::PyDict::new(py);
+        signed.set_item("signed", true)?;
+        let data = value.call_method("to_bytes", (length, "little"), Some(&signed))?;
+        let data = data.cast::<PyBytes>().map_err(PyErr::from)?.as_bytes();
+        let negative = data.last().is_some_and(|b| b & 0x80 != 0);
+        if negative && length > 1 && data[length - 1] == 0xff && data[length - 2] & 0x80 != 0 {
+            length -= 1;
+        }
+        if length < 256 {
+            self.out.extend_from_slice(&[LONG1, length as u8]);
+        } else {
+            self.out.push(LONG4);
+            self.out.extend_from_slice(&(length as u32).to_le_bytes());
+        }
+        self.out.extend_from_slice(&data[..length]);
+        Ok(())
+    }
+
+    fn float(&mut self, value: f64) {
+        self.out.push(BINFLOAT);
+        self.out.extend_from_slice(&value.to_be_bytes());
+    }
+
+    fn text(&mut self, text: &str) {
+        let bytes = text.as_bytes();
+        let length = bytes.len();
+        if self.protocol >= 4 && length < 256 {
+            self.out
+                .extend_from_slice(&[SHORT_BINUNICODE, length as u8]);
+        } else if let Ok(length) = u32::try_from(length) {
+            self.out.push(BINUNICODE);
+            self.out.extend_from_slice(&length.to_le_bytes());
+        } else {
+            self.out.push(BINUNICODE8);
+            self.out.extend_from_slice(&(length as u64).to_le_bytes());
+        }
+        self.out.extend_from_slice(bytes);
+    }
+
+    /// A `str` object: through the memo, as the stdlib memoizes every str.
+    fn str_object(&mut self, value: &Obj<'py>) -> Result<()> {
+        let memo = self.recall(value);
+        if let Memo::Written = memo {
+            return Ok(());
+        }
+        let text = value.cast::<PyString>().map_err(PyErr::from)?;
+        match py::str_utf8(text) {
+            Ok(utf8) => self.text(utf8),
+            Err(_) => {
+                // Lone surrogates: pickle writes them with "surrogatepass", as we do.
+                let encoded = value.call_method1("encode", ("utf-8", "surrogatepass"))?;
+                let data = encoded.cast::<PyBytes>().map_err(PyErr::from)?.as_bytes();
+                self.out.push(BINUNICODE);
+                self.out
+                    .extend_from_slice(&(data.len() as u32).to_le_bytes());
+                self.out.extend_from_slice(data);
+            }
+        }
+        self.remember(memo, value);
+        Ok(())
+    }
+
+    /// A `bytes` value. Protocol 2 has no bytes opcodes: the stdlib writes
+    /// `_codecs.encode(text, "latin1")` (and `bytes()` when empty), as we do.
+    fn bytes(&mut self, data: &[u8]) {
+        if self.protocol >= 3 {
+            let length = data.len();
+            if length < 256 {
+                self.out.extend_from_slice(&[SHORT_BINBYTES, length as u8]);
+            } else if let Ok(length) = u32::try_from(length) {
+                self.out.push(BINBYTES);
+                self.out.extend_from_slice(&length.to_le_bytes());
+            } else {
+                self.out.push(BINBYTES8);
+                self.out.extend_from_slice(&(length as u64).to_le_bytes());
+            }
+            self.out.extend_from_slice(data);
+            return;
+        }
+        if data.is_empty() {
+            self.std_global("builtins", "bytes");
+            self.out.extend_from_slice(&[EMPTY_TUPLE, REDUCE]);
+            return;
+        }
+        self.std_global("_codecs", "encode");
+        let latin1: String = data.iter().map(|&b| char::from(b)).collect();
+        self.text(&latin1);
+        self.constant(Key::Text("latin1"), |w| w.text("latin1"));
+        self.out.extend_from_slice(&[TUPLE2, REDUCE]);
+    }
+
+    fn bytearray(&mut self, data: &[u8]) {
+        if self.protocol >= 5 {
+            self.out.push(BYTEARRAY8);
+            self.out
+                .extend_from_slice(&(data.len() as u64).to_le_bytes());
+            self.out.extend_from_slice(data);
+            return;
+        }
+        self.std_global("builtins", "bytearray");
+        if data.is_empty() {
+            self.out.push(EMPTY_TUPLE);
+        } else {
+            self.bytes(data);
+            self.out.push(TUPLE1);
+        }
+        self.out.push(REDUCE);
+    }
+
+    /// A bytearray object, memoized like the stdlib memoizes it (the same bytearray met twice
+    /// is one object again after loading).
+    fn bytearray_object(&mut self, value: &Obj<'py>) {
+        let memo = self.recall(value);
+        if let Memo::Written = memo {
+            return;
+        }
+        let data = shape::bytes_like(value).unwrap_or_default();
+        self.bytearray(&data);
+        self.remember(memo, value);
+    }
+
+    fn module_name(&mut self, module: &str) {
+        if let Some(&(_, index)) = self.modules.iter().find(|(m, _)| m == module) {
+            self.get(index);
+            return;
+        }
+        self.text(module);
+        let index = self.memoize();
+        self.modules.push((module.to_owned(), index));
+    }
+
+    /// Pushes a global (memoized: later uses are a GET).
+    fn global(&mut self, key: Key, module: &str, name: &str) {
+        if let Some(&index) = self.memo.get(&key) {
+            self.get(index);
+            return;
+        }
+        if self.protocol >= 4 {
+            self.module_name(module);
+            self.text(name);
+            self.out.push(STACK_GLOBAL);
+        } else {
+            self.text_global(module, name);
+        }
+        let index = self.memoize();
+        self.memo.insert(key, index);
+    }
+
+    /// A global before protocol 4. GLOBAL cannot name a nested class (`Outer.Inner`), so, as
+    /// the stdlib does, that is `getattr(Outer, "Inner")`.
+    fn text_global(&mut self, module: &str, name: &str) {
+        match name.rsplit_once('.') {
+            Some((parent, last)) => {
+                self.std_global("builtins", "getattr");
+                // The enclosing class is memoized, as the stdlib does: its siblings reuse it.
+                let path = format!("{module}\n{parent}");
+                if let Some(&(_, index)) = self.parents.iter().find(|(p, _)| *p == path) {
+                    self.get(index);
+                } else {
+                    self.text_global(module, parent);
+                    let index = self.memoize();
+                    self.parents.push((path, index));
+                }
+                self.text(last);
+                self.out.extend_from_slice(&[TUPLE2, REDUCE]);
+            }
+            None => {
+                self.out.push(GLOBAL);
+                self.out.extend_from_slice(module.as_bytes());
+                self.out.push(b'\n');
+                self.out.extend_from_slice(name.as_bytes());
+                self.out.push(b'\n');
+            }
+        }
+    }
+
+    fn std_global(&mut self, module: &'static str, name: &'static str) {
+        self.global(Key::Global(module, name), module, name);
+    }
+
+    fn class_global(&mut self, cls: &Py<PyAny>, module: &str, qualname: &str) {
+        self.global(Key::Object(cls.as_ptr() as usize), module, qualname);
+    }
+
+    /// Closes a tuple of `count` items pushed on the stack after `mark` (`None`: no MARK was
+    /// written, the count is 0 to 3).
+    fn close_tuple(&mut self, mark: Option<usize>, count: usize) {
+        match (mark, count) {
+            (_, 0) => {
+                if let Some(mark) = mark {
+                    self.out.truncate(mark);
+                }
+                self.out.push(EMPTY_TUPLE);
+            }
+            (None, 1) => self.out.push(TUPLE1),
+            (None, 2) => self.out.push(TUPLE2),
+            (None, 3) => self.out.push(TUPLE3),
+            _ => self.out.push(TUPLE),
+        }
+    }
+
+    fn enter(&mut self) -> Result<()> {
+        self.depth += 1;
+        if self.depth > MAX_DEPTH {
+            return Err(Error::encode(format!(
+                "value nested deeper than {MAX_DEPTH} levels (a reference cycle?)"
+            )));
+        }
+        Ok(())
+    }
+
+    // ---- plan-driven values ----
+
+    fn value(&mut self, plan: &Plan, id: NodeId, value: &Obj<'py>) -> Result<()> {
+        let node = plan.node(id);
+        match node {
+            Node::Str(_) => {
+                if value.is_instance_of::<PyString>() {
+                    self.str_object(value)
+                } else {
+                    Err(mismatch(node, value))
+                }
+            }
+            Node::Int(_) => self.int_value(node, value),
+            Node::Float(_) => {
+                if let Ok(float) = value.cast::<PyFloat>() {
+                    self.float(float.value());
+                    Ok(())
+                } else {
+                    self.int_value(node, value)
+                }
+            }
+            Node::Bool => match value.cast::<PyBool>() {
+                Ok(flag) => {
+                    self.bool(flag.is_true());
+                    Ok(())
+                }
+                Err(_) => Err(mismatch(node, value)),
+            },
+            Node::None => {
+                if value.is_none() {
+                    self.none();
+                    Ok(())
+                } else {
+                    Err(mismatch(node, value))
+                }
+            }
+            Node::Record(spec) => nested(self.depth, || self.record(plan, id, spec, value)),
+            Node::Sequence(spec) => {
+                if !shape::is_array_like(value) {
+                    return Err(mismatch(node, value));
+                }
+                nested(self.depth, || self.collection(plan, spec.item, value))
+            }
+            Node::Tuple(items) => nested(self.depth, || self.fixed_tuple(plan, node, items, value)),
+            Node::Dict(spec) => match value.cast::<PyDict>() {
+                Ok(dict) => nested(self.depth, || self.dict(plan, spec.key, spec.value, dict)),
+                Err(_) => Err(mismatch(node, value)),
+            },
+            Node::Union(spec) => {
+                let variant =
+                    shape::pick_variant(plan, spec, value).ok_or_else(|| mismatch(node, value))?;
+                self.value(plan, variant, value)
+            }
+            Node::TaggedUnion(spec) => {
+                for (_, record_id) in &spec.tags {
+                    if let Node::Record(record) = plan.node(*record_id) {
+                        if shape::is_record(record, value) {
+                            return nested(self.depth, || {
+                                self.record(plan, *record_id, record, value)
+                            });
+                        }
+                    }
+                }
+                Err(mismatch(node, value))
+            }
+            Node::Any => self.any(value),
+            Node::Enum(spec) => self.enum_member(spec, value),
+            Node::Literal(spec) => {
+                let literal = shape::literal_of(value)
+                    .filter(|v| spec.find(v).is_some())
+                    .ok_or_else(|| {
+                        Error::encode(format!(
+                            "expected {}, got {}",
+                            spec.describe_values(),
+                            value.repr().map(|r| r.to_string()).unwrap_or_default()
+                        ))
+                    })?;
+                match literal {
+                    LiteralValue::Str(_) => self.str_object(value)?,
+                    LiteralValue::Int(number) => self.int(number),
+                    LiteralValue::Bool(flag) => self.bool(flag),
+                }
+                Ok(())
+            }
+            Node::Bytes(_) => {
+                if let Ok(bytes) = value.cast::<PyBytes>() {
+                    let memo = self.recall(value);
+                    if !matches!(memo, Memo::Written) {
+                        self.bytes(bytes.as_bytes());
+                        self.remember(memo, value);
+                    }
+                    Ok(())
+                } else if value.is_instance_of::<PyByteArray>() {
+                    self.bytearray_object(value);
+                    Ok(())
+                } else {
+                    let data = shape::bytes_like(value).ok_or_else(|| mismatch(node, value))?;
+                    self.bytes(&data);
+                    Ok(())
+                }
+            }
+            Node::DateTime(_) => match value.cast::<PyDateTime>() {
+                Ok(datetime) => self.datetime(value, datetime),
+                Err(_) => Err(mismatch(node, value)),
+            },
+            Node::Date => match value.cast::<PyDate>() {
+                Ok(date) if !value.is_instance_of::<PyDateTime>() => {
+                    self.date(value, date);
+                    Ok(())
+                }
+                _ => Err(mismatch(node, value)),
+            },
+            Node::Time(_) => match value.cast::<PyTime>() {
+                Ok(time) => self.time(value, time),
+                Err(_) => Err(mismatch(node, value)),
+            },
+            Node::TimeDelta => match value.cast::<PyDelta>() {
+                Ok(delta) => {
+                    self.timedelta(value, delta);
+                    Ok(())
+                }
+                Err(_) => Err(mismatch(node, value)),
+            },
+            Node::Uuid => {
+                if shape::is_uuid(value) {
+                    self.uuid(value)
+                } else {
+                    Err(mismatch(node, value))
+                }
+            }
+            Node::Decimal(_) => {
+                if shape::is_decimal(value) {
+                    self.decimal(value)
+                } else {
+                    Err(mismatch(node, value))
+                }
+            }
+        }
+    }
+
+    fn int_value(&mut self, node: &Node, value: &Obj<'py>) -> Result<()> {
+        if !value.is_instance_of::<PyInt>() || value.is_instance_of::<PyBool>() {
+            return Err(mismatch(node, value));
+        }
+        match py::int_as_i64(value) {
+            Some(number) => {
+                self.int(number);
+                Ok(())
+            }
+            None => self.big_int(value),
+        }
+    }
+
+    fn enum_member(&mut self, spec: &EnumSpec, value: &Obj<'py>) -> Result<()> {
+        let py = value.py();
+        let Some(member) = spec.members.iter().find(|m| m.member.bind(py).is(value)) else {
+            return Err(Error::encode(format!(
+                "expected a member of {}, got {}",
+                spec.name,
+                value.repr().map(|r| r.to_string()).unwrap_or_default()
+            )));
+        };
+        let memo = self.recall(value);
+        if let Memo::Written = memo {
+            return Ok(());
+        }
+        self.class_global(&spec.cls, &spec.module, &spec.name);
+        match &member.value {
+            LiteralValue::Str(_) | LiteralValue::Bool(_) => {
+                // The member's own value object, so a str value shared elsewhere is memoized.
+                let raw = value.getattr(pyo3::intern!(py, "_value_"))?;
+                self.any(&raw)?;
+            }
+            LiteralValue::Int(number) => self.int(*number),
+        }
+        self.out.extend_from_slice(&[TUPLE1, REDUCE]);
+        self.remember(memo, value);
+        Ok(())
+    }
+
+    fn state_form(
+        &self,
+        py: Python<'py>,
+        plan: &Plan,
+        id: NodeId,
+        spec: &RecordSpec,
+    ) -> Result<StateForm> {
+        if std::ptr::eq(plan, self.main) {
+            return Ok(self.fmt.record(id).state);
+        }
+        if spec.kind != RecordKind::Dataclass || !spec.slots {
+            return Ok(StateForm::Dict);
+        }
+        let ours = py
+            .import("dataclasses")?
+            .getattr("_dataclass_setstate")
+            .ok();
+        let theirs = spec.cls.bind(py).getattr("__setstate__").ok();
+        Ok(match (ours, theirs) {
+            (Some(ours), Some(theirs)) if ours.is(&theirs) => StateForm::List,
+            _ => StateForm::SlotsTuple,
+        })
+    }
+
+    fn record(
+        &mut self,
+        plan: &Plan,
+        id: NodeId,
+        spec: &RecordSpec,
+        value: &Obj<'py>,
+    ) -> Result<()> {
+        if !shape::is_record(spec, value) {
+            return Err(Error::encode(format!(
+                "expected {}, got {}",
+                spec.qualname,
+                shape::type_name(value)
+            )));
+        }
+        let memo = self.recall(value);
+        if let Memo::Written = memo {
+            return Ok(());
+        }
+        self.enter()?;
+        let py = value.py();
+        let mut source = shape::FieldSource::new(spec, value)?;
+        match spec.kind {
+            RecordKind::TypedDict => {
+                self.out.push(EMPTY_DICT);
+                let mark = self.open_batch();
+                let mut count = 0;
+                for (index, field) in spec.fields.iter().enumerate() {
+                    let Some(item) = source.get(spec, index, value)? else {
+                        continue;
+                    };
+                    self.field_name(py, &field.name);
+                    self.value(plan, field.node, &item)
+                        .map_err(|e| e.at_field(&field.wire_name))?;
+                    count += 1;
+                }
+                self.close_batch(mark, count, SETITEM, SETITEMS);
+            }
+            RecordKind::NamedTuple => {
+                self.class_global(&spec.cls, &spec.module, &spec.qualname);
+                let count = spec.fields.len();
+                let mark = (count > 3).then(|| self.open_batch());
+                for (index, field) in spec.fields.iter().enumerate() {
+                    let item = source.get(spec, index, value)?.ok_or_else(|| {
+                        Error::encode(format!("missing field `{}`", field.wire_name))
+                    })?;
+                    self.value(plan, field.node, &item)
+                        .map_err(|e| e.at_index(index))?;
+                }
+                self.close_tuple(mark, count);
+                self.out.push(NEWOBJ);
+            }
+            RecordKind::Dataclass => {
+                self.class_global(&spec.cls, &spec.module, &spec.qualname);
+                self.out.extend_from_slice(&[EMPTY_TUPLE, NEWOBJ]);
+                let form = self.state_form(py, plan, id, spec)?;
+                let state_start = self.out.len();
+                match form {
+                    StateForm::List => self.out.push(EMPTY_LIST),
+                    StateForm::SlotsTuple => self.out.extend_from_slice(&[NONE, EMPTY_DICT]),
+                    StateForm::Dict => self.out.push(EMPTY_DICT),
+                }
+                let mark = self.open_batch();
+                let mut count = 0;
+                for (index, field) in spec.fields.iter().enumerate() {
+                    let item = match source.get(spec, index, value) {
+                        Ok(Some(item)) => item,
+                        Ok(None) => continue,
+                        // An `init=False` field never set has no value to carry.
+                        Err(_) if !field.on_wire && form != StateForm::List => {
+                            PyErr::take(py);
+                            continue;
+                        }
+                        Err(err) => return Err(err),
+                    };
+                    if form != StateForm::List {
+                        self.field_name(py, &field.name);
+                    }
+                    self.value(plan, field.node, &item)
+                        .map_err(|e| e.at_field(&field.wire_name))?;
+                    count += 1;
+                }
+                if count == 0 {
+                    // No state at all: the stdlib writes no BUILD for an empty `__dict__`.
+                    self.out.truncate(state_start);
+                } else if form == StateForm::List {
+                    self.close_batch(mark, count, APPEND, APPENDS);
+                    self.out.push(BUILD);
+                } else {
+                    self.close_batch(mark, count, SETITEM, SETITEMS);
+                    if form == StateForm::SlotsTuple {
+                        self.out.push(TUPLE2);
+                    }
+                    self.out.push(BUILD);
+                }
+            }
+        }
+        self.depth -= 1;
+        self.remember(memo, value);
+        Ok(())
+    }
+
+    /// A field name: the plan's interned str, memoized the first time it is written.
+    fn field_name(&mut self, py: Python<'py>, name: &Py<PyString>) {
+        let key = Key::Object(name.as_ptr() as usize);
+        let bound = name.bind(py);
+        self.constant(key, |w| w.text(py::str_utf8(bound).unwrap_or_default()));
+    }
+
+    /// A list, tuple, set or frozenset of one item type, written as its own runtime type (so
+    /// `pickle.loads` gives back an equal object); other iterables become a list.
+    fn collection(&mut self, plan: &Plan, item: NodeId, value: &Obj<'py>) -> Result<()> {
+        if value.is_exact_instance_of::<PyTuple>() && value.len()? == 0 {
+            // The empty tuple is a singleton the stdlib never memoizes.
+            self.out.push(EMPTY_TUPLE);
+            return Ok(());
+        }
+        let memo = self.recall(value);
+        if let Memo::Written = memo {
+            return Ok(());
+        }
+        self.enter()?;
+        let mut index = 0;
+        if value.is_instance_of::<PyTuple>() {
+            let length = value.len()?;
+            let mark = (length > 3).then(|| self.open_batch());
+            shape::for_each_item(value, |element| {
+                let result = self
+                    .value(plan, item, element)
+                    .map_err(|e| e.at_index(index));
+                index += 1;
+                result
+            })?;
+            self.close_tuple(mark, length);
+        } else if value.is_instance_of::<PySet>() || value.is_instance_of::<PyFrozenSet>() {
+            let frozen = value.is_instance_of::<PyFrozenSet>();
+            self.set_items(frozen, |w| {
+                shape::for_each_item(value, |element| {
+                    let result = w.value(plan, item, element).map_err(|e| e.at_index(index));
+                    index += 1;
+                    result
+                })?;
+                Ok(index)
+            })?;
+        } else {
+            self.out.push(EMPTY_LIST);
+            let mark = self.open_batch();
+            shape::for_each_item(value, |element| {
+                let result = self
+                    .value(plan, item, element)
+                    .map_err(|e| e.at_index(index));
+                index += 1;
+                result
+            })?;
+            self.close_batch(mark, index, APPEND, APPENDS);
+        }
+        self.depth -= 1;
+        self.remember(memo, value);
+        Ok(())
+    }
+
+    /// A set or frozenset whose items `write` pushes (returning how many): EMPTY_SET/ADDITEMS
+    /// and FROZENSET from protocol 4, `builtins.set([...])` / `frozenset([...])` before.
+    fn set_items(
+        &mut self,
+        frozen: bool,
+        write: impl FnOnce(&mut Self) -> Result<usize>,
+    ) -> Result<()> {
+        if self.protocol >= 4 {
+            if frozen {
+                self.out.push(MARK);
+                write(self)?;
+                self.out.push(FROZENSET);
+            } else {
+                self.out.push(EMPTY_SET);
+                let mark = self.open_batch();
+                let count = write(self)?;
+                if count == 0 {
+                    self.out.truncate(mark);
+                } else {
+                    self.out.push(ADDITEMS);
+                }
+            }
+            return Ok(());
+        }
+        if frozen {
+            self.std_global("builtins", "frozenset");
+        } else {
+            self.std_global("builtins", "set");
+        }
+        self.out.push(EMPTY_LIST);
+        let mark = self.open_batch();
+        let count = write(self)?;
+        self.close_batch(mark, count, APPEND, APPENDS);
+        self.out.extend_from_slice(&[TUPLE1, REDUCE]);
+        Ok(())
+    }
+
+    fn fixed_tuple(
+        &mut self,
+        plan: &Plan,
+        node: &Node,
+        items: &[NodeId],
+        value: &Obj<'py>,
+    ) -> Result<()> {
+        let is_list = value.is_instance_of::<PyList>();
+        if !value.is_instance_of::<PyTuple>() && !is_list {
+            return Err(mismatch(node, value));
+        }
+        let length = value.len()?;
+        if length != items.len() {
+            return Err(Error::encode(format!(
+                "expected a tuple of length {}, got length {length}",
+                items.len()
+            )));
+        }
+        if length == 0 && !is_list {
+            self.out.push(EMPTY_TUPLE);
+            return Ok(());
+        }
+        let memo = self.recall(value);
+        if let Memo::Written = memo {
+            return Ok(());
+        }
+        self.enter()?;
+        let mut index = 0;
+        let mut each = |w: &mut Self| {
+            shape::for_each_item(value, |element| {
+                let node = *items.get(index).ok_or_else(|| {
+                    Error::encode("the tuple changed length while it was encoded")
+                })?;
+                let result = w.value(plan, node, element).map_err(|e| e.at_index(index));
+                index += 1;
+                result
+            })
+        };
+        if is_list {
+            self.out.push(EMPTY_LIST);
+            let mark = self.open_batch();
+            each(self)?;
+            self.close_batch(mark, length, APPEND, APPENDS);
+        } else {
+            let mark = (length > 3).then(|| self.open_batch());
+            each(self)?;
+            self.close_tuple(mark, length);
+        }
+        self.depth -= 1;
+        self.remember(memo, value);
+        Ok(())
+    }
+
+    fn dict(
+        &mut self,
+        plan: &Plan,
+        key_node: NodeId,
+        value_node: NodeId,
+        dict: &Bound<'py, PyDict>,
+    ) -> Result<()> {
+        let memo = self.recall(dict.as_any());
+        if let Memo::Written = memo {
+            return Ok(());
+        }
+        self.enter()?;
+        self.out.push(EMPTY_DICT);
+        let mark = self.open_batch();
+        let mut count = 0;
+        let mut position = 0;
+        while let Some((key, item)) = py::next_entry(dict, &mut position) {
+            let shown = || key.str().map(|s| s.to_string()).unwrap_or_default();
+            self.value(plan, key_node, &key)
+                .map_err(|e| e.at_key(&shown()))?;
+            self.value(plan, value_node, &item)
+                .map_err(|e| e.at_key(&shown()))?;
+            count += 1;
+        }
+        self.close_batch(mark, count, SETITEM, SETITEMS);
+        self.depth -= 1;
+        self.remember(memo, dict.as_any());
+        Ok(())
+    }
+
+    // ---- standard library values ----
+
+    /// A datetime state bytes object with the tzinfo, if any, as `datetime.__reduce_ex__`.
+    fn datetime(&mut self, value: &Obj<'py>, datetime: &Bound<'py, PyDateTime>) -> Result<()> {
+        let memo = self.recall(value);
+        if let Memo::Written = memo {
+            return Ok(());
+        }
+        self.std_global("datetime", "datetime");
+        let year = datetime.get_year() as u16;
+        let mut month = datetime.get_month();
+        if datetime.get_fold() && self.protocol > 3 {
+            month |= 0x80;
+        }
+        let micro = datetime.get_microsecond();
+        let state = [
+            (year >> 8) as u8,
+            year as u8,
+            month,
+            datetime.get_day(),
+            datetime.get_hour(),
+            datetime.get_minute(),
+            datetime.get_second(),
+            (micro >> 16) as u8,
+            (micro >> 8) as u8,
+            micro as u8,
+        ];
+        self.bytes(&state);
+        match datetime.get_tzinfo() {
+            Some(zone) => {
+                self.tzinfo(zone.as_any())?;
+                self.out.push(TUPLE2);
+            }
+            None => self.out.push(TUPLE1),
+        }
+        self.out.push(REDUCE);
+        self.remember(memo, value);
+        Ok(())
+    }
+
+    fn date(&mut self, value: &Obj<'py>, date: &Bound<'py, PyDate>) {
+        let memo = self.recall(value);
+        if let Memo::Written = memo {
+            return;
+        }
+        self.std_global("datetime", "date");
+        let year = date.get_year() as u16;
+        self.bytes(&[
+            (year >> 8) as u8,
+            year as u8,
+            date.get_month(),
+            date.get_day(),
+        ]);
+        self.out.extend_from_slice(&[TUPLE1, REDUCE]);
+        self.remember(memo, value);
+    }
+
+    fn time(&mut self, value: &Obj<'py>, time: &Bound<'py, PyTime>) -> Result<()> {
+        let memo = self.recall(value);
+        if let Memo::Written = memo {
+            return Ok(());
+        }
+        self.std_global("datetime", "time");
+        let mut hour = time.get_hour();
+        if time.get_fold() && self.protocol > 3 {
+            hour |= 0x80;
+        }
+        let micro = time.get_microsecond();
+        self.bytes(&[
+            hour,
+            time.get_minute(),
+            time.get_second(),
+            (micro >> 16) as u8,
+            (micro >> 8) as u8,
+            micro as u8,
+        ]);
+        match time.get_tzinfo() {
+            Some(zone) => {
+                self.tzinfo(zone.as_any())?;
+                self.out.push(TUPLE2);
+            }
+            None => self.out.push(TUPLE1),
+        }
+        self.out.push(REDUCE);
+        self.remember(memo, value);
+        Ok(())
+    }
+
+    fn timedelta(&mut self, value: &Obj<'py>, delta: &Bound<'py, PyDelta>) {
+        let memo = self.recall(value);
+        if let Memo::Written = memo {
+            return;
+        }
+        self.std_global("datetime", "timedelta");
+        self.int(i64::from(delta.get_days()));
+        self.int(i64::from(delta.get_seconds()));
+        self.int(i64::from(delta.get_microseconds()));
+        self.out.extend_from_slice(&[TUPLE3, REDUCE]);
+        self.remember(memo, value);
+    }
+
+    /// `datetime.timezone` (offset and optional name) and `zoneinfo.ZoneInfo` (its key), as
+    /// their own `__reduce__` describes them; other tzinfo classes are refused.
+    fn tzinfo(&mut self, zone: &Obj<'py>) -> Result<()> {
+        let py = zone.py();
+        let memo = self.recall(zone);
+        if let Memo::Written = memo {
+            return Ok(());
+        }
+        let class = zone.get_type();
+        let module: String = class.getattr(pyo3::intern!(py, "__module__"))?.extract()?;
+        let name = class.qualname()?.to_string();
+        match (module.as_str(), name.as_str()) {
+            ("datetime", "timezone") => {
+                let args = zone.call_method0(pyo3::intern!(py, "__getinitargs__"))?;
+                let args = args.cast::<PyTuple>().map_err(PyErr::from)?;
+                self.std_global("datetime", "timezone");
+                let offset = args.get_item(0)?;
+                let offset = offset.cast::<PyDelta>().map_err(PyErr::from)?;
+                self.timedelta(offset.as_any(), offset);
+                if args.len() > 1 {
+                    self.str_object(&args.get_item(1)?)?;
+                    self.out.push(TUPLE2);
+                } else {
+                    self.out.push(TUPLE1);
+                }
+                self.out.push(REDUCE);
+            }
+            ("zoneinfo", "ZoneInfo") => {
+                let reduced = zone.call_method0(pyo3::intern!(py, "__reduce__"))?;
+                let args = reduced.get_item(1)?;
+                let key = args.get_item(0)?;
+                let from_cache = args.get_item(1)?;
+                if !key.is_instance_of::<PyString>() {
+                    return Err(Error::encode("a ZoneInfo without a key cannot be pickled"));
+                }
+                self.std_global("builtins", "getattr");
+                self.std_global("zoneinfo", "ZoneInfo");
+                self.constant(Key::Text("_unpickle"), |w| w.text("_unpickle"));
+                self.out.extend_from_slice(&[TUPLE2, REDUCE]);
+                self.str_object(&key)?;
+                self.any(&from_cache)?;
+                self.out.extend_from_slice(&[TUPLE2, REDUCE]);
+            }
+            _ => {
+                return Err(Error::encode(format!(
+                    "tzinfo {module}.{name} cannot be pickled by polycodec (only \
+                     datetime.timezone and zoneinfo.ZoneInfo)"
+                )))
+            }
+        }
+        self.remember(memo, zone);
+        Ok(())
+    }
+
+    fn decimal(&mut self, value: &Obj<'py>) -> Result<()> {
+        let memo = self.recall(value);
+        if let Memo::Written = memo {
+            return Ok(());
+        }
+        self.std_global("decimal", "Decimal");
+        let text = value.str()?;
+        self.text(py::str_utf8(&text)?);
+        self.out.extend_from_slice(&[TUPLE1, REDUCE]);
+        self.remember(memo, value);
+        Ok(())
+    }
+
+    /// `uuid.UUID`: NEWOBJ, then BUILD with `{"int": value}` (what `UUID.__getstate__`
+    /// returns when `is_safe` is unknown; a known `is_safe` is not carried).
+    fn uuid(&mut self, value: &Obj<'py>) -> Result<()> {
+        let memo = self.recall(value);
+        if let Memo::Written = memo {
+            return Ok(());
+        }
+        self.std_global("uuid", "UUID");
+        self.out
+            .extend_from_slice(&[EMPTY_TUPLE, NEWOBJ, EMPTY_DICT]);
+        self.constant(Key::Text("int"), |w| w.text("int"));
+        let bits = py::uuid_value(value)?;
+        self.long_u128(bits);
+        self.out.extend_from_slice(&[SETITEM, BUILD]);
+        self.remember(memo, value);
+        Ok(())
+    }
+
+    fn long_u128(&mut self, value: u128) {
+        if let Ok(small) = i64::try_from(value) {
+            self.int(small);
+            return;
+        }
+        let bits = 128 - value.leading_zeros() as usize;
+        let length = bits / 8 + 1;
+        let mut bytes = [0u8; 17];
+        bytes[..16].copy_from_slice(&value.to_le_bytes());
+        self.out.extend_from_slice(&[LONG1, length as u8]);
+        self.out.extend_from_slice(&bytes[..length]);
+    }
+
+    // ---- typing.Any ----
+
+    /// A value of `typing.Any`: builtins by their own type, anything else (dataclasses,
+    /// enums, datetimes, ...) through the plan of its type.
+    fn any(&mut self, value: &Obj<'py>) -> Result<()> {
+        if value.is_none() {
+            self.none();
+            return Ok(());
+        }
+        if let Ok(flag) = value.cast_exact::<PyBool>() {
+            self.bool(flag.is_true());
+            return Ok(());
+        }
+        if value.is_exact_instance_of::<PyInt>() {
+            return self.int_value(&Node::Any, value);
+        }
+        if let Ok(number) = value.cast_exact::<PyFloat>() {
+            self.float(number.value());
+            return Ok(());
+        }
+        if value.is_exact_instance_of::<PyString>() {
+            return self.str_object(value);
+        }
+        if let Ok(bytes) = value.cast_exact::<PyBytes>() {
+            let memo = self.recall(value);
+            if !matches!(memo, Memo::Written) {
+                self.bytes(bytes.as_bytes());
+                self.remember(memo, value);
+            }
+            return Ok(());
+        }
+        if value.is_exact_instance_of::<PyByteArray>() {
+            self.bytearray_object(value);
+            return Ok(());
+        }
+        let main: &'p Plan = self.main;
+        if value.is_exact_instance_of::<PyList>()
+            || value.is_exact_instance_of::<PyTuple>()
+            || value.is_exact_instance_of::<PySet>()
+            || value.is_exact_instance_of::<PyFrozenSet>()
+        {
+            return nested(self.depth, || self.collection(main, main.any, value));
+        }
+        if let Ok(dict) = value.cast_exact::<PyDict>() {
+            return nested(self.depth, || self.dict(main, main.any, main.any, dict));
+        }
+        match shape::plan_for_value(value)? {
+            Some(plan) => {
+                self.enter()?;
+                let result = self.value(&plan, plan.root, value);
+                self.depth -= 1;
+                result
+            }
+            None => Err(Error::encode(format!(
+                "{} values are not supported",
+                shape::type_name(value)
+            ))),
+        }
+    }
+}
