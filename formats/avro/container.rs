@@ -1,0 +1,156 @@
+//! Avro object container files: the header (magic, metadata with the schema and codec, sync
+//! marker) and blocks of records, each compressed with the file's codec.
+
+use crate::errors::{Error, Result};
+
+use super::wire::{write_bytes, write_long, Input};
+
+pub const MAGIC: &[u8; 4] = b"Obj\x01";
+
+/// Records are flushed into a new block once the block's uncompressed data reaches this size.
+pub const BLOCK_BYTES: usize = 64 * 1024;
+
+/// Deflate cannot expand data more than about 1032 times, so a block whose compressed size is
+/// n inflates to at most this many times n (plus slack for tiny blocks).
+const MAX_INFLATE_RATIO: usize = 1040;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Codec {
+    Null,
+    Deflate,
+}
+
+impl Codec {
+    pub fn from_name(name: &[u8]) -> Option<Codec> {
+        match name {
+            b"null" => Some(Codec::Null),
+            b"deflate" => Some(Codec::Deflate),
+            _ => None,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Codec::Null => "null",
+            Codec::Deflate => "deflate",
+        }
+    }
+}
+
+pub fn write_header(out: &mut Vec<u8>, schema_json: &[u8], codec: Codec, sync: &[u8; 16]) {
+    out.extend_from_slice(MAGIC);
+    write_long(out, 2);
+    write_bytes(out, b"avro.schema");
+    write_bytes(out, schema_json);
+    write_bytes(out, b"avro.codec");
+    write_bytes(out, codec.name().as_bytes());
+    out.push(0);
+    out.extend_from_slice(sync);
+}
+
+/// Appends one block: record count, size, the (compressed) data, the sync marker.
+pub fn write_block(out: &mut Vec<u8>, count: usize, data: &[u8], codec: Codec, sync: &[u8; 16]) {
+    write_long(out, count as i64);
+    match codec {
+        Codec::Null => write_bytes(out, data),
+        Codec::Deflate => {
+            let packed = miniz_oxide::deflate::compress_to_vec(data, 6);
+            write_bytes(out, &packed);
+        }
+    }
+    out.extend_from_slice(sync);
+}
+
+pub struct Header<'a> {
+    pub schema: &'a [u8],
+    pub codec: Codec,
+    pub sync: [u8; 16],
+}
+
+pub fn read_header<'a>(input: &mut Input<'a>) -> Result<Header<'a>> {
+    if input.data.len() < 4 || &input.data[..4] != MAGIC {
+        return Err(Error::decode(
+            "not an Avro object container file (it must start with Obj\\x01)",
+        ));
+    }
+    input.pos = 4;
+    let mut schema = None;
+    let mut codec = Codec::Null;
+    loop {
+        let count = input.long()?;
+        if count == 0 {
+            break;
+        }
+        let count = if count < 0 {
+            input.length("metadata block size")?;
+            count.unsigned_abs()
+        } else {
+            count as u64
+        };
+        // Each entry takes at least two bytes (two empty lengths).
+        if count > (input.remaining() / 2) as u64 {
+            return Err(Error::decode(
+                "malformed Avro: metadata entry count exceeds the input",
+            ));
+        }
+        for _ in 0..count {
+            let key = input.bytes()?;
+            let value = input.bytes()?;
+            match key {
+                b"avro.schema" => schema = Some(value),
+                b"avro.codec" => {
+                    codec = Codec::from_name(value).ok_or_else(|| {
+                        Error::decode(format!(
+                            "unsupported Avro codec {:?} (this build reads null and deflate)",
+                            String::from_utf8_lossy(value)
+                        ))
+                    })?
+                }
+                _ => {}
+            }
+        }
+    }
+    let schema = schema.ok_or_else(|| Error::decode("Avro container header has no avro.schema"))?;
+    let mut sync = [0u8; 16];
+    sync.copy_from_slice(input.fixed(16)?);
+    Ok(Header {
+        schema,
+        codec,
+        sync,
+    })
+}
+
+/// Reads the next block (`None` at the end of the input): its record count and its data,
+/// decompressed, after checking its sync marker.
+pub fn read_block<'a>(
+    input: &mut Input<'a>,
+    header: &Header<'_>,
+) -> Result<Option<(usize, std::borrow::Cow<'a, [u8]>)>> {
+    if input.remaining() == 0 {
+        return Ok(None);
+    }
+    let start = input.pos;
+    let count = input.length("block count")?;
+    let data = input.bytes()?;
+    let marker = input.fixed(16)?;
+    if marker != header.sync {
+        return Err(Error::decode(format!(
+            "malformed Avro: the sync marker after the block at byte {start} does not match \
+             the header's"
+        )));
+    }
+    let data = match header.codec {
+        Codec::Null => std::borrow::Cow::Borrowed(data),
+        Codec::Deflate => {
+            let limit = data.len().saturating_mul(MAX_INFLATE_RATIO).max(4096);
+            let inflated = miniz_oxide::inflate::decompress_to_vec_with_limit(data, limit)
+                .map_err(|err| {
+                    Error::decode(format!(
+                        "malformed Avro: block at byte {start} does not inflate: {err:?}"
+                    ))
+                })?;
+            std::borrow::Cow::Owned(inflated)
+        }
+    };
+    Ok(Some((count, data)))
+}
