@@ -104,7 +104,7 @@ def _plain(obj: Any, flavor: str = "fastavro") -> Any:
     """plain(), with Decimals that have no precision/scale as their str (the string fallback)."""
     out = plain(obj, flavor)
     for field in dataclasses.fields(obj):
-        if field.type is Decimal:
+        if field.type in (Decimal, "Decimal"):
             out[field.name] = str(getattr(obj, field.name))
     return out
 
