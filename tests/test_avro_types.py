@@ -75,7 +75,10 @@ CASES: list[tuple[Any, list[Any]]] = [
         ],
     ),
     (Naive, [datetime.datetime(2024, 5, 1, 12, 0, 0, 5), datetime.datetime(1900, 2, 28)]),
-    (datetime.date, [datetime.date(1970, 1, 1), datetime.date(1, 1, 1), datetime.date(9999, 12, 31)]),
+    (
+        datetime.date,
+        [datetime.date(1970, 1, 1), datetime.date(1, 1, 1), datetime.date(9999, 12, 31)],
+    ),
     (datetime.time, [datetime.time(0, 0), datetime.time(23, 59, 59, 999999)]),
     (uuid.UUID, [uuid.UUID(int=0), uuid.UUID("12345678-1234-5678-1234-567812345678")]),
     (Color, [Color.RED, Color.BLUE]),

@@ -102,7 +102,9 @@ def parse_schema(source: Any) -> Schema:
         try:
             source = json.loads(source)
         except ValueError as exc:
-            raise SchemaError(f"Avro schema is not valid JSON: {exc}") from None
+            if source.strip() not in PRIMITIVES:
+                raise SchemaError(f"Avro schema is not valid JSON: {exc}") from None
+            source = source.strip()  # a bare primitive name such as long
     schema = Schema()
     schema.root = _parse(schema, source, None)
     return schema
@@ -297,18 +299,21 @@ class _Deriver:
         self.nodes = nodes
         self.named: Dict[int, str] = {}  # plan node -> fullname already defined
         self.used: Dict[str, Any] = {}  # fullname -> the class (or enum) it names
+        self.definitions: Dict[str, Any] = {}  # fullname -> its schema (for field defaults)
 
-    def name_for(self, index: int, module: str, qualname: str, cls: Any) -> Tuple[str, str]:
+    def name_for(self, module: str, qualname: str, owner: Any) -> Tuple[str, str]:
+        """A unique fullname for a named type, and its short name ("" when ``owner`` (an enum
+        class, or a record's plan node) already has a definition to refer to)."""
         name, namespace = _avro_name(module, qualname)
         full = _fullname(name, namespace)
         base, n = name, 1
-        while full in self.used and self.used[full] is not cls:
+        while full in self.used and self.used[full] != owner:
             n += 1
             name = f"{base}_{n}"
             full = _fullname(name, namespace)
         if full in self.used:  # the same class again (an enum in two fields)
             return full, ""
-        self.used[full] = cls
+        self.used[full] = owner
         return full, name
 
     def schema(self, index: int, where: str, default: Any = NODEFAULT) -> Any:
@@ -368,7 +373,7 @@ class _Deriver:
             if index in self.named:
                 return self.named[index]
             cls = data["cls"]
-            full, name = self.name_for(index, cls.__module__, cls.__qualname__, cls)
+            full, name = self.name_for(cls.__module__, cls.__qualname__, cls)
             self.named[index] = full
             if not name:
                 return full
@@ -380,6 +385,7 @@ class _Deriver:
             if ns:
                 out["namespace"] = ns
             out["symbols"] = list(data["names"])
+            self.definitions[full] = out
             return out
         if kind in ("list", "set", "frozenset", "var_tuple"):
             return {"type": "array", "items": self.schema(data["item"], where + "[]")}
@@ -439,12 +445,13 @@ class _Deriver:
     def record(self, index: int, data: Dict[str, Any], where: str) -> Any:
         if index in self.named:
             return self.named[index]
-        full, name = self.name_for(index, data["module"], data["name"], data["cls"])
+        full, name = self.name_for(data["module"], data["name"], ("record", index))
         self.named[index] = full
         ns = full.rpartition(".")[0]
         out: Dict[str, Any] = {"type": "record", "name": name}
         if ns:
             out["namespace"] = ns
+        self.definitions[full] = out
         fields = []
         for field in data["fields"]:
             if not field["wire"]:
@@ -530,8 +537,9 @@ def _default_json(deriver: _Deriver, schema: Any, value: Any) -> Any:
         full = schema
         if full in PRIMITIVES:
             return _primitive_default(full, None, value)
-        # A named type defined earlier: find its definition again through the deriver.
-        raise _NoDefault
+        if full not in deriver.definitions:
+            raise _NoDefault
+        schema = deriver.definitions[full]
     kind = schema["type"]
     if kind in PRIMITIVES:
         return _primitive_default(kind, schema, value)
@@ -1201,7 +1209,9 @@ class AvroState:
                 try:
                     schema_data = json.loads(text)
                 except ValueError as exc:
-                    raise ValueError(f"schema= is not valid JSON: {exc}") from None
+                    if text.strip() not in PRIMITIVES:
+                        raise ValueError(f"schema= is not valid JSON: {exc}") from None
+                    schema_data = text.strip()  # a bare primitive name such as long
             else:
                 schema_data = given
         parsed = parse_schema(schema_data)
