@@ -806,6 +806,20 @@ class Binding:
                     self.bind(member, branch, where)
                     return i
             mkind = self.nodes[member][0]
+            # A record or enum whose name matches no branch: the union's only free branch of
+            # that kind (class names rarely equal a foreign schema's names).
+            wanted = {"dataclass": "record", "typeddict": "record", "namedtuple": "record"}.get(
+                mkind, mkind
+            )
+            free = [
+                i
+                for i, branch in enumerate(branches)
+                if branch_plan[i] is None and self.schema.nodes[branch]["type"] == wanted
+            ]
+            if wanted in ("record", "enum") and len(free) == 1:
+                branch_plan[free[0]] = member
+                self.bind(member, branches[free[0]], where)
+                return free[0]
             raise self.fail(where, f"no branch of the schema union takes {mkind}")
 
         if kind == "tagged_union":
@@ -837,12 +851,7 @@ class Binding:
                 return False
             name, _ = _avro_name(data["module"], data["name"])
             short = node["name"].rpartition(".")[2]
-            records = [b for b in self.schema.nodes if b["type"] == "record"]
-            return (
-                short == name
-                or name in [a.rpartition(".")[2] for a in node["aliases"]]
-                or (len(records) == 1)
-            )
+            return short == name or name in [a.rpartition(".")[2] for a in node["aliases"]]
         if kind == "enum":
             return st == "enum" and all(n in node["symbols"] for n in data["names"])
         saved = (dict(self.bound), list(self.write), dict(self.branch_plan))
@@ -928,10 +937,25 @@ class Resolver:
                 target = plan_per_branch[i] if i < len(plan_per_branch) else None
                 if target is not None and self._promotes(w, self.reader.nodes[branch]):
                     return self.resolve(wid, branch, target, where)
+            if w["type"] in ("record", "enum", "fixed"):
+                same_kind = [
+                    i
+                    for i, branch in enumerate(r["branches"])
+                    if self.reader.nodes[branch]["type"] == w["type"]
+                    and i < len(plan_per_branch)
+                    and plan_per_branch[i] is not None
+                ]
+                if len(same_kind) == 1:
+                    i = same_kind[0]
+                    target = plan_per_branch[i]
+                    assert target is not None
+                    return self.resolve(wid, r["branches"][i], target, where)
             raise self.fail(where, f"writer {_describe(w)} matches no branch of the reader union")
-        if w["type"] in ("record", "enum", "fixed"):
-            if not self._names_match(w, r):
-                raise self.fail(where, f"writer {_describe(w)} cannot be read as {_describe(r)}")
+        # Outside unions the position says which type is meant, so named types are not
+        # required to have the same name (a class rarely carries a foreign schema's name);
+        # names (and aliases) choose between the branches of a union.
+        if w["type"] in ("record", "enum", "fixed") and w["type"] != r["type"]:
+            raise self.fail(where, f"writer {_describe(w)} cannot be read as {_describe(r)}")
         if w["type"] == "record":
             if r["type"] != "record":
                 raise self.fail(where, f"writer {_describe(w)} cannot be read as {_describe(r)}")
