@@ -14,6 +14,10 @@ pub const BLOCK_BYTES: usize = 64 * 1024;
 /// n inflates to at most this many times n (plus slack for tiny blocks).
 const MAX_INFLATE_RATIO: usize = 1040;
 
+/// No block inflates past this, whatever its ratio: writers flush blocks long before (Java
+/// every 64 KiB by default), and a hostile file could otherwise ask for ~1000x its size.
+pub const MAX_BLOCK_BYTES: usize = 128 << 20;
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Codec {
     Null,
@@ -142,7 +146,10 @@ pub fn read_block<'a>(
     let data = match header.codec {
         Codec::Null => std::borrow::Cow::Borrowed(data),
         Codec::Deflate => {
-            let limit = data.len().saturating_mul(MAX_INFLATE_RATIO).max(4096);
+            let limit = data
+                .len()
+                .saturating_mul(MAX_INFLATE_RATIO)
+                .clamp(4096, MAX_BLOCK_BYTES);
             let inflated = miniz_oxide::inflate::decompress_to_vec_with_limit(data, limit)
                 .map_err(|err| {
                     Error::decode(format!(
