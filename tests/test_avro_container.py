@@ -8,6 +8,7 @@ import enum
 import io
 import json
 import struct
+import zlib
 from typing import List, Optional, Union
 
 import fastavro
@@ -94,7 +95,9 @@ def _weather_expected() -> list[Weather]:
 
 
 @needs_data
-@pytest.mark.parametrize("name", ["weather.avro", "weather-deflate.avro"])
+@pytest.mark.parametrize(
+    "name", ["weather.avro", "weather-deflate.avro", "weather-snappy.avro", "weather-zstd.avro"]
+)
 def test_weather_files(name: str) -> None:
     codec = polycodec.Codec(Weather, "avro")
     assert codec.decode_many((DATA / name).read_bytes()) == _weather_expected()
@@ -287,3 +290,44 @@ def test_fingerprint_matches_fastavro() -> None:
     form = _avro.canonical_form(parsed)
     assert form == fastavro.schema.to_parsing_canonical_form(fastavro.parse_schema(codec.schema))
     assert _avro.fingerprint(form.encode()) == _fingerprint(codec.schema)
+
+
+def _only_block(data: bytes) -> bytes:
+    """The data of the single block of a container polycodec wrote (count, size, data, sync)."""
+    start = data.index(b"avro.codec") + 10
+    header_end = start + 1 + data[start] // 2 + 1 + 16
+    reader = io.BytesIO(data[header_end:])
+
+    def varint() -> int:
+        shift = result = 0
+        while True:
+            byte = reader.read(1)[0]
+            result |= (byte & 0x7F) << shift
+            shift += 7
+            if byte < 0x80:
+                return (result >> 1) ^ -(result & 1)
+
+    varint()
+    size = varint()
+    block = reader.read(size)
+    assert reader.read(16) == data[header_end - 16 : header_end]
+    assert reader.read() == b""
+    return block
+
+
+@pytest.mark.parametrize("compression", ["snappy", "zstandard"])
+def test_snappy_and_zstandard_blocks(compression: str) -> None:
+    records = _weather_expected() if DATA.exists() else [Weather("s", 1, 2)] * 5
+    codec = polycodec.Codec(Weather, "avro", compression=compression)
+    data = codec.encode_many(records * 20)
+    assert codec.decode_many(data) == records * 20
+    assert polycodec.Codec(Weather, "avro").decode_many(data) == records * 20
+    plain = _only_block(polycodec.Codec(Weather, "avro").encode_many(records * 20))
+    block = _only_block(data)
+    if compression == "snappy":
+        # Avro's snappy blocks end with the big-endian CRC-32 of the uncompressed data.
+        assert block[-4:] == zlib.crc32(plain).to_bytes(4, "big")
+    else:
+        assert block[:4] == b"\x28\xb5\x2f\xfd"  # a Zstandard frame
+        zstandard = pytest.importorskip("zstandard")
+        assert zstandard.ZstdDecompressor().decompress(block) == plain

@@ -215,7 +215,7 @@ def test_mutation_fuzz_datums(codec: polycodec.Codec[Tree]) -> None:
             pass
 
 
-@pytest.mark.parametrize("compression", ["null", "deflate"])
+@pytest.mark.parametrize("compression", ["null", "deflate", "snappy", "zstandard"])
 def test_mutation_fuzz_containers(codec: polycodec.Codec[Tree], compression: str) -> None:
     rng = random.Random(5)
     writer = polycodec.Codec(Tree, "avro", compression=compression)

@@ -254,12 +254,14 @@ def test_recursive_union_round_trip() -> None:
     assert normalise(fastavro_read(schema, codec.encode_one(value))) == plain(value)
 
 
-@pytest.mark.parametrize("compression", ["null", "deflate"])
+@pytest.mark.parametrize("compression", ["null", "deflate", "snappy", "zstandard"])
 def test_containers_with_codecs(compression: str) -> None:
     codec = polycodec.Codec(Everything, "avro", compression=compression)
     objs = [EVERYTHING] * 50
     data = codec.encode_many(objs)
     assert codec.decode_many(data) == objs
+    if compression in ("snappy", "zstandard"):
+        return  # the reference libraries need python-snappy / zstandard, not installed here
     assert len(fastavro_records(data)) == 50
     assert len(avro_records(data)) == 50
     assert fastavro_records(data)[0]["count"] == -5

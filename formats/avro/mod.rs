@@ -83,7 +83,7 @@ pub fn open(args: &OpenArgs<'_, '_>) -> PyResult<Box<dyn WireFormat>> {
     let codec_name: String = state.getattr("compression")?.extract()?;
     let codec = Codec::from_name(codec_name.as_bytes()).ok_or_else(|| {
         PyValueError::new_err(format!(
-            "compression {codec_name:?} is not available in this build (null, deflate)"
+            "compression {codec_name:?} is not available (null, deflate, snappy, zstandard)"
         ))
     })?;
     let sync_bytes: Vec<u8> = state.getattr("sync")?.extract()?;
