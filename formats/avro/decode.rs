@@ -3,7 +3,7 @@
 //! the remaining input before anything is allocated for it.
 
 use pyo3::prelude::*;
-use pyo3::types::{PyByteArray, PyBytes, PyDict, PyFrozenSet, PyList, PySet, PyTuple};
+use pyo3::types::{PyByteArray, PyBytes, PyDict, PyFrozenSet, PyList, PySet, PyTuple, PyType};
 
 use super::ops::{Program, ReadOp};
 use super::wire::{civil_from_days, Input, MAX_DAYS, MIN_DAYS};
@@ -233,7 +233,17 @@ impl<'a, 'p, 'py> Decoder<'a, 'p, 'py> {
             }
             ReadOp::Array { item, plan } => nested(self.depth, || self.array(*item, *plan)),
             ReadOp::Map { value, plan } => nested(self.depth, || self.map(*value, *plan)),
-            ReadOp::Record { plan, fields } => nested(self.depth, || self.record(*plan, fields)),
+            ReadOp::Record {
+                plan,
+                fields,
+                direct,
+            } => nested(self.depth, || {
+                if *direct {
+                    self.direct_record(*plan, fields)
+                } else {
+                    self.record(*plan, fields)
+                }
+            }),
             ReadOp::Union(branches) => {
                 let start = self.input.pos;
                 let branch = self.input.long()?;
@@ -270,7 +280,10 @@ impl<'a, 'p, 'py> Decoder<'a, 'p, 'py> {
                 self.input.pos
             )));
         }
-        self.ctx.string(plan, data, ascii)
+        match self.ctx.plan.node(plan) {
+            Node::Str(spec) if spec.is_unconstrained() => Ok(py::new_str(py, data, ascii)?),
+            _ => self.ctx.string(plan, data, ascii),
+        }
     }
 
     fn decimal(&mut self, plan: NodeId, data: &[u8], scale: u32) -> Result<Obj<'py>> {
@@ -384,6 +397,37 @@ impl<'a, 'p, 'py> Decoder<'a, 'p, 'py> {
         }
         self.depth -= 1;
         builder.finish(self.ctx.py, spec)
+    }
+
+    /// A dataclass whose fields all come from the input: the instance is created first and
+    /// each field stored as it is read, as the generated `__init__` would.
+    fn direct_record(
+        &mut self,
+        plan: NodeId,
+        fields: &[(Option<usize>, usize)],
+    ) -> Result<Obj<'py>> {
+        let Node::Record(spec) = self.ctx.plan.node(plan) else {
+            return Err(mismatch(self.ctx.plan.node(plan), Token::Object));
+        };
+        self.enter()?;
+        let py = self.ctx.py;
+        let cls = spec.cls.bind(py).cast::<PyType>().map_err(PyErr::from)?;
+        let instance = py::new_instance(cls)?;
+        for &(target, op) in fields {
+            match target {
+                Some(field) => {
+                    let field = &spec.fields[field];
+                    let value = self.value(op).map_err(|e| e.at_field(&field.wire_name))?;
+                    py::set_field(&instance, field.name.bind(py), &value)?;
+                }
+                None => self.skip(op)?,
+            }
+        }
+        self.depth -= 1;
+        if spec.post_init {
+            instance.call_method0(py::stdlib(py).post_init.bind(py))?;
+        }
+        Ok(instance)
     }
 
     /// Reads past a value the reader does not keep (a field removed from the reader's schema).

@@ -73,7 +73,7 @@ pub fn open(args: &OpenArgs<'_, '_>) -> PyResult<Box<dyn WireFormat>> {
         &state.getattr("read_ops")?,
         state.getattr("read_root")?.extract()?,
         fingerprint,
-        args.plan.nodes.len(),
+        args.plan,
     )?;
     let framing = match state.getattr("framing")?.extract::<String>()?.as_str() {
         "single-object" => Framing::SingleObject,
@@ -143,7 +143,7 @@ impl Avro {
             .call_method1("resolve", (writer,))
             .map_err(|err| schema_error(py, err))?;
         let (ops, root, fingerprint): (Bound<'_, PyList>, usize, u64) = resolved.extract()?;
-        let program = Arc::new(ops::program(&ops, root, fingerprint, plan.nodes.len())?);
+        let program = Arc::new(ops::program(&ops, root, fingerprint, plan)?);
         let mut cache = self.resolved.lock().expect("avro cache");
         if cache.len() >= RESOLVED_LIMIT {
             cache.clear();

@@ -5,7 +5,7 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyList, PyTuple};
 
-use crate::plan::NodeId;
+use crate::plan::{Node, NodeId, Plan, RecordKind};
 
 /// How one plan node is written (the plan node itself says what Python value to expect).
 #[derive(Debug)]
@@ -90,9 +90,12 @@ pub enum ReadOp {
         plan: NodeId,
     },
     /// Writer fields in order: the plan field index it fills (`None`: skipped) and its op.
+    /// `direct`: a dataclass whose every field comes from the writer, so the instance is
+    /// created first and each field set as it is read, with no defaults to fill in.
     Record {
         plan: NodeId,
         fields: Vec<(Option<usize>, usize)>,
+        direct: bool,
     },
     Union(Vec<usize>),
     /// A writer branch the reader cannot take: reading it is an error.
@@ -179,8 +182,9 @@ pub fn program(
     ops: &Bound<'_, PyAny>,
     root: usize,
     fingerprint: u64,
-    plan_len: usize,
+    plan: &Plan,
 ) -> PyResult<Program> {
+    let plan_len = plan.nodes.len();
     let list = ops.cast::<PyList>()?;
     let mut out = Vec::with_capacity(list.len());
     for item in list.iter() {
@@ -232,12 +236,28 @@ pub fn program(
             },
             "record" => {
                 let fields: Vec<(i64, usize)> = arg(2)?.extract()?;
+                let fields: Vec<(Option<usize>, usize)> = fields
+                    .into_iter()
+                    .map(|(f, op)| (usize::try_from(f).ok(), op))
+                    .collect();
+                let plan_id: NodeId = arg(1)?.extract()?;
+                let direct = match plan.nodes.get(plan_id) {
+                    Some(Node::Record(spec)) if spec.kind == RecordKind::Dataclass => {
+                        let mut seen = vec![false; spec.fields.len()];
+                        for field in fields.iter().filter_map(|(f, _)| *f) {
+                            if let Some(slot) = seen.get_mut(field) {
+                                *slot = true;
+                            }
+                        }
+                        let set = fields.iter().filter(|(f, _)| f.is_some()).count();
+                        set == spec.fields.len() && seen.iter().all(|s| *s)
+                    }
+                    _ => false,
+                };
                 ReadOp::Record {
-                    plan: arg(1)?.extract()?,
-                    fields: fields
-                        .into_iter()
-                        .map(|(f, op)| (usize::try_from(f).ok(), op))
-                        .collect(),
+                    plan: plan_id,
+                    fields,
+                    direct,
                 }
             }
             "union" => ReadOp::Union(arg(1)?.extract()?),
@@ -286,7 +306,9 @@ fn op_indices_valid(op: &ReadOp, count: usize, plan_len: usize) -> bool {
         | ReadOp::Enum { plan, .. } => plan_ok(plan),
         ReadOp::Array { item, plan } => plan_ok(plan) && op_ok(item),
         ReadOp::Map { value, plan } => plan_ok(plan) && op_ok(value),
-        ReadOp::Record { plan, fields } => plan_ok(plan) && fields.iter().all(|(_, o)| op_ok(o)),
+        ReadOp::Record { plan, fields, .. } => {
+            plan_ok(plan) && fields.iter().all(|(_, o)| op_ok(o))
+        }
         ReadOp::Union(ops) | ReadOp::SkipRecord(ops) | ReadOp::SkipUnion(ops) => {
             ops.iter().all(op_ok)
         }
