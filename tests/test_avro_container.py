@@ -331,3 +331,15 @@ def test_snappy_and_zstandard_blocks(compression: str) -> None:
         assert block[:4] == b"\x28\xb5\x2f\xfd"  # a Zstandard frame
         zstandard = pytest.importorskip("zstandard")
         assert zstandard.ZstdDecompressor().decompress(block) == plain
+
+
+def test_every_container_file_gets_its_own_sync_marker() -> None:
+    codec = polycodec.Codec(Weather, "avro")
+    markers = set()
+    for _ in range(5):
+        data = codec.encode_many([Weather("a", 1, 2)])
+        start = data.index(b"avro.codec") + 10
+        header_end = start + 1 + data[start] // 2 + 1 + 16
+        assert data[header_end - 16 : header_end] == data[-16:]
+        markers.add(data[-16:])
+    assert len(markers) == 5

@@ -282,6 +282,19 @@ impl<'a, 'p, 'py> Decoder<'a, 'p, 'py> {
         }
         match self.ctx.plan.node(plan) {
             Node::Str(spec) if spec.is_unconstrained() => Ok(py::new_str(py, data, ascii)?),
+            Node::Decimal(spec)
+                if spec.max_digits.is_none()
+                    && spec.decimal_places.is_none()
+                    && spec.bounds.is_unbounded() =>
+            {
+                let text = py::new_str(py, data, ascii)?;
+                py::stdlib(py).decimal.bind(py).call1((text,)).map_err(|_| {
+                    Error::validation(format!(
+                        "invalid decimal {:?}",
+                        String::from_utf8_lossy(data)
+                    ))
+                })
+            }
             _ => self.ctx.string(plan, data, ascii),
         }
     }

@@ -13,6 +13,7 @@ mod ops;
 mod wire;
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use pyo3::exceptions::{PyTypeError, PyValueError};
@@ -52,7 +53,10 @@ pub struct Avro {
     schema_json: Vec<u8>,
     framing: Framing,
     codec: Codec,
-    sync: [u8; 16],
+    /// Random bytes drawn once per codec; each container file gets its own sync marker from
+    /// them and a counter (see `next_sync`), as the spec asks for a marker per file.
+    sync_seed: [u8; 16],
+    files_written: AtomicU64,
     resolved: Mutex<HashMap<Vec<u8>, Arc<Program>>>,
 }
 
@@ -87,8 +91,8 @@ pub fn open(args: &OpenArgs<'_, '_>) -> PyResult<Box<dyn WireFormat>> {
         ))
     })?;
     let sync_bytes: Vec<u8> = state.getattr("sync")?.extract()?;
-    let mut sync = [0u8; 16];
-    sync.copy_from_slice(&sync_bytes);
+    let mut sync_seed = [0u8; 16];
+    sync_seed.copy_from_slice(&sync_bytes);
     let schema_json: Vec<u8> = state.getattr("schema_json")?.extract()?;
     Ok(Box::new(Avro {
         state: state.unbind(),
@@ -97,7 +101,8 @@ pub fn open(args: &OpenArgs<'_, '_>) -> PyResult<Box<dyn WireFormat>> {
         schema_json,
         framing,
         codec,
-        sync,
+        sync_seed,
+        files_written: AtomicU64::new(0),
         resolved: Mutex::new(HashMap::new()),
     }))
 }
@@ -113,6 +118,21 @@ fn schema_error(py: Python<'_>, err: PyErr) -> Error {
 }
 
 impl Avro {
+    /// A sync marker for the next container file: the seed mixed with a SplitMix64 step of a
+    /// per-codec counter, so every file's marker differs and none can be guessed.
+    fn next_sync(&self) -> [u8; 16] {
+        let count = self.files_written.fetch_add(1, Ordering::Relaxed);
+        let mut z = count.wrapping_add(1).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^= z >> 31;
+        let mut sync = self.sync_seed;
+        for (i, byte) in sync.iter_mut().enumerate() {
+            *byte ^= (z >> ((i % 8) * 8)) as u8;
+        }
+        sync
+    }
+
     fn encoder<'o>(&'o self, plan: &'o Plan, out: &'o mut Vec<u8>) -> Encoder<'o, 'o> {
         Encoder {
             plan,
@@ -188,7 +208,8 @@ impl WireFormat for Avro {
     }
 
     fn encode_many(&self, plan: &Plan, values: &Obj<'_>, out: &mut Vec<u8>) -> Result<()> {
-        container::write_header(out, &self.schema_json, self.codec, &self.sync);
+        let sync = self.next_sync();
+        container::write_header(out, &self.schema_json, self.codec, &sync);
         let mut block = Vec::with_capacity(1024);
         let mut count = 0usize;
         let mut index = 0usize;
@@ -199,14 +220,14 @@ impl WireFormat for Avro {
             index += 1;
             count += 1;
             if block.len() >= container::BLOCK_BYTES {
-                container::write_block(out, count, &block, self.codec, &self.sync);
+                container::write_block(out, count, &block, self.codec, &sync);
                 block.clear();
                 count = 0;
             }
             Ok(())
         })?;
         if count > 0 {
-            container::write_block(out, count, &block, self.codec, &self.sync);
+            container::write_block(out, count, &block, self.codec, &sync);
         }
         Ok(())
     }

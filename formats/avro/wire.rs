@@ -150,18 +150,22 @@ pub fn days_from_civil(year: i64, month: i64, day: i64) -> i64 {
     era * 146_097 + doe - 719_468
 }
 
-/// The date `days` after 1970-01-01.
+/// The date `days` after 1970-01-01, for days in `MIN_DAYS..=MAX_DAYS` (callers check): the
+/// arithmetic runs unsigned on days counted from 0000-03-01, which compiles to multiplications.
 pub fn civil_from_days(days: i64) -> (i64, u8, u8) {
-    let z = days + 719_468;
-    let era = if z >= 0 { z } else { z - 146_096 } / 146_097;
+    let z = (days + 719_468) as u64;
+    let era = z / 146_097;
     let doe = z - era * 146_097;
     let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let y = yoe + era * 400;
     let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
     let mp = (5 * doy + 2) / 153;
     let d = doy - (153 * mp + 2) / 5 + 1;
     let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    (y + i64::from(m <= 2), m as u8, d as u8)
+    (
+        (yoe + era * 400) as i64 + i64::from(m <= 2),
+        m as u8,
+        d as u8,
+    )
 }
 
 /// Days of 0001-01-01 and 9999-12-31, the range of Python's `date`.
