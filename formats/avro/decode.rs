@@ -8,7 +8,7 @@ use pyo3::types::{PyByteArray, PyBytes, PyDict, PyFrozenSet, PyList, PySet, PyTu
 use super::ops::{Program, ReadOp};
 use super::wire::{civil_from_days, Input, MAX_DAYS, MIN_DAYS};
 use crate::errors::{Error, Result};
-use crate::plan::{Node, NodeId, SequenceKind};
+use crate::plan::{LiteralValue, Node, NodeId, SequenceKind};
 use crate::py::{self, temporal, Obj};
 use crate::text::temporal::{Date, DateTime, Time, TimeOfDay};
 use crate::values::{mismatch, nested, Decoding, RecordBuilder, Token, MAX_DEPTH};
@@ -282,6 +282,19 @@ impl<'a, 'p, 'py> Decoder<'a, 'p, 'py> {
         }
         match self.ctx.plan.node(plan) {
             Node::Str(spec) if spec.is_unconstrained() => Ok(py::new_str(py, data, ascii)?),
+            // A tag field: compare the bytes with the allowed values, no text is built.
+            Node::Literal(spec) => spec
+                .values
+                .iter()
+                .find(|(value, _)| matches!(value, LiteralValue::Str(s) if s.as_bytes() == data))
+                .map(|(_, obj)| obj.bind(py).clone())
+                .ok_or_else(|| {
+                    Error::validation(format!(
+                        "expected {}, got {:?}",
+                        spec.describe_values(),
+                        String::from_utf8_lossy(data)
+                    ))
+                }),
             Node::Decimal(spec)
                 if spec.max_digits.is_none()
                     && spec.decimal_places.is_none()
