@@ -304,3 +304,49 @@ def test_writer_schema_is_the_codecs_own() -> None:
     data = codec.encode_one(value)
     assert codec.decode_one(data, writer_schema=codec.schema) == value
     assert codec.decode_one(data, writer_schema=json.dumps(codec.schema)) == value
+
+
+def test_removed_recursive_field_is_skipped() -> None:
+    node = {
+        "type": "record",
+        "name": "Node",
+        "fields": [
+            {"name": "value", "type": "long"},
+            {"name": "next", "type": ["null", "Node"]},
+        ],
+    }
+    writer = {
+        "type": "record",
+        "name": "Renamed",
+        "fields": [
+            {"name": "chain", "type": node},
+            {"name": "full_name", "type": "string"},
+        ],
+    }
+    datum = {"chain": {"value": 1, "next": {"value": 2, "next": None}}, "full_name": "r"}
+    codec = polycodec.Codec(Renamed, "avro")
+    data = fastavro_write(writer, datum)
+    assert codec.decode_one(data, writer_schema=writer) == Renamed("r")
+    assert oracle(data, writer, codec.schema) == {"full_name": "r", "age": 0}
+
+
+@dataclasses.dataclass
+class Chain:
+    value: int
+    next: Optional["Chain"] = None
+
+
+def test_recursive_reader_and_writer() -> None:
+    writer = {
+        "type": "record",
+        "name": "Chain",
+        "fields": [
+            {"name": "next", "type": ["null", "Chain"]},
+            {"name": "value", "type": "int"},
+            {"name": "extra", "type": "string"},
+        ],
+    }
+    datum = {"next": {"next": None, "value": 2, "extra": "b"}, "value": 1, "extra": "a"}
+    codec = polycodec.Codec(Chain, "avro")
+    data = fastavro_write(writer, datum)
+    assert codec.decode_one(data, writer_schema=writer) == Chain(1, Chain(2))
