@@ -3,7 +3,7 @@
 //! the remaining input before anything is allocated for it.
 
 use pyo3::prelude::*;
-use pyo3::types::{PyByteArray, PyBytes, PyDict, PyFrozenSet, PyList, PySet, PyTuple, PyType};
+use pyo3::types::{PyByteArray, PyBytes, PyDict, PyFrozenSet, PySet, PyTuple, PyType};
 
 use super::ops::{Program, ReadOp};
 use super::wire::{civil_from_days, Input, MAX_DAYS, MIN_DAYS};
@@ -344,31 +344,49 @@ impl<'a, 'p, 'py> Decoder<'a, 'p, 'py> {
     }
 
     fn array(&mut self, item: usize, plan: NodeId) -> Result<Obj<'py>> {
-        self.enter()?;
-        let py = self.ctx.py;
-        let mut items: Vec<Obj<'py>> = Vec::new();
-        loop {
-            let count = self.block_count(item)?;
-            if count == 0 {
-                break;
-            }
-            items.reserve(count.min(4096));
-            for _ in 0..count {
-                let index = items.len();
-                items.push(self.value(item).map_err(|e| e.at_index(index))?);
-            }
-        }
-        self.depth -= 1;
         let Node::Sequence(spec) = self.ctx.plan.node(plan) else {
             return Err(mismatch(self.ctx.plan.node(plan), Token::Array));
         };
-        spec.length.check(items.len(), "items")?;
-        Ok(match spec.kind {
-            SequenceKind::List => PyList::new(py, items)?.into_any(),
-            SequenceKind::VarTuple => PyTuple::new(py, items)?.into_any(),
-            SequenceKind::Set => PySet::new(py, items)?.into_any(),
-            SequenceKind::FrozenSet => PyFrozenSet::new(py, items)?.into_any(),
-        })
+        self.enter()?;
+        let py = self.ctx.py;
+        let value = if spec.kind == SequenceKind::List {
+            // Lists are filled in place: the first block's count sizes the list.
+            let first = self.block_count(item)?;
+            let mut list = py::avro::ListFiller::new(py, first)?;
+            let mut count = first;
+            while count > 0 {
+                for _ in 0..count {
+                    let index = list.count();
+                    list.push(self.value(item).map_err(|e| e.at_index(index))?)?;
+                }
+                count = self.block_count(item)?;
+            }
+            spec.length.check(list.count(), "items")?;
+            list.finish()
+                .ok_or_else(|| Error::decode("internal: Avro list not filled"))?
+                .into_any()
+        } else {
+            let mut items: Vec<Obj<'py>> = Vec::new();
+            loop {
+                let count = self.block_count(item)?;
+                if count == 0 {
+                    break;
+                }
+                items.reserve(count.min(4096));
+                for _ in 0..count {
+                    let index = items.len();
+                    items.push(self.value(item).map_err(|e| e.at_index(index))?);
+                }
+            }
+            spec.length.check(items.len(), "items")?;
+            match spec.kind {
+                SequenceKind::VarTuple => PyTuple::new(py, items)?.into_any(),
+                SequenceKind::Set => PySet::new(py, items)?.into_any(),
+                _ => PyFrozenSet::new(py, items)?.into_any(),
+            }
+        };
+        self.depth -= 1;
+        Ok(value)
     }
 
     fn map(&mut self, value: usize, plan: NodeId) -> Result<Obj<'py>> {

@@ -308,14 +308,18 @@ impl WireFormat for Avro {
                 .map_err(|_| Error::decode("Avro container schema is not valid UTF-8"))?;
             self.program_for(py, plan, header.schema, PyString::new(py, text).as_any())?
         };
-        let mut items: Vec<Obj<'py>> = Vec::new();
+        let mut items: Option<crate::py::avro::ListFiller<'py>> = None;
         while let Some((count, data)) = container::read_block(&mut reader, &header)? {
             let mut decoder = Decoder::new(py, plan, &program, &data);
             decoder.check_count(count, program.root)?;
-            items.reserve(count.min(4096));
+            // The first block's count sizes the list; later blocks append.
+            let list = match &mut items {
+                Some(list) => list,
+                None => items.insert(crate::py::avro::ListFiller::new(py, count)?),
+            };
             for _ in 0..count {
-                let index = items.len();
-                items.push(decoder.root().map_err(|e| e.at_index(index))?);
+                let index = list.count();
+                list.push(decoder.root().map_err(|e| e.at_index(index))?)?;
             }
             if decoder.input.remaining() != 0 {
                 return Err(Error::decode(format!(
@@ -324,7 +328,13 @@ impl WireFormat for Avro {
                 )));
             }
         }
-        Ok(PyList::new(py, items)?.into_any())
+        match items {
+            Some(list) => Ok(list
+                .finish()
+                .ok_or_else(|| Error::decode("internal: Avro list not filled"))?
+                .into_any()),
+            None => Ok(PyList::empty(py).into_any()),
+        }
     }
 
     fn takes_writer_schema(&self) -> bool {
