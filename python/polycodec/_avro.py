@@ -1089,8 +1089,7 @@ class Resolver:
                 return ("string", pid)
             raise bad
         if wt in ("int", "long"):
-            if rt in _PROMOTIONS[wt] and wl in (None,) + ():
-                return ("long", pid)
+            # A date or timestamp is not read into a plain int or float field.
             if rt in _PROMOTIONS[wt] and wl not in _INT_LOGICAL:
                 return ("long", pid)
             raise bad
