@@ -181,6 +181,41 @@ def test_deflate_bomb_is_bounded() -> None:
         codec.decode_many(data[:end] + bytes(block))
 
 
+def _single_block(codec: polycodec.Codec[object], value: object, block: bytes) -> bytes:
+    """A one-block container from `codec` whose block data is replaced by `block`."""
+    data = codec.encode_many([value])
+    end = header_end(data)
+    sync = data[end - 16 : end]
+    size = bytearray()
+    zz = len(block) << 1
+    while zz >= 0x80:
+        size.append((zz & 0x7F) | 0x80)
+        zz >>= 7
+    size.append(zz)
+    return data[:end] + b"\x02" + bytes(size) + block + sync
+
+
+def test_zstandard_window_declarations_are_bounded() -> None:
+    box = dataclasses.make_dataclass("Box", [("v", bytes)])
+    codec = polycodec.Codec(box, "avro", compression="zstandard")
+    # A frame header declaring a 2 TiB window, and a single-segment frame claiming 4 GiB.
+    for header in [b"\x28\xb5\x2f\xfd\x00\xf8", b"\x28\xb5\x2f\xfd\xa0\xff\xff\xff\xff"]:
+        with pytest.raises(polycodec.DecodeError, match="window past the limit"):
+            codec.decode_many(_single_block(codec, box(b"x"), header + b"\x00" * 8))
+
+
+def test_snappy_corruptions() -> None:
+    box = dataclasses.make_dataclass("Box", [("v", bytes)])
+    codec = polycodec.Codec(box, "avro", compression="snappy")
+    good = codec.encode_many([box(b"abc")])
+    assert codec.decode_many(good) == [box(b"abc")]
+    with pytest.raises(polycodec.DecodeError, match="CRC-32"):
+        codec.decode_many(good[:-17] + bytes([good[-17] ^ 1]) + good[-16:])
+    # A snappy header claiming 2 GiB of output from a few bytes.
+    with pytest.raises(polycodec.DecodeError, match="limit"):
+        codec.decode_many(_single_block(codec, box(b"x"), b"\x80\x80\x80\x80\x08" + b"\x00" * 8))
+
+
 def test_deep_nesting_is_refused() -> None:
     # 2000 nested empty arrays of arrays: a recursive type whose every level takes 2 bytes.
     data = b"\x02" * 2000 + b"\x00" * 2000

@@ -224,13 +224,22 @@ fn unzstd(data: &[u8], start: usize) -> Result<Vec<u8>> {
             "malformed Avro: zstandard block at byte {start} {what}"
         ))
     };
-    let mut source = data;
-    let decoder =
-        ruzstd::decoding::StreamingDecoder::new(&mut source).map_err(|_| corrupt("is corrupt"))?;
     let limit = data
         .len()
         .saturating_mul(MAX_INFLATE_RATIO)
         .clamp(4096, MAX_BLOCK_BYTES);
+    // The decoder reserves the frame's declared window up front, so the declaration is checked
+    // first: a single-segment frame's window is its content size, held to the block limit;
+    // other frames get the 8 MiB that RFC 8878 asks every decoder to support.
+    match zstd_window_size(data) {
+        Some((window, true)) if window <= limit as u64 => {}
+        Some((window, false)) if window <= MAX_ZSTD_WINDOW => {}
+        Some(_) => return Err(corrupt("declares a window past the limit")),
+        None => return Err(corrupt("is corrupt")),
+    }
+    let mut source = data;
+    let decoder =
+        ruzstd::decoding::StreamingDecoder::new(&mut source).map_err(|_| corrupt("is corrupt"))?;
     let mut plain = Vec::new();
     decoder
         .take(limit as u64 + 1)
@@ -240,6 +249,35 @@ fn unzstd(data: &[u8], start: usize) -> Result<Vec<u8>> {
         return Err(corrupt("inflates past the limit"));
     }
     Ok(plain)
+}
+
+const MAX_ZSTD_WINDOW: u64 = 8 << 20;
+
+/// The window size a Zstandard frame header declares (RFC 8878, section 3.1.1.1) and whether
+/// the frame is a single segment (its window is then its content size), or `None` when the
+/// header is not a frame header.
+fn zstd_window_size(data: &[u8]) -> Option<(u64, bool)> {
+    if data.len() < 5 || data[..4] != [0x28, 0xB5, 0x2F, 0xFD] {
+        return None;
+    }
+    let descriptor = data[4];
+    let single_segment = descriptor & 0x20 != 0;
+    if !single_segment {
+        let window = *data.get(5)?;
+        let log = 10 + u64::from(window >> 3);
+        let base = 1u64 << log;
+        return Some((base + (base / 8) * u64::from(window & 7), false));
+    }
+    // Single segment: the window is the frame content size, after the dictionary id.
+    let dict_bytes = [0usize, 1, 2, 4][usize::from(descriptor & 3)];
+    let size_bytes = [1usize, 2, 4, 8][usize::from(descriptor >> 6)];
+    let start = 5 + dict_bytes;
+    let field = data.get(start..start + size_bytes)?;
+    let mut size = 0u64;
+    for (i, byte) in field.iter().enumerate() {
+        size |= u64::from(*byte) << (8 * i);
+    }
+    Some((if size_bytes == 2 { size + 256 } else { size }, true))
 }
 
 /// CRC-32 (IEEE 802.3, reflected, as zlib computes it), which Avro appends to snappy blocks.
@@ -269,6 +307,22 @@ pub fn crc32(data: &[u8]) -> u32 {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn zstd_window_sizes() {
+        let frame = ruzstd::encoding::compress_to_vec(
+            &b"hello hello hello"[..],
+            ruzstd::encoding::CompressionLevel::Fastest,
+        );
+        let window = super::zstd_window_size(&frame).expect("a frame header");
+        assert!((17..=super::MAX_ZSTD_WINDOW).contains(&window.0));
+        // Window descriptor 0xF8: 2^41 bytes.
+        assert_eq!(
+            super::zstd_window_size(&[0x28, 0xB5, 0x2F, 0xFD, 0x00, 0xF8]),
+            Some((1 << 41, false))
+        );
+        assert_eq!(super::zstd_window_size(b"nope!"), None);
+    }
+
     #[test]
     fn crc32_matches_the_check_value() {
         assert_eq!(super::crc32(b"123456789"), 0xCBF4_3926);
