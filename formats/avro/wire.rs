@@ -45,6 +45,13 @@ impl<'a> Input<'a> {
     /// A zigzag varint of at most 10 bytes; an overlong or overflowing one is refused.
     #[inline]
     pub fn long(&mut self) -> Result<i64> {
+        // Most lengths, counts, indices and small numbers fit in one byte.
+        if let Some(&byte) = self.data.get(self.pos) {
+            if byte < 0x80 {
+                self.pos += 1;
+                return Ok(i64::from(byte >> 1) ^ -i64::from(byte & 1));
+            }
+        }
         let mut value: u64 = 0;
         let mut shift = 0u32;
         loop {
