@@ -134,6 +134,49 @@ impl<'a, 'p, 'py> Decoder<'a, 'p, 'py> {
                 };
                 self.decimal(*plan, data, *scale)
             }
+            ReadOp::UuidFixed(_)
+            | ReadOp::Date(_)
+            | ReadOp::Time { .. }
+            | ReadOp::Timestamp { .. }
+            | ReadOp::Enum { .. } => self.logical(index),
+            ReadOp::Array { item, plan } => nested(self.depth, || self.array(*item, *plan)),
+            ReadOp::Map { value, plan } => nested(self.depth, || self.map(*value, *plan)),
+            ReadOp::Record {
+                plan,
+                fields,
+                direct,
+            } => nested(self.depth, || {
+                if *direct {
+                    self.direct_record(*plan, fields)
+                } else {
+                    self.record(*plan, fields)
+                }
+            }),
+            ReadOp::Union(branches) => {
+                let start = self.input.pos;
+                let branch = self.input.long()?;
+                let Some(&op) = usize::try_from(branch).ok().and_then(|b| branches.get(b)) else {
+                    return Err(Error::decode(format!(
+                        "malformed Avro: union branch {branch} out of range at byte {start}"
+                    )));
+                };
+                self.value(op)
+            }
+            ReadOp::Error(message) => Err(Error::validation(message.clone())),
+            _ => {
+                self.skip(index)?;
+                Ok(py.None().into_bound(py))
+            }
+        }
+    }
+
+    /// The ops that build a Python object from a number (dates, times, enum members, UUIDs),
+    /// kept out of `value` so its frame stays small for the common ops.
+    #[inline(never)]
+    fn logical(&mut self, index: usize) -> Result<Obj<'py>> {
+        let program = self.program;
+        let py = self.ctx.py;
+        match &program.ops[index] {
             ReadOp::UuidFixed(plan) => {
                 let data = self.input.fixed(16)?;
                 match self.ctx.plan.node(*plan) {
@@ -231,34 +274,7 @@ impl<'a, 'p, 'py> Decoder<'a, 'p, 'py> {
                     ))),
                 }
             }
-            ReadOp::Array { item, plan } => nested(self.depth, || self.array(*item, *plan)),
-            ReadOp::Map { value, plan } => nested(self.depth, || self.map(*value, *plan)),
-            ReadOp::Record {
-                plan,
-                fields,
-                direct,
-            } => nested(self.depth, || {
-                if *direct {
-                    self.direct_record(*plan, fields)
-                } else {
-                    self.record(*plan, fields)
-                }
-            }),
-            ReadOp::Union(branches) => {
-                let start = self.input.pos;
-                let branch = self.input.long()?;
-                let Some(&op) = usize::try_from(branch).ok().and_then(|b| branches.get(b)) else {
-                    return Err(Error::decode(format!(
-                        "malformed Avro: union branch {branch} out of range at byte {start}"
-                    )));
-                };
-                self.value(op)
-            }
-            ReadOp::Error(message) => Err(Error::validation(message.clone())),
-            _ => {
-                self.skip(index)?;
-                Ok(py.None().into_bound(py))
-            }
+            _ => Err(Error::decode("internal: not a logical-type op")),
         }
     }
 
