@@ -4,9 +4,11 @@ schema by the Avro rules, with fastavro's resolving reader as the oracle."""
 from __future__ import annotations
 
 import dataclasses
+import datetime
 import enum
 import io
 import json
+import uuid
 from typing import Any, Dict, List, Optional, Union
 
 import fastavro
@@ -350,3 +352,35 @@ def test_recursive_reader_and_writer() -> None:
     codec = polycodec.Codec(Chain, "avro")
     data = fastavro_write(writer, datum)
     assert codec.decode_one(data, writer_schema=writer) == Chain(1, Chain(2))
+
+
+@dataclasses.dataclass
+class Stamp:
+    at: datetime.datetime
+    clock: datetime.time
+    ident: uuid.UUID
+
+
+def test_logical_types_resolve_across_units() -> None:
+    writer = {
+        "type": "record",
+        "name": "Stamp",
+        "fields": [
+            {"name": "at", "type": {"type": "long", "logicalType": "timestamp-millis"}},
+            {"name": "clock", "type": {"type": "int", "logicalType": "time-millis"}},
+            {
+                "name": "ident",
+                "type": {"type": "fixed", "name": "U", "size": 16, "logicalType": "uuid"},
+            },
+        ],
+    }
+    at = datetime.datetime(2024, 2, 29, 23, 59, 59, 999000, tzinfo=datetime.timezone.utc)
+    value = Stamp(at, datetime.time(12, 30, 0, 5000), uuid.UUID(int=99))
+    datum = {"at": at, "clock": value.clock, "ident": value.ident.bytes}
+    data = fastavro_write(writer, datum)
+    codec = polycodec.Codec(Stamp, "avro")
+    assert codec.decode_one(data, writer_schema=writer) == value
+    # A plain long is not a timestamp.
+    plain_writer = {**writer, "fields": [{"name": "at", "type": "long"}] + writer["fields"][1:]}
+    with pytest.raises(polycodec.DecodeError, match="cannot be read"):
+        codec.decode_one(data, writer_schema=plain_writer)

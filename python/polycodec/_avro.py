@@ -954,7 +954,7 @@ class Resolver:
         # Outside unions the position says which type is meant, so named types are not
         # required to have the same name (a class rarely carries a foreign schema's name);
         # names (and aliases) choose between the branches of a union.
-        if w["type"] in ("record", "enum", "fixed") and w["type"] != r["type"]:
+        if w["type"] in ("record", "enum") and w["type"] != r["type"]:
             raise self.fail(where, f"writer {_describe(w)} cannot be read as {_describe(r)}")
         if w["type"] == "record":
             if r["type"] != "record":
