@@ -27,9 +27,10 @@ class Codec(Generic[T]):
         forbid_unknown_fields: bool = False,
         strict: bool = True,
         array_like: bool = False,
-        schema: Union[None, str, Mapping[str, Any]] = None,
+        schema: Union[None, str, Mapping[str, Any], list[Any]] = None,
         framing: Optional[Literal["single-object", "confluent"]] = None,
         schema_id: Optional[int] = None,
+        compression: Optional[Literal["null", "deflate", "snappy", "zstandard"]] = None,
         protocol: Optional[int] = None,
     ) -> None: ...
     @overload
@@ -43,9 +44,10 @@ class Codec(Generic[T]):
         forbid_unknown_fields: bool = False,
         strict: bool = True,
         array_like: bool = False,
-        schema: Union[None, str, Mapping[str, Any]] = None,
+        schema: Union[None, str, Mapping[str, Any], list[Any]] = None,
         framing: Optional[Literal["single-object", "confluent"]] = None,
         schema_id: Optional[int] = None,
+        compression: Optional[Literal["null", "deflate", "snappy", "zstandard"]] = None,
         protocol: Optional[int] = None,
     ) -> None: ...
     @property

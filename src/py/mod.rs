@@ -4,6 +4,7 @@
 //! what PyO3's safe API cannot do as fast (building an ASCII str with one copy, allocating an
 //! instance without running `__init__`, setting an attribute past a frozen class's `__setattr__`).
 
+pub mod avro;
 pub mod msgpack;
 pub mod pickle;
 pub mod temporal;

@@ -1,0 +1,574 @@
+//! The Avro decoder: runs a [`Program`] (the writer schema resolved against the codec's plan)
+//! over the input, building Python objects directly. Every count and length is checked against
+//! the remaining input before anything is allocated for it.
+
+use pyo3::prelude::*;
+use pyo3::types::{PyByteArray, PyBytes, PyDict, PyFrozenSet, PySet, PyTuple, PyType};
+
+use super::ops::{Program, ReadOp};
+use super::wire::{civil_from_days, Input, MAX_DAYS, MIN_DAYS};
+use crate::errors::{Error, Result};
+use crate::plan::{LiteralValue, Node, NodeId, SequenceKind};
+use crate::py::{self, temporal, Obj};
+use crate::text::temporal::{Date, DateTime, Time, TimeOfDay};
+use crate::values::{mismatch, nested, Decoding, RecordBuilder, Token, MAX_DEPTH};
+
+/// Items whose value takes no input bytes (nulls, empty records) are limited per call, since
+/// the input cannot bound how many a count asks for.
+const MAX_EMPTY_ITEMS: usize = 1 << 20;
+
+pub struct Decoder<'a, 'p, 'py> {
+    pub input: Input<'a>,
+    pub ctx: Decoding<'p, 'py>,
+    pub program: &'p Program,
+    pub depth: usize,
+    pub empty_items: usize,
+}
+
+impl<'a, 'p, 'py> Decoder<'a, 'p, 'py> {
+    pub fn new(
+        py: Python<'py>,
+        plan: &'p crate::plan::Plan,
+        program: &'p Program,
+        data: &'a [u8],
+    ) -> Self {
+        Decoder {
+            input: Input::new(data),
+            ctx: Decoding {
+                py,
+                plan,
+                strict: true,
+            },
+            program,
+            depth: 0,
+            empty_items: 0,
+        }
+    }
+
+    pub fn root(&mut self) -> Result<Obj<'py>> {
+        self.value(self.program.root)
+    }
+
+    /// Checks an item count against the remaining input (`op`'s smallest value size).
+    pub fn check_count(&mut self, count: usize, op: usize) -> Result<()> {
+        let min = self.program.min_size[op];
+        if min == 0 {
+            self.empty_items = self.empty_items.saturating_add(count);
+            if self.empty_items > MAX_EMPTY_ITEMS {
+                return Err(Error::decode(format!(
+                    "malformed Avro: more than {MAX_EMPTY_ITEMS} items that take no bytes"
+                )));
+            }
+        } else if count > self.input.remaining() / min {
+            return Err(Error::decode(format!(
+                "malformed Avro: count {count} at byte {} exceeds what the remaining {} bytes \
+                 can hold",
+                self.input.pos,
+                self.input.remaining()
+            )));
+        }
+        Ok(())
+    }
+
+    /// Reads a block count of an array or map: 0 ends; a negative count is followed by the
+    /// block's size in bytes.
+    fn block_count(&mut self, op: usize) -> Result<usize> {
+        let start = self.input.pos;
+        let count = self.input.long()?;
+        let count = if count < 0 {
+            self.input.length("block size")?;
+            count.checked_neg().ok_or_else(|| {
+                Error::decode(format!("malformed Avro: bad block count at byte {start}"))
+            })?
+        } else {
+            count
+        };
+        let count = count as usize;
+        self.check_count(count, op)?;
+        Ok(count)
+    }
+
+    fn enter(&mut self) -> Result<()> {
+        self.depth += 1;
+        if self.depth > MAX_DEPTH {
+            return Err(Error::decode(format!(
+                "Avro value nested deeper than {MAX_DEPTH} levels"
+            )));
+        }
+        Ok(())
+    }
+
+    pub fn value(&mut self, index: usize) -> Result<Obj<'py>> {
+        let program = self.program;
+        let py = self.ctx.py;
+        match &program.ops[index] {
+            ReadOp::Null => Ok(py.None().into_bound(py)),
+            ReadOp::Boolean(plan) => {
+                let flag = self.input.boolean()?;
+                self.ctx.boolean(*plan, flag)
+            }
+            ReadOp::Long(plan) => {
+                let number = self.input.long()?;
+                self.ctx.int(*plan, number)
+            }
+            ReadOp::Float(plan) => {
+                let number = self.input.float()?;
+                self.ctx.float(*plan, f64::from(number), None)
+            }
+            ReadOp::Double(plan) => {
+                let number = self.input.double()?;
+                self.ctx.float(*plan, number, None)
+            }
+            ReadOp::Text(plan) => {
+                let data = self.input.bytes()?;
+                self.text(*plan, data)
+            }
+            ReadOp::Fixed(size, plan) => {
+                let data = self.input.fixed(*size)?;
+                self.text(*plan, data)
+            }
+            ReadOp::Decimal { scale, size, plan } => {
+                let data = match size {
+                    Some(size) => self.input.fixed(*size)?,
+                    None => self.input.bytes()?,
+                };
+                self.decimal(*plan, data, *scale)
+            }
+            ReadOp::UuidFixed(_)
+            | ReadOp::Date(_)
+            | ReadOp::Time { .. }
+            | ReadOp::Timestamp { .. }
+            | ReadOp::Enum { .. } => self.logical(index),
+            ReadOp::Array { item, plan } => nested(self.depth, || self.array(*item, *plan)),
+            ReadOp::Map { value, plan } => nested(self.depth, || self.map(*value, *plan)),
+            ReadOp::Record {
+                plan,
+                fields,
+                direct,
+            } => nested(self.depth, || {
+                if *direct {
+                    self.direct_record(*plan, fields)
+                } else {
+                    self.record(*plan, fields)
+                }
+            }),
+            ReadOp::Union(branches) => {
+                let start = self.input.pos;
+                let branch = self.input.long()?;
+                let Some(&op) = usize::try_from(branch).ok().and_then(|b| branches.get(b)) else {
+                    return Err(Error::decode(format!(
+                        "malformed Avro: union branch {branch} out of range at byte {start}"
+                    )));
+                };
+                self.value(op)
+            }
+            ReadOp::Error(message) => Err(Error::validation(message.clone())),
+            _ => {
+                self.skip(index)?;
+                Ok(py.None().into_bound(py))
+            }
+        }
+    }
+
+    /// The ops that build a Python object from a number (dates, times, enum members, UUIDs),
+    /// kept out of `value` so its frame stays small for the common ops.
+    #[inline(never)]
+    fn logical(&mut self, index: usize) -> Result<Obj<'py>> {
+        let program = self.program;
+        let py = self.ctx.py;
+        match &program.ops[index] {
+            ReadOp::UuidFixed(plan) => {
+                let data = self.input.fixed(16)?;
+                match self.ctx.plan.node(*plan) {
+                    Node::Uuid => {
+                        let mut raw = [0u8; 16];
+                        raw.copy_from_slice(data);
+                        Ok(py::new_uuid(py, u128::from_be_bytes(raw))?)
+                    }
+                    node => Err(mismatch(node, Token::Str)),
+                }
+            }
+            ReadOp::Date(plan) => {
+                let days = i64::from(self.input.int()?);
+                if !(MIN_DAYS..=MAX_DAYS).contains(&days) {
+                    return Err(Error::validation(format!(
+                        "Avro date {days} is out of the range of datetime.date"
+                    )));
+                }
+                let (year, month, day) = civil_from_days(days);
+                match self.ctx.plan.node(*plan) {
+                    Node::Date => Ok(temporal::new_date(
+                        py,
+                        &Date {
+                            year: year as u16,
+                            month,
+                            day,
+                        },
+                    )?),
+                    node => Err(mismatch(node, Token::Int)),
+                }
+            }
+            ReadOp::Time { unit, plan } => {
+                let raw = self.input.long()?;
+                let micros = raw.checked_mul(*unit).unwrap_or(-1);
+                if !(0..86_400_000_000).contains(&micros) {
+                    return Err(Error::validation(format!(
+                        "Avro time {raw} is out of the range of a day"
+                    )));
+                }
+                match self.ctx.plan.node(*plan) {
+                    Node::Time(_) => Ok(temporal::new_time(
+                        py,
+                        &TimeOfDay {
+                            time: time_of_day(micros),
+                            offset_seconds: None,
+                        },
+                    )?),
+                    node => Err(mismatch(node, Token::Int)),
+                }
+            }
+            ReadOp::Timestamp { unit, local, plan } => {
+                let raw = self.input.long()?;
+                let micros = raw.checked_mul(*unit).ok_or_else(|| out_of_range(raw))?;
+                let days = micros.div_euclid(86_400_000_000);
+                if !(MIN_DAYS..=MAX_DAYS).contains(&days) {
+                    return Err(out_of_range(raw));
+                }
+                let (year, month, day) = civil_from_days(days);
+                match self.ctx.plan.node(*plan) {
+                    Node::DateTime(_) => Ok(temporal::new_datetime(
+                        py,
+                        &DateTime {
+                            date: Date {
+                                year: year as u16,
+                                month,
+                                day,
+                            },
+                            time: time_of_day(micros.rem_euclid(86_400_000_000)),
+                            offset_seconds: if *local { None } else { Some(0) },
+                        },
+                    )?),
+                    node => Err(mismatch(node, Token::Int)),
+                }
+            }
+            ReadOp::Enum {
+                plan,
+                members,
+                symbols,
+            } => {
+                let start = self.input.pos;
+                let symbol = self.input.long()?;
+                let Some(member) = usize::try_from(symbol).ok().and_then(|s| members.get(s)) else {
+                    return Err(Error::decode(format!(
+                        "malformed Avro: enum index {symbol} out of range at byte {start}"
+                    )));
+                };
+                let Node::Enum(spec) = self.ctx.plan.node(*plan) else {
+                    return Err(Error::decode("internal: enum op on a non-enum node"));
+                };
+                match member {
+                    Some(member) => Ok(spec.members[*member].member.bind(py).clone()),
+                    None => Err(Error::validation(format!(
+                        "enum symbol {:?} is not a member of {}",
+                        symbols[symbol as usize], spec.name
+                    ))),
+                }
+            }
+            _ => Err(Error::decode("internal: not a logical-type op")),
+        }
+    }
+
+    /// Avro string, bytes or fixed data for a str-like or bytes node.
+    fn text(&mut self, plan: NodeId, data: &[u8]) -> Result<Obj<'py>> {
+        let py = self.ctx.py;
+        if let Node::Bytes(spec) = self.ctx.plan.node(plan) {
+            spec.length.check(data.len(), "bytes")?;
+            return Ok(if spec.bytearray {
+                PyByteArray::new(py, data).into_any()
+            } else {
+                PyBytes::new(py, data).into_any()
+            });
+        }
+        let ascii = data.is_ascii();
+        if !ascii && std::str::from_utf8(data).is_err() {
+            return Err(Error::decode(format!(
+                "malformed Avro: string is not valid UTF-8 (before byte {})",
+                self.input.pos
+            )));
+        }
+        match self.ctx.plan.node(plan) {
+            Node::Str(spec) if spec.is_unconstrained() => Ok(py::new_str(py, data, ascii)?),
+            // A tag field: compare the bytes with the allowed values, no text is built.
+            Node::Literal(spec) => spec
+                .values
+                .iter()
+                .find(|(value, _)| matches!(value, LiteralValue::Str(s) if s.as_bytes() == data))
+                .map(|(_, obj)| obj.bind(py).clone())
+                .ok_or_else(|| {
+                    Error::validation(format!(
+                        "expected {}, got {:?}",
+                        spec.describe_values(),
+                        String::from_utf8_lossy(data)
+                    ))
+                }),
+            Node::Decimal(spec)
+                if spec.max_digits.is_none()
+                    && spec.decimal_places.is_none()
+                    && spec.bounds.is_unbounded() =>
+            {
+                let text = py::new_str(py, data, ascii)?;
+                py::avro::new_from_one_arg(py::stdlib(py).decimal.bind(py), text).map_err(|_| {
+                    Error::validation(format!(
+                        "invalid decimal {:?}",
+                        String::from_utf8_lossy(data)
+                    ))
+                })
+            }
+            _ => self.ctx.string(plan, data, ascii),
+        }
+    }
+
+    fn decimal(&mut self, plan: NodeId, data: &[u8], scale: u32) -> Result<Obj<'py>> {
+        let Node::Decimal(spec) = self.ctx.plan.node(plan) else {
+            return Err(mismatch(self.ctx.plan.node(plan), Token::Str));
+        };
+        let digits = if data.is_empty() {
+            "0".to_owned()
+        } else if data.len() <= 16 {
+            let fill = if data[0] & 0x80 != 0 { 0xff } else { 0 };
+            let mut raw = [fill; 16];
+            raw[16 - data.len()..].copy_from_slice(data);
+            i128::from_be_bytes(raw).to_string()
+        } else {
+            let py = self.ctx.py;
+            let kwargs = PyDict::new(py);
+            kwargs.set_item("signed", true)?;
+            let number = py.get_type::<pyo3::types::PyInt>().call_method(
+                "from_bytes",
+                (PyBytes::new(py, data), "big"),
+                Some(&kwargs),
+            )?;
+            number.str()?.to_string()
+        };
+        let text = if scale == 0 {
+            digits
+        } else {
+            format!("{digits}E-{scale}")
+        };
+        let value = self.ctx.decimal(spec, &text)?;
+        Ok(value)
+    }
+
+    fn array(&mut self, item: usize, plan: NodeId) -> Result<Obj<'py>> {
+        let Node::Sequence(spec) = self.ctx.plan.node(plan) else {
+            return Err(mismatch(self.ctx.plan.node(plan), Token::Array));
+        };
+        self.enter()?;
+        let py = self.ctx.py;
+        let value = if spec.kind == SequenceKind::List {
+            // Lists are filled in place: the first block's count sizes the list.
+            let first = self.block_count(item)?;
+            let mut list = py::avro::ListFiller::new(py, first)?;
+            let mut count = first;
+            while count > 0 {
+                for _ in 0..count {
+                    let index = list.count();
+                    list.push(self.value(item).map_err(|e| e.at_index(index))?)?;
+                }
+                count = self.block_count(item)?;
+            }
+            spec.length.check(list.count(), "items")?;
+            list.finish()
+                .ok_or_else(|| Error::decode("internal: Avro list not filled"))?
+                .into_any()
+        } else {
+            let mut items: Vec<Obj<'py>> = Vec::new();
+            loop {
+                let count = self.block_count(item)?;
+                if count == 0 {
+                    break;
+                }
+                items.reserve(count.min(4096));
+                for _ in 0..count {
+                    let index = items.len();
+                    items.push(self.value(item).map_err(|e| e.at_index(index))?);
+                }
+            }
+            spec.length.check(items.len(), "items")?;
+            match spec.kind {
+                SequenceKind::VarTuple => PyTuple::new(py, items)?.into_any(),
+                SequenceKind::Set => PySet::new(py, items)?.into_any(),
+                _ => PyFrozenSet::new(py, items)?.into_any(),
+            }
+        };
+        self.depth -= 1;
+        Ok(value)
+    }
+
+    fn map(&mut self, value: usize, plan: NodeId) -> Result<Obj<'py>> {
+        let Node::Dict(spec) = self.ctx.plan.node(plan) else {
+            return Err(mismatch(self.ctx.plan.node(plan), Token::Object));
+        };
+        self.enter()?;
+        let dict = PyDict::new(self.ctx.py);
+        loop {
+            let count = self.block_count(value)?;
+            if count == 0 {
+                break;
+            }
+            // Each entry also has a key of at least one byte.
+            if count > self.input.remaining() {
+                return Err(Error::decode("malformed Avro: map count exceeds the input"));
+            }
+            for _ in 0..count {
+                let key = self.input.bytes()?;
+                let ascii = key.is_ascii();
+                if !ascii && std::str::from_utf8(key).is_err() {
+                    return Err(Error::decode("malformed Avro: map key is not valid UTF-8"));
+                }
+                let key_obj = self.ctx.key_string(spec.key, key, ascii)?;
+                let item = self
+                    .value(value)
+                    .map_err(|e| e.at_key(std::str::from_utf8(key).unwrap_or_default()))?;
+                dict.set_item(key_obj, item)?;
+            }
+        }
+        self.depth -= 1;
+        spec.length.check(dict.len(), "items")?;
+        Ok(dict.into_any())
+    }
+
+    fn record(&mut self, plan: NodeId, fields: &[(Option<usize>, usize)]) -> Result<Obj<'py>> {
+        let Node::Record(spec) = self.ctx.plan.node(plan) else {
+            return Err(mismatch(self.ctx.plan.node(plan), Token::Object));
+        };
+        self.enter()?;
+        let mut builder = RecordBuilder::new(spec);
+        for &(target, op) in fields {
+            match target {
+                Some(field) => {
+                    let value = self
+                        .value(op)
+                        .map_err(|e| e.at_field(&spec.fields[field].wire_name))?;
+                    builder.set(field, value);
+                }
+                None => self.skip(op)?,
+            }
+        }
+        self.depth -= 1;
+        builder.finish(self.ctx.py, spec)
+    }
+
+    /// A dataclass whose fields all come from the input: the instance is created first and
+    /// each field stored as it is read, as the generated `__init__` would.
+    fn direct_record(
+        &mut self,
+        plan: NodeId,
+        fields: &[(Option<usize>, usize)],
+    ) -> Result<Obj<'py>> {
+        let Node::Record(spec) = self.ctx.plan.node(plan) else {
+            return Err(mismatch(self.ctx.plan.node(plan), Token::Object));
+        };
+        self.enter()?;
+        let py = self.ctx.py;
+        let cls = spec.cls.bind(py).cast::<PyType>().map_err(PyErr::from)?;
+        let instance = py::new_instance(cls)?;
+        for &(target, op) in fields {
+            match target {
+                Some(field) => {
+                    let field = &spec.fields[field];
+                    let value = self.value(op).map_err(|e| e.at_field(&field.wire_name))?;
+                    py::set_field(&instance, field.name.bind(py), &value)?;
+                }
+                None => self.skip(op)?,
+            }
+        }
+        self.depth -= 1;
+        if spec.post_init {
+            instance.call_method0(py::stdlib(py).post_init.bind(py))?;
+        }
+        Ok(instance)
+    }
+
+    /// Reads past a value the reader does not keep (a field removed from the reader's schema).
+    fn skip(&mut self, index: usize) -> Result<()> {
+        let program = self.program;
+        match &program.ops[index] {
+            ReadOp::SkipFixed(size) => {
+                self.input.fixed(*size)?;
+            }
+            ReadOp::SkipVarint => {
+                self.input.long()?;
+            }
+            ReadOp::SkipBytes => {
+                self.input.bytes()?;
+            }
+            ReadOp::SkipArray(item) => {
+                self.enter()?;
+                loop {
+                    let count = self.block_count(*item)?;
+                    if count == 0 {
+                        break;
+                    }
+                    for _ in 0..count {
+                        self.skip(*item)?;
+                    }
+                }
+                self.depth -= 1;
+            }
+            ReadOp::SkipMap(value) => {
+                self.enter()?;
+                loop {
+                    let count = self.block_count(*value)?;
+                    if count == 0 {
+                        break;
+                    }
+                    for _ in 0..count {
+                        self.input.bytes()?;
+                        self.skip(*value)?;
+                    }
+                }
+                self.depth -= 1;
+            }
+            ReadOp::SkipRecord(fields) => {
+                self.enter()?;
+                for &field in fields {
+                    self.skip(field)?;
+                }
+                self.depth -= 1;
+            }
+            ReadOp::SkipUnion(branches) => {
+                let branch = self.input.long()?;
+                let Some(&op) = usize::try_from(branch).ok().and_then(|b| branches.get(b)) else {
+                    return Err(Error::decode(format!(
+                        "malformed Avro: union branch {branch} out of range"
+                    )));
+                };
+                self.enter()?;
+                self.skip(op)?;
+                self.depth -= 1;
+            }
+            _ => {
+                self.value(index)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+fn time_of_day(micros: i64) -> Time {
+    let seconds = micros / 1_000_000;
+    Time {
+        hour: (seconds / 3600) as u8,
+        minute: (seconds / 60 % 60) as u8,
+        second: (seconds % 60) as u8,
+        microsecond: (micros % 1_000_000) as u32,
+    }
+}
+
+#[cold]
+fn out_of_range(raw: i64) -> Error {
+    Error::validation(format!(
+        "Avro timestamp {raw} is out of the range of datetime.datetime"
+    ))
+}

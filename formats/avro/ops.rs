@@ -1,0 +1,367 @@
+//! The programs `python/polycodec/_avro.py` computes once per codec (and once per writer
+//! schema), turned from tuples into Rust enums so the hot path never looks anything up by name.
+
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use pyo3::types::{PyList, PyTuple};
+
+use crate::plan::{Node, NodeId, Plan, RecordKind};
+
+/// How one plan node is written (the plan node itself says what Python value to expect).
+#[derive(Debug)]
+pub enum WriteOp {
+    Null,
+    Boolean,
+    Long,
+    /// A 32-bit Avro int: values outside the range are an EncodeError.
+    Int,
+    Double,
+    Float,
+    String,
+    Bytes,
+    Fixed(usize),
+    Decimal {
+        scale: u32,
+        size: Option<usize>,
+        precision: u32,
+    },
+    DecimalString,
+    Timestamp {
+        unit: i64,
+        local: bool,
+    },
+    Date,
+    Time {
+        unit: i64,
+    },
+    UuidString,
+    UuidFixed,
+    /// Symbol index per enum member (in the plan's member order).
+    Enum(Vec<u32>),
+    Array,
+    Map,
+    /// Field indices in schema order.
+    Record(Vec<usize>),
+    /// Branch index per union variant; `None` for a tagged-union variant, which writes its own.
+    Union(Vec<Option<u32>>),
+    /// Branch index per entry of the tagged union's `tags`.
+    Tagged(Vec<u32>),
+}
+
+/// One step of a decoder program. `plan` is the node the value is built as (never a union).
+#[derive(Debug)]
+pub enum ReadOp {
+    Null,
+    Boolean(NodeId),
+    Long(NodeId),
+    Float(NodeId),
+    Double(NodeId),
+    /// Length-prefixed bytes read as a str-like or bytes node (Avro string and bytes).
+    Text(NodeId),
+    Fixed(usize, NodeId),
+    Decimal {
+        scale: u32,
+        size: Option<usize>,
+        plan: NodeId,
+    },
+    UuidFixed(NodeId),
+    Date(NodeId),
+    Time {
+        unit: i64,
+        plan: NodeId,
+    },
+    Timestamp {
+        unit: i64,
+        local: bool,
+        plan: NodeId,
+    },
+    /// Writer symbol index -> plan member index (`None`: not in the reader's enum).
+    Enum {
+        plan: NodeId,
+        members: Vec<Option<usize>>,
+        symbols: Vec<String>,
+    },
+    Array {
+        item: usize,
+        plan: NodeId,
+    },
+    Map {
+        value: usize,
+        plan: NodeId,
+    },
+    /// Writer fields in order: the plan field index it fills (`None`: skipped) and its op.
+    /// `direct`: a dataclass whose every field comes from the writer, so the instance is
+    /// created first and each field set as it is read, with no defaults to fill in.
+    Record {
+        plan: NodeId,
+        fields: Vec<(Option<usize>, usize)>,
+        direct: bool,
+    },
+    Union(Vec<usize>),
+    /// A writer branch the reader cannot take: reading it is an error.
+    Error(String),
+    SkipFixed(usize),
+    SkipVarint,
+    SkipBytes,
+    SkipArray(usize),
+    SkipMap(usize),
+    SkipRecord(Vec<usize>),
+    SkipUnion(Vec<usize>),
+}
+
+/// A compiled decoder: ops, the root op, and the fewest bytes each op's value can take (to bound
+/// item counts against the remaining input).
+pub struct Program {
+    pub ops: Vec<ReadOp>,
+    pub root: usize,
+    pub min_size: Vec<usize>,
+    /// CRC-64-AVRO fingerprint of the writer schema's canonical form.
+    pub fingerprint: u64,
+}
+
+fn bad(what: &str) -> PyErr {
+    PyValueError::new_err(format!("internal: malformed Avro op {what}"))
+}
+
+pub fn write_ops(list: &Bound<'_, PyAny>) -> PyResult<Vec<Option<WriteOp>>> {
+    let list = list.cast::<PyList>()?;
+    let mut out = Vec::with_capacity(list.len());
+    for item in list.iter() {
+        if item.is_none() {
+            out.push(None);
+            continue;
+        }
+        let tuple = item.cast::<PyTuple>()?;
+        let name: String = tuple.get_item(0)?.extract()?;
+        let arg = |i: usize| tuple.get_item(i);
+        out.push(Some(match name.as_str() {
+            "null" => WriteOp::Null,
+            "boolean" => WriteOp::Boolean,
+            "long" => WriteOp::Long,
+            "int" => WriteOp::Int,
+            "double" => WriteOp::Double,
+            "float" => WriteOp::Float,
+            "string" => WriteOp::String,
+            "bytes" => WriteOp::Bytes,
+            "fixed" => WriteOp::Fixed(arg(1)?.extract()?),
+            "decimal" => {
+                let size: i64 = arg(2)?.extract()?;
+                WriteOp::Decimal {
+                    scale: arg(1)?.extract()?,
+                    size: usize::try_from(size).ok(),
+                    precision: arg(3)?.extract()?,
+                }
+            }
+            "decimal_string" => WriteOp::DecimalString,
+            "timestamp" => WriteOp::Timestamp {
+                unit: arg(1)?.extract()?,
+                local: arg(2)?.extract()?,
+            },
+            "date" => WriteOp::Date,
+            "time" => WriteOp::Time {
+                unit: arg(1)?.extract()?,
+            },
+            "uuid_string" => WriteOp::UuidString,
+            "uuid_fixed" => WriteOp::UuidFixed,
+            "enum" => WriteOp::Enum(arg(1)?.extract()?),
+            "array" => WriteOp::Array,
+            "map" => WriteOp::Map,
+            "record" => WriteOp::Record(arg(1)?.extract()?),
+            "union" => {
+                let indices: Vec<i64> = arg(1)?.extract()?;
+                WriteOp::Union(indices.iter().map(|&i| u32::try_from(i).ok()).collect())
+            }
+            "tagged" => WriteOp::Tagged(arg(1)?.extract()?),
+            other => return Err(bad(other)),
+        }));
+    }
+    Ok(out)
+}
+
+pub fn program(
+    ops: &Bound<'_, PyAny>,
+    root: usize,
+    fingerprint: u64,
+    plan: &Plan,
+) -> PyResult<Program> {
+    let plan_len = plan.nodes.len();
+    let list = ops.cast::<PyList>()?;
+    let mut out = Vec::with_capacity(list.len());
+    for item in list.iter() {
+        let tuple = item.cast::<PyTuple>()?;
+        let name: String = tuple.get_item(0)?.extract()?;
+        let arg = |i: usize| tuple.get_item(i);
+        let op = match name.as_str() {
+            "null" => ReadOp::Null,
+            "boolean" => ReadOp::Boolean(arg(1)?.extract()?),
+            "long" => ReadOp::Long(arg(1)?.extract()?),
+            "float" => ReadOp::Float(arg(1)?.extract()?),
+            "double" => ReadOp::Double(arg(1)?.extract()?),
+            "string" | "bytes" => ReadOp::Text(arg(1)?.extract()?),
+            "fixed" => ReadOp::Fixed(arg(1)?.extract()?, arg(2)?.extract()?),
+            "decimal" => {
+                let size: i64 = arg(2)?.extract()?;
+                ReadOp::Decimal {
+                    scale: arg(1)?.extract()?,
+                    size: usize::try_from(size).ok(),
+                    plan: arg(3)?.extract()?,
+                }
+            }
+            "uuid_fixed" => ReadOp::UuidFixed(arg(1)?.extract()?),
+            "date" => ReadOp::Date(arg(1)?.extract()?),
+            "time" => ReadOp::Time {
+                unit: arg(1)?.extract()?,
+                plan: arg(2)?.extract()?,
+            },
+            "timestamp" => ReadOp::Timestamp {
+                unit: arg(1)?.extract()?,
+                local: arg(2)?.extract()?,
+                plan: arg(3)?.extract()?,
+            },
+            "enum" => {
+                let members: Vec<i64> = arg(2)?.extract()?;
+                ReadOp::Enum {
+                    plan: arg(1)?.extract()?,
+                    members: members.iter().map(|&m| usize::try_from(m).ok()).collect(),
+                    symbols: arg(3)?.extract()?,
+                }
+            }
+            "array" => ReadOp::Array {
+                item: arg(1)?.extract()?,
+                plan: arg(2)?.extract()?,
+            },
+            "map" => ReadOp::Map {
+                value: arg(1)?.extract()?,
+                plan: arg(2)?.extract()?,
+            },
+            "record" => {
+                let fields: Vec<(i64, usize)> = arg(2)?.extract()?;
+                let fields: Vec<(Option<usize>, usize)> = fields
+                    .into_iter()
+                    .map(|(f, op)| (usize::try_from(f).ok(), op))
+                    .collect();
+                let plan_id: NodeId = arg(1)?.extract()?;
+                let direct = match plan.nodes.get(plan_id) {
+                    Some(Node::Record(spec)) if spec.kind == RecordKind::Dataclass => {
+                        let mut seen = vec![false; spec.fields.len()];
+                        for field in fields.iter().filter_map(|(f, _)| *f) {
+                            if let Some(slot) = seen.get_mut(field) {
+                                *slot = true;
+                            }
+                        }
+                        let set = fields.iter().filter(|(f, _)| f.is_some()).count();
+                        set == spec.fields.len() && seen.iter().all(|s| *s)
+                    }
+                    _ => false,
+                };
+                ReadOp::Record {
+                    plan: plan_id,
+                    fields,
+                    direct,
+                }
+            }
+            "union" => ReadOp::Union(arg(1)?.extract()?),
+            "error" => ReadOp::Error(arg(1)?.extract()?),
+            "skip_fixed" => ReadOp::SkipFixed(arg(1)?.extract()?),
+            "skip_varint" => ReadOp::SkipVarint,
+            "skip_bytes" => ReadOp::SkipBytes,
+            "skip_array" => ReadOp::SkipArray(arg(1)?.extract()?),
+            "skip_map" => ReadOp::SkipMap(arg(1)?.extract()?),
+            "skip_record" => ReadOp::SkipRecord(arg(1)?.extract()?),
+            "skip_union" => ReadOp::SkipUnion(arg(1)?.extract()?),
+            other => return Err(bad(other)),
+        };
+        out.push(op);
+    }
+    // Every index must point inside the program and the plan, so the decoder can index freely.
+    let count = out.len();
+    let valid = out.iter().all(|op| op_indices_valid(op, count, plan_len));
+    if !valid || root >= count {
+        return Err(bad("index"));
+    }
+    let min_size = min_sizes(&out);
+    Ok(Program {
+        ops: out,
+        root,
+        min_size,
+        fingerprint,
+    })
+}
+
+fn op_indices_valid(op: &ReadOp, count: usize, plan_len: usize) -> bool {
+    let plan_ok = |p: &NodeId| *p < plan_len;
+    let op_ok = |o: &usize| *o < count;
+    match op {
+        ReadOp::Boolean(p)
+        | ReadOp::Long(p)
+        | ReadOp::Float(p)
+        | ReadOp::Double(p)
+        | ReadOp::Text(p)
+        | ReadOp::Fixed(_, p)
+        | ReadOp::UuidFixed(p)
+        | ReadOp::Date(p) => plan_ok(p),
+        ReadOp::Decimal { plan, .. }
+        | ReadOp::Time { plan, .. }
+        | ReadOp::Timestamp { plan, .. }
+        | ReadOp::Enum { plan, .. } => plan_ok(plan),
+        ReadOp::Array { item, plan } => plan_ok(plan) && op_ok(item),
+        ReadOp::Map { value, plan } => plan_ok(plan) && op_ok(value),
+        ReadOp::Record { plan, fields, .. } => {
+            plan_ok(plan) && fields.iter().all(|(_, o)| op_ok(o))
+        }
+        ReadOp::Union(ops) | ReadOp::SkipRecord(ops) | ReadOp::SkipUnion(ops) => {
+            ops.iter().all(op_ok)
+        }
+        ReadOp::SkipArray(o) | ReadOp::SkipMap(o) => op_ok(o),
+        ReadOp::Null
+        | ReadOp::Error(_)
+        | ReadOp::SkipFixed(_)
+        | ReadOp::SkipVarint
+        | ReadOp::SkipBytes => true,
+    }
+}
+
+/// The fewest input bytes a value of each op takes. Records sum their fields; a record met
+/// again while its own size is being computed (recursion, always through a union or array,
+/// which take at least one byte) counts as 0.
+fn min_sizes(ops: &[ReadOp]) -> Vec<usize> {
+    fn size(
+        ops: &[ReadOp],
+        index: usize,
+        memo: &mut Vec<Option<usize>>,
+        busy: &mut [bool],
+    ) -> usize {
+        if let Some(known) = memo[index] {
+            return known;
+        }
+        if busy[index] {
+            return 0;
+        }
+        busy[index] = true;
+        let result = match &ops[index] {
+            ReadOp::Null | ReadOp::Error(_) => 0,
+            ReadOp::SkipFixed(n) | ReadOp::Fixed(n, _) => *n,
+            ReadOp::Float(_) => 4,
+            ReadOp::Double(_) => 8,
+            ReadOp::UuidFixed(_) => 16,
+            ReadOp::Decimal { size: Some(n), .. } => *n,
+            ReadOp::Record { fields, .. } => fields
+                .iter()
+                .map(|(_, op)| size(ops, *op, memo, busy))
+                .fold(0usize, usize::saturating_add),
+            ReadOp::SkipRecord(fields) => fields
+                .iter()
+                .map(|op| size(ops, *op, memo, busy))
+                .fold(0usize, usize::saturating_add),
+            _ => 1,
+        };
+        busy[index] = false;
+        memo[index] = Some(result);
+        result
+    }
+    let mut memo = vec![None; ops.len()];
+    let mut busy = vec![false; ops.len()];
+    (0..ops.len())
+        .map(|i| size(ops, i, &mut memo, &mut busy))
+        .collect()
+}

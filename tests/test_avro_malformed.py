@@ -1,0 +1,263 @@
+"""Bad Avro input: truncated and corrupt datums and containers raise DecodeError (or
+ValidationError for well-formed data of the wrong value), never crash, never over-allocate."""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime
+import enum
+import os
+import random
+import uuid
+from decimal import Decimal
+from typing import Annotated, Dict, List, Optional, Union
+
+import pytest
+
+import polycodec
+from polycodec import Meta
+
+
+class Mood(enum.Enum):
+    HAPPY = 1
+    SAD = 2
+
+
+@dataclasses.dataclass
+class Leaf:
+    n: int
+
+
+@dataclasses.dataclass
+class Tree:
+    label: str
+    children: List["Tree"]
+    leaves: Dict[str, Leaf]
+    mood: Mood
+    data: bytes
+    when: datetime.datetime
+    day: datetime.date
+    ident: uuid.UUID
+    price: Annotated[Decimal, Meta(max_digits=10, decimal_places=2)]
+    maybe: Optional[Union[int, str]] = None
+    ratio: float = 0.0
+
+
+UTC = datetime.timezone.utc
+SAMPLE = Tree(
+    "root",
+    [
+        Tree(
+            "kid",
+            [],
+            {},
+            Mood.SAD,
+            b"",
+            datetime.datetime(2000, 1, 1, tzinfo=UTC),
+            datetime.date(2000, 1, 1),
+            uuid.UUID(int=1),
+            Decimal("0.01"),
+        )
+    ],
+    {"a": Leaf(1), "b": Leaf(-300)},
+    Mood.HAPPY,
+    b"\x00\x01\x02",
+    datetime.datetime(2024, 5, 1, 12, tzinfo=UTC),
+    datetime.date(2024, 5, 1),
+    uuid.UUID(int=2**100),
+    Decimal("-12.34"),
+    "text",
+    1.5,
+)
+
+ERRORS = (polycodec.DecodeError,)  # ValidationError is a DecodeError
+
+
+def header_end(data: bytes) -> int:
+    """Where a container's header ends (after the sync marker) in polycodec's output."""
+    start = data.index(b"avro.codec") + 10
+    return start + 1 + data[start] // 2 + 1 + 16
+
+
+@pytest.fixture(scope="module")
+def codec() -> polycodec.Codec[Tree]:
+    return polycodec.Codec(Tree, "avro")
+
+
+def test_every_truncation_fails_cleanly(codec: polycodec.Codec[Tree]) -> None:
+    data = codec.encode_one(SAMPLE)
+    assert codec.decode_one(data) == SAMPLE
+    for end in range(len(data)):
+        with pytest.raises(ERRORS):
+            codec.decode_one(data[:end])
+
+
+def test_every_container_truncation_fails_cleanly(codec: polycodec.Codec[Tree]) -> None:
+    data = codec.encode_many([SAMPLE, SAMPLE])
+    end_of_header = header_end(data)
+    for end in range(len(data)):
+        if end == end_of_header:
+            assert codec.decode_many(data[:end]) == []  # the header alone: no blocks
+            continue
+        with pytest.raises(ERRORS):
+            codec.decode_many(data[:end])
+
+
+@pytest.mark.parametrize(
+    "tp, data, words",
+    [
+        (int, b"\xff" * 11, "varint longer than 64 bits"),
+        (int, b"\x80", "ends inside a varint"),
+        (str, b"\x01", "negative length"),
+        (str, b"\x7e", "bytes needed"),
+        (bytes, b"\xfe\xff\xff\xff\xff\xff\xff\xff\xff\x01", "bytes needed"),
+        (str, b"\x04\xff\xfe", "not valid UTF-8"),
+        (bool, b"\x02", "boolean byte 2"),
+        (Optional[int], b"\x04", "union branch 2 out of range"),
+        (Optional[int], b"\x01", "union branch -1 out of range"),
+        (Mood, b"\x08", "enum index 4 out of range"),
+        (List[int], b"\xfe\xff\xff\xff\x0f", "exceeds what the remaining"),
+        (List[None], b"\xfe\xff\xff\xff\xff\xff\xff\xff\x7f", "take no bytes"),
+        (Dict[str, int], b"\xfe\xff\xff\xff\x0f", "exceeds"),
+        (List[int], b"\x01\x00", "exceeds"),
+        (datetime.date, b"\xfe\xff\xff\xff\x1f", "out of 32-bit range"),
+        (datetime.date, b"\xfe\xff\xff\x7f", "out of the range"),
+        (datetime.datetime, b"\xfe\xff\xff\xff\xff\xff\xff\xff\xff\x01", "out of the range"),
+        (float, b"\x00\x00", "8 bytes needed"),
+    ],
+)
+def test_malformed_datums(tp: object, data: bytes, words: str) -> None:
+    box = dataclasses.make_dataclass("Box", [("v", tp)])
+    with pytest.raises(ERRORS, match=words):
+        polycodec.Codec(box, "avro").decode_one(data)
+
+
+def test_container_corruptions(codec: polycodec.Codec[Tree]) -> None:
+    data = codec.encode_many([SAMPLE])
+    with pytest.raises(polycodec.DecodeError, match="Obj"):
+        codec.decode_many(b"Obj\x02" + data[4:])
+    with pytest.raises(polycodec.DecodeError, match="sync marker"):
+        codec.decode_many(data[:-1] + bytes([data[-1] ^ 0xFF]))
+    # A header without avro.schema.
+    with pytest.raises(polycodec.DecodeError, match="no avro.schema"):
+        codec.decode_many(b"Obj\x01\x00" + bytes(16))
+    with pytest.raises(polycodec.DecodeError, match="unsupported Avro codec"):
+        codec.decode_many(data.replace(b"\x08null", b"\x08lzma"))
+    with pytest.raises(polycodec.DecodeError, match="metadata entry count"):
+        codec.decode_many(b"Obj\x01\xfe\xff\xff\xff\x0f")
+    with pytest.raises(polycodec.DecodeError, match="unknown Avro type"):
+        codec.decode_many(data.replace(b'{"type":"record"', b'{"type":"recorX"'))
+
+
+def test_block_count_beyond_the_block(codec: polycodec.Codec[Tree]) -> None:
+    data = bytearray(codec.encode_many([SAMPLE]))
+    end = header_end(bytes(data))
+    assert data[end] == 2  # one record
+    data[end] = 0x7E  # 63 records
+    with pytest.raises(polycodec.DecodeError, match="exceeds"):
+        codec.decode_many(bytes(data))
+
+
+def test_deflate_bomb_is_bounded() -> None:
+    import zlib
+
+    box = dataclasses.make_dataclass("Box", [("v", bytes)])
+    codec = polycodec.Codec(box, "avro", compression="deflate")
+    data = codec.encode_many([box(b"x")])
+    end = header_end(data)
+    sync = data[end - 16 : end]
+    compressor = zlib.compressobj(9, zlib.DEFLATED, -15)
+    bomb = compressor.compress(b"\x00" * (130 << 20)) + compressor.flush()
+    block = bytearray(b"\x02")
+    n = len(bomb)
+    size = bytearray()
+    zz = n << 1
+    while zz >= 0x80:
+        size.append((zz & 0x7F) | 0x80)
+        zz >>= 7
+    size.append(zz)
+    block += size + bomb + sync
+    with pytest.raises(polycodec.DecodeError, match="inflate"):
+        codec.decode_many(data[:end] + bytes(block))
+
+
+def _single_block(codec: polycodec.Codec[object], value: object, block: bytes) -> bytes:
+    """A one-block container from `codec` whose block data is replaced by `block`."""
+    data = codec.encode_many([value])
+    end = header_end(data)
+    sync = data[end - 16 : end]
+    size = bytearray()
+    zz = len(block) << 1
+    while zz >= 0x80:
+        size.append((zz & 0x7F) | 0x80)
+        zz >>= 7
+    size.append(zz)
+    return data[:end] + b"\x02" + bytes(size) + block + sync
+
+
+def test_zstandard_window_declarations_are_bounded() -> None:
+    box = dataclasses.make_dataclass("Box", [("v", bytes)])
+    codec = polycodec.Codec(box, "avro", compression="zstandard")
+    # A frame header declaring a 2 TiB window, and a single-segment frame claiming 4 GiB.
+    for header in [b"\x28\xb5\x2f\xfd\x00\xf8", b"\x28\xb5\x2f\xfd\xa0\xff\xff\xff\xff"]:
+        with pytest.raises(polycodec.DecodeError, match="window past the limit"):
+            codec.decode_many(_single_block(codec, box(b"x"), header + b"\x00" * 8))
+
+
+def test_snappy_corruptions() -> None:
+    box = dataclasses.make_dataclass("Box", [("v", bytes)])
+    codec = polycodec.Codec(box, "avro", compression="snappy")
+    good = codec.encode_many([box(b"abc")])
+    assert codec.decode_many(good) == [box(b"abc")]
+    with pytest.raises(polycodec.DecodeError, match="CRC-32"):
+        codec.decode_many(good[:-17] + bytes([good[-17] ^ 1]) + good[-16:])
+    # A snappy header claiming 2 GiB of output from a few bytes.
+    with pytest.raises(polycodec.DecodeError, match="limit"):
+        codec.decode_many(_single_block(codec, box(b"x"), b"\x80\x80\x80\x80\x08" + b"\x00" * 8))
+
+
+def test_deep_nesting_is_refused() -> None:
+    # 2000 nested empty arrays of arrays: a recursive type whose every level takes 2 bytes.
+    data = b"\x02" * 2000 + b"\x00" * 2000
+    with pytest.raises(polycodec.DecodeError, match="nested deeper"):
+        polycodec.Codec(Tree, "avro").decode_one(b"\x08root" + data)
+
+
+def _mutations(data: bytes, rng: random.Random) -> bytes:
+    out = bytearray(data)
+    for _ in range(rng.randint(1, 4)):
+        choice = rng.random()
+        pos = rng.randrange(len(out)) if out else 0
+        if choice < 0.5 and out:
+            out[pos] = rng.randrange(256)
+        elif choice < 0.7 and out:
+            del out[pos]
+        elif choice < 0.85:
+            out.insert(pos, rng.randrange(256))
+        else:
+            out[pos:pos] = os.urandom(rng.randint(1, 8))
+    return bytes(out)
+
+
+def test_mutation_fuzz_datums(codec: polycodec.Codec[Tree]) -> None:
+    rng = random.Random(4)
+    data = codec.encode_one(SAMPLE)
+    for _ in range(3000):
+        mutated = _mutations(data, rng)
+        try:
+            codec.decode_one(mutated)
+        except polycodec.DecodeError:
+            pass
+
+
+@pytest.mark.parametrize("compression", ["null", "deflate", "snappy", "zstandard"])
+def test_mutation_fuzz_containers(codec: polycodec.Codec[Tree], compression: str) -> None:
+    rng = random.Random(5)
+    writer = polycodec.Codec(Tree, "avro", compression=compression)
+    data = writer.encode_many([SAMPLE, SAMPLE, SAMPLE])
+    for _ in range(2000):
+        mutated = _mutations(data, rng)
+        try:
+            writer.decode_many(mutated)
+        except polycodec.DecodeError:
+            pass

@@ -1,0 +1,452 @@
+"""Avro schemas: derivation from classes, refusals at Codec() time, canonical form and
+fingerprints (against the Avro project's vectors and fastavro), parsing, and `schema=` binding."""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime
+import enum
+import json
+import re
+import uuid
+from decimal import Decimal
+from typing import Annotated, Any, Dict, Generic, List, Literal, Optional, Tuple, TypedDict
+from typing import TypeVar, Union
+
+import fastavro
+import pytest
+from typing_extensions import NotRequired
+
+import polycodec
+from polycodec import Meta, _avro
+from test_avro_support import CONFORMANCE, fastavro_read, fastavro_write
+
+SCHEMA_TESTS = CONFORMANCE / "share" / "test" / "data" / "schema-tests.txt"
+
+
+def _schema_cases() -> list[tuple[str, str, str, Optional[int]]]:
+    if not SCHEMA_TESTS.exists():
+        return []
+    text = SCHEMA_TESTS.read_text()
+    cases = []
+    parts = re.split(r"^// (\d+)\s*$", text, flags=re.M)
+    for number, body in zip(parts[1::2], parts[2::2]):
+        fields: dict[str, str] = {}
+        lines = body.splitlines()
+        i = 0
+        while i < len(lines):
+            line = lines[i]
+            match = re.match(r"^<<(\w+)(?: (.*))?$", line)
+            if match:
+                key, rest = match.group(1), match.group(2)
+                if rest is None:  # heredoc up to a line with the key's name
+                    end = lines.index(key.upper(), i + 1)
+                    fields[key] = "\n".join(lines[i + 1 : end])
+                    i = end
+                else:
+                    fields[key] = rest
+            i += 1
+        fp = fields.get("fingerprint")
+        cases.append((number, fields["INPUT"], fields["canonical"], int(fp) if fp else None))
+    return cases
+
+
+CASES = _schema_cases()
+
+
+@pytest.mark.skipif(not CASES, reason="Avro conformance data not present")
+@pytest.mark.parametrize("case", CASES, ids=[c[0] for c in CASES])
+def test_canonical_form_and_fingerprint_vectors(case: tuple[str, str, str, Optional[int]]) -> None:
+    _, source, canonical, fingerprint = case
+    parsed = _avro.parse_schema(source)
+    assert _avro.canonical_form(parsed) == canonical
+    if fingerprint is not None:
+        assert _avro.fingerprint(canonical.encode()) == fingerprint % 2**64
+
+
+def _files(folder: str) -> list[Any]:
+    path = CONFORMANCE / folder
+    return sorted(p for p in path.iterdir() if p.is_file()) if path.exists() else []
+
+
+@pytest.mark.parametrize("path", _files("lang/c/tests/schema_tests/pass"), ids=lambda p: p.name)
+def test_conformance_schemas_parse(path: Any) -> None:
+    parsed = _avro.parse_schema(path.read_text())
+    form = _avro.canonical_form(parsed)
+    assert form == fastavro.schema.to_parsing_canonical_form(
+        fastavro.parse_schema(json.loads(path.read_text()))
+    )
+
+
+@pytest.mark.parametrize("path", _files("lang/c/tests/schema_tests/fail"), ids=lambda p: p.name)
+def test_conformance_bad_schemas_are_refused(path: Any) -> None:
+    with pytest.raises(ValueError):
+        _avro.parse_schema(path.read_text())
+
+
+@pytest.mark.parametrize("path", _files("lang/c++/jsonschemas"), ids=lambda p: p.name)
+def test_cpp_schemas(path: Any) -> None:
+    if path.name == "nested.error":
+        with pytest.raises(ValueError):
+            _avro.parse_schema(path.read_text())
+        return
+    try:
+        json.loads(path.read_text())
+    except ValueError:
+        pytest.skip("not JSON (the C++ parser's lenient extension)")
+    parsed = _avro.parse_schema(path.read_text())
+    expected = fastavro.schema.to_parsing_canonical_form(
+        fastavro.parse_schema(json.loads(path.read_text()), _write_hint=False)
+    )
+    assert _avro.canonical_form(parsed) == expected
+
+
+class Color(enum.Enum):
+    RED = 1
+    GREEN = 2
+
+
+@dataclasses.dataclass
+class Inner:
+    x: int
+
+
+@dataclasses.dataclass
+class Node:
+    value: int
+    children: List["Node"] = dataclasses.field(default_factory=list)
+
+
+@dataclasses.dataclass
+class Sample:
+    name: str
+    when: datetime.datetime
+    day: datetime.date
+    clock: datetime.time
+    ident: uuid.UUID
+    price: Annotated[Decimal, Meta(max_digits=9, decimal_places=2)]
+    loose: Decimal
+    color: Color
+    inner: Inner
+    tags: List[str]
+    index: Dict[str, float]
+    blob: bytes = b"\x00A"
+    maybe: Optional[int] = None
+    count: int = 3
+    again: Color = Color.GREEN
+    local: Annotated[datetime.datetime, Meta(tz=False)] = datetime.datetime(1970, 1, 1, 0, 0, 1)
+    items: List[int] = dataclasses.field(default_factory=list)
+
+
+def test_derived_schema_shape() -> None:
+    schema = polycodec.Codec(Sample, "avro").schema
+    assert schema["type"] == "record"
+    assert schema["name"] == "Sample"
+    assert schema["namespace"] == "test_avro_schema"
+    types = {f["name"]: f["type"] for f in schema["fields"]}
+    defaults = {f["name"]: f["default"] for f in schema["fields"] if "default" in f}
+    assert types["name"] == "string"
+    assert types["when"] == {"type": "long", "logicalType": "timestamp-micros"}
+    assert types["local"] == {"type": "long", "logicalType": "local-timestamp-micros"}
+    assert types["day"] == {"type": "int", "logicalType": "date"}
+    assert types["clock"] == {"type": "long", "logicalType": "time-micros"}
+    assert types["ident"] == {"type": "string", "logicalType": "uuid"}
+    assert types["price"] == {"type": "bytes", "logicalType": "decimal", "precision": 9, "scale": 2}
+    assert types["loose"] == "string"
+    assert types["color"] == {
+        "type": "enum",
+        "name": "Color",
+        "namespace": "test_avro_schema",
+        "symbols": ["RED", "GREEN"],
+    }
+    assert types["again"] == "test_avro_schema.Color"
+    assert types["inner"]["name"] == "Inner"
+    assert types["tags"] == {"type": "array", "items": "string"}
+    assert types["index"] == {"type": "map", "values": "double"}
+    assert types["maybe"] == ["null", "long"]
+    assert defaults == {
+        "blob": "\x00A",
+        "maybe": None,
+        "count": 3,
+        "again": "GREEN",
+        "local": 1_000_000,
+        "items": [],
+    }
+    # fastavro accepts the schema, defaults included.
+    fastavro.parse_schema(schema)
+
+
+def test_recursive_class_refers_to_itself_by_name() -> None:
+    schema = polycodec.Codec(Node, "avro").schema
+    assert schema["fields"][1]["type"] == {"type": "array", "items": "test_avro_schema.Node"}
+    value = Node(1, [Node(2), Node(3, [Node(4)])])
+    codec = polycodec.Codec(Node, "avro")
+    assert codec.decode_one(codec.encode_one(value)) == value
+
+
+def test_local_classes_get_valid_names() -> None:
+    @dataclasses.dataclass
+    class Local:
+        x: int
+
+    schema = polycodec.Codec(Local, "avro").schema
+    assert schema["name"] == "Local"
+    assert schema["namespace"] == ("test_avro_schema.test_local_classes_get_valid_names._locals_")
+    fastavro.parse_schema(schema)
+
+
+T = TypeVar("T")
+
+
+@dataclasses.dataclass
+class Box(Generic[T]):
+    item: T
+
+
+@dataclasses.dataclass
+class Both:
+    a: Box[int]
+    b: Box[str]
+
+
+def test_same_names_in_different_generic_instances_are_made_unique() -> None:
+    schema = polycodec.Codec(Both, "avro").schema
+    names = [f["type"]["name"] for f in schema["fields"]]
+    assert len(set(names)) == 2
+    fastavro.parse_schema(schema)
+    codec = polycodec.Codec(Both, "avro")
+    value = Both(Box(1), Box("x"))
+    assert codec.decode_one(codec.encode_one(value)) == value
+
+
+def test_optional_with_non_null_default_puts_the_default_first() -> None:
+    @dataclasses.dataclass
+    class D:
+        v: Optional[str] = "x"
+
+    field = polycodec.Codec(D, "avro").schema["fields"][0]
+    assert field["type"] == ["string", "null"] and field["default"] == "x"
+
+
+@dataclasses.dataclass
+class Cat:
+    kind: Literal["cat"] = "cat"
+
+
+@dataclasses.dataclass
+class Dog:
+    good: bool = True
+    kind: Literal["dog"] = "dog"
+
+
+@dataclasses.dataclass
+class Pet:
+    pet: Optional[Union[Cat, Dog]] = None
+
+
+def test_union_of_records_is_a_union_of_records() -> None:
+    codec = polycodec.Codec(Pet, "avro")
+    branches = codec.schema["fields"][0]["type"]
+    assert branches[0] == "null"
+    assert [b["name"] for b in branches[1:]] == ["Cat", "Dog"]
+    for value in [Pet(), Pet(Cat()), Pet(Dog(False))]:
+        data = codec.encode_one(value)
+        assert codec.decode_one(data) == value
+    assert fastavro_read(codec.schema, codec.encode_one(Pet(Dog(False)))) == {
+        "pet": {"good": False, "kind": "dog"}
+    }
+
+
+class Movie(TypedDict):
+    title: str
+    year: NotRequired[int]
+
+
+@pytest.mark.parametrize(
+    "tp, field, words",
+    [
+        (Any, "v", "Any has no Avro form"),
+        (datetime.timedelta, "v", "timedelta has no faithful Avro form"),
+        (Dict[int, str], "v", "str keys only"),
+        (Tuple[int, str], "v", "fixed-length tuple"),
+        (Annotated[datetime.time, Meta(tz=True)], "v", "aware datetime.time"),
+        (Union[int, datetime.datetime], "v", "two alternatives of Avro type 'long'"),
+        (Movie, "year", "may be absent"),
+    ],
+)
+def test_types_without_an_avro_form_are_refused(tp: Any, field: str, words: str) -> None:
+    box = dataclasses.make_dataclass("Box", [("v", tp)])
+    with pytest.raises(TypeError) as info:
+        polycodec.Codec(box, "avro")
+    assert words in str(info.value)
+    assert f"`{field}`" in str(info.value)
+
+
+def test_unknown_and_bad_options() -> None:
+    with pytest.raises(TypeError, match="unexpected keyword"):
+        polycodec.Codec(Inner, "avro", protocol=5)
+    with pytest.raises(ValueError, match="framing"):
+        polycodec.Codec(Inner, "avro", framing="xml")
+    with pytest.raises(ValueError, match="schema_id"):
+        polycodec.Codec(Inner, "avro", framing="confluent")
+    with pytest.raises(ValueError, match="schema_id"):
+        polycodec.Codec(Inner, "avro", schema_id=3)
+    with pytest.raises(ValueError, match="compression"):
+        polycodec.Codec(Inner, "avro", compression="lzma")
+
+
+def test_schema_property_is_a_fresh_copy() -> None:
+    codec = polycodec.Codec(Inner, "avro")
+    schema = codec.schema
+    schema["name"] = "Changed"
+    assert codec.schema["name"] == "Inner"
+
+
+# --- schema= binding --------------------------------------------------------------------------
+
+
+@dataclasses.dataclass
+class Person:
+    name: str
+    age: int
+    email: Optional[str] = None
+
+
+PERSON_AVSC = {
+    "type": "record",
+    "name": "com.example.Person",
+    "fields": [
+        {"name": "email", "type": ["string", "null"]},
+        {"name": "age", "type": "int"},
+        {"name": "name", "type": "string"},
+    ],
+}
+
+
+def test_bound_schema_sets_field_order_and_types() -> None:
+    codec = polycodec.Codec(Person, "avro", schema=PERSON_AVSC)
+    assert codec.schema == PERSON_AVSC
+    value = Person("Ann", 41, "a@x")
+    data = codec.encode_one(value)
+    assert data == fastavro_write(PERSON_AVSC, {"name": "Ann", "age": 41, "email": "a@x"})
+    assert codec.decode_one(data) == value
+    data = codec.encode_one(Person("Bo", 7))
+    assert fastavro_read(PERSON_AVSC, data) == {"name": "Bo", "age": 7, "email": None}
+    with pytest.raises(polycodec.EncodeError, match="32 bits"):
+        codec.encode_one(Person("Big", 2**40))
+    # The same schema as JSON text.
+    assert polycodec.Codec(Person, "avro", schema=json.dumps(PERSON_AVSC)).encode_one(
+        value
+    ) == codec.encode_one(value)
+
+
+def test_bound_schema_may_leave_out_fields_with_defaults() -> None:
+    schema = {
+        "type": "record",
+        "name": "Person",
+        "fields": [{"name": "name", "type": "string"}, {"name": "age", "type": "long"}],
+    }
+    codec = polycodec.Codec(Person, "avro", schema=schema)
+    assert codec.decode_one(codec.encode_one(Person("A", 1, "dropped"))) == Person("A", 1)
+
+
+@pytest.mark.parametrize(
+    "schema, words",
+    [
+        ({"type": "record", "name": "P", "fields": [{"name": "name", "type": "string"}]}, "age"),
+        (
+            {
+                "type": "record",
+                "name": "P",
+                "fields": [
+                    {"name": "name", "type": "string"},
+                    {"name": "age", "type": "string"},
+                ],
+            },
+            "int cannot be written as Avro string",
+        ),
+        (
+            {
+                "type": "record",
+                "name": "P",
+                "fields": [
+                    {"name": "name", "type": "string"},
+                    {"name": "age", "type": "long"},
+                    {"name": "extra", "type": "long"},
+                ],
+            },
+            "`extra`",
+        ),
+        ("long", "record cannot be written"),
+    ],
+)
+def test_mismatched_schemas_fail_at_construction(schema: Any, words: str) -> None:
+    with pytest.raises(TypeError) as info:
+        polycodec.Codec(Person, "avro", schema=schema)
+    assert words in str(info.value) or words.replace("record", "dataclass") in str(info.value)
+
+
+def test_invalid_schemas_fail_at_construction() -> None:
+    with pytest.raises(ValueError, match="invalid Avro schema"):
+        polycodec.Codec(Person, "avro", schema={"type": "record", "name": "1bad", "fields": []})
+    with pytest.raises(ValueError, match="JSON"):
+        polycodec.Codec(Person, "avro", schema="{not json")
+
+
+def test_bound_schema_with_fixed_uuid_millis_and_enum_superset() -> None:
+    @dataclasses.dataclass
+    class Event:
+        ident: uuid.UUID
+        at: datetime.datetime
+        clock: datetime.time
+        color: Color
+        digest: bytes
+        price: Decimal
+
+    schema = {
+        "type": "record",
+        "name": "Event",
+        "fields": [
+            {
+                "name": "ident",
+                "type": {"type": "fixed", "name": "U", "size": 16, "logicalType": "uuid"},
+            },
+            {"name": "at", "type": {"type": "long", "logicalType": "timestamp-millis"}},
+            {"name": "clock", "type": {"type": "int", "logicalType": "time-millis"}},
+            {
+                "name": "color",
+                "type": {"type": "enum", "name": "C", "symbols": ["BLUE", "GREEN", "RED"]},
+            },
+            {"name": "digest", "type": {"type": "fixed", "name": "D", "size": 4}},
+            {
+                "name": "price",
+                "type": {
+                    "type": "fixed",
+                    "name": "P",
+                    "size": 8,
+                    "logicalType": "decimal",
+                    "precision": 12,
+                    "scale": 3,
+                },
+            },
+        ],
+    }
+    codec = polycodec.Codec(Event, "avro", schema=schema)
+    value = Event(
+        uuid.UUID(int=7),
+        datetime.datetime(2024, 1, 2, 3, 4, 5, 6000, tzinfo=datetime.timezone.utc),
+        datetime.time(1, 2, 3, 4000),
+        Color.RED,
+        b"abcd",
+        Decimal("-3.141"),
+    )
+    data = codec.encode_one(value)
+    assert codec.decode_one(data) == value
+    read = fastavro_read(schema, data)
+    assert read["color"] == "RED" and read["digest"] == b"abcd"
+    assert read["price"] == Decimal("-3.141")
+    assert read["at"] == value.at and read["clock"] == value.clock
+    with pytest.raises(polycodec.EncodeError, match="millis"):
+        codec.encode_one(dataclasses.replace(value, clock=datetime.time(1, 2, 3, 1)))
+    with pytest.raises(polycodec.EncodeError, match="exactly 4 bytes"):
+        codec.encode_one(dataclasses.replace(value, digest=b"abc"))
