@@ -12,6 +12,7 @@ use crate::errors::{Error, ErrorKind, Result};
 use crate::plan::{
     EnumSpec, FieldDefault, LiteralValue, Node, NodeId, Plan, RecordKind, RecordSpec,
 };
+use crate::py::fields::{FieldCursor, Next, PlainRule, PlainValue};
 use crate::py::{self, temporal, Obj};
 use crate::shape::{self, Shape};
 use crate::text;
@@ -50,6 +51,19 @@ pub fn encode_many(plan: &Plan, values: &Obj<'_>, out: &mut Vec<u8>) -> Result<(
     })?;
     encoder.out.push(b']');
     Ok(())
+}
+
+/// Writes a plain field value taken straight from an instance dict; false for a non-finite
+/// float, which the general path turns into an EncodeError.
+fn write_plain(out: &mut Vec<u8>, value: PlainValue<'_>) -> bool {
+    match value {
+        PlainValue::None => out.extend_from_slice(b"null"),
+        PlainValue::Bool(flag) => out.extend_from_slice(if flag { b"true" } else { b"false" }),
+        PlainValue::Int(number) => write_i64(out, number),
+        PlainValue::Float(number) => return write_f64(out, number).is_ok(),
+        PlainValue::Ascii(text) => write_str(out, text),
+    }
+    true
 }
 
 struct Encoder<'p, 'o> {
@@ -406,6 +420,13 @@ impl Encoder<'_, '_> {
         }
         self.enter()?;
         let positional = spec.array_like || spec.kind == RecordKind::NamedTuple;
+        if !positional && !spec.omit_defaults && spec.kind == RecordKind::Dataclass && !spec.slots {
+            if let Some(dict) = py::instance_dict(value) {
+                self.dataclass_fields(spec, value, dict)?;
+                self.depth -= 1;
+                return Ok(());
+            }
+        }
         self.out.push(if positional { b'[' } else { b'{' });
         let mut source = shape::FieldSource::new(spec, value)?;
         let mut first = true;
@@ -463,6 +484,43 @@ impl Encoder<'_, '_> {
         }
         self.out.push(if positional { b']' } else { b'}' });
         self.depth -= 1;
+        Ok(())
+    }
+
+    /// The common record: a dataclass with an instance dict, written as an object with every
+    /// field. Plain field values are written straight from the dict (see `py::fields`).
+    fn dataclass_fields(
+        &mut self,
+        spec: &RecordSpec,
+        value: &Obj<'_>,
+        dict: Bound<'_, PyDict>,
+    ) -> Result<()> {
+        self.out.push(b'{');
+        let py = value.py();
+        let mut cursor = FieldCursor::new(dict);
+        for (position, &index) in spec.wire_fields.iter().enumerate() {
+            let field = &spec.fields[index];
+            self.out.extend_from_slice(if position == 0 {
+                field.json_key()
+            } else {
+                &field.json_member
+            });
+            let name = field.name.bind(py);
+            let rule = PlainRule::for_node(self.plan, field.node);
+            let out = &mut *self.out;
+            let item = match cursor.next(name, rule, |plain| write_plain(out, plain)) {
+                Next::Written => continue,
+                Next::Value(item) => item,
+                // Not next in the dict: set out of order, or a class attribute or property.
+                Next::Elsewhere => match cursor.dict().get_item(name)? {
+                    Some(item) => item,
+                    None => value.getattr(name)?,
+                },
+            };
+            self.value(field.node, &item)
+                .map_err(|e| e.at_field(&field.wire_name))?;
+        }
+        self.out.push(b'}');
         Ok(())
     }
 

@@ -15,7 +15,7 @@ use crate::errors::{Error, ErrorKind, Result};
 use crate::plan::{
     EnumSpec, FieldDefault, LiteralValue, Node, NodeId, Plan, RecordKind, RecordSpec,
 };
-use crate::py::msgpack::{FieldCursor, Next, Plain, PlainRule};
+use crate::py::fields::{FieldCursor, Next, PlainRule, PlainValue};
 use crate::py::{self, temporal, Obj};
 use crate::shape::{self, Shape};
 use crate::text;
@@ -64,32 +64,16 @@ fn mismatch(node: &Node, value: &Obj<'_>) -> Error {
 
 /// The plain values a node lets the dict fast path write: str, int, float, bool, and those
 /// made Optional.
-fn plain_rule(plan: &Plan, id: NodeId) -> Option<PlainRule> {
-    fn kind(node: &Node) -> Option<Plain> {
-        match node {
-            Node::Str(_) => Some(Plain::Str),
-            Node::Int(_) => Some(Plain::Int),
-            Node::Float(_) => Some(Plain::Float),
-            Node::Bool => Some(Plain::Bool),
-            _ => None,
-        }
+/// Writes a plain field value taken straight from an instance dict (see `py::fields`).
+fn write_plain(out: &mut Vec<u8>, value: PlainValue<'_>) -> bool {
+    match value {
+        PlainValue::None => write_nil(out),
+        PlainValue::Bool(flag) => write_bool(out, flag),
+        PlainValue::Int(number) => write_i64(out, number),
+        PlainValue::Float(number) => write_f64(out, number),
+        PlainValue::Ascii(text) => write_str(out, text),
     }
-    match plan.node(id) {
-        Node::Union(spec) => match (spec.none, spec.variants.as_slice()) {
-            (Some(none), &[a, b]) => {
-                let other = if a == none { b } else { a };
-                kind(plan.node(other)).map(|kind| PlainRule {
-                    kind,
-                    nullable: true,
-                })
-            }
-            _ => None,
-        },
-        node => kind(node).map(|kind| PlainRule {
-            kind,
-            nullable: false,
-        }),
-    }
+    true
 }
 
 fn encode_error(err: PyErr) -> Error {
@@ -519,7 +503,7 @@ impl Encoder<'_, '_> {
     }
 
     /// The common record: a dataclass with an instance dict, written as a map with every field.
-    /// Plain field values are written straight from the dict (see `py::msgpack`).
+    /// Plain field values are written straight from the dict (see `py::fields`).
     fn dataclass_fields(
         &mut self,
         spec: &RecordSpec,
@@ -533,7 +517,9 @@ impl Encoder<'_, '_> {
             let field = &spec.fields[index];
             write_str(self.out, &field.wire_name);
             let name = field.name.bind(py);
-            let item = match cursor.next(name, plain_rule(self.plan, field.node), self.out) {
+            let rule = PlainRule::for_node(self.plan, field.node);
+            let out = &mut *self.out;
+            let item = match cursor.next(name, rule, |plain| write_plain(out, plain)) {
                 Next::Written => continue,
                 Next::Value(item) => item,
                 // Not next in the dict: set out of order, or a class attribute or property.

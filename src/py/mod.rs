@@ -5,7 +5,7 @@
 //! instance without running `__init__`, setting an attribute past a frozen class's `__setattr__`).
 
 pub mod avro;
-pub mod msgpack;
+pub mod fields;
 pub mod pickle;
 pub mod temporal;
 
