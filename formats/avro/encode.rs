@@ -314,6 +314,16 @@ impl Encoder<'_, '_> {
                 match size {
                     None => write_bytes(self.out, &bytes),
                     Some(size) => {
+                        // A fixed is sign-extended to its size anyway: start from the shortest
+                        // form, so −128 fits in one byte.
+                        let redundant = bytes
+                            .windows(2)
+                            .take_while(|pair| {
+                                (pair[0] == 0 && pair[1] & 0x80 == 0)
+                                    || (pair[0] == 0xff && pair[1] & 0x80 != 0)
+                            })
+                            .count();
+                        let bytes = &bytes[redundant..];
                         if bytes.len() > *size {
                             return Err(Error::encode(format!(
                                 "decimal {} does not fit in an Avro fixed of {size} bytes",
@@ -327,7 +337,7 @@ impl Encoder<'_, '_> {
                         };
                         self.out
                             .extend(std::iter::repeat(fill).take(size - bytes.len()));
-                        self.out.extend_from_slice(&bytes);
+                        self.out.extend_from_slice(bytes);
                     }
                 }
                 Ok(())
@@ -500,19 +510,13 @@ fn decimal_unscaled_bytes(value: &Obj<'_>, scale: u32, precision: u32) -> Result
     Ok(bytes.extract::<Vec<u8>>()?)
 }
 
-/// The shortest two's-complement big-endian form of `value`.
+/// The big-endian two's-complement bytes of `value`, `bit_length(|value|) / 8 + 1` of them: the
+/// length fastavro and apache avro write, so the bytes match theirs (−128 takes two bytes,
+/// `ff 80`, where the shortest form would be one).
 fn twos_complement(value: i128) -> Vec<u8> {
-    let bytes = value.to_be_bytes();
-    let mut start = 0;
-    while start < 15 {
-        let (b, next) = (bytes[start], bytes[start + 1]);
-        if (b == 0 && next & 0x80 == 0) || (b == 0xff && next & 0x80 != 0) {
-            start += 1;
-        } else {
-            break;
-        }
-    }
-    bytes[start..].to_vec()
+    let bits = 128 - value.unsigned_abs().leading_zeros() as usize;
+    let length = bits / 8 + 1;
+    value.to_be_bytes()[16 - length..].to_vec()
 }
 
 fn encode_error(err: PyErr) -> Error {
@@ -524,12 +528,14 @@ mod tests {
     use super::twos_complement;
 
     #[test]
-    fn twos_complement_is_minimal() {
+    fn twos_complement_has_the_python_peers_length() {
         assert_eq!(twos_complement(0), vec![0]);
         assert_eq!(twos_complement(127), vec![0x7f]);
         assert_eq!(twos_complement(128), vec![0, 0x80]);
         assert_eq!(twos_complement(-1), vec![0xff]);
-        assert_eq!(twos_complement(-128), vec![0x80]);
+        assert_eq!(twos_complement(-127), vec![0x81]);
+        assert_eq!(twos_complement(-128), vec![0xff, 0x80]);
         assert_eq!(twos_complement(-129), vec![0xff, 0x7f]);
+        assert_eq!(twos_complement(-32768), vec![0xff, 0x80, 0]);
     }
 }
