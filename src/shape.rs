@@ -228,9 +228,9 @@ pub fn equals_default(default: &FieldDefault, value: &Obj<'_>) -> Result<bool> {
 /// construction, so the first variant whose type accepts the value is the one. `Optional[X]`
 /// needs no search: anything but None goes to `X`, whose encoder checks the type.
 ///
-/// A union with several record variants (Avro) picks the record of the value's exact class;
-/// an instance of a subclass goes to the record of its nearest base class in the union, as a
-/// record field takes subclass instances (written with the base class's fields).
+/// A union with several record variants (Avro, pickle) picks the record of the value's exact
+/// class; an instance of a subclass goes to the record of its nearest base class in the union,
+/// as a record field takes subclass instances (written with the base class's fields).
 #[inline]
 pub fn pick_variant(plan: &Plan, spec: &UnionSpec, value: &Obj<'_>) -> Option<NodeId> {
     if let (Some(none), [a, b]) = (spec.none, spec.variants.as_slice()) {

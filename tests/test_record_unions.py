@@ -378,6 +378,16 @@ def test_subclass_instances_take_their_nearest_base_class() -> None:
         assert codec.decode_one(codec.encode_one([mount])) == [Dir("m", [])]
 
 
+def test_codec_pickles_and_module_level_calls() -> None:
+    codec = pickle.loads(pickle.dumps(polycodec.Codec(Dir, "avro")))
+    assert codec.decode_one(codec.encode_one(TREE)) == TREE
+    data = polycodec.encode_one(File("f", 1), "avro", type=Union[File, Dir])
+    assert data == b"\x00\x02f\x02"
+    assert polycodec.decode_one(data, Union[File, Dir], "avro") == File("f", 1)
+    with pytest.raises(TypeError, match="cannot be told apart"):
+        polycodec.encode_one(File("f", 1), type=Union[File, Link])
+
+
 def test_values_of_no_alternative_are_encode_errors() -> None:
     codec = polycodec.Codec(Dir, "avro")
     for bad in ["x", None, {"name": "a", "size": 1}, Link("t")]:
