@@ -54,10 +54,13 @@ impl Codec {
         options.set_item("omit_defaults", omit_defaults)?;
         options.set_item("forbid_unknown_fields", forbid_unknown_fields)?;
         options.set_item("array_like", array_like)?;
+        // The format decides which unions are allowed (Avro tells records apart by branch).
+        let compile_options = options.copy()?;
+        compile_options.set_item("format", format)?;
         let spec = py
             .import("polycodec._plan")?
             .getattr("compile_spec")?
-            .call((&r#type,), Some(&options))?;
+            .call((&r#type,), Some(&compile_options))?;
         options.set_item("strict", strict)?;
         let plan = build_plan(&spec)?;
         let format_options = format_options.unwrap_or_else(|| PyDict::new(py));

@@ -227,16 +227,42 @@ pub fn equals_default(default: &FieldDefault, value: &Obj<'_>) -> Result<bool> {
 /// Chooses the union variant for a Python value by its type. Unions are unambiguous by
 /// construction, so the first variant whose type accepts the value is the one. `Optional[X]`
 /// needs no search: anything but None goes to `X`, whose encoder checks the type.
+///
+/// A union with several record variants (Avro, pickle) picks the record of the value's exact
+/// class; an instance of a subclass goes to the record of its nearest base class in the union,
+/// as a record field takes subclass instances (written with the base class's fields).
 #[inline]
 pub fn pick_variant(plan: &Plan, spec: &UnionSpec, value: &Obj<'_>) -> Option<NodeId> {
     if let (Some(none), [a, b]) = (spec.none, spec.variants.as_slice()) {
         let other = if *a == none { *b } else { *a };
         return Some(if value.is_none() { none } else { other });
     }
-    spec.variants
+    if !spec.records.is_empty() {
+        if let Some(id) = spec.record_of_class(value.get_type_ptr() as usize) {
+            return Some(id);
+        }
+    }
+    let found = spec
+        .variants
         .iter()
         .copied()
-        .find(|&id| accepts(plan, plan.node(id), value))
+        .find(|&id| accepts(plan, plan.node(id), value))?;
+    let class_record =
+        |node: &Node| matches!(node, Node::Record(r) if r.kind != RecordKind::TypedDict);
+    if !spec.records.is_empty() && class_record(plan.node(found)) {
+        return Some(nearest_record(spec, value).unwrap_or(found));
+    }
+    Some(found)
+}
+
+/// The record variant of the nearest class in the value's MRO (for a subclass instance).
+#[cold]
+fn nearest_record(spec: &UnionSpec, value: &Obj<'_>) -> Option<NodeId> {
+    value
+        .get_type()
+        .mro()
+        .iter()
+        .find_map(|cls| spec.record_of_class(cls.as_ptr() as usize))
 }
 
 fn accepts(plan: &Plan, node: &Node, value: &Obj<'_>) -> bool {

@@ -43,4 +43,4 @@ def test_avro_doc_example(code: str, output: str | None, monkeypatch: pytest.Mon
 
 
 def test_avro_doc_has_examples() -> None:
-    assert len(_examples()) == 3
+    assert len(_examples()) == 4

@@ -29,6 +29,7 @@ __all__ = ["open_codec", "canonical_form", "fingerprint", "parse_schema"]
 
 PRIMITIVES = ("null", "boolean", "int", "long", "float", "double", "bytes", "string")
 NAMED = ("record", "error", "enum", "fixed")
+_RECORD_KINDS = ("dataclass", "typeddict", "namedtuple")
 _NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 Op = Tuple[Any, ...]
@@ -783,7 +784,71 @@ class Binding:
             return ("record", order)
         raise wrong()
 
+    def _union(self, pid: int, sid: int, where: str) -> Op:
+        kind, data = self.nodes[pid]
+        branches = self.schema.nodes[sid]["branches"]
+        branch_plan: List[Optional[int]] = [None] * len(branches)
+        self.branch_plan[sid] = branch_plan
+        variants = [pid] if kind == "tagged_union" else data["variants"]
+        members = [m for v in variants for m in self._members(v)]
+        placed: Dict[int, int] = {}
+
+        def take(member: int, i: int) -> None:
+            branch_plan[i] = member
+            placed[member] = i
+            self.bind(member, branches[i], where)
+
+        # Records go to the branch that names them: by full name (or alias) first, then by
+        # short name, so that branches in any order, and several records, find their class.
+        for strict in (True, False):
+            for member in members:
+                if member in placed or self.nodes[member][0] not in _RECORD_KINDS:
+                    continue
+                for i, branch in enumerate(branches):
+                    if branch_plan[i] is None and self._names_record(member, branch, strict):
+                        take(member, i)
+                        break
+        for member in members:
+            if member in placed:
+                continue
+            for i, branch in enumerate(branches):
+                if branch_plan[i] is None and self._fits(member, branch):
+                    take(member, i)
+                    break
+        for member in members:
+            if member in placed:
+                continue
+            mkind = self.nodes[member][0]
+            # A record or enum whose name matches no branch: the union's only free branch of
+            # that kind (class names rarely equal a foreign schema's names).
+            wanted = "record" if mkind in _RECORD_KINDS else mkind
+            free = [
+                i
+                for i, branch in enumerate(branches)
+                if branch_plan[i] is None and self.schema.nodes[branch]["type"] == wanted
+            ]
+            if wanted in ("record", "enum") and len(free) == 1:
+                take(member, free[0])
+                continue
+            raise self.fail(where, f"no branch of the schema union takes {mkind}")
+
+        if kind == "tagged_union":
+            return ("tagged", [placed[record] for _, record in data["tags"]])
+        indices = []
+        for variant in variants:
+            if self.nodes[variant][0] == "tagged_union":
+                self.write[variant] = (
+                    "tagged",
+                    [placed[r] for _, r in self.nodes[variant][1]["tags"]],
+                )
+                self.bound[variant] = sid
+                indices.append(-1)
+            else:
+                indices.append(placed[variant])
+        return ("union", indices)
+
     def _members(self, pid: int) -> List[int]:
+        """The plan nodes that take a branch each: a tagged union's records, or the node."""
         kind, data = self.nodes[pid]
         if kind == "tagged_union":
             out: List[int] = []
@@ -793,65 +858,27 @@ class Binding:
             return out
         return [pid]
 
-    def _union(self, pid: int, sid: int, where: str) -> Op:
-        kind, data = self.nodes[pid]
-        branches = self.schema.nodes[sid]["branches"]
-        branch_plan: List[Optional[int]] = [None] * len(branches)
-        self.branch_plan[sid] = branch_plan
-
-        def place(member: int) -> int:
-            for i, branch in enumerate(branches):
-                if branch_plan[i] is None and self._fits(member, branch):
-                    branch_plan[i] = member
-                    self.bind(member, branch, where)
-                    return i
-            mkind = self.nodes[member][0]
-            # A record or enum whose name matches no branch: the union's only free branch of
-            # that kind (class names rarely equal a foreign schema's names).
-            wanted = {"dataclass": "record", "typeddict": "record", "namedtuple": "record"}.get(
-                mkind, mkind
-            )
-            free = [
-                i
-                for i, branch in enumerate(branches)
-                if branch_plan[i] is None and self.schema.nodes[branch]["type"] == wanted
-            ]
-            if wanted in ("record", "enum") and len(free) == 1:
-                branch_plan[free[0]] = member
-                self.bind(member, branches[free[0]], where)
-                return free[0]
-            raise self.fail(where, f"no branch of the schema union takes {mkind}")
-
-        if kind == "tagged_union":
-            members = self._members(pid)
-            placed = {m: place(m) for m in members}
-            return ("tagged", [placed[record] for _, record in data["tags"]])
-        indices = []
-        for variant in data["variants"]:
-            if self.nodes[variant][0] == "tagged_union":
-                for member in self._members(variant):
-                    place(member)
-                self.write[variant] = (
-                    "tagged",
-                    [branch_plan.index(r) for _, r in self.nodes[variant][1]["tags"]],
-                )
-                self.bound[variant] = sid
-                indices.append(-1)
-            else:
-                indices.append(place(variant))
-        return ("union", indices)
+    def _names_record(self, pid: int, sid: int, strict: bool) -> bool:
+        """Whether schema node ``sid`` is a record named (or aliased) after plan record ``pid``:
+        by full name when ``strict``, else by the last part of the name."""
+        node = self.schema.nodes[sid]
+        if node["type"] != "record":
+            return False
+        data = self.nodes[pid][1]
+        name, namespace = _avro_name(data["module"], data["name"])
+        names = [node["name"], *node["aliases"]]
+        if strict:
+            return _fullname(name, namespace) in names
+        return name in [n.rpartition(".")[2] for n in names]
 
     def _fits(self, pid: int, sid: int) -> bool:
-        """A shallow check that plan node ``pid`` may take schema branch ``sid``."""
+        """A shallow check that plan node ``pid`` may take schema branch ``sid`` (records are
+        placed by name, see ``_union``)."""
         kind, data = self.nodes[pid]
         node = self.schema.nodes[sid]
         st = node["type"]
-        if kind in ("dataclass", "typeddict", "namedtuple"):
-            if st != "record":
-                return False
-            name, _ = _avro_name(data["module"], data["name"])
-            short = node["name"].rpartition(".")[2]
-            return short == name or name in [a.rpartition(".")[2] for a in node["aliases"]]
+        if kind in _RECORD_KINDS:
+            return False
         if kind == "enum":
             return st == "enum" and all(n in node["symbols"] for n in data["names"])
         saved = (dict(self.bound), list(self.write), dict(self.branch_plan))

@@ -76,6 +76,8 @@ _SETS = (set, collections.abc.Set, collections.abc.MutableSet)
 _MAPPINGS = (dict, collections.abc.Mapping, collections.abc.MutableMapping)
 
 _RECORD_KINDS = frozenset({"dataclass", "typeddict", "namedtuple"})
+# Alternatives that may share a union category in a branched format (see _BRANCHED_FORMATS).
+_BRANCH_KINDS = _RECORD_KINDS | {"tagged_union"}
 _DICT_KEY_KINDS = frozenset({"str", "int", "enum", "uuid", "literal", "any"})
 
 _LENGTH_KINDS = frozenset({"str", "bytes", "list", "set", "frozenset", "var_tuple", "dict"})
@@ -110,6 +112,11 @@ _CATEGORY = {
     **dict.fromkeys(("list", "set", "frozenset", "var_tuple", "tuple", "namedtuple"), "array"),
     "dict": "object",
 }
+
+# Formats whose unions say on the wire which alternative follows (Avro's branch index), so that
+# several records may share a union without a tag field: the decoder reads the branch, and the
+# encoder picks it by the value's class.
+_BRANCHED_FORMATS = frozenset({"avro", "pickle"})
 
 
 # ---------------------------------------------------------------------------------------------
@@ -400,8 +407,11 @@ class _Compiler:
         omit_defaults: bool,
         forbid_unknown_fields: bool,
         array_like: bool,
+        branched: bool = False,
     ) -> None:
         self.nodes: List[Node] = []
+        # True for formats in _BRANCHED_FORMATS: untagged records may share a union.
+        self._branched = branched
         self._rename = rename
         self._options = {
             "forbid_unknown_fields": forbid_unknown_fields,
@@ -639,6 +649,9 @@ class _Compiler:
             records = [v for v in variants if self.nodes[v][0] == "dataclass"]
             if len(records) > 1:
                 tagged = self._tagged_union(records, tp)
+                if tagged is None:  # a branched format: the records stay separate alternatives
+                    self._check_categories(variants, tp)
+                    continue
                 if len(records) == len(variants):
                     self.nodes[index] = tagged
                     continue
@@ -648,8 +661,12 @@ class _Compiler:
                 self.nodes[index] = ("union", {"variants": variants})
             self._check_categories(variants, tp)
 
-    def _tagged_union(self, records: List[int], tp: Any) -> Node:
-        """Find the tag field: same wire name in every class, a Literal with disjoint values."""
+    def _tagged_union(self, records: List[int], tp: Any) -> Optional[Node]:
+        """Find the tag field: same wire name in every class, a Literal with disjoint values.
+
+        Without one, a branched format keeps the records apart by the union's branch index
+        (None is returned); any other format refuses the union.
+        """
         for candidate in self.nodes[records[0]][1]["fields"]:
             wire_name = candidate["wire_name"]
             tags: List[Tuple[Any, int]] = []
@@ -662,9 +679,18 @@ class _Compiler:
                 field_type = self.nodes[record][1]["fields"][position]["type"]
                 tags += [(value, record) for value in self.nodes[field_type][1]["values"]]
             else:
-                if len({(type(t), t) for t, _ in tags}) == len(tags):
-                    self._set_tags(records, positions, tp)
+                if len({(type(t), t) for t, _ in tags}) != len(tags):
+                    continue
+                clash = self._tag_clash(records, positions)
+                if clash is None:
+                    self._set_tags(records, positions)
                     return ("tagged_union", {"tag_field": wire_name, "tags": tags})
+                if not self._branched:
+                    raise self.fail(
+                        tp, f"{clash} is already tagged by another field in a different union"
+                    )
+        if self._branched:
+            return None
         names = ", ".join(self.nodes[r][1]["name"] for r in records)
         raise self.fail(
             tp,
@@ -679,16 +705,19 @@ class _Compiler:
                 return position if self.nodes[field["type"]][0] == "literal" else None
         return None
 
-    def _set_tags(self, records: List[int], positions: List[int], tp: Any) -> None:
+    def _tag_clash(self, records: List[int], positions: List[int]) -> Optional[str]:
+        """The name of a record already tagged by another field (in another union), if any."""
+        for record, position in zip(records, positions):
+            data = self.nodes[record][1]
+            if data["tag"] is not None and data["tag"][0] != position:
+                return str(data["name"])
+        return None
+
+    def _set_tags(self, records: List[int], positions: List[int]) -> None:
         for record, position in zip(records, positions):
             data = self.nodes[record][1]
             tag_type = data["fields"][position]["type"]
-            tag = (position, self.nodes[tag_type][1]["values"][0])
-            if data["tag"] is not None and data["tag"][0] != position:
-                raise self.fail(
-                    tp, f"{data['name']} is already tagged by another field in a different union"
-                )
-            data["tag"] = tag
+            data["tag"] = (position, self.nodes[tag_type][1]["values"][0])
 
     def _categories(self, index: int) -> List[str]:
         kind, data = self.nodes[index]
@@ -718,16 +747,49 @@ class _Compiler:
 
     def _check_categories(self, variants: List[int], tp: Any) -> None:
         owner: Dict[str, int] = {}
+        shared: Dict[str, List[int]] = {}  # records that share a category (branched formats)
         for v in variants:
             for category in self._categories(v):
-                if category in owner and owner[category] != v:
-                    first, second = self._describe(owner[category]), self._describe(v)
-                    raise self.fail(
-                        tp,
-                        f"ambiguous union: {first} and {second} are both {category} values "
-                        "in JSON, so a decoder could not tell them apart",
-                    )
-                owner[category] = v
+                first = owner.setdefault(category, v)
+                if first == v:
+                    continue
+                if self._branched and {self.nodes[first][0], self.nodes[v][0]} <= _BRANCH_KINDS:
+                    shared.setdefault(category, [first]).append(v)
+                    continue
+                raise self.fail(
+                    tp,
+                    f"ambiguous union: {self._describe(first)} and {self._describe(v)} are both "
+                    f"{category} values in JSON, so a decoder could not tell them apart",
+                )
+        for records in shared.values():
+            self._check_branches(records, tp)
+
+    def _check_branches(self, found: List[int], tp: Any) -> None:
+        """Records sharing a union of a branched format: the encoder picks the branch by the
+        value's class, so no two may be values of the same class."""
+        classes: Dict[Any, int] = {}
+        for v in found:
+            kind, data = self.nodes[v]
+            if kind == "tagged_union":
+                members = [r for _, r in data["tags"]]
+                keys = [self.nodes[r][1]["cls"] for r in members]
+            else:
+                members = [v]
+                keys = [dict if kind == "typeddict" else data["cls"]]
+            for key, member in zip(keys, members):
+                other = classes.setdefault(key, member)
+                if other == member:
+                    continue
+                if key is dict:
+                    first, second = self._describe(other), self._describe(member)
+                    clash = f"the TypedDicts {first} and {second} both have plain dict values"
+                else:
+                    clash = f"{key.__qualname__} appears twice (with different type arguments)"
+                raise self.fail(
+                    tp,
+                    f"ambiguous union: {clash}, so an encoder could not tell which branch a "
+                    "value takes",
+                )
 
     # -- records -------------------------------------------------------------------------------
 
@@ -936,6 +998,7 @@ def _compact(nodes: List[Node], root: int) -> Tuple[List[Node], int]:
 def compile_spec(
     tp: Any,
     *,
+    format: str = "json",
     rename: Rename = None,
     omit_defaults: bool = False,
     forbid_unknown_fields: bool = False,
@@ -943,12 +1006,17 @@ def compile_spec(
 ) -> Tuple[List[Node], int]:
     """Compile ``tp`` into ``(nodes, root_index)`` as described in ``docs/plan-spec.md``.
 
-    The options apply to every record in the plan. Raises ``TypeError`` for any annotation
-    that cannot be encoded and decoded faithfully, and ``ValueError``/``TypeError`` for a bad
-    ``rename`` option.
+    ``format`` is the wire format the plan is for; it only changes which unions are accepted
+    (see ``_BRANCHED_FORMATS``). The options apply to every record in the plan. Raises
+    ``TypeError`` for any annotation that cannot be encoded and decoded faithfully, and
+    ``ValueError``/``TypeError`` for a bad ``rename`` option.
     """
     compiler = _Compiler(
-        _renamer(rename), bool(omit_defaults), bool(forbid_unknown_fields), bool(array_like)
+        _renamer(rename),
+        bool(omit_defaults),
+        bool(forbid_unknown_fields),
+        bool(array_like),
+        branched=format in _BRANCHED_FORMATS,
     )
     root = compiler.root(tp)
     return _compact(compiler.nodes, root)

@@ -96,6 +96,7 @@ fn build_node(kind: &str, data: &Bound<'_, PyDict>) -> PyResult<Node> {
             str: None,
             array: None,
             object: None,
+            records: Vec::new(),
         }),
         "tagged_union" => {
             let entries: Vec<(Bound<'_, PyAny>, usize)> = get_required(data, "tags")?.extract()?;
@@ -349,9 +350,11 @@ fn decodes_alike(plan: &Plan, a: NodeId, b: NodeId, depth: usize) -> bool {
     }
 }
 
-/// Computes, for every union, which variant takes each kind of wire token.
+/// Computes, for every union, which variant takes each kind of wire token, and the record
+/// variants chosen by class when there are several.
 fn resolve_unions(plan: &mut Plan) {
-    let dispatch: Vec<Option<[Option<NodeId>; 7]>> = plan
+    type Dispatch = ([Option<NodeId>; 7], Vec<(usize, NodeId)>);
+    let dispatch: Vec<Option<Dispatch>> = plan
         .nodes
         .iter()
         .map(|node| match node {
@@ -362,13 +365,27 @@ fn resolve_unions(plan: &mut Plan) {
                         slots[token as usize].get_or_insert(variant);
                     }
                 }
-                Some(slots)
+                let mut records: Vec<(usize, NodeId)> = spec
+                    .variants
+                    .iter()
+                    .filter_map(|&variant| match &plan.nodes[variant] {
+                        Node::Record(record) if record.kind != RecordKind::TypedDict => {
+                            Some((record.type_addr, variant))
+                        }
+                        _ => None,
+                    })
+                    .collect();
+                if records.len() < 2 {
+                    records.clear();
+                }
+                Some((slots, records))
             }
             _ => None,
         })
         .collect();
-    for (node, slots) in plan.nodes.iter_mut().zip(dispatch) {
-        if let (Node::Union(spec), Some(slots)) = (node, slots) {
+    for (node, dispatch) in plan.nodes.iter_mut().zip(dispatch) {
+        if let (Node::Union(spec), Some((slots, records))) = (node, dispatch) {
+            spec.records = records;
             spec.none = slots[Token::None as usize];
             spec.bool = slots[Token::Bool as usize];
             spec.int = slots[Token::Int as usize];

@@ -273,7 +273,8 @@ impl std::fmt::Display for LiteralValue {
 }
 
 /// A union, with the variant to use for each kind of wire token precomputed. Unions are checked
-/// unambiguous when the plan is compiled, so every token kind has at most one candidate.
+/// unambiguous when the plan is compiled, so every token kind has at most one candidate, except
+/// for the records of a format that marks the branch on the wire (see `records`).
 pub struct UnionSpec {
     pub variants: Vec<NodeId>,
     pub none: Option<NodeId>,
@@ -283,6 +284,22 @@ pub struct UnionSpec {
     pub str: Option<NodeId>,
     pub array: Option<NodeId>,
     pub object: Option<NodeId>,
+    /// `(class address, variant)` for each dataclass or namedtuple variant, filled only when a
+    /// union has two or more of them (formats that mark the branch on the wire, such as Avro,
+    /// allow that without a tag). The token slots above then hold the first such record; an
+    /// encoder picks the variant by the value's class instead.
+    pub records: Vec<(usize, NodeId)>,
+}
+
+impl UnionSpec {
+    /// The record variant whose class is exactly `type_addr`.
+    #[inline]
+    pub fn record_of_class(&self, type_addr: usize) -> Option<NodeId> {
+        self.records
+            .iter()
+            .find(|(addr, _)| *addr == type_addr)
+            .map(|(_, id)| *id)
+    }
 }
 
 /// A union of records dispatched on a shared `Literal` field.
