@@ -111,19 +111,11 @@ pub fn encode_one<W: WireWriter>(plan: &Plan, value: &Obj<'_>, out: &mut Vec<u8>
 
 /// Encodes a sequence of root-type values as one array.
 pub fn encode_many<W: WireWriter>(plan: &Plan, values: &Obj<'_>, out: &mut Vec<u8>) -> Result<()> {
-    let mut encoder = Encoder::<W>::new(plan, out, 0);
-    let open = W::begin_array(encoder.out, || Ok(values.len().unwrap_or(0)))?;
-    let mut index = 0;
-    shape::for_each_item(values, |item| {
-        W::separator(encoder.out, index);
-        let result = encoder
-            .value(plan.root, item)
-            .map_err(|e| e.at_index(index));
-        index += 1;
-        result
-    })?;
-    W::end_array(encoder.out, open, index);
-    Ok(())
+    Encoder::<W>::new(plan, out, 0).array(
+        values,
+        || Ok(values.len().unwrap_or(0)),
+        |_| Some(plan.root),
+    )
 }
 
 /// One walk of a plan and a value, writing with `W`.
@@ -349,18 +341,14 @@ impl<'p, 'o, W: WireWriter> Encoder<'p, 'o, W> {
             return Err(mismatch(node, value));
         }
         self.enter()?;
-        let open = W::begin_array(self.out, || match value.cast::<PyList>() {
-            Ok(list) => Ok(list.len()),
-            Err(_) => Ok(value.len()?),
-        })?;
-        let mut index = 0;
-        shape::for_each_item(value, |element| {
-            W::separator(self.out, index);
-            let result = self.value(item, element).map_err(|e| e.at_index(index));
-            index += 1;
-            result
-        })?;
-        W::end_array(self.out, open, index);
+        self.array(
+            value,
+            || match value.cast::<PyList>() {
+                Ok(list) => Ok(list.len()),
+                Err(_) => Ok(value.len()?),
+            },
+            |_| Some(item),
+        )?;
         self.depth -= 1;
         Ok(())
     }
@@ -380,11 +368,24 @@ impl<'p, 'o, W: WireWriter> Encoder<'p, 'o, W> {
             )));
         }
         self.enter()?;
-        let open = W::begin_array(self.out, || Ok(length))?;
+        self.array(value, || Ok(length), |index| items.get(index).copied())?;
+        self.depth -= 1;
+        Ok(())
+    }
+
+    /// The items of `values` as an array of (up to) `length()` items, the one at `index`
+    /// encoded as node `item_node(index)`; `None` there means a list given for a tuple grew
+    /// while its items were encoded.
+    fn array(
+        &mut self,
+        values: &Obj<'_>,
+        length: impl FnOnce() -> Result<usize>,
+        item_node: impl Fn(usize) -> Option<NodeId>,
+    ) -> Result<()> {
+        let open = W::begin_array(self.out, length)?;
         let mut index = 0;
-        shape::for_each_item(value, |element| {
-            // A list given for the tuple can grow while its items are encoded.
-            let Some(&item) = items.get(index) else {
+        shape::for_each_item(values, |element| {
+            let Some(item) = item_node(index) else {
                 return Err(Error::encode("tuple changed size while being encoded"));
             };
             W::separator(self.out, index);
@@ -393,7 +394,6 @@ impl<'p, 'o, W: WireWriter> Encoder<'p, 'o, W> {
             result
         })?;
         W::end_array(self.out, open, index);
-        self.depth -= 1;
         Ok(())
     }
 
