@@ -30,9 +30,10 @@ use crate::values::{nested, MAX_DEPTH};
 /// they differ. All functions append to `out`.
 ///
 /// Containers: an array or map is opened with `begin_array`/`begin_map` (given the item count
-/// the encoder expects), each item after the first is preceded by `separator`, and
-/// `end_array`/`end_map` close it with the count actually written (which differs from the
-/// expected one when `omit_defaults` leaves fields out, or user code resizes a list).
+/// the encoder expects), each item or dict entry is preceded by `separator` (a record field by
+/// `field_name`), and `end_array`/`end_map` close it with the count actually written (which
+/// differs from the expected one when `omit_defaults` leaves fields out, or user code resizes
+/// a list).
 pub trait WireWriter {
     /// What a format keeps about an open container until it is closed.
     type Open;
