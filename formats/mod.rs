@@ -4,8 +4,12 @@
 //! A format plugs into `Codec` through [`WireFormat`]: `open` builds a format's per-codec state
 //! (a JSON codec has none; an Avro codec holds its schema and framing) from the plan and the
 //! format's own keyword options, and the four entry points dispatch to it.
+//!
+//! JSON and MessagePack share one plan-walking encoder, [`encoder::Encoder`], generic over each
+//! format's [`encoder::WireWriter`] (implemented in `json/encode.rs` and `msgpack/encode.rs`).
 
 pub mod avro;
+pub mod encoder;
 pub mod json;
 pub mod msgpack;
 pub mod pickle;

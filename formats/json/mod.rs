@@ -7,7 +7,7 @@ pub mod write;
 
 use pyo3::prelude::*;
 
-use super::{unexpected_option, OpenArgs, WireFormat};
+use super::{encoder, unexpected_option, OpenArgs, WireFormat};
 use crate::errors::Result;
 use crate::plan::Plan;
 use crate::py::Obj;
@@ -24,11 +24,11 @@ pub fn open(args: &OpenArgs<'_, '_>) -> PyResult<Box<dyn WireFormat>> {
 
 impl WireFormat for Json {
     fn encode_one(&self, plan: &Plan, value: &Obj<'_>, out: &mut Vec<u8>) -> Result<()> {
-        encode::encode_one(plan, value, out)
+        encoder::encode_one::<Json>(plan, value, out)
     }
 
     fn encode_many(&self, plan: &Plan, values: &Obj<'_>, out: &mut Vec<u8>) -> Result<()> {
-        encode::encode_many(plan, values, out)
+        encoder::encode_many::<Json>(plan, values, out)
     }
 
     fn decode_one<'py>(
