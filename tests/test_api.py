@@ -180,6 +180,32 @@ def test_module_level_cache_with_unhashable_options() -> None:
     assert polycodec.encode_one(Fresh(1), rename={"value": "w"}) == b'{"w":1}'
 
 
+def test_module_level_cache_keys_nested_options(monkeypatch: pytest.MonkeyPatch) -> None:
+    # An Avro schema given as a dict (nested dicts and lists) is keyed by its contents, so a
+    # hot loop of module-level calls compiles once, and a different schema compiles again.
+    calls: list[Any] = []
+    compile_spec = polycodec._plan.compile_spec
+
+    def counting(tp: Any, **options: Any) -> Any:
+        calls.append(tp)
+        return compile_spec(tp, **options)
+
+    monkeypatch.setattr(polycodec._plan, "compile_spec", counting)
+
+    @dataclass
+    class Fresh:
+        value: int
+
+    schema = {"type": "record", "name": "Fresh", "fields": [{"name": "value", "type": "long"}]}
+    data = polycodec.encode_one(Fresh(1), "avro", schema=schema)
+    for _ in range(3):
+        assert polycodec.decode_one(data, Fresh, "avro", schema=dict(schema)) == Fresh(1)
+    assert len(calls) == 1
+    documented = {**schema, "fields": [{"name": "value", "type": "long", "doc": "x"}]}
+    assert polycodec.decode_one(data, Fresh, "avro", schema=documented) == Fresh(1)
+    assert len(calls) == 2
+
+
 def test_codec_is_picklable() -> None:
     codecs: list[polycodec.Codec[Any]] = [
         polycodec.Codec(Archive),

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import threading
-from typing import Any, Hashable, Literal, Mapping, Sequence
+from typing import Any, Hashable, Literal, Mapping, Sequence, cast
 
 from ._polycodec import Codec
 
@@ -15,13 +15,18 @@ _cache: dict[Hashable, Codec[Any]] = {}
 _cache_lock = threading.Lock()
 
 
+def _frozen(value: Any) -> Hashable:
+    """A hashable stand-in for an option value: mappings and lists (a ``rename`` table, an
+    Avro ``schema`` dict) become nested tuples; anything else is used as it is."""
+    if isinstance(value, Mapping):
+        return ("mapping", tuple(sorted((key, _frozen(item)) for key, item in value.items())))
+    if isinstance(value, list):
+        return ("list", tuple(_frozen(item) for item in value))
+    return cast(Hashable, value)
+
+
 def _options_key(options: dict[str, Any]) -> Hashable:
-    items = []
-    for name, value in sorted(options.items()):
-        if isinstance(value, Mapping):
-            value = ("mapping", tuple(sorted(value.items())))
-        items.append((name, value))
-    return tuple(items)
+    return tuple((name, _frozen(value)) for name, value in sorted(options.items()))
 
 
 def codec_for(tp: Any, format: Format, options: dict[str, Any]) -> Codec[Any]:
