@@ -11,6 +11,7 @@
 
 pub mod decode;
 pub mod encode;
+pub mod fast;
 pub mod ops;
 pub mod vm;
 
@@ -75,9 +76,22 @@ pub struct RecordInfo {
     pub state: StateForm,
 }
 
+/// Whether decoding tries the single-pass fast path (`fast.rs`) before the general path.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FastPath {
+    /// Fast path first, the general path when it does not recognise the input (the default).
+    On,
+    /// The general path only.
+    Off,
+    /// The fast path only: input it does not recognise raises DecodeError (for tests and for
+    /// checking that a producer's pickles take the fast path).
+    Only,
+}
+
 /// One codec's pickle settings.
 pub struct Pickle {
     pub protocol: u8,
+    pub fast_path: FastPath,
     /// Indexed by plan node id; `Some` for every record node.
     pub records: Vec<Option<RecordInfo>>,
 }
@@ -92,6 +106,7 @@ impl Pickle {
 
 pub fn open(args: &OpenArgs<'_, '_>) -> PyResult<Box<dyn WireFormat>> {
     let mut protocol = DEFAULT_PROTOCOL;
+    let mut fast_path = FastPath::On;
     let unknown = pyo3::types::PyDict::new(args.options.py());
     for (key, value) in args.options.iter() {
         match key.extract::<&str>()? {
@@ -106,6 +121,22 @@ pub fn open(args: &OpenArgs<'_, '_>) -> PyResult<Box<dyn WireFormat>> {
                     )));
                 }
                 protocol = requested as u8;
+            }
+            "fast_path" if value.is_none() => {}
+            "fast_path" => {
+                fast_path = if let Ok(flag) = value.cast::<pyo3::types::PyBool>() {
+                    if flag.is_true() {
+                        FastPath::On
+                    } else {
+                        FastPath::Off
+                    }
+                } else if value.extract::<&str>().is_ok_and(|text| text == "only") {
+                    FastPath::Only
+                } else {
+                    return Err(PyValueError::new_err(
+                        "pickle fast_path must be True, False or \"only\"",
+                    ));
+                };
             }
             _ => unknown.set_item(key, value)?,
         }
@@ -147,7 +178,11 @@ pub fn open(args: &OpenArgs<'_, '_>) -> PyResult<Box<dyn WireFormat>> {
         };
         records.push(Some(RecordInfo { names, state }));
     }
-    Ok(Box::new(Pickle { protocol, records }))
+    Ok(Box::new(Pickle {
+        protocol,
+        fast_path,
+        records,
+    }))
 }
 
 impl WireFormat for Pickle {

@@ -31,6 +31,7 @@ class Codec(Generic[T]):
         framing: Optional[Literal["single-object", "confluent"]] = None,
         schema_id: Optional[int] = None,
         protocol: Optional[int] = None,
+        fast_path: Union[None, bool, Literal["only"]] = None,
     ) -> None: ...
     @overload
     def __init__(
@@ -47,6 +48,7 @@ class Codec(Generic[T]):
         framing: Optional[Literal["single-object", "confluent"]] = None,
         schema_id: Optional[int] = None,
         protocol: Optional[int] = None,
+        fast_path: Union[None, bool, Literal["only"]] = None,
     ) -> None: ...
     @property
     def type(self) -> Any: ...

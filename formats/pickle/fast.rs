@@ -1,0 +1,862 @@
+//! The single-pass fast path of the unpickler: reads the opcode stream once, recursive-descent
+//! style, led by the plan, and builds the Python objects as it goes. It recognises only the
+//! opcode shapes `pickle.dumps` (protocols 2 to 5) and polycodec's writer produce for the types
+//! it handles: dataclasses (`NEWOBJ` + `BUILD` of a dict), lists, str/int/float/bool/None/bytes,
+//! `Optional`, tagged unions, enums by value, and datetime/date/`Decimal` by `REDUCE` of their
+//! own class with the stdlib's arguments.
+//!
+//! It never decides that an input is bad. On anything it does not recognise (another opcode, a
+//! global the position does not name, a value the plan rejects, a memo entry of another kind,
+//! a cycle, deep nesting) it gives up and `decode.rs` decodes the same input again from byte 0
+//! with the general two-step path, which raises the error or decodes what this one left alone.
+//! What it accepts is therefore a subset of what the general path accepts, and it builds each
+//! value with the same constructors and checks, so the result is the same; it only saves the
+//! inert machine's arena and the second walk over it. Like the general path, it calls nothing
+//! the pickle names: a global is compared by name with the class the plan expects.
+
+use pyo3::prelude::*;
+use pyo3::types::{
+    PyDate, PyDateTime, PyDelta, PyFloat, PyList, PyTuple, PyTzInfo, PyTzInfoAccess,
+};
+use smallvec::SmallVec;
+
+use super::decode::{make_bytes, module_alias};
+use super::ops::*;
+use super::Pickle;
+use crate::plan::{Node, NodeId, Plan, RecordKind, RecordSpec, SequenceKind, TzRule};
+use crate::py::{self, Obj};
+use crate::values::{nested, Decoding, RecordBuilder, MAX_DEPTH};
+
+/// `None` means "not recognised here": the caller falls back to the general path.
+type Fast<T> = Option<T>;
+
+/// Nesting the fast path follows before leaving deeper input to the general path (which counts
+/// its levels in the same places, and refuses past `MAX_DEPTH`).
+const FAST_DEPTH: usize = MAX_DEPTH / 2;
+
+/// What a memo index holds, as far as the fast path needs to know.
+#[derive(Clone)]
+enum Entry<'a, 'py> {
+    /// Never stored.
+    Empty,
+    /// Something the fast path does not reuse (a state dict, an argument tuple): a `BINGET` of
+    /// it makes the fast path give up.
+    Opaque,
+    /// An object under construction (a list before its items, an instance before `BUILD`): a
+    /// `BINGET` of it would be a cycle, which the general path reports.
+    Pending,
+    /// A str, and the object made from it at one plan position, if any.
+    Str(&'a [u8], Option<(NodeId, Obj<'py>)>),
+    /// A global: (module as aliased, name).
+    Global(&'a [u8], &'a [u8]),
+    /// A finished object and the plan position it was built for.
+    Object(NodeId, Obj<'py>),
+    /// A tzinfo built from `datetime.timezone(timedelta(...))`.
+    Zone(Bound<'py, PyTzInfo>),
+}
+
+struct FastDecoder<'a, 'f, 'p, 'py> {
+    input: &'a [u8],
+    pos: usize,
+    fmt: &'f Pickle,
+    ctx: Decoding<'p, 'py>,
+    depth: usize,
+    memo: Vec<Entry<'a, 'py>>,
+}
+
+/// Decodes `input` as one value of the plan's root type (`many`: a list of them), or `None`
+/// when the general path must decide.
+pub fn decode<'py>(
+    fmt: &Pickle,
+    py: Python<'py>,
+    plan: &Plan,
+    strict: bool,
+    input: &[u8],
+    many: bool,
+) -> Fast<Obj<'py>> {
+    let mut decoder = FastDecoder {
+        input,
+        pos: 0,
+        fmt,
+        ctx: Decoding { py, plan, strict },
+        depth: 0,
+        // Stdlib pickles memoize about one value in three opcodes.
+        memo: Vec::with_capacity(input.len() / 16),
+    };
+    if decoder.peek()? == PROTO {
+        decoder.pos += 1;
+        if decoder.byte()? > 5 {
+            return None;
+        }
+    }
+    let value = if many {
+        if decoder.op()? != EMPTY_LIST {
+            return None;
+        }
+        decoder.list(plan.root, plan.root, SequenceKind::List, None)?
+    } else {
+        decoder.value(plan.root)?
+    };
+    if decoder.op()? != STOP || decoder.pos != input.len() {
+        return None;
+    }
+    Some(value)
+}
+
+fn is_str_op(op: u8) -> bool {
+    matches!(op, SHORT_BINUNICODE | BINUNICODE | BINUNICODE8)
+}
+
+impl<'a, 'f, 'p, 'py> FastDecoder<'a, 'f, 'p, 'py> {
+    // ---- reading ----
+
+    #[inline]
+    fn take(&mut self, count: usize) -> Fast<&'a [u8]> {
+        let input: &'a [u8] = self.input;
+        let end = self.pos.checked_add(count)?;
+        let bytes = input.get(self.pos..end)?;
+        self.pos = end;
+        Some(bytes)
+    }
+
+    #[inline]
+    fn byte(&mut self) -> Fast<u8> {
+        let byte = *self.input.get(self.pos)?;
+        self.pos += 1;
+        Some(byte)
+    }
+
+    #[inline]
+    fn u32(&mut self) -> Fast<u32> {
+        Some(u32::from_le_bytes(self.take(4)?.try_into().ok()?))
+    }
+
+    #[inline]
+    fn u64(&mut self) -> Fast<u64> {
+        Some(u64::from_le_bytes(self.take(8)?.try_into().ok()?))
+    }
+
+    /// Skips FRAME opcodes (which only announce how much follows) at the current position,
+    /// with the general machine's check of the announced length.
+    #[inline]
+    fn skip_frames(&mut self) -> Fast<()> {
+        while self.input.get(self.pos) == Some(&FRAME) {
+            self.pos += 1;
+            let length = self.u64()?;
+            if length > (self.input.len() - self.pos) as u64 {
+                return None;
+            }
+        }
+        Some(())
+    }
+
+    #[inline]
+    fn peek(&mut self) -> Fast<u8> {
+        self.skip_frames()?;
+        self.input.get(self.pos).copied()
+    }
+
+    #[inline]
+    fn op(&mut self) -> Fast<u8> {
+        let op = self.peek()?;
+        self.pos += 1;
+        Some(op)
+    }
+
+    fn expect(&mut self, op: u8) -> Fast<()> {
+        (self.op()? == op).then_some(())
+    }
+
+    /// The payload of a str opcode already read.
+    fn str_payload(&mut self, op: u8) -> Fast<&'a [u8]> {
+        let length = match op {
+            SHORT_BINUNICODE => u64::from(self.byte()?),
+            BINUNICODE => u64::from(self.u32()?),
+            _ => self.u64()?,
+        };
+        self.take(usize::try_from(length).ok()?)
+    }
+
+    /// The memo opcodes that follow a value, storing `entry` at each index they name.
+    /// Returns the indices, so an entry stored while its object was pending can be finished.
+    #[inline]
+    fn memo_ops(&mut self, entry: impl Fn() -> Entry<'a, 'py>) -> Fast<SmallVec<[usize; 1]>> {
+        let mut indices = SmallVec::new();
+        // Most values have no memo opcode after them: nothing to build then.
+        if !matches!(
+            self.input.get(self.pos),
+            Some(&(MEMOIZE | BINPUT | LONG_BINPUT | FRAME))
+        ) {
+            return Some(indices);
+        }
+        loop {
+            let index = match self.peek() {
+                Some(MEMOIZE) => {
+                    self.pos += 1;
+                    self.memo.len()
+                }
+                Some(BINPUT) => {
+                    self.pos += 1;
+                    usize::from(self.byte()?)
+                }
+                Some(LONG_BINPUT) => {
+                    self.pos += 1;
+                    self.u32()? as usize
+                }
+                _ => return Some(indices),
+            };
+            // The general machine refuses indices beyond the input's size.
+            if index >= self.input.len() {
+                return None;
+            }
+            if self.memo.len() <= index {
+                self.memo.resize(index + 1, Entry::Empty);
+            }
+            self.memo[index] = entry();
+            indices.push(index);
+        }
+    }
+
+    /// Replaces the pending entries of an object just finished.
+    fn finish_memo(&mut self, indices: &[usize], node: NodeId, object: &Obj<'py>) {
+        for &index in indices {
+            if let Entry::Pending = self.memo[index] {
+                self.memo[index] = Entry::Object(node, object.clone());
+            }
+        }
+    }
+
+    fn get_index(&mut self, op: u8) -> Fast<usize> {
+        Some(match op {
+            BINGET => usize::from(self.byte()?),
+            _ => self.u32()? as usize,
+        })
+    }
+
+    fn entry(&self, index: usize) -> Fast<&Entry<'a, 'py>> {
+        self.memo.get(index)
+    }
+
+    /// A str operand (a key, a global's name, an argument): a str opcode with its memo
+    /// opcodes, or a memo get of a str.
+    fn str_operand(&mut self) -> Fast<&'a [u8]> {
+        let op = self.op()?;
+        if is_str_op(op) {
+            let bytes = self.str_payload(op)?;
+            self.memo_ops(|| Entry::Str(bytes, None))?;
+            return Some(bytes);
+        }
+        if !matches!(op, BINGET | LONG_BINGET) {
+            return None;
+        }
+        let index = self.get_index(op)?;
+        match self.entry(index)? {
+            Entry::Str(bytes, _) => Some(bytes),
+            _ => None,
+        }
+    }
+
+    /// A class or function reference: `GLOBAL`, `STACK_GLOBAL` of two strs, or a memo get of
+    /// either; returns (module as aliased, name).
+    fn global(&mut self) -> Fast<(&'a [u8], &'a [u8])> {
+        let (module, name) = match self.peek()? {
+            GLOBAL => {
+                self.pos += 1;
+                let module = self.line()?;
+                let name = self.line()?;
+                (module_alias(module), name)
+            }
+            op @ (BINGET | LONG_BINGET) => {
+                let start = self.pos;
+                self.pos += 1;
+                let index = self.get_index(op)?;
+                match self.entry(index)? {
+                    Entry::Global(module, name) => (*module, *name),
+                    _ => {
+                        self.pos = start;
+                        self.stack_global()?
+                    }
+                }
+            }
+            _ => self.stack_global()?,
+        };
+        self.memo_ops(|| Entry::Global(module, name))?;
+        Some((module, name))
+    }
+
+    fn stack_global(&mut self) -> Fast<(&'a [u8], &'a [u8])> {
+        let module = self.str_operand()?;
+        let name = self.str_operand()?;
+        self.expect(STACK_GLOBAL)?;
+        Some((module_alias(module), name))
+    }
+
+    fn line(&mut self) -> Fast<&'a [u8]> {
+        let input: &'a [u8] = self.input;
+        let rest = &input[self.pos..];
+        let end = rest.iter().position(|&b| b == b'\n')?;
+        self.pos += end + 1;
+        Some(&rest[..end])
+    }
+
+    /// A small int argument (timedelta components, enum values).
+    fn int_operand(&mut self) -> Fast<i64> {
+        let value = match self.op()? {
+            BININT1 => i64::from(self.byte()?),
+            BININT2 => i64::from(u16::from_le_bytes(self.take(2)?.try_into().ok()?)),
+            BININT => i64::from(self.u32()? as i32),
+            _ => return None,
+        };
+        self.memo_ops(|| Entry::Opaque)?;
+        Some(value)
+    }
+
+    /// A bytes argument (the packed state of a date or datetime).
+    fn bytes_operand(&mut self) -> Fast<&'a [u8]> {
+        let length = match self.op()? {
+            SHORT_BINBYTES => usize::from(self.byte()?),
+            BINBYTES => self.u32()? as usize,
+            _ => return None,
+        };
+        let data = self.take(length)?;
+        self.memo_ops(|| Entry::Opaque)?;
+        Some(data)
+    }
+
+    // ---- values ----
+
+    fn enter(&mut self) -> Fast<()> {
+        self.depth += 1;
+        (self.depth <= FAST_DEPTH).then_some(())
+    }
+
+    /// One value at plan position `node`, with its memo opcodes.
+    fn value(&mut self, node: NodeId) -> Fast<Obj<'py>> {
+        let plan: &'p Plan = self.ctx.plan;
+        let op = self.peek()?;
+        // Optional[X]: None, or X. Other unions are left to the general path, whose choice of
+        // variant depends on the pickled value's kind.
+        let target = match plan.node(node) {
+            Node::Union(spec) => {
+                let (Some(none), &[a, b]) = (spec.none, spec.variants.as_slice()) else {
+                    return None;
+                };
+                let other = if a == none { b } else { a };
+                if op == NONE {
+                    self.pos += 1;
+                    let value = self.ctx.py.None().into_bound(self.ctx.py);
+                    self.memo_ops(|| Entry::Object(node, value.clone()))?;
+                    return Some(value);
+                }
+                if matches!(plan.node(other), Node::Union(_) | Node::Any | Node::None) {
+                    return None;
+                }
+                other
+            }
+            Node::Any => return None,
+            _ => node,
+        };
+        let py = self.ctx.py;
+        let target_node = plan.node(target);
+        let from_global = matches!(
+            target_node,
+            Node::Record(_)
+                | Node::TaggedUnion(_)
+                | Node::Enum(_)
+                | Node::DateTime(_)
+                | Node::Date
+                | Node::Decimal(_)
+        );
+        if matches!(op, BINGET | LONG_BINGET) {
+            let start = self.pos;
+            self.pos += 1;
+            let index = self.get_index(op)?;
+            match self.entry(index)? {
+                Entry::Object(made_for, object) if *made_for == node => {
+                    return Some(object.clone())
+                }
+                // An enum member met at another position of the same enum: the general path
+                // would look the same member up again.
+                Entry::Object(_, object)
+                    if matches!(target_node, Node::Enum(spec)
+                        if spec.members.iter().any(|m| m.member.as_ptr() == object.as_ptr())) =>
+                {
+                    return Some(object.clone())
+                }
+                // A str or a global at such a position starts the global an object is built
+                // from (`STACK_GLOBAL` of two strs, or the global itself).
+                Entry::Str(..) | Entry::Global(..) if from_global => self.pos = start,
+                Entry::Str(bytes, made) => {
+                    if let Some((made_for, object)) = made {
+                        if *made_for == node {
+                            return Some(object.clone());
+                        }
+                    }
+                    let bytes = *bytes;
+                    let object = self.string(target, bytes)?;
+                    self.memo[index] = Entry::Str(bytes, Some((node, object.clone())));
+                    return Some(object);
+                }
+                _ => return None,
+            }
+        }
+        if from_global {
+            // Built from a global: an instance, an enum member or a standard value.
+            let value = self.object(node, target)?;
+            self.memo_ops(|| Entry::Object(node, value.clone()))?;
+            return Some(value);
+        }
+        let value = match op {
+            NONE => {
+                self.pos += 1;
+                if !matches!(target_node, Node::None) {
+                    return None;
+                }
+                py.None().into_bound(py)
+            }
+            NEWTRUE | NEWFALSE => {
+                self.pos += 1;
+                self.ctx.boolean(target, op == NEWTRUE).ok()?
+            }
+            BININT | BININT1 | BININT2 => {
+                if matches!(target_node, Node::Enum(_)) {
+                    return None;
+                }
+                let number = self.int_value(op)?;
+                self.ctx.int(target, number).ok()?
+            }
+            BINFLOAT => {
+                self.pos += 1;
+                if matches!(target_node, Node::Enum(_)) {
+                    return None;
+                }
+                let number = f64::from_be_bytes(self.take(8)?.try_into().ok()?);
+                match target_node {
+                    Node::Float(bounds) if *bounds == Default::default() => {
+                        PyFloat::new(py, number).into_any()
+                    }
+                    _ => self.ctx.float(target, number, None).ok()?,
+                }
+            }
+            SHORT_BINUNICODE | BINUNICODE | BINUNICODE8 => {
+                self.pos += 1;
+                let bytes = self.str_payload(op)?;
+                let object = self.string(target, bytes)?;
+                self.memo_ops(|| Entry::Str(bytes, Some((node, object.clone()))))?;
+                return Some(object);
+            }
+            SHORT_BINBYTES | BINBYTES | BINBYTES8 | BYTEARRAY8 => {
+                self.pos += 1;
+                let length = match op {
+                    SHORT_BINBYTES => u64::from(self.byte()?),
+                    BINBYTES => u64::from(self.u32()?),
+                    _ => self.u64()?,
+                };
+                let data = self.take(usize::try_from(length).ok()?)?;
+                match target_node {
+                    Node::Bytes(spec) => make_bytes(py, spec, data).ok()?,
+                    _ => return None,
+                }
+            }
+            EMPTY_LIST => {
+                self.pos += 1;
+                let Node::Sequence(spec) = target_node else {
+                    return None;
+                };
+                if !matches!(spec.kind, SequenceKind::List | SequenceKind::VarTuple) {
+                    return None;
+                }
+                // `list` stores its own memo entries (pending while it fills).
+                return self.list(node, spec.item, spec.kind, Some(&spec.length));
+            }
+            _ => return None,
+        };
+        self.memo_ops(|| Entry::Object(node, value.clone()))?;
+        Some(value)
+    }
+
+    fn int_value(&mut self, op: u8) -> Fast<i64> {
+        self.pos += 1;
+        Some(match op {
+            BININT1 => i64::from(self.byte()?),
+            BININT2 => i64::from(u16::from_le_bytes(self.take(2)?.try_into().ok()?)),
+            _ => i64::from(self.u32()? as i32),
+        })
+    }
+
+    /// A str at a str or `Literal` position, as the general path converts it.
+    fn string(&mut self, target: NodeId, bytes: &[u8]) -> Fast<Obj<'py>> {
+        let py = self.ctx.py;
+        let ascii = bytes.is_ascii();
+        if !ascii && std::str::from_utf8(bytes).is_err() {
+            return None;
+        }
+        match self.ctx.plan.node(target) {
+            Node::Str(spec) if spec.is_unconstrained() => py::new_str(py, bytes, ascii).ok(),
+            Node::Str(_) | Node::Literal(_) => self.ctx.string(target, bytes, ascii).ok(),
+            _ => None,
+        }
+    }
+
+    /// A list after its `EMPTY_LIST`: memo opcodes, then its items, added by `MARK ... APPENDS`
+    /// runs or one `APPEND` each. `node` is the list's plan position, `item` its items'.
+    fn list(
+        &mut self,
+        node: NodeId,
+        item: NodeId,
+        kind: SequenceKind,
+        length: Option<&crate::plan::LengthBounds>,
+    ) -> Fast<Obj<'py>> {
+        let memo = self.memo_ops(|| Entry::Pending)?;
+        self.enter()?;
+        let depth = self.depth;
+        let items = nested(depth, || self.items(item))?;
+        self.depth -= 1;
+        let py = self.ctx.py;
+        let list = match kind {
+            SequenceKind::List => PyList::new(py, items).ok()?.into_any(),
+            _ => PyTuple::new(py, items).ok()?.into_any(),
+        };
+        if let Some(length) = length {
+            length.check(list.len().ok()?, "items").ok()?;
+        }
+        self.finish_memo(&memo, node, &list);
+        self.memo_ops(|| Entry::Object(node, list.clone()))?;
+        Some(list)
+    }
+
+    fn items(&mut self, item: NodeId) -> Fast<Vec<Obj<'py>>> {
+        let mut items = Vec::new();
+        loop {
+            match self.peek() {
+                // In the shapes read here no value starts with MARK, so a MARK right after
+                // the list (or its last item) opens a run of its items.
+                Some(MARK) => {
+                    self.pos += 1;
+                    while self.peek()? != APPENDS {
+                        items.push(self.value(item)?);
+                    }
+                    self.pos += 1;
+                }
+                _ if self.append_follows(item) => {
+                    items.push(self.value(item)?);
+                    self.expect(APPEND)?;
+                }
+                _ => return Some(items),
+            }
+        }
+    }
+
+    /// Whether the next value is one item followed by `APPEND` (and not what comes after the
+    /// list): a scalar opcode with its memo opcodes and then `APPEND`, or, for items built
+    /// from a global, the start of a global (the caller then requires the `APPEND`).
+    fn append_follows(&mut self, item: NodeId) -> bool {
+        let start = self.pos;
+        let scalar = self.skip_scalar().is_some() && self.peek() == Some(APPEND);
+        self.pos = start;
+        if scalar {
+            return true;
+        }
+        let plan = self.ctx.plan;
+        let mut node = plan.node(item);
+        if let Node::Union(spec) = node {
+            match (spec.none, spec.variants.as_slice()) {
+                (Some(none), &[a, b]) => node = plan.node(if a == none { b } else { a }),
+                _ => return false,
+            }
+        }
+        if !matches!(node, Node::Record(_) | Node::TaggedUnion(_) | Node::Enum(_)) {
+            return false;
+        }
+        let global = self.skip_global().is_some();
+        self.pos = start;
+        global
+    }
+
+    /// Steps over what looks like the start of a global (`GLOBAL`, a memo get of one, or two
+    /// str operands and `STACK_GLOBAL`) without storing anything; the item is then decoded
+    /// for real, which checks it.
+    fn skip_global(&mut self) -> Fast<()> {
+        let op = self.op()?;
+        match op {
+            GLOBAL => return Some(()),
+            BINGET | LONG_BINGET => {
+                let index = self.get_index(op)?;
+                if let Entry::Global(..) = self.entry(index)? {
+                    return Some(());
+                }
+            }
+            _ if is_str_op(op) => {
+                self.str_payload(op)?;
+            }
+            _ => return None,
+        }
+        self.skip_memo_ops()?;
+        let op = self.op()?;
+        if is_str_op(op) {
+            self.str_payload(op)?;
+        } else if matches!(op, BINGET | LONG_BINGET) {
+            self.get_index(op)?;
+        } else {
+            return None;
+        }
+        self.skip_memo_ops()?;
+        (self.op()? == STACK_GLOBAL).then_some(())
+    }
+
+    fn skip_memo_ops(&mut self) -> Fast<()> {
+        loop {
+            match self.peek()? {
+                MEMOIZE => self.pos += 1,
+                BINPUT => self.pos += 2,
+                LONG_BINPUT => self.pos += 5,
+                _ => return Some(()),
+            }
+        }
+    }
+
+    /// Steps over one scalar opcode and its memo opcodes, without storing anything.
+    fn skip_scalar(&mut self) -> Fast<()> {
+        let length = match self.op()? {
+            NONE | NEWTRUE | NEWFALSE => 0,
+            BININT1 | BINGET => 1,
+            BININT2 => 2,
+            BININT | LONG_BINGET => 4,
+            BINFLOAT => 8,
+            SHORT_BINUNICODE | SHORT_BINBYTES => usize::from(self.byte()?),
+            BINUNICODE | BINBYTES => self.u32()? as usize,
+            _ => return None,
+        };
+        self.take(length)?;
+        self.skip_memo_ops()
+    }
+
+    /// A value built from a global at a record, tagged-union, enum, datetime, date or Decimal
+    /// position (`node`; `target` is the node past `Optional`).
+    fn object(&mut self, node: NodeId, target: NodeId) -> Fast<Obj<'py>> {
+        let plan: &'p Plan = self.ctx.plan;
+        let (module, name) = self.global()?;
+        let is = |m: &str, n: &str| module == m.as_bytes() && name == n.as_bytes();
+        match plan.node(target) {
+            Node::Record(spec) => {
+                if !is(&spec.module, &spec.qualname) {
+                    return None;
+                }
+                self.instance(node, target, spec)
+            }
+            Node::TaggedUnion(spec) => {
+                let (record_id, record) =
+                    spec.tags.iter().find_map(|(_, id)| match plan.node(*id) {
+                        Node::Record(record) if is(&record.module, &record.qualname) => {
+                            Some((*id, record))
+                        }
+                        _ => None,
+                    })?;
+                self.instance(node, record_id, record)
+            }
+            Node::Enum(spec) => {
+                if !is(&spec.module, &spec.name) {
+                    return None;
+                }
+                let member = match self.peek()? {
+                    BININT | BININT1 | BININT2 => spec.by_int(self.int_operand()?),
+                    _ => spec.by_str(self.str_operand()?),
+                }?;
+                self.reduce_args(1)?;
+                Some(member.bind(self.ctx.py).clone())
+            }
+            Node::DateTime(rule) => {
+                if !is("datetime", "datetime") {
+                    return None;
+                }
+                let rule = *rule;
+                self.datetime(rule)
+            }
+            Node::Date => {
+                if !is("datetime", "date") {
+                    return None;
+                }
+                let data = self.bytes_operand()?;
+                self.reduce_args(1)?;
+                let &[y1, y2, month, day] = data else {
+                    return None;
+                };
+                let year = i32::from(u16::from_be_bytes([y1, y2]));
+                Some(PyDate::new(self.ctx.py, year, month, day).ok()?.into_any())
+            }
+            Node::Decimal(spec) => {
+                if !is("decimal", "Decimal") {
+                    return None;
+                }
+                let digits = std::str::from_utf8(self.str_operand()?).ok()?;
+                self.reduce_args(1)?;
+                self.ctx.decimal(spec, digits).ok()
+            }
+            _ => None,
+        }
+    }
+
+    /// The end of `REDUCE(callable, args)` once the `count` arguments are read: the tuple
+    /// opcode, its memo opcodes and `REDUCE`.
+    fn reduce_args(&mut self, count: u8) -> Fast<()> {
+        self.expect(TUPLE1 + count - 1)?;
+        self.memo_ops(|| Entry::Opaque)?;
+        self.expect(REDUCE)
+    }
+
+    /// `REDUCE(datetime, (state, [tzinfo]))` after the global.
+    fn datetime(&mut self, rule: TzRule) -> Fast<Obj<'py>> {
+        let data = self.bytes_operand()?;
+        let zone = match self.peek()? {
+            TUPLE1 => None,
+            _ => Some(self.zone()?),
+        };
+        self.reduce_args(if zone.is_some() { 2 } else { 1 })?;
+        let &[y1, y2, month, day, hour, minute, second, u1, u2, u3] = data else {
+            return None;
+        };
+        let zone = zone.flatten();
+        let value = PyDateTime::new_with_fold(
+            self.ctx.py,
+            i32::from(u16::from_be_bytes([y1, y2])),
+            month & 0x7f,
+            day,
+            hour,
+            minute,
+            second,
+            u32::from_be_bytes([0, u1, u2, u3]),
+            zone.as_ref(),
+            month & 0x80 != 0,
+        )
+        .ok()?;
+        let aware = value.get_tzinfo().is_some();
+        match (rule, aware) {
+            (TzRule::Aware, false) | (TzRule::Naive, true) => None,
+            _ => Some(value.into_any()),
+        }
+    }
+
+    /// A datetime's tzinfo: `None`, a memo get of a timezone built before, or
+    /// `REDUCE(datetime.timezone, (REDUCE(datetime.timedelta, (d, s, us)),))`.
+    fn zone(&mut self) -> Fast<Option<Bound<'py, PyTzInfo>>> {
+        match self.peek()? {
+            NONE => {
+                self.pos += 1;
+                self.memo_ops(|| Entry::Opaque)?;
+                return Some(None);
+            }
+            op @ (BINGET | LONG_BINGET) => {
+                let start = self.pos;
+                self.pos += 1;
+                let index = self.get_index(op)?;
+                if let Entry::Zone(zone) = self.entry(index)? {
+                    return Some(Some(zone.clone()));
+                }
+                self.pos = start;
+            }
+            _ => {}
+        }
+        if self.global()? != (b"datetime".as_slice(), b"timezone".as_slice()) {
+            return None;
+        }
+        if self.global()? != (b"datetime".as_slice(), b"timedelta".as_slice()) {
+            return None;
+        }
+        let mut parts = [0i32; 3];
+        let mut count = 0;
+        while count < 3 && matches!(self.peek()?, BININT | BININT1 | BININT2) {
+            parts[count] = i32::try_from(self.int_operand()?).ok()?;
+            count += 1;
+        }
+        if count == 0 {
+            self.expect(EMPTY_TUPLE)?;
+            self.memo_ops(|| Entry::Opaque)?;
+            self.expect(REDUCE)?;
+        } else {
+            self.reduce_args(count as u8)?;
+        }
+        self.memo_ops(|| Entry::Opaque)?;
+        let delta = PyDelta::new(self.ctx.py, parts[0], parts[1], parts[2], true).ok()?;
+        self.reduce_args(1)?;
+        let zone = PyTzInfo::fixed_offset(self.ctx.py, delta).ok()?;
+        self.memo_ops(|| Entry::Zone(zone.clone()))?;
+        Some(Some(zone))
+    }
+
+    /// A dataclass instance after its global: `EMPTY_TUPLE NEWOBJ`, then (unless the class
+    /// has no state) `EMPTY_DICT`, its `{attribute: value}` items and `BUILD`.
+    fn instance(
+        &mut self,
+        node: NodeId,
+        record_id: NodeId,
+        spec: &'p RecordSpec,
+    ) -> Fast<Obj<'py>> {
+        if spec.kind != RecordKind::Dataclass {
+            return None;
+        }
+        self.expect(EMPTY_TUPLE)?;
+        self.memo_ops(|| Entry::Opaque)?;
+        self.expect(NEWOBJ)?;
+        // The instance's memo entries: a get of them before BUILD would be a cycle.
+        let memo = self.memo_ops(|| Entry::Pending)?;
+        self.enter()?;
+        let depth = self.depth;
+        let builder = nested(depth, || self.state(record_id, spec))?;
+        self.depth -= 1;
+        let object = builder.finish(self.ctx.py, spec).ok()?;
+        // A later get of the instance at the same plan position gets the same object, as in
+        // the general path.
+        self.finish_memo(&memo, node, &object);
+        Some(object)
+    }
+
+    fn state(&mut self, record_id: NodeId, spec: &'p RecordSpec) -> Fast<RecordBuilder<'py>> {
+        let mut builder = RecordBuilder::new(spec);
+        if self.peek()? != EMPTY_DICT {
+            return Some(builder);
+        }
+        self.pos += 1;
+        self.memo_ops(|| Entry::Opaque)?;
+        let fmt: &'f Pickle = self.fmt;
+        let names = &fmt.record(record_id).names;
+        let mut hint = 0;
+        loop {
+            match self.peek()? {
+                BUILD => {
+                    self.pos += 1;
+                    return Some(builder);
+                }
+                MARK => {
+                    self.pos += 1;
+                    while self.peek()? != SETITEMS {
+                        hint = self.field(spec, names, hint, &mut builder)?;
+                    }
+                    self.pos += 1;
+                }
+                _ => {
+                    hint = self.field(spec, names, hint, &mut builder)?;
+                    self.expect(SETITEM)?;
+                }
+            }
+        }
+    }
+
+    /// One `attribute: value` pair of a state dict; returns where the next name is likely.
+    fn field(
+        &mut self,
+        spec: &'p RecordSpec,
+        names: &[String],
+        hint: usize,
+        builder: &mut RecordBuilder<'py>,
+    ) -> Fast<usize> {
+        let key = self.str_operand()?;
+        let count = names.len();
+        // Unknown attributes are left to the general path (skipped or refused there).
+        let index = (0..count)
+            .map(|step| (hint + step) % count)
+            .find(|&index| names[index].as_bytes() == key)?;
+        let value = self.value(spec.fields[index].node)?;
+        builder.set(index, value);
+        Some(index + 1)
+    }
+}
