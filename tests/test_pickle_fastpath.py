@@ -216,3 +216,35 @@ def test_a_cycle_through_the_memo_is_refused() -> None:
 def test_fast_path_option_is_checked() -> None:
     with pytest.raises(ValueError, match="fast_path"):
         polycodec.Codec(Inner, "pickle", fast_path="sometimes")  # type: ignore[arg-type]
+
+
+def outcome(codec: Any, payload: bytes) -> Any:
+    try:
+        return ("value", codec.decode_one(payload))
+    except polycodec.DecodeError as exc:
+        return (type(exc).__name__, str(exc))
+
+
+@pytest.mark.parametrize("tp,value", CASES[:3])
+def test_corrupted_pickles_get_the_general_paths_outcome(tp: Any, value: Any) -> None:
+    # Flipped, dropped and inserted bytes: whatever the fast path makes of the result, the
+    # outcome (value, or error type and message) is the general path's.
+    import random
+
+    rng = random.Random(1234)
+    default, _, general = codecs(tp)
+    originals = [default.encode_one(value), pickle.dumps(value, protocol=5)]
+    for original in originals:
+        for _ in range(300):
+            data = bytearray(original)
+            for _ in range(rng.randint(1, 3)):
+                at = rng.randrange(len(data))
+                action = rng.random()
+                if action < 0.6:
+                    data[at] = rng.randrange(256)
+                elif action < 0.8:
+                    del data[at]
+                else:
+                    data.insert(at, rng.randrange(256))
+            payload = bytes(data)
+            assert outcome(default, payload) == outcome(general, payload)

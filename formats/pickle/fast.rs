@@ -34,6 +34,14 @@ type Fast<T> = Option<T>;
 /// its levels in the same places, and refuses past `MAX_DEPTH`).
 const FAST_DEPTH: usize = MAX_DEPTH / 2;
 
+/// A part of the input, by offsets (entries stay small: stdlib pickles memoize about one
+/// value in ten bytes).
+#[derive(Clone, Copy)]
+struct Span {
+    start: u32,
+    end: u32,
+}
+
 /// What a memo index holds, as far as the fast path needs to know.
 #[derive(Clone)]
 enum Entry<'a, 'py> {
@@ -45,12 +53,16 @@ enum Entry<'a, 'py> {
     /// An object under construction (a list before its items, an instance before `BUILD`): a
     /// `BINGET` of it would be a cycle, which the general path reports.
     Pending,
-    /// A str, and the object made from it at one plan position, if any.
-    Str(&'a [u8], Option<(NodeId, Obj<'py>)>),
-    /// A global: (module as aliased, name).
-    Global(&'a [u8], &'a [u8]),
+    /// A str.
+    Str(&'a [u8]),
+    /// A str, and the object made from it at one plan position.
+    StrMade(Span, u32, Obj<'py>),
+    /// A global: (module as written, name).
+    Global(Span, Span),
     /// A finished object and the plan position it was built for.
-    Object(NodeId, Obj<'py>),
+    Object(u32, Obj<'py>),
+    /// An enum member built by `REDUCE(enum class, (value,))`.
+    Member(Obj<'py>),
     /// A tzinfo built from `datetime.timezone(timedelta(...))`.
     Zone(Bound<'py, PyTzInfo>),
 }
@@ -74,14 +86,18 @@ pub fn decode<'py>(
     input: &[u8],
     many: bool,
 ) -> Fast<Obj<'py>> {
+    // Memo entries keep offsets and plan positions as u32.
+    if input.len() >= u32::MAX as usize || plan.nodes.len() >= u32::MAX as usize {
+        return None;
+    }
     let mut decoder = FastDecoder {
         input,
         pos: 0,
         fmt,
         ctx: Decoding { py, plan, strict },
         depth: 0,
-        // Stdlib pickles memoize about one value in three opcodes.
-        memo: Vec::with_capacity(input.len() / 16),
+        // Stdlib pickles memoize about one value in 8 to 13 bytes.
+        memo: Vec::with_capacity(input.len() / 8),
     };
     if decoder.peek()? == PROTO {
         decoder.pos += 1;
@@ -168,6 +184,7 @@ impl<'a, 'f, 'p, 'py> FastDecoder<'a, 'f, 'p, 'py> {
     }
 
     /// The payload of a str opcode already read.
+    #[inline]
     fn str_payload(&mut self, op: u8) -> Fast<&'a [u8]> {
         let length = match op {
             SHORT_BINUNICODE => u64::from(self.byte()?),
@@ -178,17 +195,31 @@ impl<'a, 'f, 'p, 'py> FastDecoder<'a, 'f, 'p, 'py> {
     }
 
     /// The memo opcodes that follow a value, storing `entry` at each index they name.
-    /// Returns the indices, so an entry stored while its object was pending can be finished.
     #[inline]
-    fn memo_ops(&mut self, entry: impl Fn() -> Entry<'a, 'py>) -> Fast<SmallVec<[usize; 1]>> {
-        let mut indices = SmallVec::new();
+    fn memo_ops(&mut self, entry: impl Fn() -> Entry<'a, 'py>) -> Fast<()> {
         // Most values have no memo opcode after them: nothing to build then.
         if !matches!(
             self.input.get(self.pos),
             Some(&(MEMOIZE | BINPUT | LONG_BINPUT | FRAME))
         ) {
-            return Some(indices);
+            return Some(());
         }
+        self.store_memo(&entry, None)
+    }
+
+    /// The memo opcodes after an object that is not finished yet (a list before its items,
+    /// an instance before BUILD): returns the indices, so `finish_memo` can fill them in.
+    fn pending_memo(&mut self) -> Fast<SmallVec<[usize; 1]>> {
+        let mut indices = SmallVec::new();
+        self.store_memo(&|| Entry::Pending, Some(&mut indices))?;
+        Some(indices)
+    }
+
+    fn store_memo(
+        &mut self,
+        entry: &dyn Fn() -> Entry<'a, 'py>,
+        mut indices: Option<&mut SmallVec<[usize; 1]>>,
+    ) -> Fast<()> {
         loop {
             let index = match self.peek() {
                 Some(MEMOIZE) => {
@@ -203,7 +234,7 @@ impl<'a, 'f, 'p, 'py> FastDecoder<'a, 'f, 'p, 'py> {
                     self.pos += 1;
                     self.u32()? as usize
                 }
-                _ => return Some(indices),
+                _ => return Some(()),
             };
             // The general machine refuses indices beyond the input's size.
             if index >= self.input.len() {
@@ -213,7 +244,9 @@ impl<'a, 'f, 'p, 'py> FastDecoder<'a, 'f, 'p, 'py> {
                 self.memo.resize(index + 1, Entry::Empty);
             }
             self.memo[index] = entry();
-            indices.push(index);
+            if let Some(indices) = indices.as_deref_mut() {
+                indices.push(index);
+            }
         }
     }
 
@@ -221,11 +254,12 @@ impl<'a, 'f, 'p, 'py> FastDecoder<'a, 'f, 'p, 'py> {
     fn finish_memo(&mut self, indices: &[usize], node: NodeId, object: &Obj<'py>) {
         for &index in indices {
             if let Entry::Pending = self.memo[index] {
-                self.memo[index] = Entry::Object(node, object.clone());
+                self.memo[index] = Entry::Object(node as u32, object.clone());
             }
         }
     }
 
+    #[inline]
     fn get_index(&mut self, op: u8) -> Fast<usize> {
         Some(match op {
             BINGET => usize::from(self.byte()?),
@@ -233,45 +267,65 @@ impl<'a, 'f, 'p, 'py> FastDecoder<'a, 'f, 'p, 'py> {
         })
     }
 
+    #[inline]
     fn entry(&self, index: usize) -> Fast<&Entry<'a, 'py>> {
         self.memo.get(index)
     }
 
+    /// Where a slice of the input is (every slice the decoder reads is one).
+    #[inline]
+    fn span(&self, bytes: &[u8]) -> Span {
+        let start = (bytes.as_ptr() as usize - self.input.as_ptr() as usize) as u32;
+        Span {
+            start,
+            end: start + bytes.len() as u32,
+        }
+    }
+
+    #[inline]
+    fn slice(&self, span: Span) -> &'a [u8] {
+        let input: &'a [u8] = self.input;
+        &input[span.start as usize..span.end as usize]
+    }
+
     /// A str operand (a key, a global's name, an argument): a str opcode with its memo
     /// opcodes, or a memo get of a str.
+    #[inline]
     fn str_operand(&mut self) -> Fast<&'a [u8]> {
         let op = self.op()?;
         if is_str_op(op) {
             let bytes = self.str_payload(op)?;
-            self.memo_ops(|| Entry::Str(bytes, None))?;
+            self.memo_ops(|| Entry::Str(bytes))?;
             return Some(bytes);
         }
         if !matches!(op, BINGET | LONG_BINGET) {
             return None;
         }
         let index = self.get_index(op)?;
-        match self.entry(index)? {
-            Entry::Str(bytes, _) => Some(bytes),
+        match *self.entry(index)? {
+            Entry::Str(bytes) => Some(bytes),
+            Entry::StrMade(span, ..) => Some(self.slice(span)),
             _ => None,
         }
     }
 
     /// A class or function reference: `GLOBAL`, `STACK_GLOBAL` of two strs, or a memo get of
     /// either; returns (module as aliased, name).
+    #[inline]
     fn global(&mut self) -> Fast<(&'a [u8], &'a [u8])> {
         let (module, name) = match self.peek()? {
             GLOBAL => {
                 self.pos += 1;
                 let module = self.line()?;
                 let name = self.line()?;
-                (module_alias(module), name)
+                (module, name)
             }
             op @ (BINGET | LONG_BINGET) => {
                 let start = self.pos;
                 self.pos += 1;
                 let index = self.get_index(op)?;
-                match self.entry(index)? {
-                    Entry::Global(module, name) => (*module, *name),
+                match *self.entry(index)? {
+                    Entry::Global(module, name) => (self.slice(module), self.slice(name)),
                     _ => {
                         self.pos = start;
                         self.stack_global()?
@@ -280,15 +334,16 @@ impl<'a, 'f, 'p, 'py> FastDecoder<'a, 'f, 'p, 'py> {
             }
             _ => self.stack_global()?,
         };
-        self.memo_ops(|| Entry::Global(module, name))?;
-        Some((module, name))
+        let spans = (self.span(module), self.span(name));
+        self.memo_ops(|| Entry::Global(spans.0, spans.1))?;
+        Some((module_alias(module), name))
     }
 
     fn stack_global(&mut self) -> Fast<(&'a [u8], &'a [u8])> {
         let module = self.str_operand()?;
         let name = self.str_operand()?;
         self.expect(STACK_GLOBAL)?;
-        Some((module_alias(module), name))
+        Some((module, name))
     }
 
     fn line(&mut self) -> Fast<&'a [u8]> {
@@ -312,6 +367,7 @@ impl<'a, 'f, 'p, 'py> FastDecoder<'a, 'f, 'p, 'py> {
     }
 
     /// A bytes argument (the packed state of a date or datetime).
+    #[inline]
     fn bytes_operand(&mut self) -> Fast<&'a [u8]> {
         let length = match self.op()? {
             SHORT_BINBYTES => usize::from(self.byte()?),
@@ -345,7 +401,7 @@ impl<'a, 'f, 'p, 'py> FastDecoder<'a, 'f, 'p, 'py> {
                 if op == NONE {
                     self.pos += 1;
                     let value = self.ctx.py.None().into_bound(self.ctx.py);
-                    self.memo_ops(|| Entry::Object(node, value.clone()))?;
+                    self.memo_ops(|| Entry::Object(node as u32, value.clone()))?;
                     return Some(value);
                 }
                 if matches!(plan.node(other), Node::Union(_) | Node::Any | Node::None) {
@@ -372,12 +428,12 @@ impl<'a, 'f, 'p, 'py> FastDecoder<'a, 'f, 'p, 'py> {
             self.pos += 1;
             let index = self.get_index(op)?;
             match self.entry(index)? {
-                Entry::Object(made_for, object) if *made_for == node => {
+                Entry::Object(made_for, object) if *made_for as usize == node => {
                     return Some(object.clone())
                 }
-                // An enum member met at another position of the same enum: the general path
-                // would look the same member up again.
-                Entry::Object(_, object)
+                // An enum member, at any position of the same enum: the general path would
+                // look the same member up again from the same REDUCE.
+                Entry::Member(object)
                     if matches!(target_node, Node::Enum(spec)
                         if spec.members.iter().any(|m| m.member.as_ptr() == object.as_ptr())) =>
                 {
@@ -385,16 +441,23 @@ impl<'a, 'f, 'p, 'py> FastDecoder<'a, 'f, 'p, 'py> {
                 }
                 // A str or a global at such a position starts the global an object is built
                 // from (`STACK_GLOBAL` of two strs, or the global itself).
-                Entry::Str(..) | Entry::Global(..) if from_global => self.pos = start,
-                Entry::Str(bytes, made) => {
-                    if let Some((made_for, object)) = made {
-                        if *made_for == node {
-                            return Some(object.clone());
-                        }
-                    }
-                    let bytes = *bytes;
+                Entry::Str(..) | Entry::StrMade(..) | Entry::Global(..) if from_global => {
+                    self.pos = start
+                }
+                Entry::StrMade(_, made_for, object) if *made_for as usize == node => {
+                    return Some(object.clone())
+                }
+                &Entry::Str(bytes) => {
                     let object = self.string(target, bytes)?;
-                    self.memo[index] = Entry::Str(bytes, Some((node, object.clone())));
+                    // Kept for the next get at this position, as the general path does.
+                    let span = self.span(bytes);
+                    self.memo[index] = Entry::StrMade(span, node as u32, object.clone());
+                    return Some(object);
+                }
+                &Entry::StrMade(span, ..) => {
+                    let object = self.string(target, self.slice(span))?;
+                    // Kept for the next get at this position, as the general path does.
+                    self.memo[index] = Entry::StrMade(span, node as u32, object.clone());
                     return Some(object);
                 }
                 _ => return None,
@@ -403,7 +466,11 @@ impl<'a, 'f, 'p, 'py> FastDecoder<'a, 'f, 'p, 'py> {
         if from_global {
             // Built from a global: an instance, an enum member or a standard value.
             let value = self.object(node, target)?;
-            self.memo_ops(|| Entry::Object(node, value.clone()))?;
+            if let Node::Enum(_) = target_node {
+                self.memo_ops(|| Entry::Member(value.clone()))?;
+            } else {
+                self.memo_ops(|| Entry::Object(node as u32, value.clone()))?;
+            }
             return Some(value);
         }
         let value = match op {
@@ -442,7 +509,7 @@ impl<'a, 'f, 'p, 'py> FastDecoder<'a, 'f, 'p, 'py> {
                 self.pos += 1;
                 let bytes = self.str_payload(op)?;
                 let object = self.string(target, bytes)?;
-                self.memo_ops(|| Entry::Str(bytes, Some((node, object.clone()))))?;
+                self.memo_ops(|| Entry::Str(bytes))?;
                 return Some(object);
             }
             SHORT_BINBYTES | BINBYTES | BINBYTES8 | BYTEARRAY8 => {
@@ -471,10 +538,11 @@ impl<'a, 'f, 'p, 'py> FastDecoder<'a, 'f, 'p, 'py> {
             }
             _ => return None,
         };
-        self.memo_ops(|| Entry::Object(node, value.clone()))?;
+        self.memo_ops(|| Entry::Object(node as u32, value.clone()))?;
         Some(value)
     }
 
+    #[inline]
     fn int_value(&mut self, op: u8) -> Fast<i64> {
         self.pos += 1;
         Some(match op {
@@ -485,6 +553,7 @@ impl<'a, 'f, 'p, 'py> FastDecoder<'a, 'f, 'p, 'py> {
     }
 
     /// A str at a str or `Literal` position, as the general path converts it.
+    #[inline]
     fn string(&mut self, target: NodeId, bytes: &[u8]) -> Fast<Obj<'py>> {
         let py = self.ctx.py;
         let ascii = bytes.is_ascii();
@@ -507,7 +576,7 @@ impl<'a, 'f, 'p, 'py> FastDecoder<'a, 'f, 'p, 'py> {
         kind: SequenceKind,
         length: Option<&crate::plan::LengthBounds>,
     ) -> Fast<Obj<'py>> {
-        let memo = self.memo_ops(|| Entry::Pending)?;
+        let memo = self.pending_memo()?;
         self.enter()?;
         let depth = self.depth;
         let items = nested(depth, || self.items(item))?;
@@ -521,7 +590,7 @@ impl<'a, 'f, 'p, 'py> FastDecoder<'a, 'f, 'p, 'py> {
             length.check(list.len().ok()?, "items").ok()?;
         }
         self.finish_memo(&memo, node, &list);
-        self.memo_ops(|| Entry::Object(node, list.clone()))?;
+        self.memo_ops(|| Entry::Object(node as u32, list.clone()))?;
         Some(list)
     }
 
@@ -698,6 +767,7 @@ impl<'a, 'f, 'p, 'py> FastDecoder<'a, 'f, 'p, 'py> {
 
     /// The end of `REDUCE(callable, args)` once the `count` arguments are read: the tuple
     /// opcode, its memo opcodes and `REDUCE`.
+    #[inline]
     fn reduce_args(&mut self, count: u8) -> Fast<()> {
         self.expect(TUPLE1 + count - 1)?;
         self.memo_ops(|| Entry::Opaque)?;
@@ -798,7 +868,7 @@ impl<'a, 'f, 'p, 'py> FastDecoder<'a, 'f, 'p, 'py> {
         self.memo_ops(|| Entry::Opaque)?;
         self.expect(NEWOBJ)?;
         // The instance's memo entries: a get of them before BUILD would be a cycle.
-        let memo = self.memo_ops(|| Entry::Pending)?;
+        let memo = self.pending_memo()?;
         self.enter()?;
         let depth = self.depth;
         let builder = nested(depth, || self.state(record_id, spec))?;
@@ -850,11 +920,12 @@ impl<'a, 'f, 'p, 'py> FastDecoder<'a, 'f, 'p, 'py> {
         builder: &mut RecordBuilder<'py>,
     ) -> Fast<usize> {
         let key = self.str_operand()?;
-        let count = names.len();
-        // Unknown attributes are left to the general path (skipped or refused there).
-        let index = (0..count)
-            .map(|step| (hint + step) % count)
-            .find(|&index| names[index].as_bytes() == key)?;
+        // Attributes usually come in field order: the hint is the next field. Unknown
+        // attributes are left to the general path (skipped or refused there).
+        let index = match names.get(hint) {
+            Some(name) if name.as_bytes() == key => hint,
+            _ => names.iter().position(|name| name.as_bytes() == key)?,
+        };
         let value = self.value(spec.fields[index].node)?;
         builder.set(index, value);
         Some(index + 1)
