@@ -16,7 +16,7 @@
 
 use pyo3::prelude::*;
 use pyo3::types::{
-    PyDate, PyDateTime, PyDelta, PyFloat, PyList, PyTuple, PyTzInfo, PyTzInfoAccess,
+    PyBool, PyDate, PyDateTime, PyDelta, PyFloat, PyList, PyTuple, PyTzInfo, PyTzInfoAccess,
 };
 use smallvec::SmallVec;
 
@@ -42,6 +42,9 @@ struct Span {
     end: u32,
 }
 
+/// No plan node (in a memo entry).
+const NO_NODE: u32 = u32::MAX;
+
 /// What a memo index holds, as far as the fast path needs to know.
 #[derive(Clone)]
 enum Entry<'a, 'py> {
@@ -57,8 +60,9 @@ enum Entry<'a, 'py> {
     Str(&'a [u8]),
     /// A str, and the object made from it at one plan position.
     StrMade(Span, u32, Obj<'py>),
-    /// A global: (module as written, name).
-    Global(Span, Span),
+    /// A global: (module as written, name), and the record or enum node found to have that
+    /// module and qualname (`NO_NODE` until one is), which spares comparing the names again.
+    Global(Span, Span, u32),
     /// A finished object and the plan position it was built for.
     Object(u32, Obj<'py>),
     /// An enum member built by `REDUCE(enum class, (value,))`.
@@ -313,6 +317,11 @@ impl<'a, 'f, 'p, 'py> FastDecoder<'a, 'f, 'p, 'py> {
     /// either; returns (module as aliased, name).
     #[inline]
     fn global(&mut self) -> Fast<(&'a [u8], &'a [u8])> {
+        self.global_slot().map(|(module, name, _)| (module, name))
+    }
+
+    /// `global`, with the memo index that holds it, if any.
+    fn global_slot(&mut self) -> Fast<(&'a [u8], &'a [u8], Option<usize>)> {
         let (module, name) = match self.peek()? {
             GLOBAL => {
                 self.pos += 1;
@@ -325,7 +334,10 @@ impl<'a, 'f, 'p, 'py> FastDecoder<'a, 'f, 'p, 'py> {
                 self.pos += 1;
                 let index = self.get_index(op)?;
                 match *self.entry(index)? {
-                    Entry::Global(module, name) => (self.slice(module), self.slice(name)),
+                    Entry::Global(module, name, _) => {
+                        let (module, name) = (self.slice(module), self.slice(name));
+                        return Some((module_alias(module), name, Some(index)));
+                    }
                     _ => {
                         self.pos = start;
                         self.stack_global()?
@@ -335,8 +347,17 @@ impl<'a, 'f, 'p, 'py> FastDecoder<'a, 'f, 'p, 'py> {
             _ => self.stack_global()?,
         };
         let spans = (self.span(module), self.span(name));
-        self.memo_ops(|| Entry::Global(spans.0, spans.1))?;
-        Some((module_alias(module), name))
+        let mut indices = SmallVec::new();
+        if matches!(
+            self.input.get(self.pos),
+            Some(&(MEMOIZE | BINPUT | LONG_BINPUT | FRAME))
+        ) {
+            self.store_memo(
+                &|| Entry::Global(spans.0, spans.1, NO_NODE),
+                Some(&mut indices),
+            )?;
+        }
+        Some((module_alias(module), name, indices.last().copied()))
     }
 
     fn stack_global(&mut self) -> Fast<(&'a [u8], &'a [u8])> {
@@ -387,7 +408,96 @@ impl<'a, 'f, 'p, 'py> FastDecoder<'a, 'f, 'p, 'py> {
     }
 
     /// One value at plan position `node`, with its memo opcodes.
+    #[inline(always)]
     fn value(&mut self, node: NodeId) -> Fast<Obj<'py>> {
+        match self.plain(node) {
+            Some(done) => done,
+            None => self.any_value(node),
+        }
+    }
+
+    /// The common scalars at positions of exactly their type (or `Optional` of it), read
+    /// without the general dispatch: `Some(result)`, or `None` (nothing consumed) when
+    /// `any_value` decides. The conversions are those of the general path's `plain_scalar`.
+    #[inline(always)]
+    fn plain(&mut self, node: NodeId) -> Option<Fast<Obj<'py>>> {
+        let plan: &'p Plan = self.ctx.plan;
+        let py = self.ctx.py;
+        let op = *self.input.get(self.pos)?;
+        let mut target = plan.node(node);
+        if let Node::Union(spec) = target {
+            let (Some(none), &[a, b]) = (spec.none, spec.variants.as_slice()) else {
+                return None;
+            };
+            if op == NONE {
+                self.pos += 1;
+                let value = py.None().into_bound(py);
+                return Some(
+                    self.memo_ops(|| Entry::Object(node as u32, value.clone()))
+                        .map(|()| value),
+                );
+            }
+            target = plan.node(if a == none { b } else { a });
+        }
+        let value = match (op, target) {
+            (SHORT_BINUNICODE, Node::Str(spec)) if spec.is_unconstrained() => {
+                let length = usize::from(*self.input.get(self.pos + 1)?);
+                let input: &'a [u8] = self.input;
+                let bytes = input.get(self.pos + 2..self.pos + 2 + length)?;
+                let ascii = bytes.is_ascii();
+                if !ascii && std::str::from_utf8(bytes).is_err() {
+                    return None;
+                }
+                self.pos += 2 + length;
+                let object = match py::new_str(py, bytes, ascii) {
+                    Ok(object) => object,
+                    Err(_) => return Some(None),
+                };
+                return Some(self.memo_ops(|| Entry::Str(bytes)).map(|()| object));
+            }
+            (BININT1 | BININT2 | BININT, Node::Int(bounds)) if *bounds == Default::default() => {
+                let number = match op {
+                    BININT1 => i64::from(*self.input.get(self.pos + 1)?),
+                    BININT2 => {
+                        let bytes = self.input.get(self.pos + 1..self.pos + 3)?;
+                        i64::from(u16::from_le_bytes([bytes[0], bytes[1]]))
+                    }
+                    _ => {
+                        let bytes = self.input.get(self.pos + 1..self.pos + 5)?;
+                        i64::from(i32::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]))
+                    }
+                };
+                self.pos += match op {
+                    BININT1 => 2,
+                    BININT2 => 3,
+                    _ => 5,
+                };
+                match number.into_pyobject(py) {
+                    Ok(number) => number.into_any(),
+                    Err(_) => return Some(None),
+                }
+            }
+            (BINFLOAT, Node::Float(bounds)) if *bounds == Default::default() => {
+                let bytes = self.input.get(self.pos + 1..self.pos + 9)?;
+                let number = f64::from_be_bytes(bytes.try_into().ok()?);
+                self.pos += 9;
+                PyFloat::new(py, number).into_any()
+            }
+            (NEWTRUE | NEWFALSE, Node::Bool) => {
+                self.pos += 1;
+                PyBool::new(py, op == NEWTRUE).to_owned().into_any()
+            }
+            _ => return None,
+        };
+        Some(
+            self.memo_ops(|| Entry::Object(node as u32, value.clone()))
+                .map(|()| value),
+        )
+    }
+
+    /// Any value the fast path reads, at plan position `node`.
+    #[inline(never)]
+    fn any_value(&mut self, node: NodeId) -> Fast<Obj<'py>> {
         let plan: &'p Plan = self.ctx.plan;
         let op = self.peek()?;
         // Optional[X]: None, or X. Other unions are left to the general path, whose choice of
@@ -704,28 +814,49 @@ impl<'a, 'f, 'p, 'py> FastDecoder<'a, 'f, 'p, 'py> {
     /// position (`node`; `target` is the node past `Optional`).
     fn object(&mut self, node: NodeId, target: NodeId) -> Fast<Obj<'py>> {
         let plan: &'p Plan = self.ctx.plan;
-        let (module, name) = self.global()?;
+        let (module, name, slot) = self.global_slot()?;
         let is = |m: &str, n: &str| module == m.as_bytes() && name == n.as_bytes();
+        // The node this memoized global was already found to name, if any.
+        let named = match slot.map(|index| &self.memo[index]) {
+            Some(&Entry::Global(_, _, found)) if found != NO_NODE => Some(found as usize),
+            _ => None,
+        };
         match plan.node(target) {
             Node::Record(spec) => {
-                if !is(&spec.module, &spec.qualname) {
-                    return None;
+                if named != Some(target) {
+                    if !is(&spec.module, &spec.qualname) {
+                        return None;
+                    }
+                    self.names_node(slot, target);
                 }
                 self.instance(node, target, spec)
             }
             Node::TaggedUnion(spec) => {
-                let (record_id, record) =
-                    spec.tags.iter().find_map(|(_, id)| match plan.node(*id) {
-                        Node::Record(record) if is(&record.module, &record.qualname) => {
-                            Some((*id, record))
-                        }
-                        _ => None,
-                    })?;
+                let known = named.filter(|found| spec.tags.iter().any(|(_, id)| id == found));
+                let record_id = match known {
+                    Some(found) => found,
+                    None => {
+                        let found = spec.tags.iter().find_map(|(_, id)| match plan.node(*id) {
+                            Node::Record(record) if is(&record.module, &record.qualname) => {
+                                Some(*id)
+                            }
+                            _ => None,
+                        })?;
+                        self.names_node(slot, found);
+                        found
+                    }
+                };
+                let Node::Record(record) = plan.node(record_id) else {
+                    return None;
+                };
                 self.instance(node, record_id, record)
             }
             Node::Enum(spec) => {
-                if !is(&spec.module, &spec.name) {
-                    return None;
+                if named != Some(target) {
+                    if !is(&spec.module, &spec.name) {
+                        return None;
+                    }
+                    self.names_node(slot, target);
                 }
                 let member = match self.peek()? {
                     BININT | BININT1 | BININT2 => spec.by_int(self.int_operand()?),
@@ -772,6 +903,13 @@ impl<'a, 'f, 'p, 'py> FastDecoder<'a, 'f, 'p, 'py> {
         self.expect(TUPLE1 + count - 1)?;
         self.memo_ops(|| Entry::Opaque)?;
         self.expect(REDUCE)
+    }
+
+    /// Remembers in a memoized global's entry the record or enum node it names.
+    fn names_node(&mut self, slot: Option<usize>, found: NodeId) {
+        if let Some(Entry::Global(_, _, node)) = slot.and_then(|index| self.memo.get_mut(index)) {
+            *node = found as u32;
+        }
     }
 
     /// `REDUCE(datetime, (state, [tzinfo]))` after the global.
@@ -912,6 +1050,7 @@ impl<'a, 'f, 'p, 'py> FastDecoder<'a, 'f, 'p, 'py> {
     }
 
     /// One `attribute: value` pair of a state dict; returns where the next name is likely.
+    #[inline(always)]
     fn field(
         &mut self,
         spec: &'p RecordSpec,
@@ -919,7 +1058,17 @@ impl<'a, 'f, 'p, 'py> FastDecoder<'a, 'f, 'p, 'py> {
         hint: usize,
         builder: &mut RecordBuilder<'py>,
     ) -> Fast<usize> {
-        let key = self.str_operand()?;
+        // Most keys after the first record are a memo get of the key's str.
+        let key = match self.input.get(self.pos..self.pos + 2) {
+            Some(&[BINGET, index]) => match self.memo.get(usize::from(index)) {
+                Some(&Entry::Str(bytes)) => {
+                    self.pos += 2;
+                    bytes
+                }
+                _ => self.str_operand()?,
+            },
+            _ => self.str_operand()?,
+        };
         // Attributes usually come in field order: the hint is the next field. Unknown
         // attributes are left to the general path (skipped or refused there).
         let index = match names.get(hint) {
