@@ -44,6 +44,10 @@ struct Span {
 
 /// No plan node (in a memo entry).
 const NO_NODE: u32 = u32::MAX;
+/// What a memoized global may be found to name besides a record or enum node.
+const DATETIME_CLASS: u32 = u32::MAX - 1;
+const DATE_CLASS: u32 = u32::MAX - 2;
+const DECIMAL_CLASS: u32 = u32::MAX - 3;
 
 /// What a memo index holds, as far as the fast path needs to know.
 #[derive(Clone)]
@@ -56,8 +60,9 @@ enum Entry<'a, 'py> {
     /// An object under construction (a list before its items, an instance before `BUILD`): a
     /// `BINGET` of it would be a cycle, which the general path reports.
     Pending,
-    /// A str.
-    Str(&'a [u8]),
+    /// A str, and the record node and field index it was last found to name as a state key
+    /// (`NO_NODE` until then), which spares comparing it with the field names again.
+    Str(&'a [u8], u32, u16),
     /// A str, and the object made from it at one plan position.
     StrMade(Span, u32, Obj<'py>),
     /// A global: (module as written, name), and the record or enum node found to have that
@@ -91,7 +96,7 @@ pub fn decode<'py>(
     many: bool,
 ) -> Fast<Obj<'py>> {
     // Memo entries keep offsets and plan positions as u32.
-    if input.len() >= u32::MAX as usize || plan.nodes.len() >= u32::MAX as usize {
+    if input.len() >= u32::MAX as usize || plan.nodes.len() >= DECIMAL_CLASS as usize {
         return None;
     }
     let mut decoder = FastDecoder {
@@ -299,7 +304,7 @@ impl<'a, 'f, 'p, 'py> FastDecoder<'a, 'f, 'p, 'py> {
         let op = self.op()?;
         if is_str_op(op) {
             let bytes = self.str_payload(op)?;
-            self.memo_ops(|| Entry::Str(bytes))?;
+            self.memo_ops(|| Entry::Str(bytes, NO_NODE, 0))?;
             return Some(bytes);
         }
         if !matches!(op, BINGET | LONG_BINGET) {
@@ -307,7 +312,7 @@ impl<'a, 'f, 'p, 'py> FastDecoder<'a, 'f, 'p, 'py> {
         }
         let index = self.get_index(op)?;
         match *self.entry(index)? {
-            Entry::Str(bytes) => Some(bytes),
+            Entry::Str(bytes, ..) => Some(bytes),
             Entry::StrMade(span, ..) => Some(self.slice(span)),
             _ => None,
         }
@@ -453,7 +458,10 @@ impl<'a, 'f, 'p, 'py> FastDecoder<'a, 'f, 'p, 'py> {
                     Ok(object) => object,
                     Err(_) => return Some(None),
                 };
-                return Some(self.memo_ops(|| Entry::Str(bytes)).map(|()| object));
+                return Some(
+                    self.memo_ops(|| Entry::Str(bytes, NO_NODE, 0))
+                        .map(|()| object),
+                );
             }
             (BININT1 | BININT2 | BININT, Node::Int(bounds)) if *bounds == Default::default() => {
                 let number = match op {
@@ -557,7 +565,7 @@ impl<'a, 'f, 'p, 'py> FastDecoder<'a, 'f, 'p, 'py> {
                 Entry::StrMade(_, made_for, object) if *made_for as usize == node => {
                     return Some(object.clone())
                 }
-                &Entry::Str(bytes) => {
+                &Entry::Str(bytes, ..) => {
                     let object = self.string(target, bytes)?;
                     // Kept for the next get at this position, as the general path does.
                     let span = self.span(bytes);
@@ -619,7 +627,7 @@ impl<'a, 'f, 'p, 'py> FastDecoder<'a, 'f, 'p, 'py> {
                 self.pos += 1;
                 let bytes = self.str_payload(op)?;
                 let object = self.string(target, bytes)?;
-                self.memo_ops(|| Entry::Str(bytes))?;
+                self.memo_ops(|| Entry::Str(bytes, NO_NODE, 0))?;
                 return Some(object);
             }
             SHORT_BINBYTES | BINBYTES | BINBYTES8 | BYTEARRAY8 => {
@@ -823,12 +831,7 @@ impl<'a, 'f, 'p, 'py> FastDecoder<'a, 'f, 'p, 'py> {
         };
         match plan.node(target) {
             Node::Record(spec) => {
-                if named != Some(target) {
-                    if !is(&spec.module, &spec.qualname) {
-                        return None;
-                    }
-                    self.names_node(slot, target);
-                }
+                self.check_global(named, slot, target, || is(&spec.module, &spec.qualname))?;
                 self.instance(node, target, spec)
             }
             Node::TaggedUnion(spec) => {
@@ -852,12 +855,7 @@ impl<'a, 'f, 'p, 'py> FastDecoder<'a, 'f, 'p, 'py> {
                 self.instance(node, record_id, record)
             }
             Node::Enum(spec) => {
-                if named != Some(target) {
-                    if !is(&spec.module, &spec.name) {
-                        return None;
-                    }
-                    self.names_node(slot, target);
-                }
+                self.check_global(named, slot, target, || is(&spec.module, &spec.name))?;
                 let member = match self.peek()? {
                     BININT | BININT1 | BININT2 => spec.by_int(self.int_operand()?),
                     _ => spec.by_str(self.str_operand()?),
@@ -866,16 +864,14 @@ impl<'a, 'f, 'p, 'py> FastDecoder<'a, 'f, 'p, 'py> {
                 Some(member.bind(self.ctx.py).clone())
             }
             Node::DateTime(rule) => {
-                if !is("datetime", "datetime") {
-                    return None;
-                }
+                let key = DATETIME_CLASS as usize;
+                self.check_global(named, slot, key, || is("datetime", "datetime"))?;
                 let rule = *rule;
                 self.datetime(rule)
             }
             Node::Date => {
-                if !is("datetime", "date") {
-                    return None;
-                }
+                let key = DATE_CLASS as usize;
+                self.check_global(named, slot, key, || is("datetime", "date"))?;
                 let data = self.bytes_operand()?;
                 self.reduce_args(1)?;
                 let &[y1, y2, month, day] = data else {
@@ -885,9 +881,8 @@ impl<'a, 'f, 'p, 'py> FastDecoder<'a, 'f, 'p, 'py> {
                 Some(PyDate::new(self.ctx.py, year, month, day).ok()?.into_any())
             }
             Node::Decimal(spec) => {
-                if !is("decimal", "Decimal") {
-                    return None;
-                }
+                let key = DECIMAL_CLASS as usize;
+                self.check_global(named, slot, key, || is("decimal", "Decimal"))?;
                 let digits = std::str::from_utf8(self.str_operand()?).ok()?;
                 self.reduce_args(1)?;
                 self.ctx.decimal(spec, digits).ok()
@@ -903,6 +898,27 @@ impl<'a, 'f, 'p, 'py> FastDecoder<'a, 'f, 'p, 'py> {
         self.expect(TUPLE1 + count - 1)?;
         self.memo_ops(|| Entry::Opaque)?;
         self.expect(REDUCE)
+    }
+
+    /// Whether the global just read names `key` (a record or enum node, or one of the
+    /// standard classes): remembered from an earlier check of the same memo entry, or
+    /// checked by `names_match` and remembered.
+    #[inline]
+    fn check_global(
+        &mut self,
+        named: Option<usize>,
+        slot: Option<usize>,
+        key: NodeId,
+        names_match: impl FnOnce() -> bool,
+    ) -> Fast<()> {
+        if named == Some(key) {
+            return Some(());
+        }
+        if !names_match() {
+            return None;
+        }
+        self.names_node(slot, key);
+        Some(())
     }
 
     /// Remembers in a memoized global's entry the record or enum node it names.
@@ -1037,12 +1053,12 @@ impl<'a, 'f, 'p, 'py> FastDecoder<'a, 'f, 'p, 'py> {
                 MARK => {
                     self.pos += 1;
                     while self.peek()? != SETITEMS {
-                        hint = self.field(spec, names, hint, &mut builder)?;
+                        hint = self.field(record_id, spec, names, hint, &mut builder)?;
                     }
                     self.pos += 1;
                 }
                 _ => {
-                    hint = self.field(spec, names, hint, &mut builder)?;
+                    hint = self.field(record_id, spec, names, hint, &mut builder)?;
                     self.expect(SETITEM)?;
                 }
             }
@@ -1053,16 +1069,23 @@ impl<'a, 'f, 'p, 'py> FastDecoder<'a, 'f, 'p, 'py> {
     #[inline(always)]
     fn field(
         &mut self,
+        record_id: NodeId,
         spec: &'p RecordSpec,
         names: &[String],
         hint: usize,
         builder: &mut RecordBuilder<'py>,
     ) -> Fast<usize> {
-        // Most keys after the first record are a memo get of the key's str.
+        // Most keys after the first record are a memo get of the key's str, whose field may
+        // be known from the last time.
+        let mut memo_index = None;
         let key = match self.input.get(self.pos..self.pos + 2) {
             Some(&[BINGET, index]) => match self.memo.get(usize::from(index)) {
-                Some(&Entry::Str(bytes)) => {
+                Some(&Entry::Str(bytes, found_in, field)) => {
                     self.pos += 2;
+                    if found_in as usize == record_id {
+                        return self.field_value(spec, usize::from(field), builder);
+                    }
+                    memo_index = Some(usize::from(index));
                     bytes
                 }
                 _ => self.str_operand()?,
@@ -1075,6 +1098,19 @@ impl<'a, 'f, 'p, 'py> FastDecoder<'a, 'f, 'p, 'py> {
             Some(name) if name.as_bytes() == key => hint,
             _ => names.iter().position(|name| name.as_bytes() == key)?,
         };
+        if let (Some(memo_index), Ok(field)) = (memo_index, u16::try_from(index)) {
+            self.memo[memo_index] = Entry::Str(key, record_id as u32, field);
+        }
+        self.field_value(spec, index, builder)
+    }
+
+    #[inline(always)]
+    fn field_value(
+        &mut self,
+        spec: &'p RecordSpec,
+        index: usize,
+        builder: &mut RecordBuilder<'py>,
+    ) -> Fast<usize> {
         let value = self.value(spec.fields[index].node)?;
         builder.set(index, value);
         Some(index + 1)
