@@ -163,7 +163,8 @@ impl<'a, 'f, 'p, 'py> FastDecoder<'a, 'f, 'p, 'py> {
 
     /// Skips FRAME opcodes (which only announce how much follows) at the current position,
     /// with the general machine's check of the announced length.
-    #[inline]
+    #[cold]
+    #[inline(never)]
     fn skip_frames(&mut self) -> Fast<()> {
         while self.input.get(self.pos) == Some(&FRAME) {
             self.pos += 1;
@@ -175,8 +176,12 @@ impl<'a, 'f, 'p, 'py> FastDecoder<'a, 'f, 'p, 'py> {
         Some(())
     }
 
-    #[inline]
+    #[inline(always)]
     fn peek(&mut self) -> Fast<u8> {
+        let op = *self.input.get(self.pos)?;
+        if op != FRAME {
+            return Some(op);
+        }
         self.skip_frames()?;
         self.input.get(self.pos).copied()
     }
