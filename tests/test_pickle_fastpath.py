@@ -72,6 +72,13 @@ class Dog:
 
 
 @dataclasses.dataclass
+class Other:
+    tags: set[str]
+    extra: dict[str, int]
+    at: Any
+
+
+@dataclasses.dataclass
 class Kennel:
     pets: list[Union[Cat, Dog]]
 
@@ -154,11 +161,19 @@ def test_an_object_shared_across_plan_positions_falls_back() -> None:
     assert default.decode_one(payload) == value == general.decode_one(payload)
 
 
-def test_protocol_2_falls_back_to_the_general_path() -> None:
-    # Protocol 2 pickles datetimes through `_codecs.encode`, which only the general path reads.
-    value = sample_outer(2)
-    default, fast, general = codecs(Outer, 2)
-    payload = pickle.dumps(value, protocol=2)
+@pytest.mark.parametrize("tp,value", CASES)
+def test_protocol_2_takes_the_fast_path(tp: Any, value: Any) -> None:
+    # Protocol 2 pickles datetimes and dates as `_codecs.encode(text, "latin1")`.
+    default, fast, general = codecs(tp, 2)
+    for payload in (default.encode_one(value), pickle.dumps(value, protocol=2)):
+        assert fast.decode_one(payload) == value == general.decode_one(payload)
+
+
+def test_what_the_fast_path_does_not_read_falls_back() -> None:
+    # A set, a dict and Any are left to the general path.
+    value = Other({"a"}, {"b": 1}, 5)
+    default, fast, general = codecs(Other)
+    payload = pickle.dumps(value, protocol=5)
     with pytest.raises(polycodec.DecodeError, match="fast path"):
         fast.decode_one(payload)
     assert default.decode_one(payload) == value == general.decode_one(payload)

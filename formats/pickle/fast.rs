@@ -14,6 +14,8 @@
 //! inert machine's arena and the second walk over it. Like the general path, it calls nothing
 //! the pickle names: a global is compared by name with the class the plan expects.
 
+use std::borrow::Cow;
+
 use pyo3::prelude::*;
 use pyo3::types::{
     PyBool, PyDate, PyDateTime, PyDelta, PyFloat, PyList, PyTuple, PyTzInfo, PyTzInfoAccess,
@@ -410,6 +412,52 @@ impl<'a, 'f, 'p, 'py> FastDecoder<'a, 'f, 'p, 'py> {
         Some(data)
     }
 
+    /// The packed state of a date or datetime: bytes, or (protocol 2)
+    /// `_codecs.encode(text, "latin1")`, decoded here without calling anything.
+    fn state_bytes(&mut self) -> Fast<Cow<'a, [u8]>> {
+        if matches!(self.peek()?, SHORT_BINBYTES | BINBYTES) {
+            return Some(Cow::Borrowed(self.bytes_operand()?));
+        }
+        let bytes = self.codecs_encode()?;
+        self.memo_ops(|| Entry::Opaque)?;
+        Some(Cow::Owned(bytes))
+    }
+
+    /// A bytes value as protocol 2 writes it: `_codecs.encode(text, "latin1")`, or
+    /// `builtins.bytes()` when empty.
+    fn protocol2_bytes(&mut self) -> Fast<Vec<u8>> {
+        match self.global()? {
+            (b"builtins", b"bytes") => {
+                self.expect(EMPTY_TUPLE)?;
+                self.memo_ops(|| Entry::Opaque)?;
+                self.expect(REDUCE)?;
+                Some(Vec::new())
+            }
+            (b"_codecs", b"encode") => self.codecs_arguments(),
+            _ => None,
+        }
+    }
+
+    /// `_codecs.encode(text, "latin1")` (how protocol 2 writes bytes), up to its `REDUCE`.
+    fn codecs_encode(&mut self) -> Fast<Vec<u8>> {
+        if self.global()? != (b"_codecs".as_slice(), b"encode".as_slice()) {
+            return None;
+        }
+        self.codecs_arguments()
+    }
+
+    /// The arguments of `_codecs.encode` and its `REDUCE`; the bytes it would return.
+    fn codecs_arguments(&mut self) -> Fast<Vec<u8>> {
+        let text = std::str::from_utf8(self.str_operand()?).ok()?;
+        if !matches!(self.str_operand()?, b"latin1" | b"latin-1") {
+            return None;
+        }
+        self.reduce_args(2)?;
+        text.chars()
+            .map(|c| u8::try_from(u32::from(c)).ok())
+            .collect::<Option<Vec<u8>>>()
+    }
+
     // ---- values ----
 
     fn enter(&mut self) -> Fast<()> {
@@ -562,9 +610,12 @@ impl<'a, 'f, 'p, 'py> FastDecoder<'a, 'f, 'p, 'py> {
                 {
                     return Some(object.clone())
                 }
-                // A str or a global at such a position starts the global an object is built
-                // from (`STACK_GLOBAL` of two strs, or the global itself).
-                Entry::Str(..) | Entry::StrMade(..) | Entry::Global(..) if from_global => {
+                // A str or a global at such a position (or at bytes, for protocol 2) starts
+                // the global an object is built from (`STACK_GLOBAL` of two strs, or the
+                // global itself).
+                Entry::Str(..) | Entry::StrMade(..) | Entry::Global(..)
+                    if from_global || matches!(target_node, Node::Bytes(_)) =>
+                {
                     self.pos = start
                 }
                 Entry::StrMade(_, made_for, object) if *made_for as usize == node => {
@@ -634,6 +685,14 @@ impl<'a, 'f, 'p, 'py> FastDecoder<'a, 'f, 'p, 'py> {
                 let object = self.string(target, bytes)?;
                 self.memo_ops(|| Entry::Str(bytes, NO_NODE, 0))?;
                 return Some(object);
+            }
+            GLOBAL | BINGET | LONG_BINGET if matches!(target_node, Node::Bytes(_)) => {
+                // Protocol 2 bytes: `_codecs.encode(text, "latin1")` or `bytes()`.
+                let Node::Bytes(spec) = target_node else {
+                    return None;
+                };
+                let data = self.protocol2_bytes()?;
+                make_bytes(py, spec, &data).ok()?
             }
             SHORT_BINBYTES | BINBYTES | BINBYTES8 | BYTEARRAY8 => {
                 self.pos += 1;
@@ -877,9 +936,9 @@ impl<'a, 'f, 'p, 'py> FastDecoder<'a, 'f, 'p, 'py> {
             Node::Date => {
                 let key = DATE_CLASS as usize;
                 self.check_global(named, slot, key, || is("datetime", "date"))?;
-                let data = self.bytes_operand()?;
+                let data = self.state_bytes()?;
                 self.reduce_args(1)?;
-                let &[y1, y2, month, day] = data else {
+                let &[y1, y2, month, day] = data.as_ref() else {
                     return None;
                 };
                 let year = i32::from(u16::from_be_bytes([y1, y2]));
@@ -935,13 +994,13 @@ impl<'a, 'f, 'p, 'py> FastDecoder<'a, 'f, 'p, 'py> {
 
     /// `REDUCE(datetime, (state, [tzinfo]))` after the global.
     fn datetime(&mut self, rule: TzRule) -> Fast<Obj<'py>> {
-        let data = self.bytes_operand()?;
+        let data = self.state_bytes()?;
         let zone = match self.peek()? {
             TUPLE1 => None,
             _ => Some(self.zone()?),
         };
         self.reduce_args(if zone.is_some() { 2 } else { 1 })?;
-        let &[y1, y2, month, day, hour, minute, second, u1, u2, u3] = data else {
+        let &[y1, y2, month, day, hour, minute, second, u1, u2, u3] = data.as_ref() else {
             return None;
         };
         let zone = zone.flatten();
