@@ -5,6 +5,9 @@
 //! created the way the other formats create them (records through `RecordBuilder`, from the
 //! plan's own class objects) or by a fixed list of standard constructors (datetime types,
 //! `Decimal(str)`, `UUID` from its int, `ZoneInfo(key)`), never through a global's name.
+//!
+//! `decode_one`/`decode_many` first try the single-pass fast path (`fast.rs`); this two-step
+//! path decodes whatever it does not recognise, and is the one that reports every error.
 
 use std::borrow::Cow;
 

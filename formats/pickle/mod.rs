@@ -4,10 +4,13 @@
 //! minus the parts a loader does not need (FRAME, memo entries for objects that cannot be met
 //! twice), so the output is never larger than the stdlib's and `pickle.loads` reads it.
 //!
-//! Decoding never calls into Python while it reads opcodes: `vm.rs` executes the pickle over an
-//! inert arena of values, where a global is a pair of names and REDUCE/NEWOBJ/BUILD are plain
-//! nodes. `decode.rs` then walks that arena with the plan and builds only what the plan names at
-//! each position, so a global the plan does not expect is refused without being imported.
+//! Decoding never calls what a pickle names. The general path: `vm.rs` executes the pickle
+//! over an inert arena of values, where a global is a pair of names and REDUCE/NEWOBJ/BUILD are
+//! plain nodes; `decode.rs` then walks that arena with the plan and builds only what the plan
+//! names at each position, so a global the plan does not expect is refused without being
+//! imported. The fast path (`fast.rs`) is tried first: one pass over the opcodes for the shapes
+//! the stdlib and polycodec write, which gives up (and leaves the input to the general path)
+//! on anything else, so it accepts a subset of what the general path accepts.
 
 pub mod decode;
 pub mod encode;
