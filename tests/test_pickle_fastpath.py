@@ -109,7 +109,7 @@ CASES: list[tuple[Any, Any]] = [
     (Optional[datetime], None),
     (list[str], []),
 ]
-CASES += [(list[spec.root], models.generate(name, 20)) for name, spec in models.MODELS.items()]
+CASES += [(spec.list_type, models.generate(name, 20)) for name, spec in models.MODELS.items()]
 
 
 def codecs(tp: Any, protocol: int = 5) -> tuple[Any, Any, Any]:
@@ -230,7 +230,7 @@ def test_a_cycle_through_the_memo_is_refused() -> None:
 
 def test_fast_path_option_is_checked() -> None:
     with pytest.raises(ValueError, match="fast_path"):
-        polycodec.Codec(Inner, "pickle", fast_path="sometimes")  # type: ignore[arg-type]
+        polycodec.Codec(Inner, "pickle", fast_path="sometimes")  # type: ignore[call-overload]
 
 
 def outcome(codec: Any, payload: bytes) -> Any:
@@ -263,3 +263,56 @@ def test_corrupted_pickles_get_the_general_paths_outcome(tp: Any, value: Any) ->
                     data.insert(at, rng.randrange(256))
             payload = bytes(data)
             assert outcome(default, payload) == outcome(general, payload)
+
+
+def edited(old: bytes, new: bytes, count: int = 1) -> bytes:
+    payload: bytes = codecs(Outer)[0].encode_one(sample_outer(1))
+    assert payload.count(old) >= count
+    return payload.replace(old, new, count)
+
+
+@pytest.mark.parametrize(
+    "payload,message",
+    [
+        # Each standard class swapped for another global of the same module.
+        (edited(b"\x8c\x07Decimal", b"\x8c\x07Context"), "decimal.Context"),
+        (edited(b"\x8c\x04date\x93", b"\x8c\x04time\x93"), "datetime.time"),
+        (edited(b"\x8c\x08datetime\x93", b"\x8c\x08datetime\x93", 1), ""),
+        (edited(b"\x8c\x08timezone", b"\x8c\x08tzinfo\x00\x00"), "tzinfo"),
+        (edited(b"\x8c\x05Color", b"\x8c\x05Level"), "expected"),
+        (edited(b"\x8c\x05Outer", b"\x8c\x05Inner"), "Inner"),
+        (edited(b"\x8c\x07decimal", b"\x8c\x07subproc"), "subproc.Decimal"),
+        # The state of the root record replaced by None.
+        (edited(b")\x81}(", b")\x81N("), "malformed"),
+        # An APPEND after the root record, with nothing to append to.
+        (codecs(Inner)[0].encode_one(Inner("a", Color.RED, Level.LOW))[:-1] + b"a.", "underflow"),
+    ],
+)
+def test_edited_pickles_are_refused_as_by_the_general_path(payload: bytes, message: str) -> None:
+    tp = Inner if payload.endswith(b"a.") else Outer
+    default, _, general = codecs(tp)
+    if message == "":
+        # A control: the unedited pickle decodes the same through both paths.
+        assert default.decode_one(payload) == general.decode_one(payload)
+        return
+    _, text = errors_of(tp, payload)
+    assert message in text
+
+
+def test_a_record_that_contains_itself_is_refused() -> None:
+    # SelfRef.child is the SelfRef being built: memo 1 is the pending instance.
+    payload = (
+        b"\x80\x05"
+        + short_str(MODULE)
+        + short_str("SelfRef")
+        + b"\x93\x94)\x81\x94}("
+        + short_str("child")
+        + b"h\x01ub."
+    )
+    _, text = errors_of(SelfRef, payload)
+    assert "recursive" in text
+
+
+@dataclasses.dataclass
+class SelfRef:
+    child: Optional[SelfRef] = None
