@@ -3,7 +3,8 @@
 //! opcode shapes `pickle.dumps` (protocols 2 to 5) and polycodec's writer produce for the types
 //! it handles: dataclasses (`NEWOBJ` + `BUILD` of a dict), lists, str/int/float/bool/None/bytes,
 //! `Optional`, tagged unions, enums by value, and datetime/date/`Decimal` by `REDUCE` of their
-//! own class with the stdlib's arguments.
+//! own class with the stdlib's arguments (protocol 2's `_codecs.encode(text, "latin1")` for
+//! bytes and date states included).
 //!
 //! It never decides that an input is bad. On anything it does not recognise (another opcode, a
 //! global the position does not name, a value the plan rejects, a memo entry of another kind,
@@ -12,7 +13,8 @@
 //! What it accepts is therefore a subset of what the general path accepts, and it builds each
 //! value with the same constructors and checks, so the result is the same; it only saves the
 //! inert machine's arena and the second walk over it. Like the general path, it calls nothing
-//! the pickle names: a global is compared by name with the class the plan expects.
+//! the pickle names: a global is compared by name with the class the plan expects. (When it
+//! gives up after building records, their `__post_init__` runs again in the general path.)
 
 use std::borrow::Cow;
 
