@@ -949,9 +949,21 @@ impl<'a, 'f, 'p, 'py> FastDecoder<'a, 'f, 'p, 'py> {
             Node::Decimal(spec) => {
                 let key = DECIMAL_CLASS as usize;
                 self.check_global(named, slot, key, || is("decimal", "Decimal"))?;
-                let digits = std::str::from_utf8(self.str_operand()?).ok()?;
+                let digits = self.str_operand()?;
                 self.reduce_args(1)?;
-                self.ctx.decimal(spec, digits).ok()
+                let unconstrained = spec.max_digits.is_none()
+                    && spec.decimal_places.is_none()
+                    && spec.bounds.is_unbounded();
+                if unconstrained && digits.is_ascii() {
+                    // What `Decoding::decimal` does when there is nothing to check, with the
+                    // str made by the one-copy ASCII constructor.
+                    let py = self.ctx.py;
+                    let text = py::new_str(py, digits, true).ok()?;
+                    return py::stdlib(py).decimal.bind(py).call1((text,)).ok();
+                }
+                self.ctx
+                    .decimal(spec, std::str::from_utf8(digits).ok()?)
+                    .ok()
             }
             _ => None,
         }
