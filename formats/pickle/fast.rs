@@ -170,13 +170,17 @@ impl<'a, 'f, 'p, 'py> FastDecoder<'a, 'f, 'p, 'py> {
     #[cold]
     #[inline(never)]
     fn skip_frames(&mut self) -> Fast<()> {
-        while self.input.get(self.pos) == Some(&FRAME) {
-            self.pos += 1;
-            let length = self.u64()?;
-            if length > (self.input.len() - self.pos) as u64 {
+        // The position moves only past whole, valid frames: a caller that treats a failed
+        // peek as "nothing more here" must not find itself past half an opcode.
+        let mut pos = self.pos;
+        while self.input.get(pos) == Some(&FRAME) {
+            let length = u64::from_le_bytes(self.input.get(pos + 1..pos + 9)?.try_into().ok()?);
+            pos += 9;
+            if length > (self.input.len() - pos) as u64 {
                 return None;
             }
         }
+        self.pos = pos;
         Some(())
     }
 
@@ -781,10 +785,10 @@ impl<'a, 'f, 'p, 'py> FastDecoder<'a, 'f, 'p, 'py> {
     fn items(&mut self, item: NodeId) -> Fast<Vec<Obj<'py>>> {
         let mut items = Vec::new();
         loop {
-            match self.peek() {
+            match self.peek()? {
                 // In the shapes read here no value starts with MARK, so a MARK right after
                 // the list (or its last item) opens a run of its items.
-                Some(MARK) => {
+                MARK => {
                     self.pos += 1;
                     while self.peek()? != APPENDS {
                         items.push(self.value(item)?);
