@@ -5,6 +5,9 @@
 //! created the way the other formats create them (records through `RecordBuilder`, from the
 //! plan's own class objects) or by a fixed list of standard constructors (datetime types,
 //! `Decimal(str)`, `UUID` from its int, `ZoneInfo(key)`), never through a global's name.
+//!
+//! `decode_one`/`decode_many` first try the single-pass fast path (`fast.rs`); this two-step
+//! path decodes whatever it does not recognise, and is the one that reports every error.
 
 use std::borrow::Cow;
 
@@ -14,8 +17,9 @@ use pyo3::types::{
     PySet, PyTime, PyTuple, PyTzInfo, PyTzInfoAccess,
 };
 
+use super::fast;
 use super::vm::{self, Arena, CallKind, Id, Value};
-use super::{KeyMap, Pickle, StateForm};
+use super::{FastPath, KeyMap, Pickle, StateForm};
 use crate::errors::{Error, Result};
 use crate::plan::{
     BytesSpec, EnumSpec, LengthBounds, Node, NodeId, Plan, RecordKind, RecordSpec, SequenceKind,
@@ -31,6 +35,25 @@ pub fn decode_one<'py>(
     strict: bool,
     input: &[u8],
 ) -> Result<Obj<'py>> {
+    if fmt.fast_path != FastPath::Off {
+        if let Some(value) = fast::decode(fmt, py, plan, strict, input, false) {
+            return Ok(value);
+        }
+        if fmt.fast_path == FastPath::Only {
+            return Err(fast_path_refused());
+        }
+    }
+    general_one(fmt, py, plan, strict, input)
+}
+
+/// `decode_one` by the general two-step path alone (the fast path's fallback).
+pub fn general_one<'py>(
+    fmt: &Pickle,
+    py: Python<'py>,
+    plan: &Plan,
+    strict: bool,
+    input: &[u8],
+) -> Result<Obj<'py>> {
     let (arena, root) = vm::run(input).map_err(machine_error)?;
     let mut converter = Converter::new(fmt, py, plan, strict, &arena);
     converter.value(root, plan.root)
@@ -38,6 +61,25 @@ pub fn decode_one<'py>(
 
 /// A pickled list (or tuple) of root-type values.
 pub fn decode_many<'py>(
+    fmt: &Pickle,
+    py: Python<'py>,
+    plan: &Plan,
+    strict: bool,
+    input: &[u8],
+) -> Result<Obj<'py>> {
+    if fmt.fast_path != FastPath::Off {
+        if let Some(value) = fast::decode(fmt, py, plan, strict, input, true) {
+            return Ok(value);
+        }
+        if fmt.fast_path == FastPath::Only {
+            return Err(fast_path_refused());
+        }
+    }
+    general_many(fmt, py, plan, strict, input)
+}
+
+/// `decode_many` by the general two-step path alone (the fast path's fallback).
+pub fn general_many<'py>(
     fmt: &Pickle,
     py: Python<'py>,
     plan: &Plan,
@@ -68,6 +110,11 @@ pub fn decode_many<'py>(
 }
 
 #[cold]
+fn fast_path_refused() -> Error {
+    Error::decode("the pickle fast path does not recognise this pickle (fast_path=\"only\")")
+}
+
+#[cold]
 fn machine_error(err: vm::VmError) -> Error {
     Error::decode(format!(
         "malformed pickle: {} at byte {}",
@@ -95,7 +142,7 @@ fn kind_name(value: &Value<'_>) -> &'static str {
 }
 
 /// Module names as Python 2 picklers (and protocol 2 with `fix_imports`) write them.
-fn module_alias(module: &[u8]) -> &[u8] {
+pub(super) fn module_alias(module: &[u8]) -> &[u8] {
     match module {
         b"__builtin__" => b"builtins",
         b"copy_reg" => b"copyreg",
@@ -1385,7 +1432,7 @@ fn latin1(text: &str) -> Result<Vec<u8>> {
         .ok_or_else(|| Error::decode("malformed pickle: latin1 text with a character above U+00FF"))
 }
 
-fn make_bytes<'py>(py: Python<'py>, spec: &BytesSpec, data: &[u8]) -> Result<Obj<'py>> {
+pub(super) fn make_bytes<'py>(py: Python<'py>, spec: &BytesSpec, data: &[u8]) -> Result<Obj<'py>> {
     spec.length.check(data.len(), "bytes")?;
     Ok(if spec.bytearray {
         PyByteArray::new(py, data).into_any()

@@ -4,13 +4,17 @@
 //! minus the parts a loader does not need (FRAME, memo entries for objects that cannot be met
 //! twice), so the output is never larger than the stdlib's and `pickle.loads` reads it.
 //!
-//! Decoding never calls into Python while it reads opcodes: `vm.rs` executes the pickle over an
-//! inert arena of values, where a global is a pair of names and REDUCE/NEWOBJ/BUILD are plain
-//! nodes. `decode.rs` then walks that arena with the plan and builds only what the plan names at
-//! each position, so a global the plan does not expect is refused without being imported.
+//! Decoding never calls what a pickle names. The general path: `vm.rs` executes the pickle
+//! over an inert arena of values, where a global is a pair of names and REDUCE/NEWOBJ/BUILD are
+//! plain nodes; `decode.rs` then walks that arena with the plan and builds only what the plan
+//! names at each position, so a global the plan does not expect is refused without being
+//! imported. The fast path (`fast.rs`) is tried first: one pass over the opcodes for the shapes
+//! the stdlib and polycodec write, which gives up (and leaves the input to the general path)
+//! on anything else, so it accepts a subset of what the general path accepts.
 
 pub mod decode;
 pub mod encode;
+pub mod fast;
 pub mod ops;
 pub mod vm;
 
@@ -75,9 +79,22 @@ pub struct RecordInfo {
     pub state: StateForm,
 }
 
+/// Whether decoding tries the single-pass fast path (`fast.rs`) before the general path.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FastPath {
+    /// Fast path first, the general path when it does not recognise the input (the default).
+    On,
+    /// The general path only.
+    Off,
+    /// The fast path only: input it does not recognise raises DecodeError (for tests and for
+    /// checking that a producer's pickles take the fast path).
+    Only,
+}
+
 /// One codec's pickle settings.
 pub struct Pickle {
     pub protocol: u8,
+    pub fast_path: FastPath,
     /// Indexed by plan node id; `Some` for every record node.
     pub records: Vec<Option<RecordInfo>>,
 }
@@ -92,6 +109,7 @@ impl Pickle {
 
 pub fn open(args: &OpenArgs<'_, '_>) -> PyResult<Box<dyn WireFormat>> {
     let mut protocol = DEFAULT_PROTOCOL;
+    let mut fast_path = FastPath::On;
     let unknown = pyo3::types::PyDict::new(args.options.py());
     for (key, value) in args.options.iter() {
         match key.extract::<&str>()? {
@@ -106,6 +124,22 @@ pub fn open(args: &OpenArgs<'_, '_>) -> PyResult<Box<dyn WireFormat>> {
                     )));
                 }
                 protocol = requested as u8;
+            }
+            "fast_path" if value.is_none() => {}
+            "fast_path" => {
+                fast_path = if let Ok(flag) = value.cast::<pyo3::types::PyBool>() {
+                    if flag.is_true() {
+                        FastPath::On
+                    } else {
+                        FastPath::Off
+                    }
+                } else if value.extract::<&str>().is_ok_and(|text| text == "only") {
+                    FastPath::Only
+                } else {
+                    return Err(PyValueError::new_err(
+                        "pickle fast_path must be True, False or \"only\"",
+                    ));
+                };
             }
             _ => unknown.set_item(key, value)?,
         }
@@ -147,7 +181,11 @@ pub fn open(args: &OpenArgs<'_, '_>) -> PyResult<Box<dyn WireFormat>> {
         };
         records.push(Some(RecordInfo { names, state }));
     }
-    Ok(Box::new(Pickle { protocol, records }))
+    Ok(Box::new(Pickle {
+        protocol,
+        fast_path,
+        records,
+    }))
 }
 
 impl WireFormat for Pickle {

@@ -32,6 +32,7 @@ class Codec(Generic[T]):
         schema_id: Optional[int] = None,
         compression: Optional[Literal["null", "deflate", "snappy", "zstandard"]] = None,
         protocol: Optional[int] = None,
+        fast_path: Union[None, bool, Literal["only"]] = None,
     ) -> None: ...
     @overload
     def __init__(
@@ -49,6 +50,7 @@ class Codec(Generic[T]):
         schema_id: Optional[int] = None,
         compression: Optional[Literal["null", "deflate", "snappy", "zstandard"]] = None,
         protocol: Optional[int] = None,
+        fast_path: Union[None, bool, Literal["only"]] = None,
     ) -> None: ...
     @property
     def type(self) -> Any: ...
