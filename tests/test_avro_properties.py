@@ -7,25 +7,17 @@ from __future__ import annotations
 
 import dataclasses
 import datetime
-import os
 import uuid
 from decimal import Decimal
 from typing import Annotated, Dict, List, Optional, Union
 
-from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 import polycodec
+from test_properties import SETTINGS
 from polycodec import Meta
 from test_avro_support import fastavro_read, fastavro_write, normalise, plain
-
-SETTINGS = settings(
-    max_examples=int(os.environ.get("POLYCODEC_HYPOTHESIS_EXAMPLES", "200")),
-    derandomize=bool(os.environ.get("CI")),
-    deadline=None,
-    suppress_health_check=[HealthCheck.too_slow],
-    phases=[Phase.explicit, Phase.reuse, Phase.generate, Phase.shrink],
-)
 
 UTC = datetime.timezone.utc
 TEXT = st.text(st.characters(exclude_categories=["Cs"]), max_size=20)

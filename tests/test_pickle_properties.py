@@ -6,26 +6,18 @@ POLYCODEC_HYPOTHESIS_EXAMPLES=5000 runs a deeper search than the default of 200.
 from __future__ import annotations
 
 import datetime
-import os
 import pickle
 import uuid
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any, Optional
 
-from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 import polycodec
+from test_properties import SETTINGS
 from json_models import Color, Level, assert_same
-
-SETTINGS = settings(
-    max_examples=int(os.environ.get("POLYCODEC_HYPOTHESIS_EXAMPLES", "200")),
-    derandomize=bool(os.environ.get("CI")),
-    deadline=None,
-    suppress_health_check=[HealthCheck.too_slow],
-    phases=[Phase.explicit, Phase.reuse, Phase.generate, Phase.shrink],
-)
 
 PROTOCOLS = st.sampled_from([2, 3, 4, 5])
 TEXT = st.text(max_size=20)  # lone surrogates included: pickle passes them through
