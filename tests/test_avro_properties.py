@@ -15,9 +15,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import polycodec
-from test_properties import SETTINGS
 from polycodec import Meta
 from test_avro_support import fastavro_read, fastavro_write, normalise, plain
+from test_properties import SETTINGS
 
 UTC = datetime.timezone.utc
 TEXT = st.text(st.characters(exclude_categories=["Cs"]), max_size=20)
