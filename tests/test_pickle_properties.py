@@ -16,8 +16,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import polycodec
-from test_properties import SETTINGS
 from json_models import Color, Level, assert_same
+from test_properties import SETTINGS
 
 PROTOCOLS = st.sampled_from([2, 3, 4, 5])
 TEXT = st.text(max_size=20)  # lone surrogates included: pickle passes them through
