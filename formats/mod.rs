@@ -9,6 +9,7 @@
 //! format's [`encoder::WireWriter`] (implemented in `json/encode.rs` and `msgpack/encode.rs`).
 
 pub mod avro;
+pub mod decoder;
 pub mod encoder;
 pub mod json;
 pub mod msgpack;

@@ -2,20 +2,17 @@
 //! from the bytes in one pass.
 
 use pyo3::prelude::*;
-use pyo3::types::{PyByteArray, PyBytes, PyDict, PyFrozenSet, PyList, PySet, PyTuple};
-use smallvec::SmallVec;
+use pyo3::types::{PyByteArray, PyBytes, PyDict, PyList, PyTuple};
 
 use super::read::{Number, Reader, SyntaxError, ValueKind};
 use crate::errors::{Error, Result};
+use crate::formats::decoder::{self, WireReader};
 use crate::plan::{
-    LengthBounds, LiteralValue, Node, NodeId, Plan, RecordKind, RecordSpec, SequenceKind,
-    TaggedUnionSpec,
+    Field, LengthBounds, LiteralValue, Node, NodeId, Plan, RecordKind, RecordSpec, SequenceKind,
 };
 use crate::py::Obj;
 use crate::text;
-use crate::values::{
-    mismatch, nested, unknown_field, utf8, Decoding, RecordBuilder, Token, MAX_DEPTH,
-};
+use crate::values::{mismatch, nested, utf8, Decoding, RecordBuilder, Token, MAX_DEPTH};
 
 /// Decodes one value of the plan's root type; only whitespace may follow it.
 pub fn decode_one<'py>(
@@ -163,9 +160,13 @@ impl<'a, 'p, 'py> Decoder<'a, 'p, 'py> {
                 Ok(PyTuple::new(self.ctx.py, items)?.into_any())
             }
             Node::Record(spec) if spec.array_like || spec.kind == RecordKind::NamedTuple => {
-                self.positional_record(spec)
+                self.reader.begin_array().map_err(syntax)?;
+                decoder::positional_record(self, spec, true)
             }
-            Node::TaggedUnion(spec) => self.positional_tagged(spec),
+            Node::TaggedUnion(spec) => {
+                self.reader.begin_array().map_err(syntax)?;
+                decoder::positional_tagged(self, spec, true)
+            }
             node => Err(mismatch(node, Token::Array)),
         };
         self.depth -= 1;
@@ -199,14 +200,7 @@ impl<'a, 'p, 'py> Decoder<'a, 'p, 'py> {
         length: &LengthBounds,
     ) -> Result<Obj<'py>> {
         length.check(self.stack.len() - base, "items")?;
-        let py = self.ctx.py;
-        let items = self.stack.drain(base..);
-        Ok(match kind {
-            SequenceKind::List => PyList::new(py, items)?.into_any(),
-            SequenceKind::VarTuple => PyTuple::new(py, items)?.into_any(),
-            SequenceKind::Set => PySet::new(py, items)?.into_any(),
-            SequenceKind::FrozenSet => PyFrozenSet::new(py, items)?.into_any(),
-        })
+        decoder::sequence(self.ctx.py, kind, self.stack.drain(base..))
     }
 
     fn fixed_items(&mut self, item_nodes: &[NodeId]) -> Result<Vec<Obj<'py>>> {
@@ -234,109 +228,6 @@ impl<'a, 'p, 'py> Decoder<'a, 'p, 'py> {
         Ok(items)
     }
 
-    /// A record written as an array of its fields in declaration order (`array_like`,
-    /// NamedTuple); trailing fields with defaults may be left out.
-    /// A tagged-union variant's array starts with its tag.
-    fn positional_record(&mut self, spec: &RecordSpec) -> Result<Obj<'py>> {
-        self.reader.begin_array().map_err(syntax)?;
-        let mut builder = RecordBuilder::new(spec);
-        let mut first = true;
-        if let Some((index, _)) = spec.tag {
-            if !self.reader.next_element(true).map_err(syntax)? {
-                return Err(Error::validation(
-                    "expected the tag as the array's first item",
-                ));
-            }
-            first = false;
-            let value = self
-                .value(spec.fields[index].node)
-                .map_err(|e| e.at_index(0))?;
-            builder.set(index, value);
-        }
-        self.positional_fields(spec, &mut builder, first)?;
-        builder.finish(self.ctx.py, spec)
-    }
-
-    /// Reads the remaining items of a positional record, through the closing bracket.
-    fn positional_fields(
-        &mut self,
-        spec: &RecordSpec,
-        builder: &mut RecordBuilder<'py>,
-        mut first: bool,
-    ) -> Result<()> {
-        let tag_index = spec.tag.as_ref().map(|(index, _)| *index);
-        let offset = usize::from(tag_index.is_some());
-        let mut fields = spec
-            .wire_fields
-            .iter()
-            .copied()
-            .filter(|&index| Some(index) != tag_index);
-        let mut position = offset;
-        while self.reader.next_element(first).map_err(syntax)? {
-            first = false;
-            let Some(index) = fields.next() else {
-                return Err(Error::validation(format!(
-                    "expected at most {} items, got more",
-                    spec.wire_fields.len()
-                )));
-            };
-            let value = self
-                .value(spec.fields[index].node)
-                .map_err(|e| e.at_index(position))?;
-            builder.set(index, value);
-            position += 1;
-        }
-        Ok(())
-    }
-
-    /// An array-like tagged union: the first item is the tag.
-    fn positional_tagged(&mut self, spec: &TaggedUnionSpec) -> Result<Obj<'py>> {
-        self.reader.begin_array().map_err(syntax)?;
-        if !self.reader.next_element(true).map_err(syntax)? {
-            return Err(Error::validation(
-                "expected the tag as the array's first item",
-            ));
-        }
-        let tag = self.tag_value().map_err(|e| e.at_index(0))?;
-        let record = self.variant(spec, &tag).map_err(|e| e.at_index(0))?;
-        let mut builder = RecordBuilder::new(record);
-        self.set_tag(record, &tag, &mut builder)
-            .map_err(|e| e.at_index(0))?;
-        self.positional_fields(record, &mut builder, false)?;
-        builder.finish(self.ctx.py, record)
-    }
-
-    /// The variant a tag value names.
-    fn variant(&self, spec: &TaggedUnionSpec, tag: &LiteralValue) -> Result<&'p RecordSpec> {
-        let plan: &'p Plan = self.ctx.plan;
-        match spec.find(tag).map(|id| plan.node(id)) {
-            Some(Node::Record(record)) => Ok(record),
-            _ => Err(Error::validation(format!(
-                "invalid value {tag} for tag field `{}`: expected {}",
-                spec.tag_field,
-                spec.describe_tags()
-            ))),
-        }
-    }
-
-    fn set_tag(
-        &self,
-        record: &RecordSpec,
-        tag: &LiteralValue,
-        builder: &mut RecordBuilder<'py>,
-    ) -> Result<()> {
-        if let Some((index, _)) = record.tag {
-            let node = record.fields[index].node;
-            let value = match tag {
-                LiteralValue::Str(text) => self.ctx.string(node, text.as_bytes(), text.is_ascii()),
-                LiteralValue::Int(number) => self.ctx.int(node, *number),
-                LiteralValue::Bool(flag) => self.ctx.boolean(node, *flag),
-            };
-            builder.set(index, value?);
-        }
-        Ok(())
-    }
-
     fn object(&mut self, id: NodeId) -> Result<Obj<'py>> {
         let id = self.ctx.resolve(id, Token::Object)?;
         self.enter()?;
@@ -345,7 +236,10 @@ impl<'a, 'p, 'py> Decoder<'a, 'p, 'py> {
             Node::Record(spec) if !spec.array_like && spec.kind != RecordKind::NamedTuple => {
                 self.record(spec)
             }
-            Node::TaggedUnion(spec) => self.tagged(spec),
+            Node::TaggedUnion(spec) => {
+                self.reader.begin_object().map_err(syntax)?;
+                decoder::tagged(self, spec, true)
+            }
             Node::Dict(spec) => self.dict(spec.key, spec.value, id),
             Node::Any => self.dict(id, id, id),
             node => Err(mismatch(node, Token::Object)),
@@ -357,134 +251,14 @@ impl<'a, 'p, 'py> Decoder<'a, 'p, 'py> {
     fn record(&mut self, spec: &RecordSpec) -> Result<Obj<'py>> {
         self.reader.begin_object().map_err(syntax)?;
         let mut builder = RecordBuilder::new(spec);
-        self.record_fields(spec, &mut builder, true)?;
+        decoder::record_fields(self, spec, &mut builder, true)?;
         builder.finish(self.ctx.py, spec)
-    }
-
-    /// Reads an object's remaining members into a record, through the closing brace.
-    fn record_fields(
-        &mut self,
-        spec: &RecordSpec,
-        builder: &mut RecordBuilder<'py>,
-        mut first: bool,
-    ) -> Result<()> {
-        let mut hint = 0;
-        loop {
-            if let Some(&index) = spec.wire_fields.get(hint) {
-                let field = &spec.fields[index];
-                if self.reader.take_key(first, field.json_key()) {
-                    first = false;
-                    hint += 1;
-                    let value = self
-                        .value(field.node)
-                        .map_err(|e| e.at_field(&field.wire_name))?;
-                    builder.set(index, value);
-                    continue;
-                }
-            }
-            let key = self.reader.next_key(first).map_err(syntax)?;
-            first = false;
-            let Some(key) = key else { return Ok(()) };
-            match spec.find_wire_field(key.bytes, hint) {
-                Some(position) => {
-                    hint = position + 1;
-                    let index = spec.wire_fields[position];
-                    let field = &spec.fields[index];
-                    let value = self
-                        .value(field.node)
-                        .map_err(|e| e.at_field(&field.wire_name))?;
-                    builder.set(index, value);
-                }
-                None => {
-                    unknown_field(spec, key.text())?;
-                    self.skip()?;
-                }
-            }
-        }
     }
 
     fn skip(&mut self) -> Result<()> {
         self.reader
             .skip_value(MAX_DEPTH.saturating_sub(self.depth))
             .map_err(syntax)
-    }
-
-    /// A tagged union in one pass wherever possible: members before the tag are decoded at
-    /// once when every variant decodes them alike, and only the others are read again once
-    /// the tag has named the variant.
-    fn tagged(&mut self, spec: &TaggedUnionSpec) -> Result<Obj<'py>> {
-        self.reader.begin_object().map_err(syntax)?;
-        let mut early: SmallVec<[(usize, Obj<'py>); 8]> = SmallVec::new();
-        let mut deferred: SmallVec<[(usize, usize); 4]> = SmallVec::new();
-        let mut first = true;
-        let (record, tag) = loop {
-            let key = self.reader.next_key(first).map_err(syntax)?;
-            first = false;
-            let Some(key) = key else {
-                return Err(Error::validation(format!(
-                    "object missing required field `{}`",
-                    spec.tag_field
-                )));
-            };
-            if key.bytes == spec.tag_field.as_bytes() {
-                let tag = self.tag_value().map_err(|e| e.at_field(&spec.tag_field))?;
-                let record = self
-                    .variant(spec, &tag)
-                    .map_err(|e| e.at_field(&spec.tag_field))?;
-                break (record, tag);
-            }
-            match spec.key_index(key.bytes) {
-                Some(k) => match spec.keys[k].shared {
-                    Some(node) => {
-                        let value = self
-                            .value(node)
-                            .map_err(|e| e.at_field(&spec.keys[k].wire_name))?;
-                        early.push((k, value));
-                    }
-                    None => {
-                        deferred.push((k, self.reader.offset()));
-                        self.skip()?;
-                    }
-                },
-                None => {
-                    // Unknown to every variant; all variants share the codec's options.
-                    if let Some(Node::Record(record)) =
-                        spec.tags.first().map(|(_, id)| self.ctx.plan.node(*id))
-                    {
-                        unknown_field(record, key.text())?;
-                    }
-                    self.skip()?;
-                }
-            }
-        };
-        let mut builder = RecordBuilder::new(record);
-        for (k, value) in early {
-            let name = &spec.keys[k].wire_name;
-            match record.field_index(name.as_bytes()) {
-                Some(index) => builder.set(index, value),
-                None => unknown_field(record, name)?,
-            }
-        }
-        self.set_tag(record, &tag, &mut builder)
-            .map_err(|e| e.at_field(&spec.tag_field))?;
-        self.record_fields(record, &mut builder, false)?;
-        if !deferred.is_empty() {
-            let end = self.reader.offset();
-            for (k, offset) in deferred {
-                let name = &spec.keys[k].wire_name;
-                let Some(index) = record.field_index(name.as_bytes()) else {
-                    unknown_field(record, name)?;
-                    continue;
-                };
-                self.reader.rewind(offset);
-                let value = self
-                    .value(record.fields[index].node)
-                    .map_err(|e| e.at_field(name))?;
-                builder.set(index, value);
-            }
-            self.reader.rewind(end);
-        }
-        builder.finish(self.ctx.py, record)
     }
 
     /// A tag's value: a str or an int.
@@ -554,4 +328,66 @@ fn dict_key<'py>(
             "expected an integer key, got {text:?}"
         )))
     })
+}
+
+impl<'p, 'py> WireReader<'p, 'py> for Decoder<'_, 'p, 'py> {
+    /// Whether the first member is next.
+    type Entries = bool;
+    /// Whether the first item is next.
+    type Items = bool;
+
+    #[inline(always)]
+    fn ctx(&self) -> &Decoding<'p, 'py> {
+        &self.ctx
+    }
+
+    #[inline(always)]
+    fn value(&mut self, id: NodeId) -> Result<Obj<'py>> {
+        Decoder::value(self, id)
+    }
+
+    fn tag_value(&mut self) -> Result<LiteralValue> {
+        Decoder::tag_value(self)
+    }
+
+    #[inline(always)]
+    fn take_field(&mut self, first: &mut bool, field: &Field) -> bool {
+        let taken = self.reader.take_key(*first, field.json_key());
+        if taken {
+            *first = false;
+        }
+        taken
+    }
+
+    #[inline(always)]
+    fn next_key(&mut self, first: &mut bool) -> Result<Option<&[u8]>> {
+        let key = self.reader.next_key(*first).map_err(syntax)?;
+        *first = false;
+        Ok(key.map(|key| key.bytes))
+    }
+
+    #[inline(always)]
+    fn next_item(&mut self, first: &mut bool) -> Result<bool> {
+        let more = self.reader.next_element(*first).map_err(syntax)?;
+        *first = false;
+        Ok(more)
+    }
+
+    /// JSON learns an array's length only at its closing bracket.
+    #[inline(always)]
+    fn check_at_most(_first: &bool, _read: usize, _limit: usize) -> Result<()> {
+        Ok(())
+    }
+
+    fn skip(&mut self) -> Result<()> {
+        Decoder::skip(self)
+    }
+
+    fn offset(&self) -> usize {
+        self.reader.offset()
+    }
+
+    fn rewind(&mut self, offset: usize) {
+        self.reader.rewind(offset);
+    }
 }

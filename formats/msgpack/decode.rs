@@ -4,20 +4,18 @@
 //! extension, non-str map keys).
 
 use pyo3::prelude::*;
-use pyo3::types::{
-    PyBool, PyByteArray, PyBytes, PyDict, PyFloat, PyFrozenSet, PyList, PySet, PyTuple,
-};
-use smallvec::SmallVec;
+use pyo3::types::{PyBool, PyByteArray, PyBytes, PyDict, PyFloat, PyList, PyTuple};
 
 use super::epoch;
 use super::read::{self, Head, ReadError, Reader};
 use crate::errors::{Error, Result};
+use crate::formats::decoder::{self, WireReader};
 use crate::plan::{
-    FloatBounds, IntBounds, LengthBounds, LiteralValue, Node, NodeId, Plan, RecordKind, RecordSpec,
-    SequenceKind, TaggedUnionSpec, TzRule,
+    Field, FloatBounds, IntBounds, LengthBounds, LiteralValue, Node, NodeId, Plan, RecordKind,
+    SequenceKind, TzRule,
 };
 use crate::py::{self, temporal, Obj};
-use crate::values::{mismatch, nested, unknown_field, Decoding, RecordBuilder, Token, MAX_DEPTH};
+use crate::values::{mismatch, nested, Decoding, RecordBuilder, Token, MAX_DEPTH};
 
 /// Decodes one value of the plan's root type; nothing may follow it.
 pub fn decode_one<'py>(
@@ -278,9 +276,9 @@ impl<'a, 'p, 'py> Decoder<'a, 'p, 'py> {
             }
             Node::Tuple(item_nodes) => self.fixed_items(item_nodes, count),
             Node::Record(spec) if spec.array_like || spec.kind == RecordKind::NamedTuple => {
-                self.positional_record(spec, count)
+                decoder::positional_record(self, spec, count)
             }
-            Node::TaggedUnion(spec) => self.positional_tagged(spec, count),
+            Node::TaggedUnion(spec) => decoder::positional_tagged(self, spec, count),
             node => Err(mismatch(node, Token::Array)),
         };
         self.depth -= 1;
@@ -296,14 +294,7 @@ impl<'a, 'p, 'py> Decoder<'a, 'p, 'py> {
     ) -> Result<Obj<'py>> {
         length.check(count, "items")?;
         let base = self.items(item, count)?;
-        let py = self.ctx.py;
-        let items = self.stack.drain(base..);
-        Ok(match kind {
-            SequenceKind::List => PyList::new(py, items)?.into_any(),
-            SequenceKind::VarTuple => PyTuple::new(py, items)?.into_any(),
-            SequenceKind::Set => PySet::new(py, items)?.into_any(),
-            SequenceKind::FrozenSet => PyFrozenSet::new(py, items)?.into_any(),
-        })
+        decoder::sequence(self.ctx.py, kind, self.stack.drain(base..))
     }
 
     /// Reads `count` items onto the stack; returns where they start.
@@ -337,108 +328,6 @@ impl<'a, 'p, 'py> Decoder<'a, 'p, 'py> {
         Ok(PyTuple::new(self.ctx.py, items)?.into_any())
     }
 
-    /// A record written as an array of its fields in declaration order (`array_like`,
-    /// NamedTuple); trailing fields with defaults may be left out. A tagged-union variant's
-    /// array starts with its tag.
-    fn positional_record(&mut self, spec: &RecordSpec, count: usize) -> Result<Obj<'py>> {
-        let mut builder = RecordBuilder::new(spec);
-        let mut position = 0;
-        if let Some((index, _)) = spec.tag {
-            if count == 0 {
-                return Err(Error::validation(
-                    "expected the tag as the array's first item",
-                ));
-            }
-            let value = self
-                .value(spec.fields[index].node)
-                .map_err(|e| e.at_index(0))?;
-            builder.set(index, value);
-            position = 1;
-        }
-        self.positional_fields(spec, &mut builder, position, count)?;
-        builder.finish(self.ctx.py, spec)
-    }
-
-    /// Reads the items from `position` to `count` of a positional record.
-    fn positional_fields(
-        &mut self,
-        spec: &RecordSpec,
-        builder: &mut RecordBuilder<'py>,
-        mut position: usize,
-        count: usize,
-    ) -> Result<()> {
-        if count > spec.wire_fields.len() {
-            return Err(Error::validation(format!(
-                "expected at most {} items, got {count}",
-                spec.wire_fields.len()
-            )));
-        }
-        let tag_index = spec.tag.as_ref().map(|(index, _)| *index);
-        let fields = spec
-            .wire_fields
-            .iter()
-            .copied()
-            .filter(|&index| Some(index) != tag_index);
-        for index in fields {
-            if position >= count {
-                break;
-            }
-            let value = self
-                .value(spec.fields[index].node)
-                .map_err(|e| e.at_index(position))?;
-            builder.set(index, value);
-            position += 1;
-        }
-        Ok(())
-    }
-
-    /// An array-like tagged union: the first item is the tag.
-    fn positional_tagged(&mut self, spec: &TaggedUnionSpec, count: usize) -> Result<Obj<'py>> {
-        if count == 0 {
-            return Err(Error::validation(
-                "expected the tag as the array's first item",
-            ));
-        }
-        let tag = self.tag_value().map_err(|e| e.at_index(0))?;
-        let record = self.variant(spec, &tag).map_err(|e| e.at_index(0))?;
-        let mut builder = RecordBuilder::new(record);
-        self.set_tag(record, &tag, &mut builder)
-            .map_err(|e| e.at_index(0))?;
-        self.positional_fields(record, &mut builder, 1, count)?;
-        builder.finish(self.ctx.py, record)
-    }
-
-    /// The variant a tag value names.
-    fn variant(&self, spec: &TaggedUnionSpec, tag: &LiteralValue) -> Result<&'p RecordSpec> {
-        let plan: &'p Plan = self.ctx.plan;
-        match spec.find(tag).map(|id| plan.node(id)) {
-            Some(Node::Record(record)) => Ok(record),
-            _ => Err(Error::validation(format!(
-                "invalid value {tag} for tag field `{}`: expected {}",
-                spec.tag_field,
-                spec.describe_tags()
-            ))),
-        }
-    }
-
-    fn set_tag(
-        &self,
-        record: &RecordSpec,
-        tag: &LiteralValue,
-        builder: &mut RecordBuilder<'py>,
-    ) -> Result<()> {
-        if let Some((index, _)) = record.tag {
-            let node = record.fields[index].node;
-            let value = match tag {
-                LiteralValue::Str(text) => self.ctx.string(node, text.as_bytes(), text.is_ascii()),
-                LiteralValue::Int(number) => self.ctx.int(node, *number),
-                LiteralValue::Bool(flag) => self.ctx.boolean(node, *flag),
-            };
-            builder.set(index, value?);
-        }
-        Ok(())
-    }
-
     /// A tag's value: a str or an int.
     fn tag_value(&mut self) -> Result<LiteralValue> {
         match self.reader.next().map_err(malformed)? {
@@ -458,10 +347,10 @@ impl<'a, 'p, 'py> Decoder<'a, 'p, 'py> {
         let result = match plan.node(id) {
             Node::Record(spec) if !spec.array_like && spec.kind != RecordKind::NamedTuple => {
                 let mut builder = RecordBuilder::new(spec);
-                self.record_fields(spec, &mut builder, count)
+                decoder::record_fields(self, spec, &mut builder, count)
                     .and_then(|()| builder.finish(self.ctx.py, spec))
             }
-            Node::TaggedUnion(spec) => self.tagged(spec, count),
+            Node::TaggedUnion(spec) => decoder::tagged(self, spec, count),
             Node::Dict(spec) => self.dict(spec.key, spec.value, id, count),
             Node::Any => self.dict(id, id, id, count),
             node => Err(mismatch(node, Token::Object)),
@@ -479,123 +368,6 @@ impl<'a, 'p, 'py> Decoder<'a, 'p, 'py> {
             }
             other => Err(expected("a str field name", other.describe())),
         }
-    }
-
-    /// Reads `count` map entries into a record.
-    fn record_fields(
-        &mut self,
-        spec: &RecordSpec,
-        builder: &mut RecordBuilder<'py>,
-        count: usize,
-    ) -> Result<()> {
-        let mut hint = 0;
-        for _ in 0..count {
-            if let Some(&index) = spec.wire_fields.get(hint) {
-                let field = &spec.fields[index];
-                if self.reader.take_str_if(field.wire_name.as_bytes()) {
-                    hint += 1;
-                    let value = self
-                        .value(field.node)
-                        .map_err(|e| e.at_field(&field.wire_name))?;
-                    builder.set(index, value);
-                    continue;
-                }
-            }
-            let key = self.field_name()?;
-            match spec.find_wire_field(key, hint) {
-                Some(position) => {
-                    hint = position + 1;
-                    let index = spec.wire_fields[position];
-                    let field = &spec.fields[index];
-                    let value = self
-                        .value(field.node)
-                        .map_err(|e| e.at_field(&field.wire_name))?;
-                    builder.set(index, value);
-                }
-                None => {
-                    unknown_field(spec, text(key))?;
-                    self.skip()?;
-                }
-            }
-        }
-        Ok(())
-    }
-
-    /// A tagged union in one pass wherever possible: entries before the tag are decoded at
-    /// once when every variant decodes them alike, and only the others are read again once
-    /// the tag has named the variant.
-    fn tagged(&mut self, spec: &TaggedUnionSpec, count: usize) -> Result<Obj<'py>> {
-        let mut early: SmallVec<[(usize, Obj<'py>); 8]> = SmallVec::new();
-        let mut deferred: SmallVec<[(usize, usize); 4]> = SmallVec::new();
-        let mut read = 0;
-        let (record, tag) = loop {
-            if read == count {
-                return Err(Error::validation(format!(
-                    "object missing required field `{}`",
-                    spec.tag_field
-                )));
-            }
-            read += 1;
-            let key = self.field_name()?;
-            if key == spec.tag_field.as_bytes() {
-                let tag = self.tag_value().map_err(|e| e.at_field(&spec.tag_field))?;
-                let record = self
-                    .variant(spec, &tag)
-                    .map_err(|e| e.at_field(&spec.tag_field))?;
-                break (record, tag);
-            }
-            match spec.key_index(key) {
-                Some(k) => match spec.keys[k].shared {
-                    Some(node) => {
-                        let value = self
-                            .value(node)
-                            .map_err(|e| e.at_field(&spec.keys[k].wire_name))?;
-                        early.push((k, value));
-                    }
-                    None => {
-                        deferred.push((k, self.reader.offset()));
-                        self.skip()?;
-                    }
-                },
-                None => {
-                    // Unknown to every variant; all variants share the codec's options.
-                    if let Some(Node::Record(record)) =
-                        spec.tags.first().map(|(_, id)| self.ctx.plan.node(*id))
-                    {
-                        unknown_field(record, text(key))?;
-                    }
-                    self.skip()?;
-                }
-            }
-        };
-        let mut builder = RecordBuilder::new(record);
-        for (k, value) in early {
-            let name = &spec.keys[k].wire_name;
-            match record.field_index(name.as_bytes()) {
-                Some(index) => builder.set(index, value),
-                None => unknown_field(record, name)?,
-            }
-        }
-        self.set_tag(record, &tag, &mut builder)
-            .map_err(|e| e.at_field(&spec.tag_field))?;
-        self.record_fields(record, &mut builder, count - read)?;
-        if !deferred.is_empty() {
-            let end = self.reader.offset();
-            for (k, offset) in deferred {
-                let name = &spec.keys[k].wire_name;
-                let Some(index) = record.field_index(name.as_bytes()) else {
-                    unknown_field(record, name)?;
-                    continue;
-                };
-                self.reader.rewind(offset);
-                let value = self
-                    .value(record.fields[index].node)
-                    .map_err(|e| e.at_field(name))?;
-                builder.set(index, value);
-            }
-            self.reader.rewind(end);
-        }
-        builder.finish(self.ctx.py, record)
     }
 
     fn dict(
@@ -656,5 +428,77 @@ impl<'a, 'p, 'py> Decoder<'a, 'p, 'py> {
             (Head::Map(_), Node::Any) => Err(expected("a hashable dict key", "map")),
             (head, _) => self.head(id, head),
         }
+    }
+}
+
+impl<'p, 'py> WireReader<'p, 'py> for Decoder<'_, 'p, 'py> {
+    /// The map entries left to read.
+    type Entries = usize;
+    /// The array items left to read.
+    type Items = usize;
+
+    #[inline(always)]
+    fn ctx(&self) -> &Decoding<'p, 'py> {
+        &self.ctx
+    }
+
+    #[inline(always)]
+    fn value(&mut self, id: NodeId) -> Result<Obj<'py>> {
+        Decoder::value(self, id)
+    }
+
+    fn tag_value(&mut self) -> Result<LiteralValue> {
+        Decoder::tag_value(self)
+    }
+
+    #[inline(always)]
+    fn take_field(&mut self, left: &mut usize, field: &Field) -> bool {
+        let taken = *left > 0 && self.reader.take_str_if(field.wire_name.as_bytes());
+        if taken {
+            *left -= 1;
+        }
+        taken
+    }
+
+    #[inline(always)]
+    fn next_key(&mut self, left: &mut usize) -> Result<Option<&[u8]>> {
+        if *left == 0 {
+            return Ok(None);
+        }
+        *left -= 1;
+        self.field_name().map(Some)
+    }
+
+    #[inline(always)]
+    fn next_item(&mut self, left: &mut usize) -> Result<bool> {
+        if *left == 0 {
+            return Ok(false);
+        }
+        *left -= 1;
+        Ok(true)
+    }
+
+    /// The head gave the count: more items than fields are refused before any is read.
+    #[inline(always)]
+    fn check_at_most(left: &usize, read: usize, limit: usize) -> Result<()> {
+        let count = read + left;
+        if count > limit {
+            return Err(Error::validation(format!(
+                "expected at most {limit} items, got {count}"
+            )));
+        }
+        Ok(())
+    }
+
+    fn skip(&mut self) -> Result<()> {
+        Decoder::skip(self)
+    }
+
+    fn offset(&self) -> usize {
+        self.reader.offset()
+    }
+
+    fn rewind(&mut self, offset: usize) {
+        self.reader.rewind(offset);
     }
 }

@@ -1,0 +1,300 @@
+//! The decoding steps JSON and MessagePack share: record field assembly, positional records,
+//! tagged unions (variant lookup, the tag's own field, the one-pass walk with deferred members)
+//! and sequence building. Each is written once here, generic over [`WireReader`], which a
+//! format's decoder implements with its own token reading: JSON matches keys against the
+//! precomputed `"name":` bytes and learns where a container ends from its closing bracket;
+//! MessagePack matches fixstr keys and counts entries from the container's head.
+//!
+//! The functions are generic, so each format gets its own monomorphised copy with its reads
+//! inlined, as if written for that format alone. What differs between the formats beyond
+//! reading (scalars, bytes, timestamps, dict keys, the value dispatch) stays in the format.
+
+use pyo3::prelude::*;
+use pyo3::types::{PyFrozenSet, PyList, PySet, PyTuple};
+use smallvec::SmallVec;
+
+use crate::errors::{Error, Result};
+use crate::plan::{
+    Field, LiteralValue, Node, NodeId, Plan, RecordSpec, SequenceKind, TaggedUnionSpec,
+};
+use crate::py::Obj;
+use crate::values::{unknown_field, utf8, Decoding, RecordBuilder};
+
+/// What the shared steps need from a format's decoder.
+pub trait WireReader<'p, 'py> {
+    /// How far a map being read has got: whether its first entry is next (JSON, which finds
+    /// the end at the closing brace) or how many entries are left (MessagePack).
+    type Entries;
+    /// How far an array being read has got, likewise.
+    type Items;
+
+    fn ctx(&self) -> &Decoding<'p, 'py>;
+    /// Decodes the next value as node `id`.
+    fn value(&mut self, id: NodeId) -> Result<Obj<'py>>;
+    /// A tagged union's tag value: a str or an int.
+    fn tag_value(&mut self) -> Result<LiteralValue>;
+    /// Consumes the next entry's key if it is `field`'s wire name, else consumes nothing: the
+    /// fast path for members in declaration order.
+    fn take_field(&mut self, entries: &mut Self::Entries, field: &Field) -> bool;
+    /// The next entry's key (checked UTF-8), or `None` after the last entry.
+    fn next_key(&mut self, entries: &mut Self::Entries) -> Result<Option<&[u8]>>;
+    /// Whether another array item follows (and is next to read).
+    fn next_item(&mut self, items: &mut Self::Items) -> Result<bool>;
+    /// Refuses an array of more than `limit` items (`read` of them read so far) before the rest
+    /// is read, where the format knows the count up front.
+    fn check_at_most(items: &Self::Items, read: usize, limit: usize) -> Result<()>;
+    /// Skips the next value.
+    fn skip(&mut self) -> Result<()>;
+    fn offset(&self) -> usize;
+    /// Moves back (or forward) to an offset `offset` returned before.
+    fn rewind(&mut self, offset: usize);
+}
+
+/// A sequence node's collection from its items.
+pub fn sequence<'py>(
+    py: Python<'py>,
+    kind: SequenceKind,
+    items: impl ExactSizeIterator<Item = Obj<'py>>,
+) -> Result<Obj<'py>> {
+    Ok(match kind {
+        SequenceKind::List => PyList::new(py, items)?.into_any(),
+        SequenceKind::VarTuple => PyTuple::new(py, items)?.into_any(),
+        SequenceKind::Set => PySet::new(py, items)?.into_any(),
+        SequenceKind::FrozenSet => PyFrozenSet::new(py, items)?.into_any(),
+    })
+}
+
+/// Reads a map's entries into a record, through its end. The field expected next (in
+/// declaration order) is tried first, so ordered input never searches the field names.
+pub fn record_fields<'p, 'py, D: WireReader<'p, 'py>>(
+    decoder: &mut D,
+    spec: &RecordSpec,
+    builder: &mut RecordBuilder<'py>,
+    mut entries: D::Entries,
+) -> Result<()> {
+    let mut hint = 0;
+    loop {
+        if let Some(&index) = spec.wire_fields.get(hint) {
+            let field = &spec.fields[index];
+            if decoder.take_field(&mut entries, field) {
+                hint += 1;
+                let value = decoder
+                    .value(field.node)
+                    .map_err(|e| e.at_field(&field.wire_name))?;
+                builder.set(index, value);
+                continue;
+            }
+        }
+        let Some(key) = decoder.next_key(&mut entries)? else {
+            return Ok(());
+        };
+        match spec.find_wire_field(key, hint) {
+            Some(position) => {
+                hint = position + 1;
+                let index = spec.wire_fields[position];
+                let field = &spec.fields[index];
+                let value = decoder
+                    .value(field.node)
+                    .map_err(|e| e.at_field(&field.wire_name))?;
+                builder.set(index, value);
+            }
+            None => {
+                unknown_field(spec, utf8(key))?;
+                decoder.skip()?;
+            }
+        }
+    }
+}
+
+/// A record written as an array of its fields in declaration order (`array_like`,
+/// NamedTuple); trailing fields with defaults may be left out. A tagged-union variant's array
+/// starts with its tag.
+pub fn positional_record<'p, 'py, D: WireReader<'p, 'py>>(
+    decoder: &mut D,
+    spec: &RecordSpec,
+    mut items: D::Items,
+) -> Result<Obj<'py>> {
+    let mut builder = RecordBuilder::new(spec);
+    let mut position = 0;
+    if let Some((index, _)) = spec.tag {
+        if !decoder.next_item(&mut items)? {
+            return Err(missing_leading_tag());
+        }
+        let value = decoder
+            .value(spec.fields[index].node)
+            .map_err(|e| e.at_index(0))?;
+        builder.set(index, value);
+        position = 1;
+    }
+    positional_fields(decoder, spec, &mut builder, items, position)?;
+    builder.finish(decoder.ctx().py, spec)
+}
+
+/// An array-like tagged union: the first item is the tag.
+pub fn positional_tagged<'p, 'py, D: WireReader<'p, 'py>>(
+    decoder: &mut D,
+    spec: &TaggedUnionSpec,
+    mut items: D::Items,
+) -> Result<Obj<'py>> {
+    if !decoder.next_item(&mut items)? {
+        return Err(missing_leading_tag());
+    }
+    let tag = decoder.tag_value().map_err(|e| e.at_index(0))?;
+    let ctx = decoder.ctx();
+    let record = variant(ctx.plan, spec, &tag).map_err(|e| e.at_index(0))?;
+    let mut builder = RecordBuilder::new(record);
+    set_tag(ctx, record, &tag, &mut builder).map_err(|e| e.at_index(0))?;
+    positional_fields(decoder, record, &mut builder, items, 1)?;
+    builder.finish(decoder.ctx().py, record)
+}
+
+#[cold]
+fn missing_leading_tag() -> Error {
+    Error::validation("expected the tag as the array's first item")
+}
+
+/// Reads the rest of a positional record's array, from item `position` on, through its end.
+fn positional_fields<'p, 'py, D: WireReader<'p, 'py>>(
+    decoder: &mut D,
+    spec: &RecordSpec,
+    builder: &mut RecordBuilder<'py>,
+    mut items: D::Items,
+    mut position: usize,
+) -> Result<()> {
+    let limit = spec.wire_fields.len();
+    D::check_at_most(&items, position, limit)?;
+    let tag_index = spec.tag.as_ref().map(|(index, _)| *index);
+    let fields = spec
+        .wire_fields
+        .iter()
+        .copied()
+        .filter(|&index| Some(index) != tag_index);
+    for index in fields {
+        if !decoder.next_item(&mut items)? {
+            return Ok(());
+        }
+        let value = decoder
+            .value(spec.fields[index].node)
+            .map_err(|e| e.at_index(position))?;
+        builder.set(index, value);
+        position += 1;
+    }
+    if decoder.next_item(&mut items)? {
+        return Err(Error::validation(format!(
+            "expected at most {limit} items, got more"
+        )));
+    }
+    Ok(())
+}
+
+/// The variant a tag value names.
+fn variant<'p>(
+    plan: &'p Plan,
+    spec: &TaggedUnionSpec,
+    tag: &LiteralValue,
+) -> Result<&'p RecordSpec> {
+    match spec.find(tag).map(|id| plan.node(id)) {
+        Some(Node::Record(record)) => Ok(record),
+        _ => Err(Error::validation(format!(
+            "invalid value {tag} for tag field `{}`: expected {}",
+            spec.tag_field,
+            spec.describe_tags()
+        ))),
+    }
+}
+
+/// Sets the variant's tag field (when it declares one) from the tag value read.
+fn set_tag<'py>(
+    ctx: &Decoding<'_, 'py>,
+    record: &RecordSpec,
+    tag: &LiteralValue,
+    builder: &mut RecordBuilder<'py>,
+) -> Result<()> {
+    if let Some((index, _)) = record.tag {
+        let node = record.fields[index].node;
+        let value = match tag {
+            LiteralValue::Str(text) => ctx.string(node, text.as_bytes(), text.is_ascii()),
+            LiteralValue::Int(number) => ctx.int(node, *number),
+            LiteralValue::Bool(flag) => ctx.boolean(node, *flag),
+        };
+        builder.set(index, value?);
+    }
+    Ok(())
+}
+
+/// A tagged union written as a map, in one pass wherever possible: entries before the tag are
+/// decoded at once when every variant decodes them alike, and only the others are read again
+/// (by rewinding to them) once the tag has named the variant.
+pub fn tagged<'p, 'py, D: WireReader<'p, 'py>>(
+    decoder: &mut D,
+    spec: &TaggedUnionSpec,
+    mut entries: D::Entries,
+) -> Result<Obj<'py>> {
+    let plan: &'p Plan = decoder.ctx().plan;
+    let mut early: SmallVec<[(usize, Obj<'py>); 8]> = SmallVec::new();
+    let mut deferred: SmallVec<[(usize, usize); 4]> = SmallVec::new();
+    let (record, tag) = loop {
+        let Some(key) = decoder.next_key(&mut entries)? else {
+            return Err(Error::validation(format!(
+                "object missing required field `{}`",
+                spec.tag_field
+            )));
+        };
+        if key == spec.tag_field.as_bytes() {
+            let tag = decoder
+                .tag_value()
+                .map_err(|e| e.at_field(&spec.tag_field))?;
+            let record = variant(plan, spec, &tag).map_err(|e| e.at_field(&spec.tag_field))?;
+            break (record, tag);
+        }
+        match spec.key_index(key) {
+            Some(k) => match spec.keys[k].shared {
+                Some(node) => {
+                    let value = decoder
+                        .value(node)
+                        .map_err(|e| e.at_field(&spec.keys[k].wire_name))?;
+                    early.push((k, value));
+                }
+                None => {
+                    deferred.push((k, decoder.offset()));
+                    decoder.skip()?;
+                }
+            },
+            None => {
+                // Unknown to every variant; all variants share the codec's options.
+                if let Some(Node::Record(record)) = spec.tags.first().map(|(_, id)| plan.node(*id))
+                {
+                    unknown_field(record, utf8(key))?;
+                }
+                decoder.skip()?;
+            }
+        }
+    };
+    let mut builder = RecordBuilder::new(record);
+    for (k, value) in early {
+        let name = &spec.keys[k].wire_name;
+        match record.field_index(name.as_bytes()) {
+            Some(index) => builder.set(index, value),
+            None => unknown_field(record, name)?,
+        }
+    }
+    set_tag(decoder.ctx(), record, &tag, &mut builder).map_err(|e| e.at_field(&spec.tag_field))?;
+    record_fields(decoder, record, &mut builder, entries)?;
+    if !deferred.is_empty() {
+        let end = decoder.offset();
+        for (k, offset) in deferred {
+            let name = &spec.keys[k].wire_name;
+            let Some(index) = record.field_index(name.as_bytes()) else {
+                unknown_field(record, name)?;
+                continue;
+            };
+            decoder.rewind(offset);
+            let value = decoder
+                .value(record.fields[index].node)
+                .map_err(|e| e.at_field(name))?;
+            builder.set(index, value);
+        }
+        decoder.rewind(end);
+    }
+    builder.finish(decoder.ctx().py, record)
+}
