@@ -15,13 +15,15 @@ use smallvec::SmallVec;
 
 use crate::errors::{Error, Result};
 use crate::plan::{
-    Field, LiteralValue, Node, NodeId, Plan, RecordSpec, SequenceKind, TaggedUnionSpec,
+    Field, LiteralValue, Node, NodeId, Plan, RecordKind, RecordSpec, SequenceKind, TaggedUnionSpec,
 };
 use crate::py::Obj;
-use crate::values::{unknown_field, utf8, Decoding, RecordBuilder};
+use crate::values::{mismatch, unknown_field, utf8, Decoding, RecordBuilder, Token, MAX_DEPTH};
 
 /// What the shared steps need from a format's decoder.
 pub trait WireReader<'p, 'py> {
+    /// The format's name in error messages.
+    const NAME: &'static str;
     /// How far a map being read has got: whether its first entry is next (JSON, which finds
     /// the end at the closing brace) or how many entries are left (MessagePack).
     type Entries;
@@ -29,25 +31,190 @@ pub trait WireReader<'p, 'py> {
     type Items;
 
     fn ctx(&self) -> &Decoding<'p, 'py>;
+    /// The nesting depth of the containers being read.
+    fn depth(&mut self) -> &mut usize;
+    /// Items of the arrays being read, innermost last: one buffer for the whole call instead
+    /// of one allocation per array.
+    fn stack(&mut self) -> &mut Vec<Obj<'py>>;
     /// Decodes the next value as node `id`.
     fn value(&mut self, id: NodeId) -> Result<Obj<'py>>;
     /// A tagged union's tag value: a str or an int.
     fn tag_value(&mut self) -> Result<LiteralValue>;
+    /// Reads what opens a map whose kind the decoder has seen (JSON's brace).
+    fn begin_map(&mut self, entries: &mut Self::Entries) -> Result<()>;
     /// Consumes the next entry's key if it is `field`'s wire name, else consumes nothing: the
     /// fast path for members in declaration order.
     fn take_field(&mut self, entries: &mut Self::Entries, field: &Field) -> bool;
     /// The next entry's key (checked UTF-8), or `None` after the last entry.
     fn next_key(&mut self, entries: &mut Self::Entries) -> Result<Option<&[u8]>>;
+    /// A map as a dict (`Dict` or `Any`), with the format's own keys.
+    fn dict(
+        &mut self,
+        key_node: NodeId,
+        value_node: NodeId,
+        dict_node: NodeId,
+        entries: Self::Entries,
+    ) -> Result<Obj<'py>>;
+    /// Reads what opens an array whose kind the decoder has seen (JSON's bracket).
+    fn begin_array(&mut self, items: &mut Self::Items) -> Result<()>;
     /// Whether another array item follows (and is next to read).
     fn next_item(&mut self, items: &mut Self::Items) -> Result<bool>;
-    /// Refuses an array of more than `limit` items (`read` of them read so far) before the rest
-    /// is read, where the format knows the count up front.
-    fn check_at_most(items: &Self::Items, read: usize, limit: usize) -> Result<()>;
+    /// How many items are left, where the format knows it up front: lengths are then checked
+    /// before the items are read.
+    fn items_left(items: &Self::Items) -> Option<usize>;
     /// Skips the next value.
     fn skip(&mut self) -> Result<()>;
     fn offset(&self) -> usize;
     /// Moves back (or forward) to an offset `offset` returned before.
     fn rewind(&mut self, offset: usize);
+}
+
+/// Enters one more level of nesting, refusing input nested deeper than [`MAX_DEPTH`].
+pub fn enter<'p, 'py, D: WireReader<'p, 'py>>(decoder: &mut D) -> Result<()> {
+    let depth = decoder.depth();
+    *depth += 1;
+    if *depth > MAX_DEPTH {
+        return Err(Error::decode(format!(
+            "{} nested deeper than {MAX_DEPTH} levels at byte {}",
+            D::NAME,
+            decoder.offset()
+        )));
+    }
+    Ok(())
+}
+
+/// An array, as the node (or the union variant for arrays) `id` asks.
+pub fn array<'p, 'py, D: WireReader<'p, 'py>>(
+    decoder: &mut D,
+    id: NodeId,
+    mut items: D::Items,
+) -> Result<Obj<'py>> {
+    let ctx = decoder.ctx();
+    let (plan, py) = (ctx.plan, ctx.py);
+    let id = ctx.resolve(id, Token::Array)?;
+    enter(decoder)?;
+    let result = match plan.node(id) {
+        Node::Sequence(spec) => {
+            let known = D::items_left(&items);
+            if let Some(count) = known {
+                spec.length.check(count, "items")?;
+            }
+            let base = items_onto_stack(decoder, spec.item, items)?;
+            let stack = decoder.stack();
+            let result = match known {
+                Some(_) => Ok(()),
+                None => spec.length.check(stack.len() - base, "items"),
+            }
+            .and_then(|()| sequence(py, spec.kind, stack.drain(base..)));
+            stack.truncate(base);
+            result
+        }
+        Node::Any => {
+            let base = items_onto_stack(decoder, id, items)?;
+            let result = PyList::new(py, decoder.stack().drain(base..));
+            Ok(result?.into_any())
+        }
+        Node::Tuple(item_nodes) => tuple(decoder, item_nodes, items),
+        Node::Record(spec) if spec.array_like || spec.kind == RecordKind::NamedTuple => {
+            decoder.begin_array(&mut items)?;
+            positional_record(decoder, spec, items)
+        }
+        Node::TaggedUnion(spec) => {
+            decoder.begin_array(&mut items)?;
+            positional_tagged(decoder, spec, items)
+        }
+        node => Err(mismatch(node, Token::Array)),
+    };
+    *decoder.depth() -= 1;
+    result
+}
+
+/// Reads an array's items as node `item` onto the stack; returns where they start.
+pub fn items_onto_stack<'p, 'py, D: WireReader<'p, 'py>>(
+    decoder: &mut D,
+    item: NodeId,
+    mut items: D::Items,
+) -> Result<usize> {
+    decoder.begin_array(&mut items)?;
+    let stack = decoder.stack();
+    let base = stack.len();
+    if let Some(count) = D::items_left(&items) {
+        // The reader has checked that `count` items fit in the input left.
+        stack.reserve(count);
+    }
+    let mut index = 0;
+    while decoder.next_item(&mut items)? {
+        match decoder.value(item) {
+            Ok(value) => decoder.stack().push(value),
+            Err(err) => {
+                decoder.stack().truncate(base);
+                return Err(err.at_index(index));
+            }
+        }
+        index += 1;
+    }
+    Ok(base)
+}
+
+/// A fixed-length tuple, item `i` decoded as `item_nodes[i]`.
+fn tuple<'p, 'py, D: WireReader<'p, 'py>>(
+    decoder: &mut D,
+    item_nodes: &[NodeId],
+    mut items: D::Items,
+) -> Result<Obj<'py>> {
+    decoder.begin_array(&mut items)?;
+    let length = item_nodes.len();
+    if let Some(count) = D::items_left(&items).filter(|&count| count != length) {
+        return Err(Error::validation(format!(
+            "expected array of length {length}, got {count}"
+        )));
+    }
+    let mut values = Vec::with_capacity(length);
+    while decoder.next_item(&mut items)? {
+        let index = values.len();
+        let Some(&node) = item_nodes.get(index) else {
+            return Err(Error::validation(format!(
+                "expected array of length {length}, got more items"
+            )));
+        };
+        values.push(decoder.value(node).map_err(|e| e.at_index(index))?);
+    }
+    if values.len() != length {
+        return Err(Error::validation(format!(
+            "expected array of length {length}, got {}",
+            values.len()
+        )));
+    }
+    Ok(PyTuple::new(decoder.ctx().py, values)?.into_any())
+}
+
+/// A map, as the node (or the union variant for maps) `id` asks.
+pub fn map<'p, 'py, D: WireReader<'p, 'py>>(
+    decoder: &mut D,
+    id: NodeId,
+    mut entries: D::Entries,
+) -> Result<Obj<'py>> {
+    let ctx = decoder.ctx();
+    let plan = ctx.plan;
+    let id = ctx.resolve(id, Token::Object)?;
+    enter(decoder)?;
+    let result = match plan.node(id) {
+        Node::Record(spec) if !spec.array_like && spec.kind != RecordKind::NamedTuple => {
+            decoder.begin_map(&mut entries)?;
+            let mut builder = RecordBuilder::new(spec);
+            record_fields(decoder, spec, &mut builder, entries)
+                .and_then(|()| builder.finish(decoder.ctx().py, spec))
+        }
+        Node::TaggedUnion(spec) => {
+            decoder.begin_map(&mut entries)?;
+            tagged(decoder, spec, entries)
+        }
+        Node::Dict(spec) => decoder.dict(spec.key, spec.value, id, entries),
+        Node::Any => decoder.dict(id, id, id, entries),
+        node => Err(mismatch(node, Token::Object)),
+    };
+    *decoder.depth() -= 1;
+    result
 }
 
 /// A sequence node's collection from its items.
@@ -162,7 +329,14 @@ fn positional_fields<'p, 'py, D: WireReader<'p, 'py>>(
     mut position: usize,
 ) -> Result<()> {
     let limit = spec.wire_fields.len();
-    D::check_at_most(&items, position, limit)?;
+    if let Some(left) = D::items_left(&items) {
+        let count = position + left;
+        if count > limit {
+            return Err(Error::validation(format!(
+                "expected at most {limit} items, got {count}"
+            )));
+        }
+    }
     let tag_index = spec.tag.as_ref().map(|(index, _)| *index);
     let fields = spec
         .wire_fields

@@ -2,17 +2,15 @@
 //! from the bytes in one pass.
 
 use pyo3::prelude::*;
-use pyo3::types::{PyByteArray, PyBytes, PyDict, PyList, PyTuple};
+use pyo3::types::{PyByteArray, PyBytes, PyDict, PyList};
 
 use super::read::{Number, Reader, SyntaxError, ValueKind};
 use crate::errors::{Error, Result};
 use crate::formats::decoder::{self, WireReader};
-use crate::plan::{
-    Field, LengthBounds, LiteralValue, Node, NodeId, Plan, RecordKind, RecordSpec, SequenceKind,
-};
+use crate::plan::{Field, LiteralValue, Node, NodeId, Plan};
 use crate::py::Obj;
 use crate::text;
-use crate::values::{mismatch, nested, utf8, Decoding, RecordBuilder, Token, MAX_DEPTH};
+use crate::values::{nested, utf8, Decoding, Token, MAX_DEPTH};
 
 /// Decodes one value of the plan's root type; only whitespace may follow it.
 pub fn decode_one<'py>(
@@ -61,8 +59,7 @@ struct Decoder<'a, 'p, 'py> {
     reader: Reader<'a>,
     ctx: Decoding<'p, 'py>,
     depth: usize,
-    /// Items of the arrays being read, innermost last: one buffer for the whole call instead
-    /// of one allocation per array.
+    /// See [`WireReader::stack`].
     stack: Vec<Obj<'py>>,
 }
 
@@ -80,8 +77,8 @@ impl<'a, 'p, 'py> Decoder<'a, 'p, 'py> {
         match self.reader.peek_kind().map_err(syntax)? {
             ValueKind::String => self.string(id),
             ValueKind::Number => self.number(id),
-            ValueKind::Object => nested(self.depth, || self.object(id)),
-            ValueKind::Array => nested(self.depth, || self.array(id)),
+            ValueKind::Object => nested(self.depth, || decoder::map(self, id, true)),
+            ValueKind::Array => nested(self.depth, || decoder::array(self, id, true)),
             ValueKind::True => {
                 self.reader.read_true().map_err(syntax)?;
                 self.ctx.boolean(id, true)
@@ -126,133 +123,6 @@ impl<'a, 'p, 'py> Decoder<'a, 'p, 'py> {
             )),
             Number::Float { value, text } => self.ctx.float(id, value, Some(text)),
         }
-    }
-
-    fn enter(&mut self) -> Result<()> {
-        self.depth += 1;
-        if self.depth > MAX_DEPTH {
-            return Err(Error::decode(format!(
-                "JSON nested deeper than {MAX_DEPTH} levels at byte {}",
-                self.reader.offset()
-            )));
-        }
-        Ok(())
-    }
-
-    fn array(&mut self, id: NodeId) -> Result<Obj<'py>> {
-        let id = self.ctx.resolve(id, Token::Array)?;
-        self.enter()?;
-        let plan = self.ctx.plan;
-        let result = match plan.node(id) {
-            Node::Sequence(spec) => {
-                let base = self.items(spec.item)?;
-                let result = self.collect_items(spec.kind, base, &spec.length);
-                self.stack.truncate(base);
-                result
-            }
-            Node::Any => {
-                let base = self.items(id)?;
-                let result = PyList::new(self.ctx.py, self.stack.drain(base..));
-                Ok(result?.into_any())
-            }
-            Node::Tuple(item_nodes) => {
-                let items = self.fixed_items(item_nodes)?;
-                Ok(PyTuple::new(self.ctx.py, items)?.into_any())
-            }
-            Node::Record(spec) if spec.array_like || spec.kind == RecordKind::NamedTuple => {
-                self.reader.begin_array().map_err(syntax)?;
-                decoder::positional_record(self, spec, true)
-            }
-            Node::TaggedUnion(spec) => {
-                self.reader.begin_array().map_err(syntax)?;
-                decoder::positional_tagged(self, spec, true)
-            }
-            node => Err(mismatch(node, Token::Array)),
-        };
-        self.depth -= 1;
-        result
-    }
-
-    /// Reads an array's items onto the stack; returns where they start.
-    fn items(&mut self, item: NodeId) -> Result<usize> {
-        self.reader.begin_array().map_err(syntax)?;
-        let base = self.stack.len();
-        let mut first = true;
-        while self.reader.next_element(first).map_err(syntax)? {
-            first = false;
-            let index = self.stack.len() - base;
-            match self.value(item) {
-                Ok(value) => self.stack.push(value),
-                Err(err) => {
-                    self.stack.truncate(base);
-                    return Err(err.at_index(index));
-                }
-            }
-        }
-        Ok(base)
-    }
-
-    /// Builds the collection from the items on the stack above `base`.
-    fn collect_items(
-        &mut self,
-        kind: SequenceKind,
-        base: usize,
-        length: &LengthBounds,
-    ) -> Result<Obj<'py>> {
-        length.check(self.stack.len() - base, "items")?;
-        decoder::sequence(self.ctx.py, kind, self.stack.drain(base..))
-    }
-
-    fn fixed_items(&mut self, item_nodes: &[NodeId]) -> Result<Vec<Obj<'py>>> {
-        self.reader.begin_array().map_err(syntax)?;
-        let mut items = Vec::with_capacity(item_nodes.len());
-        let mut first = true;
-        while self.reader.next_element(first).map_err(syntax)? {
-            first = false;
-            let index = items.len();
-            let Some(&node) = item_nodes.get(index) else {
-                return Err(Error::validation(format!(
-                    "expected array of length {}, got more items",
-                    item_nodes.len()
-                )));
-            };
-            items.push(self.value(node).map_err(|e| e.at_index(index))?);
-        }
-        if items.len() != item_nodes.len() {
-            return Err(Error::validation(format!(
-                "expected array of length {}, got {}",
-                item_nodes.len(),
-                items.len()
-            )));
-        }
-        Ok(items)
-    }
-
-    fn object(&mut self, id: NodeId) -> Result<Obj<'py>> {
-        let id = self.ctx.resolve(id, Token::Object)?;
-        self.enter()?;
-        let plan = self.ctx.plan;
-        let result = match plan.node(id) {
-            Node::Record(spec) if !spec.array_like && spec.kind != RecordKind::NamedTuple => {
-                self.record(spec)
-            }
-            Node::TaggedUnion(spec) => {
-                self.reader.begin_object().map_err(syntax)?;
-                decoder::tagged(self, spec, true)
-            }
-            Node::Dict(spec) => self.dict(spec.key, spec.value, id),
-            Node::Any => self.dict(id, id, id),
-            node => Err(mismatch(node, Token::Object)),
-        };
-        self.depth -= 1;
-        result
-    }
-
-    fn record(&mut self, spec: &RecordSpec) -> Result<Obj<'py>> {
-        self.reader.begin_object().map_err(syntax)?;
-        let mut builder = RecordBuilder::new(spec);
-        decoder::record_fields(self, spec, &mut builder, true)?;
-        builder.finish(self.ctx.py, spec)
     }
 
     fn skip(&mut self) -> Result<()> {
@@ -331,6 +201,7 @@ fn dict_key<'py>(
 }
 
 impl<'p, 'py> WireReader<'p, 'py> for Decoder<'_, 'p, 'py> {
+    const NAME: &'static str = "JSON";
     /// Whether the first member is next.
     type Entries = bool;
     /// Whether the first item is next.
@@ -342,12 +213,27 @@ impl<'p, 'py> WireReader<'p, 'py> for Decoder<'_, 'p, 'py> {
     }
 
     #[inline(always)]
+    fn depth(&mut self) -> &mut usize {
+        &mut self.depth
+    }
+
+    #[inline(always)]
+    fn stack(&mut self) -> &mut Vec<Obj<'py>> {
+        &mut self.stack
+    }
+
+    #[inline(always)]
     fn value(&mut self, id: NodeId) -> Result<Obj<'py>> {
         Decoder::value(self, id)
     }
 
     fn tag_value(&mut self) -> Result<LiteralValue> {
         Decoder::tag_value(self)
+    }
+
+    #[inline(always)]
+    fn begin_map(&mut self, _first: &mut bool) -> Result<()> {
+        self.reader.begin_object().map_err(syntax)
     }
 
     #[inline(always)]
@@ -366,6 +252,21 @@ impl<'p, 'py> WireReader<'p, 'py> for Decoder<'_, 'p, 'py> {
         Ok(key.map(|key| key.bytes))
     }
 
+    fn dict(
+        &mut self,
+        key_node: NodeId,
+        value_node: NodeId,
+        dict_node: NodeId,
+        _first: bool,
+    ) -> Result<Obj<'py>> {
+        Decoder::dict(self, key_node, value_node, dict_node)
+    }
+
+    #[inline(always)]
+    fn begin_array(&mut self, _first: &mut bool) -> Result<()> {
+        self.reader.begin_array().map_err(syntax)
+    }
+
     #[inline(always)]
     fn next_item(&mut self, first: &mut bool) -> Result<bool> {
         let more = self.reader.next_element(*first).map_err(syntax)?;
@@ -375,8 +276,8 @@ impl<'p, 'py> WireReader<'p, 'py> for Decoder<'_, 'p, 'py> {
 
     /// JSON learns an array's length only at its closing bracket.
     #[inline(always)]
-    fn check_at_most(_first: &bool, _read: usize, _limit: usize) -> Result<()> {
-        Ok(())
+    fn items_left(_first: &bool) -> Option<usize> {
+        None
     }
 
     fn skip(&mut self) -> Result<()> {

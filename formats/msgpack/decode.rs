@@ -10,12 +10,9 @@ use super::epoch;
 use super::read::{self, Head, ReadError, Reader};
 use crate::errors::{Error, Result};
 use crate::formats::decoder::{self, WireReader};
-use crate::plan::{
-    Field, FloatBounds, IntBounds, LengthBounds, LiteralValue, Node, NodeId, Plan, RecordKind,
-    SequenceKind, TzRule,
-};
+use crate::plan::{Field, FloatBounds, IntBounds, LiteralValue, Node, NodeId, Plan, TzRule};
 use crate::py::{self, temporal, Obj};
-use crate::values::{mismatch, nested, Decoding, RecordBuilder, Token, MAX_DEPTH};
+use crate::values::{nested, Decoding, Token, MAX_DEPTH};
 
 /// Decodes one value of the plan's root type; nothing may follow it.
 pub fn decode_one<'py>(
@@ -103,7 +100,7 @@ struct Decoder<'a, 'p, 'py> {
     reader: Reader<'a>,
     ctx: Decoding<'p, 'py>,
     depth: usize,
-    /// Items of the arrays being read, innermost last: one buffer for the whole call.
+    /// See [`WireReader::stack`].
     stack: Vec<Obj<'py>>,
 }
 
@@ -171,8 +168,8 @@ impl<'a, 'p, 'py> Decoder<'a, 'p, 'py> {
         match head {
             Head::Str(bytes) => self.string(id, bytes),
             Head::Int(value) => self.ctx.int(id, value),
-            Head::Map(count) => nested(self.depth, || self.map(id, count)),
-            Head::Array(count) => nested(self.depth, || self.array(id, count)),
+            Head::Map(count) => nested(self.depth, || decoder::map(self, id, count)),
+            Head::Array(count) => nested(self.depth, || decoder::array(self, id, count)),
             Head::Float(value) => self.ctx.float(id, value, None),
             Head::Nil => self.ctx.null(id),
             Head::True => self.ctx.boolean(id, true),
@@ -246,86 +243,10 @@ impl<'a, 'p, 'py> Decoder<'a, 'p, 'py> {
         }
     }
 
-    fn enter(&mut self) -> Result<()> {
-        self.depth += 1;
-        if self.depth > MAX_DEPTH {
-            return Err(Error::decode(format!(
-                "MessagePack nested deeper than {MAX_DEPTH} levels at byte {}",
-                self.reader.offset()
-            )));
-        }
-        Ok(())
-    }
-
     fn skip(&mut self) -> Result<()> {
         self.reader
             .skip_value(MAX_DEPTH.saturating_sub(self.depth))
             .map_err(malformed)
-    }
-
-    fn array(&mut self, id: NodeId, count: usize) -> Result<Obj<'py>> {
-        let id = self.ctx.resolve(id, Token::Array)?;
-        self.enter()?;
-        let plan = self.ctx.plan;
-        let result = match plan.node(id) {
-            Node::Sequence(spec) => self.sequence(spec.kind, spec.item, &spec.length, count),
-            Node::Any => {
-                let base = self.items(id, count)?;
-                let result = PyList::new(self.ctx.py, self.stack.drain(base..));
-                Ok(result?.into_any())
-            }
-            Node::Tuple(item_nodes) => self.fixed_items(item_nodes, count),
-            Node::Record(spec) if spec.array_like || spec.kind == RecordKind::NamedTuple => {
-                decoder::positional_record(self, spec, count)
-            }
-            Node::TaggedUnion(spec) => decoder::positional_tagged(self, spec, count),
-            node => Err(mismatch(node, Token::Array)),
-        };
-        self.depth -= 1;
-        result
-    }
-
-    fn sequence(
-        &mut self,
-        kind: SequenceKind,
-        item: NodeId,
-        length: &LengthBounds,
-        count: usize,
-    ) -> Result<Obj<'py>> {
-        length.check(count, "items")?;
-        let base = self.items(item, count)?;
-        decoder::sequence(self.ctx.py, kind, self.stack.drain(base..))
-    }
-
-    /// Reads `count` items onto the stack; returns where they start.
-    fn items(&mut self, item: NodeId, count: usize) -> Result<usize> {
-        let base = self.stack.len();
-        // The reader has checked that `count` items fit in the input left.
-        self.stack.reserve(count);
-        for index in 0..count {
-            match self.value(item) {
-                Ok(value) => self.stack.push(value),
-                Err(err) => {
-                    self.stack.truncate(base);
-                    return Err(err.at_index(index));
-                }
-            }
-        }
-        Ok(base)
-    }
-
-    fn fixed_items(&mut self, item_nodes: &[NodeId], count: usize) -> Result<Obj<'py>> {
-        if count != item_nodes.len() {
-            return Err(Error::validation(format!(
-                "expected array of length {}, got {count}",
-                item_nodes.len()
-            )));
-        }
-        let mut items = Vec::with_capacity(count);
-        for (index, &node) in item_nodes.iter().enumerate() {
-            items.push(self.value(node).map_err(|e| e.at_index(index))?);
-        }
-        Ok(PyTuple::new(self.ctx.py, items)?.into_any())
     }
 
     /// A tag's value: a str or an int.
@@ -338,25 +259,6 @@ impl<'a, 'p, 'py> Decoder<'a, 'p, 'py> {
             Head::Int(value) => Ok(LiteralValue::Int(value)),
             other => Err(expected("a str or int tag", other.describe())),
         }
-    }
-
-    fn map(&mut self, id: NodeId, count: usize) -> Result<Obj<'py>> {
-        let id = self.ctx.resolve(id, Token::Object)?;
-        self.enter()?;
-        let plan = self.ctx.plan;
-        let result = match plan.node(id) {
-            Node::Record(spec) if !spec.array_like && spec.kind != RecordKind::NamedTuple => {
-                let mut builder = RecordBuilder::new(spec);
-                decoder::record_fields(self, spec, &mut builder, count)
-                    .and_then(|()| builder.finish(self.ctx.py, spec))
-            }
-            Node::TaggedUnion(spec) => decoder::tagged(self, spec, count),
-            Node::Dict(spec) => self.dict(spec.key, spec.value, id, count),
-            Node::Any => self.dict(id, id, id, count),
-            node => Err(mismatch(node, Token::Object)),
-        };
-        self.depth -= 1;
-        result
     }
 
     /// A field name: a str key.
@@ -409,8 +311,8 @@ impl<'a, 'p, 'py> Decoder<'a, 'p, 'py> {
                 Ok(py::dict_key_str(self.ctx.py, bytes, ascii)?)
             }
             (Head::Array(count), Node::Any) => nested(self.depth, || {
-                self.enter()?;
-                let base = self.items(id, count);
+                decoder::enter(self)?;
+                let base = decoder::items_onto_stack(self, id, count);
                 let result = base.and_then(|base| {
                     let items = self.stack.drain(base..);
                     Ok(PyTuple::new(self.ctx.py, items)?.into_any())
@@ -432,6 +334,7 @@ impl<'a, 'p, 'py> Decoder<'a, 'p, 'py> {
 }
 
 impl<'p, 'py> WireReader<'p, 'py> for Decoder<'_, 'p, 'py> {
+    const NAME: &'static str = "MessagePack";
     /// The map entries left to read.
     type Entries = usize;
     /// The array items left to read.
@@ -443,12 +346,28 @@ impl<'p, 'py> WireReader<'p, 'py> for Decoder<'_, 'p, 'py> {
     }
 
     #[inline(always)]
+    fn depth(&mut self) -> &mut usize {
+        &mut self.depth
+    }
+
+    #[inline(always)]
+    fn stack(&mut self) -> &mut Vec<Obj<'py>> {
+        &mut self.stack
+    }
+
+    #[inline(always)]
     fn value(&mut self, id: NodeId) -> Result<Obj<'py>> {
         Decoder::value(self, id)
     }
 
     fn tag_value(&mut self) -> Result<LiteralValue> {
         Decoder::tag_value(self)
+    }
+
+    /// The head has been read.
+    #[inline(always)]
+    fn begin_map(&mut self, _left: &mut usize) -> Result<()> {
+        Ok(())
     }
 
     #[inline(always)]
@@ -469,6 +388,22 @@ impl<'p, 'py> WireReader<'p, 'py> for Decoder<'_, 'p, 'py> {
         self.field_name().map(Some)
     }
 
+    fn dict(
+        &mut self,
+        key_node: NodeId,
+        value_node: NodeId,
+        dict_node: NodeId,
+        count: usize,
+    ) -> Result<Obj<'py>> {
+        Decoder::dict(self, key_node, value_node, dict_node, count)
+    }
+
+    /// The head has been read.
+    #[inline(always)]
+    fn begin_array(&mut self, _left: &mut usize) -> Result<()> {
+        Ok(())
+    }
+
     #[inline(always)]
     fn next_item(&mut self, left: &mut usize) -> Result<bool> {
         if *left == 0 {
@@ -478,16 +413,10 @@ impl<'p, 'py> WireReader<'p, 'py> for Decoder<'_, 'p, 'py> {
         Ok(true)
     }
 
-    /// The head gave the count: more items than fields are refused before any is read.
+    /// The head gave the count.
     #[inline(always)]
-    fn check_at_most(left: &usize, read: usize, limit: usize) -> Result<()> {
-        let count = read + left;
-        if count > limit {
-            return Err(Error::validation(format!(
-                "expected at most {limit} items, got {count}"
-            )));
-        }
-        Ok(())
+    fn items_left(left: &usize) -> Option<usize> {
+        Some(*left)
     }
 
     fn skip(&mut self) -> Result<()> {
