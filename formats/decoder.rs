@@ -20,7 +20,30 @@ use crate::plan::{
 use crate::py::Obj;
 use crate::values::{mismatch, unknown_field, utf8, Decoding, RecordBuilder, Token, MAX_DEPTH};
 
-/// What the shared steps need from a format's decoder.
+/// One decoding call: a format's reader `R` and what every format keeps while it walks.
+pub struct Decoder<'p, 'py, R> {
+    pub reader: R,
+    pub ctx: Decoding<'p, 'py>,
+    /// The nesting depth of the containers being read.
+    pub depth: usize,
+    /// Items of the arrays being read, innermost last: one buffer for the whole call instead
+    /// of one allocation per array.
+    pub stack: Vec<Obj<'py>>,
+}
+
+impl<'p, 'py, R> Decoder<'p, 'py, R> {
+    pub fn new(py: Python<'py>, plan: &'p Plan, strict: bool, reader: R) -> Self {
+        Decoder {
+            reader,
+            ctx: Decoding { py, plan, strict },
+            depth: 0,
+            stack: Vec::new(),
+        }
+    }
+}
+
+/// What the shared steps need from a format: implemented by `Decoder<'_, '_, FormatReader>`,
+/// with the format's own value dispatch and token reading.
 pub trait WireReader<'p, 'py> {
     /// The format's name in error messages.
     const NAME: &'static str;
@@ -30,12 +53,6 @@ pub trait WireReader<'p, 'py> {
     /// How far an array being read has got, likewise.
     type Items;
 
-    fn ctx(&self) -> &Decoding<'p, 'py>;
-    /// The nesting depth of the containers being read.
-    fn depth(&mut self) -> &mut usize;
-    /// Items of the arrays being read, innermost last: one buffer for the whole call instead
-    /// of one allocation per array.
-    fn stack(&mut self) -> &mut Vec<Obj<'py>>;
     /// Decodes the next value as node `id`.
     fn value(&mut self, id: NodeId) -> Result<Obj<'py>>;
     /// A tagged union's tag value: a str or an int.
@@ -69,152 +86,348 @@ pub trait WireReader<'p, 'py> {
     fn rewind(&mut self, offset: usize);
 }
 
-/// Enters one more level of nesting, refusing input nested deeper than [`MAX_DEPTH`].
-pub fn enter<'p, 'py, D: WireReader<'p, 'py>>(decoder: &mut D) -> Result<()> {
-    let depth = decoder.depth();
-    *depth += 1;
-    if *depth > MAX_DEPTH {
-        return Err(Error::decode(format!(
-            "{} nested deeper than {MAX_DEPTH} levels at byte {}",
-            D::NAME,
-            decoder.offset()
-        )));
-    }
-    Ok(())
-}
+type Items<'p, 'py, R> = <Decoder<'p, 'py, R> as WireReader<'p, 'py>>::Items;
+type Entries<'p, 'py, R> = <Decoder<'p, 'py, R> as WireReader<'p, 'py>>::Entries;
 
-/// An array, as the node (or the union variant for arrays) `id` asks.
-pub fn array<'p, 'py, D: WireReader<'p, 'py>>(
-    decoder: &mut D,
-    id: NodeId,
-    mut items: D::Items,
-) -> Result<Obj<'py>> {
-    let ctx = decoder.ctx();
-    let (plan, py) = (ctx.plan, ctx.py);
-    let id = ctx.resolve(id, Token::Array)?;
-    enter(decoder)?;
-    let result = match plan.node(id) {
-        Node::Sequence(spec) => {
-            let known = D::items_left(&items);
-            if let Some(count) = known {
-                spec.length.check(count, "items")?;
-            }
-            let base = items_onto_stack(decoder, spec.item, items)?;
-            let stack = decoder.stack();
-            let result = match known {
-                Some(_) => Ok(()),
-                None => spec.length.check(stack.len() - base, "items"),
-            }
-            .and_then(|()| sequence(py, spec.kind, stack.drain(base..)));
-            stack.truncate(base);
-            result
-        }
-        Node::Any => {
-            let base = items_onto_stack(decoder, id, items)?;
-            let result = PyList::new(py, decoder.stack().drain(base..));
-            Ok(result?.into_any())
-        }
-        Node::Tuple(item_nodes) => tuple(decoder, item_nodes, items),
-        Node::Record(spec) if spec.array_like || spec.kind == RecordKind::NamedTuple => {
-            decoder.begin_array(&mut items)?;
-            positional_record(decoder, spec, items)
-        }
-        Node::TaggedUnion(spec) => {
-            decoder.begin_array(&mut items)?;
-            positional_tagged(decoder, spec, items)
-        }
-        node => Err(mismatch(node, Token::Array)),
-    };
-    *decoder.depth() -= 1;
-    result
-}
-
-/// Reads an array's items as node `item` onto the stack; returns where they start.
-pub fn items_onto_stack<'p, 'py, D: WireReader<'p, 'py>>(
-    decoder: &mut D,
-    item: NodeId,
-    mut items: D::Items,
-) -> Result<usize> {
-    decoder.begin_array(&mut items)?;
-    let stack = decoder.stack();
-    let base = stack.len();
-    if let Some(count) = D::items_left(&items) {
-        // The reader has checked that `count` items fit in the input left.
-        stack.reserve(count);
-    }
-    let mut index = 0;
-    while decoder.next_item(&mut items)? {
-        match decoder.value(item) {
-            Ok(value) => decoder.stack().push(value),
-            Err(err) => {
-                decoder.stack().truncate(base);
-                return Err(err.at_index(index));
-            }
-        }
-        index += 1;
-    }
-    Ok(base)
-}
-
-/// A fixed-length tuple, item `i` decoded as `item_nodes[i]`.
-fn tuple<'p, 'py, D: WireReader<'p, 'py>>(
-    decoder: &mut D,
-    item_nodes: &[NodeId],
-    mut items: D::Items,
-) -> Result<Obj<'py>> {
-    decoder.begin_array(&mut items)?;
-    let length = item_nodes.len();
-    if let Some(count) = D::items_left(&items).filter(|&count| count != length) {
-        return Err(Error::validation(format!(
-            "expected array of length {length}, got {count}"
-        )));
-    }
-    let mut values = Vec::with_capacity(length);
-    while decoder.next_item(&mut items)? {
-        let index = values.len();
-        let Some(&node) = item_nodes.get(index) else {
-            return Err(Error::validation(format!(
-                "expected array of length {length}, got more items"
+impl<'p, 'py, R> Decoder<'p, 'py, R>
+where
+    Self: WireReader<'p, 'py>,
+{
+    /// Enters one more level of nesting, refusing input nested deeper than [`MAX_DEPTH`].
+    pub fn enter(&mut self) -> Result<()> {
+        self.depth += 1;
+        if self.depth > MAX_DEPTH {
+            return Err(Error::decode(format!(
+                "{} nested deeper than {MAX_DEPTH} levels at byte {}",
+                Self::NAME,
+                self.offset()
             )));
-        };
-        values.push(decoder.value(node).map_err(|e| e.at_index(index))?);
+        }
+        Ok(())
     }
-    if values.len() != length {
-        return Err(Error::validation(format!(
-            "expected array of length {length}, got {}",
-            values.len()
-        )));
-    }
-    Ok(PyTuple::new(decoder.ctx().py, values)?.into_any())
-}
 
-/// A map, as the node (or the union variant for maps) `id` asks.
-pub fn map<'p, 'py, D: WireReader<'p, 'py>>(
-    decoder: &mut D,
-    id: NodeId,
-    mut entries: D::Entries,
-) -> Result<Obj<'py>> {
-    let ctx = decoder.ctx();
-    let plan = ctx.plan;
-    let id = ctx.resolve(id, Token::Object)?;
-    enter(decoder)?;
-    let result = match plan.node(id) {
-        Node::Record(spec) if !spec.array_like && spec.kind != RecordKind::NamedTuple => {
-            decoder.begin_map(&mut entries)?;
-            let mut builder = RecordBuilder::new(spec);
-            record_fields(decoder, spec, &mut builder, entries)
-                .and_then(|()| builder.finish(decoder.ctx().py, spec))
+    /// An array, as the node (or the union variant for arrays) `id` asks.
+    pub fn array(&mut self, id: NodeId, mut items: Items<'p, 'py, R>) -> Result<Obj<'py>> {
+        let ctx = &self.ctx;
+        let (plan, py) = (ctx.plan, ctx.py);
+        let id = ctx.resolve(id, Token::Array)?;
+        self.enter()?;
+        let result = match plan.node(id) {
+            Node::Sequence(spec) => {
+                let known = Self::items_left(&items);
+                if let Some(count) = known {
+                    spec.length.check(count, "items")?;
+                }
+                let base = self.items_onto_stack(spec.item, items)?;
+                let stack = &mut self.stack;
+                let result = match known {
+                    Some(_) => Ok(()),
+                    None => spec.length.check(stack.len() - base, "items"),
+                }
+                .and_then(|()| sequence(py, spec.kind, stack.drain(base..)));
+                stack.truncate(base);
+                result
+            }
+            Node::Any => {
+                let base = self.items_onto_stack(id, items)?;
+                let result = PyList::new(py, self.stack.drain(base..));
+                Ok(result?.into_any())
+            }
+            Node::Tuple(item_nodes) => self.tuple(item_nodes, items),
+            Node::Record(spec) if spec.array_like || spec.kind == RecordKind::NamedTuple => {
+                self.begin_array(&mut items)?;
+                self.positional_record(spec, items)
+            }
+            Node::TaggedUnion(spec) => {
+                self.begin_array(&mut items)?;
+                self.positional_tagged(spec, items)
+            }
+            node => Err(mismatch(node, Token::Array)),
+        };
+        self.depth -= 1;
+        result
+    }
+
+    /// Reads an array's items as node `item` onto the stack; returns where they start.
+    pub fn items_onto_stack(
+        &mut self,
+        item: NodeId,
+        mut items: Items<'p, 'py, R>,
+    ) -> Result<usize> {
+        self.begin_array(&mut items)?;
+        let stack = &mut self.stack;
+        let base = stack.len();
+        if let Some(count) = Self::items_left(&items) {
+            // The reader has checked that `count` items fit in the input left.
+            stack.reserve(count);
         }
-        Node::TaggedUnion(spec) => {
-            decoder.begin_map(&mut entries)?;
-            tagged(decoder, spec, entries)
+        let mut index = 0;
+        while self.next_item(&mut items)? {
+            match self.value(item) {
+                Ok(value) => self.stack.push(value),
+                Err(err) => {
+                    self.stack.truncate(base);
+                    return Err(err.at_index(index));
+                }
+            }
+            index += 1;
         }
-        Node::Dict(spec) => decoder.dict(spec.key, spec.value, id, entries),
-        Node::Any => decoder.dict(id, id, id, entries),
-        node => Err(mismatch(node, Token::Object)),
-    };
-    *decoder.depth() -= 1;
-    result
+        Ok(base)
+    }
+
+    /// A fixed-length tuple, item `i` decoded as `item_nodes[i]`.
+    fn tuple(&mut self, item_nodes: &[NodeId], mut items: Items<'p, 'py, R>) -> Result<Obj<'py>> {
+        self.begin_array(&mut items)?;
+        let length = item_nodes.len();
+        if let Some(count) = Self::items_left(&items).filter(|&count| count != length) {
+            return Err(Error::validation(format!(
+                "expected array of length {length}, got {count}"
+            )));
+        }
+        let mut values = Vec::with_capacity(length);
+        while self.next_item(&mut items)? {
+            let index = values.len();
+            let Some(&node) = item_nodes.get(index) else {
+                return Err(Error::validation(format!(
+                    "expected array of length {length}, got more items"
+                )));
+            };
+            values.push(self.value(node).map_err(|e| e.at_index(index))?);
+        }
+        if values.len() != length {
+            return Err(Error::validation(format!(
+                "expected array of length {length}, got {}",
+                values.len()
+            )));
+        }
+        Ok(PyTuple::new(self.ctx.py, values)?.into_any())
+    }
+
+    /// A map, as the node (or the union variant for maps) `id` asks.
+    pub fn map(&mut self, id: NodeId, mut entries: Entries<'p, 'py, R>) -> Result<Obj<'py>> {
+        let ctx = &self.ctx;
+        let plan = ctx.plan;
+        let id = ctx.resolve(id, Token::Object)?;
+        self.enter()?;
+        let result = match plan.node(id) {
+            Node::Record(spec) if !spec.array_like && spec.kind != RecordKind::NamedTuple => {
+                self.begin_map(&mut entries)?;
+                let mut builder = RecordBuilder::new(spec);
+                self.record_fields(spec, &mut builder, entries)
+                    .and_then(|()| builder.finish(self.ctx.py, spec))
+            }
+            Node::TaggedUnion(spec) => {
+                self.begin_map(&mut entries)?;
+                self.tagged(spec, entries)
+            }
+            Node::Dict(spec) => self.dict(spec.key, spec.value, id, entries),
+            Node::Any => self.dict(id, id, id, entries),
+            node => Err(mismatch(node, Token::Object)),
+        };
+        self.depth -= 1;
+        result
+    }
+
+    /// Reads a map's entries into a record, through its end. The field expected next (in
+    /// declaration order) is tried first, so ordered input never searches the field names.
+    pub fn record_fields(
+        &mut self,
+        spec: &RecordSpec,
+        builder: &mut RecordBuilder<'py>,
+        mut entries: Entries<'p, 'py, R>,
+    ) -> Result<()> {
+        let mut hint = 0;
+        loop {
+            if let Some(&index) = spec.wire_fields.get(hint) {
+                let field = &spec.fields[index];
+                if self.take_field(&mut entries, field) {
+                    hint += 1;
+                    let value = self
+                        .value(field.node)
+                        .map_err(|e| e.at_field(&field.wire_name))?;
+                    builder.set(index, value);
+                    continue;
+                }
+            }
+            let Some(key) = self.next_key(&mut entries)? else {
+                return Ok(());
+            };
+            match spec.find_wire_field(key, hint) {
+                Some(position) => {
+                    hint = position + 1;
+                    let index = spec.wire_fields[position];
+                    let field = &spec.fields[index];
+                    let value = self
+                        .value(field.node)
+                        .map_err(|e| e.at_field(&field.wire_name))?;
+                    builder.set(index, value);
+                }
+                None => {
+                    unknown_field(spec, utf8(key))?;
+                    self.skip()?;
+                }
+            }
+        }
+    }
+
+    /// A record written as an array of its fields in declaration order (`array_like`,
+    /// NamedTuple); trailing fields with defaults may be left out. A tagged-union variant's array
+    /// starts with its tag.
+    pub fn positional_record(
+        &mut self,
+        spec: &RecordSpec,
+        mut items: Items<'p, 'py, R>,
+    ) -> Result<Obj<'py>> {
+        let mut builder = RecordBuilder::new(spec);
+        let mut position = 0;
+        if let Some((index, _)) = spec.tag {
+            if !self.next_item(&mut items)? {
+                return Err(missing_leading_tag());
+            }
+            let value = self
+                .value(spec.fields[index].node)
+                .map_err(|e| e.at_index(0))?;
+            builder.set(index, value);
+            position = 1;
+        }
+        self.positional_fields(spec, &mut builder, items, position)?;
+        builder.finish(self.ctx.py, spec)
+    }
+
+    /// An array-like tagged union: the first item is the tag.
+    pub fn positional_tagged(
+        &mut self,
+        spec: &TaggedUnionSpec,
+        mut items: Items<'p, 'py, R>,
+    ) -> Result<Obj<'py>> {
+        if !self.next_item(&mut items)? {
+            return Err(missing_leading_tag());
+        }
+        let tag = self.tag_value().map_err(|e| e.at_index(0))?;
+        let ctx = &self.ctx;
+        let record = variant(ctx.plan, spec, &tag).map_err(|e| e.at_index(0))?;
+        let mut builder = RecordBuilder::new(record);
+        set_tag(&self.ctx, record, &tag, &mut builder).map_err(|e| e.at_index(0))?;
+        self.positional_fields(record, &mut builder, items, 1)?;
+        builder.finish(self.ctx.py, record)
+    }
+
+    /// Reads the rest of a positional record's array, from item `position` on, through its end.
+    fn positional_fields(
+        &mut self,
+        spec: &RecordSpec,
+        builder: &mut RecordBuilder<'py>,
+        mut items: Items<'p, 'py, R>,
+        mut position: usize,
+    ) -> Result<()> {
+        let limit = spec.wire_fields.len();
+        if let Some(left) = Self::items_left(&items) {
+            let count = position + left;
+            if count > limit {
+                return Err(Error::validation(format!(
+                    "expected at most {limit} items, got {count}"
+                )));
+            }
+        }
+        let tag_index = spec.tag.as_ref().map(|(index, _)| *index);
+        let fields = spec
+            .wire_fields
+            .iter()
+            .copied()
+            .filter(|&index| Some(index) != tag_index);
+        for index in fields {
+            if !self.next_item(&mut items)? {
+                return Ok(());
+            }
+            let value = self
+                .value(spec.fields[index].node)
+                .map_err(|e| e.at_index(position))?;
+            builder.set(index, value);
+            position += 1;
+        }
+        if self.next_item(&mut items)? {
+            return Err(Error::validation(format!(
+                "expected at most {limit} items, got more"
+            )));
+        }
+        Ok(())
+    }
+
+    /// A tagged union written as a map, in one pass wherever possible: entries before the tag are
+    /// decoded at once when every variant decodes them alike, and only the others are read again
+    /// (by rewinding to them) once the tag has named the variant.
+    pub fn tagged(
+        &mut self,
+        spec: &TaggedUnionSpec,
+        mut entries: Entries<'p, 'py, R>,
+    ) -> Result<Obj<'py>> {
+        let plan: &'p Plan = self.ctx.plan;
+        let mut early: SmallVec<[(usize, Obj<'py>); 8]> = SmallVec::new();
+        let mut deferred: SmallVec<[(usize, usize); 4]> = SmallVec::new();
+        let (record, tag) = loop {
+            let Some(key) = self.next_key(&mut entries)? else {
+                return Err(Error::validation(format!(
+                    "object missing required field `{}`",
+                    spec.tag_field
+                )));
+            };
+            if key == spec.tag_field.as_bytes() {
+                let tag = self.tag_value().map_err(|e| e.at_field(&spec.tag_field))?;
+                let record = variant(plan, spec, &tag).map_err(|e| e.at_field(&spec.tag_field))?;
+                break (record, tag);
+            }
+            match spec.key_index(key) {
+                Some(k) => match spec.keys[k].shared {
+                    Some(node) => {
+                        let value = self
+                            .value(node)
+                            .map_err(|e| e.at_field(&spec.keys[k].wire_name))?;
+                        early.push((k, value));
+                    }
+                    None => {
+                        deferred.push((k, self.offset()));
+                        self.skip()?;
+                    }
+                },
+                None => {
+                    // Unknown to every variant; all variants share the codec's options.
+                    if let Some(Node::Record(record)) =
+                        spec.tags.first().map(|(_, id)| plan.node(*id))
+                    {
+                        unknown_field(record, utf8(key))?;
+                    }
+                    self.skip()?;
+                }
+            }
+        };
+        let mut builder = RecordBuilder::new(record);
+        for (k, value) in early {
+            let name = &spec.keys[k].wire_name;
+            match record.field_index(name.as_bytes()) {
+                Some(index) => builder.set(index, value),
+                None => unknown_field(record, name)?,
+            }
+        }
+        set_tag(&self.ctx, record, &tag, &mut builder).map_err(|e| e.at_field(&spec.tag_field))?;
+        self.record_fields(record, &mut builder, entries)?;
+        if !deferred.is_empty() {
+            let end = self.offset();
+            for (k, offset) in deferred {
+                let name = &spec.keys[k].wire_name;
+                let Some(index) = record.field_index(name.as_bytes()) else {
+                    unknown_field(record, name)?;
+                    continue;
+                };
+                self.rewind(offset);
+                let value = self
+                    .value(record.fields[index].node)
+                    .map_err(|e| e.at_field(name))?;
+                builder.set(index, value);
+            }
+            self.rewind(end);
+        }
+        builder.finish(self.ctx.py, record)
+    }
 }
 
 /// A sequence node's collection from its items.
@@ -231,134 +444,9 @@ pub fn sequence<'py>(
     })
 }
 
-/// Reads a map's entries into a record, through its end. The field expected next (in
-/// declaration order) is tried first, so ordered input never searches the field names.
-pub fn record_fields<'p, 'py, D: WireReader<'p, 'py>>(
-    decoder: &mut D,
-    spec: &RecordSpec,
-    builder: &mut RecordBuilder<'py>,
-    mut entries: D::Entries,
-) -> Result<()> {
-    let mut hint = 0;
-    loop {
-        if let Some(&index) = spec.wire_fields.get(hint) {
-            let field = &spec.fields[index];
-            if decoder.take_field(&mut entries, field) {
-                hint += 1;
-                let value = decoder
-                    .value(field.node)
-                    .map_err(|e| e.at_field(&field.wire_name))?;
-                builder.set(index, value);
-                continue;
-            }
-        }
-        let Some(key) = decoder.next_key(&mut entries)? else {
-            return Ok(());
-        };
-        match spec.find_wire_field(key, hint) {
-            Some(position) => {
-                hint = position + 1;
-                let index = spec.wire_fields[position];
-                let field = &spec.fields[index];
-                let value = decoder
-                    .value(field.node)
-                    .map_err(|e| e.at_field(&field.wire_name))?;
-                builder.set(index, value);
-            }
-            None => {
-                unknown_field(spec, utf8(key))?;
-                decoder.skip()?;
-            }
-        }
-    }
-}
-
-/// A record written as an array of its fields in declaration order (`array_like`,
-/// NamedTuple); trailing fields with defaults may be left out. A tagged-union variant's array
-/// starts with its tag.
-pub fn positional_record<'p, 'py, D: WireReader<'p, 'py>>(
-    decoder: &mut D,
-    spec: &RecordSpec,
-    mut items: D::Items,
-) -> Result<Obj<'py>> {
-    let mut builder = RecordBuilder::new(spec);
-    let mut position = 0;
-    if let Some((index, _)) = spec.tag {
-        if !decoder.next_item(&mut items)? {
-            return Err(missing_leading_tag());
-        }
-        let value = decoder
-            .value(spec.fields[index].node)
-            .map_err(|e| e.at_index(0))?;
-        builder.set(index, value);
-        position = 1;
-    }
-    positional_fields(decoder, spec, &mut builder, items, position)?;
-    builder.finish(decoder.ctx().py, spec)
-}
-
-/// An array-like tagged union: the first item is the tag.
-pub fn positional_tagged<'p, 'py, D: WireReader<'p, 'py>>(
-    decoder: &mut D,
-    spec: &TaggedUnionSpec,
-    mut items: D::Items,
-) -> Result<Obj<'py>> {
-    if !decoder.next_item(&mut items)? {
-        return Err(missing_leading_tag());
-    }
-    let tag = decoder.tag_value().map_err(|e| e.at_index(0))?;
-    let ctx = decoder.ctx();
-    let record = variant(ctx.plan, spec, &tag).map_err(|e| e.at_index(0))?;
-    let mut builder = RecordBuilder::new(record);
-    set_tag(ctx, record, &tag, &mut builder).map_err(|e| e.at_index(0))?;
-    positional_fields(decoder, record, &mut builder, items, 1)?;
-    builder.finish(decoder.ctx().py, record)
-}
-
 #[cold]
 fn missing_leading_tag() -> Error {
     Error::validation("expected the tag as the array's first item")
-}
-
-/// Reads the rest of a positional record's array, from item `position` on, through its end.
-fn positional_fields<'p, 'py, D: WireReader<'p, 'py>>(
-    decoder: &mut D,
-    spec: &RecordSpec,
-    builder: &mut RecordBuilder<'py>,
-    mut items: D::Items,
-    mut position: usize,
-) -> Result<()> {
-    let limit = spec.wire_fields.len();
-    if let Some(left) = D::items_left(&items) {
-        let count = position + left;
-        if count > limit {
-            return Err(Error::validation(format!(
-                "expected at most {limit} items, got {count}"
-            )));
-        }
-    }
-    let tag_index = spec.tag.as_ref().map(|(index, _)| *index);
-    let fields = spec
-        .wire_fields
-        .iter()
-        .copied()
-        .filter(|&index| Some(index) != tag_index);
-    for index in fields {
-        if !decoder.next_item(&mut items)? {
-            return Ok(());
-        }
-        let value = decoder
-            .value(spec.fields[index].node)
-            .map_err(|e| e.at_index(position))?;
-        builder.set(index, value);
-        position += 1;
-    }
-    if decoder.next_item(&mut items)? {
-        return Err(Error::validation(format!(
-            "expected at most {limit} items, got more"
-        )));
-    }
-    Ok(())
 }
 
 /// The variant a tag value names.
@@ -394,81 +482,4 @@ fn set_tag<'py>(
         builder.set(index, value?);
     }
     Ok(())
-}
-
-/// A tagged union written as a map, in one pass wherever possible: entries before the tag are
-/// decoded at once when every variant decodes them alike, and only the others are read again
-/// (by rewinding to them) once the tag has named the variant.
-pub fn tagged<'p, 'py, D: WireReader<'p, 'py>>(
-    decoder: &mut D,
-    spec: &TaggedUnionSpec,
-    mut entries: D::Entries,
-) -> Result<Obj<'py>> {
-    let plan: &'p Plan = decoder.ctx().plan;
-    let mut early: SmallVec<[(usize, Obj<'py>); 8]> = SmallVec::new();
-    let mut deferred: SmallVec<[(usize, usize); 4]> = SmallVec::new();
-    let (record, tag) = loop {
-        let Some(key) = decoder.next_key(&mut entries)? else {
-            return Err(Error::validation(format!(
-                "object missing required field `{}`",
-                spec.tag_field
-            )));
-        };
-        if key == spec.tag_field.as_bytes() {
-            let tag = decoder
-                .tag_value()
-                .map_err(|e| e.at_field(&spec.tag_field))?;
-            let record = variant(plan, spec, &tag).map_err(|e| e.at_field(&spec.tag_field))?;
-            break (record, tag);
-        }
-        match spec.key_index(key) {
-            Some(k) => match spec.keys[k].shared {
-                Some(node) => {
-                    let value = decoder
-                        .value(node)
-                        .map_err(|e| e.at_field(&spec.keys[k].wire_name))?;
-                    early.push((k, value));
-                }
-                None => {
-                    deferred.push((k, decoder.offset()));
-                    decoder.skip()?;
-                }
-            },
-            None => {
-                // Unknown to every variant; all variants share the codec's options.
-                if let Some(Node::Record(record)) = spec.tags.first().map(|(_, id)| plan.node(*id))
-                {
-                    unknown_field(record, utf8(key))?;
-                }
-                decoder.skip()?;
-            }
-        }
-    };
-    let mut builder = RecordBuilder::new(record);
-    for (k, value) in early {
-        let name = &spec.keys[k].wire_name;
-        match record.field_index(name.as_bytes()) {
-            Some(index) => builder.set(index, value),
-            None => unknown_field(record, name)?,
-        }
-    }
-    set_tag(decoder.ctx(), record, &tag, &mut builder).map_err(|e| e.at_field(&spec.tag_field))?;
-    record_fields(decoder, record, &mut builder, entries)?;
-    if !deferred.is_empty() {
-        let end = decoder.offset();
-        for (k, offset) in deferred {
-            let name = &spec.keys[k].wire_name;
-            let Some(index) = record.field_index(name.as_bytes()) else {
-                unknown_field(record, name)?;
-                continue;
-            };
-            decoder.rewind(offset);
-            let value = decoder
-                .value(record.fields[index].node)
-                .map_err(|e| e.at_field(name))?;
-            builder.set(index, value);
-        }
-        decoder.rewind(end);
-    }
-    builder.finish(decoder.ctx().py, record)
 }

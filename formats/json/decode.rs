@@ -6,7 +6,7 @@ use pyo3::types::{PyByteArray, PyBytes, PyDict, PyList};
 
 use super::read::{Number, Reader, SyntaxError, ValueKind};
 use crate::errors::{Error, Result};
-use crate::formats::decoder::{self, WireReader};
+use crate::formats::decoder::{Decoder, WireReader};
 use crate::plan::{Field, LiteralValue, Node, NodeId, Plan};
 use crate::py::Obj;
 use crate::text;
@@ -19,7 +19,7 @@ pub fn decode_one<'py>(
     strict: bool,
     input: &[u8],
 ) -> Result<Obj<'py>> {
-    let mut decoder = Decoder::new(py, plan, strict, input);
+    let mut decoder = Decoder::new(py, plan, strict, Reader::new(input));
     let value = decoder.value(plan.root)?;
     decoder.reader.finish().map_err(syntax)?;
     Ok(value)
@@ -32,7 +32,7 @@ pub fn decode_many<'py>(
     strict: bool,
     input: &[u8],
 ) -> Result<Obj<'py>> {
-    let mut decoder = Decoder::new(py, plan, strict, input);
+    let mut decoder = Decoder::new(py, plan, strict, Reader::new(input));
     if decoder.reader.peek_kind().map_err(syntax)? != ValueKind::Array {
         return Err(Error::validation(
             "expected array of values for decode_many, got another JSON value",
@@ -55,45 +55,7 @@ fn syntax(err: SyntaxError) -> Error {
     Error::decode(format!("malformed JSON: {err}"))
 }
 
-struct Decoder<'a, 'p, 'py> {
-    reader: Reader<'a>,
-    ctx: Decoding<'p, 'py>,
-    depth: usize,
-    /// See [`WireReader::stack`].
-    stack: Vec<Obj<'py>>,
-}
-
-impl<'a, 'p, 'py> Decoder<'a, 'p, 'py> {
-    fn new(py: Python<'py>, plan: &'p Plan, strict: bool, input: &'a [u8]) -> Self {
-        Decoder {
-            reader: Reader::new(input),
-            ctx: Decoding { py, plan, strict },
-            depth: 0,
-            stack: Vec::new(),
-        }
-    }
-
-    fn value(&mut self, id: NodeId) -> Result<Obj<'py>> {
-        match self.reader.peek_kind().map_err(syntax)? {
-            ValueKind::String => self.string(id),
-            ValueKind::Number => self.number(id),
-            ValueKind::Object => nested(self.depth, || decoder::map(self, id, true)),
-            ValueKind::Array => nested(self.depth, || decoder::array(self, id, true)),
-            ValueKind::True => {
-                self.reader.read_true().map_err(syntax)?;
-                self.ctx.boolean(id, true)
-            }
-            ValueKind::False => {
-                self.reader.read_false().map_err(syntax)?;
-                self.ctx.boolean(id, false)
-            }
-            ValueKind::Null => {
-                self.reader.read_null().map_err(syntax)?;
-                self.ctx.null(id)
-            }
-        }
-    }
-
+impl<'a, 'p, 'py> Decoder<'p, 'py, Reader<'a>> {
     fn string(&mut self, id: NodeId) -> Result<Obj<'py>> {
         let id = self.ctx.resolve(id, Token::Str)?;
         if let Node::Bytes(spec) = self.ctx.plan.node(id) {
@@ -124,53 +86,6 @@ impl<'a, 'p, 'py> Decoder<'a, 'p, 'py> {
             Number::Float { value, text } => self.ctx.float(id, value, Some(text)),
         }
     }
-
-    fn skip(&mut self) -> Result<()> {
-        self.reader
-            .skip_value(MAX_DEPTH.saturating_sub(self.depth))
-            .map_err(syntax)
-    }
-
-    /// A tag's value: a str or an int.
-    fn tag_value(&mut self) -> Result<LiteralValue> {
-        match self.reader.peek_kind().map_err(syntax)? {
-            ValueKind::String => {
-                let text = self.reader.read_str().map_err(syntax)?;
-                Ok(LiteralValue::Str(text.text().to_owned()))
-            }
-            ValueKind::Number => match self.reader.read_number().map_err(syntax)? {
-                Number::Int(value) => Ok(LiteralValue::Int(value)),
-                _ => Err(Error::validation("expected a str or int tag, got float")),
-            },
-            _ => Err(Error::validation("expected a str or int tag")),
-        }
-    }
-
-    fn dict(
-        &mut self,
-        key_node: NodeId,
-        value_node: NodeId,
-        dict_node: NodeId,
-    ) -> Result<Obj<'py>> {
-        self.reader.begin_object().map_err(syntax)?;
-        let py = self.ctx.py;
-        let dict = PyDict::new(py);
-        let mut first = true;
-        loop {
-            let key = self.reader.next_key(first).map_err(syntax)?;
-            first = false;
-            let Some(key) = key else { break };
-            let key_object = dict_key(&self.ctx, key_node, key.bytes, key.ascii)
-                .map_err(|e| e.at_key(key.text()))?;
-            let value = self.value(value_node).map_err(|e| {
-                let shown = key_object.str().map(|s| s.to_string()).unwrap_or_default();
-                e.at_key(&shown)
-            })?;
-            dict.set_item(key_object, value)?;
-        }
-        self.ctx.check_length(dict_node, dict.len())?;
-        Ok(dict.into_any())
-    }
 }
 
 /// JSON keys are strings: int-like key types read the number out of the text.
@@ -200,35 +115,47 @@ fn dict_key<'py>(
     })
 }
 
-impl<'p, 'py> WireReader<'p, 'py> for Decoder<'_, 'p, 'py> {
+impl<'p, 'py> WireReader<'p, 'py> for Decoder<'p, 'py, Reader<'_>> {
     const NAME: &'static str = "JSON";
     /// Whether the first member is next.
     type Entries = bool;
     /// Whether the first item is next.
     type Items = bool;
 
-    #[inline(always)]
-    fn ctx(&self) -> &Decoding<'p, 'py> {
-        &self.ctx
-    }
-
-    #[inline(always)]
-    fn depth(&mut self) -> &mut usize {
-        &mut self.depth
-    }
-
-    #[inline(always)]
-    fn stack(&mut self) -> &mut Vec<Obj<'py>> {
-        &mut self.stack
-    }
-
-    #[inline(always)]
     fn value(&mut self, id: NodeId) -> Result<Obj<'py>> {
-        Decoder::value(self, id)
+        match self.reader.peek_kind().map_err(syntax)? {
+            ValueKind::String => self.string(id),
+            ValueKind::Number => self.number(id),
+            ValueKind::Object => nested(self.depth, || self.map(id, true)),
+            ValueKind::Array => nested(self.depth, || self.array(id, true)),
+            ValueKind::True => {
+                self.reader.read_true().map_err(syntax)?;
+                self.ctx.boolean(id, true)
+            }
+            ValueKind::False => {
+                self.reader.read_false().map_err(syntax)?;
+                self.ctx.boolean(id, false)
+            }
+            ValueKind::Null => {
+                self.reader.read_null().map_err(syntax)?;
+                self.ctx.null(id)
+            }
+        }
     }
 
+    /// A tag's value: a str or an int.
     fn tag_value(&mut self) -> Result<LiteralValue> {
-        Decoder::tag_value(self)
+        match self.reader.peek_kind().map_err(syntax)? {
+            ValueKind::String => {
+                let text = self.reader.read_str().map_err(syntax)?;
+                Ok(LiteralValue::Str(text.text().to_owned()))
+            }
+            ValueKind::Number => match self.reader.read_number().map_err(syntax)? {
+                Number::Int(value) => Ok(LiteralValue::Int(value)),
+                _ => Err(Error::validation("expected a str or int tag, got float")),
+            },
+            _ => Err(Error::validation("expected a str or int tag")),
+        }
     }
 
     #[inline(always)]
@@ -259,7 +186,24 @@ impl<'p, 'py> WireReader<'p, 'py> for Decoder<'_, 'p, 'py> {
         dict_node: NodeId,
         _first: bool,
     ) -> Result<Obj<'py>> {
-        Decoder::dict(self, key_node, value_node, dict_node)
+        self.reader.begin_object().map_err(syntax)?;
+        let py = self.ctx.py;
+        let dict = PyDict::new(py);
+        let mut first = true;
+        loop {
+            let key = self.reader.next_key(first).map_err(syntax)?;
+            first = false;
+            let Some(key) = key else { break };
+            let key_object = dict_key(&self.ctx, key_node, key.bytes, key.ascii)
+                .map_err(|e| e.at_key(key.text()))?;
+            let value = self.value(value_node).map_err(|e| {
+                let shown = key_object.str().map(|s| s.to_string()).unwrap_or_default();
+                e.at_key(&shown)
+            })?;
+            dict.set_item(key_object, value)?;
+        }
+        self.ctx.check_length(dict_node, dict.len())?;
+        Ok(dict.into_any())
     }
 
     #[inline(always)]
@@ -281,7 +225,9 @@ impl<'p, 'py> WireReader<'p, 'py> for Decoder<'_, 'p, 'py> {
     }
 
     fn skip(&mut self) -> Result<()> {
-        Decoder::skip(self)
+        self.reader
+            .skip_value(MAX_DEPTH.saturating_sub(self.depth))
+            .map_err(syntax)
     }
 
     fn offset(&self) -> usize {

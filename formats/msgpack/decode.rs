@@ -9,10 +9,10 @@ use pyo3::types::{PyBool, PyByteArray, PyBytes, PyDict, PyFloat, PyList, PyTuple
 use super::epoch;
 use super::read::{self, Head, ReadError, Reader};
 use crate::errors::{Error, Result};
-use crate::formats::decoder::{self, WireReader};
+use crate::formats::decoder::{Decoder, WireReader};
 use crate::plan::{Field, FloatBounds, IntBounds, LiteralValue, Node, NodeId, Plan, TzRule};
 use crate::py::{self, temporal, Obj};
-use crate::values::{nested, Decoding, Token, MAX_DEPTH};
+use crate::values::{nested, Token, MAX_DEPTH};
 
 /// Decodes one value of the plan's root type; nothing may follow it.
 pub fn decode_one<'py>(
@@ -21,7 +21,7 @@ pub fn decode_one<'py>(
     strict: bool,
     input: &[u8],
 ) -> Result<Obj<'py>> {
-    let mut decoder = Decoder::new(py, plan, strict, input);
+    let mut decoder = Decoder::new(py, plan, strict, Reader::new(input));
     let value = decoder.value(plan.root)?;
     decoder.reader.finish().map_err(malformed)?;
     Ok(value)
@@ -34,7 +34,7 @@ pub fn decode_many<'py>(
     strict: bool,
     input: &[u8],
 ) -> Result<Obj<'py>> {
-    let mut decoder = Decoder::new(py, plan, strict, input);
+    let mut decoder = Decoder::new(py, plan, strict, Reader::new(input));
     let count = match decoder.reader.next().map_err(malformed)? {
         Head::Array(count) => count,
         other => {
@@ -96,30 +96,7 @@ fn expected(what: &str, got: &str) -> Error {
     Error::validation(format!("expected {what}, got {got}"))
 }
 
-struct Decoder<'a, 'p, 'py> {
-    reader: Reader<'a>,
-    ctx: Decoding<'p, 'py>,
-    depth: usize,
-    /// See [`WireReader::stack`].
-    stack: Vec<Obj<'py>>,
-}
-
-impl<'a, 'p, 'py> Decoder<'a, 'p, 'py> {
-    fn new(py: Python<'py>, plan: &'p Plan, strict: bool, input: &'a [u8]) -> Self {
-        Decoder {
-            reader: Reader::new(input),
-            ctx: Decoding { py, plan, strict },
-            depth: 0,
-            stack: Vec::new(),
-        }
-    }
-
-    #[inline(always)]
-    fn value(&mut self, id: NodeId) -> Result<Obj<'py>> {
-        let head = self.reader.next().map_err(malformed)?;
-        self.head(id, head)
-    }
-
+impl<'a, 'p, 'py> Decoder<'p, 'py, Reader<'a>> {
     #[inline(always)]
     fn head(&mut self, id: NodeId, head: Head<'a>) -> Result<Obj<'py>> {
         if let Some(value) = self.plain(id, &head) {
@@ -168,8 +145,8 @@ impl<'a, 'p, 'py> Decoder<'a, 'p, 'py> {
         match head {
             Head::Str(bytes) => self.string(id, bytes),
             Head::Int(value) => self.ctx.int(id, value),
-            Head::Map(count) => nested(self.depth, || decoder::map(self, id, count)),
-            Head::Array(count) => nested(self.depth, || decoder::array(self, id, count)),
+            Head::Map(count) => nested(self.depth, || self.map(id, count)),
+            Head::Array(count) => nested(self.depth, || self.array(id, count)),
             Head::Float(value) => self.ctx.float(id, value, None),
             Head::Nil => self.ctx.null(id),
             Head::True => self.ctx.boolean(id, true),
@@ -243,24 +220,6 @@ impl<'a, 'p, 'py> Decoder<'a, 'p, 'py> {
         }
     }
 
-    fn skip(&mut self) -> Result<()> {
-        self.reader
-            .skip_value(MAX_DEPTH.saturating_sub(self.depth))
-            .map_err(malformed)
-    }
-
-    /// A tag's value: a str or an int.
-    fn tag_value(&mut self) -> Result<LiteralValue> {
-        match self.reader.next().map_err(malformed)? {
-            Head::Str(bytes) => {
-                check_utf8(bytes)?;
-                Ok(LiteralValue::Str(text(bytes).to_owned()))
-            }
-            Head::Int(value) => Ok(LiteralValue::Int(value)),
-            other => Err(expected("a str or int tag", other.describe())),
-        }
-    }
-
     /// A field name: a str key.
     fn field_name(&mut self) -> Result<&'a [u8]> {
         match self.reader.next().map_err(malformed)? {
@@ -270,30 +229,6 @@ impl<'a, 'p, 'py> Decoder<'a, 'p, 'py> {
             }
             other => Err(expected("a str field name", other.describe())),
         }
-    }
-
-    fn dict(
-        &mut self,
-        key_node: NodeId,
-        value_node: NodeId,
-        dict_node: NodeId,
-        count: usize,
-    ) -> Result<Obj<'py>> {
-        self.ctx.check_length(dict_node, count)?;
-        let dict = PyDict::new(self.ctx.py);
-        for _ in 0..count {
-            let key = self.dict_key(key_node)?;
-            let value = self.value(value_node).map_err(|e| {
-                let shown = key.str().map(|s| s.to_string()).unwrap_or_default();
-                e.at_key(&shown)
-            })?;
-            dict.set_item(key, value)?;
-        }
-        // Duplicate keys collapse (the last one wins), so check again what the dict holds.
-        if dict.len() != count {
-            self.ctx.check_length(dict_node, dict.len())?;
-        }
-        Ok(dict.into_any())
     }
 
     /// Keys come in their own MessagePack type. Str keys of plain `str` or `Any` go through the
@@ -311,8 +246,8 @@ impl<'a, 'p, 'py> Decoder<'a, 'p, 'py> {
                 Ok(py::dict_key_str(self.ctx.py, bytes, ascii)?)
             }
             (Head::Array(count), Node::Any) => nested(self.depth, || {
-                decoder::enter(self)?;
-                let base = decoder::items_onto_stack(self, id, count);
+                self.enter()?;
+                let base = self.items_onto_stack(id, count);
                 let result = base.and_then(|base| {
                     let items = self.stack.drain(base..);
                     Ok(PyTuple::new(self.ctx.py, items)?.into_any())
@@ -333,7 +268,7 @@ impl<'a, 'p, 'py> Decoder<'a, 'p, 'py> {
     }
 }
 
-impl<'p, 'py> WireReader<'p, 'py> for Decoder<'_, 'p, 'py> {
+impl<'p, 'py> WireReader<'p, 'py> for Decoder<'p, 'py, Reader<'_>> {
     const NAME: &'static str = "MessagePack";
     /// The map entries left to read.
     type Entries = usize;
@@ -341,27 +276,21 @@ impl<'p, 'py> WireReader<'p, 'py> for Decoder<'_, 'p, 'py> {
     type Items = usize;
 
     #[inline(always)]
-    fn ctx(&self) -> &Decoding<'p, 'py> {
-        &self.ctx
-    }
-
-    #[inline(always)]
-    fn depth(&mut self) -> &mut usize {
-        &mut self.depth
-    }
-
-    #[inline(always)]
-    fn stack(&mut self) -> &mut Vec<Obj<'py>> {
-        &mut self.stack
-    }
-
-    #[inline(always)]
     fn value(&mut self, id: NodeId) -> Result<Obj<'py>> {
-        Decoder::value(self, id)
+        let head = self.reader.next().map_err(malformed)?;
+        self.head(id, head)
     }
 
+    /// A tag's value: a str or an int.
     fn tag_value(&mut self) -> Result<LiteralValue> {
-        Decoder::tag_value(self)
+        match self.reader.next().map_err(malformed)? {
+            Head::Str(bytes) => {
+                check_utf8(bytes)?;
+                Ok(LiteralValue::Str(text(bytes).to_owned()))
+            }
+            Head::Int(value) => Ok(LiteralValue::Int(value)),
+            other => Err(expected("a str or int tag", other.describe())),
+        }
     }
 
     /// The head has been read.
@@ -395,7 +324,21 @@ impl<'p, 'py> WireReader<'p, 'py> for Decoder<'_, 'p, 'py> {
         dict_node: NodeId,
         count: usize,
     ) -> Result<Obj<'py>> {
-        Decoder::dict(self, key_node, value_node, dict_node, count)
+        self.ctx.check_length(dict_node, count)?;
+        let dict = PyDict::new(self.ctx.py);
+        for _ in 0..count {
+            let key = self.dict_key(key_node)?;
+            let value = self.value(value_node).map_err(|e| {
+                let shown = key.str().map(|s| s.to_string()).unwrap_or_default();
+                e.at_key(&shown)
+            })?;
+            dict.set_item(key, value)?;
+        }
+        // Duplicate keys collapse (the last one wins), so check again what the dict holds.
+        if dict.len() != count {
+            self.ctx.check_length(dict_node, dict.len())?;
+        }
+        Ok(dict.into_any())
     }
 
     /// The head has been read.
@@ -420,7 +363,9 @@ impl<'p, 'py> WireReader<'p, 'py> for Decoder<'_, 'p, 'py> {
     }
 
     fn skip(&mut self) -> Result<()> {
-        Decoder::skip(self)
+        self.reader
+            .skip_value(MAX_DEPTH.saturating_sub(self.depth))
+            .map_err(malformed)
     }
 
     fn offset(&self) -> usize {
