@@ -15,7 +15,8 @@ use smallvec::SmallVec;
 
 use crate::errors::{Error, Result};
 use crate::plan::{
-    Field, LiteralValue, Node, NodeId, Plan, RecordKind, RecordSpec, SequenceKind, TaggedUnionSpec,
+    Field, LiteralValue, Node, NodeId, Plan, RecordKind, RecordSpec, SequenceKind, SequenceSpec,
+    TaggedUnionSpec,
 };
 use crate::py::Obj;
 use crate::values::{mismatch, unknown_field, utf8, Decoding, RecordBuilder, Token, MAX_DEPTH};
@@ -47,38 +48,37 @@ impl<'p, 'py, R> Decoder<'p, 'py, R> {
 pub trait WireReader<'p, 'py> {
     /// The format's name in error messages.
     const NAME: &'static str;
-    /// How far a map being read has got: whether its first entry is next (JSON, which finds
-    /// the end at the closing brace) or how many entries are left (MessagePack).
-    type Entries;
-    /// How far an array being read has got, likewise.
-    type Items;
+    /// How far the array or map being read has got: whether its first item or entry is next
+    /// (JSON, which finds the end at the closing bracket or brace) or how many are left
+    /// (MessagePack, whose head gives the count).
+    type Left;
 
     /// Decodes the next value as node `id`.
     fn value(&mut self, id: NodeId) -> Result<Obj<'py>>;
     /// A tagged union's tag value: a str or an int.
     fn tag_value(&mut self) -> Result<LiteralValue>;
     /// Reads what opens a map whose kind the decoder has seen (JSON's brace).
-    fn begin_map(&mut self, entries: &mut Self::Entries) -> Result<()>;
+    fn begin_map(&mut self, entries: &mut Self::Left) -> Result<()>;
     /// Consumes the next entry's key if it is `field`'s wire name, else consumes nothing: the
     /// fast path for members in declaration order.
-    fn take_field(&mut self, entries: &mut Self::Entries, field: &Field) -> bool;
+    fn take_field(&mut self, entries: &mut Self::Left, field: &Field) -> bool;
     /// The next entry's key (checked UTF-8), or `None` after the last entry.
-    fn next_key(&mut self, entries: &mut Self::Entries) -> Result<Option<&[u8]>>;
+    fn next_key(&mut self, entries: &mut Self::Left) -> Result<Option<&[u8]>>;
     /// A map as a dict (`Dict` or `Any`), with the format's own keys.
     fn dict(
         &mut self,
         key_node: NodeId,
         value_node: NodeId,
         dict_node: NodeId,
-        entries: Self::Entries,
+        entries: Self::Left,
     ) -> Result<Obj<'py>>;
     /// Reads what opens an array whose kind the decoder has seen (JSON's bracket).
-    fn begin_array(&mut self, items: &mut Self::Items) -> Result<()>;
+    fn begin_array(&mut self, items: &mut Self::Left) -> Result<()>;
     /// Whether another array item follows (and is next to read).
-    fn next_item(&mut self, items: &mut Self::Items) -> Result<bool>;
-    /// How many items are left, where the format knows it up front: lengths are then checked
-    /// before the items are read.
-    fn items_left(items: &Self::Items) -> Option<usize>;
+    fn next_item(&mut self, items: &mut Self::Left) -> Result<bool>;
+    /// How many items or entries are left, where the format knows it up front: lengths are
+    /// then checked before the items are read.
+    fn count_left(left: &Self::Left) -> Option<usize>;
     /// Skips the next value.
     fn skip(&mut self) -> Result<()>;
     fn offset(&self) -> usize;
@@ -86,8 +86,7 @@ pub trait WireReader<'p, 'py> {
     fn rewind(&mut self, offset: usize);
 }
 
-type Items<'p, 'py, R> = <Decoder<'p, 'py, R> as WireReader<'p, 'py>>::Items;
-type Entries<'p, 'py, R> = <Decoder<'p, 'py, R> as WireReader<'p, 'py>>::Entries;
+type Left<'p, 'py, R> = <Decoder<'p, 'py, R> as WireReader<'p, 'py>>::Left;
 
 impl<'p, 'py, R> Decoder<'p, 'py, R>
 where
@@ -107,27 +106,13 @@ where
     }
 
     /// An array, as the node (or the union variant for arrays) `id` asks.
-    pub fn array(&mut self, id: NodeId, mut items: Items<'p, 'py, R>) -> Result<Obj<'py>> {
+    pub fn array(&mut self, id: NodeId, mut items: Left<'p, 'py, R>) -> Result<Obj<'py>> {
         let ctx = &self.ctx;
         let (plan, py) = (ctx.plan, ctx.py);
         let id = ctx.resolve(id, Token::Array)?;
         self.enter()?;
         let result = match plan.node(id) {
-            Node::Sequence(spec) => {
-                let known = Self::items_left(&items);
-                if let Some(count) = known {
-                    spec.length.check(count, "items")?;
-                }
-                let base = self.items_onto_stack(spec.item, items)?;
-                let stack = &mut self.stack;
-                let result = match known {
-                    Some(_) => Ok(()),
-                    None => spec.length.check(stack.len() - base, "items"),
-                }
-                .and_then(|()| sequence(py, spec.kind, stack.drain(base..)));
-                stack.truncate(base);
-                result
-            }
+            Node::Sequence(spec) => self.sequence(spec, items),
             Node::Any => {
                 let base = self.items_onto_stack(id, items)?;
                 let result = PyList::new(py, self.stack.drain(base..));
@@ -148,16 +133,28 @@ where
         result
     }
 
+    /// A list, tuple, set or frozenset of one item type.
+    fn sequence(&mut self, spec: &SequenceSpec, items: Left<'p, 'py, R>) -> Result<Obj<'py>> {
+        let known = Self::count_left(&items);
+        if let Some(count) = known {
+            spec.length.check(count, "items")?;
+        }
+        let base = self.items_onto_stack(spec.item, items)?;
+        if known.is_none() {
+            if let Err(err) = spec.length.check(self.stack.len() - base, "items") {
+                self.stack.truncate(base);
+                return Err(err);
+            }
+        }
+        collect(self.ctx.py, spec.kind, self.stack.drain(base..))
+    }
+
     /// Reads an array's items as node `item` onto the stack; returns where they start.
-    pub fn items_onto_stack(
-        &mut self,
-        item: NodeId,
-        mut items: Items<'p, 'py, R>,
-    ) -> Result<usize> {
+    pub fn items_onto_stack(&mut self, item: NodeId, mut items: Left<'p, 'py, R>) -> Result<usize> {
         self.begin_array(&mut items)?;
         let stack = &mut self.stack;
         let base = stack.len();
-        if let Some(count) = Self::items_left(&items) {
+        if let Some(count) = Self::count_left(&items) {
             // The reader has checked that `count` items fit in the input left.
             stack.reserve(count);
         }
@@ -176,10 +173,10 @@ where
     }
 
     /// A fixed-length tuple, item `i` decoded as `item_nodes[i]`.
-    fn tuple(&mut self, item_nodes: &[NodeId], mut items: Items<'p, 'py, R>) -> Result<Obj<'py>> {
+    fn tuple(&mut self, item_nodes: &[NodeId], mut items: Left<'p, 'py, R>) -> Result<Obj<'py>> {
         self.begin_array(&mut items)?;
         let length = item_nodes.len();
-        if let Some(count) = Self::items_left(&items).filter(|&count| count != length) {
+        if let Some(count) = Self::count_left(&items).filter(|&count| count != length) {
             return Err(Error::validation(format!(
                 "expected array of length {length}, got {count}"
             )));
@@ -204,17 +201,14 @@ where
     }
 
     /// A map, as the node (or the union variant for maps) `id` asks.
-    pub fn map(&mut self, id: NodeId, mut entries: Entries<'p, 'py, R>) -> Result<Obj<'py>> {
+    pub fn map(&mut self, id: NodeId, mut entries: Left<'p, 'py, R>) -> Result<Obj<'py>> {
         let ctx = &self.ctx;
         let plan = ctx.plan;
         let id = ctx.resolve(id, Token::Object)?;
         self.enter()?;
         let result = match plan.node(id) {
             Node::Record(spec) if !spec.array_like && spec.kind != RecordKind::NamedTuple => {
-                self.begin_map(&mut entries)?;
-                let mut builder = RecordBuilder::new(spec);
-                self.record_fields(spec, &mut builder, entries)
-                    .and_then(|()| builder.finish(self.ctx.py, spec))
+                self.record(spec, entries)
             }
             Node::TaggedUnion(spec) => {
                 self.begin_map(&mut entries)?;
@@ -228,13 +222,21 @@ where
         result
     }
 
+    /// A map read as a record.
+    fn record(&mut self, spec: &RecordSpec, mut entries: Left<'p, 'py, R>) -> Result<Obj<'py>> {
+        self.begin_map(&mut entries)?;
+        let mut builder = RecordBuilder::new(spec);
+        self.record_fields(spec, &mut builder, entries)?;
+        builder.finish(self.ctx.py, spec)
+    }
+
     /// Reads a map's entries into a record, through its end. The field expected next (in
     /// declaration order) is tried first, so ordered input never searches the field names.
     pub fn record_fields(
         &mut self,
         spec: &RecordSpec,
         builder: &mut RecordBuilder<'py>,
-        mut entries: Entries<'p, 'py, R>,
+        mut entries: Left<'p, 'py, R>,
     ) -> Result<()> {
         let mut hint = 0;
         loop {
@@ -276,7 +278,7 @@ where
     pub fn positional_record(
         &mut self,
         spec: &RecordSpec,
-        mut items: Items<'p, 'py, R>,
+        mut items: Left<'p, 'py, R>,
     ) -> Result<Obj<'py>> {
         let mut builder = RecordBuilder::new(spec);
         let mut position = 0;
@@ -298,7 +300,7 @@ where
     pub fn positional_tagged(
         &mut self,
         spec: &TaggedUnionSpec,
-        mut items: Items<'p, 'py, R>,
+        mut items: Left<'p, 'py, R>,
     ) -> Result<Obj<'py>> {
         if !self.next_item(&mut items)? {
             return Err(missing_leading_tag());
@@ -317,11 +319,11 @@ where
         &mut self,
         spec: &RecordSpec,
         builder: &mut RecordBuilder<'py>,
-        mut items: Items<'p, 'py, R>,
+        mut items: Left<'p, 'py, R>,
         mut position: usize,
     ) -> Result<()> {
         let limit = spec.wire_fields.len();
-        if let Some(left) = Self::items_left(&items) {
+        if let Some(left) = Self::count_left(&items) {
             let count = position + left;
             if count > limit {
                 return Err(Error::validation(format!(
@@ -359,7 +361,7 @@ where
     pub fn tagged(
         &mut self,
         spec: &TaggedUnionSpec,
-        mut entries: Entries<'p, 'py, R>,
+        mut entries: Left<'p, 'py, R>,
     ) -> Result<Obj<'py>> {
         let plan: &'p Plan = self.ctx.plan;
         let mut early: SmallVec<[(usize, Obj<'py>); 8]> = SmallVec::new();
@@ -409,7 +411,10 @@ where
             }
         }
         set_tag(&self.ctx, record, &tag, &mut builder).map_err(|e| e.at_field(&spec.tag_field))?;
-        self.record_fields(record, &mut builder, entries)?;
+        // Not even a call when the count says the tag came last.
+        if Self::count_left(&entries) != Some(0) {
+            self.record_fields(record, &mut builder, entries)?;
+        }
         if !deferred.is_empty() {
             let end = self.offset();
             for (k, offset) in deferred {
@@ -431,7 +436,8 @@ where
 }
 
 /// A sequence node's collection from its items.
-pub fn sequence<'py>(
+#[inline(always)]
+fn collect<'py>(
     py: Python<'py>,
     kind: SequenceKind,
     items: impl ExactSizeIterator<Item = Obj<'py>>,

@@ -117,10 +117,8 @@ fn dict_key<'py>(
 
 impl<'p, 'py> WireReader<'p, 'py> for Decoder<'p, 'py, Reader<'_>> {
     const NAME: &'static str = "JSON";
-    /// Whether the first member is next.
-    type Entries = bool;
-    /// Whether the first item is next.
-    type Items = bool;
+    /// Whether the first item or member is next.
+    type Left = bool;
 
     fn value(&mut self, id: NodeId) -> Result<Obj<'py>> {
         match self.reader.peek_kind().map_err(syntax)? {
@@ -218,9 +216,9 @@ impl<'p, 'py> WireReader<'p, 'py> for Decoder<'p, 'py, Reader<'_>> {
         Ok(more)
     }
 
-    /// JSON learns an array's length only at its closing bracket.
+    /// JSON learns a container's length only at its closing bracket or brace.
     #[inline(always)]
-    fn items_left(_first: &bool) -> Option<usize> {
+    fn count_left(_first: &bool) -> Option<usize> {
         None
     }
 

@@ -270,10 +270,8 @@ impl<'a, 'p, 'py> Decoder<'p, 'py, Reader<'a>> {
 
 impl<'p, 'py> WireReader<'p, 'py> for Decoder<'p, 'py, Reader<'_>> {
     const NAME: &'static str = "MessagePack";
-    /// The map entries left to read.
-    type Entries = usize;
-    /// The array items left to read.
-    type Items = usize;
+    /// The array items or map entries left to read.
+    type Left = usize;
 
     #[inline(always)]
     fn value(&mut self, id: NodeId) -> Result<Obj<'py>> {
@@ -358,7 +356,7 @@ impl<'p, 'py> WireReader<'p, 'py> for Decoder<'p, 'py, Reader<'_>> {
 
     /// The head gave the count.
     #[inline(always)]
-    fn items_left(left: &usize) -> Option<usize> {
+    fn count_left(left: &usize) -> Option<usize> {
         Some(*left)
     }
 
