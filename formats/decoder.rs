@@ -79,6 +79,10 @@ pub trait WireReader<'p, 'py> {
     /// How many items or entries are left, where the format knows it up front: lengths are
     /// then checked before the items are read.
     fn count_left(left: &Self::Left) -> Option<usize>;
+    /// Reads the head of the array `decode_many` takes, refusing any other value.
+    fn begin_many(&mut self) -> Result<Self::Left>;
+    /// Checks that nothing but what the format allows follows the value read.
+    fn finish(&mut self) -> Result<()>;
     /// Skips the next value.
     fn skip(&mut self) -> Result<()>;
     fn offset(&self) -> usize;
@@ -92,6 +96,26 @@ impl<'p, 'py, R> Decoder<'p, 'py, R>
 where
     Self: WireReader<'p, 'py>,
 {
+    /// Decodes one value of the plan's root type.
+    pub fn decode_one(mut self) -> Result<Obj<'py>> {
+        let value = self.value(self.ctx.plan.root)?;
+        self.finish()?;
+        Ok(value)
+    }
+
+    /// Decodes an array of root-type values into a list.
+    pub fn decode_many(mut self) -> Result<Obj<'py>> {
+        let mut left = self.begin_many()?;
+        let root = self.ctx.plan.root;
+        let mut items = Vec::with_capacity(Self::count_left(&left).unwrap_or(0));
+        while self.next_item(&mut left)? {
+            let index = items.len();
+            items.push(self.value(root).map_err(|e| e.at_index(index))?);
+        }
+        self.finish()?;
+        Ok(PyList::new(self.ctx.py, items)?.into_any())
+    }
+
     /// Enters one more level of nesting, refusing input nested deeper than [`MAX_DEPTH`].
     pub fn enter(&mut self) -> Result<()> {
         self.depth += 1;

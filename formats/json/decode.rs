@@ -1,54 +1,17 @@
-//! The JSON decoder: walks the plan and the input together, building Python objects directly
-//! from the bytes in one pass.
+//! The JSON side of the shared decoder (`formats/decoder.rs`): the value dispatch on the next
+//! token, strings (base64 for bytes), numbers, object keys matched against each field's
+//! precomputed `"name":` bytes, and dict keys read out of strings.
 
 use pyo3::prelude::*;
-use pyo3::types::{PyByteArray, PyBytes, PyDict, PyList};
+use pyo3::types::{PyByteArray, PyBytes, PyDict};
 
 use super::read::{Number, Reader, SyntaxError, ValueKind};
 use crate::errors::{Error, Result};
 use crate::formats::decoder::{Decoder, WireReader};
-use crate::plan::{Field, LiteralValue, Node, NodeId, Plan};
+use crate::plan::{Field, LiteralValue, Node, NodeId};
 use crate::py::Obj;
 use crate::text;
 use crate::values::{nested, utf8, Decoding, Token, MAX_DEPTH};
-
-/// Decodes one value of the plan's root type; only whitespace may follow it.
-pub fn decode_one<'py>(
-    py: Python<'py>,
-    plan: &Plan,
-    strict: bool,
-    input: &[u8],
-) -> Result<Obj<'py>> {
-    let mut decoder = Decoder::new(py, plan, strict, Reader::new(input));
-    let value = decoder.value(plan.root)?;
-    decoder.reader.finish().map_err(syntax)?;
-    Ok(value)
-}
-
-/// Decodes a JSON array of the plan's root type into a list.
-pub fn decode_many<'py>(
-    py: Python<'py>,
-    plan: &Plan,
-    strict: bool,
-    input: &[u8],
-) -> Result<Obj<'py>> {
-    let mut decoder = Decoder::new(py, plan, strict, Reader::new(input));
-    if decoder.reader.peek_kind().map_err(syntax)? != ValueKind::Array {
-        return Err(Error::validation(
-            "expected array of values for decode_many, got another JSON value",
-        ));
-    }
-    decoder.reader.begin_array().map_err(syntax)?;
-    let mut items = Vec::new();
-    let mut first = true;
-    while decoder.reader.next_element(first).map_err(syntax)? {
-        first = false;
-        let index = items.len();
-        items.push(decoder.value(plan.root).map_err(|e| e.at_index(index))?);
-    }
-    decoder.reader.finish().map_err(syntax)?;
-    Ok(PyList::new(py, items)?.into_any())
-}
 
 #[cold]
 fn syntax(err: SyntaxError) -> Error {
@@ -220,6 +183,21 @@ impl<'p, 'py> WireReader<'p, 'py> for Decoder<'p, 'py, Reader<'_>> {
     #[inline(always)]
     fn count_left(_first: &bool) -> Option<usize> {
         None
+    }
+
+    fn begin_many(&mut self) -> Result<bool> {
+        if self.reader.peek_kind().map_err(syntax)? != ValueKind::Array {
+            return Err(Error::validation(
+                "expected array of values for decode_many, got another JSON value",
+            ));
+        }
+        self.reader.begin_array().map_err(syntax)?;
+        Ok(true)
+    }
+
+    /// Only whitespace may follow.
+    fn finish(&mut self) -> Result<()> {
+        self.reader.finish().map_err(syntax)
     }
 
     fn skip(&mut self) -> Result<()> {

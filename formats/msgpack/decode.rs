@@ -1,56 +1,18 @@
-//! The MessagePack decoder: walks the plan and the input together, building Python objects
-//! directly from the bytes in one pass. Scalars are turned into Python values by the shared
-//! rules in `crate::values`; this file adds what is MessagePack's own (bin, the timestamp
-//! extension, non-str map keys).
+//! The MessagePack side of the shared decoder (`formats/decoder.rs`): the value dispatch on the
+//! next head, with shortcuts for the common pairs of head and node. Scalars are turned into
+//! Python values by the shared rules in `crate::values`; this file adds what is MessagePack's
+//! own (bin, the timestamp extension, typed map keys).
 
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyByteArray, PyBytes, PyDict, PyFloat, PyList, PyTuple};
+use pyo3::types::{PyBool, PyByteArray, PyBytes, PyDict, PyFloat, PyTuple};
 
 use super::epoch;
 use super::read::{self, Head, ReadError, Reader};
 use crate::errors::{Error, Result};
 use crate::formats::decoder::{Decoder, WireReader};
-use crate::plan::{Field, FloatBounds, IntBounds, LiteralValue, Node, NodeId, Plan, TzRule};
+use crate::plan::{Field, FloatBounds, IntBounds, LiteralValue, Node, NodeId, TzRule};
 use crate::py::{self, temporal, Obj};
 use crate::values::{nested, Token, MAX_DEPTH};
-
-/// Decodes one value of the plan's root type; nothing may follow it.
-pub fn decode_one<'py>(
-    py: Python<'py>,
-    plan: &Plan,
-    strict: bool,
-    input: &[u8],
-) -> Result<Obj<'py>> {
-    let mut decoder = Decoder::new(py, plan, strict, Reader::new(input));
-    let value = decoder.value(plan.root)?;
-    decoder.reader.finish().map_err(malformed)?;
-    Ok(value)
-}
-
-/// Decodes a MessagePack array of the plan's root type into a list.
-pub fn decode_many<'py>(
-    py: Python<'py>,
-    plan: &Plan,
-    strict: bool,
-    input: &[u8],
-) -> Result<Obj<'py>> {
-    let mut decoder = Decoder::new(py, plan, strict, Reader::new(input));
-    let count = match decoder.reader.next().map_err(malformed)? {
-        Head::Array(count) => count,
-        other => {
-            return Err(Error::validation(format!(
-                "expected array of values for decode_many, got {}",
-                other.describe()
-            )))
-        }
-    };
-    let mut items = Vec::with_capacity(count);
-    for index in 0..count {
-        items.push(decoder.value(plan.root).map_err(|e| e.at_index(index))?);
-    }
-    decoder.reader.finish().map_err(malformed)?;
-    Ok(PyList::new(py, items)?.into_any())
-}
 
 #[cold]
 fn malformed(err: ReadError) -> Error {
@@ -358,6 +320,21 @@ impl<'p, 'py> WireReader<'p, 'py> for Decoder<'p, 'py, Reader<'_>> {
     #[inline(always)]
     fn count_left(left: &usize) -> Option<usize> {
         Some(*left)
+    }
+
+    fn begin_many(&mut self) -> Result<usize> {
+        match self.reader.next().map_err(malformed)? {
+            Head::Array(count) => Ok(count),
+            other => Err(Error::validation(format!(
+                "expected array of values for decode_many, got {}",
+                other.describe()
+            ))),
+        }
+    }
+
+    /// Nothing may follow.
+    fn finish(&mut self) -> Result<()> {
+        self.reader.finish().map_err(malformed)
     }
 
     fn skip(&mut self) -> Result<()> {
