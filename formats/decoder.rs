@@ -1,13 +1,15 @@
-//! The decoding steps JSON and MessagePack share: record field assembly, positional records,
-//! tagged unions (variant lookup, the tag's own field, the one-pass walk with deferred members)
-//! and sequence building. Each is written once here, generic over [`WireReader`], which a
-//! format's decoder implements with its own token reading: JSON matches keys against the
-//! precomputed `"name":` bytes and learns where a container ends from its closing bracket;
-//! MessagePack matches fixstr keys and counts entries from the container's head.
+//! The plan-walking decoder JSON and MessagePack share. [`Decoder`] holds a format's reader
+//! and walks the plan as the input is read: the entry points, the array and map dispatch (which
+//! node takes them, the depth guard), sequences on one item stack, fixed tuples, records by
+//! name or by position, and tagged unions (variant lookup, the tag's own field, the one-pass
+//! walk with deferred members). Each format implements [`WireReader`] for its `Decoder` with
+//! what is its own: the value dispatch on the next token, scalars, dict keys, and how a
+//! container is read. JSON matches keys against each field's precomputed `"name":` bytes and
+//! finds a container's end at its closing bracket; MessagePack matches fixstr keys and counts
+//! items from the container's head, so it checks lengths before reading the items.
 //!
-//! The functions are generic, so each format gets its own monomorphised copy with its reads
-//! inlined, as if written for that format alone. What differs between the formats beyond
-//! reading (scalars, bytes, timestamps, dict keys, the value dispatch) stays in the format.
+//! `Decoder` is generic over the reader, so each format gets its own monomorphised copy with
+//! its reads inlined: the hot paths compile as if written for that format alone.
 
 use pyo3::prelude::*;
 use pyo3::types::{PyFrozenSet, PyList, PySet, PyTuple};
@@ -256,7 +258,7 @@ where
 
     /// Reads a map's entries into a record, through its end. The field expected next (in
     /// declaration order) is tried first, so ordered input never searches the field names.
-    pub fn record_fields(
+    fn record_fields(
         &mut self,
         spec: &RecordSpec,
         builder: &mut RecordBuilder<'py>,
@@ -299,7 +301,7 @@ where
     /// A record written as an array of its fields in declaration order (`array_like`,
     /// NamedTuple); trailing fields with defaults may be left out. A tagged-union variant's array
     /// starts with its tag.
-    pub fn positional_record(
+    fn positional_record(
         &mut self,
         spec: &RecordSpec,
         mut items: Left<'p, 'py, R>,
@@ -321,7 +323,7 @@ where
     }
 
     /// An array-like tagged union: the first item is the tag.
-    pub fn positional_tagged(
+    fn positional_tagged(
         &mut self,
         spec: &TaggedUnionSpec,
         mut items: Left<'p, 'py, R>,
@@ -330,8 +332,7 @@ where
             return Err(missing_leading_tag());
         }
         let tag = self.tag_value().map_err(|e| e.at_index(0))?;
-        let ctx = &self.ctx;
-        let record = variant(ctx.plan, spec, &tag).map_err(|e| e.at_index(0))?;
+        let record = variant(self.ctx.plan, spec, &tag).map_err(|e| e.at_index(0))?;
         let mut builder = RecordBuilder::new(record);
         set_tag(&self.ctx, record, &tag, &mut builder).map_err(|e| e.at_index(0))?;
         self.positional_fields(record, &mut builder, items, 1)?;
@@ -382,7 +383,7 @@ where
     /// A tagged union written as a map, in one pass wherever possible: entries before the tag are
     /// decoded at once when every variant decodes them alike, and only the others are read again
     /// (by rewinding to them) once the tag has named the variant.
-    pub fn tagged(
+    fn tagged(
         &mut self,
         spec: &TaggedUnionSpec,
         mut entries: Left<'p, 'py, R>,
