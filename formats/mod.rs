@@ -7,8 +7,12 @@
 //!
 //! JSON and MessagePack share one plan-walking encoder, [`encoder::Encoder`], generic over each
 //! format's [`encoder::WireWriter`] (implemented in `json/encode.rs` and `msgpack/encode.rs`).
+//! They also share one decoder, [`decoder::Decoder`], generic over the format's reader: each
+//! format implements [`decoder::WireReader`] for it (in `json/decode.rs` and
+//! `msgpack/decode.rs`) with its value dispatch and token reading.
 
 pub mod avro;
+pub mod decoder;
 pub mod encoder;
 pub mod json;
 pub mod msgpack;

@@ -7,6 +7,7 @@ pub mod write;
 
 use pyo3::prelude::*;
 
+use super::decoder::Decoder;
 use super::{encoder, unexpected_option, OpenArgs, WireFormat};
 use crate::errors::Result;
 use crate::plan::Plan;
@@ -39,7 +40,7 @@ impl WireFormat for Json {
         input: &[u8],
         _writer_schema: Option<&Bound<'py, PyAny>>,
     ) -> Result<Obj<'py>> {
-        decode::decode_one(py, plan, strict, input)
+        Decoder::new(py, plan, strict, read::Reader::new(input)).decode_one()
     }
 
     fn decode_many<'py>(
@@ -49,7 +50,7 @@ impl WireFormat for Json {
         strict: bool,
         input: &[u8],
     ) -> Result<Obj<'py>> {
-        decode::decode_many(py, plan, strict, input)
+        Decoder::new(py, plan, strict, read::Reader::new(input)).decode_many()
     }
 
     fn accepts_str(&self) -> bool {

@@ -1,61 +1,18 @@
-//! The MessagePack decoder: walks the plan and the input together, building Python objects
-//! directly from the bytes in one pass. Scalars are turned into Python values by the shared
-//! rules in `crate::values`; this file adds what is MessagePack's own (bin, the timestamp
-//! extension, non-str map keys).
+//! The MessagePack side of the shared decoder (`formats/decoder.rs`): the value dispatch on the
+//! next head, with shortcuts for the common pairs of head and node. Scalars are turned into
+//! Python values by the shared rules in `crate::values`; this file adds what is MessagePack's
+//! own (bin, the timestamp extension, typed map keys).
 
 use pyo3::prelude::*;
-use pyo3::types::{
-    PyBool, PyByteArray, PyBytes, PyDict, PyFloat, PyFrozenSet, PyList, PySet, PyTuple,
-};
-use smallvec::SmallVec;
+use pyo3::types::{PyBool, PyByteArray, PyBytes, PyDict, PyFloat, PyTuple};
 
 use super::epoch;
 use super::read::{self, Head, ReadError, Reader};
 use crate::errors::{Error, Result};
-use crate::plan::{
-    FloatBounds, IntBounds, LengthBounds, LiteralValue, Node, NodeId, Plan, RecordKind, RecordSpec,
-    SequenceKind, TaggedUnionSpec, TzRule,
-};
+use crate::formats::decoder::{Decoder, WireReader};
+use crate::plan::{Field, FloatBounds, IntBounds, LiteralValue, Node, NodeId, TzRule};
 use crate::py::{self, temporal, Obj};
-use crate::values::{mismatch, nested, unknown_field, Decoding, RecordBuilder, Token, MAX_DEPTH};
-
-/// Decodes one value of the plan's root type; nothing may follow it.
-pub fn decode_one<'py>(
-    py: Python<'py>,
-    plan: &Plan,
-    strict: bool,
-    input: &[u8],
-) -> Result<Obj<'py>> {
-    let mut decoder = Decoder::new(py, plan, strict, input);
-    let value = decoder.value(plan.root)?;
-    decoder.reader.finish().map_err(malformed)?;
-    Ok(value)
-}
-
-/// Decodes a MessagePack array of the plan's root type into a list.
-pub fn decode_many<'py>(
-    py: Python<'py>,
-    plan: &Plan,
-    strict: bool,
-    input: &[u8],
-) -> Result<Obj<'py>> {
-    let mut decoder = Decoder::new(py, plan, strict, input);
-    let count = match decoder.reader.next().map_err(malformed)? {
-        Head::Array(count) => count,
-        other => {
-            return Err(Error::validation(format!(
-                "expected array of values for decode_many, got {}",
-                other.describe()
-            )))
-        }
-    };
-    let mut items = Vec::with_capacity(count);
-    for index in 0..count {
-        items.push(decoder.value(plan.root).map_err(|e| e.at_index(index))?);
-    }
-    decoder.reader.finish().map_err(malformed)?;
-    Ok(PyList::new(py, items)?.into_any())
-}
+use crate::values::{nested, Token, MAX_DEPTH};
 
 #[cold]
 fn malformed(err: ReadError) -> Error {
@@ -101,30 +58,7 @@ fn expected(what: &str, got: &str) -> Error {
     Error::validation(format!("expected {what}, got {got}"))
 }
 
-struct Decoder<'a, 'p, 'py> {
-    reader: Reader<'a>,
-    ctx: Decoding<'p, 'py>,
-    depth: usize,
-    /// Items of the arrays being read, innermost last: one buffer for the whole call.
-    stack: Vec<Obj<'py>>,
-}
-
-impl<'a, 'p, 'py> Decoder<'a, 'p, 'py> {
-    fn new(py: Python<'py>, plan: &'p Plan, strict: bool, input: &'a [u8]) -> Self {
-        Decoder {
-            reader: Reader::new(input),
-            ctx: Decoding { py, plan, strict },
-            depth: 0,
-            stack: Vec::new(),
-        }
-    }
-
-    #[inline(always)]
-    fn value(&mut self, id: NodeId) -> Result<Obj<'py>> {
-        let head = self.reader.next().map_err(malformed)?;
-        self.head(id, head)
-    }
-
+impl<'a, 'p, 'py> Decoder<'p, 'py, Reader<'a>> {
     #[inline(always)]
     fn head(&mut self, id: NodeId, head: Head<'a>) -> Result<Obj<'py>> {
         if let Some(value) = self.plain(id, &head) {
@@ -248,195 +182,63 @@ impl<'a, 'p, 'py> Decoder<'a, 'p, 'py> {
         }
     }
 
-    fn enter(&mut self) -> Result<()> {
-        self.depth += 1;
-        if self.depth > MAX_DEPTH {
-            return Err(Error::decode(format!(
-                "MessagePack nested deeper than {MAX_DEPTH} levels at byte {}",
-                self.reader.offset()
-            )));
-        }
-        Ok(())
-    }
-
-    fn skip(&mut self) -> Result<()> {
-        self.reader
-            .skip_value(MAX_DEPTH.saturating_sub(self.depth))
-            .map_err(malformed)
-    }
-
-    fn array(&mut self, id: NodeId, count: usize) -> Result<Obj<'py>> {
-        let id = self.ctx.resolve(id, Token::Array)?;
-        self.enter()?;
-        let plan = self.ctx.plan;
-        let result = match plan.node(id) {
-            Node::Sequence(spec) => self.sequence(spec.kind, spec.item, &spec.length, count),
-            Node::Any => {
-                let base = self.items(id, count)?;
-                let result = PyList::new(self.ctx.py, self.stack.drain(base..));
-                Ok(result?.into_any())
+    /// A field name: a str key.
+    fn field_name(&mut self) -> Result<&'a [u8]> {
+        match self.reader.next().map_err(malformed)? {
+            Head::Str(bytes) => {
+                check_utf8(bytes)?;
+                Ok(bytes)
             }
-            Node::Tuple(item_nodes) => self.fixed_items(item_nodes, count),
-            Node::Record(spec) if spec.array_like || spec.kind == RecordKind::NamedTuple => {
-                self.positional_record(spec, count)
+            other => Err(expected("a str field name", other.describe())),
+        }
+    }
+
+    /// Keys come in their own MessagePack type. Str keys of plain `str` or `Any` go through the
+    /// key cache; under `Any` an array key becomes a tuple (lists are unhashable).
+    fn dict_key(&mut self, id: NodeId) -> Result<Obj<'py>> {
+        let head = self.reader.next().map_err(malformed)?;
+        let node = self.ctx.plan.node(id);
+        match (head, node) {
+            (Head::Str(bytes), Node::Any) => {
+                let ascii = check_utf8(bytes)?;
+                Ok(py::dict_key_str(self.ctx.py, bytes, ascii)?)
             }
-            Node::TaggedUnion(spec) => self.positional_tagged(spec, count),
-            node => Err(mismatch(node, Token::Array)),
-        };
-        self.depth -= 1;
-        result
-    }
-
-    fn sequence(
-        &mut self,
-        kind: SequenceKind,
-        item: NodeId,
-        length: &LengthBounds,
-        count: usize,
-    ) -> Result<Obj<'py>> {
-        length.check(count, "items")?;
-        let base = self.items(item, count)?;
-        let py = self.ctx.py;
-        let items = self.stack.drain(base..);
-        Ok(match kind {
-            SequenceKind::List => PyList::new(py, items)?.into_any(),
-            SequenceKind::VarTuple => PyTuple::new(py, items)?.into_any(),
-            SequenceKind::Set => PySet::new(py, items)?.into_any(),
-            SequenceKind::FrozenSet => PyFrozenSet::new(py, items)?.into_any(),
-        })
-    }
-
-    /// Reads `count` items onto the stack; returns where they start.
-    fn items(&mut self, item: NodeId, count: usize) -> Result<usize> {
-        let base = self.stack.len();
-        // The reader has checked that `count` items fit in the input left.
-        self.stack.reserve(count);
-        for index in 0..count {
-            match self.value(item) {
-                Ok(value) => self.stack.push(value),
-                Err(err) => {
-                    self.stack.truncate(base);
-                    return Err(err.at_index(index));
-                }
+            (Head::Str(bytes), Node::Str(spec)) if spec.is_unconstrained() => {
+                let ascii = check_utf8(bytes)?;
+                Ok(py::dict_key_str(self.ctx.py, bytes, ascii)?)
             }
-        }
-        Ok(base)
-    }
-
-    fn fixed_items(&mut self, item_nodes: &[NodeId], count: usize) -> Result<Obj<'py>> {
-        if count != item_nodes.len() {
-            return Err(Error::validation(format!(
-                "expected array of length {}, got {count}",
-                item_nodes.len()
-            )));
-        }
-        let mut items = Vec::with_capacity(count);
-        for (index, &node) in item_nodes.iter().enumerate() {
-            items.push(self.value(node).map_err(|e| e.at_index(index))?);
-        }
-        Ok(PyTuple::new(self.ctx.py, items)?.into_any())
-    }
-
-    /// A record written as an array of its fields in declaration order (`array_like`,
-    /// NamedTuple); trailing fields with defaults may be left out. A tagged-union variant's
-    /// array starts with its tag.
-    fn positional_record(&mut self, spec: &RecordSpec, count: usize) -> Result<Obj<'py>> {
-        let mut builder = RecordBuilder::new(spec);
-        let mut position = 0;
-        if let Some((index, _)) = spec.tag {
-            if count == 0 {
-                return Err(Error::validation(
-                    "expected the tag as the array's first item",
-                ));
-            }
-            let value = self
-                .value(spec.fields[index].node)
-                .map_err(|e| e.at_index(0))?;
-            builder.set(index, value);
-            position = 1;
-        }
-        self.positional_fields(spec, &mut builder, position, count)?;
-        builder.finish(self.ctx.py, spec)
-    }
-
-    /// Reads the items from `position` to `count` of a positional record.
-    fn positional_fields(
-        &mut self,
-        spec: &RecordSpec,
-        builder: &mut RecordBuilder<'py>,
-        mut position: usize,
-        count: usize,
-    ) -> Result<()> {
-        if count > spec.wire_fields.len() {
-            return Err(Error::validation(format!(
-                "expected at most {} items, got {count}",
-                spec.wire_fields.len()
-            )));
-        }
-        let tag_index = spec.tag.as_ref().map(|(index, _)| *index);
-        let fields = spec
-            .wire_fields
-            .iter()
-            .copied()
-            .filter(|&index| Some(index) != tag_index);
-        for index in fields {
-            if position >= count {
-                break;
-            }
-            let value = self
-                .value(spec.fields[index].node)
-                .map_err(|e| e.at_index(position))?;
-            builder.set(index, value);
-            position += 1;
-        }
-        Ok(())
-    }
-
-    /// An array-like tagged union: the first item is the tag.
-    fn positional_tagged(&mut self, spec: &TaggedUnionSpec, count: usize) -> Result<Obj<'py>> {
-        if count == 0 {
-            return Err(Error::validation(
-                "expected the tag as the array's first item",
-            ));
-        }
-        let tag = self.tag_value().map_err(|e| e.at_index(0))?;
-        let record = self.variant(spec, &tag).map_err(|e| e.at_index(0))?;
-        let mut builder = RecordBuilder::new(record);
-        self.set_tag(record, &tag, &mut builder)
-            .map_err(|e| e.at_index(0))?;
-        self.positional_fields(record, &mut builder, 1, count)?;
-        builder.finish(self.ctx.py, record)
-    }
-
-    /// The variant a tag value names.
-    fn variant(&self, spec: &TaggedUnionSpec, tag: &LiteralValue) -> Result<&'p RecordSpec> {
-        let plan: &'p Plan = self.ctx.plan;
-        match spec.find(tag).map(|id| plan.node(id)) {
-            Some(Node::Record(record)) => Ok(record),
-            _ => Err(Error::validation(format!(
-                "invalid value {tag} for tag field `{}`: expected {}",
-                spec.tag_field,
-                spec.describe_tags()
-            ))),
+            (Head::Array(count), Node::Any) => nested(self.depth, || {
+                self.enter()?;
+                let base = self.items_onto_stack(id, count);
+                let result = base.and_then(|base| {
+                    let items = self.stack.drain(base..);
+                    Ok(PyTuple::new(self.ctx.py, items)?.into_any())
+                });
+                self.depth -= 1;
+                let key = result?;
+                // A tuple key must hash: one holding a dict or list cannot.
+                key.hash().map_err(|_| {
+                    Error::validation(
+                        "expected a hashable dict key, got an array of non-hashable items",
+                    )
+                })?;
+                Ok(key)
+            }),
+            (Head::Map(_), Node::Any) => Err(expected("a hashable dict key", "map")),
+            (head, _) => self.head(id, head),
         }
     }
+}
 
-    fn set_tag(
-        &self,
-        record: &RecordSpec,
-        tag: &LiteralValue,
-        builder: &mut RecordBuilder<'py>,
-    ) -> Result<()> {
-        if let Some((index, _)) = record.tag {
-            let node = record.fields[index].node;
-            let value = match tag {
-                LiteralValue::Str(text) => self.ctx.string(node, text.as_bytes(), text.is_ascii()),
-                LiteralValue::Int(number) => self.ctx.int(node, *number),
-                LiteralValue::Bool(flag) => self.ctx.boolean(node, *flag),
-            };
-            builder.set(index, value?);
-        }
-        Ok(())
+impl<'p, 'py> WireReader<'p, 'py> for Decoder<'p, 'py, Reader<'_>> {
+    const NAME: &'static str = "MessagePack";
+    /// The array items or map entries left to read.
+    type Left = usize;
+
+    #[inline(always)]
+    fn value(&mut self, id: NodeId) -> Result<Obj<'py>> {
+        let head = self.reader.next().map_err(malformed)?;
+        self.head(id, head)
     }
 
     /// A tag's value: a str or an int.
@@ -451,151 +253,28 @@ impl<'a, 'p, 'py> Decoder<'a, 'p, 'py> {
         }
     }
 
-    fn map(&mut self, id: NodeId, count: usize) -> Result<Obj<'py>> {
-        let id = self.ctx.resolve(id, Token::Object)?;
-        self.enter()?;
-        let plan = self.ctx.plan;
-        let result = match plan.node(id) {
-            Node::Record(spec) if !spec.array_like && spec.kind != RecordKind::NamedTuple => {
-                let mut builder = RecordBuilder::new(spec);
-                self.record_fields(spec, &mut builder, count)
-                    .and_then(|()| builder.finish(self.ctx.py, spec))
-            }
-            Node::TaggedUnion(spec) => self.tagged(spec, count),
-            Node::Dict(spec) => self.dict(spec.key, spec.value, id, count),
-            Node::Any => self.dict(id, id, id, count),
-            node => Err(mismatch(node, Token::Object)),
-        };
-        self.depth -= 1;
-        result
-    }
-
-    /// A field name: a str key.
-    fn field_name(&mut self) -> Result<&'a [u8]> {
-        match self.reader.next().map_err(malformed)? {
-            Head::Str(bytes) => {
-                check_utf8(bytes)?;
-                Ok(bytes)
-            }
-            other => Err(expected("a str field name", other.describe())),
-        }
-    }
-
-    /// Reads `count` map entries into a record.
-    fn record_fields(
-        &mut self,
-        spec: &RecordSpec,
-        builder: &mut RecordBuilder<'py>,
-        count: usize,
-    ) -> Result<()> {
-        let mut hint = 0;
-        for _ in 0..count {
-            if let Some(&index) = spec.wire_fields.get(hint) {
-                let field = &spec.fields[index];
-                if self.reader.take_str_if(field.wire_name.as_bytes()) {
-                    hint += 1;
-                    let value = self
-                        .value(field.node)
-                        .map_err(|e| e.at_field(&field.wire_name))?;
-                    builder.set(index, value);
-                    continue;
-                }
-            }
-            let key = self.field_name()?;
-            match spec.find_wire_field(key, hint) {
-                Some(position) => {
-                    hint = position + 1;
-                    let index = spec.wire_fields[position];
-                    let field = &spec.fields[index];
-                    let value = self
-                        .value(field.node)
-                        .map_err(|e| e.at_field(&field.wire_name))?;
-                    builder.set(index, value);
-                }
-                None => {
-                    unknown_field(spec, text(key))?;
-                    self.skip()?;
-                }
-            }
-        }
+    /// The head has been read.
+    #[inline(always)]
+    fn begin_map(&mut self, _left: &mut usize) -> Result<()> {
         Ok(())
     }
 
-    /// A tagged union in one pass wherever possible: entries before the tag are decoded at
-    /// once when every variant decodes them alike, and only the others are read again once
-    /// the tag has named the variant.
-    fn tagged(&mut self, spec: &TaggedUnionSpec, count: usize) -> Result<Obj<'py>> {
-        let mut early: SmallVec<[(usize, Obj<'py>); 8]> = SmallVec::new();
-        let mut deferred: SmallVec<[(usize, usize); 4]> = SmallVec::new();
-        let mut read = 0;
-        let (record, tag) = loop {
-            if read == count {
-                return Err(Error::validation(format!(
-                    "object missing required field `{}`",
-                    spec.tag_field
-                )));
-            }
-            read += 1;
-            let key = self.field_name()?;
-            if key == spec.tag_field.as_bytes() {
-                let tag = self.tag_value().map_err(|e| e.at_field(&spec.tag_field))?;
-                let record = self
-                    .variant(spec, &tag)
-                    .map_err(|e| e.at_field(&spec.tag_field))?;
-                break (record, tag);
-            }
-            match spec.key_index(key) {
-                Some(k) => match spec.keys[k].shared {
-                    Some(node) => {
-                        let value = self
-                            .value(node)
-                            .map_err(|e| e.at_field(&spec.keys[k].wire_name))?;
-                        early.push((k, value));
-                    }
-                    None => {
-                        deferred.push((k, self.reader.offset()));
-                        self.skip()?;
-                    }
-                },
-                None => {
-                    // Unknown to every variant; all variants share the codec's options.
-                    if let Some(Node::Record(record)) =
-                        spec.tags.first().map(|(_, id)| self.ctx.plan.node(*id))
-                    {
-                        unknown_field(record, text(key))?;
-                    }
-                    self.skip()?;
-                }
-            }
-        };
-        let mut builder = RecordBuilder::new(record);
-        for (k, value) in early {
-            let name = &spec.keys[k].wire_name;
-            match record.field_index(name.as_bytes()) {
-                Some(index) => builder.set(index, value),
-                None => unknown_field(record, name)?,
-            }
+    #[inline(always)]
+    fn take_field(&mut self, left: &mut usize, field: &Field) -> bool {
+        let taken = *left > 0 && self.reader.take_str_if(field.wire_name.as_bytes());
+        if taken {
+            *left -= 1;
         }
-        self.set_tag(record, &tag, &mut builder)
-            .map_err(|e| e.at_field(&spec.tag_field))?;
-        self.record_fields(record, &mut builder, count - read)?;
-        if !deferred.is_empty() {
-            let end = self.reader.offset();
-            for (k, offset) in deferred {
-                let name = &spec.keys[k].wire_name;
-                let Some(index) = record.field_index(name.as_bytes()) else {
-                    unknown_field(record, name)?;
-                    continue;
-                };
-                self.reader.rewind(offset);
-                let value = self
-                    .value(record.fields[index].node)
-                    .map_err(|e| e.at_field(name))?;
-                builder.set(index, value);
-            }
-            self.reader.rewind(end);
+        taken
+    }
+
+    #[inline(always)]
+    fn next_key(&mut self, left: &mut usize) -> Result<Option<&[u8]>> {
+        if *left == 0 {
+            return Ok(None);
         }
-        builder.finish(self.ctx.py, record)
+        *left -= 1;
+        self.field_name().map(Some)
     }
 
     fn dict(
@@ -622,39 +301,53 @@ impl<'a, 'p, 'py> Decoder<'a, 'p, 'py> {
         Ok(dict.into_any())
     }
 
-    /// Keys come in their own MessagePack type. Str keys of plain `str` or `Any` go through the
-    /// key cache; under `Any` an array key becomes a tuple (lists are unhashable).
-    fn dict_key(&mut self, id: NodeId) -> Result<Obj<'py>> {
-        let head = self.reader.next().map_err(malformed)?;
-        let node = self.ctx.plan.node(id);
-        match (head, node) {
-            (Head::Str(bytes), Node::Any) => {
-                let ascii = check_utf8(bytes)?;
-                Ok(py::dict_key_str(self.ctx.py, bytes, ascii)?)
-            }
-            (Head::Str(bytes), Node::Str(spec)) if spec.is_unconstrained() => {
-                let ascii = check_utf8(bytes)?;
-                Ok(py::dict_key_str(self.ctx.py, bytes, ascii)?)
-            }
-            (Head::Array(count), Node::Any) => nested(self.depth, || {
-                self.enter()?;
-                let base = self.items(id, count);
-                let result = base.and_then(|base| {
-                    let items = self.stack.drain(base..);
-                    Ok(PyTuple::new(self.ctx.py, items)?.into_any())
-                });
-                self.depth -= 1;
-                let key = result?;
-                // A tuple key must hash: one holding a dict or list cannot.
-                key.hash().map_err(|_| {
-                    Error::validation(
-                        "expected a hashable dict key, got an array of non-hashable items",
-                    )
-                })?;
-                Ok(key)
-            }),
-            (Head::Map(_), Node::Any) => Err(expected("a hashable dict key", "map")),
-            (head, _) => self.head(id, head),
+    /// The head has been read.
+    #[inline(always)]
+    fn begin_array(&mut self, _left: &mut usize) -> Result<()> {
+        Ok(())
+    }
+
+    #[inline(always)]
+    fn next_item(&mut self, left: &mut usize) -> Result<bool> {
+        if *left == 0 {
+            return Ok(false);
         }
+        *left -= 1;
+        Ok(true)
+    }
+
+    /// The head gave the count.
+    #[inline(always)]
+    fn count_left(left: &usize) -> Option<usize> {
+        Some(*left)
+    }
+
+    fn begin_many(&mut self) -> Result<usize> {
+        match self.reader.next().map_err(malformed)? {
+            Head::Array(count) => Ok(count),
+            other => Err(Error::validation(format!(
+                "expected array of values for decode_many, got {}",
+                other.describe()
+            ))),
+        }
+    }
+
+    /// Nothing may follow.
+    fn finish(&mut self) -> Result<()> {
+        self.reader.finish().map_err(malformed)
+    }
+
+    fn skip(&mut self) -> Result<()> {
+        self.reader
+            .skip_value(MAX_DEPTH.saturating_sub(self.depth))
+            .map_err(malformed)
+    }
+
+    fn offset(&self) -> usize {
+        self.reader.offset()
+    }
+
+    fn rewind(&mut self, offset: usize) {
+        self.reader.rewind(offset);
     }
 }

@@ -14,6 +14,7 @@ pub mod write;
 
 use pyo3::prelude::*;
 
+use super::decoder::Decoder;
 use super::{encoder, unexpected_option, OpenArgs, WireFormat};
 use crate::errors::Result;
 use crate::plan::Plan;
@@ -46,7 +47,7 @@ impl WireFormat for MessagePack {
         input: &[u8],
         _writer_schema: Option<&Bound<'py, PyAny>>,
     ) -> Result<Obj<'py>> {
-        decode::decode_one(py, plan, strict, input)
+        Decoder::new(py, plan, strict, read::Reader::new(input)).decode_one()
     }
 
     fn decode_many<'py>(
@@ -56,6 +57,6 @@ impl WireFormat for MessagePack {
         strict: bool,
         input: &[u8],
     ) -> Result<Obj<'py>> {
-        decode::decode_many(py, plan, strict, input)
+        Decoder::new(py, plan, strict, read::Reader::new(input)).decode_many()
     }
 }

@@ -1,0 +1,516 @@
+//! The plan-walking decoder JSON and MessagePack share. [`Decoder`] holds a format's reader
+//! and walks the plan as the input is read: the entry points, the array and map dispatch (which
+//! node takes them, the depth guard), sequences on one item stack, fixed tuples, records by
+//! name or by position, and tagged unions (variant lookup, the tag's own field, the one-pass
+//! walk with deferred members). Each format implements [`WireReader`] for its `Decoder` with
+//! what is its own: the value dispatch on the next token, scalars, dict keys, and how a
+//! container is read. JSON matches keys against each field's precomputed `"name":` bytes and
+//! finds a container's end at its closing bracket; MessagePack matches fixstr keys and counts
+//! items from the container's head, so it checks lengths before reading the items.
+//!
+//! `Decoder` is generic over the reader, so each format gets its own monomorphised copy with
+//! its reads inlined: the hot paths compile as if written for that format alone.
+
+use pyo3::prelude::*;
+use pyo3::types::{PyFrozenSet, PyList, PySet, PyTuple};
+use smallvec::SmallVec;
+
+use crate::errors::{Error, Result};
+use crate::plan::{
+    Field, LiteralValue, Node, NodeId, Plan, RecordKind, RecordSpec, SequenceKind, SequenceSpec,
+    TaggedUnionSpec,
+};
+use crate::py::Obj;
+use crate::values::{mismatch, unknown_field, utf8, Decoding, RecordBuilder, Token, MAX_DEPTH};
+
+/// One decoding call: a format's reader `R` and what every format keeps while it walks.
+pub struct Decoder<'p, 'py, R> {
+    pub reader: R,
+    pub ctx: Decoding<'p, 'py>,
+    /// The nesting depth of the containers being read.
+    pub depth: usize,
+    /// Items of the arrays being read, innermost last: one buffer for the whole call instead
+    /// of one allocation per array.
+    pub stack: Vec<Obj<'py>>,
+}
+
+impl<'p, 'py, R> Decoder<'p, 'py, R> {
+    pub fn new(py: Python<'py>, plan: &'p Plan, strict: bool, reader: R) -> Self {
+        Decoder {
+            reader,
+            ctx: Decoding { py, plan, strict },
+            depth: 0,
+            stack: Vec::new(),
+        }
+    }
+}
+
+/// What the shared steps need from a format: implemented by `Decoder<'_, '_, FormatReader>`,
+/// with the format's own value dispatch and token reading.
+pub trait WireReader<'p, 'py> {
+    /// The format's name in error messages.
+    const NAME: &'static str;
+    /// How far the array or map being read has got: whether its first item or entry is next
+    /// (JSON, which finds the end at the closing bracket or brace) or how many are left
+    /// (MessagePack, whose head gives the count).
+    type Left;
+
+    /// Decodes the next value as node `id`.
+    fn value(&mut self, id: NodeId) -> Result<Obj<'py>>;
+    /// A tagged union's tag value: a str or an int.
+    fn tag_value(&mut self) -> Result<LiteralValue>;
+    /// Reads what opens a map whose kind the decoder has seen (JSON's brace).
+    fn begin_map(&mut self, entries: &mut Self::Left) -> Result<()>;
+    /// Consumes the next entry's key if it is `field`'s wire name, else consumes nothing: the
+    /// fast path for members in declaration order.
+    fn take_field(&mut self, entries: &mut Self::Left, field: &Field) -> bool;
+    /// The next entry's key (checked UTF-8), or `None` after the last entry.
+    fn next_key(&mut self, entries: &mut Self::Left) -> Result<Option<&[u8]>>;
+    /// A map as a dict (`Dict` or `Any`), with the format's own keys.
+    fn dict(
+        &mut self,
+        key_node: NodeId,
+        value_node: NodeId,
+        dict_node: NodeId,
+        entries: Self::Left,
+    ) -> Result<Obj<'py>>;
+    /// Reads what opens an array whose kind the decoder has seen (JSON's bracket).
+    fn begin_array(&mut self, items: &mut Self::Left) -> Result<()>;
+    /// Whether another array item follows (and is next to read).
+    fn next_item(&mut self, items: &mut Self::Left) -> Result<bool>;
+    /// How many items or entries are left, where the format knows it up front: lengths are
+    /// then checked before the items are read.
+    fn count_left(left: &Self::Left) -> Option<usize>;
+    /// Reads the head of the array `decode_many` takes, refusing any other value.
+    fn begin_many(&mut self) -> Result<Self::Left>;
+    /// Checks that nothing but what the format allows follows the value read.
+    fn finish(&mut self) -> Result<()>;
+    /// Skips the next value.
+    fn skip(&mut self) -> Result<()>;
+    fn offset(&self) -> usize;
+    /// Moves back (or forward) to an offset `offset` returned before.
+    fn rewind(&mut self, offset: usize);
+}
+
+type Left<'p, 'py, R> = <Decoder<'p, 'py, R> as WireReader<'p, 'py>>::Left;
+
+impl<'p, 'py, R> Decoder<'p, 'py, R>
+where
+    Self: WireReader<'p, 'py>,
+{
+    /// Decodes one value of the plan's root type.
+    pub fn decode_one(mut self) -> Result<Obj<'py>> {
+        let value = self.value(self.ctx.plan.root)?;
+        self.finish()?;
+        Ok(value)
+    }
+
+    /// Decodes an array of root-type values into a list.
+    pub fn decode_many(mut self) -> Result<Obj<'py>> {
+        let mut left = self.begin_many()?;
+        let root = self.ctx.plan.root;
+        let mut items = Vec::with_capacity(Self::count_left(&left).unwrap_or(0));
+        while self.next_item(&mut left)? {
+            let index = items.len();
+            items.push(self.value(root).map_err(|e| e.at_index(index))?);
+        }
+        self.finish()?;
+        Ok(PyList::new(self.ctx.py, items)?.into_any())
+    }
+
+    /// Enters one more level of nesting, refusing input nested deeper than [`MAX_DEPTH`].
+    pub fn enter(&mut self) -> Result<()> {
+        self.depth += 1;
+        if self.depth > MAX_DEPTH {
+            return Err(Error::decode(format!(
+                "{} nested deeper than {MAX_DEPTH} levels at byte {}",
+                Self::NAME,
+                self.offset()
+            )));
+        }
+        Ok(())
+    }
+
+    /// An array, as the node (or the union variant for arrays) `id` asks.
+    pub fn array(&mut self, id: NodeId, mut items: Left<'p, 'py, R>) -> Result<Obj<'py>> {
+        let ctx = &self.ctx;
+        let (plan, py) = (ctx.plan, ctx.py);
+        let id = ctx.resolve(id, Token::Array)?;
+        self.enter()?;
+        let result = match plan.node(id) {
+            Node::Sequence(spec) => self.sequence(spec, items),
+            Node::Any => {
+                let base = self.items_onto_stack(id, items)?;
+                let result = PyList::new(py, self.stack.drain(base..));
+                Ok(result?.into_any())
+            }
+            Node::Tuple(item_nodes) => self.tuple(item_nodes, items),
+            Node::Record(spec) if spec.array_like || spec.kind == RecordKind::NamedTuple => {
+                self.begin_array(&mut items)?;
+                self.positional_record(spec, items)
+            }
+            Node::TaggedUnion(spec) => {
+                self.begin_array(&mut items)?;
+                self.positional_tagged(spec, items)
+            }
+            node => Err(mismatch(node, Token::Array)),
+        };
+        self.depth -= 1;
+        result
+    }
+
+    /// A list, tuple, set or frozenset of one item type.
+    fn sequence(&mut self, spec: &SequenceSpec, items: Left<'p, 'py, R>) -> Result<Obj<'py>> {
+        let known = Self::count_left(&items);
+        if let Some(count) = known {
+            spec.length.check(count, "items")?;
+        }
+        let base = self.items_onto_stack(spec.item, items)?;
+        if known.is_none() {
+            if let Err(err) = spec.length.check(self.stack.len() - base, "items") {
+                self.stack.truncate(base);
+                return Err(err);
+            }
+        }
+        collect(self.ctx.py, spec.kind, self.stack.drain(base..))
+    }
+
+    /// Reads an array's items as node `item` onto the stack; returns where they start.
+    pub fn items_onto_stack(&mut self, item: NodeId, mut items: Left<'p, 'py, R>) -> Result<usize> {
+        self.begin_array(&mut items)?;
+        let stack = &mut self.stack;
+        let base = stack.len();
+        if let Some(count) = Self::count_left(&items) {
+            // The reader has checked that `count` items fit in the input left.
+            stack.reserve(count);
+        }
+        let mut index = 0;
+        while self.next_item(&mut items)? {
+            match self.value(item) {
+                Ok(value) => self.stack.push(value),
+                Err(err) => {
+                    self.stack.truncate(base);
+                    return Err(err.at_index(index));
+                }
+            }
+            index += 1;
+        }
+        Ok(base)
+    }
+
+    /// A fixed-length tuple, item `i` decoded as `item_nodes[i]`.
+    fn tuple(&mut self, item_nodes: &[NodeId], mut items: Left<'p, 'py, R>) -> Result<Obj<'py>> {
+        self.begin_array(&mut items)?;
+        let length = item_nodes.len();
+        if let Some(count) = Self::count_left(&items).filter(|&count| count != length) {
+            return Err(Error::validation(format!(
+                "expected array of length {length}, got {count}"
+            )));
+        }
+        let mut values = Vec::with_capacity(length);
+        while self.next_item(&mut items)? {
+            let index = values.len();
+            let Some(&node) = item_nodes.get(index) else {
+                return Err(Error::validation(format!(
+                    "expected array of length {length}, got more items"
+                )));
+            };
+            values.push(self.value(node).map_err(|e| e.at_index(index))?);
+        }
+        if values.len() != length {
+            return Err(Error::validation(format!(
+                "expected array of length {length}, got {}",
+                values.len()
+            )));
+        }
+        Ok(PyTuple::new(self.ctx.py, values)?.into_any())
+    }
+
+    /// A map, as the node (or the union variant for maps) `id` asks.
+    pub fn map(&mut self, id: NodeId, mut entries: Left<'p, 'py, R>) -> Result<Obj<'py>> {
+        let ctx = &self.ctx;
+        let plan = ctx.plan;
+        let id = ctx.resolve(id, Token::Object)?;
+        self.enter()?;
+        let result = match plan.node(id) {
+            Node::Record(spec) if !spec.array_like && spec.kind != RecordKind::NamedTuple => {
+                self.record(spec, entries)
+            }
+            Node::TaggedUnion(spec) => {
+                self.begin_map(&mut entries)?;
+                self.tagged(spec, entries)
+            }
+            Node::Dict(spec) => self.dict(spec.key, spec.value, id, entries),
+            Node::Any => self.dict(id, id, id, entries),
+            node => Err(mismatch(node, Token::Object)),
+        };
+        self.depth -= 1;
+        result
+    }
+
+    /// A map read as a record.
+    fn record(&mut self, spec: &RecordSpec, mut entries: Left<'p, 'py, R>) -> Result<Obj<'py>> {
+        self.begin_map(&mut entries)?;
+        let mut builder = RecordBuilder::new(spec);
+        self.record_fields(spec, &mut builder, entries)?;
+        builder.finish(self.ctx.py, spec)
+    }
+
+    /// Reads a map's entries into a record, through its end. The field expected next (in
+    /// declaration order) is tried first, so ordered input never searches the field names.
+    fn record_fields(
+        &mut self,
+        spec: &RecordSpec,
+        builder: &mut RecordBuilder<'py>,
+        mut entries: Left<'p, 'py, R>,
+    ) -> Result<()> {
+        let mut hint = 0;
+        loop {
+            if let Some(&index) = spec.wire_fields.get(hint) {
+                let field = &spec.fields[index];
+                if self.take_field(&mut entries, field) {
+                    hint += 1;
+                    let value = self
+                        .value(field.node)
+                        .map_err(|e| e.at_field(&field.wire_name))?;
+                    builder.set(index, value);
+                    continue;
+                }
+            }
+            let Some(key) = self.next_key(&mut entries)? else {
+                return Ok(());
+            };
+            match spec.find_wire_field(key, hint) {
+                Some(position) => {
+                    hint = position + 1;
+                    let index = spec.wire_fields[position];
+                    let field = &spec.fields[index];
+                    let value = self
+                        .value(field.node)
+                        .map_err(|e| e.at_field(&field.wire_name))?;
+                    builder.set(index, value);
+                }
+                None => {
+                    unknown_field(spec, utf8(key))?;
+                    self.skip()?;
+                }
+            }
+        }
+    }
+
+    /// A record written as an array of its fields in declaration order (`array_like`,
+    /// NamedTuple); trailing fields with defaults may be left out. A tagged-union variant's array
+    /// starts with its tag.
+    fn positional_record(
+        &mut self,
+        spec: &RecordSpec,
+        mut items: Left<'p, 'py, R>,
+    ) -> Result<Obj<'py>> {
+        let mut builder = RecordBuilder::new(spec);
+        let mut position = 0;
+        if let Some((index, _)) = spec.tag {
+            if !self.next_item(&mut items)? {
+                return Err(missing_leading_tag());
+            }
+            let value = self
+                .value(spec.fields[index].node)
+                .map_err(|e| e.at_index(0))?;
+            builder.set(index, value);
+            position = 1;
+        }
+        self.positional_fields(spec, &mut builder, items, position)?;
+        builder.finish(self.ctx.py, spec)
+    }
+
+    /// An array-like tagged union: the first item is the tag.
+    fn positional_tagged(
+        &mut self,
+        spec: &TaggedUnionSpec,
+        mut items: Left<'p, 'py, R>,
+    ) -> Result<Obj<'py>> {
+        if !self.next_item(&mut items)? {
+            return Err(missing_leading_tag());
+        }
+        let tag = self.tag_value().map_err(|e| e.at_index(0))?;
+        let record = variant(self.ctx.plan, spec, &tag).map_err(|e| e.at_index(0))?;
+        let mut builder = RecordBuilder::new(record);
+        set_tag(&self.ctx, record, &tag, &mut builder).map_err(|e| e.at_index(0))?;
+        self.positional_fields(record, &mut builder, items, 1)?;
+        builder.finish(self.ctx.py, record)
+    }
+
+    /// Reads the rest of a positional record's array, from item `position` on, through its end.
+    fn positional_fields(
+        &mut self,
+        spec: &RecordSpec,
+        builder: &mut RecordBuilder<'py>,
+        mut items: Left<'p, 'py, R>,
+        mut position: usize,
+    ) -> Result<()> {
+        let limit = spec.wire_fields.len();
+        if let Some(left) = Self::count_left(&items) {
+            let count = position + left;
+            if count > limit {
+                return Err(Error::validation(format!(
+                    "expected at most {limit} items, got {count}"
+                )));
+            }
+        }
+        let tag_index = spec.tag.as_ref().map(|(index, _)| *index);
+        let fields = spec
+            .wire_fields
+            .iter()
+            .copied()
+            .filter(|&index| Some(index) != tag_index);
+        for index in fields {
+            if !self.next_item(&mut items)? {
+                return Ok(());
+            }
+            let value = self
+                .value(spec.fields[index].node)
+                .map_err(|e| e.at_index(position))?;
+            builder.set(index, value);
+            position += 1;
+        }
+        if self.next_item(&mut items)? {
+            return Err(Error::validation(format!(
+                "expected at most {limit} items, got more"
+            )));
+        }
+        Ok(())
+    }
+
+    /// A tagged union written as a map, in one pass wherever possible: entries before the tag are
+    /// decoded at once when every variant decodes them alike, and only the others are read again
+    /// (by rewinding to them) once the tag has named the variant.
+    fn tagged(
+        &mut self,
+        spec: &TaggedUnionSpec,
+        mut entries: Left<'p, 'py, R>,
+    ) -> Result<Obj<'py>> {
+        let plan: &'p Plan = self.ctx.plan;
+        let mut early: SmallVec<[(usize, Obj<'py>); 8]> = SmallVec::new();
+        let mut deferred: SmallVec<[(usize, usize); 4]> = SmallVec::new();
+        let (record, tag) = loop {
+            let Some(key) = self.next_key(&mut entries)? else {
+                return Err(Error::validation(format!(
+                    "object missing required field `{}`",
+                    spec.tag_field
+                )));
+            };
+            if key == spec.tag_field.as_bytes() {
+                let tag = self.tag_value().map_err(|e| e.at_field(&spec.tag_field))?;
+                let record = variant(plan, spec, &tag).map_err(|e| e.at_field(&spec.tag_field))?;
+                break (record, tag);
+            }
+            match spec.key_index(key) {
+                Some(k) => match spec.keys[k].shared {
+                    Some(node) => {
+                        let value = self
+                            .value(node)
+                            .map_err(|e| e.at_field(&spec.keys[k].wire_name))?;
+                        early.push((k, value));
+                    }
+                    None => {
+                        deferred.push((k, self.offset()));
+                        self.skip()?;
+                    }
+                },
+                None => {
+                    // Unknown to every variant; all variants share the codec's options.
+                    if let Some(Node::Record(record)) =
+                        spec.tags.first().map(|(_, id)| plan.node(*id))
+                    {
+                        unknown_field(record, utf8(key))?;
+                    }
+                    self.skip()?;
+                }
+            }
+        };
+        let mut builder = RecordBuilder::new(record);
+        for (k, value) in early {
+            let name = &spec.keys[k].wire_name;
+            match record.field_index(name.as_bytes()) {
+                Some(index) => builder.set(index, value),
+                None => unknown_field(record, name)?,
+            }
+        }
+        set_tag(&self.ctx, record, &tag, &mut builder).map_err(|e| e.at_field(&spec.tag_field))?;
+        // Not even a call when the count says the tag came last.
+        if Self::count_left(&entries) != Some(0) {
+            self.record_fields(record, &mut builder, entries)?;
+        }
+        if !deferred.is_empty() {
+            let end = self.offset();
+            for (k, offset) in deferred {
+                let name = &spec.keys[k].wire_name;
+                let Some(index) = record.field_index(name.as_bytes()) else {
+                    unknown_field(record, name)?;
+                    continue;
+                };
+                self.rewind(offset);
+                let value = self
+                    .value(record.fields[index].node)
+                    .map_err(|e| e.at_field(name))?;
+                builder.set(index, value);
+            }
+            self.rewind(end);
+        }
+        builder.finish(self.ctx.py, record)
+    }
+}
+
+/// A sequence node's collection from its items.
+#[inline(always)]
+fn collect<'py>(
+    py: Python<'py>,
+    kind: SequenceKind,
+    items: impl ExactSizeIterator<Item = Obj<'py>>,
+) -> Result<Obj<'py>> {
+    Ok(match kind {
+        SequenceKind::List => PyList::new(py, items)?.into_any(),
+        SequenceKind::VarTuple => PyTuple::new(py, items)?.into_any(),
+        SequenceKind::Set => PySet::new(py, items)?.into_any(),
+        SequenceKind::FrozenSet => PyFrozenSet::new(py, items)?.into_any(),
+    })
+}
+
+#[cold]
+fn missing_leading_tag() -> Error {
+    Error::validation("expected the tag as the array's first item")
+}
+
+/// The variant a tag value names.
+fn variant<'p>(
+    plan: &'p Plan,
+    spec: &TaggedUnionSpec,
+    tag: &LiteralValue,
+) -> Result<&'p RecordSpec> {
+    match spec.find(tag).map(|id| plan.node(id)) {
+        Some(Node::Record(record)) => Ok(record),
+        _ => Err(Error::validation(format!(
+            "invalid value {tag} for tag field `{}`: expected {}",
+            spec.tag_field,
+            spec.describe_tags()
+        ))),
+    }
+}
+
+/// Sets the variant's tag field (when it declares one) from the tag value read.
+fn set_tag<'py>(
+    ctx: &Decoding<'_, 'py>,
+    record: &RecordSpec,
+    tag: &LiteralValue,
+    builder: &mut RecordBuilder<'py>,
+) -> Result<()> {
+    if let Some((index, _)) = record.tag {
+        let node = record.fields[index].node;
+        let value = match tag {
+            LiteralValue::Str(text) => ctx.string(node, text.as_bytes(), text.is_ascii()),
+            LiteralValue::Int(number) => ctx.int(node, *number),
+            LiteralValue::Bool(flag) => ctx.boolean(node, *flag),
+        };
+        builder.set(index, value?);
+    }
+    Ok(())
+}
