@@ -321,12 +321,7 @@ impl<'p, 'py> Decoding<'p, 'py> {
     }
 
     pub fn decimal(&self, spec: &DecimalSpec, text: &str) -> Result<Obj<'py>> {
-        let py = self.py;
-        let lib = py::stdlib(py);
-        let value = lib
-            .decimal
-            .bind(py)
-            .call1((text,))
+        let value = py::new_decimal(self.py, text)
             .map_err(|_| Error::validation(format!("invalid decimal {text:?}")))?;
         check_decimal(spec, &value, text)?;
         Ok(value)

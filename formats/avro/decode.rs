@@ -317,7 +317,7 @@ impl<'a, 'p, 'py> Decoder<'a, 'p, 'py> {
                     && spec.bounds.is_unbounded() =>
             {
                 let text = py::new_str(py, data, ascii)?;
-                py::avro::new_from_one_arg(py::stdlib(py).decimal.bind(py), text).map_err(|_| {
+                py::new_from_one_arg(py::stdlib(py).decimal.bind(py), text).map_err(|_| {
                     Error::validation(format!(
                         "invalid decimal {:?}",
                         String::from_utf8_lossy(data)

@@ -963,7 +963,7 @@ impl<'a, 'f, 'p, 'py> FastDecoder<'a, 'f, 'p, 'py> {
                     // str made by the one-copy ASCII constructor.
                     let py = self.ctx.py;
                     let text = py::new_str(py, digits, true).ok()?;
-                    return py::stdlib(py).decimal.bind(py).call1((text,)).ok();
+                    return py::new_from_one_arg(py::stdlib(py).decimal.bind(py), text).ok();
                 }
                 self.ctx
                     .decimal(spec, std::str::from_utf8(digits).ok()?)

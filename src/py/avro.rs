@@ -59,29 +59,3 @@ impl<'py> ListFiller<'py> {
         (self.filled >= self.length).then_some(self.list)
     }
 }
-
-/// `cls(arg)` for a class whose instances are fully made by `tp_new` (such as
-/// `decimal.Decimal`, whose `__init__` is `object.__init__`): calls `tp_new` with a fresh
-/// one-item tuple, skipping the generic call machinery and the `__init__` call, which for these
-/// classes does nothing.
-pub fn new_from_one_arg<'py>(
-    cls: &Bound<'py, pyo3::types::PyType>,
-    arg: Bound<'py, PyAny>,
-) -> PyResult<Bound<'py, PyAny>> {
-    let py = cls.py();
-    let type_ptr = cls.as_type_ptr();
-    // SAFETY: PyTuple_New returns a new reference or NULL with an exception set.
-    let args = unsafe { Bound::from_owned_ptr_or_err(py, ffi::PyTuple_New(1))? };
-    // SAFETY: the fresh tuple's only slot is empty; SET_ITEM takes over `arg`'s reference.
-    unsafe { ffi::PyTuple_SET_ITEM(args.as_ptr(), 0, arg.into_ptr()) };
-    // SAFETY: `type_ptr` is a live type; its tp_new is read once and called with a valid
-    // argument tuple and no keywords; it returns a new reference or NULL with an exception.
-    unsafe {
-        let Some(tp_new) = (*type_ptr).tp_new else {
-            return Err(pyo3::exceptions::PyTypeError::new_err(
-                "cannot create instances of this class",
-            ));
-        };
-        Bound::from_owned_ptr_or_err(py, tp_new(type_ptr, args.as_ptr(), std::ptr::null_mut()))
-    }
-}
