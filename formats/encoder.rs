@@ -19,7 +19,7 @@ use crate::errors::{Error, ErrorKind, Result};
 use crate::plan::{
     EnumSpec, Field, FieldDefault, LiteralValue, Node, NodeId, Plan, RecordKind, RecordSpec,
 };
-use crate::py::fields::{FieldCursor, Next, PlainRule, PlainValue};
+use crate::py::fields::{FieldCursor, Next, PlainValue};
 use crate::py::{self, temporal, Obj};
 use crate::shape::{self, Shape};
 use crate::text;
@@ -552,9 +552,8 @@ impl<'p, 'o, W: WireWriter> Encoder<'p, 'o, W> {
             let field = &spec.fields[index];
             W::field_name(self.out, field, position == 0);
             let name = field.name.bind(py);
-            let rule = PlainRule::for_node(self.plan, field.node);
             let out = &mut *self.out;
-            let item = match cursor.next(name, rule, |plain| W::plain(out, plain)) {
+            let item = match cursor.next(name, field.plain, |plain| W::plain(out, plain)) {
                 Next::Written => continue,
                 Next::Value(item) => item,
                 // Not next in the dict: set out of order, or a class attribute or property.

@@ -29,6 +29,7 @@ pub fn build_plan(spec: &Bound<'_, PyAny>) -> PyResult<Plan> {
     validate_indices(&plan)?;
     resolve_unions(&mut plan);
     resolve_tagged_union_keys(&mut plan);
+    resolve_plain_rules(&mut plan);
     Ok(plan)
 }
 
@@ -195,6 +196,7 @@ fn build_record(kind: RecordKind, data: &Bound<'_, PyDict>) -> PyResult<Node> {
             node: get_required(spec, "type")?.extract()?,
             default,
             on_wire: get_required(spec, "wire")?.extract()?,
+            plain: None,
             json_member: json_member.into_boxed_slice(),
         });
     }
@@ -261,6 +263,25 @@ fn validate_indices(plan: &Plan) -> PyResult<()> {
 
 /// Lists, for every tagged union, the field names of its variants and whether one node decodes
 /// each of them in every variant.
+/// Each record field's plain scalar kind, once the union nodes it may point at are final.
+fn resolve_plain_rules(plan: &mut Plan) {
+    for id in 0..plan.nodes.len() {
+        let rules: Vec<Option<PlainRule>> = match &plan.nodes[id] {
+            Node::Record(spec) => spec
+                .fields
+                .iter()
+                .map(|field| PlainRule::for_node(plan, field.node))
+                .collect(),
+            _ => continue,
+        };
+        if let Node::Record(spec) = &mut plan.nodes[id] {
+            for (field, rule) in spec.fields.iter_mut().zip(rules) {
+                field.plain = rule;
+            }
+        }
+    }
+}
+
 fn resolve_tagged_union_keys(plan: &mut Plan) {
     let mut all_keys = Vec::new();
     for node in &plan.nodes {

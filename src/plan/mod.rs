@@ -369,6 +369,55 @@ pub enum FieldDefault {
     Factory(Py<PyAny>),
 }
 
+/// Which plain scalars a field's node lets the encoders' borrowed-field fast path write itself
+/// (see `py::fields`).
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Plain {
+    Str,
+    Int,
+    /// A float field: exact floats, and exact ints (which the encoders write as ints).
+    Float,
+    Bool,
+}
+
+/// A plain kind, optionally also accepting None (`Optional[...]`).
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub struct PlainRule {
+    pub kind: Plain,
+    pub nullable: bool,
+}
+
+impl PlainRule {
+    /// The rule for a field of type `id`, when the node is a plain scalar or `Optional` of one.
+    pub fn for_node(plan: &Plan, id: NodeId) -> Option<PlainRule> {
+        fn kind(node: &Node) -> Option<Plain> {
+            match node {
+                Node::Str(_) => Some(Plain::Str),
+                Node::Int(_) => Some(Plain::Int),
+                Node::Float(_) => Some(Plain::Float),
+                Node::Bool => Some(Plain::Bool),
+                _ => None,
+            }
+        }
+        match plan.node(id) {
+            Node::Union(spec) => match (spec.none, spec.variants.as_slice()) {
+                (Some(none), &[a, b]) => {
+                    let other = if a == none { b } else { a };
+                    kind(plan.node(other)).map(|kind| PlainRule {
+                        kind,
+                        nullable: true,
+                    })
+                }
+                _ => None,
+            },
+            node => kind(node).map(|kind| PlainRule {
+                kind,
+                nullable: false,
+            }),
+        }
+    }
+}
+
 pub struct Field {
     /// The attribute (or TypedDict key) name, interned.
     pub name: Py<PyString>,
@@ -377,6 +426,8 @@ pub struct Field {
     pub default: FieldDefault,
     /// False for dataclass fields declared `init=False`: never on the wire.
     pub on_wire: bool,
+    /// The plain scalar kind of `node` (or `Optional` of one), precomputed for the encoders.
+    pub plain: Option<PlainRule>,
     /// `,"wire_name":` as JSON bytes, precomputed for the JSON encoder; without its leading
     /// comma (`json_key()`) for the first member written and for the decoder's key match.
     pub json_member: Box<[u8]>,

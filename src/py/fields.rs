@@ -9,55 +9,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyString};
 
 use super::Obj;
-use crate::plan::{Node, NodeId, Plan};
-
-/// Which plain values a field's plan node lets the fast path write itself.
-#[derive(Clone, Copy, PartialEq, Eq)]
-pub enum Plain {
-    Str,
-    Int,
-    /// A float field: exact floats, and exact ints (which the encoders write as ints).
-    Float,
-    Bool,
-}
-
-/// A plain kind, optionally also accepting None (`Optional[...]`).
-#[derive(Clone, Copy, PartialEq, Eq)]
-pub struct PlainRule {
-    pub kind: Plain,
-    pub nullable: bool,
-}
-
-impl PlainRule {
-    /// The rule for a field of type `id`, when the node is a plain scalar or `Optional` of one.
-    pub fn for_node(plan: &Plan, id: NodeId) -> Option<PlainRule> {
-        fn kind(node: &Node) -> Option<Plain> {
-            match node {
-                Node::Str(_) => Some(Plain::Str),
-                Node::Int(_) => Some(Plain::Int),
-                Node::Float(_) => Some(Plain::Float),
-                Node::Bool => Some(Plain::Bool),
-                _ => None,
-            }
-        }
-        match plan.node(id) {
-            Node::Union(spec) => match (spec.none, spec.variants.as_slice()) {
-                (Some(none), &[a, b]) => {
-                    let other = if a == none { b } else { a };
-                    kind(plan.node(other)).map(|kind| PlainRule {
-                        kind,
-                        nullable: true,
-                    })
-                }
-                _ => None,
-            },
-            node => kind(node).map(|kind| PlainRule {
-                kind,
-                nullable: false,
-            }),
-        }
-    }
-}
+use crate::plan::{Plain, PlainRule};
 
 /// A plain value, borrowed from the instance dict for the duration of one write.
 #[derive(Clone, Copy)]
