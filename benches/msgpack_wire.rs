@@ -593,17 +593,17 @@ fn record_document() -> Tree {
                             "weight",
                             Tree::Float((random.next() % 10_000) as f64 / 997.0),
                         ),
-                        field("pinned", Tree::Bool(random.next() % 2 == 0)),
+                        field("pinned", Tree::Bool(random.next().is_multiple_of(2))),
                     ])
                 })
                 .collect();
             let digest = (0..20).map(|_| random.next() as u8).collect();
-            let last_login = if random.next() % 3 == 0 {
+            let last_login = if random.next().is_multiple_of(3) {
                 Tree::Nil
             } else {
                 instant(random)
             };
-            let nickname = if random.next() % 2 == 0 {
+            let nickname = if random.next().is_multiple_of(2) {
                 Tree::Nil
             } else {
                 word(random)
@@ -616,7 +616,7 @@ fn record_document() -> Tree {
                     "score",
                     Tree::Float((random.next() % 1_000_000) as f64 / 1013.0),
                 ),
-                field("active", Tree::Bool(random.next() % 3 != 0)),
+                field("active", Tree::Bool(!random.next().is_multiple_of(3))),
                 field("status", Tree::Str("active".into())),
                 field("created_at", instant(random)),
                 field("last_login", last_login),
@@ -642,7 +642,7 @@ fn nested_document() -> Tree {
         .map(|_| {
             let mut level = Tree::Map(vec![
                 field("name", word(random)),
-                field("passed", Tree::Bool(random.next() % 2 == 0)),
+                field("passed", Tree::Bool(random.next().is_multiple_of(2))),
                 field(
                     "measured",
                     Tree::Str(format!("{}.25", random.next() % 1000)),
@@ -653,7 +653,7 @@ fn nested_document() -> Tree {
                 field("comment", Tree::Nil),
             ]);
             for depth in 0..9 {
-                let note = if random.next() % 2 == 0 {
+                let note = if random.next().is_multiple_of(2) {
                     Tree::Nil
                 } else {
                     Tree::Str(format!("reviewed at level {depth}"))

@@ -336,7 +336,7 @@ impl Encoder<'_, '_> {
                             0
                         };
                         self.out
-                            .extend(std::iter::repeat(fill).take(size - bytes.len()));
+                            .extend(std::iter::repeat_n(fill, size - bytes.len()));
                         self.out.extend_from_slice(bytes);
                     }
                 }

@@ -1299,7 +1299,7 @@ mod tests {
                 1 if s.contains('.') => {}
                 _ => s.push_str(&format!("E+{}", exp.abs())),
             }
-            if rng.next() % 2 == 0 {
+            if rng.next().is_multiple_of(2) {
                 s.insert(0, '-');
             }
             let expected: f64 = s.parse().unwrap();
@@ -1550,11 +1550,11 @@ mod tests {
         ];
         for _ in 0..20_000 {
             let len = (rng.next() % 40) as usize;
-            let dense = rng.next() % 4 == 0;
+            let dense = rng.next().is_multiple_of(4);
             let bytes: Vec<u8> = (0..len)
                 .map(|_| {
                     let r = rng.next();
-                    if dense || r % 8 == 0 {
+                    if dense || r.is_multiple_of(8) {
                         alphabet[(r >> 8) as usize % alphabet.len()]
                     } else if r % 8 == 1 {
                         (r >> 16) as u8

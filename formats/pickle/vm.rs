@@ -503,7 +503,7 @@ impl<'a> Machine<'a> {
                 let mark = self.take_mark()?;
                 let dict = self.below(mark)?;
                 let items = &self.stack[mark..];
-                if items.len() % 2 != 0 {
+                if !items.len().is_multiple_of(2) {
                     return Err("odd number of items for a dict".into());
                 }
                 match &mut self.arena.values[dict as usize] {
@@ -620,7 +620,7 @@ impl<'a> Machine<'a> {
 }
 
 fn pairs(items: &[Id]) -> Step<Vec<(Id, Id)>> {
-    if items.len() % 2 != 0 {
+    if !items.len().is_multiple_of(2) {
         return Err("odd number of items for a dict".into());
     }
     Ok(items
@@ -728,8 +728,8 @@ mod tests {
     fn deep_nesting_does_not_recurse() {
         let depth = 200_000;
         let mut input = vec![PROTO, 4];
-        input.extend(std::iter::repeat(EMPTY_LIST).take(depth));
-        input.extend(std::iter::repeat(APPEND).take(depth - 1));
+        input.extend(std::iter::repeat_n(EMPTY_LIST, depth));
+        input.extend(std::iter::repeat_n(APPEND, depth - 1));
         input.push(STOP);
         assert!(run(&input).is_ok());
     }

@@ -118,7 +118,7 @@ pub fn decode_to_slice(s: &[u8], dst: &mut [u8]) -> Result<usize, TextError> {
     if s.is_empty() {
         return Ok(0);
     }
-    if s.len() % 4 != 0 {
+    if !s.len().is_multiple_of(4) {
         return Err(TextError::InvalidBase64);
     }
     let need = decoded_len_hint(s);

@@ -217,7 +217,7 @@ impl std::error::Error for TextError {}
 /// True for Gregorian leap years.
 #[inline]
 pub const fn is_leap_year(year: u16) -> bool {
-    year % 4 == 0 && (year % 100 != 0 || year % 400 == 0)
+    year.is_multiple_of(4) && (!year.is_multiple_of(100) || year.is_multiple_of(400))
 }
 
 /// Days in `month` (1..=12) of `year`; 0 for an invalid month.
