@@ -24,7 +24,7 @@ use crate::py::{self, temporal, Obj};
 use crate::shape::{self, Shape};
 use crate::text;
 use crate::text::temporal::DateTime;
-use crate::values::{nested, MAX_DEPTH};
+use crate::values::nested;
 
 /// How one format writes the values [`Encoder`] has checked, and the format's own rules where
 /// they differ. All functions append to `out`.
@@ -257,15 +257,7 @@ impl<'p, 'o, W: WireWriter> Encoder<'p, 'o, W> {
             }
             Node::Enum(spec) => self.enum_value(spec, value),
             Node::Literal(spec) => {
-                let literal = shape::literal_of(value)
-                    .filter(|v| spec.find(v).is_some())
-                    .ok_or_else(|| {
-                        Error::encode(format!(
-                            "expected {}, got {}",
-                            spec.describe_values(),
-                            value.repr().map(|r| r.to_string()).unwrap_or_default()
-                        ))
-                    })?;
+                let literal = shape::allowed_literal(spec, value)?;
                 self.literal(&literal);
                 Ok(())
             }
@@ -313,28 +305,14 @@ impl<'p, 'o, W: WireWriter> Encoder<'p, 'o, W> {
     }
 
     fn enum_value(&mut self, spec: &EnumSpec, value: &Obj<'_>) -> Result<()> {
-        let py = value.py();
-        match spec.members.iter().find(|m| m.member.bind(py).is(value)) {
-            Some(member) => {
-                self.literal(&member.value);
-                Ok(())
-            }
-            None => Err(Error::encode(format!(
-                "expected a member of {}, got {}",
-                spec.name,
-                value.repr().map(|r| r.to_string()).unwrap_or_default()
-            ))),
-        }
+        let index = shape::enum_member_index(spec, value)
+            .ok_or_else(|| shape::not_a_member(spec, value))?;
+        self.literal(&spec.members[index].value);
+        Ok(())
     }
 
     fn enter(&mut self) -> Result<()> {
-        self.depth += 1;
-        if self.depth > MAX_DEPTH {
-            return Err(Error::encode(format!(
-                "value nested deeper than {MAX_DEPTH} levels (a reference cycle?)"
-            )));
-        }
-        Ok(())
+        shape::enter_nested(&mut self.depth)
     }
 
     fn sequence(&mut self, node: &Node, item: NodeId, value: &Obj<'_>) -> Result<()> {

@@ -16,9 +16,11 @@ use pyo3::types::{
 
 use crate::errors::{Error, Result};
 use crate::plan::{
-    FieldDefault, LiteralValue, Node, NodeId, Plan, RecordKind, RecordSpec, UnionSpec,
+    EnumSpec, FieldDefault, LiteralSpec, LiteralValue, Node, NodeId, Plan, RecordKind, RecordSpec,
+    UnionSpec,
 };
 use crate::py::{self, Obj};
+use crate::values::MAX_DEPTH;
 
 /// The type's qualified name, for error messages.
 pub fn type_name(value: &Obj<'_>) -> String {
@@ -106,6 +108,48 @@ pub fn bytes_like<'a>(value: &'a Obj<'_>) -> Option<Cow<'a, [u8]>> {
         return Some(Cow::Owned(bytes.as_bytes().to_vec()));
     }
     None
+}
+
+/// One more level of nesting for an encoder, refused past [`MAX_DEPTH`] (a value that contains
+/// itself would otherwise recurse until the stack guard gives up).
+pub fn enter_nested(depth: &mut usize) -> Result<()> {
+    *depth += 1;
+    if *depth > MAX_DEPTH {
+        return Err(Error::encode(format!(
+            "value nested deeper than {MAX_DEPTH} levels (a reference cycle?)"
+        )));
+    }
+    Ok(())
+}
+
+/// The position of `value` among an enum's members (compared by identity).
+pub fn enum_member_index(spec: &EnumSpec, value: &Obj<'_>) -> Option<usize> {
+    let py = value.py();
+    spec.members
+        .iter()
+        .position(|m| m.member.bind(py).is(value))
+}
+
+/// The EncodeError for a value that is not a member of the enum.
+pub fn not_a_member(spec: &EnumSpec, value: &Obj<'_>) -> Error {
+    Error::encode(format!(
+        "expected a member of {}, got {}",
+        spec.name,
+        value.repr().map(|r| r.to_string()).unwrap_or_default()
+    ))
+}
+
+/// The literal `value` stands for, when it is one of the literals `spec` allows.
+pub fn allowed_literal(spec: &LiteralSpec, value: &Obj<'_>) -> Result<LiteralValue> {
+    literal_of(value)
+        .filter(|v| spec.find(v).is_some())
+        .ok_or_else(|| {
+            Error::encode(format!(
+                "expected {}, got {}",
+                spec.describe_values(),
+                value.repr().map(|r| r.to_string()).unwrap_or_default()
+            ))
+        })
 }
 
 /// The literal a str, int or bool value stands for.

@@ -11,7 +11,7 @@ use crate::plan::{EnumSpec, LiteralValue, Node, NodeId, Plan, RecordSpec};
 use crate::py::{self, temporal, Obj};
 use crate::shape;
 use crate::text;
-use crate::values::{nested, MAX_DEPTH};
+use crate::values::nested;
 
 pub struct Encoder<'p, 'o> {
     pub plan: &'p Plan,
@@ -120,15 +120,7 @@ impl Encoder<'_, '_> {
             }
             (Node::Enum(spec), WriteOp::Enum(symbols)) => self.enum_value(spec, symbols, value),
             (Node::Literal(spec), _) => {
-                let literal = shape::literal_of(value)
-                    .filter(|v| spec.find(v).is_some())
-                    .ok_or_else(|| {
-                        Error::encode(format!(
-                            "expected {}, got {}",
-                            spec.describe_values(),
-                            value.repr().map(|r| r.to_string()).unwrap_or_default()
-                        ))
-                    })?;
+                let literal = shape::allowed_literal(spec, value)?;
                 match (literal, op) {
                     (LiteralValue::Str(text), WriteOp::String) => {
                         write_bytes(self.out, text.as_bytes())
@@ -274,12 +266,7 @@ impl Encoder<'_, '_> {
     }
 
     fn enum_value(&mut self, spec: &EnumSpec, symbols: &[u32], value: &Obj<'_>) -> Result<()> {
-        let py = value.py();
-        match spec
-            .members
-            .iter()
-            .position(|m| m.member.bind(py).is(value))
-        {
+        match shape::enum_member_index(spec, value) {
             Some(index) => {
                 write_long(self.out, i64::from(symbols[index]));
                 Ok(())
@@ -347,13 +334,7 @@ impl Encoder<'_, '_> {
     }
 
     fn enter(&mut self) -> Result<()> {
-        self.depth += 1;
-        if self.depth > MAX_DEPTH {
-            return Err(Error::encode(format!(
-                "value nested deeper than {MAX_DEPTH} levels (a reference cycle?)"
-            )));
-        }
-        Ok(())
+        shape::enter_nested(&mut self.depth)
     }
 
     fn array(&mut self, node: &Node, item: NodeId, value: &Obj<'_>) -> Result<()> {

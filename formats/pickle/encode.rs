@@ -9,7 +9,7 @@
 use pyo3::prelude::*;
 use pyo3::types::{
     PyBool, PyByteArray, PyBytes, PyDate, PyDateAccess, PyDateTime, PyDelta, PyDeltaAccess, PyDict,
-    PyFloat, PyFrozenSet, PyInt, PyList, PySet, PyString, PyTime, PyTimeAccess, PyTuple,
+    PyFloat, PyFrozenSet, PyInt, PyList, PySet, PyString, PyTime, PyTimeAccess, PyTuple, PyTzInfo,
     PyTzInfoAccess,
 };
 
@@ -19,7 +19,7 @@ use crate::errors::{Error, ErrorKind, Result};
 use crate::plan::{EnumSpec, LiteralValue, Node, NodeId, Plan, RecordKind, RecordSpec};
 use crate::py::{self, Obj};
 use crate::shape;
-use crate::values::{nested, MAX_DEPTH};
+use crate::values::nested;
 
 /// Encodes `value` as the plan's root type: one pickle.
 pub fn encode_one(fmt: &Pickle, plan: &Plan, value: &Obj<'_>, out: &mut Vec<u8>) -> Result<()> {
@@ -448,13 +448,7 @@ impl<'f, 'p, 'o, 'py> Writer<'f, 'p, 'o, 'py> {
     }
 
     fn enter(&mut self) -> Result<()> {
-        self.depth += 1;
-        if self.depth > MAX_DEPTH {
-            return Err(Error::encode(format!(
-                "value nested deeper than {MAX_DEPTH} levels (a reference cycle?)"
-            )));
-        }
-        Ok(())
+        shape::enter_nested(&mut self.depth)
     }
 
     // ---- plan-driven values ----
@@ -525,15 +519,7 @@ impl<'f, 'p, 'o, 'py> Writer<'f, 'p, 'o, 'py> {
             Node::Any => self.any(value),
             Node::Enum(spec) => self.enum_member(spec, value),
             Node::Literal(spec) => {
-                let literal = shape::literal_of(value)
-                    .filter(|v| spec.find(v).is_some())
-                    .ok_or_else(|| {
-                        Error::encode(format!(
-                            "expected {}, got {}",
-                            spec.describe_values(),
-                            value.repr().map(|r| r.to_string()).unwrap_or_default()
-                        ))
-                    })?;
+                let literal = shape::allowed_literal(spec, value)?;
                 match literal {
                     LiteralValue::Str(_) => self.str_object(value)?,
                     LiteralValue::Int(number) => self.int(number),
@@ -612,13 +598,9 @@ impl<'f, 'p, 'o, 'py> Writer<'f, 'p, 'o, 'py> {
 
     fn enum_member(&mut self, spec: &EnumSpec, value: &Obj<'py>) -> Result<()> {
         let py = value.py();
-        let Some(member) = spec.members.iter().find(|m| m.member.bind(py).is(value)) else {
-            return Err(Error::encode(format!(
-                "expected a member of {}, got {}",
-                spec.name,
-                value.repr().map(|r| r.to_string()).unwrap_or_default()
-            )));
-        };
+        let index = shape::enum_member_index(spec, value)
+            .ok_or_else(|| shape::not_a_member(spec, value))?;
+        let member = &spec.members[index];
         let memo = self.recall(value);
         if let Memo::Written = memo {
             return Ok(());
@@ -969,14 +951,7 @@ impl<'f, 'p, 'o, 'py> Writer<'f, 'p, 'o, 'py> {
             micro as u8,
         ];
         self.bytes(&state);
-        match datetime.get_tzinfo() {
-            Some(zone) => {
-                self.tzinfo(zone.as_any())?;
-                self.out.push(TUPLE2);
-            }
-            None => self.out.push(TUPLE1),
-        }
-        self.out.push(REDUCE);
+        self.state_and_zone(datetime.get_tzinfo())?;
         self.remember(memo, value);
         Ok(())
     }
@@ -1017,14 +992,7 @@ impl<'f, 'p, 'o, 'py> Writer<'f, 'p, 'o, 'py> {
             (micro >> 8) as u8,
             micro as u8,
         ]);
-        match time.get_tzinfo() {
-            Some(zone) => {
-                self.tzinfo(zone.as_any())?;
-                self.out.push(TUPLE2);
-            }
-            None => self.out.push(TUPLE1),
-        }
-        self.out.push(REDUCE);
+        self.state_and_zone(time.get_tzinfo())?;
         self.remember(memo, value);
         Ok(())
     }
@@ -1044,6 +1012,19 @@ impl<'f, 'p, 'o, 'py> Writer<'f, 'p, 'o, 'py> {
 
     /// `datetime.timezone` (offset and optional name) and `zoneinfo.ZoneInfo` (its key), as
     /// their own `__reduce__` describes them; other tzinfo classes are refused.
+    /// Closes the argument tuple of a datetime or time after its state bytes (with the tzinfo
+    /// when there is one) and applies the class.
+    fn state_and_zone(&mut self, zone: Option<Bound<'py, PyTzInfo>>) -> Result<()> {
+        match zone {
+            Some(zone) => {
+                self.tzinfo(zone.as_any())?;
+                self.out.extend_from_slice(&[TUPLE2, REDUCE]);
+            }
+            None => self.out.extend_from_slice(&[TUPLE1, REDUCE]),
+        }
+        Ok(())
+    }
+
     fn tzinfo(&mut self, zone: &Obj<'py>) -> Result<()> {
         let py = zone.py();
         let memo = self.recall(zone);
