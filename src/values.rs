@@ -355,7 +355,8 @@ fn describe_union(plan: &Plan, variants: &[NodeId]) -> String {
     names.join(" | ")
 }
 
-fn check_tz(rule: TzRule, aware: bool, what: &str) -> Result<()> {
+/// Checks a decoded datetime or time against its node's `tz` rule.
+pub fn check_tz(rule: TzRule, aware: bool, what: &str) -> Result<()> {
     match (rule, aware) {
         (TzRule::Aware, false) => Err(Error::validation(format!(
             "expected a timezone-aware {what}, got a naive one"

@@ -23,31 +23,37 @@ use super::{FastPath, KeyMap, Pickle, StateForm};
 use crate::errors::{Error, Result};
 use crate::plan::{
     BytesSpec, EnumSpec, LengthBounds, Node, NodeId, Plan, RecordKind, RecordSpec, SequenceKind,
-    TzRule,
 };
 use crate::py::{self, Obj};
-use crate::values::{nested, unknown_field, Decoding, RecordBuilder, MAX_DEPTH};
+use crate::values::{check_tz, nested, unknown_field, Decoding, RecordBuilder, MAX_DEPTH};
 
-pub fn decode_one<'py>(
+/// Decodes one root-type value, or (`many`) a pickled list of them: by the single-pass reader
+/// when the codec allows it and it recognises the pickle, else by the general two-step path.
+pub fn decode<'py>(
     fmt: &Pickle,
     py: Python<'py>,
     plan: &Plan,
     strict: bool,
     input: &[u8],
+    many: bool,
 ) -> Result<Obj<'py>> {
     if fmt.fast_path != FastPath::Off {
-        if let Some(value) = fast::decode(fmt, py, plan, strict, input, false) {
+        if let Some(value) = fast::decode(fmt, py, plan, strict, input, many) {
             return Ok(value);
         }
         if fmt.fast_path == FastPath::Only {
             return Err(fast_path_refused());
         }
     }
-    general_one(fmt, py, plan, strict, input)
+    if many {
+        general_many(fmt, py, plan, strict, input)
+    } else {
+        general_one(fmt, py, plan, strict, input)
+    }
 }
 
-/// `decode_one` by the general two-step path alone (the fast path's fallback).
-pub fn general_one<'py>(
+/// One value by the general two-step path alone (the fast path's fallback).
+fn general_one<'py>(
     fmt: &Pickle,
     py: Python<'py>,
     plan: &Plan,
@@ -59,27 +65,8 @@ pub fn general_one<'py>(
     converter.value(root, plan.root)
 }
 
-/// A pickled list (or tuple) of root-type values.
-pub fn decode_many<'py>(
-    fmt: &Pickle,
-    py: Python<'py>,
-    plan: &Plan,
-    strict: bool,
-    input: &[u8],
-) -> Result<Obj<'py>> {
-    if fmt.fast_path != FastPath::Off {
-        if let Some(value) = fast::decode(fmt, py, plan, strict, input, true) {
-            return Ok(value);
-        }
-        if fmt.fast_path == FastPath::Only {
-            return Err(fast_path_refused());
-        }
-    }
-    general_many(fmt, py, plan, strict, input)
-}
-
-/// `decode_many` by the general two-step path alone (the fast path's fallback).
-pub fn general_many<'py>(
+/// A pickled list (or tuple) of root-type values by the general two-step path alone.
+fn general_many<'py>(
     fmt: &Pickle,
     py: Python<'py>,
     plan: &Plan,
@@ -156,18 +143,6 @@ fn show(bytes: &[u8]) -> Cow<'_, str> {
 
 fn text(bytes: &[u8]) -> Result<&str> {
     std::str::from_utf8(bytes).map_err(|_| Error::decode("malformed pickle: a str is not UTF-8"))
-}
-
-fn check_tz(rule: TzRule, aware: bool, what: &str) -> Result<()> {
-    match (rule, aware) {
-        (TzRule::Aware, false) => Err(Error::validation(format!(
-            "expected a timezone-aware {what}, got a naive one"
-        ))),
-        (TzRule::Naive, true) => Err(Error::validation(format!(
-            "expected a naive {what}, got one with a UTC offset"
-        ))),
-        _ => Ok(()),
-    }
 }
 
 /// A call node taken apart.

@@ -205,7 +205,7 @@ impl WireFormat for Pickle {
         input: &[u8],
         _writer_schema: Option<&Bound<'py, PyAny>>,
     ) -> Result<Obj<'py>> {
-        decode::decode_one(self, py, plan, strict, input)
+        decode::decode(self, py, plan, strict, input, false)
     }
 
     fn decode_many<'py>(
@@ -215,6 +215,6 @@ impl WireFormat for Pickle {
         strict: bool,
         input: &[u8],
     ) -> Result<Obj<'py>> {
-        decode::decode_many(self, py, plan, strict, input)
+        decode::decode(self, py, plan, strict, input, true)
     }
 }
