@@ -120,7 +120,8 @@ impl Codec {
         Ok(PyBytes::new(py, &out))
     }
 
-    /// Encodes a sequence of values as one message (JSON: one array).
+    /// Encodes a sequence of values as one message: a JSON or MessagePack array, an Avro object
+    /// container file, a pickled list.
     #[pyo3(signature = (values, /))]
     fn encode_many<'py>(&self, values: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyBytes>> {
         let py = values.py();

@@ -55,7 +55,8 @@ def encode_one(obj: Any, format: Format = "json", type: Any = None, **options: A
 def encode_many(
     objs: Sequence[Any], format: Format = "json", type: Any = None, **options: Any
 ) -> bytes:
-    """Encodes a sequence of values as one message (JSON: one array).
+    """Encodes a sequence of values as one message: a JSON or MessagePack array, an Avro object
+    container file, a pickled list.
 
     Without ``type``, the type of the first value is used, so ``type`` is needed for an empty
     sequence and for values of a union.
