@@ -819,6 +819,7 @@ class _Compiler:
 
     def _record(self, cls: type, kind: str, args: Tuple[Any, ...]) -> int:
         params = tuple(getattr(cls, "__parameters__", ()))
+        given = bool(args)
         if args:
             args = tuple(_subst(a, self._typevars) for a in args)
         else:
@@ -831,6 +832,9 @@ class _Compiler:
             "cls": cls,
             "name": cls.__qualname__,
             "module": cls.__module__,
+            # The type arguments a generic class was given (after TypeVar substitution), () when
+            # none were: Avro names a generic record after them (Box[int] is Box_int).
+            "args": args if given else (),
             "fields": [],
             "post_init": kind == "dataclass" and hasattr(cls, "__post_init__"),
             "frozen": self._frozen(cls, kind),
