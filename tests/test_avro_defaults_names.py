@@ -444,3 +444,31 @@ def test_avro_names_namedtuple_declared() -> None:
     codec = polycodec.Codec(Pair, "avro")
     assert codec.schema["name"] == "Couple" and codec.schema["aliases"] == ["P"]
     assert codec.decode_one(codec.encode_one(Pair(1, 2))) == Pair(1, 2)
+
+
+def test_avro_names_aliases_match_union_branches() -> None:
+    @dataclasses.dataclass
+    class Cat:
+        __avro__: ClassVar[polycodec.AvroName] = {"name": "Cat", "aliases": ["OldCat"]}
+        name: str
+
+    @dataclasses.dataclass
+    class Dog:
+        name: str
+
+    record = lambda name: {  # noqa: E731
+        "type": "record",
+        "name": name,
+        "fields": [{"name": "name", "type": "string"}],
+    }
+    writer = [record("Dog"), record("OldCat")]
+    data = fastavro_write(writer, ("OldCat", {"name": "c"}))
+    codec = polycodec.Codec(Dog | Cat, "avro")
+    assert codec.decode_one(data, writer_schema=writer) == Cat("c")
+    read = fastavro.schemaless_reader(
+        io.BytesIO(data),
+        fastavro.parse_schema(writer),
+        fastavro.parse_schema(codec.schema),
+        return_record_name=True,
+    )
+    assert read[0].endswith(".Cat") and read[1] == {"name": "c"}
