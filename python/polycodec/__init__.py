@@ -13,13 +13,14 @@ Point(x=1, y=2)
 """
 
 from ._errors import DecodeError, EncodeError, ValidationError
-from ._meta import Meta
+from ._meta import AvroName, Meta
 from ._polycodec import Codec
 from ._api import decode_many, decode_one, encode_many, encode_one
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "AvroName",
     "Codec",
     "DecodeError",
     "EncodeError",

@@ -299,8 +299,10 @@ def _literal_category(value: Any) -> str:
 def _constraints_of(metadata: Tuple[Any, ...]) -> List[Tuple[str, Any]]:
     """Collect (key, value) constraints from ``Annotated`` metadata, in order.
 
-    ``Meta`` objects and the annotated-types markers are understood; anything else is left for
-    other libraries and ignored. annotated-types is only looked at if it was already imported,
+    ``Meta`` objects and the annotated-types constraint markers are understood; other
+    annotated-types markers that would validate (``Predicate``, ``Not``) raise ValueError;
+    anything else (including subclasses of annotated-types' classes defined by other libraries,
+    such as pydantic's) is left for other libraries and ignored. annotated-types is only looked at if it was already imported,
     which it must have been for one of its markers to appear here.
     """
     found: List[Tuple[str, Any]] = []
@@ -326,7 +328,19 @@ def _constraints_of(metadata: Tuple[Any, ...]) -> List[Tuple[str, Any]]:
                 found.append(("tz", item.tz is Ellipsis))
             else:
                 raise ValueError("Timezone() with a specific zone is not supported")
+        elif type(item).__module__ == "annotated_types" and not isinstance(item, _at_inert(at)):
+            # A marker users would expect to be checked (Predicate, Not, ...): refusing it is
+            # better than letting them believe a validator runs.
+            raise ValueError(
+                f"the annotated-types marker {item!r} is not enforced by polycodec (it checks "
+                "Gt, Ge, Lt, Le, Interval, MultipleOf, MinLen, MaxLen, Len and Timezone only)"
+            )
     return found
+
+
+def _at_inert(at: Any) -> Tuple[type, ...]:
+    """annotated-types markers that only describe (documentation, a unit), never constrain."""
+    return tuple(getattr(at, name) for name in ("DocInfo", "Unit") if hasattr(at, name))
 
 
 def _convert(kind: str, key: str, value: Any) -> Any:
@@ -805,6 +819,7 @@ class _Compiler:
 
     def _record(self, cls: type, kind: str, args: Tuple[Any, ...]) -> int:
         params = tuple(getattr(cls, "__parameters__", ()))
+        given = bool(args)
         if args:
             args = tuple(_subst(a, self._typevars) for a in args)
         else:
@@ -817,6 +832,9 @@ class _Compiler:
             "cls": cls,
             "name": cls.__qualname__,
             "module": cls.__module__,
+            # The type arguments a generic class was given (after TypeVar substitution), () when
+            # none were: Avro names a generic record after them (Box[int] is Box_int).
+            "args": args if given else (),
             "fields": [],
             "post_init": kind == "dataclass" and hasattr(cls, "__post_init__"),
             "frozen": self._frozen(cls, kind),
