@@ -13,6 +13,7 @@ Point(x=1, y=2)
 """
 
 from ._errors import DecodeError, EncodeError, ValidationError
+from ._frames import AvroFrameInfo, avro_fingerprint, avro_frame_info
 from ._meta import Meta
 from ._polycodec import Codec
 from ._api import decode_many, decode_one, encode_many, encode_one
@@ -20,11 +21,14 @@ from ._api import decode_many, decode_one, encode_many, encode_one
 __version__ = "0.1.0"
 
 __all__ = [
+    "AvroFrameInfo",
     "Codec",
     "DecodeError",
     "EncodeError",
     "Meta",
     "ValidationError",
+    "avro_fingerprint",
+    "avro_frame_info",
     "decode_many",
     "decode_one",
     "encode_many",
