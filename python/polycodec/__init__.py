@@ -13,6 +13,7 @@ Point(x=1, y=2)
 """
 
 from ._errors import DecodeError, EncodeError, ValidationError
+from ._extension import Extension
 from ._frames import AvroFrameInfo, avro_fingerprint, avro_frame_info
 from ._meta import Meta
 from ._polycodec import Codec
@@ -25,6 +26,7 @@ __all__ = [
     "Codec",
     "DecodeError",
     "EncodeError",
+    "Extension",
     "Meta",
     "ValidationError",
     "avro_fingerprint",

@@ -19,10 +19,16 @@ def _frozen(value: Any) -> Hashable:
     """A hashable stand-in for an option value: mappings and lists (a ``rename`` table, an
     Avro ``schema`` dict) become nested tuples; anything else is used as it is."""
     if isinstance(value, Mapping):
-        return ("mapping", tuple(sorted((key, _frozen(item)) for key, item in value.items())))
+        # Sorted by the keys' repr: class keys (the ``extensions`` option) do not order.
+        items = sorted(((key, _frozen(item)) for key, item in value.items()), key=_repr_of_key)
+        return ("mapping", tuple(items))
     if isinstance(value, list):
         return ("list", tuple(_frozen(item) for item in value))
     return cast(Hashable, value)
+
+
+def _repr_of_key(item: tuple[Any, Any]) -> str:
+    return repr(item[0])
 
 
 def _options_key(options: dict[str, Any]) -> Hashable:
