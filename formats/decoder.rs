@@ -120,6 +120,7 @@ where
 
     /// A value of an extension type: its wire form, then the type's `decode` function. Kept
     /// out of line so the formats' value dispatch stays small.
+    #[cold]
     #[inline(never)]
     pub fn extension(&mut self, spec: &ExtensionSpec) -> Result<Obj<'py>> {
         let wire = self.value(spec.wire)?;

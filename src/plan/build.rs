@@ -21,10 +21,12 @@ pub fn build_plan(spec: &Bound<'_, PyAny>) -> PyResult<Plan> {
     }
     let any = built.len();
     built.push(Node::Any);
+    let has_extensions = built.iter().any(|node| matches!(node, Node::Extension(_)));
     let mut plan = Plan {
         nodes: built,
         root,
         any,
+        has_extensions,
     };
     validate_indices(&plan)?;
     resolve_unions(&mut plan);

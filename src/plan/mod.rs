@@ -26,6 +26,9 @@ pub struct Plan {
     pub root: NodeId,
     /// A `Node::Any` every plan carries, for the values nested inside a runtime-typed value.
     pub any: NodeId,
+    /// Whether some node is a `Node::Extension`: the JSON and MessagePack decoders look for
+    /// one at each value only then, so plans without extensions pay one predictable branch.
+    pub has_extensions: bool,
 }
 
 impl Plan {
