@@ -460,3 +460,13 @@ def test_structured_error_locations_constructed_by_hand() -> None:
     assert error.loc == ("a", 0) and error.path == "$.a[0]"
     assert polycodec.DecodeError("bad").loc == ()
     assert polycodec.EncodeError("bad", "$.x", ["x"]).loc == ("x",)
+
+
+def test_structured_error_locations_survive_pickling() -> None:
+    import pickle
+
+    with pytest.raises(polycodec.ValidationError) as info:
+        polycodec.decode_one(b'{"x": 1, "y": "2"}', Point)
+    copy = pickle.loads(pickle.dumps(info.value))
+    assert type(copy) is polycodec.ValidationError
+    assert copy.loc == ("y",) and copy.path == "$.y" and str(copy) == str(info.value)
