@@ -84,6 +84,9 @@ def test_avro_frame_info_confluent() -> None:
     assert info.framing == "confluent" and info.id == 0xDEADBEEF
     assert polycodec.avro_frame_info(bytearray(message)) == info
     assert polycodec.avro_frame_info(memoryview(message)) == info
+    # A view of wider items is read by its bytes.
+    wide = memoryview(bytearray(b"\x00\x00\x00\x01\x02\x00\x00\x00")).cast("I")
+    assert polycodec.avro_frame_info(wide) == ("confluent", 258)
     # A frame with an empty datum (a record without fields) is still well-formed.
     assert polycodec.avro_frame_info(b"\x00\x00\x00\x00\x05") == ("confluent", 5)
     encoded = polycodec.Codec(Reading, "avro", framing="confluent", schema_id=42).encode_one(

@@ -32,7 +32,10 @@ def avro_frame_info(buf: Any) -> AvroFrameInfo:
     """
     if not isinstance(buf, (bytes, bytearray, memoryview)):
         raise TypeError(f"expected bytes, bytearray or memoryview, got {type(buf).__qualname__}")
-    head = bytes(memoryview(buf)[:10])
+    view = memoryview(buf)
+    if view.ndim != 1 or view.itemsize != 1:
+        view = memoryview(view.tobytes())  # the bytes of a view of wider items
+    head = bytes(view[:10])
     if head[:2] == b"\xc3\x01":
         if len(head) < 10:
             raise DecodeError(
