@@ -36,7 +36,7 @@ impl Codec {
     #[new]
     #[pyo3(signature = (r#type, format = "json", *, rename = None, omit_defaults = false,
                         forbid_unknown_fields = false, strict = true, array_like = false,
-                        **format_options))]
+                        extensions = None, **format_options))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -47,6 +47,7 @@ impl Codec {
         forbid_unknown_fields: bool,
         strict: bool,
         array_like: bool,
+        extensions: Option<Bound<'_, PyAny>>,
         format_options: Option<Bound<'_, PyDict>>,
     ) -> PyResult<Self> {
         let options = PyDict::new(py);
@@ -54,6 +55,7 @@ impl Codec {
         options.set_item("omit_defaults", omit_defaults)?;
         options.set_item("forbid_unknown_fields", forbid_unknown_fields)?;
         options.set_item("array_like", array_like)?;
+        options.set_item("extensions", extensions.as_ref())?;
         // The format decides which unions are allowed (Avro tells records apart by branch).
         let compile_options = options.copy()?;
         compile_options.set_item("format", format)?;
@@ -182,7 +184,7 @@ impl Codec {
         for (key, value) in self.options.bind(py).iter() {
             let default = match key.extract::<&str>()? {
                 "strict" => value.is_truthy()?,
-                "rename" => value.is_none(),
+                "rename" | "extensions" => value.is_none(),
                 "omit_defaults" | "forbid_unknown_fields" | "array_like" => !value.is_truthy()?,
                 _ => false,
             };

@@ -107,6 +107,9 @@ impl Encoder<'_, '_> {
                 }
                 self.value(variant, value)
             }
+            (Node::Extension(spec), WriteOp::Extension) => {
+                self.value(spec.wire, &spec.encode_value(value)?)
+            }
             (Node::TaggedUnion(spec), WriteOp::Tagged(branches)) => {
                 for ((_, record_id), branch) in spec.tags.iter().zip(branches) {
                     if let Node::Record(record) = self.plan.node(*record_id) {

@@ -7,6 +7,7 @@ import threading
 import typing
 from typing import Any, Hashable, Literal, Mapping, Sequence
 
+from ._extension import Extension
 from ._meta import Meta
 from ._polycodec import Codec
 
@@ -31,6 +32,9 @@ def _value_key(value: Any, keep: list[Any]) -> Hashable:
         return (type(value), tuple(_value_key(item, keep) for item in value))
     if isinstance(value, Meta):
         return (Meta, _value_key(value.settings(), keep))
+    if isinstance(value, Extension):
+        # Its own == compares the wire types with ==, which forgets union order.
+        return (Extension, _type_key(value.wire, keep), value.encode, value.decode)
     if isinstance(value, type) or typing.get_origin(value) is not None:
         return _type_key(value, keep)
     if dataclasses.is_dataclass(value):

@@ -413,6 +413,8 @@ class _Deriver:
 
     def schema(self, index: int, where: str, default: Any = NODEFAULT) -> Any:
         kind, data = self.nodes[index]
+        if kind == "extension":  # written as its wire type (the default is already in it)
+            return self.schema(data["wire"], where, default)
         if kind == "none":
             return "null"
         if kind == "bool":
@@ -564,6 +566,7 @@ class _Deriver:
                         default = factory()
                     except Exception:  # a factory that cannot run now: no Avro default
                         default = NODEFAULT
+            default = _wire_default(self.nodes, field["type"], default)
             if (
                 field["required"] is False
                 and default is NODEFAULT
@@ -612,6 +615,18 @@ def _describe_named(out: Dict[str, Any], full: str, declared: Dict[str, Any]) ->
 
 class _NoDefault(Exception):
     pass
+
+
+def _wire_default(nodes: List[Tuple[str, Dict[str, Any]]], index: int, value: Any) -> Any:
+    """A field default in the form its schema holds: an extension type's default is what its
+    ``encode`` makes of it (no Avro default when that fails)."""
+    kind, data = nodes[index]
+    if kind != "extension" or value is NODEFAULT or (value is None and data["nullable"]):
+        return value
+    try:
+        return data["encode"](value)
+    except Exception:
+        return NODEFAULT
 
 
 def _branch_key(branch: Any) -> str:
@@ -811,6 +826,9 @@ class Binding:
         def wrong() -> TypeError:
             return self.fail(where, f"{kind} cannot be written as Avro {desc}")
 
+        if kind == "extension":  # the encode function's result is written by the wire node
+            self.bind(data["wire"], sid, where)
+            return ("extension",)
         if kind in ("union", "tagged_union"):
             if st != "union":
                 raise wrong()
@@ -1113,6 +1131,13 @@ class Resolver:
         key = (wid, rid, pid)
         if key in self.memo:
             return self.memo[key]
+        pkind, pdata = self.nodes[pid]
+        if pkind == "extension":  # the wire value, then the extension's decode function
+            index = self.emit(("extension", -1, pid))
+            self.memo[key] = index
+            inner = self.resolve(wid, rid, pdata["wire"], where)
+            self.ops[index] = ("extension", inner, pid)
+            return index
         w = self.writer.nodes[wid]
         r = self.reader.nodes[rid]
         if w["type"] == "union":

@@ -2,6 +2,8 @@
 
 from typing import Any, Callable, Generic, Literal, Mapping, Optional, TypeVar, Union, overload
 
+from ._extension import Extension
+
 T = TypeVar("T")
 
 Format = Literal["json", "msgpack", "avro", "pickle"]
@@ -27,6 +29,7 @@ class Codec(Generic[T]):
         forbid_unknown_fields: bool = False,
         strict: bool = True,
         array_like: bool = False,
+        extensions: Optional[Mapping[type, Extension]] = None,
         schema: Union[None, str, Mapping[str, Any], list[Any]] = None,
         framing: Optional[Literal["single-object", "confluent"]] = None,
         schema_id: Optional[int] = None,
@@ -45,6 +48,7 @@ class Codec(Generic[T]):
         forbid_unknown_fields: bool = False,
         strict: bool = True,
         array_like: bool = False,
+        extensions: Optional[Mapping[type, Extension]] = None,
         schema: Union[None, str, Mapping[str, Any], list[Any]] = None,
         framing: Optional[Literal["single-object", "confluent"]] = None,
         schema_id: Optional[int] = None,

@@ -8,6 +8,7 @@
 
 mod build;
 pub mod constraints;
+mod extension;
 
 use pyo3::prelude::*;
 use pyo3::types::PyString;
@@ -15,6 +16,7 @@ use pyo3::{PyTraverseError, PyVisit};
 
 pub use build::build_plan;
 pub use constraints::{DecimalBounds, FloatBounds, IntBounds, LengthBounds};
+pub use extension::ExtensionSpec;
 
 pub type NodeId = usize;
 
@@ -24,6 +26,9 @@ pub struct Plan {
     pub root: NodeId,
     /// A `Node::Any` every plan carries, for the values nested inside a runtime-typed value.
     pub any: NodeId,
+    /// Whether some node is a `Node::Extension`: the JSON and MessagePack decoders look for
+    /// one at each value only then, so plans without extensions pay one predictable branch.
+    pub has_extensions: bool,
 }
 
 impl Plan {
@@ -54,6 +59,11 @@ impl Plan {
                     for (_, value) in &spec.values {
                         visit.call(value)?;
                     }
+                }
+                Node::Extension(spec) => {
+                    visit.call(&spec.cls)?;
+                    visit.call(&spec.encode)?;
+                    visit.call(&spec.decode)?;
                 }
                 Node::Record(spec) => {
                     visit.call(&spec.cls)?;
@@ -105,6 +115,8 @@ pub enum Node {
     Tuple(Vec<NodeId>),
     Dict(DictSpec),
     Record(RecordSpec),
+    /// A user class carried as another node's value (see `extension.rs`).
+    Extension(ExtensionSpec),
 }
 
 impl Node {
@@ -141,6 +153,7 @@ impl Node {
                 _ if record.array_like => "array",
                 _ => "object",
             },
+            Node::Extension(_) => "extension value",
         }
     }
 }
