@@ -222,15 +222,24 @@ def test_tagged_union_with_defaulted_tags_and_array_like() -> None:
 
 # -- hypothesis ----------------------------------------------------------------------------------
 
-OUTER_VALIDATOR = validator(polycodec.json_schema(Outer))
-OUTER_CODEC = polycodec.Codec(Outer)
+OUTER_OPTIONS = [
+    {},
+    {"array_like": True, "rename": "camel"},
+    {"omit_defaults": True, "forbid_unknown_fields": True, "rename": "kebab"},
+    {"strict": False},
+]
+OUTER_CHECKS = [
+    (polycodec.Codec(Outer, **options), validator(polycodec.json_schema(Outer, **options)))
+    for options in OUTER_OPTIONS
+]
 
 
 @SETTINGS
 @given(OUTER)
 def test_generated_values_validate(obj: Outer) -> None:
-    data = json.loads(OUTER_CODEC.encode_one(obj))
-    assert [e.message for e in OUTER_VALIDATOR.iter_errors(data)] == []
+    for codec, check in OUTER_CHECKS:
+        data = json.loads(codec.encode_one(obj))
+        assert [e.message for e in check.iter_errors(data)] == []
 
 
 Small = Annotated[int, Meta(ge=-5, lt=10, multiple_of=5)]
@@ -440,6 +449,20 @@ def test_datetimes_outside_rfc3339_still_validate(value: datetime.datetime) -> N
 )
 def test_decoder_refusals_fail_validation(tp: Any, text: str) -> None:
     assert_refused(tp, text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["P1D", "PT1S", "P1DT2.5S", "-PT1S", "+P1D", "PT1H30M", "PT1.5H", "P1.5D", "PT1M2S", "P0D"]
+    + ["P1DT", "PT", "P", "P1W", "P1Y", "P1M", "PT-1S", "PT1S1H", "1D", "P1D ", ""],
+)
+def test_duration_pattern_agrees_with_the_decoder(text: str) -> None:
+    try:
+        polycodec.decode_one(json.dumps(text), datetime.timedelta)
+        decoded = True
+    except polycodec.ValidationError:
+        decoded = False
+    assert validator(polycodec.json_schema(datetime.timedelta)).is_valid(text) == decoded
 
 
 def test_known_gaps_json_schema_cannot_express() -> None:
@@ -750,3 +773,101 @@ def test_lax_schema_shapes() -> None:
     codec = polycodec.Codec(Everything, strict=False)
     assert codec.json_schema() == polycodec.json_schema(Everything, strict=False)
     assert_valid(Everything, EVERYTHING, strict=False)
+
+
+# -- mutated values: valid for the schema only if the decoder takes them -----------------------
+
+TRICKY_STRINGS = st.sampled_from(
+    [
+        "2024-01-01",
+        "2024-02-30",
+        "2024-01-01T00:00:00Z",
+        "2024-01-01T00:00:00",
+        "2024-01-01T23:59:60Z",
+        "2024-01-01T00:00:00+05:30:15",
+        "2024-01-01t00:00:00z",
+        "2024-01-01 00:00:00Z",
+        "12:00:00",
+        "12:00:00Z",
+        "24:00:00Z",
+        "P1D",
+        "PT0.5S",
+        "-P1D",
+        "YQ==",
+        "YQ",
+        "1.5",
+        "NaN",
+        "-0",
+        "1E+3",
+        "12345678-1234-5678-1234-567812345678",
+        "12345678123456781234567812345678",
+        "red",
+        "fast",
+        "",
+    ]
+)
+JSON_LEAVES = (
+    st.none()
+    | st.booleans()
+    | st.integers(min_value=-(2**70), max_value=2**70)
+    # Integral floats are left out: JSON Schema calls 1.0 an integer, the decoder does not.
+    | st.floats(allow_nan=False, allow_infinity=False).filter(lambda f: not f.is_integer())
+    | st.text(max_size=8)
+    | TRICKY_STRINGS
+)
+JSON_VALUES = st.recursive(
+    JSON_LEAVES,
+    lambda inner: st.lists(inner, max_size=3)
+    | st.dictionaries(st.text(max_size=6), inner, max_size=3),
+    max_leaves=6,
+)
+
+
+def _paths(value: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    found = [prefix]
+    if isinstance(value, dict):
+        for key, item in value.items():
+            found += _paths(item, prefix + (key,))
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            found += _paths(item, prefix + (index,))
+    return found
+
+
+def _mutate(value: Any, path: tuple[Any, ...], new: Any, drop: bool) -> Any:
+    if not path:
+        return new
+    copy = json.loads(json.dumps(value))
+    parent = copy
+    for step in path[:-1]:
+        parent = parent[step]
+    if drop:
+        del parent[path[-1]]
+    else:
+        parent[path[-1]] = new
+    return copy
+
+
+MUTATED = [
+    (polycodec.Codec(Outer), validator(polycodec.json_schema(Outer))),
+    (
+        polycodec.Codec(Outer, array_like=True, forbid_unknown_fields=True),
+        validator(polycodec.json_schema(Outer, array_like=True, forbid_unknown_fields=True)),
+    ),
+    (
+        polycodec.Codec(Outer, forbid_unknown_fields=True, rename="camel"),
+        validator(polycodec.json_schema(Outer, forbid_unknown_fields=True, rename="camel")),
+    ),
+]
+
+
+@SETTINGS
+@given(OUTER, st.data())
+def test_mutated_values_are_valid_only_if_they_decode(obj: Outer, data: st.DataObject) -> None:
+    for codec, check in MUTATED:
+        encoded = json.loads(codec.encode_one(obj))
+        path = data.draw(st.sampled_from(_paths(encoded)))
+        drop = bool(path) and data.draw(st.booleans())
+        mutated = _mutate(encoded, path, data.draw(JSON_VALUES), drop)
+        if check.is_valid(mutated):
+            codec.decode_one(json.dumps(mutated))  # must not raise

@@ -47,14 +47,16 @@ _OTHER_DATETIME = f"^{_DATE}T{_CLOCK}(?:{_SECONDS_OFFSET})?$"
 _NAIVE_TIME = f"^{_CLOCK}$"
 _SECONDS_TIME = f"^{_CLOCK}{_SECONDS_OFFSET}$"
 _OTHER_TIME = f"^{_CLOCK}(?:{_SECONDS_OFFSET})?$"
-# The durations the decoder reads: days and H/M/S after T, an optional sign (the encoder writes
-# days and seconds only). The "duration" format is left out on purpose: RFC 3339's duration has
+# The durations the decoder reads, in upper case: days and H/M/S after T (each may have a
+# fraction), an optional sign (the encoder writes days and seconds only). The "duration" format is left out on purpose: RFC 3339's duration has
 # no sign and no fraction of a second, and it allows years, months and weeks, which are refused.
 _FRACTION = r"[0-9]+(?:\.[0-9]+)?"
-_DURATION = (
-    r"^[+-]?P(?=[0-9]|T[0-9])(?:[0-9]+D)?"
-    rf"(?:T(?=[0-9])(?:{_FRACTION}H)?(?:{_FRACTION}M)?(?:{_FRACTION}S)?)?$"
+_CLOCK_PART = (
+    f"T(?:{_FRACTION}H(?:{_FRACTION}M)?(?:{_FRACTION}S)?|{_FRACTION}M(?:{_FRACTION}S)?"
+    f"|{_FRACTION}S)"
 )
+# No lookahead (RE2-based validators have none): at least one part, and T only before one.
+_DURATION = f"^[+-]?P(?:{_FRACTION}D(?:{_CLOCK_PART})?|{_CLOCK_PART})$"
 # Padded standard base64, as the decoder requires.
 _BASE64 = r"^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$"
 # Decimal text: what str(Decimal) writes (NaN and infinities too, unless digit limits refuse them).
