@@ -15,7 +15,6 @@ with ``$ref``, which is also how recursive types are written.
 
 from __future__ import annotations
 
-import enum
 import inspect
 import json
 import re
@@ -73,7 +72,7 @@ _LAX_FLOAT = (
     r"^[+-]?(?:(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?"
     r"|[Nn][Aa][Nn]|[Ii][Nn][Ff](?:[Ii][Nn][Ii][Tt][Yy])?)$"
 )
-_LAX_BOOLS = ["true", "True", "1", "false", "False", "0", 1, 0]
+_LAX_BOOLS = ["true", "True", "1", "false", "False", "0"]
 _LAX_KINDS = frozenset({"int", "float", "bool", "decimal"})
 # The JSON token category of the kinds a lax union cares about.
 _KIND_CATEGORY = {
@@ -220,7 +219,8 @@ class _Deriver:
         cls = data["cls"]
         out: Dict[str, Any] = {"title": cls.__qualname__}
         description = _description(cls)
-        if description is not None and description != inspect.cleandoc(enum.Enum.__doc__ or ""):
+        # Python 3.10 gives every enum without a docstring "An enumeration.".
+        if description is not None and description != "An enumeration.":
             out["description"] = description
         kinds = {"str": "string", "int": "integer"}
         if data["value_kind"] in kinds:
@@ -290,15 +290,16 @@ class _Deriver:
 
     # -- every node ------------------------------------------------------------------------
 
-    def schema(self, index: int, lax: Optional[bool] = None) -> Dict[str, Any]:
-        """The schema of one node. ``lax`` says whether an int, float, bool or Decimal takes
-        its lax-mode input here too (None: as the ``strict`` option says; a union decides for
-        its variants, since lax input goes to one variant only)."""
+    def schema(self, index: int, lax: Optional[str] = None) -> Dict[str, Any]:
+        """The schema of one node. ``lax`` is the lax-mode input an int, float, bool or
+        Decimal takes here: ``"full"`` (every coercion, where lax mode is on), ``"text"`` (the
+        one union variant a JSON string goes to: its text, but a bool there takes no 1 or 0
+        and a Decimal no number), ``""`` (none). None: ``"full"`` or ``""`` as the ``strict``
+        option says; a union decides for its variants."""
         kind, data = self.nodes[index]
         if kind in _LAX_KINDS:
-            result: Dict[str, Any] = getattr(self, f"_{kind}_node")(
-                data, self.lax if lax is None else lax
-            )
+            mode = ("full" if self.lax else "") if lax is None else lax
+            result: Dict[str, Any] = getattr(self, f"_{kind}_node")(data, mode)
             return result
         method = getattr(self, "_" + kind + "_node", None)
         if method is not None:
@@ -314,9 +315,9 @@ class _Deriver:
     def _none_node(self, data: Dict[str, Any]) -> Dict[str, Any]:
         return {"type": "null"}
 
-    def _bool_node(self, data: Dict[str, Any], lax: bool) -> Dict[str, Any]:
+    def _bool_node(self, data: Dict[str, Any], lax: str) -> Dict[str, Any]:
         if lax:
-            return {"enum": [True, False, *_LAX_BOOLS]}
+            return {"enum": [True, False, *_LAX_BOOLS, *([1, 0] if lax == "full" else [])]}
         return {"type": "boolean"}
 
     def _bounded(self, json_type: str, data: Dict[str, Any], text: Optional[str]) -> Dict[str, Any]:
@@ -330,10 +331,10 @@ class _Deriver:
             out["pattern"] = text
         return out
 
-    def _int_node(self, data: Dict[str, Any], lax: bool) -> Dict[str, Any]:
+    def _int_node(self, data: Dict[str, Any], lax: str) -> Dict[str, Any]:
         return self._bounded("integer", data, _LAX_INT if lax else None)
 
-    def _float_node(self, data: Dict[str, Any], lax: bool) -> Dict[str, Any]:
+    def _float_node(self, data: Dict[str, Any], lax: str) -> Dict[str, Any]:
         return self._bounded("number", data, _LAX_FLOAT if lax else None)
 
     def _str_node(self, data: Dict[str, Any]) -> Dict[str, Any]:
@@ -355,11 +356,11 @@ class _Deriver:
             out["maxLength"] = 4 * -(-data["max_length"] // 3)
         return out
 
-    def _decimal_node(self, data: Dict[str, Any], lax: bool) -> Dict[str, Any]:
+    def _decimal_node(self, data: Dict[str, Any], lax: str) -> Dict[str, Any]:
         finite = data["max_digits"] is not None or data["decimal_places"] is not None
         pattern = _DECIMAL_FINITE_ONLY if finite else _DECIMAL
         # Lax mode also reads a JSON number (as its exact text).
-        return {"type": ["string", "number"] if lax else "string", "pattern": pattern}
+        return {"type": ["string", "number"] if lax == "full" else "string", "pattern": pattern}
 
     @staticmethod
     def _temporal(
@@ -439,7 +440,8 @@ class _Deriver:
         return schema
 
     def _union_node(self, data: Dict[str, Any]) -> Dict[str, Any]:
-        variants = [self.schema(v, self._lax_variant(data) == v) for v in data["variants"]]
+        text = self._lax_variant(data)
+        variants = [self.schema(v, "text" if v == text else "") for v in data["variants"]]
         if all(list(v) == ["type"] and isinstance(v["type"], str) for v in variants):
             types = [v["type"] for v in variants]
             if "number" in types and "integer" in types:
@@ -450,8 +452,8 @@ class _Deriver:
 
     def _lax_variant(self, data: Dict[str, Any]) -> Optional[int]:
         """In lax mode, the variant a JSON string goes to when the union has no string
-        alternative: its int, else its float, else its bool (none takes a lax number: a number
-        goes to the int or float variant as in strict mode)."""
+        alternative: its int, else its float, else its bool. (A number goes to the int or float
+        variant as in strict mode, so a bool variant takes no 1 or 0.)"""
         if not self.lax:
             return None
         slots: Dict[str, int] = {}
