@@ -809,6 +809,13 @@ TRICKY_STRINGS = st.sampled_from(
         "red",
         "fast",
         "",
+        "12",
+        "-3",
+        "nan",
+        "inf",
+        "true",
+        "False",
+        "0",
     ]
 )
 JSON_LEAVES = (
@@ -863,6 +870,7 @@ MUTATED = [
         polycodec.Codec(Outer, forbid_unknown_fields=True, rename="camel"),
         validator(polycodec.json_schema(Outer, forbid_unknown_fields=True, rename="camel")),
     ),
+    (polycodec.Codec(Outer, strict=False), validator(polycodec.json_schema(Outer, strict=False))),
 ]
 
 
