@@ -111,6 +111,24 @@ impl Codec {
         })
     }
 
+    /// The JSON Schema (2020-12) of this codec's JSON form, as a new dict on every call
+    /// (derived in `polycodec._jsonschema` from the plan, with the codec's own options).
+    #[pyo3(signature = (*, ref_template = None))]
+    fn json_schema<'py>(
+        &self,
+        py: Python<'py>,
+        ref_template: Option<Bound<'py, PyAny>>,
+    ) -> PyResult<Obj<'py>> {
+        py.import("polycodec._jsonschema")?
+            .getattr("codec_json_schema")?
+            .call1((
+                self.target.bind(py),
+                self.format,
+                self.options.bind(py).copy()?,
+                ref_template,
+            ))
+    }
+
     /// Encodes one value.
     #[pyo3(signature = (value, /))]
     fn encode_one<'py>(&self, value: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyBytes>> {
@@ -220,6 +238,21 @@ pub fn rebuild_codec<'py>(
 ) -> PyResult<Bound<'py, PyAny>> {
     py.get_type::<Codec>()
         .call((r#type, format), Some(&options))
+}
+
+/// Encodes `value` as JSON by the plan spec `(nodes, root)`: the JSON Schema derivation
+/// writes a field's default in the exact form the codec writes it, through the field's node.
+#[pyfunction]
+pub fn encode_json_spec<'py>(
+    py: Python<'py>,
+    spec: Bound<'py, PyAny>,
+    value: Bound<'py, PyAny>,
+) -> PyResult<Bound<'py, PyBytes>> {
+    let plan = build_plan(&spec)?;
+    let mut out = Vec::new();
+    formats::encoder::encode_one::<formats::json::Json>(&plan, &value, &mut out)
+        .map_err(|e| e.into_pyerr(py, ErrorKind::Encode))?;
+    Ok(PyBytes::new(py, &out))
 }
 
 /// The input bytes: borrowed from immutable `bytes` and `str`, copied from mutable buffers

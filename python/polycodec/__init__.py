@@ -17,7 +17,7 @@ from ._extension import Extension
 from ._frames import AvroFrameInfo, avro_fingerprint, avro_frame_info
 from ._meta import AvroName, Meta
 from ._polycodec import Codec
-from ._api import decode_many, decode_one, encode_many, encode_one
+from ._api import decode_many, decode_one, encode_many, encode_one, json_schema
 
 __version__ = "0.1.0"
 
@@ -36,4 +36,5 @@ __all__ = [
     "decode_one",
     "encode_many",
     "encode_one",
+    "json_schema",
 ]

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import threading
 import typing
-from typing import Any, Hashable, Literal, Mapping, Sequence
+from typing import Any, Hashable, Literal, Mapping, Optional, Sequence
 
 from ._extension import Extension
+from ._jsonschema import json_schema as _derive_json_schema
 from ._meta import Meta
 from ._polycodec import Codec
 
@@ -135,3 +137,45 @@ def decode_one(
 def decode_many(buf: Any, type: Any, format: Format = "json", **options: Any) -> list[Any]:
     """Decodes a message written by ``encode_many`` into a list of ``type``."""
     return codec_for(type, format, options).decode_many(buf)
+
+
+_schema_cache: dict[Hashable, tuple[dict[str, Any], list[Any]]] = {}
+
+
+def json_schema(
+    type: Any,
+    *,
+    ref_template: Optional[str] = None,
+    rename: Any = None,
+    omit_defaults: bool = False,
+    forbid_unknown_fields: bool = False,
+    strict: bool = True,
+    array_like: bool = False,
+    extensions: Optional[Mapping[Any, Extension]] = None,
+) -> dict[str, Any]:
+    """The JSON Schema (draft 2020-12) of ``type``'s JSON form under the ``Codec`` options.
+
+    ``ref_template`` (default ``"#/$defs/{name}"``) is how references to records and enums
+    are written, e.g. ``"#/components/schemas/{name}"`` for OpenAPI. The derived schema is
+    cached; every call returns a new copy, so the caller may change it.
+    """
+    options: dict[str, Any] = {
+        "rename": rename,
+        "omit_defaults": omit_defaults,
+        "forbid_unknown_fields": forbid_unknown_fields,
+        "strict": strict,
+        "array_like": array_like,
+        "extensions": extensions,
+    }
+    keep: list[Any] = []
+    key: Hashable = (_type_key(type, keep), _options_key(options, keep), ref_template)
+    entry = _schema_cache.get(key)
+    if entry is None:
+        schema = _derive_json_schema(type, options, ref_template)
+        with _cache_lock:
+            if len(_schema_cache) >= _CACHE_LIMIT:
+                _schema_cache.clear()
+            _schema_cache[key] = (schema, keep)
+    else:
+        schema = entry[0]
+    return copy.deepcopy(schema)
