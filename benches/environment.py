@@ -7,8 +7,12 @@ one need the interpreter, CPU, library versions and measurement policy side by s
 from __future__ import annotations
 
 import gc
+import importlib.metadata
+import importlib.util
+import json
 import os
 import platform
+import re
 import struct
 import subprocess
 import sys
@@ -94,6 +98,115 @@ def _memory_total() -> str:
     return "n/a"
 
 
+# The libraries whose installed size the report compares, by distribution name.
+SIZED_DISTRIBUTIONS = [
+    "polycodec",
+    "msgspec",
+    "orjson",
+    "ormsgpack",
+    "msgpack",
+    "serpyco-rs",
+    "pydantic",
+    "mashumaro",
+    "fastavro",
+    "avro",
+]
+
+
+def _marker_holds(marker: str) -> bool:
+    """Whether a requirement's environment marker holds here (true when it cannot be read)."""
+    try:
+        from packaging.markers import Marker
+    except ImportError:  # pragma: no cover - packaging comes with pip and pytest
+        return True
+    try:
+        return bool(Marker(marker).evaluate())
+    except Exception:  # an unknown marker variable: count the dependency
+        return True
+
+
+def _dependencies(dist: importlib.metadata.Distribution) -> list[str]:
+    """The distributions ``dist`` needs here: its requirements without extras, markers met."""
+    names = []
+    for requirement in dist.requires or []:
+        spec, _, marker = requirement.partition(";")
+        if "extra" in marker or (marker.strip() and not _marker_holds(marker.strip())):
+            continue
+        match = re.match(r"[A-Za-z0-9][A-Za-z0-9._-]*", spec.strip())
+        if match:
+            names.append(match.group(0))
+    return names
+
+
+def _canonical(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def _files_size(dist: importlib.metadata.Distribution) -> tuple[int, str]:
+    """Bytes on disk of the files a distribution installed, and how they were counted.
+
+    An editable install (``pip install -e``) lists only a ``.pth`` file, so its package folder
+    is measured instead: that is what a development checkout has, built with whatever profile
+    built it, not a released wheel.
+    """
+    files = [Path(str(dist.locate_file(f))) for f in dist.files or []]
+    how = "installed files"
+    direct_url = dist.read_text("direct_url.json")
+    if direct_url and json.loads(direct_url).get("dir_info", {}).get("editable"):
+        top = (dist.read_text("top_level.txt") or dist.metadata["Name"]).split()
+        for name in top:
+            spec = importlib.util.find_spec(name.replace("-", "_"))
+            for folder in (spec.submodule_search_locations or []) if spec else []:
+                files += [path for path in Path(folder).rglob("*") if path.is_file()]
+        how = "editable install: package folder"
+    total = 0
+    for path in set(files):
+        try:
+            total += path.stat().st_size
+        except OSError:
+            pass
+    return total, how
+
+
+def installed_sizes() -> list[dict[str, Any]]:
+    """For each library of ``SIZED_DISTRIBUTIONS`` that is installed: the size of its own files
+    and with everything it needs installed (its dependencies, recursively, counted once)."""
+    rows = []
+    for name in SIZED_DISTRIBUTIONS:
+        try:
+            dist = importlib.metadata.distribution(name)
+        except importlib.metadata.PackageNotFoundError:
+            continue
+        own, how = _files_size(dist)
+        seen = {_canonical(name)}
+        pending = _dependencies(dist)
+        needed = []
+        total = own
+        while pending:
+            dep_name = pending.pop()
+            if _canonical(dep_name) in seen:
+                continue
+            seen.add(_canonical(dep_name))
+            try:
+                dep = importlib.metadata.distribution(dep_name)
+            except importlib.metadata.PackageNotFoundError:
+                continue
+            needed.append(f"{dep.metadata['Name']} {dep.version}")
+            total += _files_size(dep)[0]
+            pending += _dependencies(dep)
+        rows.append(
+            {
+                "distribution": dist.metadata["Name"],
+                "version": dist.version,
+                "own_bytes": own,
+                "total_bytes": total,
+                "dependencies": sorted(needed),
+                "measured": how,
+            }
+        )
+    return rows
+
+
 def collect(timing: Any, quick: bool) -> dict[str, Any]:
     """Everything the Environment section shows, as JSON-friendly strings."""
     clock = time.get_clock_info("perf_counter")
@@ -126,4 +239,5 @@ def collect(timing: Any, quick: bool) -> dict[str, Any]:
             f"{timing.budget_s:g} s per candidate per cell"
         ),
         "command": " ".join(["python -m benches", *sys.argv[1:]]),
+        "installed_sizes": installed_sizes(),
     }

@@ -167,6 +167,37 @@ def _environment(res: RunResult, env: dict[str, Any]) -> list[str]:
     return out
 
 
+def _installed_sizes(env: dict[str, Any]) -> list[str]:
+    """What each library costs on disk once installed (``environment.installed_sizes``)."""
+    rows = env.get("installed_sizes") or []
+    if not rows:
+        return []
+    out = [
+        "### Installed size",
+        "",
+        "Bytes on disk of the files each distribution installed (its `RECORD`, compiled `.pyc`"
+        " included), alone and with the distributions it requires here (counted once each)."
+        " MB = 10⁶ bytes.",
+        "",
+    ]
+    table = [
+        [
+            f"{row['distribution']} {row['version']}",
+            f"{row['own_bytes'] / 1e6:.2f} MB",
+            f"{row['total_bytes'] / 1e6:.2f} MB",
+            _md_escape(", ".join(row["dependencies"]) or "—"),
+            _md_escape(row["measured"]),
+        ]
+        for row in rows
+    ]
+    out += _table(
+        ["Library", "Own files", "With dependencies", "Dependencies", "Measured"],
+        table,
+        ["---", "--:", "--:", "---", "---"],
+    )
+    return out + [""]
+
+
 def _pivot(res: RunResult) -> list[str]:
     """polycodec vs best peer as a matrix: one row per format/op/batch, one column per model."""
     models = [m for m in res.config.models if any(c.model == m for c in res.cells)]
@@ -474,6 +505,7 @@ def render_markdown(res: RunResult, env: dict[str, Any], plots: list[str], plot_
         "",
     ]
     lines += _environment(res, env) + [""]
+    lines += _installed_sizes(env)
     lines += _headline(res) + [""]
     if plots:
         lines += ["## Charts", ""]

@@ -19,7 +19,6 @@ from polycodec import _avro
 from test_avro_support import CONFORMANCE, avro_records, fastavro_records, fastavro_write
 
 DATA = CONFORMANCE / "share" / "test" / "data"
-needs_data = pytest.mark.skipif(not DATA.exists(), reason="Avro conformance data not present")
 
 
 @dataclasses.dataclass
@@ -94,7 +93,6 @@ def _weather_expected() -> list[Weather]:
     return [Weather(**json.loads(line)) for line in lines if line.strip()]
 
 
-@needs_data
 @pytest.mark.parametrize(
     "name", ["weather.avro", "weather-deflate.avro", "weather-snappy.avro", "weather-zstd.avro"]
 )
@@ -103,7 +101,6 @@ def test_weather_files(name: str) -> None:
     assert codec.decode_many((DATA / name).read_bytes()) == _weather_expected()
 
 
-@needs_data
 def test_sorted_weather_file() -> None:
     records = polycodec.Codec(Weather, "avro").decode_many(
         (DATA / "weather-sorted.avro").read_bytes()
@@ -114,7 +111,6 @@ def test_sorted_weather_file() -> None:
     )
 
 
-@needs_data
 def test_sync_marker_inside_the_metadata() -> None:
     data = (DATA / "syncInMeta.avro").read_bytes()
     records = polycodec.Codec(Person, "avro").decode_many(data)
@@ -123,13 +119,11 @@ def test_sync_marker_inside_the_metadata() -> None:
     assert [dataclasses.asdict(r) for r in records] == expected
 
 
-@needs_data
 def test_legacy_avro12_file_is_refused() -> None:
     with pytest.raises(polycodec.DecodeError, match="Obj"):
         polycodec.Codec(Weather, "avro").decode_many((DATA / "test.avro12").read_bytes())
 
 
-@needs_data
 def test_schema_folder_files() -> None:
     simple = polycodec.Codec(Simple, "avro").decode_many(
         (DATA / "schemas" / "simple" / "data.avro").read_bytes()
@@ -148,7 +142,6 @@ def test_schema_folder_files() -> None:
 C_TESTS = CONFORMANCE / "lang" / "c" / "tests"
 
 
-@needs_data
 def test_c_regression_files() -> None:
     codec = polycodec.Codec(Optional[int], "avro")
     assert codec.decode_many((C_TESTS / "avro-1237-good.avro").read_bytes()) == [None, 100]
@@ -168,7 +161,6 @@ def test_c_regression_files() -> None:
 JS = CONFORMANCE / "lang" / "js" / "test" / "dat"
 
 
-@needs_data
 def test_js_person_files() -> None:
     codec = polycodec.Codec(JsPerson, "avro")
     records = codec.decode_many((JS / "person-10.avro").read_bytes())
@@ -190,7 +182,6 @@ def test_js_person_files() -> None:
         codec.decode_many((JS / "person-10.avro.raw").read_bytes())
 
 
-@needs_data
 def test_rpc_files() -> None:
     rpc = CONFORMANCE / "share" / "test" / "interop" / "rpc" / "add" / "onePlusOne"
     assert polycodec.Codec(Add, "avro").decode_many((rpc / "request.avro").read_bytes()) == [
@@ -244,7 +235,6 @@ class Message:
     tags: List[str]
 
 
-@needs_data
 def test_single_object_conformance_message() -> None:
     folder = DATA / "messageV1"
     schema = json.loads((folder / "test_schema.avsc").read_text())
@@ -317,7 +307,7 @@ def _only_block(data: bytes) -> bytes:
 
 @pytest.mark.parametrize("compression", ["snappy", "zstandard"])
 def test_snappy_and_zstandard_blocks(compression: str) -> None:
-    records = _weather_expected() if DATA.exists() else [Weather("s", 1, 2)] * 5
+    records = _weather_expected()
     codec = polycodec.Codec(Weather, "avro", compression=compression)
     data = codec.encode_many(records * 20)
     assert codec.decode_many(data) == records * 20

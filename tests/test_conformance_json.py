@@ -9,9 +9,9 @@ import pytest
 import polycodec
 from json_models import Linked, Tree, assert_same
 
-# shared/ sits beside the checkout, for developers and CI alike.
-SUITE = Path(__file__).resolve().parents[2] / "shared/conformance/JSONTestSuite/test_parsing"
-FILES = sorted(SUITE.glob("*.json")) if SUITE.is_dir() else []
+# Vendored in the repository (tests/data/JSONTestSuite/SOURCE.md says where it comes from).
+SUITE = Path(__file__).resolve().parent / "data" / "JSONTestSuite" / "test_parsing"
+FILES = sorted(SUITE.glob("*.json"))
 MAX_DEPTH = 1024
 
 

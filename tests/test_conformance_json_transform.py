@@ -10,9 +10,9 @@ import pytest
 
 import polycodec
 
-# shared/ sits beside the checkout, for developers and CI alike.
-SUITE = Path(__file__).resolve().parents[2] / "shared/conformance/JSONTestSuite/test_transform"
-FILES = sorted(SUITE.glob("*.json")) if SUITE.is_dir() else []
+# Vendored in the repository (tests/data/JSONTestSuite/SOURCE.md says where it comes from).
+SUITE = Path(__file__).resolve().parent / "data" / "JSONTestSuite" / "test_transform"
+FILES = sorted(SUITE.glob("*.json"))
 
 # Invalid UTF-8 and lone surrogate escapes: the stdlib yields strs with lone surrogates, which
 # no UTF-8 output can hold; polycodec refuses them when reading.

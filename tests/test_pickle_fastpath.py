@@ -293,8 +293,8 @@ def edited(old: bytes, new: bytes, count: int = 1) -> bytes:
         (edited(b"\x8c\x05Color", b"\x8c\x05Level"), "expected"),
         (edited(b"\x8c\x05Outer", b"\x8c\x05Inner"), "Inner"),
         (edited(b"\x8c\x07decimal", b"\x8c\x07subproc"), "subproc.Decimal"),
-        # The state of the root record replaced by None.
-        (edited(b")\x81}(", b")\x81N("), "malformed"),
+        # The state of the root record (after its MEMOIZE) replaced by None.
+        (edited(b")\x81\x94}(", b")\x81\x94N("), "malformed"),
         # An APPEND after the root record, with nothing to append to.
         (codecs(Inner)[0].encode_one(Inner("a", Color.RED, Level.LOW))[:-1] + b"a.", "underflow"),
     ],

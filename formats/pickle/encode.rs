@@ -1,10 +1,11 @@
 //! The pickle encoder: walks the plan and the Python object together and writes the opcodes the
 //! stdlib pickler writes for the same objects, into one buffer, without calling `__reduce_ex__`.
 //!
-//! Memoization follows the stdlib where it saves bytes and skips it where it cannot: a class,
-//! a field name, a module name or any object that may be met again (more than one reference)
-//! is memoized and written as a GET the next time; an object only its container refers to
-//! cannot appear twice, so it gets no memo entry (one byte less than `pickle.dumps`).
+//! Memoization follows the stdlib: a class, a field name, a module name and every object the
+//! stdlib memoizes (strs, bytes, containers, records, enum members, dates, ...) gets a memo entry
+//! when first written and is a GET the next time it is met in the same pickle, by identity. The
+//! rule looks at nothing but the value itself, never at reference counts, so the same value
+//! always gives the same bytes, whatever other threads or the caller hold.
 
 use pyo3::prelude::*;
 use pyo3::types::{
@@ -14,6 +15,8 @@ use pyo3::types::{
 };
 
 use super::ops::*;
+use std::collections::hash_map::Entry;
+
 use super::{KeyMap, Pickle, StateForm};
 use crate::errors::{Error, ErrorKind, Result};
 use crate::plan::{EnumSpec, LiteralValue, Node, NodeId, Plan, RecordKind, RecordSpec};
@@ -23,7 +26,7 @@ use crate::values::nested;
 
 /// Encodes `value` as the plan's root type: one pickle.
 pub fn encode_one(fmt: &Pickle, plan: &Plan, value: &Obj<'_>, out: &mut Vec<u8>) -> Result<()> {
-    let mut writer = Writer::new(fmt, plan, out);
+    let mut writer = Writer::new(value.py(), fmt, plan, out);
     writer.header();
     writer.value(plan, plan.root, value)?;
     writer.out.push(STOP);
@@ -32,7 +35,7 @@ pub fn encode_one(fmt: &Pickle, plan: &Plan, value: &Obj<'_>, out: &mut Vec<u8>)
 
 /// Encodes a sequence of root-type values as one pickled list.
 pub fn encode_many(fmt: &Pickle, plan: &Plan, values: &Obj<'_>, out: &mut Vec<u8>) -> Result<()> {
-    let mut writer = Writer::new(fmt, plan, out);
+    let mut writer = Writer::new(values.py(), fmt, plan, out);
     writer.header();
     writer.out.push(EMPTY_LIST);
     let mark = writer.open_batch();
@@ -49,22 +52,13 @@ pub fn encode_many(fmt: &Pickle, plan: &Plan, values: &Obj<'_>, out: &mut Vec<u8
     Ok(())
 }
 
-/// What a memo entry stands for.
+/// What a memo entry of a constant stands for (Python objects are memoized by address).
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
 enum Key {
-    /// A Python object, by address (kept alive in `Writer::keep` while the address is in use).
-    Object(usize),
     /// A global of the standard library, by module and name.
     Global(&'static str, &'static str),
     /// A constant string argument (`"latin1"`, `"int"`).
     Text(&'static str),
-}
-
-/// Whether an object may be met again in the same pickle: besides the reference the encoder
-/// holds, something other than its one container refers to it.
-#[inline]
-fn may_recur(value: &Obj<'_>) -> bool {
-    py::pickle::reference_count(value) > 2
 }
 
 struct Writer<'f, 'p, 'o, 'py> {
@@ -76,22 +70,72 @@ struct Writer<'f, 'p, 'o, 'py> {
     protocol: u8,
     depth: usize,
     memo_len: u32,
+    /// The constants written, with their memo indices.
     memo: KeyMap<Key, u32>,
+    /// The objects met so far, by identity.
+    seen: Seen,
+    py: Python<'py>,
     modules: Vec<(String, u32)>,
     /// Enclosing classes of nested classes written before protocol 4 (`module\nqualname`).
     parents: Vec<(String, u32)>,
-    /// Objects whose addresses are memo keys, held so that no address is reused meanwhile.
-    keep: Vec<Obj<'py>>,
+}
+
+/// The memo index of an object met but not written yet (its items are being written).
+const PENDING: u32 = u32::MAX;
+
+/// Every object met so far in one pickle (values, classes, field names).
+#[derive(Default)]
+struct Seen {
+    /// By address: the object's slot in `objects`.
+    slots: KeyMap<usize, u32>,
+    /// The objects, held so that no address is reused while it is a key of `slots`, with their
+    /// memo index (`PENDING` while the object is being written).
+    objects: Vec<(Py<PyAny>, u32)>,
+    /// The memo index of each distinct field name of the codec's plan (`PENDING`: not written).
+    names: Vec<u32>,
+}
+
+/// Tables up to this many objects (under 1 MB) are kept for the thread's next pickle; bigger
+/// ones are freed.
+const KEPT_CAPACITY: usize = 1 << 14;
+
+thread_local! {
+    /// The last pickle's emptied table, kept for its allocation: growing a table from nothing
+    /// for each call costs more than the lookups. A nested encode (from a property) finds none
+    /// and makes its own.
+    static SPARE: std::cell::Cell<Option<Seen>> = const { std::cell::Cell::new(None) };
+}
+
+impl Seen {
+    fn spare() -> Seen {
+        SPARE.with(|spare| spare.take()).unwrap_or_default()
+    }
+}
+
+impl Drop for Writer<'_, '_, '_, '_> {
+    fn drop(&mut self) {
+        let mut seen = std::mem::take(&mut self.seen);
+        // Releases the references (the GIL is held: the writer lives inside a call from Python).
+        seen.objects.clear();
+        seen.slots.clear();
+        seen.names.clear();
+        if seen.slots.capacity() <= KEPT_CAPACITY {
+            SPARE.with(|spare| spare.set(Some(seen)));
+        }
+    }
 }
 
 /// How a value is to be written with respect to the memo.
 enum Memo {
-    /// Already in the memo: a GET was written.
-    Written,
-    /// Write it, then memoize it under this address.
+    /// Already in the memo under this index: a GET was written.
+    Written(u32),
+    /// Write it, then memoize it in this slot of `Seen::objects`.
     Remember(usize),
-    /// Write it; it cannot be met again.
-    Once,
+    /// Being written (this slot of `Seen::objects`) and memoized already under this index: a
+    /// container or record, memoized before its items as the stdlib does.
+    Early(usize, u32),
+    /// Met again inside itself (a cycle): write it again, which ends at the depth limit.
+    Again,
 }
 
 fn mismatch(node: &Node, value: &Obj<'_>) -> Error {
@@ -99,7 +143,9 @@ fn mismatch(node: &Node, value: &Obj<'_>) -> Error {
 }
 
 impl<'f, 'p, 'o, 'py> Writer<'f, 'p, 'o, 'py> {
-    fn new(fmt: &'f Pickle, plan: &'p Plan, out: &'o mut Vec<u8>) -> Self {
+    fn new(py: Python<'py>, fmt: &'f Pickle, plan: &'p Plan, out: &'o mut Vec<u8>) -> Self {
+        let mut seen = Seen::spare();
+        seen.names.resize(fmt.name_count, PENDING);
         Writer {
             fmt,
             main: plan,
@@ -108,9 +154,10 @@ impl<'f, 'p, 'o, 'py> Writer<'f, 'p, 'o, 'py> {
             depth: 0,
             memo_len: 0,
             memo: KeyMap::default(),
+            seen,
+            py,
             modules: Vec::new(),
             parents: Vec::new(),
-            keep: Vec::new(),
         }
     }
 
@@ -144,27 +191,48 @@ impl<'f, 'p, 'o, 'py> Writer<'f, 'p, 'o, 'py> {
         }
     }
 
+    /// Looks an object up by identity: a GET when it was written before in this pickle. Every
+    /// object is memoized when first written, whether or not it is met again, as the stdlib
+    /// does: what is written depends on the value alone, never on who else holds a reference.
     #[inline]
     fn recall(&mut self, value: &Obj<'py>) -> Memo {
-        if !may_recur(value) {
-            return Memo::Once;
-        }
-        let address = value.as_ptr() as usize;
-        match self.memo.get(&Key::Object(address)) {
-            Some(&index) => {
-                self.get(index);
-                Memo::Written
+        let seen = &mut self.seen;
+        let slot = seen.objects.len();
+        match seen.slots.entry(value.as_ptr() as usize) {
+            Entry::Occupied(entry) => match seen.objects[*entry.get() as usize].1 {
+                PENDING => Memo::Again,
+                index => {
+                    self.get(index);
+                    Memo::Written(index)
+                }
+            },
+            Entry::Vacant(entry) => {
+                entry.insert(slot as u32);
+                seen.objects.push((value.clone().unbind(), PENDING));
+                Memo::Remember(slot)
             }
-            None => Memo::Remember(address),
         }
     }
 
+    /// Memoizes an object after it has been written (a MEMOIZE or PUT for the value on top of
+    /// the stack).
     #[inline]
-    fn remember(&mut self, memo: Memo, value: &Obj<'py>) {
-        if let Memo::Remember(address) = memo {
-            let index = self.memoize();
-            self.memo.insert(Key::Object(address), index);
-            self.keep.push(value.clone());
+    fn remember(&mut self, memo: Memo) {
+        match memo {
+            Memo::Remember(slot) => self.seen.objects[slot].1 = self.memoize(),
+            // Complete now: later meetings may fetch it (a GET while it was being written would
+            // make a cycle, which polycodec does not write).
+            Memo::Early(slot, index) => self.seen.objects[slot].1 = index,
+            Memo::Written(_) | Memo::Again => {}
+        }
+    }
+
+    /// Memoizes a container or record right after the opcode that creates it, before its items
+    /// (where the stdlib does); `remember` completes it.
+    fn memoize_early(&mut self, memo: Memo) -> Memo {
+        match memo {
+            Memo::Remember(slot) => Memo::Early(slot, self.memoize()),
+            other => other,
         }
     }
 
@@ -288,7 +356,7 @@ impl<'f, 'p, 'o, 'py> Writer<'f, 'p, 'o, 'py> {
     /// A `str` object: through the memo, as the stdlib memoizes every str.
     fn str_object(&mut self, value: &Obj<'py>) -> Result<()> {
         let memo = self.recall(value);
-        if let Memo::Written = memo {
+        if let Memo::Written(_) = memo {
             return Ok(());
         }
         let text = value.cast::<PyString>().map_err(PyErr::from)?;
@@ -304,7 +372,7 @@ impl<'f, 'p, 'o, 'py> Writer<'f, 'p, 'o, 'py> {
                 self.out.extend_from_slice(data);
             }
         }
-        self.remember(memo, value);
+        self.remember(memo);
         Ok(())
     }
 
@@ -359,12 +427,12 @@ impl<'f, 'p, 'o, 'py> Writer<'f, 'p, 'o, 'py> {
     /// is one object again after loading).
     fn bytearray_object(&mut self, value: &Obj<'py>) {
         let memo = self.recall(value);
-        if let Memo::Written = memo {
+        if let Memo::Written(_) = memo {
             return;
         }
         let data = shape::bytes_like(value).unwrap_or_default();
         self.bytearray(&data);
-        self.remember(memo, value);
+        self.remember(memo);
     }
 
     fn module_name(&mut self, module: &str) {
@@ -377,12 +445,20 @@ impl<'f, 'p, 'o, 'py> Writer<'f, 'p, 'o, 'py> {
         self.modules.push((module.to_owned(), index));
     }
 
-    /// Pushes a global (memoized: later uses are a GET).
-    fn global(&mut self, key: Key, module: &str, name: &str) {
+    /// Pushes a global of the standard library (memoized: later uses are a GET).
+    fn std_global(&mut self, module: &'static str, name: &'static str) {
+        let key = Key::Global(module, name);
         if let Some(&index) = self.memo.get(&key) {
             self.get(index);
             return;
         }
+        self.push_global(module, name);
+        let index = self.memoize();
+        self.memo.insert(key, index);
+    }
+
+    /// Writes the opcodes that push a global (not memoized here).
+    fn push_global(&mut self, module: &str, name: &str) {
         if self.protocol >= 4 {
             self.module_name(module);
             self.text(name);
@@ -390,8 +466,6 @@ impl<'f, 'p, 'o, 'py> Writer<'f, 'p, 'o, 'py> {
         } else {
             self.text_global(module, name);
         }
-        let index = self.memoize();
-        self.memo.insert(key, index);
     }
 
     /// A global before protocol 4. GLOBAL cannot name a nested class (`Outer.Inner`), so, as
@@ -422,12 +496,14 @@ impl<'f, 'p, 'o, 'py> Writer<'f, 'p, 'o, 'py> {
         }
     }
 
-    fn std_global(&mut self, module: &'static str, name: &'static str) {
-        self.global(Key::Global(module, name), module, name);
-    }
-
     fn class_global(&mut self, cls: &Py<PyAny>, module: &str, qualname: &str) {
-        self.global(Key::Object(cls.as_ptr() as usize), module, qualname);
+        let class = cls.bind(self.py);
+        let memo = self.recall(class);
+        if let Memo::Written(_) = memo {
+            return;
+        }
+        self.push_global(module, qualname);
+        self.remember(memo);
     }
 
     /// Closes a tuple of `count` items pushed on the stack after `mark` (`None`: no MARK was
@@ -530,9 +606,9 @@ impl<'f, 'p, 'o, 'py> Writer<'f, 'p, 'o, 'py> {
             Node::Bytes(_) => {
                 if let Ok(bytes) = value.cast::<PyBytes>() {
                     let memo = self.recall(value);
-                    if !matches!(memo, Memo::Written) {
+                    if !matches!(memo, Memo::Written(_)) {
                         self.bytes(bytes.as_bytes());
-                        self.remember(memo, value);
+                        self.remember(memo);
                     }
                     Ok(())
                 } else if value.is_instance_of::<PyByteArray>() {
@@ -604,7 +680,7 @@ impl<'f, 'p, 'o, 'py> Writer<'f, 'p, 'o, 'py> {
             .ok_or_else(|| shape::not_a_member(spec, value))?;
         let member = &spec.members[index];
         let memo = self.recall(value);
-        if let Memo::Written = memo {
+        if let Memo::Written(_) = memo {
             return Ok(());
         }
         self.class_global(&spec.cls, &spec.module, &spec.name);
@@ -617,7 +693,7 @@ impl<'f, 'p, 'o, 'py> Writer<'f, 'p, 'o, 'py> {
             LiteralValue::Int(number) => self.int(*number),
         }
         self.out.extend_from_slice(&[TUPLE1, REDUCE]);
-        self.remember(memo, value);
+        self.remember(memo);
         Ok(())
     }
 
@@ -659,8 +735,8 @@ impl<'f, 'p, 'o, 'py> Writer<'f, 'p, 'o, 'py> {
                 shape::type_name(value)
             )));
         }
-        let memo = self.recall(value);
-        if let Memo::Written = memo {
+        let mut memo = self.recall(value);
+        if let Memo::Written(_) = memo {
             return Ok(());
         }
         self.enter()?;
@@ -669,13 +745,14 @@ impl<'f, 'p, 'o, 'py> Writer<'f, 'p, 'o, 'py> {
         match spec.kind {
             RecordKind::TypedDict => {
                 self.out.push(EMPTY_DICT);
+                memo = self.memoize_early(memo);
                 let mark = self.open_batch();
                 let mut count = 0;
                 for (index, field) in spec.fields.iter().enumerate() {
                     let Some(item) = source.get(spec, index, value)? else {
                         continue;
                     };
-                    self.field_name(py, &field.name);
+                    self.field_name(plan, id, index, &field.name);
                     self.value(plan, field.node, &item)
                         .map_err(|e| e.at_field(&field.wire_name))?;
                     count += 1;
@@ -699,6 +776,7 @@ impl<'f, 'p, 'o, 'py> Writer<'f, 'p, 'o, 'py> {
             RecordKind::Dataclass => {
                 self.class_global(&spec.cls, &spec.module, &spec.qualname);
                 self.out.extend_from_slice(&[EMPTY_TUPLE, NEWOBJ]);
+                memo = self.memoize_early(memo);
                 let form = self.state_form(py, plan, id, spec)?;
                 let state_start = self.out.len();
                 match form {
@@ -720,7 +798,7 @@ impl<'f, 'p, 'o, 'py> Writer<'f, 'p, 'o, 'py> {
                         Err(err) => return Err(err),
                     };
                     if form != StateForm::List {
-                        self.field_name(py, &field.name);
+                        self.field_name(plan, id, index, &field.name);
                     }
                     self.value(plan, field.node, &item)
                         .map_err(|e| e.at_field(&field.wire_name))?;
@@ -742,15 +820,40 @@ impl<'f, 'p, 'o, 'py> Writer<'f, 'p, 'o, 'py> {
             }
         }
         self.depth -= 1;
-        self.remember(memo, value);
+        self.remember(memo);
         Ok(())
     }
 
     /// A field name: the plan's interned str, memoized the first time it is written.
-    fn field_name(&mut self, py: Python<'py>, name: &Py<PyString>) {
-        let key = Key::Object(name.as_ptr() as usize);
-        let bound = name.bind(py);
-        self.constant(key, |w| w.text(py::str_utf8(bound).unwrap_or_default()));
+    fn field_name(&mut self, plan: &Plan, id: NodeId, index: usize, name: &Py<PyString>) {
+        // The codec's own records find a name written before by its number, without hashing.
+        let number =
+            std::ptr::eq(plan, self.main).then(|| self.fmt.record(id).name_ids[index] as usize);
+        if let Some(number) = number {
+            let known = self.seen.names[number];
+            if known != PENDING {
+                self.get(known);
+                return;
+            }
+        }
+        // The first time: by identity, like any str (a value may be this very str object).
+        let name = name.bind(self.py);
+        let memo_index = match self.recall(name.as_any()) {
+            Memo::Written(memo_index) => memo_index,
+            memo => {
+                self.text(py::str_utf8(name).unwrap_or_default());
+                match memo {
+                    Memo::Remember(slot) => {
+                        self.remember(memo);
+                        self.seen.objects[slot].1
+                    }
+                    _ => self.memoize(),
+                }
+            }
+        };
+        if let Some(number) = number {
+            self.seen.names[number] = memo_index;
+        }
     }
 
     /// A list, tuple, set or frozenset of one item type, written as its own runtime type (so
@@ -761,8 +864,8 @@ impl<'f, 'p, 'o, 'py> Writer<'f, 'p, 'o, 'py> {
             self.out.push(EMPTY_TUPLE);
             return Ok(());
         }
-        let memo = self.recall(value);
-        if let Memo::Written = memo {
+        let mut memo = self.recall(value);
+        if let Memo::Written(_) = memo {
             return Ok(());
         }
         self.enter()?;
@@ -790,6 +893,7 @@ impl<'f, 'p, 'o, 'py> Writer<'f, 'p, 'o, 'py> {
             })?;
         } else {
             self.out.push(EMPTY_LIST);
+            memo = self.memoize_early(memo);
             let mark = self.open_batch();
             shape::for_each_item(value, |element| {
                 let result = self
@@ -801,7 +905,7 @@ impl<'f, 'p, 'o, 'py> Writer<'f, 'p, 'o, 'py> {
             self.close_batch(mark, index, APPEND, APPENDS);
         }
         self.depth -= 1;
-        self.remember(memo, value);
+        self.remember(memo);
         Ok(())
     }
 
@@ -864,8 +968,8 @@ impl<'f, 'p, 'o, 'py> Writer<'f, 'p, 'o, 'py> {
             self.out.push(EMPTY_TUPLE);
             return Ok(());
         }
-        let memo = self.recall(value);
-        if let Memo::Written = memo {
+        let mut memo = self.recall(value);
+        if let Memo::Written(_) = memo {
             return Ok(());
         }
         self.enter()?;
@@ -882,6 +986,7 @@ impl<'f, 'p, 'o, 'py> Writer<'f, 'p, 'o, 'py> {
         };
         if is_list {
             self.out.push(EMPTY_LIST);
+            memo = self.memoize_early(memo);
             let mark = self.open_batch();
             each(self)?;
             self.close_batch(mark, length, APPEND, APPENDS);
@@ -891,7 +996,7 @@ impl<'f, 'p, 'o, 'py> Writer<'f, 'p, 'o, 'py> {
             self.close_tuple(mark, length);
         }
         self.depth -= 1;
-        self.remember(memo, value);
+        self.remember(memo);
         Ok(())
     }
 
@@ -902,12 +1007,13 @@ impl<'f, 'p, 'o, 'py> Writer<'f, 'p, 'o, 'py> {
         value_node: NodeId,
         dict: &Bound<'py, PyDict>,
     ) -> Result<()> {
-        let memo = self.recall(dict.as_any());
-        if let Memo::Written = memo {
+        let mut memo = self.recall(dict.as_any());
+        if let Memo::Written(_) = memo {
             return Ok(());
         }
         self.enter()?;
         self.out.push(EMPTY_DICT);
+        memo = self.memoize_early(memo);
         let mark = self.open_batch();
         let mut count = 0;
         let mut position = 0;
@@ -921,7 +1027,7 @@ impl<'f, 'p, 'o, 'py> Writer<'f, 'p, 'o, 'py> {
         }
         self.close_batch(mark, count, SETITEM, SETITEMS);
         self.depth -= 1;
-        self.remember(memo, dict.as_any());
+        self.remember(memo);
         Ok(())
     }
 
@@ -930,7 +1036,7 @@ impl<'f, 'p, 'o, 'py> Writer<'f, 'p, 'o, 'py> {
     /// A datetime state bytes object with the tzinfo, if any, as `datetime.__reduce_ex__`.
     fn datetime(&mut self, value: &Obj<'py>, datetime: &Bound<'py, PyDateTime>) -> Result<()> {
         let memo = self.recall(value);
-        if let Memo::Written = memo {
+        if let Memo::Written(_) = memo {
             return Ok(());
         }
         self.std_global("datetime", "datetime");
@@ -954,13 +1060,13 @@ impl<'f, 'p, 'o, 'py> Writer<'f, 'p, 'o, 'py> {
         ];
         self.bytes(&state);
         self.state_and_zone(datetime.get_tzinfo())?;
-        self.remember(memo, value);
+        self.remember(memo);
         Ok(())
     }
 
     fn date(&mut self, value: &Obj<'py>, date: &Bound<'py, PyDate>) {
         let memo = self.recall(value);
-        if let Memo::Written = memo {
+        if let Memo::Written(_) = memo {
             return;
         }
         self.std_global("datetime", "date");
@@ -972,12 +1078,12 @@ impl<'f, 'p, 'o, 'py> Writer<'f, 'p, 'o, 'py> {
             date.get_day(),
         ]);
         self.out.extend_from_slice(&[TUPLE1, REDUCE]);
-        self.remember(memo, value);
+        self.remember(memo);
     }
 
     fn time(&mut self, value: &Obj<'py>, time: &Bound<'py, PyTime>) -> Result<()> {
         let memo = self.recall(value);
-        if let Memo::Written = memo {
+        if let Memo::Written(_) = memo {
             return Ok(());
         }
         self.std_global("datetime", "time");
@@ -995,13 +1101,13 @@ impl<'f, 'p, 'o, 'py> Writer<'f, 'p, 'o, 'py> {
             micro as u8,
         ]);
         self.state_and_zone(time.get_tzinfo())?;
-        self.remember(memo, value);
+        self.remember(memo);
         Ok(())
     }
 
     fn timedelta(&mut self, value: &Obj<'py>, delta: &Bound<'py, PyDelta>) {
         let memo = self.recall(value);
-        if let Memo::Written = memo {
+        if let Memo::Written(_) = memo {
             return;
         }
         self.std_global("datetime", "timedelta");
@@ -1009,7 +1115,7 @@ impl<'f, 'p, 'o, 'py> Writer<'f, 'p, 'o, 'py> {
         self.int(i64::from(delta.get_seconds()));
         self.int(i64::from(delta.get_microseconds()));
         self.out.extend_from_slice(&[TUPLE3, REDUCE]);
-        self.remember(memo, value);
+        self.remember(memo);
     }
 
     /// `datetime.timezone` (offset and optional name) and `zoneinfo.ZoneInfo` (its key), as
@@ -1030,7 +1136,7 @@ impl<'f, 'p, 'o, 'py> Writer<'f, 'p, 'o, 'py> {
     fn tzinfo(&mut self, zone: &Obj<'py>) -> Result<()> {
         let py = zone.py();
         let memo = self.recall(zone);
-        if let Memo::Written = memo {
+        if let Memo::Written(_) = memo {
             return Ok(());
         }
         let class = zone.get_type();
@@ -1075,20 +1181,20 @@ impl<'f, 'p, 'o, 'py> Writer<'f, 'p, 'o, 'py> {
                 )))
             }
         }
-        self.remember(memo, zone);
+        self.remember(memo);
         Ok(())
     }
 
     fn decimal(&mut self, value: &Obj<'py>) -> Result<()> {
         let memo = self.recall(value);
-        if let Memo::Written = memo {
+        if let Memo::Written(_) = memo {
             return Ok(());
         }
         self.std_global("decimal", "Decimal");
         let text = value.str()?;
         self.text(py::str_utf8(&text)?);
         self.out.extend_from_slice(&[TUPLE1, REDUCE]);
-        self.remember(memo, value);
+        self.remember(memo);
         Ok(())
     }
 
@@ -1096,7 +1202,7 @@ impl<'f, 'p, 'o, 'py> Writer<'f, 'p, 'o, 'py> {
     /// returns when `is_safe` is unknown; a known `is_safe` is not carried).
     fn uuid(&mut self, value: &Obj<'py>) -> Result<()> {
         let memo = self.recall(value);
-        if let Memo::Written = memo {
+        if let Memo::Written(_) = memo {
             return Ok(());
         }
         self.std_global("uuid", "UUID");
@@ -1106,7 +1212,7 @@ impl<'f, 'p, 'o, 'py> Writer<'f, 'p, 'o, 'py> {
         let bits = py::uuid_value(value)?;
         self.long_u128(bits);
         self.out.extend_from_slice(&[SETITEM, BUILD]);
-        self.remember(memo, value);
+        self.remember(memo);
         Ok(())
     }
 
@@ -1148,9 +1254,9 @@ impl<'f, 'p, 'o, 'py> Writer<'f, 'p, 'o, 'py> {
         }
         if let Ok(bytes) = value.cast_exact::<PyBytes>() {
             let memo = self.recall(value);
-            if !matches!(memo, Memo::Written) {
+            if !matches!(memo, Memo::Written(_)) {
                 self.bytes(bytes.as_bytes());
-                self.remember(memo, value);
+                self.remember(memo);
             }
             return Ok(());
         }

@@ -37,11 +37,20 @@ pub struct KeyHasher(u64);
 
 impl Hasher for KeyHasher {
     fn finish(&self) -> u64 {
-        self.0
+        // A product's low bits depend only on the factors' low bits, and an object's address
+        // has its low 4 bits zero: the table indexes by the low bits, so bring the well-mixed
+        // high bits down (as rustc-hash does).
+        self.0.rotate_left(26)
     }
 
     fn write(&mut self, bytes: &[u8]) {
-        for &byte in bytes {
+        let mut chunks = bytes.chunks_exact(8);
+        for chunk in &mut chunks {
+            let mut word = [0u8; 8];
+            word.copy_from_slice(chunk);
+            self.write_u64(u64::from_le_bytes(word));
+        }
+        for &byte in chunks.remainder() {
             self.write_u64(u64::from(byte));
         }
     }
@@ -76,6 +85,9 @@ pub enum StateForm {
 pub struct RecordInfo {
     /// The attribute names (pickled state is keyed by attribute, never by wire name).
     pub names: Vec<String>,
+    /// Per field, the number of its name among the plan's distinct field names (the encoder
+    /// memoizes each name once per pickle by this number, without hashing).
+    pub name_ids: Vec<u32>,
     pub state: StateForm,
 }
 
@@ -97,6 +109,8 @@ pub struct Pickle {
     pub fast_path: FastPath,
     /// Indexed by plan node id; `Some` for every record node.
     pub records: Vec<Option<RecordInfo>>,
+    /// How many distinct field names the plan's records have.
+    pub name_count: usize,
 }
 
 impl Pickle {
@@ -153,6 +167,7 @@ pub fn open(args: &OpenArgs<'_, '_>) -> PyResult<Box<dyn WireFormat>> {
         .getattr("_dataclass_setstate")
         .ok();
     let mut records = Vec::with_capacity(args.plan.nodes.len());
+    let mut name_numbers: HashMap<String, u32> = HashMap::new();
     for node in &args.plan.nodes {
         let Node::Record(spec) = node else {
             records.push(None);
@@ -179,12 +194,24 @@ pub fn open(args: &OpenArgs<'_, '_>) -> PyResult<Box<dyn WireFormat>> {
                 StateForm::SlotsTuple
             }
         };
-        records.push(Some(RecordInfo { names, state }));
+        let name_ids = names
+            .iter()
+            .map(|name| {
+                let next = name_numbers.len() as u32;
+                *name_numbers.entry(name.clone()).or_insert(next)
+            })
+            .collect();
+        records.push(Some(RecordInfo {
+            names,
+            name_ids,
+            state,
+        }));
     }
     Ok(Box::new(Pickle {
         protocol,
         fast_path,
         records,
+        name_count: name_numbers.len(),
     }))
 }
 

@@ -6,7 +6,6 @@
 
 pub mod avro;
 pub mod fields;
-pub mod pickle;
 pub mod temporal;
 
 use std::ptr::NonNull;
