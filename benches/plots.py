@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .adapters import BASELINES, FORMATS, SUBJECT
+from .adapters import BASELINES, FORMATS, is_subject
 from .runner import RunResult
 
 
@@ -52,7 +52,7 @@ def write_plots(res: RunResult, out: Path) -> tuple[list[str], str]:
                     if r is not None and r.vs_baseline is not None:
                         xs.append(j - 0.4 + width * (i + 0.5))
                         ys.append(r.vs_baseline)
-                subject = name == SUBJECT
+                subject = is_subject(name)
                 bars = ax.bar(
                     xs,
                     ys,
