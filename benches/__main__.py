@@ -83,6 +83,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--rounds", type=_positive_int, help="override: max interleaved rounds per cell")
     p.add_argument("--target-ms", type=float, help="override: target duration of one sample (ms)")
     p.add_argument("--budget", type=float, help="override: seconds per candidate per cell")
+    p.add_argument("--note", default="", help="free text shown at the top of the report")
     p.add_argument("--list", action="store_true", help="list adapters and exit")
     return p
 
@@ -166,6 +167,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         quick=args.quick,
         seed=args.seed,
         progress=not args.no_progress,
+        note=args.note,
     )
 
     from . import environment, report

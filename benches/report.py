@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 from pathlib import Path
 from typing import Any, Optional
 
@@ -507,6 +508,21 @@ _METHOD = """\
 """
 
 
+def _run_conditions(res: RunResult) -> list[str]:
+    """The ``--note`` text and the machine's load during the run, as a quote under the title."""
+    out = []
+    if res.config.note:
+        out += [f"> {_md_escape(res.config.note)}", ">"]
+    start, end = res.load_average
+    if start is not None and end is not None:
+        cpus = os.cpu_count() or 0
+        out += [
+            f"> 1-minute load average at the start / end of the run: {start:.1f} / {end:.1f}"
+            f" on {cpus} logical CPUs (above {cpus} other processes were competing for the CPU).",
+        ]
+    return out + [""] if out else []
+
+
 def _method() -> list[str]:
     return _METHOD.splitlines() + [""]
 
@@ -519,6 +535,7 @@ def render_markdown(res: RunResult, env: dict[str, Any], plots: list[str], plot_
         "Hardware-specific snapshot: compare ratios, not absolute times, across machines.",
         "",
     ]
+    lines += _run_conditions(res)
     lines += _environment(res, env) + [""]
     lines += _headline(res) + [""]
     if plots:
@@ -565,9 +582,11 @@ def to_json(res: RunResult, env: dict[str, Any]) -> dict[str, Any]:
             "quick": cfg.quick,
             "memory": cfg.memory,
             "seed": cfg.seed,
+            "note": cfg.note,
             "timing": vars(cfg.timing),
         },
         "wall_time_s": res.wall_time_s,
+        "load_average_start_end": list(res.load_average),
         "adapters": [
             {
                 "name": a.name,

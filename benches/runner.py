@@ -9,6 +9,7 @@ of N objects).
 from __future__ import annotations
 
 import gc
+import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -48,6 +49,7 @@ class RunConfig:
     quick: bool = False
     seed: int = 20240601
     progress: bool = True
+    note: str = ""  # free text shown at the top of the report (``--note``)
 
 
 @dataclass
@@ -108,6 +110,17 @@ class RunResult:
     skips: list[Skip]
     payload_samples: dict[str, dict[str, str]]  # format/model -> adapter -> short payload preview
     wall_time_s: float = 0.0
+    #: 1-minute load averages (os.getloadavg) at the start and the end, where available: on a
+    #: shared machine they say how much other work competed with the run.
+    load_average: tuple[Optional[float], Optional[float]] = (None, None)
+
+
+def load_average() -> Optional[float]:
+    """The 1-minute load average, or None where the OS does not report one."""
+    try:
+        return os.getloadavg()[0]
+    except (AttributeError, OSError):
+        return None
 
 
 def _payload_len(payload: Any) -> int:
@@ -219,6 +232,7 @@ def _preview(payload: Any) -> str:
 def run(cfg: RunConfig, registry: Registry) -> RunResult:
     """Run the whole benchmark described by ``cfg``."""
     t_start = time.perf_counter()
+    load_start = load_average()
     skips: list[Skip] = []
     wanted = set(cfg.adapters) if cfg.adapters is not None else None
 
@@ -343,6 +357,7 @@ def run(cfg: RunConfig, registry: Registry) -> RunResult:
         skips=skips,
         payload_samples=previews,
         wall_time_s=time.perf_counter() - t_start,
+        load_average=(load_start, load_average()),
     )
 
 

@@ -36,24 +36,19 @@ from typing import Any, Callable, Optional
 
 from .adapters import FORMATS, Adapter, Registry, is_subject
 from .models import MODELS, generate
-from .runner import check_round_trip, idiom_objects
+from .runner import check_round_trip, idiom_objects, load_average
 from .timing import Candidate, Stats, TimingConfig, measure_cell, peak_memory
 
 SIZES: tuple[int, ...] = (1, 10, 100, 1_000, 10_000, 100_000)
 QUICK_SIZES: tuple[int, ...] = (1, 10, 100, 1_000)
 OPS: tuple[str, ...] = ("encode_many", "decode_many")
 DEFAULT_FORMATS: tuple[str, ...] = ("json", "msgpack")
-#: polycodec's rows and the peers that are fastest in the cells of each format.
+#: polycodec's rows and the peers that are fastest on the record model in the cells of each
+#: format (orjson and ormsgpack, which decode through hand-written Python conversion, are
+#: several times slower there and would double the study's run time).
 DEFAULT_ADAPTERS: dict[str, tuple[str, ...]] = {
-    "json": ("polycodec", "polycodec-slots", "msgspec-struct", "msgspec", "orjson", "serpyco-rs"),
-    "msgpack": (
-        "polycodec",
-        "polycodec-slots",
-        "msgspec-struct",
-        "msgspec",
-        "ormsgpack",
-        "serpyco-rs",
-    ),
+    "json": ("polycodec", "polycodec-slots", "msgspec-struct", "msgspec", "serpyco-rs"),
+    "msgpack": ("polycodec", "polycodec-slots", "msgspec-struct", "msgspec", "serpyco-rs"),
     "avro": ("polycodec", "polycodec-slots", "fastavro"),
     "pickle": ("polycodec", "polycodec-slots", "pickle"),
 }
@@ -63,7 +58,7 @@ def scaling_timing(quick: bool) -> TimingConfig:
     """Short budgets: 100k-object calls take a good fraction of a second each."""
     if quick:
         return TimingConfig(target_sample_s=0.002, max_rounds=3, min_samples=2, budget_s=0.0)
-    return TimingConfig(target_sample_s=0.010, max_rounds=15, min_samples=5, budget_s=0.25)
+    return TimingConfig(target_sample_s=0.010, max_rounds=15, min_samples=4, budget_s=0.25)
 
 
 # ---- RSS high-water ------------------------------------------------------------------------
@@ -158,6 +153,8 @@ class Study:
     rss: bool
     quick: bool
     wall_time_s: float = 0.0
+    load_average: tuple[Optional[float], Optional[float]] = (None, None)
+    note: str = ""
 
 
 def run_scaling(
@@ -172,10 +169,12 @@ def run_scaling(
     log: Callable[[str], None] = print,
 ) -> Study:
     t0 = time.perf_counter()
+    load_start = load_average()
     by_name = {a.name: a for a in registry.adapters}
     originals = generate(model, max(sizes))
     rss = memory and rss_supported()
     study = Study(model, sizes, [], [], memory, rss, quick)
+    converted: dict[str, list[Any]] = {}  # adapter -> the objects in its classes
     for fmt in formats:
         names = adapters if adapters is not None else list(DEFAULT_ADAPTERS[fmt])
         ready: list[tuple[Adapter, Any, list[Any], bytes]] = []
@@ -189,33 +188,56 @@ def run_scaling(
                 continue
             try:
                 ops = adapter.build(fmt, MODELS[model])
-                objs = idiom_objects(ops, originals)
+                objs = converted.get(name) or converted.setdefault(
+                    name, idiom_objects(ops, originals)
+                )
                 payloads = check_round_trip(ops, objs, [max(sizes)])
             except Exception as exc:  # Unsupported, RoundTripError, a library error
                 study.skips.append((name, fmt, f"{type(exc).__name__}: {exc}"))
                 continue
             ready.append((adapter, ops, objs, payloads[max(sizes)]))
-        for op in OPS:
-            series = Series(fmt, op)
-            study.series.append(series)
-            for size in sizes:
-                log(f"scaling: {FORMATS[fmt]} {op} {size:,} objects")
-                cands = []
-                for adapter, ops, objs, _ in ready:
-                    arg = objs[:size] if op == "encode_many" else ops.encode_many(objs[:size])
-                    cands.append(Candidate(adapter.name, getattr(ops, op), arg))
-                gc.collect()
-                stats = measure_cell(cands, timing)
-                for (adapter, _, _, _), cand in zip(ready, cands):
-                    point = Point(adapter.name, adapter.label, size, stats[cand.name])
-                    if memory:
-                        point.tracemalloc_bytes = peak_memory(cand.fn, cand.arg)
-                        if rss:
-                            point.rss_bytes = rss_peak(cand.fn, cand.arg)
-                    series.points.append(point)
-                del cands
+        # Setup objects (100k originals, their idiom copies, payloads) become permanent, so the
+        # gc.collect() before every sample does not walk them each time (as in the runner).
+        gc.collect()
+        gc.freeze()
+        try:
+            _time_format(study, fmt, ready, sizes, timing, memory, rss, log)
+        finally:
+            gc.unfreeze()
     study.wall_time_s = time.perf_counter() - t0
+    study.load_average = (load_start, load_average())
     return study
+
+
+def _time_format(
+    study: Study,
+    fmt: str,
+    ready: list[tuple[Adapter, Any, list[Any], bytes]],
+    sizes: tuple[int, ...],
+    timing: TimingConfig,
+    memory: bool,
+    rss: bool,
+    log: Callable[[str], None],
+) -> None:
+    for op in OPS:
+        series = Series(fmt, op)
+        study.series.append(series)
+        for size in sizes:
+            log(f"scaling: {FORMATS[fmt]} {op} {size:,} objects")
+            cands = []
+            for adapter, ops, objs, _ in ready:
+                arg = objs[:size] if op == "encode_many" else ops.encode_many(objs[:size])
+                cands.append(Candidate(adapter.name, getattr(ops, op), arg))
+            gc.collect()
+            stats = measure_cell(cands, timing)
+            for (adapter, _, _, _), cand in zip(ready, cands):
+                point = Point(adapter.name, adapter.label, size, stats[cand.name])
+                if memory:
+                    point.tracemalloc_bytes = peak_memory(cand.fn, cand.arg)
+                    if rss:
+                        point.rss_bytes = rss_peak(cand.fn, cand.arg)
+                series.points.append(point)
+            del cands
 
 
 # ---- output --------------------------------------------------------------------------------
@@ -338,11 +360,18 @@ def render(study: Study, env: dict[str, Any], plots: list[str], note: str) -> st
 
 
 def _env_line(env: dict[str, Any], study: Study) -> str:
+    start, end = study.load_average
+    load = (
+        f" 1-minute load average at the start / end: {start:.1f} / {end:.1f}."
+        if start is not None and end is not None
+        else ""
+    )
+    note = f"\n\n> {study.note}" if study.note else ""
     return (
         f"Run {env.get('run_utc', '?')} at git {env.get('git_revision', '?')}; "
         f"{env.get('python', '?')} on {env.get('cpu_model', '?')} ({env.get('cpu_count', '?')}"
         f" CPUs); mode {'quick' if study.quick else 'full'}; wall time "
-        f"{study.wall_time_s:.0f} s."
+        f"{study.wall_time_s:.0f} s.{load}{note}"
     )
 
 
@@ -360,6 +389,8 @@ def to_json(study: Study, env: dict[str, Any]) -> dict[str, Any]:
         "sizes": list(study.sizes),
         "quick": study.quick,
         "wall_time_s": study.wall_time_s,
+        "load_average_start_end": list(study.load_average),
+        "note": study.note,
         "series": [
             {
                 "format": s.format,
@@ -444,6 +475,7 @@ def main(
     study = run_scaling(
         registry, formats, adapters, model, sizes, timing, not args.no_memory, args.quick, log
     )
+    study.note = args.note
     env = environment.collect(timing, args.quick)
     plots: list[str] = []
     note = "Charts skipped (--no-plots)."
