@@ -37,7 +37,8 @@ def write_plots(res: RunResult, out: Path) -> tuple[list[str], str]:
         if not cells:
             continue
         names = [a.name for a in res.adapters if any(c.row(a.name) for c in cells)]
-        colours = {n: plt.get_cmap("tab10")(i % 10) for i, n in enumerate(names)}
+        cmap = plt.get_cmap("tab10" if len(names) <= 10 else "tab20")
+        colours = {n: cmap(i % cmap.N) for i, n in enumerate(names)}
         models = [m for m in res.config.models if any(c.model == m for c in cells)]
         fig, axes = plt.subplots(
             len(models), 1, figsize=(11, 3.2 * len(models) + 1.0), squeeze=False
