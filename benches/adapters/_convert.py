@@ -8,12 +8,14 @@ user would write: one function per class, direct attribute/key access, no reflec
 such as ``dataclasses.asdict`` would be slower and would make the baselines look worse than they
 need to be).
 
-Two flavours exist because the wire types differ:
+Three flavours exist because the wire types (and fastavro's options) differ:
 
 * ``json`` flavour (JSON and MessagePack): datetime/date as ISO 8601 strings, Decimal as a
   string (exact), Enum as its value.
 * ``avro`` flavour: datetime, date and Decimal stay native objects (the Avro libraries apply the
   ``timestamp-micros``/``date``/``decimal`` logical types themselves), Enum as its symbol name.
+* ``fastavro`` flavour: the ``avro`` one, with the trees' union members written in fastavro's
+  ``(record name, dict)`` tuple notation.
 """
 
 from __future__ import annotations
