@@ -3,7 +3,8 @@
 Examples::
 
     python -m benches                       # everything, full measurement (a few minutes)
-    python -m benches --quick               # CI smoke run, under a minute
+    python -m benches --quick               # CI smoke run, under a minute (into a temp dir)
+    python -m benches --scaling             # objects/s for 1 ... 100k objects per call
     python -m benches --formats json --models record,tree --batch 1 --batch 1000
     python -m benches --adapters polycodec,msgspec,orjson --no-memory --no-plots
     python -m benches --list                # which adapters are available, and what they do
@@ -13,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import tempfile
 from pathlib import Path
 from typing import Callable, Optional, Sequence
 
@@ -62,7 +64,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--models", type=_csv(list(MODELS), "model"), help="comma-separated models")
     p.add_argument("--adapters", help="comma-separated adapter names (see --list)")
     p.add_argument(
-        "--out", type=Path, default=None, help="output directory (default benches/results)"
+        "--out",
+        type=Path,
+        default=None,
+        help="output directory (default: benches/results for a full run; a new temporary "
+        "directory for --quick, so a smoke run never overwrites the committed results)",
+    )
+    p.add_argument(
+        "--scaling",
+        action="store_true",
+        help="instead of the cells: objects/s and memory per object for 1, 10, 100, 1k, 10k and "
+        "100k objects per call (scaling.md, scaling.json, scaling_<format>.png)",
     )
     p.add_argument("--no-plots", action="store_true", help="do not draw PNG charts")
     p.add_argument("--no-memory", action="store_true", help="do not measure peak memory")
@@ -71,6 +83,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--rounds", type=_positive_int, help="override: max interleaved rounds per cell")
     p.add_argument("--target-ms", type=float, help="override: target duration of one sample (ms)")
     p.add_argument("--budget", type=float, help="override: seconds per candidate per cell")
+    p.add_argument("--note", default="", help="free text shown at the top of the report")
     p.add_argument("--list", action="store_true", help="list adapters and exit")
     return p
 
@@ -83,6 +96,18 @@ def _list(registry: Registry) -> int:
     for name, reason in registry.unavailable.items():
         print(f"{name:18} UNAVAILABLE  {reason}")
     return 0
+
+
+RESULTS = Path(__file__).resolve().parent / "results"
+
+
+def _out_dir(out: Optional[Path], quick: bool) -> Path:
+    """Where to write. Only a full run writes the committed ``benches/results/`` by default."""
+    if out is not None:
+        return out
+    if quick:
+        return Path(tempfile.mkdtemp(prefix="polycodec-bench-quick-"))
+    return RESULTS
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
@@ -114,6 +139,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     if overrides:
         timing = TimingConfig(**{**vars(timing), **overrides})
 
+    if args.scaling:
+        from .scaling import main as scaling_main
+
+        return scaling_main(args, registry, adapters, _out_dir(args.out, args.quick))
+
     batches = sorted(set(args.batch or [1, 100]))
     ops = args.ops or list(OPS)
     if not any(op_applies(op, b) for op in ops for b in batches):
@@ -123,7 +153,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         )
         return 2
 
-    out = args.out or Path(__file__).resolve().parent / "results"
+    out = _out_dir(args.out, args.quick)
     cfg = RunConfig(
         formats=args.formats or list(FORMATS),
         ops=ops,
@@ -137,6 +167,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         quick=args.quick,
         seed=args.seed,
         progress=not args.no_progress,
+        note=args.note,
     )
 
     from . import environment, report

@@ -13,6 +13,14 @@ Shapes (chosen to match what users actually serialise):
   datetime, Enum and Optional fields (the "deep configuration / accounting document" case).
 * ``tree``: a recursive file-system-like tree whose nodes are a tagged union of dataclasses
   (``kind: Literal[...]`` with a default), limited in depth and size.
+* ``filesystem``: the workload of the msgspec-vs-pydantic gist (seeds/msgspec-vs-pydantic-gist):
+  one fake file system of about 1,000 nodes per object, a tagged ``File | Directory`` union
+  (``type: Literal[...]``), UUIDs, aware datetimes and ``MinLen``/``Ge`` constraints.
+
+Other libraries' own idioms of the same models (msgspec ``Struct`` classes, pydantic
+``BaseModel`` classes, ``slots=True`` dataclasses) are defined next to the adapters that use them
+(``benches/idioms.py``, ``adapters/msgspec_structs.py``, ``adapters/pydantic_models.py``) and are
+filled with exactly these objects, converted field by field before timing.
 
 Datetimes are timezone-aware UTC with microseconds (every format here can carry them exactly);
 Decimals always have two decimal places so that fixed-scale Avro decimals round-trip.
@@ -25,7 +33,10 @@ import random
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta, timezone
 from decimal import Decimal
-from typing import Any, Callable, Literal, Optional, Union
+from typing import Annotated, Any, Callable, Literal, Optional, Union
+from uuid import UUID
+
+from annotated_types import Ge, MinLen
 
 __all__ = [
     "Status",
@@ -46,6 +57,9 @@ __all__ = [
     "Leaf",
     "Branch",
     "Node",
+    "File",
+    "Directory",
+    "CLASSES",
     "ModelSpec",
     "MODELS",
     "generate",
@@ -293,6 +307,44 @@ Node = Union[Leaf, Branch]
 
 
 # --------------------------------------------------------------------------------------------
+# Model 4: filesystem (the msgspec-vs-pydantic gist's workload, as plain dataclasses)
+# --------------------------------------------------------------------------------------------
+#
+# The gist's msgspec classes are ``class File(msgspec.Struct, tag="file")`` with
+# ``Annotated[str, Meta(min_length=1)]`` / ``Annotated[int, Meta(ge=0)]``, and its pydantic
+# models carry ``type: Literal["file"] = "file"``. A dataclass has no class-level tag, so the tag
+# is that ``type`` field (last: a dataclass field with a default cannot precede ones without).
+
+
+@dataclass
+class File:
+    """A file of the gist's file system."""
+
+    name: Annotated[str, MinLen(1)]
+    created_by: UUID
+    created_at: datetime
+    updated_at: datetime
+    nbytes: Annotated[int, Ge(0)]
+    type: Literal["file"] = "file"
+
+
+@dataclass
+class Directory:
+    """A directory of the gist's file system: ``contents`` is a tagged union of both."""
+
+    name: Annotated[str, MinLen(1)]
+    created_by: UUID
+    created_at: datetime
+    updated_at: datetime
+    contents: list[Union[File, Directory]]
+    type: Literal["directory"] = "directory"
+
+
+#: Every model class, so idioms (slots dataclasses, Structs, BaseModels) can map them one to one.
+CLASSES: tuple[type, ...] = (Tag, Record, *HIERARCHY_CLASSES, Leaf, Branch, File, Directory)
+
+
+# --------------------------------------------------------------------------------------------
 # Deterministic data generation
 # --------------------------------------------------------------------------------------------
 
@@ -437,6 +489,43 @@ def make_tree(rng: random.Random, i: int, max_depth: int = 4, max_nodes: int = 4
     return root
 
 
+_FS_START = datetime(2018, 1, 1, tzinfo=timezone.utc)
+_FS_SPAN = int((datetime(2023, 1, 1, tzinfo=timezone.utc) - _FS_START).total_seconds())
+_LETTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+
+
+def make_filesystem(rng: random.Random, i: int, capacity: int = 1000) -> Directory:
+    """One fake file system of ``capacity`` nodes, generated as the gist's
+    ``make_filesystem_data(1000)`` does: names of 4-30 letters, one of 30 creator UUIDs, created
+    in 2018-2023 and updated after that, directories with 0-30 entries (one entry in ten is a
+    directory), files of 0-1,000,000 bytes; what is left of the capacity goes into the root."""
+    uuids = [UUID(int=rng.getrandbits(128), version=4) for _ in range(30)]
+    left = capacity
+
+    def node(is_dir: bool) -> File | Directory:
+        nonlocal left
+        name = "".join(rng.choices(_LETTERS, k=rng.randint(4, 30)))
+        created_by = rng.choice(uuids)
+        created = rng.randint(0, _FS_SPAN)
+        created_at = _FS_START + timedelta(seconds=created)
+        updated_at = _FS_START + timedelta(seconds=rng.randint(created, _FS_SPAN))
+        if not is_dir:
+            return File(name, created_by, created_at, updated_at, rng.randint(0, 1_000_000))
+        n = min(rng.randint(0, 30), left)
+        left -= n
+        contents = [node(rng.random() > 0.9) for _ in range(n)]
+        return Directory(name, created_by, created_at, updated_at, contents)
+
+    left -= 1
+    root = node(True)
+    assert isinstance(root, Directory)
+    while left:
+        left -= 1
+        root.contents.append(node(rng.random() > 0.9))
+    root.name = f"root{i}"
+    return root
+
+
 @dataclass(frozen=True)
 class ModelSpec:
     """A benchmark model: its root type and how to generate instances of it."""
@@ -445,6 +534,9 @@ class ModelSpec:
     root: type
     description: str
     make_one: Callable[[random.Random, int], Any]
+    #: Only ``*_one`` operations: one object is already a large document (the gist times one
+    #: 1,000-node file system per call); batches of trees are the ``tree`` model's job.
+    one_only: bool = False
 
     @property
     def list_type(self) -> Any:
@@ -470,6 +562,14 @@ MODELS: dict[str, ModelSpec] = {
         Branch,
         "recursive tree, nodes are a tagged union (kind: Literal) of Leaf | Branch",
         make_tree,
+    ),
+    "filesystem": ModelSpec(
+        "filesystem",
+        Directory,
+        "the msgspec-vs-pydantic gist's file system: ~1,000 nodes per object, tagged union "
+        "File | Directory, UUID, aware datetimes, MinLen/Ge constraints (*_one operations only)",
+        make_filesystem,
+        one_only=True,
     ),
 }
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .adapters import BASELINES, FORMATS, SUBJECT
+from .adapters import BASELINES, FORMATS, is_subject
 from .runner import RunResult
 
 
@@ -37,7 +37,8 @@ def write_plots(res: RunResult, out: Path) -> tuple[list[str], str]:
         if not cells:
             continue
         names = [a.name for a in res.adapters if any(c.row(a.name) for c in cells)]
-        colours = {n: plt.get_cmap("tab10")(i % 10) for i, n in enumerate(names)}
+        cmap = plt.get_cmap("tab10" if len(names) <= 10 else "tab20")
+        colours = {n: cmap(i % cmap.N) for i, n in enumerate(names)}
         models = [m for m in res.config.models if any(c.model == m for c in cells)]
         fig, axes = plt.subplots(
             len(models), 1, figsize=(11, 3.2 * len(models) + 1.0), squeeze=False
@@ -52,7 +53,7 @@ def write_plots(res: RunResult, out: Path) -> tuple[list[str], str]:
                     if r is not None and r.vs_baseline is not None:
                         xs.append(j - 0.4 + width * (i + 0.5))
                         ys.append(r.vs_baseline)
-                subject = name == SUBJECT
+                subject = is_subject(name)
                 bars = ax.bar(
                     xs,
                     ys,

@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import json
 import math
+import os
 from pathlib import Path
 from typing import Any, Optional
 
-from .adapters import ADAPTER_FORMATS, BASELINES, FORMATS, SUBJECT
+from .adapters import ADAPTER_FORMATS, BASELINES, FORMATS, SUBJECT, is_subject
 from .adapters.base import version_is_prerelease
 from .models import MODELS
 from .runner import Cell, RunResult, Skip
@@ -73,6 +74,22 @@ def fmt_ratio(r: Optional[float], bold_if_win: bool = False) -> str:
     return f"**{text}**" if bold_if_win and r >= 1.005 else text
 
 
+#: A ratio at or above WIN is a win for polycodec, below LOSS a loss; in between, a tie.
+WIN = 1.005
+LOSS = 0.995
+
+
+def fmt_verdict(r: Optional[float]) -> str:
+    """polycodec's ratio vs a peer: ``**1.22×**`` for a win, ``0.87× ✗ loss`` for a loss."""
+    if r is None:
+        return "—"
+    if r >= WIN:
+        return f"**{r:.2f}×**"
+    if r < LOSS:
+        return f"{r:.2f}× ✗ loss"
+    return f"{r:.2f}×"
+
+
 def _geomean(values: list[float]) -> Optional[float]:
     vals = [v for v in values if v and v > 0]
     if not vals:
@@ -120,7 +137,7 @@ def _subject_missing_reason(res: RunResult, c: Cell) -> str:
     s = _skip_reason(res, SUBJECT, c.format, c.model)
     if s is not None:
         return s.kind
-    return "not selected" if SUBJECT not in {a.name for a in res.adapters} else "—"
+    return "not selected" if not any(is_subject(a.name) for a in res.adapters) else "—"
 
 
 def _environment(res: RunResult, env: dict[str, Any]) -> list[str]:
@@ -198,14 +215,22 @@ def _installed_sizes(env: dict[str, Any]) -> list[str]:
     return out + [""]
 
 
+def _subjects(res: RunResult) -> list[tuple[str, str]]:
+    """polycodec's rows that ran, as (name, label), in adapter order."""
+    ran = {r.adapter for c in res.cells for r in c.rows}
+    return [(a.name, a.label) for a in res.adapters if is_subject(a.name) and a.name in ran]
+
+
 def _pivot(res: RunResult) -> list[str]:
-    """polycodec vs best peer as a matrix: one row per format/op/batch, one column per model."""
+    """polycodec's best row vs the fastest peer (any idiom) as a matrix: one row per
+    format/op/batch, one column per model."""
     models = [m for m in res.config.models if any(c.model == m for c in res.cells)]
     keys: list[tuple[str, str, int]] = []
     for c in res.cells:
         if (c.format, c.op, c.batch) not in keys:
             keys.append((c.format, c.op, c.batch))
     index = {(c.format, c.op, c.batch, c.model): c for c in res.cells}
+    several = len(_subjects(res)) > 1
     rows = []
     for fmt, op, batch in keys:
         row = [FORMATS[fmt], op, str(batch)]
@@ -214,13 +239,12 @@ def _pivot(res: RunResult) -> list[str]:
             if cell is None:
                 row.append("")
                 continue
-            subj = cell.row(SUBJECT)
+            subj = cell.row(cell.best_subject) if cell.best_subject else None
             peer = cell.row(cell.best_peer) if cell.best_peer else None
             link = f"(#{_anchor(cell)})"
             if subj is not None and peer is not None:
-                row.append(f"[{fmt_ratio(subj.vs_best_peer)}]{link} vs {peer.label}")
-                if subj.vs_best_peer is not None and subj.vs_best_peer >= 1.005:
-                    row[-1] = f"**{row[-1]}**"
+                which = f" ({subj.label})" if several else ""
+                row.append(f"[{fmt_verdict(subj.vs_best_peer)}]{link} vs {peer.label}{which}")
             elif subj is not None:
                 row.append(f"[no peer]{link}")
             else:
@@ -233,75 +257,90 @@ def _pivot(res: RunResult) -> list[str]:
     )
 
 
+def _tally(ratios: list[float]) -> str:
+    """``wins / losses / cells`` for a list of ratios."""
+    wins = sum(1 for r in ratios if r >= WIN)
+    losses = sum(1 for r in ratios if r < LOSS)
+    return f"{wins} won, {losses} lost, of {len(ratios)}"
+
+
 def _headline(res: RunResult) -> list[str]:
+    subjects = _subjects(res)
     out = [
-        "## Headline: polycodec vs the fastest peer",
+        "## Headline: polycodec vs the fastest peer in any idiom",
         "",
         "Ratio = fastest peer's median time / polycodec's median time: **above 1.00× polycodec is"
-        ' faster** (bold), below it the peer is. "Fastest peer" excludes polycodec itself. Each'
-        " entry links to its full table.",
+        " faster** (bold), below 1.00× it is slower, marked *✗ loss*. The fastest peer is the"
+        " fastest row of any other library in whichever idiom it was fastest (msgspec on"
+        " `msgspec.Struct` classes or on dataclasses, pydantic on `BaseModel` classes or on"
+        " dataclasses, ...). polycodec has one row per idiom"
+        + (" (" + ", ".join(label for _, label in subjects) + ")" if subjects else "")
+        + "; the matrix shows its best row, the tables below every row. Each entry links to its"
+        " full table.",
         "",
     ]
     out += _pivot(res) + [""]
+    best_ratios: dict[str, list[float]] = {}
+    per_subject: dict[tuple[str, str], list[float]] = {}
     rows = []
-    per_format: dict[str, list[float]] = {}
-    wins: dict[str, list[int]] = {}
     for c in res.cells:
-        subj = c.row(SUBJECT)
         peer = c.row(c.best_peer) if c.best_peer else None
-        if subj is None or peer is None:
+        best = c.row(c.best_subject) if c.best_subject else None
+        if peer is None or best is None or best.vs_best_peer is None:
             continue
-        ratio = subj.vs_best_peer
-        per_format.setdefault(c.format, []).append(ratio or 0)
-        w = wins.setdefault(c.format, [0, 0])
-        w[0] += 1 if ratio and ratio >= 1.005 else 0
-        w[1] += 1
-        rows.append(
-            [
-                f"[{FORMATS[c.format]}](#{_anchor(c)})",
-                c.op,
-                str(c.batch),
-                c.model,
-                fmt_time(subj.stats.median),
-                peer.label,
-                fmt_time(peer.stats.median),
-                fmt_ratio(subj.vs_best_peer, bold_if_win=True),
-                fmt_ratio(subj.vs_baseline) if subj.vs_baseline else "—",
-            ]
-        )
-    if not per_format:
+        best_ratios.setdefault(c.format, []).append(best.vs_best_peer)
+        row = [
+            f"[{FORMATS[c.format]}](#{_anchor(c)})",
+            c.op,
+            str(c.batch),
+            c.model,
+            peer.label,
+            fmt_time(peer.stats.median),
+        ]
+        for name, _ in subjects:
+            r = c.row(name)
+            if r is None or r.vs_best_peer is None:
+                row += ["—", "—"]
+                continue
+            per_subject.setdefault((c.format, name), []).append(r.vs_best_peer)
+            row += [fmt_time(r.stats.median), fmt_verdict(r.vs_best_peer)]
+        row.append(fmt_verdict(best.vs_best_peer))
+        row.append(fmt_ratio(best.vs_baseline) if best.vs_baseline else "—")
+        rows.append(row)
+    if not best_ratios:
         out += [
             "> polycodec did not run against any peer (see *Skipped*); the tables below still"
             " rank the peers.",
         ]
         return out
     srows = []
-    for fmt, ratios in per_format.items():
-        g = _geomean(ratios)
-        won, total = wins[fmt]
-        srows.append([FORMATS[fmt], f"{won} / {total}", fmt_ratio(g, bold_if_win=True)])
-    out += ["Per format (cells where polycodec and at least one peer ran):", ""]
-    out += _table(
-        ["Format", "Cells polycodec wins (≥ 1.005×)", "Geometric mean vs best peer"],
-        srows,
-        ["---", "--:", "--:"],
-    )
+    for fmt, ratios in best_ratios.items():
+        srow = [FORMATS[fmt], _tally(ratios), fmt_verdict(_geomean(ratios))]
+        srow.append(f"{min(ratios):.2f}-{max(ratios):.2f}×")
+        for name, _ in subjects:
+            sub = per_subject.get((fmt, name), [])
+            srow += [_tally(sub), fmt_verdict(_geomean(sub))] if sub else ["—", "—"]
+        srows.append(srow)
+    header = ["Format", "Best polycodec row", "Geometric mean", "Range"]
+    align = ["---", "--:", "--:", "--:"]
+    for _, label in subjects:
+        header += [label, "Geometric mean"]
+        align += ["--:", "--:"]
+    out += [
+        "Per format (cells where polycodec and at least one peer ran; a win is ≥ 1.005×, a loss"
+        " < 0.995×):",
+        "",
+    ]
+    out += _table(header, srows, align)
     out += ["", "### Headline details", ""]
-    out += _table(
-        [
-            "Format",
-            "Operation",
-            "Batch",
-            "Model",
-            "polycodec",
-            "Fastest peer",
-            "Peer time",
-            "polycodec vs best peer",
-            "polycodec vs baseline",
-        ],
-        rows,
-        ["---", "---", "--:", "---", "--:", "---", "--:", "--:", "--:"],
-    )
+    header = ["Format", "Operation", "Batch", "Model", "Fastest peer", "Peer time"]
+    align = ["---", "---", "--:", "---", "---", "--:"]
+    for _, label in subjects:
+        header += [label, "vs peer"]
+        align += ["--:", "--:"]
+    header += ["Best polycodec vs peer", "Best polycodec vs baseline"]
+    align += ["--:", "--:"]
+    out += _table(header, rows, align)
     return out
 
 
@@ -321,7 +360,8 @@ def _cell_section(res: RunResult, c: Cell) -> list[str]:
     rows = []
     for i, r in enumerate(c.rows):
         s = r.stats
-        name = f"**{r.label}**" if r.adapter == SUBJECT else r.label
+        subject = is_subject(r.adapter)
+        name = f"**{r.label}**" if subject else r.label
         if i == 0:
             name += " 🥇"
         row = [
@@ -339,7 +379,7 @@ def _cell_section(res: RunResult, c: Cell) -> list[str]:
             f"{s.samples}×{s.calls_per_sample}",
             fmt_bytes(r.payload_bytes),
             fmt_ratio(r.vs_baseline),
-            fmt_ratio(r.vs_best_peer, bold_if_win=r.adapter == SUBJECT),
+            fmt_verdict(r.vs_best_peer) if subject else fmt_ratio(r.vs_best_peer),
         ]
         rows.append(row)
     out += _table(header, rows, align)
@@ -360,7 +400,8 @@ def _cell_section(res: RunResult, c: Cell) -> list[str]:
     out += [
         "",
         f"Baseline: {base}{'' if c.baseline else ' (did not run in this cell)'}; "
-        f"fastest peer: {c.best_peer or '—'}.",
+        f"fastest peer (any idiom): {c.best_peer or '—'}; "
+        f"fastest polycodec row: {c.best_subject or '—'}.",
         "",
     ]
     return out
@@ -486,10 +527,31 @@ _METHOD = """\
 - **Statistics.** The median is used for Ops/s and all ratios; mean, standard deviation (also as
   % of the mean) and minimum show the noise. *Samples* is `samples × calls per sample`.
 - **Ratios.** *vs baseline* = baseline median / this median (baselines: stdlib json, msgpack,
-  apache avro, stdlib pickle); *vs best peer* = fastest non-polycodec median / this median.
-  Above 1.00× means faster.
+  apache avro, stdlib pickle); *vs best peer* = fastest non-polycodec median / this median,
+  whatever idiom that peer's row uses (msgspec Structs, pydantic BaseModels, dataclasses).
+  Above 1.00× means faster; a polycodec row below 0.995× is marked *✗ loss*.
+- **Idioms.** Each library also runs on the classes its own users write: msgspec on
+  `msgspec.Struct` classes (tagged Structs for the trees, as in the msgspec-vs-pydantic gist),
+  pydantic on `BaseModel` classes, polycodec on `@dataclass(slots=True)` classes too. Those rows
+  hold the same generated data, converted field by field before timing, and must convert back to
+  exactly the generated objects as part of the round-trip check.
 - **Payload** is the size of this adapter's own encoding (str outputs counted as UTF-8 bytes).
 """
+
+
+def _run_conditions(res: RunResult) -> list[str]:
+    """The ``--note`` text and the machine's load during the run, as a quote under the title."""
+    out = []
+    if res.config.note:
+        out += [f"> {_md_escape(res.config.note)}", ">"]
+    start, end = res.load_average
+    if start is not None and end is not None:
+        cpus = os.cpu_count() or 0
+        out += [
+            f"> 1-minute load average at the start / end of the run: {start:.1f} / {end:.1f}"
+            f" on {cpus} logical CPUs (above {cpus} other processes were competing for the CPU).",
+        ]
+    return out + [""] if out else []
 
 
 def _method() -> list[str]:
@@ -504,6 +566,7 @@ def render_markdown(res: RunResult, env: dict[str, Any], plots: list[str], plot_
         "Hardware-specific snapshot: compare ratios, not absolute times, across machines.",
         "",
     ]
+    lines += _run_conditions(res)
     lines += _environment(res, env) + [""]
     lines += _installed_sizes(env)
     lines += _headline(res) + [""]
@@ -551,9 +614,11 @@ def to_json(res: RunResult, env: dict[str, Any]) -> dict[str, Any]:
             "quick": cfg.quick,
             "memory": cfg.memory,
             "seed": cfg.seed,
+            "note": cfg.note,
             "timing": vars(cfg.timing),
         },
         "wall_time_s": res.wall_time_s,
+        "load_average_start_end": list(res.load_average),
         "adapters": [
             {
                 "name": a.name,
@@ -573,6 +638,7 @@ def to_json(res: RunResult, env: dict[str, Any]) -> dict[str, Any]:
                 "model": c.model,
                 "baseline": c.baseline,
                 "best_peer": c.best_peer,
+                "best_subject": c.best_subject,
                 "rows": [
                     {
                         "adapter": r.adapter,

@@ -8,15 +8,16 @@ of N objects).
 
 from __future__ import annotations
 
-import dataclasses
 import gc
+import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional
 
-from .adapters import BASELINES, FORMATS, SUBJECT, Adapter, Ops, Registry, Unsupported
+from .adapters import BASELINES, FORMATS, Adapter, Ops, Registry, Unsupported, is_subject
 from .adapters.base import version_is_prerelease
+from .idioms import field_names
 from .models import MODELS, generate
 from .progress import ProgressBar
 from .timing import Candidate, Stats, TimingConfig, measure_cell, peak_memory
@@ -24,8 +25,11 @@ from .timing import Candidate, Stats, TimingConfig, measure_cell, peak_memory
 OPS: tuple[str, ...] = ("encode_one", "decode_one", "encode_many", "decode_many")
 
 
-def op_applies(op: str, batch: int) -> bool:
-    """``*_one`` ops are timed at batch 1 only; ``*_many`` ops at every batch > 1."""
+def op_applies(op: str, batch: int, model: Optional[str] = None) -> bool:
+    """``*_one`` ops are timed at batch 1 only; ``*_many`` ops at every batch > 1 (and never for
+    a model that is one large document per object, ``ModelSpec.one_only``)."""
+    if model is not None and MODELS[model].one_only and not op.endswith("_one"):
+        return False
     return batch == 1 if op.endswith("_one") else batch > 1
 
 
@@ -45,6 +49,7 @@ class RunConfig:
     quick: bool = False
     seed: int = 20240601
     progress: bool = True
+    note: str = ""  # free text shown at the top of the report (``--note``)
 
 
 @dataclass
@@ -84,7 +89,8 @@ class Cell:
     model: str
     rows: list[Row] = field(default_factory=list)
     baseline: Optional[str] = None
-    best_peer: Optional[str] = None
+    best_peer: Optional[str] = None  # fastest non-polycodec row, whatever its idiom
+    best_subject: Optional[str] = None  # fastest polycodec row (plain or slots dataclasses)
 
     @property
     def key(self) -> str:
@@ -104,6 +110,17 @@ class RunResult:
     skips: list[Skip]
     payload_samples: dict[str, dict[str, str]]  # format/model -> adapter -> short payload preview
     wall_time_s: float = 0.0
+    #: 1-minute load averages (os.getloadavg) at the start and the end, where available: on a
+    #: shared machine they say how much other work competed with the run.
+    load_average: tuple[Optional[float], Optional[float]] = (None, None)
+
+
+def load_average() -> Optional[float]:
+    """The 1-minute load average, or None where the OS does not report one."""
+    try:
+        return os.getloadavg()[0]
+    except (AttributeError, OSError):
+        return None
 
 
 def _payload_len(payload: Any) -> int:
@@ -117,11 +134,14 @@ def _describe_mismatch(expected: Any, got: Any, path: str = "") -> str:
             f"{path or '<root>'}: expected {type(expected).__name__} {expected!r:.80}, "
             f"got {type(got).__name__} {got!r:.80}"
         )
-    if dataclasses.is_dataclass(expected):
-        for f in dataclasses.fields(expected):
-            a, b = getattr(expected, f.name), getattr(got, f.name)
-            if a != b:
-                return _describe_mismatch(a, b, f"{path}.{f.name}")
+    try:
+        names = field_names(type(expected))  # dataclass, msgspec Struct or pydantic BaseModel
+    except TypeError:
+        names = ()
+    for name in names:
+        a, b = getattr(expected, name), getattr(got, name)
+        if a != b:
+            return _describe_mismatch(a, b, f"{path}.{name}")
     if isinstance(expected, list):
         if len(expected) != len(got):
             return f"{path or '<root>'}: expected {len(expected)} items, got {len(got)}"
@@ -135,11 +155,38 @@ class RoundTripError(Exception):
     """The adapter's decoded objects differ from the originals (message says where)."""
 
 
+def idiom_objects(ops: Ops, originals: list[Any]) -> list[Any]:
+    """The generated objects in the adapter's own classes (the originals when it has none).
+
+    An adapter on its own classes (``ops.to_idiom``) must convert back to exactly the originals,
+    so its rows time the same data as everyone else's.
+    """
+    if ops.to_idiom is None:
+        return originals
+    objs = [ops.to_idiom(o) for o in originals]
+    assert ops.from_idiom is not None, "an idiom adapter needs from_idiom for the check"
+    for i, (obj, orig) in enumerate(zip(objs, originals)):
+        try:
+            back = ops.from_idiom(obj)
+        except Exception as exc:
+            raise RoundTripError(
+                f"its classes do not hold the generated data, object {i}: "
+                f"converting back raised {type(exc).__name__}: {exc}"
+            ) from exc
+        if back != orig:
+            raise RoundTripError(
+                f"its classes do not hold the generated data, object {i}: "
+                f"{_describe_mismatch(orig, back)}"
+            )
+    return objs
+
+
 def check_round_trip(ops: Ops, objs: list[Any], batches: list[int]) -> dict[Any, Any]:
     """Encode/decode through all four ops and compare with the originals.
 
-    Returns the payloads to reuse as decode inputs: ``{"one": payload, N: payload}``. Raises
-    :class:`RoundTripError` (or whatever the library raised) when anything is off.
+    ``objs`` are in the adapter's own classes (see :func:`idiom_objects`). Returns the payloads to
+    reuse as decode inputs: ``{"one": payload, N: payload}``. Raises :class:`RoundTripError` (or
+    whatever the library raised) when anything is off.
     """
     payloads: dict[Any, Any] = {}
     for i, obj in enumerate(objs[: min(5, len(objs))]):
@@ -185,6 +232,7 @@ def _preview(payload: Any) -> str:
 def run(cfg: RunConfig, registry: Registry) -> RunResult:
     """Run the whole benchmark described by ``cfg``."""
     t_start = time.perf_counter()
+    load_start = load_average()
     skips: list[Skip] = []
     wanted = set(cfg.adapters) if cfg.adapters is not None else None
 
@@ -194,10 +242,15 @@ def run(cfg: RunConfig, registry: Registry) -> RunResult:
     adapters = [a for a in registry.adapters if wanted is None or a.name in wanted]
 
     max_batch = max(cfg.batches)
-    data = {m: generate(m, max(max_batch, 5), seed=cfg.seed) for m in cfg.models}
+    data = {
+        m: generate(m, 5 if MODELS[m].one_only else max(max_batch, 5), seed=cfg.seed)
+        for m in cfg.models
+    }
 
     # ---- build + verify every (adapter, format, model) ---------------------------------------
-    prepared: dict[tuple[str, str, str], tuple[Ops, dict[Any, Any]]] = {}  # payloads by batch
+    # (adapter, format, model) -> (ops, payloads by batch, the objects in the adapter's classes)
+    prepared: dict[tuple[str, str, str], tuple[Ops, dict[Any, Any], list[Any]]] = {}
+    converted: dict[tuple[str, str], list[Any]] = {}  # (adapter, model): idiom objects, reused
     previews: dict[str, dict[str, str]] = {}
     checks = [
         (a, fmt, m) for fmt in cfg.formats for m in cfg.models for a in adapters if fmt in a.formats
@@ -214,13 +267,17 @@ def run(cfg: RunConfig, registry: Registry) -> RunResult:
             skips.append(Skip(adapter.name, fmt, model, "error", f"{type(exc).__name__}: {exc}"))
             continue
         try:
-            payloads = check_round_trip(ops, data[model], [b for b in cfg.batches if b > 1])
+            objs = converted.get((adapter.name, model))
+            if objs is None:
+                objs = converted[(adapter.name, model)] = idiom_objects(ops, data[model])
+            many = [] if MODELS[model].one_only else [b for b in cfg.batches if b > 1]
+            payloads = check_round_trip(ops, objs, many)
         except Exception as exc:
             skips.append(
                 Skip(adapter.name, fmt, model, "round-trip failed", f"{type(exc).__name__}: {exc}")
             )
             continue
-        prepared[(adapter.name, fmt, model)] = (ops, payloads)
+        prepared[(adapter.name, fmt, model)] = (ops, payloads, objs)
         previews.setdefault(f"{fmt}/{model}", {})[adapter.name] = _preview(payloads["one"])
 
     # ---- time every cell -------------------------------------------------------------------
@@ -232,10 +289,9 @@ def run(cfg: RunConfig, registry: Registry) -> RunResult:
     try:
         for fmt in cfg.formats:
             for model in cfg.models:
-                objs = data[model]
                 for batch in cfg.batches:
                     for op in cfg.ops:
-                        if not op_applies(op, batch):
+                        if not op_applies(op, batch, model):
                             continue
                         cands: list[Candidate] = []
                         payload_sizes: dict[str, int] = {}
@@ -243,7 +299,7 @@ def run(cfg: RunConfig, registry: Registry) -> RunResult:
                             entry = prepared.get((adapter.name, fmt, model))
                             if entry is None:
                                 continue
-                            ops, payloads = entry
+                            ops, payloads, objs = entry
                             fn = getattr(ops, op)
                             if op == "encode_one":
                                 arg, payload = objs[0], payloads["one"]
@@ -301,6 +357,7 @@ def run(cfg: RunConfig, registry: Registry) -> RunResult:
         skips=skips,
         payload_samples=previews,
         wall_time_s=time.perf_counter() - t_start,
+        load_average=(load_start, load_average()),
     )
 
 
@@ -308,21 +365,27 @@ def _count_cells(cfg: RunConfig, adapters: list[Adapter]) -> int:
     return sum(
         1
         for fmt in cfg.formats
-        for _m in cfg.models
+        for m in cfg.models
         for b in cfg.batches
         for op in cfg.ops
-        if op_applies(op, b)
+        if op_applies(op, b, m)
     )
 
 
 def _rank(cell: Cell) -> None:
-    """Sort rows fastest first and fill the two relative-speed columns."""
+    """Sort rows fastest first and fill the two relative-speed columns.
+
+    The fastest peer is the fastest row of any library other than polycodec, in whichever idiom
+    (msgspec Structs, pydantic BaseModels, plain dataclasses...) it was fastest.
+    """
     cell.rows.sort(key=lambda r: r.stats.median)
     baseline = cell.row(BASELINES[cell.format])
-    peers = [r for r in cell.rows if r.adapter != SUBJECT]
+    peers = [r for r in cell.rows if not is_subject(r.adapter)]
+    subjects = [r for r in cell.rows if is_subject(r.adapter)]
     best = peers[0] if peers else None
     cell.baseline = baseline.adapter if baseline else None
     cell.best_peer = best.adapter if best else None
+    cell.best_subject = subjects[0].adapter if subjects else None
     for r in cell.rows:
         if baseline is not None:
             r.vs_baseline = baseline.stats.median / r.stats.median

@@ -135,9 +135,11 @@ def calibrate(cand: Candidate, cfg: TimingConfig) -> None:
         elapsed = _run(fn, arg, n)
     # A single stalled run (another process, a cold cache after gc.collect) would leave a fast
     # candidate with a handful of calls per sample, each dominated by that cold start: take the
-    # best of three runs at the final size.
-    for _ in range(2):
-        elapsed = min(elapsed, _run(fn, arg, n))
+    # best of three runs at the final size. A single call ten times longer than a sample is one
+    # call per sample whatever happens, and is not worth two more calls.
+    if not (n == 1 and elapsed >= 10 * cfg.target_sample_s):
+        for _ in range(2):
+            elapsed = min(elapsed, _run(fn, arg, n))
     per_call = elapsed / n
     cand.calls_per_sample = max(
         1, min(cfg.max_calls_per_sample, round(cfg.target_sample_s / per_call))

@@ -23,11 +23,13 @@ if str(ROOT) not in sys.path:
 from benches.adapters import MODULE_ADAPTERS, SUBJECT, Unsupported, load_registry  # noqa: E402
 from benches.adapters.base import FORMATS  # noqa: E402
 from benches.models import MODELS, generate  # noqa: E402
-from benches.runner import check_round_trip  # noqa: E402
+from benches.runner import check_round_trip, idiom_objects  # noqa: E402
 
 #: (adapter, model) pairs a peer legitimately cannot do the way its users would.
 EXPECTED_UNSUPPORTED = {
-    ("msgspec", "tree"),  # msgspec: no unions of several dataclasses (needs Struct tag=)
+    # msgspec: no unions of several dataclasses (needs Struct tag=; the msgspec-struct row has it)
+    ("msgspec", "tree"),
+    ("msgspec", "filesystem"),
 }
 
 REGISTRY = load_registry()
@@ -58,7 +60,7 @@ def test_round_trip(name: str, fmt: str, model: str) -> None:
             pytest.skip(str(exc))
         raise
     assert (name, model) not in EXPECTED_UNSUPPORTED, "now supported: update EXPECTED_UNSUPPORTED"
-    objs = generate(model, BATCH)
+    objs = idiom_objects(ops, generate(model, BATCH))
     payloads = check_round_trip(ops, objs, [BATCH])
     assert payloads["one"] and payloads[BATCH]
 
@@ -127,3 +129,188 @@ def test_cli_end_to_end(tmp_path: Path) -> None:
     cells = {(c["format"], c["op"], c["batch"]) for c in results["cells"]}
     assert ("json", "decode_many", 3) in cells and ("pickle", "encode_one", 1) in cells
     assert all(r["median_s"] > 0 for c in results["cells"] for r in c["rows"])
+
+
+# ---- idioms: peers on their own classes, polycodec on slots dataclasses ---------------------
+
+
+def _built(name: str, fmt: str, model: str):  # type: ignore[no-untyped-def]
+    if name in REGISTRY.unavailable:
+        pytest.skip(f"{name}: {REGISTRY.unavailable[name]}")
+    adapter = next(a for a in REGISTRY.adapters if a.name == name)
+    return adapter.build(fmt, MODELS[model])
+
+
+@pytest.mark.parametrize("model", ["tree", "filesystem"])
+def test_msgspec_struct_row_takes_the_tagged_trees(model: str) -> None:
+    """msgspec on dataclasses cannot do the tagged trees; on tagged Structs (its idiom) it must."""
+    ops = _built("msgspec-struct", "json", model)
+    objs = idiom_objects(ops, generate(model, 3))
+    import msgspec
+
+    assert all(isinstance(o, msgspec.Struct) for o in objs)
+    check_round_trip(ops, objs, [3])
+    # The tag goes on the wire under the same key as the dataclasses' tag field.
+    tag = "kind" if model == "tree" else "type"
+    assert json.loads(ops.encode_one(objs[0]))[tag] in ("branch", "directory")
+
+
+def test_idiom_rows_put_the_same_data_on_the_wire() -> None:
+    """msgspec Structs, pydantic BaseModels and slots dataclasses write what polycodec on the
+    plain dataclasses reads back as the generated objects: every row times the same data."""
+    if SUBJECT in REGISTRY.unavailable:
+        pytest.skip(REGISTRY.unavailable[SUBJECT])
+    import polycodec
+
+    for model in ("record", "hierarchy", "tree", "filesystem"):
+        originals = generate(model, 2)
+        codec = polycodec.Codec(MODELS[model].root)
+        for name in ("msgspec-struct", "pydantic-model", "polycodec-slots"):
+            if name in REGISTRY.unavailable:
+                continue
+            ops = _built(name, "json", model)
+            objs = idiom_objects(ops, originals)
+            assert type(objs[0]) is not type(originals[0])
+            assert codec.decode_one(ops.encode_one(objs[0])) == originals[0], (name, model)
+
+
+def test_slots_idiom_classes_have_slots() -> None:
+    from benches.idioms import SLOTS
+    from benches.models import CLASSES
+
+    for cls in CLASSES:
+        twin = SLOTS[cls]
+        assert twin.__name__ == cls.__name__ and twin.__module__ == "benches.idioms"
+        assert "__slots__" in vars(twin) and not hasattr(twin(*_dummy_args(cls)), "__dict__")
+
+
+def _dummy_args(cls: type) -> list[object]:
+    import dataclasses
+
+    return [None for f in dataclasses.fields(cls) if f.default is dataclasses.MISSING and
+            f.default_factory is dataclasses.MISSING]  # fmt: skip
+
+
+def test_idiom_objects_refuses_a_lossy_conversion() -> None:
+    """An idiom whose classes lose a field fails the check instead of timing less work."""
+    import dataclasses
+
+    from benches.adapters.base import Ops, on_idiom
+    from benches.models import Tag
+    from benches.runner import RoundTripError
+
+    @dataclasses.dataclass
+    class LossyTag:
+        name: str
+        pinned: bool  # no weight
+
+    ops = on_idiom(Ops(repr, repr, repr, repr), {Tag: LossyTag})
+    with pytest.raises(RoundTripError, match="weight"):
+        idiom_objects(ops, [Tag("a", 1.5, True)])
+
+
+def test_filesystem_model_mirrors_the_gist() -> None:
+    from uuid import UUID
+
+    from benches.models import Directory, File
+
+    root = generate("filesystem", 1)[0]
+
+    def walk(node: Directory) -> list[object]:
+        out: list[object] = [node]
+        for child in node.contents:
+            out += walk(child) if isinstance(child, Directory) else [child]
+        return out
+
+    nodes = walk(root)
+    assert len(nodes) == 1000
+    assert {type(n) for n in nodes} == {File, Directory}
+    for n in nodes:
+        assert isinstance(n.created_by, UUID) and n.name
+        assert n.created_at.tzinfo is not None and n.updated_at >= n.created_at
+        assert not isinstance(n, File) or 0 <= n.nbytes <= 1_000_000
+
+
+def test_filesystem_runs_one_object_operations_only() -> None:
+    from benches.runner import op_applies
+
+    assert op_applies("encode_one", 1, "filesystem")
+    assert not op_applies("decode_many", 100, "filesystem")
+    assert op_applies("decode_many", 100, "tree")
+
+
+def test_fmt_verdict_marks_losses() -> None:
+    from benches.report import fmt_verdict
+
+    assert fmt_verdict(1.5) == "**1.50×**"
+    assert fmt_verdict(0.8) == "0.80× ✗ loss"
+    assert fmt_verdict(1.0) == "1.00×"
+
+
+# ---- CLI options -----------------------------------------------------------------------------
+
+
+def test_quick_run_writes_to_a_temporary_directory_by_default() -> None:
+    """Issue 14: ``--quick`` must not overwrite the committed full-run results."""
+    from benches.__main__ import RESULTS, _out_dir
+
+    assert _out_dir(None, quick=False) == RESULTS
+    quick = _out_dir(None, quick=True)
+    assert quick != RESULTS and quick.is_dir() and not any(quick.iterdir())
+    assert RESULTS not in quick.parents
+    quick.rmdir()
+    assert _out_dir(Path("x"), quick=True) == Path("x")
+
+
+def test_cli_headline_shows_every_polycodec_row_and_losses(tmp_path: Path) -> None:
+    from benches.__main__ import main
+
+    rc = main(
+        [
+            "--formats", "json",
+            "--models", "record",
+            "--batch", "1",
+            "--ops", "encode_one",
+            "--adapters", "json,polycodec,polycodec-slots,msgspec-struct",
+            "--rounds", "2", "--target-ms", "0.2", "--budget", "0",
+            "--no-plots", "--no-progress", "--no-memory",
+            "--out", str(tmp_path),
+        ]
+    )  # fmt: skip
+    assert rc == 0
+    report = (tmp_path / "report.md").read_text(encoding="utf-8")
+    results = json.loads((tmp_path / "results.json").read_text(encoding="utf-8"))
+    (cell,) = results["cells"]
+    ran = {r["adapter"] for r in cell["rows"]}
+    if not {"polycodec", "polycodec-slots"} <= ran:
+        pytest.skip("polycodec not importable")
+    assert cell["best_subject"] in ("polycodec", "polycodec-slots")
+    assert cell["best_peer"] in ran - {"polycodec", "polycodec-slots"}
+    assert "| polycodec | vs peer | polycodec (slots) | vs peer |" in report
+    if "msgspec-struct" in ran:
+        assert "fastest peer in any idiom" in report
+
+
+def test_cli_scaling(tmp_path: Path) -> None:
+    """``--scaling`` (quick sizes) writes its report, results and honours the adapter list."""
+    from benches.__main__ import main
+
+    rc = main(
+        [
+            "--scaling", "--quick",
+            "--formats", "pickle",
+            "--adapters", "pickle,polycodec",
+            "--no-plots", "--no-progress",
+            "--out", str(tmp_path),
+        ]
+    )  # fmt: skip
+    assert rc == 0
+    results = json.loads((tmp_path / "scaling.json").read_text(encoding="utf-8"))
+    assert results["sizes"] == [1, 10, 100, 1000]
+    enc, dec = results["series"]
+    assert (enc["op"], dec["op"]) == ("encode_many", "decode_many")
+    sizes = {(p["adapter"], p["size"]) for p in enc["points"]}
+    assert ("pickle", 1000) in sizes
+    assert all(p["objects_per_s"] > 0 and p["tracemalloc_peak_bytes"] for p in enc["points"])
+    report = (tmp_path / "scaling.md").read_text(encoding="utf-8")
+    assert "## pickle encode_many" in report and "Objects per second" in report

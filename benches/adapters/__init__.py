@@ -10,7 +10,7 @@ from __future__ import annotations
 import importlib
 from dataclasses import dataclass
 
-from .base import BASELINES, FORMATS, SUBJECT, Adapter, Ops, Unsupported
+from .base import BASELINES, FORMATS, SUBJECT, Adapter, Ops, Unsupported, is_subject
 
 __all__ = [
     "Adapter",
@@ -19,6 +19,7 @@ __all__ = [
     "FORMATS",
     "BASELINES",
     "SUBJECT",
+    "is_subject",
     "MODULES",
     "MODULE_ADAPTERS",
     "ADAPTER_FORMATS",
@@ -44,13 +45,13 @@ MODULES: tuple[str, ...] = (
 
 #: Adapter names each module provides (so an unavailable module still has named rows).
 MODULE_ADAPTERS: dict[str, tuple[str, ...]] = {
-    "polycodec_adapter": ("polycodec",),
-    "msgspec_adapter": ("msgspec",),
+    "polycodec_adapter": ("polycodec", "polycodec-slots"),
+    "msgspec_adapter": ("msgspec-struct", "msgspec"),
     "orjson_adapter": ("orjson",),
     "ormsgpack_adapter": ("ormsgpack",),
     "msgpack_adapter": ("msgpack",),
     "serpyco_rs_adapter": ("serpyco-rs",),
-    "pydantic_adapter": ("pydantic",),
+    "pydantic_adapter": ("pydantic-model", "pydantic"),
     "mashumaro_adapter": ("mashumaro", "mashumaro-orjson"),
     "fastavro_adapter": ("fastavro",),
     "avro_adapter": ("avro",),
@@ -62,11 +63,14 @@ MODULE_ADAPTERS: dict[str, tuple[str, ...]] = {
 #: report can say "unavailable" in the right tables).
 ADAPTER_FORMATS: dict[str, tuple[str, ...]] = {
     "polycodec": tuple(FORMATS),
+    "polycodec-slots": tuple(FORMATS),
+    "msgspec-struct": ("json", "msgpack"),
     "msgspec": ("json", "msgpack"),
     "orjson": ("json",),
     "ormsgpack": ("msgpack",),
     "msgpack": ("msgpack",),
     "serpyco-rs": ("json", "msgpack"),
+    "pydantic-model": ("json",),
     "pydantic": ("json",),
     "mashumaro": ("json", "msgpack"),
     "mashumaro-orjson": ("json",),

@@ -8,7 +8,8 @@ Both Avro adapters use these same dicts, so their payloads are byte-compatible. 
 * ``Enum`` -> Avro ``enum`` of the member *names* (Avro symbols must be identifiers);
 * ``Optional[T]`` -> ``["null", T]`` with a ``null`` default;
 * the tree's ``Leaf | Branch`` -> a union of two named records; ``kind`` is a string field with
-  a default, as the dataclass has.
+  a default, as the dataclass has (the file system's ``File | Directory`` and ``type`` alike);
+* ``UUID`` -> ``string`` with ``uuid``.
 """
 
 from __future__ import annotations
@@ -233,8 +234,36 @@ TREE_SCHEMA: Schema = {
     ],
 }
 
+_UUID = {"type": "string", "logicalType": "uuid"}
+_FILE = {
+    "type": "record",
+    "name": "File",
+    "fields": [
+        _f("name", _STR),
+        _f("created_by", _UUID),
+        _f("created_at", _TS),
+        _f("updated_at", _TS),
+        _f("nbytes", "long"),
+        {"name": "type", "type": _STR, "default": "file"},
+    ],
+}
+FILESYSTEM_SCHEMA: Schema = {
+    "type": "record",
+    "name": "Directory",
+    "namespace": NAMESPACE,
+    "fields": [
+        _f("name", _STR),
+        _f("created_by", _UUID),
+        _f("created_at", _TS),
+        _f("updated_at", _TS),
+        {"name": "contents", "type": {"type": "array", "items": [_FILE, "Directory"]}},
+        {"name": "type", "type": _STR, "default": "directory"},
+    ],
+}
+
 SCHEMAS: dict[str, Schema] = {
     "record": RECORD_SCHEMA,
     "hierarchy": HIERARCHY_SCHEMA,
     "tree": TREE_SCHEMA,
+    "filesystem": FILESYSTEM_SCHEMA,
 }

@@ -8,12 +8,14 @@ user would write: one function per class, direct attribute/key access, no reflec
 such as ``dataclasses.asdict`` would be slower and would make the baselines look worse than they
 need to be).
 
-Two flavours exist because the wire types differ:
+Three flavours exist because the wire types (and fastavro's options) differ:
 
 * ``json`` flavour (JSON and MessagePack): datetime/date as ISO 8601 strings, Decimal as a
   string (exact), Enum as its value.
 * ``avro`` flavour: datetime, date and Decimal stay native objects (the Avro libraries apply the
   ``timestamp-micros``/``date``/``decimal`` logical types themselves), Enum as its symbol name.
+* ``fastavro`` flavour: the ``avro`` one, with the trees' union members written in fastavro's
+  ``(record name, dict)`` tuple notation.
 """
 
 from __future__ import annotations
@@ -21,13 +23,16 @@ from __future__ import annotations
 from datetime import date, datetime
 from decimal import Decimal
 from typing import Any, Callable
+from uuid import UUID
 
 from ..models import (
     Branch,
     Check,
     Company,
     Department,
+    Directory,
     Division,
+    File,
     Leaf,
     Milestone,
     Priority,
@@ -660,6 +665,158 @@ def node_from_avro(d: Dict) -> Leaf | Branch:
 
 
 # ============================================================================================
+# filesystem (the gist's model), both flavours
+# ============================================================================================
+#
+# What the gist's users of dict-only libraries write: the tag is the ``type`` key, UUIDs travel
+# as their hyphenated string (the Avro schema marks them ``logicalType: uuid``), datetimes as ISO
+# 8601 in JSON and as datetimes for the Avro libraries. The decoders check the gist's
+# constraints (name not empty, nbytes >= 0) as the typed libraries do.
+
+
+def _checked_name(name: str) -> str:
+    if not name:
+        raise ValueError("name: expected at least 1 character")
+    return name
+
+
+def _checked_nbytes(n: int) -> int:
+    if n < 0:
+        raise ValueError(f"nbytes: expected >= 0, got {n}")
+    return n
+
+
+def fs_to_json(n: File | Directory) -> Dict:
+    """File | Directory -> JSON-compatible dict."""
+    if n.type == "file":
+        return {
+            "name": n.name,
+            "created_by": str(n.created_by),
+            "created_at": n.created_at.isoformat(),
+            "updated_at": n.updated_at.isoformat(),
+            "nbytes": n.nbytes,
+            "type": "file",
+        }
+    return {
+        "name": n.name,
+        "created_by": str(n.created_by),
+        "created_at": n.created_at.isoformat(),
+        "updated_at": n.updated_at.isoformat(),
+        "contents": [fs_to_json(c) for c in n.contents],
+        "type": "directory",
+    }
+
+
+def fs_from_json(d: Dict) -> File | Directory:
+    """JSON-compatible dict -> File | Directory, dispatching on ``type``."""
+    kind = d["type"]
+    if kind == "file":
+        return File(
+            _checked_name(d["name"]),
+            UUID(d["created_by"]),
+            _fromiso(d["created_at"]),
+            _fromiso(d["updated_at"]),
+            _checked_nbytes(d["nbytes"]),
+        )
+    if kind == "directory":
+        return Directory(
+            _checked_name(d["name"]),
+            UUID(d["created_by"]),
+            _fromiso(d["created_at"]),
+            _fromiso(d["updated_at"]),
+            [fs_from_json(c) for c in d["contents"]],
+        )
+    raise ValueError(f"unknown node type {kind!r}")
+
+
+def fs_to_avro(n: File | Directory) -> Dict:
+    """File | Directory -> dict for the Avro libraries (the union branch is chosen by them)."""
+    if n.type == "file":
+        return {
+            "name": n.name,
+            "created_by": str(n.created_by),
+            "created_at": n.created_at,
+            "updated_at": n.updated_at,
+            "nbytes": n.nbytes,
+            "type": "file",
+        }
+    return {
+        "name": n.name,
+        "created_by": str(n.created_by),
+        "created_at": n.created_at,
+        "updated_at": n.updated_at,
+        "contents": [fs_to_avro(c) for c in n.contents],
+        "type": "directory",
+    }
+
+
+def _uuid(value: str | UUID) -> UUID:
+    # fastavro reads the uuid logical type as UUID, apache avro as str.
+    return value if isinstance(value, UUID) else UUID(value)
+
+
+def fs_from_avro(d: Dict) -> File | Directory:
+    """Avro datum -> File | Directory, dispatching on ``type``."""
+    kind = d["type"]
+    if kind == "file":
+        return File(
+            _checked_name(d["name"]),
+            _uuid(d["created_by"]),
+            d["created_at"],
+            d["updated_at"],
+            _checked_nbytes(d["nbytes"]),
+        )
+    if kind == "directory":
+        return Directory(
+            _checked_name(d["name"]),
+            _uuid(d["created_by"]),
+            d["created_at"],
+            d["updated_at"],
+            [fs_from_avro(c) for c in d["contents"]],
+        )
+    raise ValueError(f"unknown node type {kind!r}")
+
+
+# ============================================================================================
+# fastavro flavour: the avro flavour plus fastavro's tuple notation for union branches
+# ============================================================================================
+#
+# Without a hint, an Avro writer picks a union branch by validating the datum against each
+# record branch in turn, and validating a directory validates its whole subtree. fastavro's
+# users name the branch instead, with ``(record name, datum)`` tuples (fastavro's documented
+# "tuple notation"); apache avro has no such option.
+
+_NS = "polycodec.benches."
+
+
+def node_to_fastavro(n: Leaf | Branch) -> Dict:
+    """Leaf | Branch -> dict whose children are ``(record name, dict)`` tuples."""
+    if n.kind == "leaf":
+        return node_to_avro(n)
+    return {
+        "name": n.name,
+        "owner": n.owner,
+        "modified": n.modified,
+        "children": [(_NS + c.kind.capitalize(), node_to_fastavro(c)) for c in n.children],
+        "kind": "branch",
+    }
+
+
+def fs_to_fastavro(n: File | Directory) -> Dict:
+    """File | Directory -> dict whose contents are ``(record name, dict)`` tuples."""
+    if n.type == "file":
+        return fs_to_avro(n)
+    return {
+        "name": n.name,
+        "created_by": str(n.created_by),
+        "created_at": n.created_at,
+        "updated_at": n.updated_at,
+        "contents": [(_NS + c.type.capitalize(), fs_to_fastavro(c)) for c in n.contents],
+        "type": "directory",
+    }
+
+
+# ============================================================================================
 # lookup by (flavour, model)
 # ============================================================================================
 
@@ -672,9 +829,18 @@ CONVERTERS: dict[tuple[str, str], Converters] = {
     ("avro", "record"): (record_to_avro, record_from_avro),
     ("avro", "hierarchy"): (company_to_avro, company_from_avro),
     ("avro", "tree"): (node_to_avro, node_from_avro),
+    ("json", "filesystem"): (fs_to_json, fs_from_json),
+    ("avro", "filesystem"): (fs_to_avro, fs_from_avro),
+    ("fastavro", "tree"): (node_to_fastavro, node_from_avro),
+    ("fastavro", "filesystem"): (fs_to_fastavro, fs_from_avro),
 }
 
 
 def converters(flavour: str, model: str) -> Converters:
-    """Return ``(to_dict, from_dict)`` for a model; KeyError means "not written for it"."""
+    """Return ``(to_dict, from_dict)`` for a model; KeyError means "not written for it".
+
+    The ``fastavro`` flavour is the ``avro`` one wherever no union needs a branch name.
+    """
+    if flavour == "fastavro" and (flavour, model) not in CONVERTERS:
+        flavour = "avro"
     return CONVERTERS[(flavour, model)]

@@ -32,8 +32,15 @@ BASELINES: dict[str, str] = {
     "pickle": "pickle",
 }
 
-#: The adapter under test; every other adapter is a "peer".
+#: The adapter under test. Adapters named ``polycodec-<idiom>`` (e.g. ``polycodec-slots``) are
+#: polycodec too, on other classes; every other adapter is a "peer".
 SUBJECT = "polycodec"
+
+
+def is_subject(name: str) -> bool:
+    """True for polycodec's rows (``polycodec`` and ``polycodec-<idiom>``), False for peers."""
+    return name == SUBJECT or name.startswith(SUBJECT + "-")
+
 
 Encoded = Any  # bytes, or str for libraries whose users get str (stdlib json, mashumaro JSON)
 
@@ -57,6 +64,22 @@ class Ops:
     decode_many: Callable[[Encoded], list[Any]]
     #: Optional extra correctness check run on a small batch after the round trip (raise to fail).
     extra_check: Optional[Callable[[list[Any]], None]] = None
+    #: For adapters on their own classes (msgspec Structs, pydantic BaseModels, slots
+    #: dataclasses): turns one generated plain-dataclass object into the adapter's class (run once,
+    #: before timing) ...
+    to_idiom: Optional[Callable[[Any], Any]] = None
+    #: ... and one of its objects back into the plain dataclasses, so the round-trip check can
+    #: prove the idiom's objects carry exactly the generated data.
+    from_idiom: Optional[Callable[[Any], Any]] = None
+
+
+def on_idiom(ops: Ops, mapping: dict[type, type]) -> Ops:
+    """``ops`` working on the classes ``mapping`` gives for each plain model dataclass."""
+    from ..idioms import converter
+
+    ops.to_idiom = converter(mapping)
+    ops.from_idiom = converter({dst: src for src, dst in mapping.items()})
+    return ops
 
 
 @dataclass(frozen=True)

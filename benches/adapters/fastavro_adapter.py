@@ -4,7 +4,9 @@
   header; the reader needs the schema, as with polycodec's ``encode_one``);
 * many objects: an object container file via ``fastavro.writer`` / ``fastavro.reader``.
 
-The schema is parsed once (``parse_schema``), as fastavro's docs recommend.
+The schema is parsed once (``parse_schema``), as fastavro's docs recommend, and the trees' union
+members are written in fastavro's tuple notation, ``(record name, dict)``, so fastavro need not
+guess the branch by validating each subtree against every branch.
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ _reader = fastavro.reader
 def _build(fmt: str, model: ModelSpec) -> Ops:
     try:
         schema = fastavro.parse_schema(SCHEMAS[model.name])
-        to_dict, from_dict = converters("avro", model.name)
+        to_dict, from_dict = converters("fastavro", model.name)
     except KeyError:
         raise Unsupported(f"no hand-written Avro schema for model {model.name!r}")
 
@@ -59,8 +61,9 @@ ADAPTERS = [
         formats=("avro",),
         build=_build,
         how={
-            "avro": "hand-written schema + dict conversion; schemaless_writer/reader for one, "
-            "fastavro.writer/reader container file for many",
+            "avro": "hand-written schema + dict conversion ((name, dict) tuple notation for union "
+            "members); schemaless_writer/reader for one, fastavro.writer/reader container file "
+            "for many",
         },
     )
 ]

@@ -1,5 +1,9 @@
 """polycodec, the library under test: one ``polycodec.Codec(T, format=...)`` per format.
 
+Two rows: ``polycodec`` on the shared plain dataclasses, and ``polycodec-slots`` on their
+``@dataclass(slots=True)`` twins (``benches/idioms.py``), the dataclass idiom that performance-minded
+users write. The report shows both, and polycodec's best of the two.
+
 The same codec object serves single objects and batches (``encode_many``/``decode_many``). A format
 polycodec does not implement yet makes ``Codec`` raise ValueError/TypeError/NotImplementedError,
 which becomes a "skipped" note rather than an error.
@@ -13,13 +17,22 @@ from typing import Any, Callable, Optional, cast
 import polycodec
 
 from ..models import ModelSpec
-from .base import FORMATS, Adapter, Ops, Unsupported
+from ..idioms import SLOTS
+from .base import FORMATS, Adapter, Ops, Unsupported, on_idiom
 
 
 def _build(fmt: str, model: ModelSpec) -> Ops:
+    return _ops(fmt, model.root)
+
+
+def _build_slots(fmt: str, model: ModelSpec) -> Ops:
+    return on_idiom(_ops(fmt, SLOTS[model.root]), SLOTS)
+
+
+def _ops(fmt: str, root: type) -> Ops:
     try:
         # ``format`` is typed as the formats this build knows; asking for others is the point.
-        codec: Any = polycodec.Codec(model.root, format=cast(Any, fmt))
+        codec: Any = polycodec.Codec(root, format=cast(Any, fmt))
     except (ValueError, TypeError, NotImplementedError) as exc:
         raise Unsupported(f"polycodec.Codec(format={fmt!r}) raised {type(exc).__name__}: {exc}")
 
@@ -35,6 +48,14 @@ def _build(fmt: str, model: ModelSpec) -> Ops:
     return Ops(codec.encode_one, codec.decode_one, codec.encode_many, codec.decode_many, extra)
 
 
+_HOW = {
+    "json": "Codec(T, format='json'): encode_one/decode_one; encode_many/decode_many "
+    "(one JSON array)",
+    "msgpack": "Codec(T, format='msgpack'): one object / one MessagePack array",
+    "avro": "Codec(T, format='avro'): schemaless datum for one; object container file for many",
+    "pickle": "Codec(T, format='pickle'): stdlib-compatible pickle bytes",
+}
+
 ADAPTERS = [
     Adapter(
         name="polycodec",
@@ -42,13 +63,14 @@ ADAPTERS = [
         distribution="polycodec",
         formats=tuple(FORMATS),
         build=_build,
-        how={
-            "json": "Codec(T, format='json'): encode_one/decode_one; encode_many/decode_many "
-            "(one JSON array)",
-            "msgpack": "Codec(T, format='msgpack'): one object / one MessagePack array",
-            "avro": "Codec(T, format='avro'): schemaless datum for one; object container file "
-            "for many",
-            "pickle": "Codec(T, format='pickle'): stdlib-compatible pickle bytes",
-        },
-    )
+        how={f: h + " on the plain dataclasses" for f, h in _HOW.items()},
+    ),
+    Adapter(
+        name="polycodec-slots",
+        label="polycodec (slots)",
+        distribution="polycodec",
+        formats=tuple(FORMATS),
+        build=_build_slots,
+        how={f: h + " on @dataclass(slots=True) classes" for f, h in _HOW.items()},
+    ),
 ]

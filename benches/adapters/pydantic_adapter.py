@@ -1,8 +1,10 @@
-"""pydantic v2: ``TypeAdapter(T)`` over the plain dataclasses, ``dump_json`` / ``validate_json``.
+"""pydantic v2, JSON only (pydantic has no MessagePack, Avro or pickle mode of its own). Two rows:
 
-This is how pydantic v2 users handle stdlib dataclasses without converting them to BaseModel; the
-validated result is an instance of the original dataclass. pydantic has no MessagePack, Avro or
-pickle mode of its own, so it only takes part in JSON.
+* ``pydantic-model``: ``BaseModel`` classes (``pydantic_models.py``), what pydantic users write:
+  ``Model.model_dump_json()`` / ``Model.model_validate_json()`` for one object, and a
+  ``TypeAdapter(list[Model])`` for batches (a BaseModel has no batch method of its own).
+* ``pydantic``: ``TypeAdapter(T)`` over the shared plain dataclasses (``dump_json`` /
+  ``validate_json``), how pydantic users handle stdlib dataclasses without converting them.
 """
 
 from __future__ import annotations
@@ -12,7 +14,8 @@ from typing import Any
 import pydantic
 
 from ..models import ModelSpec
-from .base import Adapter, Ops, Unsupported
+from .base import Adapter, Ops, Unsupported, on_idiom
+from .pydantic_models import MODELS
 
 
 def _build(fmt: str, model: ModelSpec) -> Ops:
@@ -24,13 +27,35 @@ def _build(fmt: str, model: ModelSpec) -> Ops:
     return Ops(one.dump_json, one.validate_json, many.dump_json, many.validate_json)
 
 
+def _build_model(fmt: str, model: ModelSpec) -> Ops:
+    cls: Any = MODELS[model.root]
+    many: pydantic.TypeAdapter[Any] = pydantic.TypeAdapter(list[cls])  # type: ignore[valid-type]
+    # model_dump_json returns str (timed as such, like stdlib json's str).
+    ops = Ops(cls.model_dump_json, cls.model_validate_json, many.dump_json, many.validate_json)
+    return on_idiom(ops, MODELS)
+
+
 ADAPTERS = [
     Adapter(
+        name="pydantic-model",
+        label="pydantic (BaseModel)",
+        distribution="pydantic",
+        formats=("json",),
+        build=_build_model,
+        how={
+            "json": "BaseModel classes (discriminated unions for the trees): "
+            "Model.model_dump_json(obj) (str) / Model.model_validate_json; "
+            "TypeAdapter(list[Model]).dump_json / .validate_json for batches"
+        },
+    ),
+    Adapter(
         name="pydantic",
-        label="pydantic v2",
+        label="pydantic (dataclass)",
         distribution="pydantic",
         formats=("json",),
         build=_build,
-        how={"json": "TypeAdapter(T / list[T]).dump_json / .validate_json"},
-    )
+        how={
+            "json": "TypeAdapter(T / list[T]).dump_json / .validate_json on the plain dataclasses"
+        },
+    ),
 ]
