@@ -14,7 +14,7 @@ Point(x=1, y=2)
 
 from ._errors import DecodeError, EncodeError, ValidationError
 from ._meta import AvroName, Meta
-from ._polycodec import Codec
+from ._polycodec import Codec, FileIter, StreamDecoder
 from ._api import decode_many, decode_one, encode_many, encode_one
 
 __version__ = "0.1.0"
@@ -24,7 +24,9 @@ __all__ = [
     "Codec",
     "DecodeError",
     "EncodeError",
+    "FileIter",
     "Meta",
+    "StreamDecoder",
     "ValidationError",
     "decode_many",
     "decode_one",
