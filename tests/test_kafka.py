@@ -17,6 +17,7 @@ from confluent_kafka.serialization import MessageField, SerializationContext
 
 import polycodec
 from polycodec.kafka import Deserializer, Serializer
+from queue_helpers import load_example
 
 DEADLINE = 90.0
 
@@ -183,3 +184,9 @@ def test_consumer_group_and_a_schema_upgrade_mid_topic(cluster: str) -> None:
     finally:
         for consumer in consumers + [old_reader]:
             consumer.close()
+
+
+def test_example_worker_runs_on_a_mock_cluster() -> None:
+    example = load_example("kafka_worker")
+    received = example.main(["--count", "6"])
+    assert sorted(r.value for r in received) == [i / 2 for i in range(6)]
