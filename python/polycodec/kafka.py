@@ -70,6 +70,8 @@ class Serializer(Generic[T]):
         self.subject = subject
         self._datum_codec = _raw_avro(codec) if registry is not None else codec
         self._ids: dict[str, int] = {}
+        # (topic, field) -> the 5-byte Confluent header, so a message costs one lookup.
+        self._headers: dict[tuple[Any, Any], bytes] = {}
         self._lock = threading.Lock()
 
     def subject_for(self, ctx: Any) -> str:
@@ -101,7 +103,11 @@ class Serializer(Generic[T]):
             return None
         if self.registry is None:
             return self.codec.encode_one(value)
-        header = bytes([_MAGIC]) + self.schema_id(ctx).to_bytes(4, "big")
+        key = (getattr(ctx, "topic", None), getattr(ctx, "field", None))
+        header = self._headers.get(key)
+        if header is None:
+            header = bytes([_MAGIC]) + self.schema_id(ctx).to_bytes(4, "big")
+            self._headers[key] = header
         return header + self._datum_codec.encode_one(value)
 
 
