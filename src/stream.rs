@@ -138,7 +138,7 @@ impl Framer {
                     return Ok(Step::Need);
                 }
                 *pos += size;
-                *remaining = *remaining - 1 + items;
+                *remaining = (*remaining - 1).saturating_add(items);
             },
             Framer::Pickle { pos } => loop {
                 let Some(size) = pickle_op(data, *pos)? else {
@@ -906,4 +906,130 @@ pub fn write_file(
         }
         Ok(())
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Feeds `unit` to a fresh framer one more byte at a time (as a growing buffer does):
+    /// every proper prefix needs more, and the whole unit is framed as `expected`.
+    fn frame(format: &str, unit: &[u8], expected: Step) {
+        let mut framer = Framer::for_format(format);
+        for end in 0..unit.len() {
+            assert_eq!(
+                framer.next(&unit[..end]).expect("well-formed"),
+                Step::Need,
+                "{format} prefix of {end} bytes of {unit:?}"
+            );
+        }
+        assert_eq!(framer.next(unit).expect("well-formed"), expected);
+        // The framer starts afresh after a unit.
+        assert_eq!(framer.next(&unit[..0]).expect("empty"), Step::Need);
+    }
+
+    #[test]
+    fn json_lines_end_at_newlines() {
+        frame("json", b"{\"a\":1}\n", Step::Value(8));
+        frame("json", b"[1,2]\r\n", Step::Value(7));
+        frame("json", b" \r\n", Step::Skip(3));
+        let mut framer = Framer::for_format("json");
+        assert_eq!(framer.next(b"1\n2\n").unwrap(), Step::Value(2));
+    }
+
+    #[test]
+    fn msgpack_values_end_after_their_items() {
+        let units: &[&[u8]] = &[
+            &[0x01],
+            &[0xe0],
+            &[0xc0],
+            &[0x92, 0x01, 0xa1, b'x'],
+            &[0x81, 0xa1, b'k', 0x90],
+            &[0xc4, 0x02, b'a', b'b'],
+            &[0xc5, 0x00, 0x01, b'a'],
+            &[0xc6, 0x00, 0x00, 0x00, 0x01, b'a'],
+            &[0xc7, 0x01, 0x05, b'z'],
+            &[0xc8, 0x00, 0x01, 0x05, b'z'],
+            &[0xc9, 0x00, 0x00, 0x00, 0x01, 0x05, b'z'],
+            &[0xd4, 0x01, 0x00],
+            &[0xd5, 0x01, 0x00, 0x00],
+            &[0xd6, 0xff, 0, 0, 0, 0],
+            &[0xd7, 0xff, 0, 0, 0, 0, 0, 0, 0, 0],
+            &[0xd8, 0x01, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0],
+            &[0xde, 0x00, 0x01, 0xa1, b'k', 0xc0],
+            &[0xdf, 0x00, 0x00, 0x00, 0x01, 0xa1, b'k', 0xc3],
+            &[0xdc, 0x00, 0x02, 0x01, 0x02],
+            &[0xdd, 0x00, 0x00, 0x00, 0x02, 0x01, 0x02],
+            &[0xd9, 0x01, b'q'],
+            &[0xda, 0x00, 0x01, b'q'],
+            &[0xdb, 0x00, 0x00, 0x00, 0x01, b'q'],
+            &[0xca, 0, 0, 0, 0],
+            &[0xcb, 0, 0, 0, 0, 0, 0, 0, 0],
+            &[0xcc, 0xff],
+            &[0xcd, 0xff, 0xff],
+            &[0xce, 0, 0, 0, 0],
+            &[0xcf, 0, 0, 0, 0, 0, 0, 0, 0],
+            &[0xd0, 0x80],
+            &[0xd1, 0, 0],
+            &[0xd2, 0, 0, 0, 0],
+            &[0xd3, 0, 0, 0, 0, 0, 0, 0, 0],
+            &[0x93, 0x91, 0x90, 0x80, 0xa0],
+        ];
+        for unit in units {
+            frame("msgpack", unit, Step::Value(unit.len()));
+        }
+        let bad = Framer::for_format("msgpack")
+            .next(&[0x91, 0xc1])
+            .unwrap_err();
+        assert_eq!(bad.offset, 1);
+        assert!(bad.message.contains("0xc1"));
+    }
+
+    #[test]
+    fn pickles_end_at_stop() {
+        let units: &[&[u8]] = &[
+            b"I42\n.",
+            b"(lp0\nI1\naF2.5\na.",
+            b"cbuiltins\nset\n)R.",
+            b"\x80\x02K\x01.",
+            b"\x80\x04\x95\x05\x00\x00\x00\x00\x00\x00\x00\x8c\x01aq\x00.",
+            b"\x80\x03X\x02\x00\x00\x00hiq\x00.",
+            b"\x80\x04\x8d\x01\x00\x00\x00\x00\x00\x00\x00z.",
+            b"\x80\x02\x8a\x02\xff\x00M\x01\x00J\x01\x02\x03\x04G\x00\x00\x00\x00\x00\x00\x00\x00\x86.",
+        ];
+        for unit in units {
+            frame("pickle", unit, Step::Value(unit.len()));
+        }
+        let bad = Framer::for_format("pickle")
+            .next(b"\x80\x02\xff")
+            .unwrap_err();
+        assert_eq!(bad.offset, 2);
+        let negative = Framer::for_format("pickle")
+            .next(b"\x80\x02\x8b\xff\xff\xff\xff")
+            .unwrap_err();
+        assert!(negative.message.contains("negative"));
+    }
+
+    #[test]
+    fn avro_header_and_block_extents() {
+        let mut header = b"Obj\x01\x02\x04ab\x02c\x00".to_vec();
+        header.extend_from_slice(&[7u8; 16]);
+        frame("avro", &header, Step::Header(header.len()));
+        // A metadata block with a negative count carries its byte size.
+        let mut sized = b"Obj\x01\x01\x0a\x04ab\x02c\x00".to_vec();
+        sized.extend_from_slice(&[7u8; 16]);
+        frame("avro", &sized, Step::Header(sized.len()));
+        assert!(Framer::for_format("avro").next(b"Ob!").is_err());
+        let mut block = vec![0x02, 0x06, 1, 2, 3];
+        block.extend_from_slice(&[7u8; 16]);
+        for end in 0..block.len() {
+            assert!(matches!(
+                avro_block_len(&block[..end]),
+                Ok(Extent::Short(_))
+            ));
+        }
+        assert!(matches!(avro_block_len(&block), Ok(Extent::Complete(21))));
+        assert!(avro_block_len(&[0x01]).is_err());
+        assert!(varint(&[0xff; 11], 0).is_err());
+    }
 }

@@ -498,3 +498,54 @@ def test_codec_pickles_into_a_stream_decoder() -> None:
     c = pickle.loads(pickle.dumps(codec("msgpack")))
     data = codec("msgpack").encode_stream(events(3))
     assert decode_all(c, [data]) == list(events(3))
+
+
+# --- the boundary finders against the peers, on arbitrary nested values ------------------------
+
+LEAVES = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(min_value=-(2**63), max_value=2**64 - 1),
+    st.floats(allow_nan=False, allow_infinity=False),
+    st.text(max_size=40),
+)
+ANY_VALUES = st.recursive(
+    LEAVES,
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=20), st.dictionaries(st.text(max_size=8), inner, max_size=20)
+    ),
+    max_leaves=60,
+)
+
+
+@SETTINGS
+@given(
+    values=st.lists(st.one_of(ANY_VALUES, st.binary(max_size=300)), max_size=8),
+    cuts=st.lists(st.integers(0, 6000), max_size=10),
+)
+def test_msgpack_framing_matches_unpacker(values: list[Any], cuts: list[int]) -> None:
+    data = b"".join(msgpack.packb(v, use_bin_type=True) for v in values)
+    unpacker = msgpack.Unpacker(raw=False, strict_map_key=False)
+    unpacker.feed(data)
+    expected = list(unpacker)
+    assert decode_all(polycodec.Codec(Any, "msgpack"), split(data, cuts)) == expected
+
+
+@SETTINGS
+@given(
+    values=st.lists(st.one_of(ANY_VALUES, st.binary(max_size=300)), max_size=8),
+    protocol=st.integers(2, 5),
+    cuts=st.lists(st.integers(0, 6000), max_size=10),
+)
+def test_pickle_framing_matches_pickle_load(
+    values: list[Any], protocol: int, cuts: list[int]
+) -> None:
+    data = b"".join(pickle.dumps(v, protocol=protocol) for v in values)
+    assert decode_all(polycodec.Codec(Any, "pickle"), split(data, cuts)) == values
+
+
+@SETTINGS
+@given(values=st.lists(ANY_VALUES, max_size=8), cuts=st.lists(st.integers(0, 4000), max_size=10))
+def test_json_lines_framing_matches_json_loads(values: list[Any], cuts: list[int]) -> None:
+    data = b"".join(json.dumps(v).encode() + b"\r\n" for v in values)
+    assert decode_all(polycodec.Codec(Any, "json"), split(data, cuts)) == values
