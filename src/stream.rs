@@ -40,6 +40,9 @@ pub const DEFAULT_CHUNK_SIZE: usize = 64 * 1024;
 /// block).
 const WRITE_CHUNK: usize = 64 * 1024;
 
+/// The most the buffer is grown by ahead of the bytes, on a length the input states.
+const MAX_RESERVE: usize = 64 << 20;
+
 /// What a framer found at the start of the unconsumed input.
 #[derive(Debug, PartialEq, Eq)]
 enum Step {
@@ -77,8 +80,13 @@ type Framed = std::result::Result<Step, Malformed>;
 enum Framer {
     /// JSON Lines: how far the current line has been searched for `\n`.
     Lines { scanned: usize },
-    /// MessagePack: the end of the heads read so far and the items still to read.
-    MessagePack { pos: usize, remaining: u64 },
+    /// MessagePack: the end of the heads read so far, the items still to read, and the length
+    /// the unit is known to need (0: unknown).
+    MessagePack {
+        pos: usize,
+        remaining: u64,
+        want: usize,
+    },
     /// Pickle: the end of the opcodes read so far.
     Pickle { pos: usize },
     /// Avro container: the header once read; `wait`, a length the unit is known to need.
@@ -95,6 +103,7 @@ impl Framer {
             "msgpack" => Framer::MessagePack {
                 pos: 0,
                 remaining: 1,
+                want: 0,
             },
             "pickle" => Framer::Pickle { pos: 0 },
             _ => Framer::Avro {
@@ -124,17 +133,23 @@ impl Framer {
                     }
                 }
             }
-            Framer::MessagePack { pos, remaining } => loop {
+            Framer::MessagePack {
+                pos,
+                remaining,
+                want,
+            } => loop {
                 if *remaining == 0 {
                     let end = *pos;
                     *pos = 0;
                     *remaining = 1;
+                    *want = 0;
                     return Ok(Step::Value(end));
                 }
                 let Some((size, items)) = msgpack_head(data, *pos)? else {
                     return Ok(Step::Need);
                 };
                 if data.len() - *pos < size {
+                    *want = *pos + size;
                     return Ok(Step::Need);
                 }
                 *pos += size;
@@ -176,6 +191,18 @@ impl Framer {
                     }
                 }
             }
+        }
+    }
+}
+
+impl Framer {
+    /// A length the current unit is known to need at least (0 when unknown), to size the
+    /// buffer once for a long value rather than grow it chunk by chunk.
+    fn want(&self) -> usize {
+        match self {
+            Framer::MessagePack { want, .. } => *want,
+            Framer::Avro { wait, .. } => *wait,
+            _ => 0,
         }
     }
 }
@@ -552,6 +579,10 @@ impl StreamDecoder {
             result
         };
         self.offset += consumed(&result) as u64;
+        let want = self.framer.want();
+        if !buf.is_empty() && want > buf.len() {
+            buf.reserve((want - buf.len()).min(MAX_RESERVE));
+        }
         self.buf = buf;
         let error = result.err().map(|stop| self.raise(py, stop));
         (out, error)

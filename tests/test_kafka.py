@@ -8,7 +8,7 @@ from __future__ import annotations
 import time
 import uuid
 from dataclasses import dataclass
-from typing import Any, Iterator, Optional
+from typing import Any, ClassVar, Iterator, Optional
 
 import pytest
 from confluent_kafka import DeserializingConsumer, Producer, SerializingProducer
@@ -24,6 +24,9 @@ DEADLINE = 90.0
 
 @dataclass
 class OrderV1:
+    """The first version of the record; both versions share the Avro name `shop.Order`."""
+
+    __avro__: ClassVar[polycodec.AvroName] = {"name": "Order", "namespace": "shop"}
     id: int
     item: str
 
@@ -32,6 +35,7 @@ class OrderV1:
 class Order:
     """OrderV1 with a field added (with a default): the producer's upgrade."""
 
+    __avro__: ClassVar[polycodec.AvroName] = {"name": "Order", "namespace": "shop"}
     id: int
     item: str
     quantity: int = 1

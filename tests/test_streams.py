@@ -10,7 +10,7 @@ import json
 import pickle
 import tracemalloc
 from dataclasses import dataclass, field
-from typing import Any, Iterator, Optional
+from typing import Any, ClassVar, Iterator, Optional
 
 import fastavro
 import msgpack
@@ -27,6 +27,7 @@ FORMATS = ["json", "msgpack", "pickle", "avro"]
 
 @dataclass
 class Event:
+    __avro__: ClassVar[polycodec.AvroName] = {"name": "Event"}
     id: int
     name: str
     tags: list[str] = field(default_factory=list)
@@ -308,6 +309,7 @@ def test_avro_stream_not_a_container() -> None:
 
 @dataclass
 class EventV1:
+    __avro__: ClassVar[polycodec.AvroName] = {"name": "Event"}
     id: int
     name: str
 
