@@ -22,6 +22,7 @@ use bytes::{Buf, BytesMut};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyByteArray, PyBytes, PyList, PyMemoryView};
+use pyo3::{PyTraverseError, PyVisit};
 
 use crate::api::Codec;
 use crate::errors::{Error, ErrorKind, Failure, Result};
@@ -764,6 +765,10 @@ impl StreamDecoder {
     fn buffered(&self) -> usize {
         self.buf.len()
     }
+
+    fn __traverse__(&self, visit: PyVisit<'_>) -> std::result::Result<(), PyTraverseError> {
+        visit.call(&self.codec)
+    }
 }
 
 /// The iterator `Codec.iter_file` returns: reads the file a chunk at a time as values are
@@ -798,6 +803,15 @@ impl FileIter {
 impl FileIter {
     fn __iter__(slf: PyRef<'_, Self>) -> PyRef<'_, Self> {
         slf
+    }
+
+    fn __traverse__(&self, visit: PyVisit<'_>) -> std::result::Result<(), PyTraverseError> {
+        visit.call(&self.decoder.codec)?;
+        visit.call(&self.fp)?;
+        for value in &self.pending {
+            visit.call(value)?;
+        }
+        Ok(())
     }
 
     fn __next__(&mut self, py: Python<'_>) -> PyResult<Option<Py<PyAny>>> {

@@ -646,3 +646,19 @@ def test_write_file_to_iter_file_through_a_pipe_in_flat_memory(fmt: str) -> None
 
     small, large = peak_kib(40_000), peak_kib(400_000)
     assert large - small < 16 * 1024, (small, large)
+
+
+def test_file_iterator_in_a_reference_cycle_is_collected() -> None:
+    import gc
+    import weakref
+
+    class File(io.BytesIO):
+        iterator: Any = None
+
+    fp = File(codec("json").encode_stream(events(3)))
+    fp.iterator = codec("json").iter_file(fp)
+    assert next(fp.iterator) == list(events(1))[0]
+    ref = weakref.ref(fp)
+    del fp
+    gc.collect()
+    assert ref() is None
