@@ -14,6 +14,7 @@ use crate::errors::{Error, ErrorKind};
 use crate::formats::{self, OpenArgs, WireFormat};
 use crate::plan::{build_plan, Plan};
 use crate::py::{GcPause, Obj};
+use crate::stream;
 
 /// Encodes and decodes values of one type in one format.
 ///
@@ -21,10 +22,10 @@ use crate::py::{GcPause, Obj};
 /// safe to share between threads.
 #[pyclass(frozen, module = "polycodec")]
 pub struct Codec {
-    plan: Arc<Plan>,
-    format: &'static str,
-    wire: Box<dyn WireFormat>,
-    strict: bool,
+    pub(crate) plan: Arc<Plan>,
+    pub(crate) format: &'static str,
+    pub(crate) wire: Box<dyn WireFormat>,
+    pub(crate) strict: bool,
     target: Py<PyAny>,
     options: Py<PyDict>,
     /// The size of the last output, to reserve the next buffer in one step.
@@ -185,6 +186,53 @@ impl Codec {
             .map_err(|e: Error| e.into_pyerr(py, ErrorKind::Validation))
     }
 
+    /// Encodes any iterable of values in the format's stream form (see `src/stream.rs`).
+    #[pyo3(signature = (values, /))]
+    fn encode_stream<'py>(&self, values: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyBytes>> {
+        stream::encode_stream(self, values)
+            .map_err(|e| e.into_pyerr(values.py(), ErrorKind::Encode))
+    }
+
+    /// A decoder for one stream fed in chunks.
+    fn stream_decoder(slf: &Bound<'_, Self>) -> stream::StreamDecoder {
+        stream::StreamDecoder::create(slf.clone().unbind())
+    }
+
+    /// Writes the stream form of `values` to a binary file object as it goes; returns the count.
+    #[pyo3(signature = (fp, values, /, *, sync_interval = None))]
+    fn write_file(
+        &self,
+        fp: &Bound<'_, PyAny>,
+        values: &Bound<'_, PyAny>,
+        sync_interval: Option<usize>,
+    ) -> PyResult<usize> {
+        let py = fp.py();
+        if sync_interval.is_some() && self.wire.as_avro().is_none() {
+            return Err(PyTypeError::new_err(format!(
+                "sync_interval= applies to format \"avro\" only, not {:?}",
+                self.format
+            )));
+        }
+        let sync_interval = sync_interval.unwrap_or(stream::DEFAULT_SYNC_INTERVAL);
+        if sync_interval == 0 {
+            return Err(pyo3::exceptions::PyValueError::new_err(
+                "sync_interval must be at least 1",
+            ));
+        }
+        stream::write_file(self, fp, values, sync_interval)
+            .map_err(|e| e.into_pyerr(py, ErrorKind::Encode))
+    }
+
+    /// Iterates over the values of a stream read lazily from a binary file object.
+    #[pyo3(signature = (fp, /, *, chunk_size = stream::DEFAULT_CHUNK_SIZE))]
+    fn iter_file(
+        slf: &Bound<'_, Self>,
+        fp: &Bound<'_, PyAny>,
+        chunk_size: usize,
+    ) -> PyResult<stream::FileIter> {
+        stream::FileIter::create(slf.clone().unbind(), fp.clone().unbind(), chunk_size)
+    }
+
     fn __traverse__(&self, visit: PyVisit<'_>) -> Result<(), PyTraverseError> {
         visit.call(&self.target)?;
         visit.call(&self.options)?;
@@ -225,6 +273,14 @@ impl Codec {
             self.options.bind(py).copy()?,
         );
         PyTuple::new(py, [rebuild.into_any(), args.into_pyobject(py)?.into_any()])
+    }
+}
+
+impl Codec {
+    /// Decodes one complete unit of a stream (a JSON line, a MessagePack value, a pickle).
+    pub(crate) fn decode_unit<'py>(&self, py: Python<'py>, unit: &[u8]) -> Result<Obj<'py>, Error> {
+        self.wire
+            .decode_one(py, &self.plan, self.strict, unit, None)
     }
 }
 

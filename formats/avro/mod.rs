@@ -10,6 +10,7 @@ mod container;
 mod decode;
 mod encode;
 mod ops;
+pub mod stream;
 mod wire;
 
 use std::collections::HashMap;
@@ -341,6 +342,10 @@ impl WireFormat for Avro {
 
     fn takes_writer_schema(&self) -> bool {
         true
+    }
+
+    fn as_avro(&self) -> Option<&Avro> {
+        Some(self)
     }
 
     fn schema<'py>(&self, py: Python<'py>) -> PyResult<Option<Obj<'py>>> {
