@@ -13,16 +13,20 @@ use crate::py::{self, temporal, Obj};
 use crate::text::temporal::{Date, DateTime, Time, TimeOfDay};
 use crate::values::{mismatch, nested, Decoding, RecordBuilder, Token, MAX_DEPTH};
 
-/// Items whose value takes no input bytes (nulls, empty records) are limited per call, since
-/// the input cannot bound how many a count asks for.
-const MAX_EMPTY_ITEMS: usize = 1 << 20;
+/// Values that take no input bytes (nulls, empty records, records of them) are limited per
+/// call (all blocks of a container count together), since the input cannot bound how many a
+/// count or a schema asks for.
+pub const MAX_EMPTY_ITEMS: usize = 1 << 20;
 
 pub struct Decoder<'a, 'p, 'py> {
     pub input: Input<'a>,
     pub ctx: Decoding<'p, 'py>,
     pub program: &'p Program,
     pub depth: usize,
+    /// Zero-size values charged so far in this call (see [`MAX_EMPTY_ITEMS`]).
     pub empty_items: usize,
+    /// Inside a zero-size value already charged (by its count or its enclosing record).
+    paid: bool,
 }
 
 impl<'a, 'p, 'py> Decoder<'a, 'p, 'py> {
@@ -42,6 +46,7 @@ impl<'a, 'p, 'py> Decoder<'a, 'p, 'py> {
             program,
             depth: 0,
             empty_items: 0,
+            paid: false,
         }
     }
 
@@ -53,12 +58,7 @@ impl<'a, 'p, 'py> Decoder<'a, 'p, 'py> {
     pub fn check_count(&mut self, count: usize, op: usize) -> Result<()> {
         let min = self.program.min_size[op];
         if min == 0 {
-            self.empty_items = self.empty_items.saturating_add(count);
-            if self.empty_items > MAX_EMPTY_ITEMS {
-                return Err(Error::decode(format!(
-                    "malformed Avro: more than {MAX_EMPTY_ITEMS} items that take no bytes"
-                )));
-            }
+            self.charge(count.saturating_mul(self.program.empty_weight[op]))?;
         } else if count > self.input.remaining() / min {
             return Err(Error::decode(format!(
                 "malformed Avro: count {count} at byte {} exceeds what the remaining {} bytes \
@@ -68,6 +68,33 @@ impl<'a, 'p, 'py> Decoder<'a, 'p, 'py> {
             )));
         }
         Ok(())
+    }
+
+    /// Counts `values` zero-size values against the per-call budget.
+    fn charge(&mut self, values: usize) -> Result<()> {
+        self.empty_items = self.empty_items.saturating_add(values);
+        if self.empty_items > MAX_EMPTY_ITEMS {
+            return Err(Error::decode(format!(
+                "malformed Avro: more than {MAX_EMPTY_ITEMS} values that take no bytes"
+            )));
+        }
+        Ok(())
+    }
+
+    /// Decodes the items of an array or a map block, already charged by [`check_count`] when
+    /// they take no bytes.
+    pub fn paid_items<T>(
+        &mut self,
+        op: usize,
+        body: impl FnOnce(&mut Self) -> Result<T>,
+    ) -> Result<T> {
+        if self.program.min_size[op] != 0 || self.paid {
+            return body(self);
+        }
+        self.paid = true;
+        let result = body(self);
+        self.paid = false;
+        result
     }
 
     /// Reads a block count of an array or map: 0 ends; a negative count is followed by the
@@ -145,13 +172,21 @@ impl<'a, 'p, 'py> Decoder<'a, 'p, 'py> {
                 plan,
                 fields,
                 direct,
-            } => nested(self.depth, || {
-                if *direct {
-                    self.direct_record(*plan, fields)
-                } else {
-                    self.record(*plan, fields)
+            } => {
+                if !self.paid && program.min_size[index] == 0 {
+                    // A record of records that take no bytes: the whole tree is charged at
+                    // once, before any of it is built.
+                    self.charge(program.empty_weight[index])?;
+                    return self.paid_items(index, |this| this.value(index));
                 }
-            }),
+                nested(self.depth, || {
+                    if *direct {
+                        self.direct_record(*plan, fields)
+                    } else {
+                        self.record(*plan, fields)
+                    }
+                })
+            }
             ReadOp::Union(branches) => {
                 let start = self.input.pos;
                 let branch = self.input.long()?;
@@ -371,10 +406,13 @@ impl<'a, 'p, 'py> Decoder<'a, 'p, 'py> {
             let mut list = py::avro::ListFiller::new(py, first)?;
             let mut count = first;
             while count > 0 {
-                for _ in 0..count {
-                    let index = list.count();
-                    list.push(self.value(item).map_err(|e| e.at_index(index))?)?;
-                }
+                self.paid_items(item, |this| {
+                    for _ in 0..count {
+                        let index = list.count();
+                        list.push(this.value(item).map_err(|e| e.at_index(index))?)?;
+                    }
+                    Ok(())
+                })?;
                 count = self.block_count(item)?;
             }
             spec.length.check(list.count(), "items")?;
@@ -389,10 +427,13 @@ impl<'a, 'p, 'py> Decoder<'a, 'p, 'py> {
                     break;
                 }
                 items.reserve(count.min(4096));
-                for _ in 0..count {
-                    let index = items.len();
-                    items.push(self.value(item).map_err(|e| e.at_index(index))?);
-                }
+                self.paid_items(item, |this| {
+                    for _ in 0..count {
+                        let index = items.len();
+                        items.push(this.value(item).map_err(|e| e.at_index(index))?);
+                    }
+                    Ok(())
+                })?;
             }
             spec.length.check(items.len(), "items")?;
             match spec.kind {
@@ -420,18 +461,21 @@ impl<'a, 'p, 'py> Decoder<'a, 'p, 'py> {
             if count > self.input.remaining() {
                 return Err(Error::decode("malformed Avro: map count exceeds the input"));
             }
-            for _ in 0..count {
-                let key = self.input.bytes()?;
-                let ascii = key.is_ascii();
-                if !ascii && std::str::from_utf8(key).is_err() {
-                    return Err(Error::decode("malformed Avro: map key is not valid UTF-8"));
+            self.paid_items(value, |this| {
+                for _ in 0..count {
+                    let key = this.input.bytes()?;
+                    let ascii = key.is_ascii();
+                    if !ascii && std::str::from_utf8(key).is_err() {
+                        return Err(Error::decode("malformed Avro: map key is not valid UTF-8"));
+                    }
+                    let key_obj = this.ctx.key_string(spec.key, key, ascii)?;
+                    let item = this
+                        .value(value)
+                        .map_err(|e| e.at_key(std::str::from_utf8(key).unwrap_or_default()))?;
+                    dict.set_item(key_obj, item)?;
                 }
-                let key_obj = self.ctx.key_string(spec.key, key, ascii)?;
-                let item = self
-                    .value(value)
-                    .map_err(|e| e.at_key(std::str::from_utf8(key).unwrap_or_default()))?;
-                dict.set_item(key_obj, item)?;
-            }
+                Ok(())
+            })?;
         }
         self.depth -= 1;
         spec.length.check(dict.len(), "items")?;
@@ -493,6 +537,11 @@ impl<'a, 'p, 'py> Decoder<'a, 'p, 'py> {
     /// Reads past a value the reader does not keep (a field removed from the reader's schema).
     fn skip(&mut self, index: usize) -> Result<()> {
         let program = self.program;
+        if let Some(width) = program.skip_width[index] {
+            // Fixed-size data (however deeply its records nest) is skipped in one step.
+            self.input.fixed(width)?;
+            return Ok(());
+        }
         match &program.ops[index] {
             ReadOp::SkipFixed(size) => {
                 self.input.fixed(*size)?;

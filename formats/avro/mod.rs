@@ -309,18 +309,25 @@ impl WireFormat for Avro {
             self.program_for(py, plan, header.schema, PyString::new(py, text).as_any())?
         };
         let mut items: Option<crate::py::avro::ListFiller<'py>> = None;
+        // The budget of values that take no bytes is for the whole call, not per block.
+        let mut empty_items = 0;
         while let Some((count, data)) = container::read_block(&mut reader, &header)? {
             let mut decoder = Decoder::new(py, plan, &program, &data);
+            decoder.empty_items = empty_items;
             decoder.check_count(count, program.root)?;
             // The first block's count sizes the list; later blocks append.
             let list = match &mut items {
                 Some(list) => list,
                 None => items.insert(crate::py::avro::ListFiller::new(py, count)?),
             };
-            for _ in 0..count {
-                let index = list.count();
-                list.push(decoder.root().map_err(|e| e.at_index(index))?)?;
-            }
+            decoder.paid_items(program.root, |decoder| {
+                for _ in 0..count {
+                    let index = list.count();
+                    list.push(decoder.root().map_err(|e| e.at_index(index))?)?;
+                }
+                Ok(())
+            })?;
+            empty_items = decoder.empty_items;
             if decoder.input.remaining() != 0 {
                 return Err(Error::decode(format!(
                     "malformed Avro: {} bytes left over in a block",
