@@ -12,7 +12,7 @@
 //! its reads inlined: the hot paths compile as if written for that format alone.
 
 use pyo3::prelude::*;
-use pyo3::types::{PyFrozenSet, PyList, PySet, PyTuple};
+use pyo3::types::{PyFrozenSet, PySet};
 use smallvec::SmallVec;
 
 use crate::errors::{Error, Result};
@@ -115,7 +115,7 @@ where
             items.push(self.value(root).map_err(|e| e.at_index(index))?);
         }
         self.finish()?;
-        Ok(PyList::new(self.ctx.py, items)?.into_any())
+        Ok(crate::py::new_list(self.ctx.py, items.into_iter())?.into_any())
     }
 
     /// Enters one more level of nesting, refusing input nested deeper than [`MAX_DEPTH`].
@@ -141,7 +141,7 @@ where
             Node::Sequence(spec) => self.sequence(spec, items),
             Node::Any => {
                 let base = self.items_onto_stack(id, items)?;
-                let result = PyList::new(py, self.stack.drain(base..));
+                let result = crate::py::new_list(py, self.stack.drain(base..).into_iter());
                 Ok(result?.into_any())
             }
             Node::Tuple(item_nodes) => self.tuple(item_nodes, items),
@@ -223,7 +223,7 @@ where
                 values.len()
             )));
         }
-        Ok(PyTuple::new(self.ctx.py, values)?.into_any())
+        Ok(crate::py::new_tuple(self.ctx.py, values.into_iter())?.into_any())
     }
 
     /// A map, as the node (or the union variant for maps) `id` asks.
@@ -468,8 +468,8 @@ fn collect<'py>(
     items: impl ExactSizeIterator<Item = Obj<'py>>,
 ) -> Result<Obj<'py>> {
     Ok(match kind {
-        SequenceKind::List => PyList::new(py, items)?.into_any(),
-        SequenceKind::VarTuple => PyTuple::new(py, items)?.into_any(),
+        SequenceKind::List => crate::py::new_list(py, items.into_iter())?.into_any(),
+        SequenceKind::VarTuple => crate::py::new_tuple(py, items.into_iter())?.into_any(),
         SequenceKind::Set => PySet::new(py, items)?.into_any(),
         SequenceKind::FrozenSet => PyFrozenSet::new(py, items)?.into_any(),
     })

@@ -3,10 +3,10 @@
 //! so a rule such as "an int enum accepts 3 and returns `Color.BLUE`" is written once.
 
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyTuple, PyType};
+use pyo3::types::{PyDict, PyType};
 use smallvec::SmallVec;
 
-use crate::errors::{Error, ErrorKind, Result};
+use crate::errors::{cut, quote, Error, ErrorKind, Result};
 use crate::plan::{
     DecimalSpec, FieldDefault, LiteralValue, Node, NodeId, Plan, RecordKind, RecordSpec, StrSpec,
     TzRule, UnionSpec,
@@ -169,7 +169,8 @@ impl<'p, 'py> Decoding<'p, 'py> {
                     let remainder = value.rem(multiple)?;
                     if !remainder.eq(0)? {
                         return Err(Error::validation(format!(
-                            "expected a multiple of {multiple}, got {text}"
+                            "expected a multiple of {multiple}, got {}",
+                            cut(text)
                         )));
                     }
                 }
@@ -260,8 +261,8 @@ impl<'p, 'py> Decoding<'p, 'py> {
                 .map(|m| m.bind(py).clone())
                 .ok_or_else(|| {
                     Error::validation(format!(
-                        "invalid enum value {:?} for {}: expected {}",
-                        utf8(bytes),
+                        "invalid enum value {} for {}: expected {}",
+                        quote(utf8(bytes)),
                         spec.name,
                         spec.describe_values()
                     ))
@@ -270,12 +271,15 @@ impl<'p, 'py> Decoding<'p, 'py> {
             Node::Int(_) if !self.strict => {
                 let text = utf8(bytes);
                 self.integer_text(id, text).unwrap_or_else(|| {
-                    Err(Error::validation(format!("expected int, got str {text:?}")))
+                    Err(Error::validation(format!(
+                        "expected int, got str {}",
+                        quote(text)
+                    )))
                 })
             }
             Node::Float(bounds) if !self.strict => {
                 let value: f64 = utf8(bytes).parse().map_err(|_| {
-                    Error::validation(format!("expected float, got str {:?}", utf8(bytes)))
+                    Error::validation(format!("expected float, got str {}", quote(utf8(bytes))))
                 })?;
                 bounds.check(value)?;
                 Ok(pyo3::types::PyFloat::new(py, value).into_any())
@@ -288,8 +292,8 @@ impl<'p, 'py> Decoding<'p, 'py> {
                     Ok(pyo3::types::PyBool::new(py, false).to_owned().into_any())
                 }
                 _ => Err(Error::validation(format!(
-                    "expected bool, got str {:?}",
-                    utf8(bytes)
+                    "expected bool, got str {}",
+                    quote(utf8(bytes))
                 ))),
             },
             node => Err(mismatch(node, Token::Str)),
@@ -322,7 +326,7 @@ impl<'p, 'py> Decoding<'p, 'py> {
 
     pub fn decimal(&self, spec: &DecimalSpec, text: &str) -> Result<Obj<'py>> {
         let value = py::new_decimal(self.py, text)
-            .map_err(|_| Error::validation(format!("invalid decimal {text:?}")))?;
+            .map_err(|_| Error::validation(format!("invalid decimal {}", quote(text))))?;
         check_decimal(spec, &value, text)?;
         Ok(value)
     }
@@ -376,7 +380,8 @@ fn check_str(spec: &StrSpec, text: &str, ascii: bool, py: Python<'_>) -> Result<
         if found.is_none() {
             let source = pattern.bind(py).getattr("pattern")?;
             return Err(Error::validation(format!(
-                "expected a str matching {source}, got {text:?}"
+                "expected a str matching {source}, got {}",
+                quote(text)
             )));
         }
     }
@@ -389,7 +394,8 @@ fn check_decimal(spec: &DecimalSpec, value: &Obj<'_>, text: &str) -> Result<()> 
             value.call_method0("as_tuple")?.extract()?;
         let Ok(exponent) = exponent.extract::<i64>() else {
             return Err(Error::validation(format!(
-                "expected a finite decimal, got {text}"
+                "expected a finite decimal, got {}",
+                cut(text)
             )));
         };
         let count = digits.len() as i64;
@@ -401,14 +407,16 @@ fn check_decimal(spec: &DecimalSpec, value: &Obj<'_>, text: &str) -> Result<()> 
         if let Some(max_places) = spec.decimal_places {
             if places > i64::from(max_places) {
                 return Err(Error::validation(format!(
-                    "expected at most {max_places} decimal places, got {text}"
+                    "expected at most {max_places} decimal places, got {}",
+                    cut(text)
                 )));
             }
         }
         if let Some(max_digits) = spec.max_digits {
             if total > i64::from(max_digits) {
                 return Err(Error::validation(format!(
-                    "expected at most {max_digits} digits, got {text}"
+                    "expected at most {max_digits} digits, got {}",
+                    cut(text)
                 )));
             }
         }
@@ -424,13 +432,16 @@ fn check_decimal(spec: &DecimalSpec, value: &Obj<'_>, text: &str) -> Result<()> 
         ];
         for (bound, op, relation) in checks {
             if let Some(bound) = bound {
-                if !value
-                    .rich_compare(bound.bind(value.py()), op)?
-                    .is_truthy()?
-                {
+                // A NaN compares as an error (decimal.InvalidOperation): it is out of bounds.
+                let within = value
+                    .rich_compare(bound.bind(value.py()), op)
+                    .and_then(|result| result.is_truthy())
+                    .unwrap_or(false);
+                if !within {
                     return Err(Error::validation(format!(
-                        "expected decimal {relation} {}, got {text}",
-                        bound.bind(value.py())
+                        "expected decimal {relation} {}, got {}",
+                        bound.bind(value.py()),
+                        cut(text)
                     )));
                 }
             }
@@ -512,7 +523,7 @@ impl<'py> RecordBuilder<'py> {
             }
             RecordKind::NamedTuple => {
                 let items: Vec<Obj<'py>> = self.values.into_iter().flatten().collect();
-                let args = PyTuple::new(py, items)?;
+                let args = crate::py::new_tuple(py, items.into_iter())?;
                 Ok(cls.call1(args)?)
             }
         }
@@ -523,7 +534,8 @@ impl<'py> RecordBuilder<'py> {
 pub fn unknown_field(spec: &RecordSpec, key: &str) -> Result<()> {
     if spec.forbid_unknown_fields {
         Err(Error::validation(format!(
-            "object contains unknown field `{key}`"
+            "object contains unknown field `{}`",
+            cut(key)
         )))
     } else {
         Ok(())

@@ -355,3 +355,56 @@ def test_case6_zero_byte_records_are_budgeted_per_call_not_per_block() -> None:
     with pytest.raises(polycodec.DecodeError, match="take no bytes"):
         codec.decode_many(header + _block(header, 3, datum * 3))
     assert len(codec.decode_many(header + _block(header, 1, datum))[0].v) == 1 << 19
+
+
+_BOMB_UNDER_A_MEMORY_LIMIT = r"""
+import dataclasses, resource, sys, polycodec
+box = dataclasses.make_dataclass("Box", [("v", bytes)])
+codec = polycodec.Codec(box, "avro", compression="deflate")
+blob = open(sys.argv[1], "rb").read()
+vm = int([l for l in open("/proc/self/status") if l.startswith("VmSize")][0].split()[1]) * 1024
+limit = vm + (int(sys.argv[2]) << 20)
+resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+try:
+    codec.decode_many(blob)
+    print("decoded")
+except (polycodec.DecodeError, MemoryError) as exc:
+    print(type(exc).__name__, len(str(exc)))
+"""
+
+
+def test_case7_deflate_bomb_message_is_short_and_memory_errors_are_not_panics(
+    tmp_path: "os.PathLike[str]",
+) -> None:
+    import subprocess
+    import sys
+    import zlib
+
+    box = dataclasses.make_dataclass("Box", [("v", bytes)])
+    codec = polycodec.Codec(box, "avro", compression="deflate")
+    header = codec.encode_many([])
+    compressor = zlib.compressobj(9, zlib.DEFLATED, -15)
+    zeros = bytes(1 << 20)
+    bomb = b"".join(compressor.compress(zeros) for _ in range(140)) + compressor.flush()
+    blob = header + _block(header, 1, bomb)
+    assert len(blob) < 200_000
+    # The inflated bytes (128 MiB at the limit) are not in the message.
+    with pytest.raises(polycodec.DecodeError, match="inflates to more than") as info:
+        codec.decode_many(blob)
+    assert len(str(info.value)) < 200
+    # Under an address-space limit the buffer may fail to grow: a MemoryError, not a panic.
+    path = os.path.join(str(tmp_path), "bomb.avro")
+    with open(path, "wb") as f:
+        f.write(blob)
+    package = os.path.dirname(os.path.dirname(polycodec.__file__))
+    env = dict(os.environ, PYTHONPATH=package)
+    for extra_mib in [0, 32, 512]:
+        run = subprocess.run(
+            [sys.executable, "-c", _BOMB_UNDER_A_MEMORY_LIMIT, path, str(extra_mib)],
+            capture_output=True,
+            text=True,
+            env=env,
+        )
+        assert run.returncode == 0, run.stderr[-2000:]
+        outcome, length = run.stdout.split()
+        assert outcome in ("DecodeError", "MemoryError") and int(length) < 200, run.stdout

@@ -8,7 +8,7 @@ import json
 import uuid
 from dataclasses import dataclass
 from decimal import Decimal
-from typing import Any, Literal, Optional, Tuple, TypedDict, Union
+from typing import Annotated, Any, Literal, Optional, Tuple, TypedDict, Union
 
 import pytest
 
@@ -354,3 +354,186 @@ def test_error_on_one_call_does_not_poison_the_codec() -> None:
     with pytest.raises(polycodec.DecodeError):
         codec.decode_one(b"{")
     assert codec.decode_one(b'{"label": "x", "contents": []}') == Archive("x", [])
+
+
+# --- Issue 14: hostile input ----------------------------------------------------------------
+
+FORMATS = ["json", "msgpack", "avro", "pickle"]
+
+
+@dataclass
+class BoundedPrice:
+    v: Annotated[Decimal, polycodec.Meta(ge=0)]
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_case8_bounded_decimal_nan_is_a_validation_error(fmt: str) -> None:
+    codec = polycodec.Codec(BoundedPrice, format=fmt)
+    for text in ["NaN", "sNaN", "-NaN"]:
+        # The encoders do not check constraints, so each format's own bytes carry the NaN.
+        data = codec.encode_one(BoundedPrice(Decimal(text)))
+        with pytest.raises(polycodec.ValidationError, match="expected decimal >= 0") as info:
+            codec.decode_one(data)
+        assert info.value.path == "$.v"
+    assert codec.decode_one(codec.encode_one(BoundedPrice(Decimal("Infinity")))).v == Decimal(
+        "Infinity"
+    )
+
+
+def _nested_record_text(levels: int) -> str:
+    """The JSON text of `_nested_record_schema(levels)`, built without recursion."""
+    head = "".join(
+        f'{{"type":"record","name":"R{level}","fields":[{{"name":"f","type":'
+        for level in range(levels)
+    )
+    return head + f'{{"type":"record","name":"R{levels}","fields":[]}}' + "}]}" * levels
+
+
+def _nested_record_schema(levels: int) -> dict[str, Any]:
+    schema: dict[str, Any] = {"type": "record", "name": f"R{levels}", "fields": []}
+    for level in range(levels - 1, -1, -1):
+        schema = {"type": "record", "name": f"R{level}", "fields": [{"name": "f", "type": schema}]}
+    return schema
+
+
+@dataclass
+class Nothing:
+    pass
+
+
+def test_case8_deep_avro_schemas_are_refused_cleanly() -> None:
+    codec = polycodec.Codec(Nothing, format="avro")
+    for levels in [200, 500, 5000]:
+        schema = _nested_record_schema(levels)
+        # With the data: a DecodeError (a writer schema is input).
+        with pytest.raises(polycodec.DecodeError, match="nests"):
+            codec.decode_one(b"", writer_schema=schema)
+        with pytest.raises(polycodec.DecodeError, match="nests"):
+            codec.decode_one(b"", writer_schema=_nested_record_text(levels))
+        # At construction: a ValueError, as for any invalid schema=.
+        with pytest.raises(ValueError, match="invalid Avro schema: .*nests"):
+            polycodec.Codec(Nothing, format="avro", schema=schema)
+    # A container whose header carries the deep schema.
+    header = codec.encode_many([])
+    own = json.dumps(codec.schema, separators=(",", ":")).encode()
+    deep = _nested_record_text(5000).encode()
+
+    def avro_string(data: bytes) -> bytes:
+        zz, out = len(data) << 1, bytearray()
+        while zz >= 0x80:
+            out.append((zz & 0x7F) | 0x80)
+            zz >>= 7
+        out.append(zz)
+        return bytes(out) + data
+
+    with pytest.raises(polycodec.DecodeError, match="nests"):
+        codec.decode_many(header.replace(avro_string(own), avro_string(deep)))
+    assert json.loads(_nested_record_text(3)) == _nested_record_schema(3)
+    # 100 levels are fine.
+    assert codec.decode_one(b"", writer_schema=_nested_record_schema(100)) == Nothing()
+
+
+def test_case8_huge_avro_fixed_sizes_are_refused_cleanly() -> None:
+    codec = polycodec.Codec(Nothing, format="avro")
+    for size in [2**64, 2**63, 2**31]:
+        schema = {
+            "type": "record",
+            "name": "R",
+            "fields": [{"name": "f", "type": {"type": "fixed", "name": "F", "size": size}}],
+        }
+        with pytest.raises(polycodec.DecodeError, match="fixed 'F' has size"):
+            codec.decode_one(b"", writer_schema=schema)
+        with pytest.raises(ValueError, match="invalid Avro schema: .*fixed 'F' has size"):
+            polycodec.Codec(Nothing, format="avro", schema=schema)
+
+
+def test_case8_lone_surrogate_in_str_input_is_a_decode_error() -> None:
+    with pytest.raises(polycodec.DecodeError, match="lone surrogate at index 1") as info:
+        polycodec.decode_one('"\ud800"', str)
+    assert not isinstance(info.value, polycodec.ValidationError)
+    assert info.value.path == "$"
+    with pytest.raises(polycodec.DecodeError, match="lone surrogate at index 8"):
+        polycodec.decode_many('["ab", "\udfff"]', str)
+    # Escaped surrogates in the JSON text are JSON's own business (and pairs are fine).
+    assert polycodec.decode_one('"\\ud83d\\ude00"', str) == "\U0001f600"
+
+
+class Shade(enum.Enum):
+    LIGHT = "light"
+    DARK = "dark"
+
+
+@dataclass
+class CatTag:
+    kind: Literal["cat"]
+    name: str
+
+
+@dataclass
+class DogTag:
+    kind: Literal["dog"]
+    name: str
+
+
+@dataclass(frozen=True)
+class Strict:
+    x: int
+
+
+HUGE = "Q" * 10_000_000
+MESSAGE_LIMIT = 1200  # the message cap (1000 characters) plus the path
+
+
+def _short_error(exc: BaseException) -> str:
+    message = str(exc)
+    assert len(message) < MESSAGE_LIMIT, message[:300]
+    return message
+
+
+def test_case7_error_messages_quote_a_bounded_prefix_of_the_input() -> None:
+    blob = json.dumps(HUGE)
+    cases: list[tuple[Any, str, dict[str, Any]]] = [
+        (Shade, blob, {}),
+        (Literal["a", "b"], blob, {}),
+        (Union[CatTag, DogTag], '{"kind": %s, "name": "x"}' % blob, {}),
+        (Annotated[str, polycodec.Meta(pattern="^a")], blob, {}),
+        (int, blob, {"strict": False}),
+        (float, blob, {"strict": False}),
+        (bool, blob, {"strict": False}),
+        (Decimal, blob, {}),
+        (dict[int, int], "{%s: 1}" % blob, {}),
+        (dict[str, int], '{%s: "x"}' % blob, {}),
+        (Annotated[int, polycodec.Meta(le=5)], "9" * 1_000_000, {}),
+        (Annotated[Decimal, polycodec.Meta(max_digits=3)], '"%s"' % ("9" * 1_000_000), {}),
+    ]
+    for tp, payload, options in cases:
+        with pytest.raises(polycodec.DecodeError) as info:
+            polycodec.decode_one(payload, tp, **options)
+        message = _short_error(info.value)
+        assert "characters)" in message or "...])" in message, message
+    with pytest.raises(polycodec.ValidationError) as info:
+        polycodec.Codec(Strict, forbid_unknown_fields=True).decode_one('{%s: 1, "x": 1}' % blob)
+    assert "characters)" in _short_error(info.value)
+    # The same in the other formats' decoders.
+    msgpack_codec = polycodec.Codec(Shade, format="msgpack")
+    import msgpack
+
+    with pytest.raises(polycodec.ValidationError) as info:
+        msgpack_codec.decode_one(msgpack.packb(HUGE))
+    _short_error(info.value)
+    avro_codec = polycodec.Codec(Literal["a", "b"], format="avro")
+    with pytest.raises(polycodec.ValidationError) as info:
+        avro_codec.decode_one(polycodec.Codec(str, format="avro").encode_one(HUGE))
+    _short_error(info.value)
+    import pickle
+
+    with pytest.raises(polycodec.ValidationError) as info:
+        polycodec.decode_one(pickle.dumps(HUGE), Shade, format="pickle")
+    _short_error(info.value)
+    # Encode errors show a bounded repr of the value.
+    with pytest.raises(polycodec.EncodeError) as encode_info:
+        polycodec.Codec(Shade).encode_one(HUGE)
+    _short_error(encode_info.value)
+    with pytest.raises(polycodec.EncodeError) as encode_info:
+        polycodec.Codec(Literal["a"]).encode_one(HUGE)
+    _short_error(encode_info.value)

@@ -3,7 +3,7 @@
 //! the remaining input before anything is allocated for it.
 
 use pyo3::prelude::*;
-use pyo3::types::{PyByteArray, PyBytes, PyDict, PyFrozenSet, PySet, PyTuple, PyType};
+use pyo3::types::{PyDict, PyFrozenSet, PySet, PyType};
 
 use super::ops::{Program, ReadOp};
 use super::wire::{civil_from_days, Input, MAX_DAYS, MIN_DAYS};
@@ -304,8 +304,9 @@ impl<'a, 'p, 'py> Decoder<'a, 'p, 'py> {
                 match member {
                     Some(member) => Ok(spec.members[*member].member.bind(py).clone()),
                     None => Err(Error::validation(format!(
-                        "enum symbol {:?} is not a member of {}",
-                        symbols[symbol as usize], spec.name
+                        "enum symbol {} is not a member of {}",
+                        crate::errors::quote(&symbols[symbol as usize]),
+                        spec.name
                     ))),
                 }
             }
@@ -319,9 +320,9 @@ impl<'a, 'p, 'py> Decoder<'a, 'p, 'py> {
         if let Node::Bytes(spec) = self.ctx.plan.node(plan) {
             spec.length.check(data.len(), "bytes")?;
             return Ok(if spec.bytearray {
-                PyByteArray::new(py, data).into_any()
+                crate::py::new_bytearray(py, data)?
             } else {
-                PyBytes::new(py, data).into_any()
+                crate::py::new_bytes(py, data)?.into_any()
             });
         }
         let ascii = data.is_ascii();
@@ -341,9 +342,9 @@ impl<'a, 'p, 'py> Decoder<'a, 'p, 'py> {
                 .map(|(_, obj)| obj.bind(py).clone())
                 .ok_or_else(|| {
                     Error::validation(format!(
-                        "expected {}, got {:?}",
+                        "expected {}, got {}",
                         spec.describe_values(),
-                        String::from_utf8_lossy(data)
+                        crate::errors::quote_bytes(data)
                     ))
                 }),
             Node::Decimal(spec)
@@ -354,8 +355,8 @@ impl<'a, 'p, 'py> Decoder<'a, 'p, 'py> {
                 let text = py::new_str(py, data, ascii)?;
                 py::new_from_one_arg(py::stdlib(py).decimal.bind(py), text).map_err(|_| {
                     Error::validation(format!(
-                        "invalid decimal {:?}",
-                        String::from_utf8_lossy(data)
+                        "invalid decimal {}",
+                        crate::errors::quote_bytes(data)
                     ))
                 })
             }
@@ -380,7 +381,7 @@ impl<'a, 'p, 'py> Decoder<'a, 'p, 'py> {
             kwargs.set_item("signed", true)?;
             let number = py.get_type::<pyo3::types::PyInt>().call_method(
                 "from_bytes",
-                (PyBytes::new(py, data), "big"),
+                (crate::py::new_bytes(py, data)?, "big"),
                 Some(&kwargs),
             )?;
             number.str()?.to_string()
@@ -437,7 +438,7 @@ impl<'a, 'p, 'py> Decoder<'a, 'p, 'py> {
             }
             spec.length.check(items.len(), "items")?;
             match spec.kind {
-                SequenceKind::VarTuple => PyTuple::new(py, items)?.into_any(),
+                SequenceKind::VarTuple => crate::py::new_tuple(py, items.into_iter())?.into_any(),
                 SequenceKind::Set => PySet::new(py, items)?.into_any(),
                 _ => PyFrozenSet::new(py, items)?.into_any(),
             }

@@ -280,7 +280,10 @@ impl Encoder<'_, '_> {
                     .map(|m| m.name.as_str())
                     .collect::<Vec<_>>()
                     .join(", "),
-                value.repr().map(|r| r.to_string()).unwrap_or_default()
+                value
+                    .repr()
+                    .map(|r| crate::errors::cut(&r.to_string()).into_owned())
+                    .unwrap_or_default()
             ))),
         }
     }

@@ -3,7 +3,7 @@
 //! precomputed `"name":` bytes, and dict keys read out of strings.
 
 use pyo3::prelude::*;
-use pyo3::types::{PyByteArray, PyBytes, PyDict};
+use pyo3::types::PyDict;
 
 use super::read::{Number, Reader, SyntaxError, ValueKind};
 use crate::errors::{Error, Result};
@@ -29,9 +29,9 @@ impl<'a, 'p, 'py> Decoder<'p, 'py, Reader<'a>> {
             spec.length.check(data.len(), "bytes")?;
             let py = self.ctx.py;
             return Ok(if spec.bytearray {
-                PyByteArray::new(py, &data).into_any()
+                crate::py::new_bytearray(py, &data)?
             } else {
-                PyBytes::new(py, &data).into_any()
+                crate::py::new_bytes(py, &data)?.into_any()
             });
         }
         let text = self.reader.read_str().map_err(syntax)?;
@@ -43,9 +43,12 @@ impl<'a, 'p, 'py> Decoder<'p, 'py, Reader<'a>> {
             Number::Int(value) => self.ctx.int(id, value),
             Number::BigInt(text) => self.ctx.big_int(id, text),
             // JSON has no infinities: a literal too large for a float is out of range, not inf.
-            Number::Float { value, text } if value.is_infinite() => Err(Error::validation(
-                format!("number {text} is out of range for a float"),
-            )),
+            Number::Float { value, text } if value.is_infinite() => {
+                Err(Error::validation(format!(
+                    "number {} is out of range for a float",
+                    crate::errors::cut(text)
+                )))
+            }
             Number::Float { value, text } => self.ctx.float(id, value, Some(text)),
         }
     }
@@ -73,7 +76,8 @@ fn dict_key<'py>(
     let text = utf8(bytes);
     ctx.integer_text(id, text).unwrap_or_else(|| {
         Err(Error::validation(format!(
-            "expected an integer key, got {text:?}"
+            "expected an integer key, got {}",
+            crate::errors::quote(text)
         )))
     })
 }

@@ -4,7 +4,7 @@
 //! own (bin, the timestamp extension, typed map keys).
 
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyByteArray, PyBytes, PyDict, PyFloat, PyTuple};
+use pyo3::types::{PyBool, PyDict, PyFloat};
 
 use super::epoch;
 use super::read::{self, Head, ReadError, Reader};
@@ -152,12 +152,12 @@ impl<'a, 'p, 'py> Decoder<'p, 'py, Reader<'a>> {
             Node::Bytes(spec) => {
                 spec.length.check(data.len(), "bytes")?;
                 Ok(if spec.bytearray {
-                    PyByteArray::new(py, data).into_any()
+                    crate::py::new_bytearray(py, data)?
                 } else {
-                    PyBytes::new(py, data).into_any()
+                    crate::py::new_bytes(py, data)?.into_any()
                 })
             }
-            Node::Any => Ok(PyBytes::new(py, data).into_any()),
+            Node::Any => Ok(crate::py::new_bytes(py, data)?.into_any()),
             node => Err(expected(node.describe(), "bytes")),
         }
     }
@@ -212,7 +212,7 @@ impl<'a, 'p, 'py> Decoder<'p, 'py, Reader<'a>> {
                 let base = self.items_onto_stack(id, count);
                 let result = base.and_then(|base| {
                     let items = self.stack.drain(base..);
-                    Ok(PyTuple::new(self.ctx.py, items)?.into_any())
+                    Ok(crate::py::new_tuple(self.ctx.py, items.into_iter())?.into_any())
                 });
                 self.depth -= 1;
                 let key = result?;

@@ -13,8 +13,8 @@ use std::borrow::Cow;
 
 use pyo3::prelude::*;
 use pyo3::types::{
-    PyByteArray, PyBytes, PyDate, PyDateTime, PyDelta, PyDict, PyFloat, PyFrozenSet, PyInt, PyList,
-    PySet, PyTime, PyTuple, PyTzInfo, PyTzInfoAccess,
+    PyDate, PyDateTime, PyDelta, PyDict, PyFloat, PyFrozenSet, PyInt, PySet, PyTime, PyTzInfo,
+    PyTzInfoAccess,
 };
 
 use super::fast;
@@ -93,7 +93,7 @@ fn general_many<'py>(
                 .map_err(|e| e.at_index(index))?,
         );
     }
-    Ok(PyList::new(py, out)?.into_any())
+    Ok(crate::py::new_list(py, out.into_iter())?.into_any())
 }
 
 #[cold]
@@ -137,8 +137,9 @@ pub(super) fn module_alias(module: &[u8]) -> &[u8] {
     }
 }
 
+/// Names and text from the pickle as messages show them: bounded (see `errors::cut_bytes`).
 fn show(bytes: &[u8]) -> Cow<'_, str> {
-    String::from_utf8_lossy(bytes)
+    Cow::Owned(crate::errors::cut_bytes(bytes))
 }
 
 fn text(bytes: &[u8]) -> Result<&str> {
@@ -897,8 +898,8 @@ impl<'a, 'v, 'f, 'p, 'py> Converter<'a, 'v, 'f, 'p, 'py> {
         }
         let py = self.ctx.py;
         let result = match kind {
-            SequenceKind::List => PyList::new(py, out)?.into_any(),
-            SequenceKind::VarTuple => PyTuple::new(py, out)?.into_any(),
+            SequenceKind::List => crate::py::new_list(py, out.into_iter())?.into_any(),
+            SequenceKind::VarTuple => crate::py::new_tuple(py, out.into_iter())?.into_any(),
             SequenceKind::Set => PySet::new(py, out)?.into_any(),
             SequenceKind::FrozenSet => PyFrozenSet::new(py, out)?.into_any(),
         };
@@ -919,7 +920,7 @@ impl<'a, 'v, 'f, 'p, 'py> Converter<'a, 'v, 'f, 'p, 'py> {
         for (index, (&item, &node)) in items.iter().zip(item_nodes).enumerate() {
             out.push(self.value(item, node).map_err(|e| e.at_index(index))?);
         }
-        Ok(PyTuple::new(self.ctx.py, out)?.into_any())
+        Ok(crate::py::new_tuple(self.ctx.py, out.into_iter())?.into_any())
     }
 
     fn dict(
@@ -1209,7 +1210,11 @@ impl<'a, 'v, 'f, 'p, 'py> Converter<'a, 'v, 'f, 'p, 'py> {
             };
             // An unknown or malformed key (ZoneInfoNotFoundError is a KeyError) is bad input.
             let zone = zone.map_err(|err| {
-                Error::validation(format!("invalid ZoneInfo key {key:?}: {}", err.value(py)))
+                Error::validation(format!(
+                    "invalid ZoneInfo key {}: {}",
+                    crate::errors::quote(key),
+                    err.value(py)
+                ))
             })?;
             zone.cast_into::<PyTzInfo>().map_err(PyErr::from)?
         } else {
@@ -1323,8 +1328,8 @@ impl<'a, 'v, 'f, 'p, 'py> Converter<'a, 'v, 'f, 'p, 'py> {
                     surrogate_str(py, bytes)?
                 }
             }
-            Value::Bytes(data) => PyBytes::new(py, data).into_any(),
-            Value::ByteArray(data) => PyByteArray::new(py, data).into_any(),
+            Value::Bytes(data) => crate::py::new_bytes(py, data)?.into_any(),
+            Value::ByteArray(data) => crate::py::new_bytearray(py, data)?,
             Value::List(items) => {
                 return self.level(|this| this.any_items(items, SequenceKind::List))
             }
@@ -1372,7 +1377,9 @@ impl<'a, 'v, 'f, 'p, 'py> Converter<'a, 'v, 'f, 'p, 'py> {
             (b"decimal", b"Decimal") => {
                 let digits = self.decimal_text(call)?;
                 let decimal = py::stdlib(py).decimal.bind(py).call1((digits,));
-                decimal.map_err(|_| Error::validation(format!("invalid decimal {digits:?}")))
+                decimal.map_err(|_| {
+                    Error::validation(format!("invalid decimal {}", crate::errors::quote(digits)))
+                })
             }
             (b"uuid", b"UUID") => self.uuid(call),
             (b"builtins", b"set") | (b"builtins", b"frozenset") => {
@@ -1385,10 +1392,10 @@ impl<'a, 'v, 'f, 'p, 'py> Converter<'a, 'v, 'f, 'p, 'py> {
                 self.level(|this| this.any_items(items, kind))
             }
             (b"_codecs", b"encode") | (b"builtins", b"bytes") => {
-                Ok(PyBytes::new(py, &self.bytes_call(call)?).into_any())
+                Ok(crate::py::new_bytes(py, &self.bytes_call(call)?)?.into_any())
             }
             (b"builtins", b"bytearray") => {
-                Ok(PyByteArray::new(py, &self.bytes_call(call)?).into_any())
+                Ok(crate::py::new_bytearray(py, &self.bytes_call(call)?)?)
             }
             _ => Err(Error::decode(format!(
                 "pickle refers to {}.{}, which the type does not allow here (expected any \
@@ -1410,9 +1417,9 @@ fn latin1(text: &str) -> Result<Vec<u8>> {
 pub(super) fn make_bytes<'py>(py: Python<'py>, spec: &BytesSpec, data: &[u8]) -> Result<Obj<'py>> {
     spec.length.check(data.len(), "bytes")?;
     Ok(if spec.bytearray {
-        PyByteArray::new(py, data).into_any()
+        crate::py::new_bytearray(py, data)?
     } else {
-        PyBytes::new(py, data).into_any()
+        crate::py::new_bytes(py, data)?.into_any()
     })
 }
 
@@ -1422,7 +1429,7 @@ fn big_int<'py>(py: Python<'py>, data: &[u8]) -> Result<Obj<'py>> {
     kwargs.set_item("signed", true)?;
     Ok(py.get_type::<PyInt>().call_method(
         "from_bytes",
-        (PyBytes::new(py, data), "little"),
+        (crate::py::new_bytes(py, data)?, "little"),
         Some(&kwargs),
     )?)
 }
@@ -1430,7 +1437,7 @@ fn big_int<'py>(py: Python<'py>, data: &[u8]) -> Result<Obj<'py>> {
 /// A pickled str that is not strict UTF-8: pickle writes lone surrogates with "surrogatepass",
 /// and reads them back the same way; anything else is malformed.
 fn surrogate_str<'py>(py: Python<'py>, bytes: &[u8]) -> Result<Obj<'py>> {
-    PyBytes::new(py, bytes)
+    crate::py::new_bytes(py, bytes)?
         .call_method1("decode", ("utf-8", "surrogatepass"))
         .map_err(|_| Error::decode("malformed pickle: a str is not UTF-8"))
 }

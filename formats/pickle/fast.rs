@@ -19,9 +19,7 @@
 use std::borrow::Cow;
 
 use pyo3::prelude::*;
-use pyo3::types::{
-    PyBool, PyDate, PyDateTime, PyDelta, PyFloat, PyList, PyTuple, PyTzInfo, PyTzInfoAccess,
-};
+use pyo3::types::{PyBool, PyDate, PyDateTime, PyDelta, PyFloat, PyTzInfo, PyTzInfoAccess};
 use smallvec::SmallVec;
 
 use super::decode::{make_bytes, module_alias};
@@ -771,8 +769,8 @@ impl<'a, 'f, 'p, 'py> FastDecoder<'a, 'f, 'p, 'py> {
         self.depth -= 1;
         let py = self.ctx.py;
         let list = match kind {
-            SequenceKind::List => PyList::new(py, items).ok()?.into_any(),
-            _ => PyTuple::new(py, items).ok()?.into_any(),
+            SequenceKind::List => crate::py::new_list(py, items.into_iter()).ok()?.into_any(),
+            _ => crate::py::new_tuple(py, items.into_iter()).ok()?.into_any(),
         };
         if let Some(length) = length {
             length.check(list.len().ok()?, "items").ok()?;

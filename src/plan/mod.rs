@@ -265,7 +265,8 @@ impl std::fmt::Display for LiteralValue {
     /// As the value appears in JSON: strings quoted.
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            LiteralValue::Str(text) => write!(f, "{text:?}"),
+            // Input text can be long: quoted as error messages quote input.
+            LiteralValue::Str(text) => f.write_str(&crate::errors::quote(text)),
             LiteralValue::Int(number) => write!(f, "{number}"),
             LiteralValue::Bool(flag) => write!(f, "{flag}"),
         }

@@ -15,7 +15,7 @@ use pyo3::exceptions::PyTypeError;
 use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
-use pyo3::types::{PyDict, PyList, PyString, PyTuple, PyType};
+use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple, PyType};
 
 /// An owned Python object.
 pub type Obj<'py> = Bound<'py, PyAny>;
@@ -48,6 +48,90 @@ pub fn new_str<'py>(py: Python<'py>, bytes: &[u8], ascii: bool) -> PyResult<Obj<
         );
         Ok(Bound::from_owned_ptr(py, raw.as_ptr()))
     }
+}
+
+/// `bytes` from input-sized data. PyO3's `PyBytes::new` panics when the allocation fails;
+/// here a failed allocation is the MemoryError CPython set.
+#[inline]
+pub fn new_bytes<'py>(py: Python<'py>, data: &[u8]) -> PyResult<Bound<'py, PyBytes>> {
+    // SAFETY: the pointer and length describe `data`, which CPython copies.
+    let raw = unsafe {
+        ffi::PyBytes_FromStringAndSize(data.as_ptr().cast(), data.len() as ffi::Py_ssize_t)
+    };
+    // SAFETY: a new reference to a bytes object, or NULL with an exception set.
+    Ok(unsafe { Bound::from_owned_ptr_or_err(py, raw)?.cast_into_unchecked() })
+}
+
+/// `bytearray` from input-sized data; a failed allocation is a MemoryError (see [`new_bytes`]).
+#[inline]
+pub fn new_bytearray<'py>(py: Python<'py>, data: &[u8]) -> PyResult<Obj<'py>> {
+    // SAFETY: the pointer and length describe `data`, which CPython copies.
+    let raw = unsafe {
+        ffi::PyByteArray_FromStringAndSize(data.as_ptr().cast(), data.len() as ffi::Py_ssize_t)
+    };
+    // SAFETY: a new reference, or NULL with an exception set.
+    unsafe { Bound::from_owned_ptr_or_err(py, raw) }
+}
+
+/// A list holding `items`; a failed allocation is a MemoryError (PyO3's `PyList::new` panics).
+pub fn new_list<'py>(
+    py: Python<'py>,
+    items: impl ExactSizeIterator<Item = Obj<'py>>,
+) -> PyResult<Obj<'py>> {
+    let length = items.len();
+    // SAFETY: a new list with NULL slots, or NULL with an exception set.
+    let list =
+        unsafe { Bound::from_owned_ptr_or_err(py, ffi::PyList_New(length as ffi::Py_ssize_t))? };
+    let mut filled = 0;
+    for item in items.take(length) {
+        // SAFETY: slot `filled` is in bounds and empty; SET_ITEM takes over the reference.
+        unsafe { ffi::PyList_SET_ITEM(list.as_ptr(), filled as ffi::Py_ssize_t, item.into_ptr()) };
+        filled += 1;
+    }
+    if filled < length {
+        // An iterator shorter than it said: drop the empty slots (list_dealloc accepts them).
+        // SAFETY: the list is ours and not yet shared; SetSlice shrinks it.
+        let status = unsafe {
+            ffi::PyList_SetSlice(
+                list.as_ptr(),
+                filled as ffi::Py_ssize_t,
+                length as ffi::Py_ssize_t,
+                std::ptr::null_mut(),
+            )
+        };
+        if status < 0 {
+            return Err(PyErr::fetch(py));
+        }
+    }
+    Ok(list)
+}
+
+/// A tuple holding `items`; a failed allocation is a MemoryError (PyO3's `PyTuple::new` panics).
+pub fn new_tuple<'py>(
+    py: Python<'py>,
+    items: impl ExactSizeIterator<Item = Obj<'py>>,
+) -> PyResult<Bound<'py, PyTuple>> {
+    let length = items.len();
+    // SAFETY: a new tuple with NULL slots, or NULL with an exception set.
+    let tuple =
+        unsafe { Bound::from_owned_ptr_or_err(py, ffi::PyTuple_New(length as ffi::Py_ssize_t))? };
+    let mut filled = 0;
+    for item in items.take(length) {
+        // SAFETY: slot `filled` is in bounds and empty; SET_ITEM takes over the reference.
+        unsafe {
+            ffi::PyTuple_SET_ITEM(tuple.as_ptr(), filled as ffi::Py_ssize_t, item.into_ptr())
+        };
+        filled += 1;
+    }
+    if filled < length {
+        // An iterator shorter than it said (never for the Vecs the decoders pass): the tuple,
+        // whose empty slots tuple_dealloc accepts, is dropped unseen.
+        return Err(PyTypeError::new_err(
+            "internal: tuple items fewer than announced",
+        ));
+    }
+    // SAFETY: the object was created as a tuple just above.
+    Ok(unsafe { tuple.cast_into_unchecked() })
 }
 
 /// Recently decoded dict keys, one table per thread: JSON objects decoded as dicts repeat the
