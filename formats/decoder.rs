@@ -20,7 +20,7 @@ use crate::plan::{
     Field, LiteralValue, Node, NodeId, Plan, RecordKind, RecordSpec, SequenceKind, SequenceSpec,
     TaggedUnionSpec,
 };
-use crate::py::Obj;
+use crate::py::{self, Obj};
 use crate::values::{mismatch, unknown_field, utf8, Decoding, RecordBuilder, Token, MAX_DEPTH};
 
 /// One decoding call: a format's reader `R` and what every format keeps while it walks.
@@ -470,8 +470,8 @@ fn collect<'py>(
     Ok(match kind {
         SequenceKind::List => crate::py::new_list(py, items.into_iter())?.into_any(),
         SequenceKind::VarTuple => crate::py::new_tuple(py, items.into_iter())?.into_any(),
-        SequenceKind::Set => PySet::new(py, items)?.into_any(),
-        SequenceKind::FrozenSet => PyFrozenSet::new(py, items)?.into_any(),
+        SequenceKind::Set => py::user_code(py, || PySet::new(py, items))?.into_any(),
+        SequenceKind::FrozenSet => py::user_code(py, || PyFrozenSet::new(py, items))?.into_any(),
     })
 }
 

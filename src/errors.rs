@@ -51,6 +51,8 @@ pub type Result<T> = std::result::Result<T, Error>;
 
 impl Error {
     pub fn new(kind: ErrorKind, message: impl Into<String>) -> Self {
+        // Unwinding from here may drop objects whose `__del__` runs Python code.
+        crate::py::gc_give_up();
         Error {
             failure: Failure::Message(kind, message.into()),
             path: Vec::new(),
@@ -173,6 +175,7 @@ impl Error {
 
 impl From<PyErr> for Error {
     fn from(err: PyErr) -> Self {
+        crate::py::gc_give_up();
         Error {
             failure: Failure::Python(err),
             path: Vec::new(),

@@ -71,6 +71,28 @@ pub fn mismatch(expected: &Node, token: Token) -> Error {
 }
 
 impl<'p, 'py> Decoding<'p, 'py> {
+    /// Stores a decoded entry in a dict. Hashing an enum, UUID or record key is Python code,
+    /// and so is dropping an earlier value of the same key when it can be an instance of a
+    /// user class (its `__del__`): such entries are stored through [`py::user_code`].
+    #[inline]
+    pub fn store_entry(
+        &self,
+        dict: &Bound<'py, PyDict>,
+        key_node: NodeId,
+        value_node: NodeId,
+        key: Obj<'py>,
+        value: Obj<'py>,
+    ) -> Result<()> {
+        let builtin_key = self.plan.node(key_node).is_builtin_scalar();
+        let builtin_value = self.plan.node(value_node).is_builtin_scalar();
+        if builtin_key && builtin_value {
+            dict.set_item(key, value)?;
+        } else {
+            py::user_code(self.py, || dict.set_item(key, value))?;
+        }
+        Ok(())
+    }
+
     /// Picks the node that takes a token: the node itself, or a union's variant for that token.
     #[inline(always)]
     pub fn resolve(&self, id: NodeId, token: Token) -> Result<NodeId> {
@@ -474,7 +496,11 @@ impl<'py> RecordBuilder<'py> {
     /// Stores a field's value; for a duplicate key the last one wins, as in `json.loads`.
     #[inline]
     pub fn set(&mut self, field: usize, value: Obj<'py>) {
-        self.values[field] = Some(value);
+        if let Some(earlier) = self.values[field].replace(value) {
+            // The value dropped may be an object whose `__del__` is Python code.
+            let py = earlier.py();
+            py::user_code(py, || drop(earlier));
+        }
     }
 
     /// Fills defaults, reports missing fields, and creates the instance.
@@ -485,7 +511,9 @@ impl<'py> RecordBuilder<'py> {
             }
             match &field.default {
                 FieldDefault::Value(value) => *slot = Some(value.bind(py).clone()),
-                FieldDefault::Factory(factory) => *slot = Some(factory.bind(py).call0()?),
+                FieldDefault::Factory(factory) => {
+                    *slot = Some(py::user_code(py, || factory.bind(py).call0())?)
+                }
                 FieldDefault::Absent => {}
                 // `init=False` without a default: `__post_init__` is expected to set it.
                 FieldDefault::Required if !field.on_wire => {}
@@ -504,11 +532,18 @@ impl<'py> RecordBuilder<'py> {
                 let instance = py::new_instance(cls)?;
                 for (value, field) in self.values.into_iter().zip(&spec.fields) {
                     if let Some(value) = value {
-                        py::set_field(&instance, field.name.bind(py), &value)?;
+                        let set = || py::set_field(&instance, field.name.bind(py), &value);
+                        if spec.user_setattr {
+                            py::user_code(py, set)?;
+                        } else {
+                            set()?;
+                        }
                     }
                 }
                 if spec.post_init {
-                    instance.call_method0(py::stdlib(py).post_init.bind(py))?;
+                    py::user_code(py, || {
+                        instance.call_method0(py::stdlib(py).post_init.bind(py))
+                    })?;
                 }
                 Ok(instance)
             }
@@ -524,7 +559,8 @@ impl<'py> RecordBuilder<'py> {
             RecordKind::NamedTuple => {
                 let items: Vec<Obj<'py>> = self.values.into_iter().flatten().collect();
                 let args = crate::py::new_tuple(py, items.into_iter())?;
-                Ok(cls.call1(args)?)
+                // A named tuple's `__new__` is Python code.
+                Ok(py::user_code(py, || cls.call1(args))?)
             }
         }
     }

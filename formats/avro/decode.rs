@@ -439,8 +439,8 @@ impl<'a, 'p, 'py> Decoder<'a, 'p, 'py> {
             spec.length.check(items.len(), "items")?;
             match spec.kind {
                 SequenceKind::VarTuple => crate::py::new_tuple(py, items.into_iter())?.into_any(),
-                SequenceKind::Set => PySet::new(py, items)?.into_any(),
-                _ => PyFrozenSet::new(py, items)?.into_any(),
+                SequenceKind::Set => py::user_code(py, || PySet::new(py, items))?.into_any(),
+                _ => py::user_code(py, || PyFrozenSet::new(py, items))?.into_any(),
             }
         };
         self.depth -= 1;
@@ -473,7 +473,8 @@ impl<'a, 'p, 'py> Decoder<'a, 'p, 'py> {
                     let item = this
                         .value(value)
                         .map_err(|e| e.at_key(std::str::from_utf8(key).unwrap_or_default()))?;
-                    dict.set_item(key_obj, item)?;
+                    this.ctx
+                        .store_entry(&dict, spec.key, spec.value, key_obj, item)?;
                 }
                 Ok(())
             })?;
@@ -523,14 +524,21 @@ impl<'a, 'p, 'py> Decoder<'a, 'p, 'py> {
                 Some(field) => {
                     let field = &spec.fields[field];
                     let value = self.value(op).map_err(|e| e.at_field(&field.wire_name))?;
-                    py::set_field(&instance, field.name.bind(py), &value)?;
+                    let set = || py::set_field(&instance, field.name.bind(py), &value);
+                    if spec.user_setattr {
+                        py::user_code(py, set)?;
+                    } else {
+                        set()?;
+                    }
                 }
                 None => self.skip(op)?,
             }
         }
         self.depth -= 1;
         if spec.post_init {
-            instance.call_method0(py::stdlib(py).post_init.bind(py))?;
+            py::user_code(py, || {
+                instance.call_method0(py::stdlib(py).post_init.bind(py))
+            })?;
         }
         Ok(instance)
     }

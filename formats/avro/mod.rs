@@ -157,11 +157,11 @@ impl Avro {
         if let Some(found) = self.resolved.lock().expect("avro cache").get(key) {
             return Ok(found.clone());
         }
-        let resolved = self
-            .state
-            .bind(py)
-            .call_method1("resolve", (writer,))
-            .map_err(|err| schema_error(py, err))?;
+        // Resolution is Python code (see `py::user_code`).
+        let resolved = crate::py::user_code(py, || {
+            self.state.bind(py).call_method1("resolve", (writer,))
+        })
+        .map_err(|err| schema_error(py, err))?;
         let (ops, root, fingerprint): (Bound<'_, PyList>, usize, u64) = resolved.extract()?;
         let program = Arc::new(ops::program(&ops, root, fingerprint, plan)?);
         let mut cache = self.resolved.lock().expect("avro cache");
@@ -243,11 +243,10 @@ impl WireFormat for Avro {
         let program = match writer_schema {
             None => self.own.clone(),
             Some(writer) => {
-                let key = self
-                    .state
-                    .bind(py)
-                    .call_method1("writer_key", (writer,))
-                    .map_err(|err| schema_error(py, err))?;
+                let key = crate::py::user_code(py, || {
+                    self.state.bind(py).call_method1("writer_key", (writer,))
+                })
+                .map_err(|err| schema_error(py, err))?;
                 let key = key.cast::<PyBytes>().map_err(PyErr::from)?.as_bytes();
                 self.program_for(py, plan, key, writer)?
             }

@@ -165,7 +165,8 @@ impl<'p, 'py> WireReader<'p, 'py> for Decoder<'p, 'py, Reader<'_>> {
                 let shown = key_object.str().map(|s| s.to_string()).unwrap_or_default();
                 e.at_key(&shown)
             })?;
-            dict.set_item(key_object, value)?;
+            self.ctx
+                .store_entry(&dict, key_node, value_node, key_object, value)?;
         }
         self.ctx.check_length(dict_node, dict.len())?;
         Ok(dict.into_any())

@@ -292,7 +292,8 @@ impl<'p, 'py> WireReader<'p, 'py> for Decoder<'p, 'py, Reader<'_>> {
                 let shown = key.str().map(|s| s.to_string()).unwrap_or_default();
                 e.at_key(&shown)
             })?;
-            dict.set_item(key, value)?;
+            self.ctx
+                .store_entry(&dict, key_node, value_node, key, value)?;
         }
         // Duplicate keys collapse (the last one wins), so check again what the dict holds.
         if dict.len() != count {

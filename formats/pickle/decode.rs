@@ -900,8 +900,8 @@ impl<'a, 'v, 'f, 'p, 'py> Converter<'a, 'v, 'f, 'p, 'py> {
         let result = match kind {
             SequenceKind::List => crate::py::new_list(py, out.into_iter())?.into_any(),
             SequenceKind::VarTuple => crate::py::new_tuple(py, out.into_iter())?.into_any(),
-            SequenceKind::Set => PySet::new(py, out)?.into_any(),
-            SequenceKind::FrozenSet => PyFrozenSet::new(py, out)?.into_any(),
+            SequenceKind::Set => py::user_code(py, || PySet::new(py, out))?.into_any(),
+            SequenceKind::FrozenSet => py::user_code(py, || PyFrozenSet::new(py, out))?.into_any(),
         };
         // Sets may collapse equal items: the bound applies to what the caller gets.
         length.check(result.len()?, "items")?;
@@ -941,7 +941,8 @@ impl<'a, 'v, 'f, 'p, 'py> Converter<'a, 'v, 'f, 'p, 'py> {
                 let shown = key_object.str().map(|s| s.to_string()).unwrap_or_default();
                 e.at_key(&shown)
             })?;
-            dict.set_item(key_object, value)?;
+            self.ctx
+                .store_entry(&dict, key_node, value_node, key_object, value)?;
         }
         self.ctx.check_length(dict_node, dict.len())?;
         Ok(dict.into_any())
@@ -1203,11 +1204,14 @@ impl<'a, 'v, 'f, 'p, 'py> Converter<'a, 'v, 'f, 'p, 'py> {
             };
             let key = text(key)?;
             let class = py.import("zoneinfo")?.getattr("ZoneInfo")?;
-            let zone = if cached {
-                class.call1((key,))
-            } else {
-                class.call_method1("no_cache", (key,))
-            };
+            // ZoneInfo is Python code (and reads a file, letting other threads run).
+            let zone = py::user_code(py, || {
+                if cached {
+                    class.call1((key,))
+                } else {
+                    class.call_method1("no_cache", (key,))
+                }
+            });
             // An unknown or malformed key (ZoneInfoNotFoundError is a KeyError) is bad input.
             let zone = zone.map_err(|err| {
                 Error::validation(format!(

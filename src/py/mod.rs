@@ -238,15 +238,25 @@ pub fn new_instance<'py>(cls: &Bound<'py, PyType>) -> PyResult<Obj<'py>> {
     let py = cls.py();
     let empty = PyTuple::empty(py);
     let type_ptr = cls.as_type_ptr();
-    // SAFETY: type_ptr is a live type object; tp_new is read once and called with valid args.
-    unsafe {
-        let Some(tp_new) = (*type_ptr).tp_new else {
-            return Err(PyTypeError::new_err(
-                "cannot create instances of this class",
-            ));
-        };
-        let raw = tp_new(type_ptr, empty.as_ptr(), std::ptr::null_mut());
-        Bound::from_owned_ptr_or_err(py, raw)
+    // SAFETY: type_ptr is a live type object; tp_new is read once.
+    let Some(tp_new) = (unsafe { (*type_ptr).tp_new }) else {
+        return Err(PyTypeError::new_err(
+            "cannot create instances of this class",
+        ));
+    };
+    // SAFETY: tp_new is called with a valid type, an argument tuple and no keywords, and
+    // returns a new reference or NULL with an exception set.
+    let create = || unsafe {
+        Bound::from_owned_ptr_or_err(py, tp_new(type_ptr, empty.as_ptr(), std::ptr::null_mut()))
+    };
+    // SAFETY: reading a slot of the static base type `object`, never written after startup.
+    let object_new = unsafe { (*std::ptr::addr_of!(ffi::PyBaseObject_Type)).tp_new };
+    // CPython's own function pointers: equal exactly when the class did not override `__new__`.
+    if object_new.is_some_and(|object_new| std::ptr::fn_addr_eq(tp_new, object_new)) {
+        create()
+    } else {
+        // A class's own `__new__` is Python code.
+        user_code(py, create)
     }
 }
 
@@ -317,28 +327,74 @@ impl<'py> DictCursor<'py> {
 
 /// Pauses the cyclic garbage collector while it lives. Decoding allocates many container
 /// objects that are all reachable from the result, so collections triggered halfway through
-/// only traverse live objects; pausing saves that work. The previous state is restored, so
-/// nested decodes and a GC disabled by the user are left as they were.
+/// only traverse live objects; pausing saves that work.
+///
+/// The collector's state is shared by all threads, and another thread can run whenever this
+/// one runs Python code (the GIL may switch there). So the pause is only in force while the
+/// decoder runs its own Rust code: every call that may run Python code goes through
+/// [`user_code`], which resumes the collector around it, and gives up the pause for good if
+/// the collector was disabled meanwhile (by that code or another thread), so that the
+/// decoder never re-enables a collector someone else disabled. An error gives up the pause
+/// too ([`gc_give_up`]): unwinding drops partly built objects, whose `__del__` may run.
 pub struct GcPause {
-    reenable: bool,
+    /// Whether an enclosing decode on this thread held a pause (see [`user_code`]: it is
+    /// never in force while a nested decode starts, but the flag is restored all the same).
+    outer: bool,
+}
+
+thread_local! {
+    /// Whether this thread's current decode paused the collector and owes its re-enabling.
+    static GC_HELD: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
 }
 
 impl GcPause {
     pub fn new(_py: Python<'_>) -> Self {
+        let outer = GC_HELD.get();
         // SAFETY: the caller holds the GIL (the `Python` token); PyGC_Disable only flips a flag.
         let was_enabled = unsafe { ffi::PyGC_Disable() } == 1;
-        GcPause {
-            reenable: was_enabled,
-        }
+        GC_HELD.set(was_enabled);
+        GcPause { outer }
     }
 }
 
 impl Drop for GcPause {
     fn drop(&mut self) {
-        if self.reenable {
+        if GC_HELD.get() {
             // SAFETY: created under the GIL and dropped in the same call, still holding it.
             unsafe { ffi::PyGC_Enable() };
         }
+        GC_HELD.set(self.outer);
+    }
+}
+
+/// Runs `call`, which may run Python code, with the collector as it would be without the
+/// pause (see [`GcPause`]); the pause resumes afterwards unless the collector was disabled
+/// meanwhile, in which case it is left disabled and this decode will not enable it.
+#[inline]
+pub fn user_code<R>(_py: Python<'_>, call: impl FnOnce() -> R) -> R {
+    if !GC_HELD.get() {
+        return call();
+    }
+    GC_HELD.set(false);
+    // SAFETY: the GIL is held (the `Python` token); PyGC_Enable only flips a flag.
+    unsafe { ffi::PyGC_Enable() };
+    let result = call();
+    // SAFETY: as above. 1: still enabled, so the pause resumes; 0: someone disabled it.
+    if unsafe { ffi::PyGC_Disable() } == 1 {
+        GC_HELD.set(true);
+    }
+    result
+}
+
+/// Ends this thread's pause for the rest of the decode (the collector is enabled again now):
+/// called when an error starts unwinding, since the objects it drops may run `__del__`.
+#[cold]
+pub fn gc_give_up() {
+    if GC_HELD.get() {
+        GC_HELD.set(false);
+        // SAFETY: a pause is only held by a decode running under the GIL on this thread,
+        // and errors are created by that decode.
+        unsafe { ffi::PyGC_Enable() };
     }
 }
 
