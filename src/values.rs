@@ -496,11 +496,21 @@ impl<'py> RecordBuilder<'py> {
     /// Stores a field's value; for a duplicate key the last one wins, as in `json.loads`.
     #[inline]
     pub fn set(&mut self, field: usize, value: Obj<'py>) {
-        if let Some(earlier) = self.values[field].replace(value) {
-            // The value dropped may be an object whose `__del__` is Python code.
-            let py = earlier.py();
-            py::user_code(py, || drop(earlier));
+        let slot = &mut self.values[field];
+        if slot.is_some() {
+            Self::replace(slot, value);
+        } else {
+            *slot = Some(value);
         }
+    }
+
+    /// A duplicate key: the value dropped may be an object whose `__del__` is Python code.
+    #[cold]
+    #[inline(never)]
+    fn replace(slot: &mut Option<Obj<'py>>, value: Obj<'py>) {
+        let py = value.py();
+        let earlier = slot.replace(value);
+        py::user_code(py, || drop(earlier));
     }
 
     /// Fills defaults, reports missing fields, and creates the instance.
@@ -530,13 +540,21 @@ impl<'py> RecordBuilder<'py> {
             RecordKind::Dataclass => {
                 let cls = cls.cast::<PyType>().map_err(PyErr::from)?;
                 let instance = py::new_instance(cls)?;
-                for (value, field) in self.values.into_iter().zip(&spec.fields) {
-                    if let Some(value) = value {
-                        let set = || py::set_field(&instance, field.name.bind(py), &value);
-                        if spec.user_setattr {
-                            py::user_code(py, set)?;
-                        } else {
-                            set()?;
+                let fields = self.values.into_iter().zip(&spec.fields);
+                if spec.user_setattr {
+                    // A descriptor's `__set__` is Python code.
+                    py::user_code(py, || {
+                        for (value, field) in fields {
+                            if let Some(value) = value {
+                                py::set_field(&instance, field.name.bind(py), &value)?;
+                            }
+                        }
+                        Ok::<(), PyErr>(())
+                    })?;
+                } else {
+                    for (value, field) in fields {
+                        if let Some(value) = value {
+                            py::set_field(&instance, field.name.bind(py), &value)?;
                         }
                     }
                 }

@@ -81,20 +81,21 @@ impl<'a, 'p, 'py> Decoder<'a, 'p, 'py> {
         Ok(())
     }
 
-    /// Decodes the items of an array or a map block, already charged by [`check_count`] when
-    /// they take no bytes.
-    pub fn paid_items<T>(
-        &mut self,
-        op: usize,
-        body: impl FnOnce(&mut Self) -> Result<T>,
-    ) -> Result<T> {
-        if self.program.min_size[op] != 0 || self.paid {
-            return body(self);
+    /// Marks the items of an array or a map block about to be decoded as already charged by
+    /// [`check_count`] when they take no bytes; returns the mark to restore with
+    /// [`end_paid`]. (An error ends the whole decode, so it need not restore the mark.)
+    #[inline(always)]
+    pub fn begin_paid(&mut self, op: usize) -> bool {
+        let was = self.paid;
+        if self.program.min_size[op] == 0 {
+            self.paid = true;
         }
-        self.paid = true;
-        let result = body(self);
-        self.paid = false;
-        result
+        was
+    }
+
+    #[inline(always)]
+    pub fn end_paid(&mut self, was: bool) {
+        self.paid = was;
     }
 
     /// Reads a block count of an array or map: 0 ends; a negative count is followed by the
@@ -177,7 +178,10 @@ impl<'a, 'p, 'py> Decoder<'a, 'p, 'py> {
                     // A record of records that take no bytes: the whole tree is charged at
                     // once, before any of it is built.
                     self.charge(program.empty_weight[index])?;
-                    return self.paid_items(index, |this| this.value(index));
+                    self.paid = true;
+                    let value = self.value(index);
+                    self.paid = false;
+                    return value;
                 }
                 nested(self.depth, || {
                     if *direct {
@@ -407,13 +411,12 @@ impl<'a, 'p, 'py> Decoder<'a, 'p, 'py> {
             let mut list = py::avro::ListFiller::new(py, first)?;
             let mut count = first;
             while count > 0 {
-                self.paid_items(item, |this| {
-                    for _ in 0..count {
-                        let index = list.count();
-                        list.push(this.value(item).map_err(|e| e.at_index(index))?)?;
-                    }
-                    Ok(())
-                })?;
+                let paid = self.begin_paid(item);
+                for _ in 0..count {
+                    let index = list.count();
+                    list.push(self.value(item).map_err(|e| e.at_index(index))?)?;
+                }
+                self.end_paid(paid);
                 count = self.block_count(item)?;
             }
             spec.length.check(list.count(), "items")?;
@@ -428,13 +431,12 @@ impl<'a, 'p, 'py> Decoder<'a, 'p, 'py> {
                     break;
                 }
                 items.reserve(count.min(4096));
-                self.paid_items(item, |this| {
-                    for _ in 0..count {
-                        let index = items.len();
-                        items.push(this.value(item).map_err(|e| e.at_index(index))?);
-                    }
-                    Ok(())
-                })?;
+                let paid = self.begin_paid(item);
+                for _ in 0..count {
+                    let index = items.len();
+                    items.push(self.value(item).map_err(|e| e.at_index(index))?);
+                }
+                self.end_paid(paid);
             }
             spec.length.check(items.len(), "items")?;
             match spec.kind {
@@ -462,22 +464,21 @@ impl<'a, 'p, 'py> Decoder<'a, 'p, 'py> {
             if count > self.input.remaining() {
                 return Err(Error::decode("malformed Avro: map count exceeds the input"));
             }
-            self.paid_items(value, |this| {
-                for _ in 0..count {
-                    let key = this.input.bytes()?;
-                    let ascii = key.is_ascii();
-                    if !ascii && std::str::from_utf8(key).is_err() {
-                        return Err(Error::decode("malformed Avro: map key is not valid UTF-8"));
-                    }
-                    let key_obj = this.ctx.key_string(spec.key, key, ascii)?;
-                    let item = this
-                        .value(value)
-                        .map_err(|e| e.at_key(std::str::from_utf8(key).unwrap_or_default()))?;
-                    this.ctx
-                        .store_entry(&dict, spec.key, spec.value, key_obj, item)?;
+            let paid = self.begin_paid(value);
+            for _ in 0..count {
+                let key = self.input.bytes()?;
+                let ascii = key.is_ascii();
+                if !ascii && std::str::from_utf8(key).is_err() {
+                    return Err(Error::decode("malformed Avro: map key is not valid UTF-8"));
                 }
-                Ok(())
-            })?;
+                let key_obj = self.ctx.key_string(spec.key, key, ascii)?;
+                let item = self
+                    .value(value)
+                    .map_err(|e| e.at_key(std::str::from_utf8(key).unwrap_or_default()))?;
+                self.ctx
+                    .store_entry(&dict, spec.key, spec.value, key_obj, item)?;
+            }
+            self.end_paid(paid);
         }
         self.depth -= 1;
         spec.length.check(dict.len(), "items")?;

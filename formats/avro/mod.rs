@@ -319,13 +319,12 @@ impl WireFormat for Avro {
                 Some(list) => list,
                 None => items.insert(crate::py::avro::ListFiller::new(py, count)?),
             };
-            decoder.paid_items(program.root, |decoder| {
-                for _ in 0..count {
-                    let index = list.count();
-                    list.push(decoder.root().map_err(|e| e.at_index(index))?)?;
-                }
-                Ok(())
-            })?;
+            let paid = decoder.begin_paid(program.root);
+            for _ in 0..count {
+                let index = list.count();
+                list.push(decoder.root().map_err(|e| e.at_index(index))?)?;
+            }
+            decoder.end_paid(paid);
             empty_items = decoder.empty_items;
             if decoder.input.remaining() != 0 {
                 return Err(Error::decode(format!(

@@ -22,20 +22,25 @@ impl<'a, 'p, 'py> Decoder<'p, 'py, Reader<'a>> {
     fn string(&mut self, id: NodeId) -> Result<Obj<'py>> {
         let id = self.ctx.resolve(id, Token::Str)?;
         if let Node::Bytes(spec) = self.ctx.plan.node(id) {
-            let text = self.reader.read_str().map_err(syntax)?;
-            let mut data = Vec::with_capacity(text.bytes.len() / 4 * 3);
-            text::base64::decode(text.bytes, &mut data)
-                .map_err(|e| Error::validation(e.message()))?;
-            spec.length.check(data.len(), "bytes")?;
-            let py = self.ctx.py;
-            return Ok(if spec.bytearray {
-                crate::py::new_bytearray(py, &data)?
-            } else {
-                crate::py::new_bytes(py, &data)?.into_any()
-            });
+            return self.base64_bytes(spec);
         }
         let text = self.reader.read_str().map_err(syntax)?;
         self.ctx.string(id, text.bytes, text.ascii)
+    }
+
+    /// Bytes, written in JSON as base64 text (kept out of `string`, the str hot path).
+    #[inline(never)]
+    fn base64_bytes(&mut self, spec: &crate::plan::BytesSpec) -> Result<Obj<'py>> {
+        let text = self.reader.read_str().map_err(syntax)?;
+        let mut data = Vec::with_capacity(text.bytes.len() / 4 * 3);
+        text::base64::decode(text.bytes, &mut data).map_err(|e| Error::validation(e.message()))?;
+        spec.length.check(data.len(), "bytes")?;
+        let py = self.ctx.py;
+        Ok(if spec.bytearray {
+            crate::py::new_bytearray(py, &data)?
+        } else {
+            crate::py::new_bytes(py, &data)?.into_any()
+        })
     }
 
     fn number(&mut self, id: NodeId) -> Result<Obj<'py>> {

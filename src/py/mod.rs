@@ -255,9 +255,18 @@ pub fn new_instance<'py>(cls: &Bound<'py, PyType>) -> PyResult<Obj<'py>> {
     if object_new.is_some_and(|object_new| std::ptr::fn_addr_eq(tp_new, object_new)) {
         create()
     } else {
-        // A class's own `__new__` is Python code.
-        user_code(py, create)
+        new_instance_by_user_code(py, create)
     }
+}
+
+/// A class's own `__new__` is Python code (kept out of line: most classes have none).
+#[cold]
+#[inline(never)]
+fn new_instance_by_user_code<'py>(
+    py: Python<'py>,
+    create: impl FnOnce() -> PyResult<Obj<'py>>,
+) -> PyResult<Obj<'py>> {
+    user_code(py, create)
 }
 
 /// Sets an attribute the way `object.__setattr__` does, so frozen dataclasses can be filled
