@@ -537,3 +537,63 @@ def test_case7_error_messages_quote_a_bounded_prefix_of_the_input() -> None:
     with pytest.raises(polycodec.EncodeError) as encode_info:
         polycodec.Codec(Literal["a"]).encode_one(HUGE)
     _short_error(encode_info.value)
+
+
+class _OffsetZone(datetime.tzinfo):
+    """A custom tzinfo whose utcoffset() returns whatever it is given (Python's own
+    datetime.utcoffset() refuses offsets of 24 hours or more; this method is not checked)."""
+
+    def __init__(self, offset: datetime.timedelta) -> None:
+        self.offset = offset
+
+    def utcoffset(self, dt: Optional[datetime.datetime]) -> datetime.timedelta:
+        return self.offset
+
+    def dst(self, dt: Optional[datetime.datetime]) -> None:
+        return None
+
+    def tzname(self, dt: Optional[datetime.datetime]) -> str:
+        return "custom"
+
+
+@pytest.mark.parametrize("fmt", ["json", "msgpack", "avro"])
+def test_case9_offsets_of_24_hours_or_more_are_refused_at_encode(fmt: str) -> None:
+    for hours in [30, 24, -24, -30]:
+        zone = _OffsetZone(datetime.timedelta(hours=hours))
+        for tp, value in [
+            (datetime.datetime, datetime.datetime(2020, 1, 1, tzinfo=zone)),
+            (datetime.time, datetime.time(12, tzinfo=zone)),
+        ]:
+            with pytest.raises(polycodec.EncodeError, match="strictly between -24 and 24"):
+                polycodec.Codec(tp, format=fmt).encode_one(value)
+    # Just inside the range: written, and read back as the same instant.
+    zone = _OffsetZone(datetime.timedelta(hours=23, minutes=59))
+    value = datetime.datetime(2020, 1, 1, tzinfo=zone)
+    codec = polycodec.Codec(datetime.datetime, format=fmt)
+    assert codec.decode_one(codec.encode_one(value)) == value
+
+
+@pytest.mark.parametrize("fmt", ["json", "msgpack", "avro", "pickle"])
+def test_case9_aware_datetimes_at_the_ends_of_the_range_round_trip_or_are_refused(
+    fmt: str,
+) -> None:
+    east = datetime.timezone(datetime.timedelta(hours=5))
+    west = datetime.timezone(datetime.timedelta(hours=-5))
+    codec = polycodec.Codec(datetime.datetime, format=fmt)
+    for value in [
+        datetime.datetime(1, 1, 1, 5, tzinfo=east),  # exactly the first UTC instant
+        datetime.datetime(9999, 12, 31, 18, 59, tzinfo=west),  # 23:59Z on the last day
+    ]:
+        assert codec.decode_one(codec.encode_one(value)) == value
+    for value in [
+        datetime.datetime(1, 1, 1, tzinfo=east),  # 0000-12-31T19:00Z in UTC
+        datetime.datetime(9999, 12, 31, 23, tzinfo=west),  # 10000-01-01T04:00Z in UTC
+    ]:
+        try:
+            data = codec.encode_one(value)
+        except polycodec.EncodeError as exc:
+            # MessagePack and Avro write the UTC instant, which datetime cannot hold.
+            assert fmt in ("msgpack", "avro") and "outside years 1-9999 in UTC" in str(exc)
+            assert exc.path == "$"
+            continue
+        assert codec.decode_one(data) == value
