@@ -141,7 +141,7 @@ where
             Node::Sequence(spec) => self.sequence(spec, items),
             Node::Any => {
                 let base = self.items_onto_stack(id, items)?;
-                let result = crate::py::new_list(py, self.stack.drain(base..).into_iter());
+                let result = crate::py::new_list(py, self.stack.drain(base..));
                 Ok(result?.into_any())
             }
             Node::Tuple(item_nodes) => self.tuple(item_nodes, items),
