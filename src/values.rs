@@ -454,11 +454,20 @@ fn check_decimal(spec: &DecimalSpec, value: &Obj<'_>, text: &str) -> Result<()> 
         ];
         for (bound, op, relation) in checks {
             if let Some(bound) = bound {
-                // A NaN compares as an error (decimal.InvalidOperation): it is out of bounds.
-                let within = value
-                    .rich_compare(bound.bind(value.py()), op)
-                    .and_then(|result| result.is_truthy())
-                    .unwrap_or(false);
+                // The bound may be any number (a Fraction compares in Python code). A NaN
+                // compares as decimal.InvalidOperation (an ArithmeticError): out of bounds.
+                let py = value.py();
+                let within = match py::user_code(py, || {
+                    value
+                        .rich_compare(bound.bind(py), op)
+                        .and_then(|result| result.is_truthy())
+                }) {
+                    Ok(within) => within,
+                    Err(err) if err.is_instance_of::<pyo3::exceptions::PyArithmeticError>(py) => {
+                        false
+                    }
+                    Err(err) => return Err(err.into()),
+                };
                 if !within {
                     return Err(Error::validation(format!(
                         "expected decimal {relation} {}, got {}",

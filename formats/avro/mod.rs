@@ -18,7 +18,7 @@ use std::sync::{Arc, Mutex};
 
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyList, PyString};
+use pyo3::types::{PyBytes, PyList};
 use pyo3::{PyTraverseError, PyVisit};
 
 use super::{OpenArgs, WireFormat};
@@ -305,7 +305,12 @@ impl WireFormat for Avro {
         } else {
             let text = std::str::from_utf8(header.schema)
                 .map_err(|_| Error::decode("Avro container schema is not valid UTF-8"))?;
-            self.program_for(py, plan, header.schema, PyString::new(py, text).as_any())?
+            self.program_for(
+                py,
+                plan,
+                header.schema,
+                &crate::py::new_str(py, text.as_bytes(), false)?,
+            )?
         };
         let mut items: Option<crate::py::avro::ListFiller<'py>> = None;
         // The budget of values that take no bytes is for the whole call, not per block.
