@@ -151,13 +151,13 @@ impl<'p, 'py> Decoding<'p, 'py> {
         match self.plan.node(id) {
             Node::Int(bounds) => {
                 bounds.check(value)?;
-                Ok(value.into_pyobject(self.py)?.into_any())
+                Ok(py::new_int(self.py, value)?)
             }
-            Node::Any => Ok(value.into_pyobject(self.py)?.into_any()),
+            Node::Any => Ok(py::new_int(self.py, value)?),
             Node::Float(bounds) => {
                 let value = value as f64;
                 bounds.check(value)?;
-                Ok(pyo3::types::PyFloat::new(self.py, value).into_any())
+                Ok(py::new_float(self.py, value)?)
             }
             Node::Enum(spec) => spec
                 .by_int(value)
@@ -202,7 +202,7 @@ impl<'p, 'py> Decoding<'p, 'py> {
             Node::Float(bounds) => {
                 let value: f64 = text.parse().unwrap_or(f64::NAN);
                 bounds.check(value)?;
-                Ok(pyo3::types::PyFloat::new(self.py, value).into_any())
+                Ok(py::new_float(self.py, value)?)
             }
             Node::Decimal(spec) if !self.strict => self.decimal(spec, text),
             node => Err(mismatch(node, Token::Int)),
@@ -214,13 +214,13 @@ impl<'p, 'py> Decoding<'p, 'py> {
         match self.plan.node(id) {
             Node::Float(bounds) => {
                 bounds.check(value)?;
-                Ok(pyo3::types::PyFloat::new(self.py, value).into_any())
+                Ok(py::new_float(self.py, value)?)
             }
-            Node::Any => Ok(pyo3::types::PyFloat::new(self.py, value).into_any()),
+            Node::Any => Ok(py::new_float(self.py, value)?),
             Node::Int(bounds) if !self.strict && value.fract() == 0.0 && value.abs() < 9.2e18 => {
                 let value = value as i64;
                 bounds.check(value)?;
-                Ok(value.into_pyobject(self.py)?.into_any())
+                Ok(py::new_int(self.py, value)?)
             }
             Node::Decimal(spec) if !self.strict => {
                 let owned;
@@ -304,7 +304,7 @@ impl<'p, 'py> Decoding<'p, 'py> {
                     Error::validation(format!("expected float, got str {}", quote(utf8(bytes))))
                 })?;
                 bounds.check(value)?;
-                Ok(pyo3::types::PyFloat::new(py, value).into_any())
+                Ok(py::new_float(py, value)?)
             }
             Node::Bool if !self.strict => match bytes {
                 b"true" | b"True" | b"1" => {
@@ -575,7 +575,7 @@ impl<'py> RecordBuilder<'py> {
                 Ok(instance)
             }
             RecordKind::TypedDict => {
-                let dict = PyDict::new(py);
+                let dict = py::new_dict(py)?;
                 for (value, field) in self.values.into_iter().zip(&spec.fields) {
                     if let Some(value) = value {
                         dict.set_item(field.name.bind(py), value)?;

@@ -597,3 +597,46 @@ def test_case9_aware_datetimes_at_the_ends_of_the_range_round_trip_or_are_refuse
             assert exc.path == "$"
             continue
         assert codec.decode_one(data) == value
+
+
+_DECODE_UNDER_A_MEMORY_LIMIT = r"""
+import json, resource, sys
+from typing import Any, List
+import msgpack, polycodec
+fmt, extra = sys.argv[1], int(sys.argv[2])
+n = 1_000_000
+if fmt == "msgpack":
+    data, tp = msgpack.packb([1.5] * n), List[float]
+else:
+    data, tp = json.dumps([{"a": 1.5, "b": [1, 2]}] * n).encode(), List[Any]
+codec = polycodec.Codec(tp, format=fmt)
+vm = int([l for l in open("/proc/self/status") if l.startswith("VmSize")][0].split()[1]) * 1024
+resource.setrlimit(resource.RLIMIT_AS, (vm + (extra << 20),) * 2)
+try:
+    codec.decode_one(data)
+    print("decoded")
+except MemoryError:
+    print("MemoryError")
+"""
+
+
+@pytest.mark.skipif(
+    not __import__("os").path.exists("/proc/self/status"), reason="reads VmSize from /proc"
+)
+@pytest.mark.parametrize("fmt", ["json", "msgpack"])
+def test_case7_failed_allocations_are_memory_errors_not_panics(fmt: str) -> None:
+    import os
+    import subprocess
+    import sys
+
+    package = os.path.dirname(os.path.dirname(polycodec.__file__))
+    for extra_mib in [0, 16]:
+        run = subprocess.run(
+            [sys.executable, "-c", _DECODE_UNDER_A_MEMORY_LIMIT, fmt, str(extra_mib)],
+            capture_output=True,
+            text=True,
+            env=dict(os.environ, PYTHONPATH=package),
+        )
+        assert run.returncode == 0, run.stderr[-2000:]
+        assert run.stdout.strip() in ("MemoryError", "decoded")
+        assert "Panic" not in run.stderr

@@ -454,7 +454,7 @@ impl<'a, 'p, 'py> Decoder<'a, 'p, 'py> {
             return Err(mismatch(self.ctx.plan.node(plan), Token::Object));
         };
         self.enter()?;
-        let dict = PyDict::new(self.ctx.py);
+        let dict = py::new_dict(self.ctx.py)?;
         loop {
             let count = self.block_count(value)?;
             if count == 0 {

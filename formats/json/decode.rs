@@ -3,7 +3,6 @@
 //! precomputed `"name":` bytes, and dict keys read out of strings.
 
 use pyo3::prelude::*;
-use pyo3::types::PyDict;
 
 use super::read::{Number, Reader, SyntaxError, ValueKind};
 use crate::errors::{Error, Result};
@@ -158,7 +157,7 @@ impl<'p, 'py> WireReader<'p, 'py> for Decoder<'p, 'py, Reader<'_>> {
     ) -> Result<Obj<'py>> {
         self.reader.begin_object().map_err(syntax)?;
         let py = self.ctx.py;
-        let dict = PyDict::new(py);
+        let dict = crate::py::new_dict(py)?;
         let mut first = true;
         loop {
             let key = self.reader.next_key(first).map_err(syntax)?;

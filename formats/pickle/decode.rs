@@ -13,7 +13,7 @@ use std::borrow::Cow;
 
 use pyo3::prelude::*;
 use pyo3::types::{
-    PyDate, PyDateTime, PyDelta, PyDict, PyFloat, PyFrozenSet, PyInt, PySet, PyTime, PyTzInfo,
+    PyDate, PyDateTime, PyDelta, PyDict, PyFrozenSet, PyInt, PySet, PyTime, PyTzInfo,
     PyTzInfoAccess,
 };
 
@@ -292,10 +292,10 @@ impl<'a, 'v, 'f, 'p, 'py> Converter<'a, 'v, 'f, 'p, 'py> {
                 Some(py::new_str(py, bytes, true).map_err(Error::from))
             }
             (Value::Int(number), Node::Int(bounds)) if *bounds == Default::default() => {
-                Some(Ok(number.into_pyobject(py).map(|n| n.into_any()).ok()?))
+                Some(py::new_int(py, *number).map_err(Error::from))
             }
             (Value::Float(number), Node::Float(bounds)) if *bounds == Default::default() => {
-                Some(Ok(PyFloat::new(py, *number).into_any()))
+                Some(py::new_float(py, *number).map_err(Error::from))
             }
             (Value::Bool(flag), Node::Bool) => Some(Ok(pyo3::types::PyBool::new(py, *flag)
                 .to_owned()
@@ -930,7 +930,7 @@ impl<'a, 'v, 'f, 'p, 'py> Converter<'a, 'v, 'f, 'p, 'py> {
         value_node: NodeId,
         dict_node: NodeId,
     ) -> Result<Obj<'py>> {
-        let dict = PyDict::new(self.ctx.py);
+        let dict = py::new_dict(self.ctx.py)?;
         for &(key, item) in entries {
             self.charge_hash(key)
                 .map_err(|e| e.at_key(&self.describe_key(key)))?;
@@ -1321,9 +1321,9 @@ impl<'a, 'v, 'f, 'p, 'py> Converter<'a, 'v, 'f, 'p, 'py> {
         Ok(match self.arena.get(id) {
             Value::None => py.None().into_bound(py),
             Value::Bool(flag) => pyo3::types::PyBool::new(py, *flag).to_owned().into_any(),
-            Value::Int(number) => number.into_pyobject(py)?.into_any(),
+            Value::Int(number) => py::new_int(py, *number)?,
             Value::BigInt(data) => big_int(py, data)?,
-            Value::Float(number) => PyFloat::new(py, *number).into_any(),
+            Value::Float(number) => py::new_float(py, *number)?,
             Value::Str(bytes) => {
                 let ascii = bytes.is_ascii();
                 if ascii || std::str::from_utf8(bytes).is_ok() {

@@ -19,7 +19,7 @@
 use std::borrow::Cow;
 
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyDate, PyDateTime, PyDelta, PyFloat, PyTzInfo, PyTzInfoAccess};
+use pyo3::types::{PyBool, PyDate, PyDateTime, PyDelta, PyTzInfo, PyTzInfoAccess};
 use smallvec::SmallVec;
 
 use super::decode::{make_bytes, module_alias};
@@ -537,8 +537,8 @@ impl<'a, 'f, 'p, 'py> FastDecoder<'a, 'f, 'p, 'py> {
                     BININT2 => 3,
                     _ => 5,
                 };
-                match number.into_pyobject(py) {
-                    Ok(number) => number.into_any(),
+                match crate::py::new_int(py, number) {
+                    Ok(number) => number,
                     Err(_) => return Some(None),
                 }
             }
@@ -546,7 +546,10 @@ impl<'a, 'f, 'p, 'py> FastDecoder<'a, 'f, 'p, 'py> {
                 let bytes = self.input.get(self.pos + 1..self.pos + 9)?;
                 let number = f64::from_be_bytes(bytes.try_into().ok()?);
                 self.pos += 9;
-                PyFloat::new(py, number).into_any()
+                match crate::py::new_float(py, number) {
+                    Ok(number) => number,
+                    Err(_) => return Some(None),
+                }
             }
             (NEWTRUE | NEWFALSE, Node::Bool) => {
                 self.pos += 1;
@@ -678,7 +681,7 @@ impl<'a, 'f, 'p, 'py> FastDecoder<'a, 'f, 'p, 'py> {
                 let number = f64::from_be_bytes(self.take(8)?.try_into().ok()?);
                 match target_node {
                     Node::Float(bounds) if *bounds == Default::default() => {
-                        PyFloat::new(py, number).into_any()
+                        crate::py::new_float(py, number).ok()?
                     }
                     _ => self.ctx.float(target, number, None).ok()?,
                 }

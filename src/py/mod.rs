@@ -73,6 +73,27 @@ pub fn new_bytearray<'py>(py: Python<'py>, data: &[u8]) -> PyResult<Obj<'py>> {
     unsafe { Bound::from_owned_ptr_or_err(py, raw) }
 }
 
+/// An `int`; a failed allocation is a MemoryError (PyO3's conversion panics).
+#[inline]
+pub fn new_int(py: Python<'_>, value: i64) -> PyResult<Obj<'_>> {
+    // SAFETY: a new reference, or NULL with an exception set.
+    unsafe { Bound::from_owned_ptr_or_err(py, ffi::PyLong_FromLongLong(value)) }
+}
+
+/// A `float`; a failed allocation is a MemoryError (PyO3's `PyFloat::new` panics).
+#[inline]
+pub fn new_float(py: Python<'_>, value: f64) -> PyResult<Obj<'_>> {
+    // SAFETY: a new reference, or NULL with an exception set.
+    unsafe { Bound::from_owned_ptr_or_err(py, ffi::PyFloat_FromDouble(value)) }
+}
+
+/// An empty `dict`; a failed allocation is a MemoryError (PyO3's `PyDict::new` panics).
+#[inline]
+pub fn new_dict(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
+    // SAFETY: a new reference to a dict, or NULL with an exception set.
+    Ok(unsafe { Bound::from_owned_ptr_or_err(py, ffi::PyDict_New())?.cast_into_unchecked() })
+}
+
 /// A list holding `items`; a failed allocation is a MemoryError (PyO3's `PyList::new` panics).
 pub fn new_list<'py>(
     py: Python<'py>,
