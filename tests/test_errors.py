@@ -607,6 +607,10 @@ fmt, extra = sys.argv[1], int(sys.argv[2])
 n = 1_000_000
 if fmt == "msgpack":
     data, tp = msgpack.packb([1.5] * n), List[float]
+elif fmt == "pickle":
+    import pickle
+
+    data, tp = pickle.dumps([float(i) for i in range(n)]), List[float]
 else:
     data, tp = json.dumps([{"a": 1.5, "b": [1, 2]}] * n).encode(), List[Any]
 codec = polycodec.Codec(tp, format=fmt)
@@ -623,7 +627,7 @@ except MemoryError:
 @pytest.mark.skipif(
     not __import__("os").path.exists("/proc/self/status"), reason="reads VmSize from /proc"
 )
-@pytest.mark.parametrize("fmt", ["json", "msgpack"])
+@pytest.mark.parametrize("fmt", ["json", "msgpack", "pickle"])
 def test_case7_failed_allocations_are_memory_errors_not_panics(fmt: str) -> None:
     import os
     import subprocess

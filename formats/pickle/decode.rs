@@ -103,6 +103,11 @@ fn fast_path_refused() -> Error {
 
 #[cold]
 fn machine_error(err: vm::VmError) -> Error {
+    if err.out_of_memory {
+        return Error::from(pyo3::exceptions::PyMemoryError::new_err(
+            "cannot allocate memory for the values of the pickle",
+        ));
+    }
     Error::decode(format!(
         "malformed pickle: {} at byte {}",
         err.message, err.offset
