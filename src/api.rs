@@ -138,7 +138,7 @@ impl Codec {
         let result = self.wire.encode_one(&self.plan, value, &mut out);
         result.map_err(|e| e.into_pyerr(py, ErrorKind::Encode))?;
         self.size_hint.store(out.len(), Ordering::Relaxed);
-        Ok(PyBytes::new(py, &out))
+        crate::py::new_bytes(py, &out)
     }
 
     /// Encodes a sequence of values as one message: a JSON or MessagePack array, an Avro object
@@ -150,7 +150,7 @@ impl Codec {
         let result = self.wire.encode_many(&self.plan, values, &mut out);
         result.map_err(|e| e.into_pyerr(py, ErrorKind::Encode))?;
         self.size_hint.store(out.len(), Ordering::Relaxed);
-        Ok(PyBytes::new(py, &out))
+        crate::py::new_bytes(py, &out)
     }
 
     /// Decodes one value from bytes, bytearray, memoryview (or, for JSON, str). Avro also takes
@@ -319,7 +319,23 @@ fn input_bytes<'a>(buf: &'a Bound<'_, PyAny>, accepts_str: bool) -> PyResult<Cow
     }
     if let Ok(text) = buf.cast::<PyString>() {
         if accepts_str {
-            return Ok(Cow::Borrowed(text.to_str()?.as_bytes()));
+            return match text.to_str() {
+                Ok(text) => Ok(Cow::Borrowed(text.as_bytes())),
+                // A lone surrogate has no UTF-8 form: the text is not JSON (RFC 8259 is
+                // Unicode text, and a surrogate half is no Unicode scalar value).
+                Err(err) => {
+                    let py = buf.py();
+                    let at = err
+                        .value(py)
+                        .getattr("start")
+                        .and_then(|start| start.extract::<usize>())
+                        .unwrap_or(0);
+                    Err(Error::decode(format!(
+                        "malformed JSON: the str holds a lone surrogate at index {at}"
+                    ))
+                    .into_pyerr(py, ErrorKind::Decode))
+                }
+            };
         }
     }
     if let Ok(array) = buf.cast::<PyByteArray>() {
