@@ -8,6 +8,7 @@ Examples::
     python -m benches --formats json --models record,tree --batch 1 --batch 1000
     python -m benches --adapters polycodec,msgspec,orjson --no-memory --no-plots
     python -m benches --list                # which adapters are available, and what they do
+    python -m benches --queues [--quick]    # streams and queues (Kafka mock cluster, Redis)
 """
 
 from __future__ import annotations
@@ -85,6 +86,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--budget", type=float, help="override: seconds per candidate per cell")
     p.add_argument("--note", default="", help="free text shown at the top of the report")
     p.add_argument("--list", action="store_true", help="list adapters and exit")
+    p.add_argument(
+        "--queues",
+        action="store_true",
+        help="streams and queues instead: stream decoding MB/s, Kafka and Redis messages/s",
+    )
     return p
 
 
@@ -112,6 +118,10 @@ def _out_dir(out: Optional[Path], quick: bool) -> Path:
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
     args = build_parser().parse_args(argv)
+    if args.queues:
+        from . import queues
+
+        return queues.main(args.quick, args.out)
     registry = load_registry()
     if args.list:
         return _list(registry)

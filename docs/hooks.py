@@ -1,5 +1,6 @@
 """MkDocs hooks (mkdocs.yml names this file): the benchmark report, the scaling report and the
-harness notes live in benches/, beside the code that writes them, not in docs/. The pages link
+harness notes live in benches/, beside the code that writes them, and the example workers in
+examples/, not in docs/. The pages link
 them as they sit in the repository (``../benches/results/report.md`` from ``docs/``), which is
 right when the Markdown is read in a checkout. MkDocs only knows files under ``docs/``, so these
 hooks add those files (and the charts they show) to the site under ``benches/`` and point the
@@ -22,6 +23,7 @@ MOUNTED = [
     "benches/results/report.md",
     "benches/results/scaling.md",
     "benches/results/*.png",
+    "examples/*.py",
 ]
 LINK = re.compile(r"\]\(((?:\.\./)+)([^)#\s]+)")
 TABLE_ROW = re.compile(r"^\s*\|.*$", re.M)

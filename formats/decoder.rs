@@ -12,7 +12,7 @@
 //! its reads inlined: the hot paths compile as if written for that format alone.
 
 use pyo3::prelude::*;
-use pyo3::types::{PyFrozenSet, PyList, PySet, PyTuple};
+use pyo3::types::{PyFrozenSet, PySet};
 use smallvec::SmallVec;
 
 use crate::errors::{Error, Result};
@@ -20,7 +20,7 @@ use crate::plan::{
     ExtensionSpec, Field, LiteralValue, Node, NodeId, Plan, RecordKind, RecordSpec, SequenceKind,
     SequenceSpec, TaggedUnionSpec,
 };
-use crate::py::Obj;
+use crate::py::{self, Obj};
 use crate::values::{mismatch, unknown_field, utf8, Decoding, RecordBuilder, Token, MAX_DEPTH};
 
 /// One decoding call: a format's reader `R` and what every format keeps while it walks.
@@ -115,7 +115,7 @@ where
             items.push(self.value(root).map_err(|e| e.at_index(index))?);
         }
         self.finish()?;
-        Ok(PyList::new(self.ctx.py, items)?.into_any())
+        Ok(crate::py::new_list(self.ctx.py, items.into_iter())?.into_any())
     }
 
     /// A value of an extension type: its wire form, then the type's `decode` function. Kept
@@ -150,7 +150,7 @@ where
             Node::Sequence(spec) => self.sequence(spec, items),
             Node::Any => {
                 let base = self.items_onto_stack(id, items)?;
-                let result = PyList::new(py, self.stack.drain(base..));
+                let result = crate::py::new_list(py, self.stack.drain(base..));
                 Ok(result?.into_any())
             }
             Node::Tuple(item_nodes) => self.tuple(item_nodes, items),
@@ -232,7 +232,7 @@ where
                 values.len()
             )));
         }
-        Ok(PyTuple::new(self.ctx.py, values)?.into_any())
+        Ok(crate::py::new_tuple(self.ctx.py, values.into_iter())?.into_any())
     }
 
     /// A map, as the node (or the union variant for maps) `id` asks.
@@ -477,10 +477,10 @@ fn collect<'py>(
     items: impl ExactSizeIterator<Item = Obj<'py>>,
 ) -> Result<Obj<'py>> {
     Ok(match kind {
-        SequenceKind::List => PyList::new(py, items)?.into_any(),
-        SequenceKind::VarTuple => PyTuple::new(py, items)?.into_any(),
-        SequenceKind::Set => PySet::new(py, items)?.into_any(),
-        SequenceKind::FrozenSet => PyFrozenSet::new(py, items)?.into_any(),
+        SequenceKind::List => crate::py::new_list(py, items.into_iter())?.into_any(),
+        SequenceKind::VarTuple => crate::py::new_tuple(py, items.into_iter())?.into_any(),
+        SequenceKind::Set => py::user_code(py, || PySet::new(py, items))?.into_any(),
+        SequenceKind::FrozenSet => py::user_code(py, || PyFrozenSet::new(py, items))?.into_any(),
     })
 }
 

@@ -77,6 +77,12 @@ pub trait WireFormat: Send + Sync {
         false
     }
 
+    /// The Avro codec behind this format, for the stream API (`src/stream.rs`), which reads and
+    /// writes container files block by block.
+    fn as_avro(&self) -> Option<&avro::Avro> {
+        None
+    }
+
     /// The format's schema for `Codec.schema`, if the format has schemas.
     fn schema<'py>(&self, _py: Python<'py>) -> PyResult<Option<Obj<'py>>> {
         Ok(None)

@@ -14,6 +14,7 @@ use crate::errors::{Error, ErrorKind};
 use crate::formats::{self, OpenArgs, WireFormat};
 use crate::plan::{build_plan, Plan};
 use crate::py::{GcPause, Obj};
+use crate::stream;
 
 /// Encodes and decodes values of one type in one format.
 ///
@@ -21,10 +22,10 @@ use crate::py::{GcPause, Obj};
 /// safe to share between threads.
 #[pyclass(frozen, module = "polycodec")]
 pub struct Codec {
-    plan: Arc<Plan>,
-    format: &'static str,
-    wire: Box<dyn WireFormat>,
-    strict: bool,
+    pub(crate) plan: Arc<Plan>,
+    pub(crate) format: &'static str,
+    pub(crate) wire: Box<dyn WireFormat>,
+    pub(crate) strict: bool,
     target: Py<PyAny>,
     options: Py<PyDict>,
     /// The size of the last output, to reserve the next buffer in one step.
@@ -137,7 +138,7 @@ impl Codec {
         let result = self.wire.encode_one(&self.plan, value, &mut out);
         result.map_err(|e| e.into_pyerr(py, ErrorKind::Encode))?;
         self.size_hint.store(out.len(), Ordering::Relaxed);
-        Ok(PyBytes::new(py, &out))
+        crate::py::new_bytes(py, &out)
     }
 
     /// Encodes a sequence of values as one message: a JSON or MessagePack array, an Avro object
@@ -149,7 +150,7 @@ impl Codec {
         let result = self.wire.encode_many(&self.plan, values, &mut out);
         result.map_err(|e| e.into_pyerr(py, ErrorKind::Encode))?;
         self.size_hint.store(out.len(), Ordering::Relaxed);
-        Ok(PyBytes::new(py, &out))
+        crate::py::new_bytes(py, &out)
     }
 
     /// Decodes one value from bytes, bytearray, memoryview (or, for JSON, str). Avro also takes
@@ -183,6 +184,53 @@ impl Codec {
         self.wire
             .decode_many(py, &self.plan, self.strict, &input)
             .map_err(|e: Error| e.into_pyerr(py, ErrorKind::Validation))
+    }
+
+    /// Encodes any iterable of values in the format's stream form (see `src/stream.rs`).
+    #[pyo3(signature = (values, /))]
+    fn encode_stream<'py>(&self, values: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyBytes>> {
+        stream::encode_stream(self, values)
+            .map_err(|e| e.into_pyerr(values.py(), ErrorKind::Encode))
+    }
+
+    /// A decoder for one stream fed in chunks.
+    fn stream_decoder(slf: &Bound<'_, Self>) -> stream::StreamDecoder {
+        stream::StreamDecoder::create(slf.clone().unbind())
+    }
+
+    /// Writes the stream form of `values` to a binary file object as it goes; returns the count.
+    #[pyo3(signature = (fp, values, /, *, sync_interval = None))]
+    fn write_file(
+        &self,
+        fp: &Bound<'_, PyAny>,
+        values: &Bound<'_, PyAny>,
+        sync_interval: Option<usize>,
+    ) -> PyResult<usize> {
+        let py = fp.py();
+        if sync_interval.is_some() && self.wire.as_avro().is_none() {
+            return Err(PyTypeError::new_err(format!(
+                "sync_interval= applies to format \"avro\" only, not {:?}",
+                self.format
+            )));
+        }
+        let sync_interval = sync_interval.unwrap_or(stream::DEFAULT_SYNC_INTERVAL);
+        if sync_interval == 0 {
+            return Err(pyo3::exceptions::PyValueError::new_err(
+                "sync_interval must be at least 1",
+            ));
+        }
+        stream::write_file(self, fp, values, sync_interval)
+            .map_err(|e| e.into_pyerr(py, ErrorKind::Encode))
+    }
+
+    /// Iterates over the values of a stream read lazily from a binary file object.
+    #[pyo3(signature = (fp, /, *, chunk_size = stream::DEFAULT_CHUNK_SIZE))]
+    fn iter_file(
+        slf: &Bound<'_, Self>,
+        fp: &Bound<'_, PyAny>,
+        chunk_size: usize,
+    ) -> PyResult<stream::FileIter> {
+        stream::FileIter::create(slf.clone().unbind(), fp.clone().unbind(), chunk_size)
     }
 
     fn __traverse__(&self, visit: PyVisit<'_>) -> Result<(), PyTraverseError> {
@@ -228,6 +276,14 @@ impl Codec {
     }
 }
 
+impl Codec {
+    /// Decodes one complete unit of a stream (a JSON line, a MessagePack value, a pickle).
+    pub(crate) fn decode_unit<'py>(&self, py: Python<'py>, unit: &[u8]) -> Result<Obj<'py>, Error> {
+        self.wire
+            .decode_one(py, &self.plan, self.strict, unit, None)
+    }
+}
+
 /// Recreates a pickled `Codec`.
 #[pyfunction]
 pub fn rebuild_codec<'py>(
@@ -263,7 +319,23 @@ fn input_bytes<'a>(buf: &'a Bound<'_, PyAny>, accepts_str: bool) -> PyResult<Cow
     }
     if let Ok(text) = buf.cast::<PyString>() {
         if accepts_str {
-            return Ok(Cow::Borrowed(text.to_str()?.as_bytes()));
+            return match text.to_str() {
+                Ok(text) => Ok(Cow::Borrowed(text.as_bytes())),
+                // A lone surrogate has no UTF-8 form: the text is not JSON (RFC 8259 is
+                // Unicode text, and a surrogate half is no Unicode scalar value).
+                Err(err) => {
+                    let py = buf.py();
+                    let at = err
+                        .value(py)
+                        .getattr("start")
+                        .and_then(|start| start.extract::<usize>())
+                        .unwrap_or(0);
+                    Err(Error::decode(format!(
+                        "malformed JSON: the str holds a lone surrogate at index {at}"
+                    ))
+                    .into_pyerr(py, ErrorKind::Decode))
+                }
+            };
         }
     }
     if let Ok(array) = buf.cast::<PyByteArray>() {

@@ -51,6 +51,8 @@ pub type Result<T> = std::result::Result<T, Error>;
 
 impl Error {
     pub fn new(kind: ErrorKind, message: impl Into<String>) -> Self {
+        // Unwinding from here may drop objects whose `__del__` runs Python code.
+        crate::py::gc_give_up();
         Error {
             failure: Failure::Message(kind, message.into()),
             path: Vec::new(),
@@ -93,7 +95,12 @@ impl Error {
 
     #[cold]
     pub fn at_key(self, key: &str) -> Self {
-        self.at(PathSegment::Key(key.to_owned()))
+        // Keys come from the input: only what the path shows is kept (see `path_string`).
+        let kept = key
+            .char_indices()
+            .nth(MAX_QUOTED_CHARS + 1)
+            .map_or(key, |(cut, _)| &key[..cut]);
+        self.at(PathSegment::Key(kept.to_owned()))
     }
 
     /// The path in the JSONPath-like notation users see: `$.contents[3].nbytes`, `$.tags["a b"]`.
@@ -107,7 +114,14 @@ impl Error {
                 }
                 PathSegment::Field(name) | PathSegment::Key(name) => {
                     out.push('[');
-                    push_quoted(&mut out, name);
+                    match name.char_indices().nth(MAX_QUOTED_CHARS) {
+                        None => push_quoted(&mut out, name),
+                        // A long key (from the input) is cut, as quoted input is in messages.
+                        Some((cut, _)) => {
+                            push_quoted(&mut out, &name[..cut]);
+                            out.push_str("...");
+                        }
+                    }
                     out.push(']');
                 }
                 PathSegment::Index(index) => {
@@ -158,7 +172,14 @@ impl Error {
                 (context, message, Some(err))
             }
         };
-        let text = format!("{message} (at {path})");
+        let text = format!("{} (at {path})", bounded(message));
+        // Built fallibly: under memory pressure the MemoryError is raised, not a panic.
+        let args = crate::py::new_str(py, text.as_bytes(), false)
+            .and_then(|text| Ok((text, crate::py::new_str(py, path.as_bytes(), false)?)));
+        let (text, path) = match args {
+            Ok(args) => args,
+            Err(err) => return err,
+        };
         match exception_class(py, kind).call1((text, path, loc)) {
             Ok(instance) => {
                 let error = PyErr::from_value(instance);
@@ -174,6 +195,7 @@ impl Error {
 
 impl From<PyErr> for Error {
     fn from(err: PyErr) -> Self {
+        crate::py::gc_give_up();
         Error {
             failure: Failure::Python(err),
             path: Vec::new(),
@@ -206,6 +228,80 @@ fn push_quoted(out: &mut String, text: &str) {
         }
     }
     out.push('"');
+}
+
+/// The most characters of input an error message quotes; longer text is cut (see [`quote`]).
+pub const MAX_QUOTED_CHARS: usize = 80;
+
+/// The longest message an exception carries: a backstop, since [`quote`] keeps messages short.
+const MAX_MESSAGE_CHARS: usize = 1000;
+
+/// Input text (a number's digits, a name) as an error message shows it unquoted: cut after
+/// [`MAX_QUOTED_CHARS`] characters to `prefix... (12345 characters)`.
+pub fn cut(text: &str) -> std::borrow::Cow<'_, str> {
+    match text.char_indices().nth(MAX_QUOTED_CHARS) {
+        None => std::borrow::Cow::Borrowed(text),
+        Some((cut, _)) => std::borrow::Cow::Owned(format!(
+            "{}... ({} characters)",
+            &text[..cut],
+            text.chars().count()
+        )),
+    }
+}
+
+/// Input bytes meant as text, shown unquoted as [`cut`] does (invalid UTF-8 as U+FFFD).
+pub fn cut_bytes(bytes: &[u8]) -> String {
+    let limit = MAX_QUOTED_CHARS * 4;
+    let head = String::from_utf8_lossy(&bytes[..bytes.len().min(limit)]);
+    match head.char_indices().nth(MAX_QUOTED_CHARS) {
+        None if bytes.len() <= limit => head.into_owned(),
+        None => format!("{head}... ({} bytes)", bytes.len()),
+        Some((cut, _)) => format!("{}... ({} bytes)", &head[..cut], bytes.len()),
+    }
+}
+
+/// Input text as an error message quotes it: `"..."` with escapes, cut after
+/// [`MAX_QUOTED_CHARS`] characters to `"prefix"... (12345 characters)`, so that no message
+/// grows with the input.
+pub fn quote(text: &str) -> String {
+    match text.char_indices().nth(MAX_QUOTED_CHARS) {
+        None => format!("{text:?}"),
+        Some((cut, _)) => format!(
+            "{:?}... ({} characters)",
+            &text[..cut],
+            text.chars().count()
+        ),
+    }
+}
+
+/// Input bytes meant as text (invalid UTF-8 shown as U+FFFD), quoted as [`quote`] does, the
+/// total counted in bytes.
+pub fn quote_bytes(bytes: &[u8]) -> String {
+    let limit = MAX_QUOTED_CHARS * 4;
+    if bytes.len() <= limit {
+        let text = String::from_utf8_lossy(bytes);
+        if text.chars().count() <= MAX_QUOTED_CHARS {
+            return format!("{text:?}");
+        }
+    }
+    let head = String::from_utf8_lossy(&bytes[..bytes.len().min(limit)]);
+    let cut = head
+        .char_indices()
+        .nth(MAX_QUOTED_CHARS)
+        .map_or(head.len(), |(i, _)| i);
+    format!("{:?}... ({} bytes)", &head[..cut], bytes.len())
+}
+
+/// A message cut to [`MAX_MESSAGE_CHARS`] characters.
+fn bounded(message: String) -> String {
+    match message.char_indices().nth(MAX_MESSAGE_CHARS) {
+        None => message,
+        Some((cut, _)) => format!(
+            "{}... (message cut, {} characters)",
+            &message[..cut],
+            message.chars().count()
+        ),
+    }
 }
 
 static DECODE_ERROR: PyOnceLock<Py<PyType>> = PyOnceLock::new();
@@ -243,5 +339,24 @@ mod tests {
             .at_key("a \"b\"")
             .at_field("my-field");
         assert_eq!(err.path_string(), "$[\"my-field\"][\"a \\\"b\\\"\"]");
+    }
+
+    #[test]
+    fn quoted_input_is_bounded() {
+        assert_eq!(quote("ab\"c"), "\"ab\\\"c\"");
+        let long = "é".repeat(10_000);
+        let shown = quote(&long);
+        assert!(
+            shown.len() < 200 && shown.ends_with("... (10000 characters)"),
+            "{shown}"
+        );
+        let shown = quote_bytes(&[b'x'; 1 << 20]);
+        assert!(
+            shown.len() < 200 && shown.ends_with("... (1048576 bytes)"),
+            "{shown}"
+        );
+        assert_eq!(quote_bytes(b"ab\xff"), "\"ab\u{fffd}\"");
+        let err = Error::validation("x").at_key(&"k".repeat(10_000));
+        assert!(err.path_string().len() < 100);
     }
 }

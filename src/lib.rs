@@ -9,6 +9,7 @@ mod errors;
 mod plan;
 mod py;
 mod shape;
+mod stream;
 mod text;
 mod values;
 
@@ -20,6 +21,8 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 #[pymodule]
 fn _polycodec(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_class::<api::Codec>()?;
+    module.add_class::<stream::StreamDecoder>()?;
+    module.add_class::<stream::FileIter>()?;
     module.add_function(wrap_pyfunction!(api::rebuild_codec, module)?)?;
     module.add_function(wrap_pyfunction!(api::encode_json_spec, module)?)?;
     Ok(())

@@ -135,7 +135,10 @@ pub fn not_a_member(spec: &EnumSpec, value: &Obj<'_>) -> Error {
     Error::encode(format!(
         "expected a member of {}, got {}",
         spec.name,
-        value.repr().map(|r| r.to_string()).unwrap_or_default()
+        value
+            .repr()
+            .map(|r| crate::errors::cut(&r.to_string()).into_owned())
+            .unwrap_or_default()
     ))
 }
 
@@ -147,7 +150,10 @@ pub fn allowed_literal(spec: &LiteralSpec, value: &Obj<'_>) -> Result<LiteralVal
             Error::encode(format!(
                 "expected {}, got {}",
                 spec.describe_values(),
-                value.repr().map(|r| r.to_string()).unwrap_or_default()
+                value
+                    .repr()
+                    .map(|r| crate::errors::cut(&r.to_string()).into_owned())
+                    .unwrap_or_default()
             ))
         })
 }

@@ -3,10 +3,10 @@
 //! so a rule such as "an int enum accepts 3 and returns `Color.BLUE`" is written once.
 
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyTuple, PyType};
+use pyo3::types::{PyDict, PyType};
 use smallvec::SmallVec;
 
-use crate::errors::{Error, ErrorKind, Result};
+use crate::errors::{cut, quote, Error, ErrorKind, Result};
 use crate::plan::{
     DecimalSpec, FieldDefault, LiteralValue, Node, NodeId, Plan, RecordKind, RecordSpec, StrSpec,
     TzRule, UnionSpec,
@@ -71,6 +71,28 @@ pub fn mismatch(expected: &Node, token: Token) -> Error {
 }
 
 impl<'p, 'py> Decoding<'p, 'py> {
+    /// Stores a decoded entry in a dict. Hashing an enum, UUID or record key is Python code,
+    /// and so is dropping an earlier value of the same key when it can be an instance of a
+    /// user class (its `__del__`): such entries are stored through [`py::user_code`].
+    #[inline]
+    pub fn store_entry(
+        &self,
+        dict: &Bound<'py, PyDict>,
+        key_node: NodeId,
+        value_node: NodeId,
+        key: Obj<'py>,
+        value: Obj<'py>,
+    ) -> Result<()> {
+        let builtin_key = self.plan.node(key_node).is_builtin_scalar();
+        let builtin_value = self.plan.node(value_node).is_builtin_scalar();
+        if builtin_key && builtin_value {
+            dict.set_item(key, value)?;
+        } else {
+            py::user_code(self.py, || dict.set_item(key, value))?;
+        }
+        Ok(())
+    }
+
     /// Picks the node that takes a token: the node itself, or a union's variant for that token.
     #[inline(always)]
     pub fn resolve(&self, id: NodeId, token: Token) -> Result<NodeId> {
@@ -129,13 +151,13 @@ impl<'p, 'py> Decoding<'p, 'py> {
         match self.plan.node(id) {
             Node::Int(bounds) => {
                 bounds.check(value)?;
-                Ok(value.into_pyobject(self.py)?.into_any())
+                Ok(py::new_int(self.py, value)?)
             }
-            Node::Any => Ok(value.into_pyobject(self.py)?.into_any()),
+            Node::Any => Ok(py::new_int(self.py, value)?),
             Node::Float(bounds) => {
                 let value = value as f64;
                 bounds.check(value)?;
-                Ok(pyo3::types::PyFloat::new(self.py, value).into_any())
+                Ok(py::new_float(self.py, value)?)
             }
             Node::Enum(spec) => spec
                 .by_int(value)
@@ -169,7 +191,8 @@ impl<'p, 'py> Decoding<'p, 'py> {
                     let remainder = value.rem(multiple)?;
                     if !remainder.eq(0)? {
                         return Err(Error::validation(format!(
-                            "expected a multiple of {multiple}, got {text}"
+                            "expected a multiple of {multiple}, got {}",
+                            cut(text)
                         )));
                     }
                 }
@@ -179,7 +202,7 @@ impl<'p, 'py> Decoding<'p, 'py> {
             Node::Float(bounds) => {
                 let value: f64 = text.parse().unwrap_or(f64::NAN);
                 bounds.check(value)?;
-                Ok(pyo3::types::PyFloat::new(self.py, value).into_any())
+                Ok(py::new_float(self.py, value)?)
             }
             Node::Decimal(spec) if !self.strict => self.decimal(spec, text),
             node => Err(mismatch(node, Token::Int)),
@@ -191,13 +214,13 @@ impl<'p, 'py> Decoding<'p, 'py> {
         match self.plan.node(id) {
             Node::Float(bounds) => {
                 bounds.check(value)?;
-                Ok(pyo3::types::PyFloat::new(self.py, value).into_any())
+                Ok(py::new_float(self.py, value)?)
             }
-            Node::Any => Ok(pyo3::types::PyFloat::new(self.py, value).into_any()),
+            Node::Any => Ok(py::new_float(self.py, value)?),
             Node::Int(bounds) if !self.strict && value.fract() == 0.0 && value.abs() < 9.2e18 => {
                 let value = value as i64;
                 bounds.check(value)?;
-                Ok(value.into_pyobject(self.py)?.into_any())
+                Ok(py::new_int(self.py, value)?)
             }
             Node::Decimal(spec) if !self.strict => {
                 let owned;
@@ -260,8 +283,8 @@ impl<'p, 'py> Decoding<'p, 'py> {
                 .map(|m| m.bind(py).clone())
                 .ok_or_else(|| {
                     Error::validation(format!(
-                        "invalid enum value {:?} for {}: expected {}",
-                        utf8(bytes),
+                        "invalid enum value {} for {}: expected {}",
+                        quote(utf8(bytes)),
                         spec.name,
                         spec.describe_values()
                     ))
@@ -270,15 +293,18 @@ impl<'p, 'py> Decoding<'p, 'py> {
             Node::Int(_) if !self.strict => {
                 let text = utf8(bytes);
                 self.integer_text(id, text).unwrap_or_else(|| {
-                    Err(Error::validation(format!("expected int, got str {text:?}")))
+                    Err(Error::validation(format!(
+                        "expected int, got str {}",
+                        quote(text)
+                    )))
                 })
             }
             Node::Float(bounds) if !self.strict => {
                 let value: f64 = utf8(bytes).parse().map_err(|_| {
-                    Error::validation(format!("expected float, got str {:?}", utf8(bytes)))
+                    Error::validation(format!("expected float, got str {}", quote(utf8(bytes))))
                 })?;
                 bounds.check(value)?;
-                Ok(pyo3::types::PyFloat::new(py, value).into_any())
+                Ok(py::new_float(py, value)?)
             }
             Node::Bool if !self.strict => match bytes {
                 b"true" | b"True" | b"1" => {
@@ -288,8 +314,8 @@ impl<'p, 'py> Decoding<'p, 'py> {
                     Ok(pyo3::types::PyBool::new(py, false).to_owned().into_any())
                 }
                 _ => Err(Error::validation(format!(
-                    "expected bool, got str {:?}",
-                    utf8(bytes)
+                    "expected bool, got str {}",
+                    quote(utf8(bytes))
                 ))),
             },
             node => Err(mismatch(node, Token::Str)),
@@ -322,7 +348,7 @@ impl<'p, 'py> Decoding<'p, 'py> {
 
     pub fn decimal(&self, spec: &DecimalSpec, text: &str) -> Result<Obj<'py>> {
         let value = py::new_decimal(self.py, text)
-            .map_err(|_| Error::validation(format!("invalid decimal {text:?}")))?;
+            .map_err(|_| Error::validation(format!("invalid decimal {}", quote(text))))?;
         check_decimal(spec, &value, text)?;
         Ok(value)
     }
@@ -376,7 +402,8 @@ fn check_str(spec: &StrSpec, text: &str, ascii: bool, py: Python<'_>) -> Result<
         if found.is_none() {
             let source = pattern.bind(py).getattr("pattern")?;
             return Err(Error::validation(format!(
-                "expected a str matching {source}, got {text:?}"
+                "expected a str matching {source}, got {}",
+                quote(text)
             )));
         }
     }
@@ -389,7 +416,8 @@ fn check_decimal(spec: &DecimalSpec, value: &Obj<'_>, text: &str) -> Result<()> 
             value.call_method0("as_tuple")?.extract()?;
         let Ok(exponent) = exponent.extract::<i64>() else {
             return Err(Error::validation(format!(
-                "expected a finite decimal, got {text}"
+                "expected a finite decimal, got {}",
+                cut(text)
             )));
         };
         let count = digits.len() as i64;
@@ -401,14 +429,16 @@ fn check_decimal(spec: &DecimalSpec, value: &Obj<'_>, text: &str) -> Result<()> 
         if let Some(max_places) = spec.decimal_places {
             if places > i64::from(max_places) {
                 return Err(Error::validation(format!(
-                    "expected at most {max_places} decimal places, got {text}"
+                    "expected at most {max_places} decimal places, got {}",
+                    cut(text)
                 )));
             }
         }
         if let Some(max_digits) = spec.max_digits {
             if total > i64::from(max_digits) {
                 return Err(Error::validation(format!(
-                    "expected at most {max_digits} digits, got {text}"
+                    "expected at most {max_digits} digits, got {}",
+                    cut(text)
                 )));
             }
         }
@@ -424,13 +454,25 @@ fn check_decimal(spec: &DecimalSpec, value: &Obj<'_>, text: &str) -> Result<()> 
         ];
         for (bound, op, relation) in checks {
             if let Some(bound) = bound {
-                if !value
-                    .rich_compare(bound.bind(value.py()), op)?
-                    .is_truthy()?
-                {
+                // The bound may be any number (a Fraction compares in Python code). A NaN
+                // compares as decimal.InvalidOperation (an ArithmeticError): out of bounds.
+                let py = value.py();
+                let within = match py::user_code(py, || {
+                    value
+                        .rich_compare(bound.bind(py), op)
+                        .and_then(|result| result.is_truthy())
+                }) {
+                    Ok(within) => within,
+                    Err(err) if err.is_instance_of::<pyo3::exceptions::PyArithmeticError>(py) => {
+                        false
+                    }
+                    Err(err) => return Err(err.into()),
+                };
+                if !within {
                     return Err(Error::validation(format!(
-                        "expected decimal {relation} {}, got {text}",
-                        bound.bind(value.py())
+                        "expected decimal {relation} {}, got {}",
+                        bound.bind(value.py()),
+                        cut(text)
                     )));
                 }
             }
@@ -463,7 +505,21 @@ impl<'py> RecordBuilder<'py> {
     /// Stores a field's value; for a duplicate key the last one wins, as in `json.loads`.
     #[inline]
     pub fn set(&mut self, field: usize, value: Obj<'py>) {
-        self.values[field] = Some(value);
+        let slot = &mut self.values[field];
+        if slot.is_some() {
+            Self::replace(slot, value);
+        } else {
+            *slot = Some(value);
+        }
+    }
+
+    /// A duplicate key: the value dropped may be an object whose `__del__` is Python code.
+    #[cold]
+    #[inline(never)]
+    fn replace(slot: &mut Option<Obj<'py>>, value: Obj<'py>) {
+        let py = value.py();
+        let earlier = slot.replace(value);
+        py::user_code(py, || drop(earlier));
     }
 
     /// Fills defaults, reports missing fields, and creates the instance.
@@ -474,7 +530,9 @@ impl<'py> RecordBuilder<'py> {
             }
             match &field.default {
                 FieldDefault::Value(value) => *slot = Some(value.bind(py).clone()),
-                FieldDefault::Factory(factory) => *slot = Some(factory.bind(py).call0()?),
+                FieldDefault::Factory(factory) => {
+                    *slot = Some(py::user_code(py, || factory.bind(py).call0())?)
+                }
                 FieldDefault::Absent => {}
                 // `init=False` without a default: `__post_init__` is expected to set it.
                 FieldDefault::Required if !field.on_wire => {}
@@ -491,18 +549,33 @@ impl<'py> RecordBuilder<'py> {
             RecordKind::Dataclass => {
                 let cls = cls.cast::<PyType>().map_err(PyErr::from)?;
                 let instance = py::new_instance(cls)?;
-                for (value, field) in self.values.into_iter().zip(&spec.fields) {
-                    if let Some(value) = value {
-                        py::set_field(&instance, field.name.bind(py), &value)?;
+                let fields = self.values.into_iter().zip(&spec.fields);
+                if spec.user_setattr {
+                    // A descriptor's `__set__` is Python code.
+                    py::user_code(py, || {
+                        for (value, field) in fields {
+                            if let Some(value) = value {
+                                py::set_field(&instance, field.name.bind(py), &value)?;
+                            }
+                        }
+                        Ok::<(), PyErr>(())
+                    })?;
+                } else {
+                    for (value, field) in fields {
+                        if let Some(value) = value {
+                            py::set_field(&instance, field.name.bind(py), &value)?;
+                        }
                     }
                 }
                 if spec.post_init {
-                    instance.call_method0(py::stdlib(py).post_init.bind(py))?;
+                    py::user_code(py, || {
+                        instance.call_method0(py::stdlib(py).post_init.bind(py))
+                    })?;
                 }
                 Ok(instance)
             }
             RecordKind::TypedDict => {
-                let dict = PyDict::new(py);
+                let dict = py::new_dict(py)?;
                 for (value, field) in self.values.into_iter().zip(&spec.fields) {
                     if let Some(value) = value {
                         dict.set_item(field.name.bind(py), value)?;
@@ -512,8 +585,9 @@ impl<'py> RecordBuilder<'py> {
             }
             RecordKind::NamedTuple => {
                 let items: Vec<Obj<'py>> = self.values.into_iter().flatten().collect();
-                let args = PyTuple::new(py, items)?;
-                Ok(cls.call1(args)?)
+                let args = crate::py::new_tuple(py, items.into_iter())?;
+                // A named tuple's `__new__` is Python code.
+                Ok(py::user_code(py, || cls.call1(args))?)
             }
         }
     }
@@ -523,7 +597,8 @@ impl<'py> RecordBuilder<'py> {
 pub fn unknown_field(spec: &RecordSpec, key: &str) -> Result<()> {
     if spec.forbid_unknown_fields {
         Err(Error::validation(format!(
-            "object contains unknown field `{key}`"
+            "object contains unknown field `{}`",
+            cut(key)
         )))
     } else {
         Ok(())

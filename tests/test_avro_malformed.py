@@ -261,3 +261,153 @@ def test_mutation_fuzz_containers(codec: polycodec.Codec[Tree], compression: str
             writer.decode_many(mutated)
         except polycodec.DecodeError:
             pass
+
+
+def _doubling_schema(levels: int, leaf_fields: List[Dict[str, object]]) -> Dict[str, object]:
+    """Record L0 with two fields of type L1, L1 with two of L2, ...: each named type defined
+    once (at its first use) and referred to by name at its second, so the schema grows
+    linearly with `levels` while a datum holds 2**levels leaves."""
+    schema: Dict[str, object] = {"type": "record", "name": f"L{levels}", "fields": leaf_fields}
+    for level in range(levels - 1, -1, -1):
+        schema = {
+            "type": "record",
+            "name": f"L{level}",
+            "fields": [{"name": "a", "type": schema}, {"name": "b", "type": f"L{level + 1}"}],
+        }
+    return schema
+
+
+def _doubling_classes(levels: int) -> type:
+    leaf = dataclasses.make_dataclass("L_leaf", [])
+    cls: type = leaf
+    for level in range(levels - 1, -1, -1):
+        cls = dataclasses.make_dataclass(f"L{level}", [("a", cls), ("b", cls)])
+    return cls
+
+
+def test_case5_named_types_reused_twice_per_level_resolve_and_decode_linearly() -> None:
+    # Issue 14 case 5. At 60 levels an expanded program (or a walk of the 2**60 leaves) would
+    # never finish: the programs share named types, the zero-size subtree is skipped in one
+    # step, and reading it into objects is refused before anything is built.
+    schema = _doubling_schema(60, [])
+    empty = dataclasses.make_dataclass("Empty", [])
+    codec = polycodec.Codec(empty, "avro")
+    assert codec.decode_one(b"", writer_schema=schema) == empty()
+    # The same writer schema from a container header, with a datum per block.
+    header = polycodec.Codec(_doubling_classes(3), "avro").encode_many([])
+    import json
+
+    own = json.dumps(polycodec.Codec(_doubling_classes(3), "avro").schema, separators=(",", ":"))
+    hostile = json.dumps(schema, separators=(",", ":"))
+    container = header.replace(_avro_string(own.encode()), _avro_string(hostile.encode())) + _block(
+        header, 3, b""
+    )
+    assert codec.decode_many(container) == [empty(), empty(), empty()]
+    # Read into matching classes: 2**61 objects from no bytes are refused at once.
+    deep = polycodec.Codec(_doubling_classes(60), "avro")
+    with pytest.raises(polycodec.DecodeError, match="take no bytes"):
+        deep.decode_one(b"", writer_schema=schema)
+    # Small trees still decode: 2**10 leaves.
+    small = polycodec.Codec(_doubling_classes(10), "avro")
+    value = small.decode_one(b"", writer_schema=_doubling_schema(10, []))
+    assert small.encode_one(value) == b""
+    # Fixed-size leaves (one long each) are skipped by width, and read when kept.
+    with_long = _doubling_schema(12, [{"name": "n", "type": "long"}])
+    assert codec.decode_one(b"\x02" * 4096, writer_schema=with_long) == empty()
+    with pytest.raises(polycodec.DecodeError):
+        codec.decode_one(b"\x02" * 4095, writer_schema=with_long)
+
+
+def _avro_long(value: int) -> bytes:
+    zz = (value << 1) ^ (value >> 63)
+    out = bytearray()
+    while zz >= 0x80:
+        out.append((zz & 0x7F) | 0x80)
+        zz >>= 7
+    out.append(zz)
+    return bytes(out)
+
+
+def _avro_string(data: bytes) -> bytes:
+    return _avro_long(len(data)) + data
+
+
+def _block(container: bytes, count: int, data: bytes) -> bytes:
+    sync = container[-16:]
+    return _avro_long(count) + _avro_long(len(data)) + data + sync
+
+
+def test_case6_zero_byte_records_are_budgeted_per_call_not_per_block() -> None:
+    # Issue 14 case 6: 20 blocks of 2**20 empty records each, a few hundred bytes in all.
+    empty = dataclasses.make_dataclass("Empty", [])
+    codec = polycodec.Codec(empty, "avro")
+    header = codec.encode_many([])
+    one_block = _block(header, 1 << 20, b"")
+    with pytest.raises(polycodec.DecodeError, match="take no bytes"):
+        codec.decode_many(header + one_block * 20)
+    # Within the budget, empty records decode, across blocks too.
+    assert len(codec.decode_many(header + _block(header, 1000, b"") * 3)) == 3000
+    # Nulls inside lists count against the same per-call budget.
+    nulls = dataclasses.make_dataclass("Nulls", [("v", List[None])])
+    codec = polycodec.Codec(nulls, "avro")
+    header = codec.encode_many([])
+    datum = _avro_long(1 << 19) + b"\x00"
+    with pytest.raises(polycodec.DecodeError, match="take no bytes"):
+        codec.decode_many(header + _block(header, 3, datum * 3))
+    assert len(codec.decode_many(header + _block(header, 1, datum))[0].v) == 1 << 19
+
+
+_BOMB_UNDER_A_MEMORY_LIMIT = r"""
+import dataclasses, resource, sys, polycodec
+box = dataclasses.make_dataclass("Box", [("v", bytes)])
+codec = polycodec.Codec(box, "avro", compression="deflate")
+blob = open(sys.argv[1], "rb").read()
+vm = int([l for l in open("/proc/self/status") if l.startswith("VmSize")][0].split()[1]) * 1024
+limit = vm + (int(sys.argv[2]) << 20)
+resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+try:
+    codec.decode_many(blob)
+    print("decoded")
+except (polycodec.DecodeError, MemoryError) as exc:
+    print(type(exc).__name__, len(str(exc)))
+"""
+
+
+@pytest.mark.skipif(
+    not os.path.exists("/proc/self/status"), reason="reads VmSize from /proc (Linux)"
+)
+def test_case7_deflate_bomb_message_is_short_and_memory_errors_are_not_panics(
+    tmp_path: "os.PathLike[str]",
+) -> None:
+    import subprocess
+    import sys
+    import zlib
+
+    box = dataclasses.make_dataclass("Box", [("v", bytes)])
+    codec = polycodec.Codec(box, "avro", compression="deflate")
+    header = codec.encode_many([])
+    compressor = zlib.compressobj(9, zlib.DEFLATED, -15)
+    zeros = bytes(1 << 20)
+    bomb = b"".join(compressor.compress(zeros) for _ in range(140)) + compressor.flush()
+    blob = header + _block(header, 1, bomb)
+    assert len(blob) < 200_000
+    # The inflated bytes (128 MiB at the limit) are not in the message.
+    with pytest.raises(polycodec.DecodeError, match="inflates to more than") as info:
+        codec.decode_many(blob)
+    assert len(str(info.value)) < 200
+    # Under an address-space limit the buffer may fail to grow: a MemoryError, not a panic.
+    path = os.path.join(str(tmp_path), "bomb.avro")
+    with open(path, "wb") as f:
+        f.write(blob)
+    package = os.path.dirname(os.path.dirname(polycodec.__file__))
+    env = dict(os.environ, PYTHONPATH=package)
+    for extra_mib in [0, 32, 512]:
+        run = subprocess.run(
+            [sys.executable, "-c", _BOMB_UNDER_A_MEMORY_LIMIT, path, str(extra_mib)],
+            capture_output=True,
+            text=True,
+            env=env,
+        )
+        assert run.returncode == 0, run.stderr[-2000:]
+        outcome, length = run.stdout.split()
+        assert outcome in ("DecodeError", "MemoryError") and int(length) < 200, run.stdout

@@ -470,3 +470,293 @@ def test_structured_error_locations_survive_pickling() -> None:
     copy = pickle.loads(pickle.dumps(info.value))
     assert type(copy) is polycodec.ValidationError
     assert copy.loc == ("y",) and copy.path == "$.y" and str(copy) == str(info.value)
+
+
+# --- Issue 14: hostile input ----------------------------------------------------------------
+
+FORMATS = ["json", "msgpack", "avro", "pickle"]
+
+
+@dataclass
+class BoundedPrice:
+    v: Annotated[Decimal, polycodec.Meta(ge=0)]
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_case8_bounded_decimal_nan_is_a_validation_error(fmt: str) -> None:
+    codec = polycodec.Codec(BoundedPrice, format=fmt)
+    for text in ["NaN", "sNaN", "-NaN"]:
+        # The encoders do not check constraints, so each format's own bytes carry the NaN.
+        data = codec.encode_one(BoundedPrice(Decimal(text)))
+        with pytest.raises(polycodec.ValidationError, match="expected decimal >= 0") as info:
+            codec.decode_one(data)
+        assert info.value.path == "$.v"
+    assert codec.decode_one(codec.encode_one(BoundedPrice(Decimal("Infinity")))).v == Decimal(
+        "Infinity"
+    )
+
+
+def _nested_record_text(levels: int) -> str:
+    """The JSON text of `_nested_record_schema(levels)`, built without recursion."""
+    head = "".join(
+        f'{{"type":"record","name":"R{level}","fields":[{{"name":"f","type":'
+        for level in range(levels)
+    )
+    return head + f'{{"type":"record","name":"R{levels}","fields":[]}}' + "}]}" * levels
+
+
+def _nested_record_schema(levels: int) -> dict[str, Any]:
+    schema: dict[str, Any] = {"type": "record", "name": f"R{levels}", "fields": []}
+    for level in range(levels - 1, -1, -1):
+        schema = {"type": "record", "name": f"R{level}", "fields": [{"name": "f", "type": schema}]}
+    return schema
+
+
+@dataclass
+class Nothing:
+    pass
+
+
+def test_case8_deep_avro_schemas_are_refused_cleanly() -> None:
+    codec = polycodec.Codec(Nothing, format="avro")
+    for levels in [200, 500, 5000]:
+        schema = _nested_record_schema(levels)
+        # With the data: a DecodeError (a writer schema is input).
+        with pytest.raises(polycodec.DecodeError, match="nests"):
+            codec.decode_one(b"", writer_schema=schema)
+        with pytest.raises(polycodec.DecodeError, match="nests"):
+            codec.decode_one(b"", writer_schema=_nested_record_text(levels))
+        # At construction: a ValueError, as for any invalid schema=.
+        with pytest.raises(ValueError, match="invalid Avro schema: .*nests"):
+            polycodec.Codec(Nothing, format="avro", schema=schema)
+    # A container whose header carries the deep schema.
+    header = codec.encode_many([])
+    own = json.dumps(codec.schema, separators=(",", ":")).encode()
+    deep = _nested_record_text(5000).encode()
+
+    def avro_string(data: bytes) -> bytes:
+        zz, out = len(data) << 1, bytearray()
+        while zz >= 0x80:
+            out.append((zz & 0x7F) | 0x80)
+            zz >>= 7
+        out.append(zz)
+        return bytes(out) + data
+
+    with pytest.raises(polycodec.DecodeError, match="nests"):
+        codec.decode_many(header.replace(avro_string(own), avro_string(deep)))
+    assert json.loads(_nested_record_text(3)) == _nested_record_schema(3)
+    # 100 levels are fine.
+    assert codec.decode_one(b"", writer_schema=_nested_record_schema(100)) == Nothing()
+
+
+def test_case8_huge_avro_fixed_sizes_are_refused_cleanly() -> None:
+    codec = polycodec.Codec(Nothing, format="avro")
+    for size in [2**64, 2**63, 2**31]:
+        schema = {
+            "type": "record",
+            "name": "R",
+            "fields": [{"name": "f", "type": {"type": "fixed", "name": "F", "size": size}}],
+        }
+        with pytest.raises(polycodec.DecodeError, match="fixed 'F' has size"):
+            codec.decode_one(b"", writer_schema=schema)
+        with pytest.raises(ValueError, match="invalid Avro schema: .*fixed 'F' has size"):
+            polycodec.Codec(Nothing, format="avro", schema=schema)
+
+
+def test_case8_lone_surrogate_in_str_input_is_a_decode_error() -> None:
+    with pytest.raises(polycodec.DecodeError, match="lone surrogate at index 1") as info:
+        polycodec.decode_one('"\ud800"', str)
+    assert not isinstance(info.value, polycodec.ValidationError)
+    assert info.value.path == "$"
+    with pytest.raises(polycodec.DecodeError, match="lone surrogate at index 8"):
+        polycodec.decode_many('["ab", "\udfff"]', str)
+    # Escaped surrogates in the JSON text are JSON's own business (and pairs are fine).
+    assert polycodec.decode_one('"\\ud83d\\ude00"', str) == "\U0001f600"
+
+
+class Shade(enum.Enum):
+    LIGHT = "light"
+    DARK = "dark"
+
+
+@dataclass
+class CatTag:
+    kind: Literal["cat"]
+    name: str
+
+
+@dataclass
+class DogTag:
+    kind: Literal["dog"]
+    name: str
+
+
+@dataclass(frozen=True)
+class Strict:
+    x: int
+
+
+HUGE = "Q" * 10_000_000
+MESSAGE_LIMIT = 1200  # the message cap (1000 characters) plus the path
+
+
+def _short_error(exc: BaseException) -> str:
+    message = str(exc)
+    assert len(message) < MESSAGE_LIMIT, message[:300]
+    return message
+
+
+def test_case7_error_messages_quote_a_bounded_prefix_of_the_input() -> None:
+    blob = json.dumps(HUGE)
+    cases: list[tuple[Any, str, dict[str, Any]]] = [
+        (Shade, blob, {}),
+        (Literal["a", "b"], blob, {}),
+        (Union[CatTag, DogTag], '{"kind": %s, "name": "x"}' % blob, {}),
+        (Annotated[str, polycodec.Meta(pattern="^a")], blob, {}),
+        (int, blob, {"strict": False}),
+        (float, blob, {"strict": False}),
+        (bool, blob, {"strict": False}),
+        (Decimal, blob, {}),
+        (dict[int, int], "{%s: 1}" % blob, {}),
+        (dict[str, int], '{%s: "x"}' % blob, {}),
+        (Annotated[int, polycodec.Meta(le=5)], "9" * 1_000_000, {}),
+        (Annotated[Decimal, polycodec.Meta(max_digits=3)], '"%s"' % ("9" * 1_000_000), {}),
+    ]
+    for tp, payload, options in cases:
+        with pytest.raises(polycodec.DecodeError) as info:
+            polycodec.decode_one(payload, tp, **options)
+        message = _short_error(info.value)
+        assert "characters)" in message or "...])" in message, message
+    with pytest.raises(polycodec.ValidationError) as info:
+        polycodec.Codec(Strict, forbid_unknown_fields=True).decode_one('{%s: 1, "x": 1}' % blob)
+    assert "characters)" in _short_error(info.value)
+    # The same in the other formats' decoders.
+    msgpack_codec = polycodec.Codec(Shade, format="msgpack")
+    import msgpack
+
+    with pytest.raises(polycodec.ValidationError) as info:
+        msgpack_codec.decode_one(msgpack.packb(HUGE))
+    _short_error(info.value)
+    avro_codec = polycodec.Codec(Literal["a", "b"], format="avro")
+    with pytest.raises(polycodec.ValidationError) as info:
+        avro_codec.decode_one(polycodec.Codec(str, format="avro").encode_one(HUGE))
+    _short_error(info.value)
+    import pickle
+
+    with pytest.raises(polycodec.ValidationError) as info:
+        polycodec.decode_one(pickle.dumps(HUGE), Shade, format="pickle")
+    _short_error(info.value)
+    # Encode errors show a bounded repr of the value.
+    with pytest.raises(polycodec.EncodeError) as encode_info:
+        polycodec.Codec(Shade).encode_one(HUGE)
+    _short_error(encode_info.value)
+    with pytest.raises(polycodec.EncodeError) as encode_info:
+        polycodec.Codec(Literal["a"]).encode_one(HUGE)
+    _short_error(encode_info.value)
+
+
+class _OffsetZone(datetime.tzinfo):
+    """A custom tzinfo whose utcoffset() returns whatever it is given (Python's own
+    datetime.utcoffset() refuses offsets of 24 hours or more; this method is not checked)."""
+
+    def __init__(self, offset: datetime.timedelta) -> None:
+        self.offset = offset
+
+    def utcoffset(self, dt: Optional[datetime.datetime]) -> datetime.timedelta:
+        return self.offset
+
+    def dst(self, dt: Optional[datetime.datetime]) -> None:
+        return None
+
+    def tzname(self, dt: Optional[datetime.datetime]) -> str:
+        return "custom"
+
+
+@pytest.mark.parametrize("fmt", ["json", "msgpack", "avro"])
+def test_case9_offsets_of_24_hours_or_more_are_refused_at_encode(fmt: str) -> None:
+    for hours in [30, 24, -24, -30]:
+        zone = _OffsetZone(datetime.timedelta(hours=hours))
+        for tp, value in [
+            (datetime.datetime, datetime.datetime(2020, 1, 1, tzinfo=zone)),
+            (datetime.time, datetime.time(12, tzinfo=zone)),
+        ]:
+            with pytest.raises(polycodec.EncodeError, match="strictly between -24 and 24"):
+                polycodec.Codec(tp, format=fmt).encode_one(value)
+    # Just inside the range: written, and read back as the same instant.
+    zone = _OffsetZone(datetime.timedelta(hours=23, minutes=59))
+    value = datetime.datetime(2020, 1, 1, tzinfo=zone)
+    codec = polycodec.Codec(datetime.datetime, format=fmt)
+    assert codec.decode_one(codec.encode_one(value)) == value
+
+
+@pytest.mark.parametrize("fmt", ["json", "msgpack", "avro", "pickle"])
+def test_case9_aware_datetimes_at_the_ends_of_the_range_round_trip_or_are_refused(
+    fmt: str,
+) -> None:
+    east = datetime.timezone(datetime.timedelta(hours=5))
+    west = datetime.timezone(datetime.timedelta(hours=-5))
+    codec = polycodec.Codec(datetime.datetime, format=fmt)
+    for value in [
+        datetime.datetime(1, 1, 1, 5, tzinfo=east),  # exactly the first UTC instant
+        datetime.datetime(9999, 12, 31, 18, 59, tzinfo=west),  # 23:59Z on the last day
+    ]:
+        assert codec.decode_one(codec.encode_one(value)) == value
+    for value in [
+        datetime.datetime(1, 1, 1, tzinfo=east),  # 0000-12-31T19:00Z in UTC
+        datetime.datetime(9999, 12, 31, 23, tzinfo=west),  # 10000-01-01T04:00Z in UTC
+    ]:
+        try:
+            data = codec.encode_one(value)
+        except polycodec.EncodeError as exc:
+            # MessagePack and Avro write the UTC instant, which datetime cannot hold.
+            assert fmt in ("msgpack", "avro") and "outside years 1-9999 in UTC" in str(exc)
+            assert exc.path == "$"
+            continue
+        assert codec.decode_one(data) == value
+
+
+_DECODE_UNDER_A_MEMORY_LIMIT = r"""
+import json, resource, sys
+from typing import Any, List
+import msgpack, polycodec
+fmt, extra = sys.argv[1], int(sys.argv[2])
+n = 1_000_000
+if fmt == "msgpack":
+    data, tp = msgpack.packb([1.5] * n), List[float]
+elif fmt == "pickle":
+    import pickle
+
+    data, tp = pickle.dumps([float(i) for i in range(n)]), List[float]
+else:
+    data, tp = json.dumps([{"a": 1.5, "b": [1, 2]}] * n).encode(), List[Any]
+codec = polycodec.Codec(tp, format=fmt)
+vm = int([l for l in open("/proc/self/status") if l.startswith("VmSize")][0].split()[1]) * 1024
+resource.setrlimit(resource.RLIMIT_AS, (vm + (extra << 20),) * 2)
+try:
+    codec.decode_one(data)
+    print("decoded")
+except MemoryError:
+    print("MemoryError")
+"""
+
+
+@pytest.mark.skipif(
+    not __import__("os").path.exists("/proc/self/status"), reason="reads VmSize from /proc"
+)
+@pytest.mark.parametrize("fmt", ["json", "msgpack", "pickle"])
+def test_case7_failed_allocations_are_memory_errors_not_panics(fmt: str) -> None:
+    import os
+    import subprocess
+    import sys
+
+    package = os.path.dirname(os.path.dirname(polycodec.__file__))
+    for extra_mib in [0, 16]:
+        run = subprocess.run(
+            [sys.executable, "-c", _DECODE_UNDER_A_MEMORY_LIMIT, fmt, str(extra_mib)],
+            capture_output=True,
+            text=True,
+            env=dict(os.environ, PYTHONPATH=package),
+        )
+        assert run.returncode == 0, run.stderr[-2000:]
+        assert run.stdout.strip() in ("MemoryError", "decoded")
+        assert "Panic" not in run.stderr

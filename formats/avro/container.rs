@@ -127,9 +127,9 @@ pub fn read_header<'a>(input: &mut Input<'a>) -> Result<Header<'a>> {
                 b"avro.codec" => {
                     codec = Codec::from_name(value).ok_or_else(|| {
                         Error::decode(format!(
-                            "unsupported Avro codec {:?} (polycodec reads null, deflate, snappy \
+                            "unsupported Avro codec {} (polycodec reads null, deflate, snappy \
                              and zstandard)",
-                            String::from_utf8_lossy(value)
+                            crate::errors::quote_bytes(value)
                         ))
                     })?
                 }
@@ -173,18 +173,55 @@ pub fn read_block<'a>(
                 .len()
                 .saturating_mul(MAX_INFLATE_RATIO)
                 .clamp(4096, MAX_BLOCK_BYTES);
-            let inflated = miniz_oxide::inflate::decompress_to_vec_with_limit(data, limit)
-                .map_err(|err| {
-                    Error::decode(format!(
-                        "malformed Avro: block at byte {start} does not inflate: {err:?}"
-                    ))
-                })?;
-            std::borrow::Cow::Owned(inflated)
+            std::borrow::Cow::Owned(inflate(data, limit, start)?)
         }
         Codec::Snappy => std::borrow::Cow::Owned(unsnappy(data, start)?),
         Codec::Zstandard => std::borrow::Cow::Owned(unzstd(data, start)?),
     };
     Ok(Some((count, data)))
+}
+
+/// The MemoryError for an output buffer that could not be allocated (Rust's own allocation
+/// failure would abort the process).
+fn out_of_memory(bytes: usize) -> Error {
+    Error::from(pyo3::exceptions::PyMemoryError::new_err(format!(
+        "cannot allocate {bytes} bytes for an inflated Avro block"
+    )))
+}
+
+/// Inflates a raw deflate block into a buffer grown fallibly, refusing output past `limit`.
+fn inflate(data: &[u8], limit: usize, start: usize) -> Result<Vec<u8>> {
+    use miniz_oxide::inflate::stream::{inflate, InflateState};
+    use miniz_oxide::{DataFormat, MZFlush, MZStatus};
+    let fail = |why: String| {
+        Error::decode(format!(
+            "malformed Avro: block at byte {start} does not inflate: {why}"
+        ))
+    };
+    let mut state = InflateState::new_boxed(DataFormat::Raw);
+    let mut chunk = vec![0u8; 64 * 1024];
+    let mut plain: Vec<u8> = Vec::new();
+    let mut input = data;
+    loop {
+        let step = inflate(&mut state, input, &mut chunk, MZFlush::None);
+        input = &input[step.bytes_consumed..];
+        if plain.len() + step.bytes_written > limit {
+            return Err(fail(format!("it inflates to more than {limit} bytes")));
+        }
+        plain
+            .try_reserve(step.bytes_written)
+            .map_err(|_| out_of_memory(plain.len() + step.bytes_written))?;
+        plain.extend_from_slice(&chunk[..step.bytes_written]);
+        match step.status {
+            Ok(MZStatus::StreamEnd) => return Ok(plain),
+            Ok(_) if step.bytes_consumed == 0 && step.bytes_written == 0 => {
+                return Err(fail("the deflate stream is truncated".to_owned()))
+            }
+            Ok(_) => {}
+            // The error code only: nothing of the output goes into the message.
+            Err(err) => return Err(fail(format!("{err:?}"))),
+        }
+    }
 }
 
 fn unsnappy(data: &[u8], start: usize) -> Result<Vec<u8>> {
@@ -207,9 +244,15 @@ fn unsnappy(data: &[u8], start: usize) -> Result<Vec<u8>> {
     if size > limit {
         return Err(corrupt("claims to inflate past the limit"));
     }
-    let plain = snap::raw::Decoder::new()
-        .decompress_vec(packed)
+    let mut plain = Vec::new();
+    plain
+        .try_reserve_exact(size)
+        .map_err(|_| out_of_memory(size))?;
+    plain.resize(size, 0);
+    let written = snap::raw::Decoder::new()
+        .decompress(packed, &mut plain)
         .map_err(|_| corrupt("is corrupt"))?;
+    plain.truncate(written);
     let expected = u32::from_be_bytes([checksum[0], checksum[1], checksum[2], checksum[3]]);
     if crc32(&plain) != expected {
         return Err(corrupt("fails its CRC-32 check"));
@@ -244,7 +287,11 @@ fn unzstd(data: &[u8], start: usize) -> Result<Vec<u8>> {
     decoder
         .take(limit as u64 + 1)
         .read_to_end(&mut plain)
-        .map_err(|_| corrupt("is corrupt"))?;
+        .map_err(|err| match err.kind() {
+            // read_to_end grows the buffer fallibly and reports a failure as this kind.
+            std::io::ErrorKind::OutOfMemory => out_of_memory(plain.len()),
+            _ => corrupt("is corrupt"),
+        })?;
     if plain.len() > limit {
         return Err(corrupt("inflates past the limit"));
     }

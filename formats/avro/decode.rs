@@ -3,7 +3,7 @@
 //! the remaining input before anything is allocated for it.
 
 use pyo3::prelude::*;
-use pyo3::types::{PyByteArray, PyBytes, PyDict, PyFrozenSet, PySet, PyTuple, PyType};
+use pyo3::types::{PyDict, PyFrozenSet, PySet, PyType};
 
 use super::ops::{Program, ReadOp};
 use super::wire::{civil_from_days, Input, MAX_DAYS, MIN_DAYS};
@@ -13,16 +13,20 @@ use crate::py::{self, temporal, Obj};
 use crate::text::temporal::{Date, DateTime, Time, TimeOfDay};
 use crate::values::{mismatch, nested, Decoding, RecordBuilder, Token, MAX_DEPTH};
 
-/// Items whose value takes no input bytes (nulls, empty records) are limited per call, since
-/// the input cannot bound how many a count asks for.
-const MAX_EMPTY_ITEMS: usize = 1 << 20;
+/// Values that take no input bytes (nulls, empty records, records of them) are limited per
+/// call (all blocks of a container count together), since the input cannot bound how many a
+/// count or a schema asks for.
+pub const MAX_EMPTY_ITEMS: usize = 1 << 20;
 
 pub struct Decoder<'a, 'p, 'py> {
     pub input: Input<'a>,
     pub ctx: Decoding<'p, 'py>,
     pub program: &'p Program,
     pub depth: usize,
+    /// Zero-size values charged so far in this call (see [`MAX_EMPTY_ITEMS`]).
     pub empty_items: usize,
+    /// Inside a zero-size value already charged (by its count or its enclosing record).
+    paid: bool,
 }
 
 impl<'a, 'p, 'py> Decoder<'a, 'p, 'py> {
@@ -42,6 +46,7 @@ impl<'a, 'p, 'py> Decoder<'a, 'p, 'py> {
             program,
             depth: 0,
             empty_items: 0,
+            paid: false,
         }
     }
 
@@ -53,12 +58,7 @@ impl<'a, 'p, 'py> Decoder<'a, 'p, 'py> {
     pub fn check_count(&mut self, count: usize, op: usize) -> Result<()> {
         let min = self.program.min_size[op];
         if min == 0 {
-            self.empty_items = self.empty_items.saturating_add(count);
-            if self.empty_items > MAX_EMPTY_ITEMS {
-                return Err(Error::decode(format!(
-                    "malformed Avro: more than {MAX_EMPTY_ITEMS} items that take no bytes"
-                )));
-            }
+            self.charge(count.saturating_mul(self.program.empty_weight[op]))?;
         } else if count > self.input.remaining() / min {
             return Err(Error::decode(format!(
                 "malformed Avro: count {count} at byte {} exceeds what the remaining {} bytes \
@@ -68,6 +68,34 @@ impl<'a, 'p, 'py> Decoder<'a, 'p, 'py> {
             )));
         }
         Ok(())
+    }
+
+    /// Counts `values` zero-size values against the per-call budget.
+    fn charge(&mut self, values: usize) -> Result<()> {
+        self.empty_items = self.empty_items.saturating_add(values);
+        if self.empty_items > MAX_EMPTY_ITEMS {
+            return Err(Error::decode(format!(
+                "malformed Avro: more than {MAX_EMPTY_ITEMS} values that take no bytes"
+            )));
+        }
+        Ok(())
+    }
+
+    /// Marks the items of an array or a map block about to be decoded as already charged by
+    /// [`check_count`] when they take no bytes; returns the mark to restore with
+    /// [`end_paid`]. (An error ends the whole decode, so it need not restore the mark.)
+    #[inline(always)]
+    pub fn begin_paid(&mut self, op: usize) -> bool {
+        let was = self.paid;
+        if self.program.min_size[op] == 0 {
+            self.paid = true;
+        }
+        was
+    }
+
+    #[inline(always)]
+    pub fn end_paid(&mut self, was: bool) {
+        self.paid = was;
     }
 
     /// Reads a block count of an array or map: 0 ends; a negative count is followed by the
@@ -145,13 +173,24 @@ impl<'a, 'p, 'py> Decoder<'a, 'p, 'py> {
                 plan,
                 fields,
                 direct,
-            } => nested(self.depth, || {
-                if *direct {
-                    self.direct_record(*plan, fields)
-                } else {
-                    self.record(*plan, fields)
+            } => {
+                if !self.paid && program.min_size[index] == 0 {
+                    // A record of records that take no bytes: the whole tree is charged at
+                    // once, before any of it is built.
+                    self.charge(program.empty_weight[index])?;
+                    self.paid = true;
+                    let value = self.value(index);
+                    self.paid = false;
+                    return value;
                 }
-            }),
+                nested(self.depth, || {
+                    if *direct {
+                        self.direct_record(*plan, fields)
+                    } else {
+                        self.record(*plan, fields)
+                    }
+                })
+            }
             ReadOp::Union(branches) => {
                 let start = self.input.pos;
                 let branch = self.input.long()?;
@@ -282,8 +321,9 @@ impl<'a, 'p, 'py> Decoder<'a, 'p, 'py> {
                 match member {
                     Some(member) => Ok(spec.members[*member].member.bind(py).clone()),
                     None => Err(Error::validation(format!(
-                        "enum symbol {:?} is not a member of {}",
-                        symbols[symbol as usize], spec.name
+                        "enum symbol {} is not a member of {}",
+                        crate::errors::quote(&symbols[symbol as usize]),
+                        spec.name
                     ))),
                 }
             }
@@ -297,9 +337,9 @@ impl<'a, 'p, 'py> Decoder<'a, 'p, 'py> {
         if let Node::Bytes(spec) = self.ctx.plan.node(plan) {
             spec.length.check(data.len(), "bytes")?;
             return Ok(if spec.bytearray {
-                PyByteArray::new(py, data).into_any()
+                crate::py::new_bytearray(py, data)?
             } else {
-                PyBytes::new(py, data).into_any()
+                crate::py::new_bytes(py, data)?.into_any()
             });
         }
         let ascii = data.is_ascii();
@@ -319,9 +359,9 @@ impl<'a, 'p, 'py> Decoder<'a, 'p, 'py> {
                 .map(|(_, obj)| obj.bind(py).clone())
                 .ok_or_else(|| {
                     Error::validation(format!(
-                        "expected {}, got {:?}",
+                        "expected {}, got {}",
                         spec.describe_values(),
-                        String::from_utf8_lossy(data)
+                        crate::errors::quote_bytes(data)
                     ))
                 }),
             Node::Decimal(spec)
@@ -332,8 +372,8 @@ impl<'a, 'p, 'py> Decoder<'a, 'p, 'py> {
                 let text = py::new_str(py, data, ascii)?;
                 py::new_from_one_arg(py::stdlib(py).decimal.bind(py), text).map_err(|_| {
                     Error::validation(format!(
-                        "invalid decimal {:?}",
-                        String::from_utf8_lossy(data)
+                        "invalid decimal {}",
+                        crate::errors::quote_bytes(data)
                     ))
                 })
             }
@@ -358,7 +398,7 @@ impl<'a, 'p, 'py> Decoder<'a, 'p, 'py> {
             kwargs.set_item("signed", true)?;
             let number = py.get_type::<pyo3::types::PyInt>().call_method(
                 "from_bytes",
-                (PyBytes::new(py, data), "big"),
+                (crate::py::new_bytes(py, data)?, "big"),
                 Some(&kwargs),
             )?;
             number.str()?.to_string()
@@ -384,10 +424,12 @@ impl<'a, 'p, 'py> Decoder<'a, 'p, 'py> {
             let mut list = py::avro::ListFiller::new(py, first)?;
             let mut count = first;
             while count > 0 {
+                let paid = self.begin_paid(item);
                 for _ in 0..count {
                     let index = list.count();
                     list.push(self.value(item).map_err(|e| e.at_index(index))?)?;
                 }
+                self.end_paid(paid);
                 count = self.block_count(item)?;
             }
             spec.length.check(list.count(), "items")?;
@@ -402,16 +444,18 @@ impl<'a, 'p, 'py> Decoder<'a, 'p, 'py> {
                     break;
                 }
                 items.reserve(count.min(4096));
+                let paid = self.begin_paid(item);
                 for _ in 0..count {
                     let index = items.len();
                     items.push(self.value(item).map_err(|e| e.at_index(index))?);
                 }
+                self.end_paid(paid);
             }
             spec.length.check(items.len(), "items")?;
             match spec.kind {
-                SequenceKind::VarTuple => PyTuple::new(py, items)?.into_any(),
-                SequenceKind::Set => PySet::new(py, items)?.into_any(),
-                _ => PyFrozenSet::new(py, items)?.into_any(),
+                SequenceKind::VarTuple => crate::py::new_tuple(py, items.into_iter())?.into_any(),
+                SequenceKind::Set => py::user_code(py, || PySet::new(py, items))?.into_any(),
+                _ => py::user_code(py, || PyFrozenSet::new(py, items))?.into_any(),
             }
         };
         self.depth -= 1;
@@ -423,7 +467,7 @@ impl<'a, 'p, 'py> Decoder<'a, 'p, 'py> {
             return Err(mismatch(self.ctx.plan.node(plan), Token::Object));
         };
         self.enter()?;
-        let dict = PyDict::new(self.ctx.py);
+        let dict = py::new_dict(self.ctx.py)?;
         loop {
             let count = self.block_count(value)?;
             if count == 0 {
@@ -433,6 +477,7 @@ impl<'a, 'p, 'py> Decoder<'a, 'p, 'py> {
             if count > self.input.remaining() {
                 return Err(Error::decode("malformed Avro: map count exceeds the input"));
             }
+            let paid = self.begin_paid(value);
             for _ in 0..count {
                 let key = self.input.bytes()?;
                 let ascii = key.is_ascii();
@@ -443,8 +488,10 @@ impl<'a, 'p, 'py> Decoder<'a, 'p, 'py> {
                 let item = self
                     .value(value)
                     .map_err(|e| e.at_key(std::str::from_utf8(key).unwrap_or_default()))?;
-                dict.set_item(key_obj, item)?;
+                self.ctx
+                    .store_entry(&dict, spec.key, spec.value, key_obj, item)?;
             }
+            self.end_paid(paid);
         }
         self.depth -= 1;
         spec.length.check(dict.len(), "items")?;
@@ -491,14 +538,21 @@ impl<'a, 'p, 'py> Decoder<'a, 'p, 'py> {
                 Some(field) => {
                     let field = &spec.fields[field];
                     let value = self.value(op).map_err(|e| e.at_field(&field.wire_name))?;
-                    py::set_field(&instance, field.name.bind(py), &value)?;
+                    let set = || py::set_field(&instance, field.name.bind(py), &value);
+                    if spec.user_setattr {
+                        py::user_code(py, set)?;
+                    } else {
+                        set()?;
+                    }
                 }
                 None => self.skip(op)?,
             }
         }
         self.depth -= 1;
         if spec.post_init {
-            instance.call_method0(py::stdlib(py).post_init.bind(py))?;
+            py::user_code(py, || {
+                instance.call_method0(py::stdlib(py).post_init.bind(py))
+            })?;
         }
         Ok(instance)
     }
@@ -506,6 +560,11 @@ impl<'a, 'p, 'py> Decoder<'a, 'p, 'py> {
     /// Reads past a value the reader does not keep (a field removed from the reader's schema).
     fn skip(&mut self, index: usize) -> Result<()> {
         let program = self.program;
+        if let Some(width) = program.skip_width[index] {
+            // Fixed-size data (however deeply its records nest) is skipped in one step.
+            self.input.fixed(width)?;
+            return Ok(());
+        }
         match &program.ops[index] {
             ReadOp::SkipFixed(size) => {
                 self.input.fixed(*size)?;

@@ -5,7 +5,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDate, PyDateTime, PyDict, PyFloat, PyInt, PyString, PyTime};
 
 use super::ops::WriteOp;
-use super::wire::{days_from_civil, write_bytes, write_long};
+use super::wire::{days_from_civil, write_bytes, write_long, MAX_DAYS, MIN_DAYS};
 use crate::errors::{Error, ErrorKind, Result};
 use crate::plan::{EnumSpec, LiteralValue, Node, NodeId, Plan, RecordSpec};
 use crate::py::{self, temporal, Obj};
@@ -189,6 +189,14 @@ impl Encoder<'_, '_> {
                     + i64::from(parts.time.second)
                     - offset;
                 let micros = seconds * 1_000_000 + i64::from(parts.time.microsecond);
+                // Near year 1 or 9999 an offset can move the UTC instant out of the datetime
+                // range, which the decoder (and Python) cannot represent: refused here.
+                if !(MIN_DAYS..=MAX_DAYS).contains(&micros.div_euclid(86_400_000_000)) {
+                    return Err(Error::encode(
+                        "aware datetime is outside years 1-9999 in UTC, so its Avro timestamp \
+                         could not be decoded again",
+                    ));
+                }
                 // Sub-millisecond digits are dropped toward negative infinity (floor), as
                 // fastavro and the Java writer (Instant.toEpochMilli) do.
                 write_long(self.out, micros.div_euclid(*unit));
@@ -276,7 +284,10 @@ impl Encoder<'_, '_> {
                     .map(|m| m.name.as_str())
                     .collect::<Vec<_>>()
                     .join(", "),
-                value.repr().map(|r| r.to_string()).unwrap_or_default()
+                value
+                    .repr()
+                    .map(|r| crate::errors::cut(&r.to_string()).into_owned())
+                    .unwrap_or_default()
             ))),
         }
     }

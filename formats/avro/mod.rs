@@ -10,6 +10,7 @@ mod container;
 mod decode;
 mod encode;
 mod ops;
+pub mod stream;
 mod wire;
 
 use std::collections::HashMap;
@@ -18,7 +19,7 @@ use std::sync::{Arc, Mutex};
 
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyList, PyString};
+use pyo3::types::{PyBytes, PyList};
 use pyo3::{PyTraverseError, PyVisit};
 
 use super::{OpenArgs, WireFormat};
@@ -157,11 +158,11 @@ impl Avro {
         if let Some(found) = self.resolved.lock().expect("avro cache").get(key) {
             return Ok(found.clone());
         }
-        let resolved = self
-            .state
-            .bind(py)
-            .call_method1("resolve", (writer,))
-            .map_err(|err| schema_error(py, err))?;
+        // Resolution is Python code (see `py::user_code`).
+        let resolved = crate::py::user_code(py, || {
+            self.state.bind(py).call_method1("resolve", (writer,))
+        })
+        .map_err(|err| schema_error(py, err))?;
         let (ops, root, fingerprint): (Bound<'_, PyList>, usize, u64) = resolved.extract()?;
         let program = Arc::new(ops::program(&ops, root, fingerprint, plan)?);
         let mut cache = self.resolved.lock().expect("avro cache");
@@ -243,11 +244,10 @@ impl WireFormat for Avro {
         let program = match writer_schema {
             None => self.own.clone(),
             Some(writer) => {
-                let key = self
-                    .state
-                    .bind(py)
-                    .call_method1("writer_key", (writer,))
-                    .map_err(|err| schema_error(py, err))?;
+                let key = crate::py::user_code(py, || {
+                    self.state.bind(py).call_method1("writer_key", (writer,))
+                })
+                .map_err(|err| schema_error(py, err))?;
                 let key = key.cast::<PyBytes>().map_err(PyErr::from)?.as_bytes();
                 self.program_for(py, plan, key, writer)?
             }
@@ -308,21 +308,32 @@ impl WireFormat for Avro {
         } else {
             let text = std::str::from_utf8(header.schema)
                 .map_err(|_| Error::decode("Avro container schema is not valid UTF-8"))?;
-            self.program_for(py, plan, header.schema, PyString::new(py, text).as_any())?
+            self.program_for(
+                py,
+                plan,
+                header.schema,
+                &crate::py::new_str(py, text.as_bytes(), false)?,
+            )?
         };
         let mut items: Option<crate::py::avro::ListFiller<'py>> = None;
+        // The budget of values that take no bytes is for the whole call, not per block.
+        let mut empty_items = 0;
         while let Some((count, data)) = container::read_block(&mut reader, &header)? {
             let mut decoder = Decoder::new(py, plan, &program, &data);
+            decoder.empty_items = empty_items;
             decoder.check_count(count, program.root)?;
             // The first block's count sizes the list; later blocks append.
             let list = match &mut items {
                 Some(list) => list,
                 None => items.insert(crate::py::avro::ListFiller::new(py, count)?),
             };
+            let paid = decoder.begin_paid(program.root);
             for _ in 0..count {
                 let index = list.count();
                 list.push(decoder.root().map_err(|e| e.at_index(index))?)?;
             }
+            decoder.end_paid(paid);
+            empty_items = decoder.empty_items;
             if decoder.input.remaining() != 0 {
                 return Err(Error::decode(format!(
                     "malformed Avro: {} bytes left over in a block",
@@ -341,6 +352,10 @@ impl WireFormat for Avro {
 
     fn takes_writer_schema(&self) -> bool {
         true
+    }
+
+    fn as_avro(&self) -> Option<&Avro> {
+        Some(self)
     }
 
     fn schema<'py>(&self, py: Python<'py>) -> PyResult<Option<Obj<'py>>> {

@@ -123,6 +123,12 @@ pub struct Program {
     pub ops: Vec<ReadOp>,
     pub root: usize,
     pub min_size: Vec<usize>,
+    /// For an op whose value takes no bytes: how many values decoding it builds (a record of
+    /// such records counts them all, saturating), charged against the per-call budget.
+    pub empty_weight: Vec<usize>,
+    /// For a skip op whose encoding has the same size whatever the data (fixed-size values and
+    /// records made only of them): that size, so skipping it is one step however deep it nests.
+    pub skip_width: Vec<Option<usize>>,
     /// CRC-64-AVRO fingerprint of the writer schema's canonical form.
     pub fingerprint: u64,
 }
@@ -299,10 +305,14 @@ pub fn program(
         return Err(bad("index"));
     }
     let min_size = min_sizes(&out);
+    let empty_weight = empty_weights(&out, &min_size);
+    let skip_width = skip_widths(&out);
     Ok(Program {
         ops: out,
         root,
         min_size,
+        empty_weight,
+        skip_width,
         fingerprint,
     })
 }
@@ -385,4 +395,65 @@ fn min_sizes(ops: &[ReadOp]) -> Vec<usize> {
     (0..ops.len())
         .map(|i| size(ops, i, &mut memo, &mut busy))
         .collect()
+}
+
+/// How many values each zero-size op builds when decoded. A named type referenced twice per
+/// level makes this grow exponentially with the schema's depth, while the input stays empty:
+/// the decoder charges it against its budget before building anything. Skip ops count 1,
+/// since a zero-size skip is one step ([`skip_widths`]). Ops that take bytes count 0.
+fn empty_weights(ops: &[ReadOp], min_size: &[usize]) -> Vec<usize> {
+    // Zero-size ops only contain zero-size ops (records of records, nulls, empty fixed), and a
+    // zero-size record cannot contain itself, so the memo fills in one pass per op.
+    fn weight(
+        ops: &[ReadOp],
+        min_size: &[usize],
+        index: usize,
+        memo: &mut [Option<usize>],
+    ) -> usize {
+        if min_size[index] != 0 {
+            return 0;
+        }
+        if let Some(known) = memo[index] {
+            return known;
+        }
+        // A guard against a cycle (impossible for zero-size ops, but the program comes from
+        // Python): count the op once.
+        memo[index] = Some(1);
+        let result = match &ops[index] {
+            ReadOp::Record { fields, .. } => fields
+                .iter()
+                .map(|(_, op)| weight(ops, min_size, *op, memo))
+                .fold(1usize, usize::saturating_add),
+            _ => 1,
+        };
+        memo[index] = Some(result);
+        result
+    }
+    let mut memo = vec![None; ops.len()];
+    (0..ops.len())
+        .map(|i| weight(ops, min_size, i, &mut memo))
+        .collect()
+}
+
+/// The encoded size of each skip op whose size does not depend on the data.
+fn skip_widths(ops: &[ReadOp]) -> Vec<Option<usize>> {
+    fn width(ops: &[ReadOp], index: usize, memo: &mut [Option<Option<usize>>]) -> Option<usize> {
+        if let Some(known) = memo[index] {
+            return known;
+        }
+        // A record met again while its own width is computed varies (recursion goes through
+        // a union or an array).
+        memo[index] = Some(None);
+        let result = match &ops[index] {
+            ReadOp::SkipFixed(n) => Some(*n),
+            ReadOp::SkipRecord(fields) => fields
+                .iter()
+                .try_fold(0usize, |sum, op| sum.checked_add(width(ops, *op, memo)?)),
+            _ => None,
+        };
+        memo[index] = Some(result);
+        result
+    }
+    let mut memo = vec![None; ops.len()];
+    (0..ops.len()).map(|i| width(ops, i, &mut memo)).collect()
 }

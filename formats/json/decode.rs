@@ -3,7 +3,6 @@
 //! precomputed `"name":` bytes, and dict keys read out of strings.
 
 use pyo3::prelude::*;
-use pyo3::types::{PyByteArray, PyBytes, PyDict};
 
 use super::read::{Number, Reader, SyntaxError, ValueKind};
 use crate::errors::{Error, Result};
@@ -22,20 +21,25 @@ impl<'a, 'p, 'py> Decoder<'p, 'py, Reader<'a>> {
     fn string(&mut self, id: NodeId) -> Result<Obj<'py>> {
         let id = self.ctx.resolve(id, Token::Str)?;
         if let Node::Bytes(spec) = self.ctx.plan.node(id) {
-            let text = self.reader.read_str().map_err(syntax)?;
-            let mut data = Vec::with_capacity(text.bytes.len() / 4 * 3);
-            text::base64::decode(text.bytes, &mut data)
-                .map_err(|e| Error::validation(e.message()))?;
-            spec.length.check(data.len(), "bytes")?;
-            let py = self.ctx.py;
-            return Ok(if spec.bytearray {
-                PyByteArray::new(py, &data).into_any()
-            } else {
-                PyBytes::new(py, &data).into_any()
-            });
+            return self.base64_bytes(spec);
         }
         let text = self.reader.read_str().map_err(syntax)?;
         self.ctx.string(id, text.bytes, text.ascii)
+    }
+
+    /// Bytes, written in JSON as base64 text (kept out of `string`, the str hot path).
+    #[inline(never)]
+    fn base64_bytes(&mut self, spec: &crate::plan::BytesSpec) -> Result<Obj<'py>> {
+        let text = self.reader.read_str().map_err(syntax)?;
+        let mut data = Vec::with_capacity(text.bytes.len() / 4 * 3);
+        text::base64::decode(text.bytes, &mut data).map_err(|e| Error::validation(e.message()))?;
+        spec.length.check(data.len(), "bytes")?;
+        let py = self.ctx.py;
+        Ok(if spec.bytearray {
+            crate::py::new_bytearray(py, &data)?
+        } else {
+            crate::py::new_bytes(py, &data)?.into_any()
+        })
     }
 
     fn number(&mut self, id: NodeId) -> Result<Obj<'py>> {
@@ -43,9 +47,12 @@ impl<'a, 'p, 'py> Decoder<'p, 'py, Reader<'a>> {
             Number::Int(value) => self.ctx.int(id, value),
             Number::BigInt(text) => self.ctx.big_int(id, text),
             // JSON has no infinities: a literal too large for a float is out of range, not inf.
-            Number::Float { value, text } if value.is_infinite() => Err(Error::validation(
-                format!("number {text} is out of range for a float"),
-            )),
+            Number::Float { value, text } if value.is_infinite() => {
+                Err(Error::validation(format!(
+                    "number {} is out of range for a float",
+                    crate::errors::cut(text)
+                )))
+            }
             Number::Float { value, text } => self.ctx.float(id, value, Some(text)),
         }
     }
@@ -73,7 +80,8 @@ fn dict_key<'py>(
     let text = utf8(bytes);
     ctx.integer_text(id, text).unwrap_or_else(|| {
         Err(Error::validation(format!(
-            "expected an integer key, got {text:?}"
+            "expected an integer key, got {}",
+            crate::errors::quote(text)
         )))
     })
 }
@@ -154,7 +162,7 @@ impl<'p, 'py> WireReader<'p, 'py> for Decoder<'p, 'py, Reader<'_>> {
     ) -> Result<Obj<'py>> {
         self.reader.begin_object().map_err(syntax)?;
         let py = self.ctx.py;
-        let dict = PyDict::new(py);
+        let dict = crate::py::new_dict(py)?;
         let mut first = true;
         loop {
             let key = self.reader.next_key(first).map_err(syntax)?;
@@ -166,7 +174,8 @@ impl<'p, 'py> WireReader<'p, 'py> for Decoder<'p, 'py, Reader<'_>> {
                 let shown = key_object.str().map(|s| s.to_string()).unwrap_or_default();
                 e.at_key(&shown)
             })?;
-            dict.set_item(key_object, value)?;
+            self.ctx
+                .store_entry(&dict, key_node, value_node, key_object, value)?;
         }
         self.ctx.check_length(dict_node, dict.len())?;
         Ok(dict.into_any())

@@ -310,7 +310,7 @@ impl<'a> Reader<'a> {
     /// Reads a string value. The text is borrowed from the input when the
     /// string has no escapes, otherwise decoded into an internal scratch
     /// buffer (valid until the next call on this reader).
-    #[inline]
+    #[inline(always)]
     pub fn read_str(&mut self) -> Result<Str<'_>, SyntaxError> {
         self.skip_ws();
         if self.bytes.get(self.pos) != Some(&b'"') {

@@ -4,7 +4,7 @@
 //! own (bin, the timestamp extension, typed map keys).
 
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyByteArray, PyBytes, PyDict, PyFloat, PyTuple};
+use pyo3::types::PyBool;
 
 use super::epoch;
 use super::read::{self, Head, ReadError, Reader};
@@ -86,12 +86,11 @@ impl<'a, 'p, 'py> Decoder<'p, 'py, Reader<'a>> {
         Some(match (head, node) {
             (Head::Str(bytes), Node::Str(spec)) if spec.is_unconstrained() => check_utf8(bytes)
                 .and_then(|ascii| py::new_str(py, bytes, ascii).map_err(Error::from)),
-            (Head::Int(value), Node::Int(bounds)) if *bounds == IntBounds::default() => value
-                .into_pyobject(py)
-                .map(|v| v.into_any())
-                .map_err(Error::from),
+            (Head::Int(value), Node::Int(bounds)) if *bounds == IntBounds::default() => {
+                py::new_int(py, *value).map_err(Error::from)
+            }
             (Head::Float(value), Node::Float(bounds)) if *bounds == FloatBounds::default() => {
-                Ok(PyFloat::new(py, *value).into_any())
+                py::new_float(py, *value).map_err(Error::from)
             }
             (Head::True, Node::Bool) => Ok(PyBool::new(py, true).to_owned().into_any()),
             (Head::False, Node::Bool) => Ok(PyBool::new(py, false).to_owned().into_any()),
@@ -152,12 +151,12 @@ impl<'a, 'p, 'py> Decoder<'p, 'py, Reader<'a>> {
             Node::Bytes(spec) => {
                 spec.length.check(data.len(), "bytes")?;
                 Ok(if spec.bytearray {
-                    PyByteArray::new(py, data).into_any()
+                    crate::py::new_bytearray(py, data)?
                 } else {
-                    PyBytes::new(py, data).into_any()
+                    crate::py::new_bytes(py, data)?.into_any()
                 })
             }
-            Node::Any => Ok(PyBytes::new(py, data).into_any()),
+            Node::Any => Ok(crate::py::new_bytes(py, data)?.into_any()),
             node => Err(expected(node.describe(), "bytes")),
         }
     }
@@ -212,7 +211,7 @@ impl<'a, 'p, 'py> Decoder<'p, 'py, Reader<'a>> {
                 let base = self.items_onto_stack(id, count);
                 let result = base.and_then(|base| {
                     let items = self.stack.drain(base..);
-                    Ok(PyTuple::new(self.ctx.py, items)?.into_any())
+                    Ok(crate::py::new_tuple(self.ctx.py, items.into_iter())?.into_any())
                 });
                 self.depth -= 1;
                 let key = result?;
@@ -290,14 +289,15 @@ impl<'p, 'py> WireReader<'p, 'py> for Decoder<'p, 'py, Reader<'_>> {
         count: usize,
     ) -> Result<Obj<'py>> {
         self.ctx.check_length(dict_node, count)?;
-        let dict = PyDict::new(self.ctx.py);
+        let dict = py::new_dict(self.ctx.py)?;
         for _ in 0..count {
             let key = self.dict_key(key_node)?;
             let value = self.value(value_node).map_err(|e| {
                 let shown = key.str().map(|s| s.to_string()).unwrap_or_default();
                 e.at_key(&shown)
             })?;
-            dict.set_item(key, value)?;
+            self.ctx
+                .store_entry(&dict, key_node, value_node, key, value)?;
         }
         // Duplicate keys collapse (the last one wins), so check again what the dict holds.
         if dict.len() != count {

@@ -13,8 +13,8 @@ use std::borrow::Cow;
 
 use pyo3::prelude::*;
 use pyo3::types::{
-    PyByteArray, PyBytes, PyDate, PyDateTime, PyDelta, PyDict, PyFloat, PyFrozenSet, PyInt, PyList,
-    PySet, PyTime, PyTuple, PyTzInfo, PyTzInfoAccess,
+    PyDate, PyDateTime, PyDelta, PyDict, PyFrozenSet, PyInt, PySet, PyTime, PyTzInfo,
+    PyTzInfoAccess,
 };
 
 use super::fast;
@@ -93,7 +93,7 @@ fn general_many<'py>(
                 .map_err(|e| e.at_index(index))?,
         );
     }
-    Ok(PyList::new(py, out)?.into_any())
+    Ok(crate::py::new_list(py, out.into_iter())?.into_any())
 }
 
 #[cold]
@@ -103,6 +103,11 @@ fn fast_path_refused() -> Error {
 
 #[cold]
 fn machine_error(err: vm::VmError) -> Error {
+    if err.out_of_memory {
+        return Error::from(pyo3::exceptions::PyMemoryError::new_err(
+            "cannot allocate memory for the values of the pickle",
+        ));
+    }
     Error::decode(format!(
         "malformed pickle: {} at byte {}",
         err.message, err.offset
@@ -137,8 +142,9 @@ pub(super) fn module_alias(module: &[u8]) -> &[u8] {
     }
 }
 
+/// Names and text from the pickle as messages show them: bounded (see `errors::cut_bytes`).
 fn show(bytes: &[u8]) -> Cow<'_, str> {
-    String::from_utf8_lossy(bytes)
+    Cow::Owned(crate::errors::cut_bytes(bytes))
 }
 
 fn text(bytes: &[u8]) -> Result<&str> {
@@ -291,10 +297,10 @@ impl<'a, 'v, 'f, 'p, 'py> Converter<'a, 'v, 'f, 'p, 'py> {
                 Some(py::new_str(py, bytes, true).map_err(Error::from))
             }
             (Value::Int(number), Node::Int(bounds)) if *bounds == Default::default() => {
-                Some(Ok(number.into_pyobject(py).map(|n| n.into_any()).ok()?))
+                Some(py::new_int(py, *number).map_err(Error::from))
             }
             (Value::Float(number), Node::Float(bounds)) if *bounds == Default::default() => {
-                Some(Ok(PyFloat::new(py, *number).into_any()))
+                Some(py::new_float(py, *number).map_err(Error::from))
             }
             (Value::Bool(flag), Node::Bool) => Some(Ok(pyo3::types::PyBool::new(py, *flag)
                 .to_owned()
@@ -902,10 +908,10 @@ impl<'a, 'v, 'f, 'p, 'py> Converter<'a, 'v, 'f, 'p, 'py> {
         }
         let py = self.ctx.py;
         let result = match kind {
-            SequenceKind::List => PyList::new(py, out)?.into_any(),
-            SequenceKind::VarTuple => PyTuple::new(py, out)?.into_any(),
-            SequenceKind::Set => PySet::new(py, out)?.into_any(),
-            SequenceKind::FrozenSet => PyFrozenSet::new(py, out)?.into_any(),
+            SequenceKind::List => crate::py::new_list(py, out.into_iter())?.into_any(),
+            SequenceKind::VarTuple => crate::py::new_tuple(py, out.into_iter())?.into_any(),
+            SequenceKind::Set => py::user_code(py, || PySet::new(py, out))?.into_any(),
+            SequenceKind::FrozenSet => py::user_code(py, || PyFrozenSet::new(py, out))?.into_any(),
         };
         // Sets may collapse equal items: the bound applies to what the caller gets.
         length.check(result.len()?, "items")?;
@@ -924,7 +930,7 @@ impl<'a, 'v, 'f, 'p, 'py> Converter<'a, 'v, 'f, 'p, 'py> {
         for (index, (&item, &node)) in items.iter().zip(item_nodes).enumerate() {
             out.push(self.value(item, node).map_err(|e| e.at_index(index))?);
         }
-        Ok(PyTuple::new(self.ctx.py, out)?.into_any())
+        Ok(crate::py::new_tuple(self.ctx.py, out.into_iter())?.into_any())
     }
 
     fn dict(
@@ -934,7 +940,7 @@ impl<'a, 'v, 'f, 'p, 'py> Converter<'a, 'v, 'f, 'p, 'py> {
         value_node: NodeId,
         dict_node: NodeId,
     ) -> Result<Obj<'py>> {
-        let dict = PyDict::new(self.ctx.py);
+        let dict = py::new_dict(self.ctx.py)?;
         for &(key, item) in entries {
             self.charge_hash(key)
                 .map_err(|e| e.at_key(&self.describe_key(key)))?;
@@ -945,7 +951,8 @@ impl<'a, 'v, 'f, 'p, 'py> Converter<'a, 'v, 'f, 'p, 'py> {
                 let shown = key_object.str().map(|s| s.to_string()).unwrap_or_default();
                 e.at_key(&shown)
             })?;
-            dict.set_item(key_object, value)?;
+            self.ctx
+                .store_entry(&dict, key_node, value_node, key_object, value)?;
         }
         self.ctx.check_length(dict_node, dict.len())?;
         Ok(dict.into_any())
@@ -1207,14 +1214,21 @@ impl<'a, 'v, 'f, 'p, 'py> Converter<'a, 'v, 'f, 'p, 'py> {
             };
             let key = text(key)?;
             let class = py.import("zoneinfo")?.getattr("ZoneInfo")?;
-            let zone = if cached {
-                class.call1((key,))
-            } else {
-                class.call_method1("no_cache", (key,))
-            };
+            // ZoneInfo is Python code (and reads a file, letting other threads run).
+            let zone = py::user_code(py, || {
+                if cached {
+                    class.call1((key,))
+                } else {
+                    class.call_method1("no_cache", (key,))
+                }
+            });
             // An unknown or malformed key (ZoneInfoNotFoundError is a KeyError) is bad input.
             let zone = zone.map_err(|err| {
-                Error::validation(format!("invalid ZoneInfo key {key:?}: {}", err.value(py)))
+                Error::validation(format!(
+                    "invalid ZoneInfo key {}: {}",
+                    crate::errors::quote(key),
+                    err.value(py)
+                ))
             })?;
             zone.cast_into::<PyTzInfo>().map_err(PyErr::from)?
         } else {
@@ -1317,9 +1331,9 @@ impl<'a, 'v, 'f, 'p, 'py> Converter<'a, 'v, 'f, 'p, 'py> {
         Ok(match self.arena.get(id) {
             Value::None => py.None().into_bound(py),
             Value::Bool(flag) => pyo3::types::PyBool::new(py, *flag).to_owned().into_any(),
-            Value::Int(number) => number.into_pyobject(py)?.into_any(),
+            Value::Int(number) => py::new_int(py, *number)?,
             Value::BigInt(data) => big_int(py, data)?,
-            Value::Float(number) => PyFloat::new(py, *number).into_any(),
+            Value::Float(number) => py::new_float(py, *number)?,
             Value::Str(bytes) => {
                 let ascii = bytes.is_ascii();
                 if ascii || std::str::from_utf8(bytes).is_ok() {
@@ -1328,8 +1342,8 @@ impl<'a, 'v, 'f, 'p, 'py> Converter<'a, 'v, 'f, 'p, 'py> {
                     surrogate_str(py, bytes)?
                 }
             }
-            Value::Bytes(data) => PyBytes::new(py, data).into_any(),
-            Value::ByteArray(data) => PyByteArray::new(py, data).into_any(),
+            Value::Bytes(data) => crate::py::new_bytes(py, data)?.into_any(),
+            Value::ByteArray(data) => crate::py::new_bytearray(py, data)?,
             Value::List(items) => {
                 return self.level(|this| this.any_items(items, SequenceKind::List))
             }
@@ -1377,7 +1391,9 @@ impl<'a, 'v, 'f, 'p, 'py> Converter<'a, 'v, 'f, 'p, 'py> {
             (b"decimal", b"Decimal") => {
                 let digits = self.decimal_text(call)?;
                 let decimal = py::stdlib(py).decimal.bind(py).call1((digits,));
-                decimal.map_err(|_| Error::validation(format!("invalid decimal {digits:?}")))
+                decimal.map_err(|_| {
+                    Error::validation(format!("invalid decimal {}", crate::errors::quote(digits)))
+                })
             }
             (b"uuid", b"UUID") => self.uuid(call),
             (b"builtins", b"set") | (b"builtins", b"frozenset") => {
@@ -1390,10 +1406,10 @@ impl<'a, 'v, 'f, 'p, 'py> Converter<'a, 'v, 'f, 'p, 'py> {
                 self.level(|this| this.any_items(items, kind))
             }
             (b"_codecs", b"encode") | (b"builtins", b"bytes") => {
-                Ok(PyBytes::new(py, &self.bytes_call(call)?).into_any())
+                Ok(crate::py::new_bytes(py, &self.bytes_call(call)?)?.into_any())
             }
             (b"builtins", b"bytearray") => {
-                Ok(PyByteArray::new(py, &self.bytes_call(call)?).into_any())
+                Ok(crate::py::new_bytearray(py, &self.bytes_call(call)?)?)
             }
             _ => Err(Error::decode(format!(
                 "pickle refers to {}.{}, which the type does not allow here (expected any \
@@ -1415,9 +1431,9 @@ fn latin1(text: &str) -> Result<Vec<u8>> {
 pub(super) fn make_bytes<'py>(py: Python<'py>, spec: &BytesSpec, data: &[u8]) -> Result<Obj<'py>> {
     spec.length.check(data.len(), "bytes")?;
     Ok(if spec.bytearray {
-        PyByteArray::new(py, data).into_any()
+        crate::py::new_bytearray(py, data)?
     } else {
-        PyBytes::new(py, data).into_any()
+        crate::py::new_bytes(py, data)?.into_any()
     })
 }
 
@@ -1427,7 +1443,7 @@ fn big_int<'py>(py: Python<'py>, data: &[u8]) -> Result<Obj<'py>> {
     kwargs.set_item("signed", true)?;
     Ok(py.get_type::<PyInt>().call_method(
         "from_bytes",
-        (PyBytes::new(py, data), "little"),
+        (crate::py::new_bytes(py, data)?, "little"),
         Some(&kwargs),
     )?)
 }
@@ -1435,7 +1451,7 @@ fn big_int<'py>(py: Python<'py>, data: &[u8]) -> Result<Obj<'py>> {
 /// A pickled str that is not strict UTF-8: pickle writes lone surrogates with "surrogatepass",
 /// and reads them back the same way; anything else is malformed.
 fn surrogate_str<'py>(py: Python<'py>, bytes: &[u8]) -> Result<Obj<'py>> {
-    PyBytes::new(py, bytes)
+    crate::py::new_bytes(py, bytes)?
         .call_method1("decode", ("utf-8", "surrogatepass"))
         .map_err(|_| Error::decode("malformed pickle: a str is not UTF-8"))
 }

@@ -19,9 +19,7 @@
 use std::borrow::Cow;
 
 use pyo3::prelude::*;
-use pyo3::types::{
-    PyBool, PyDate, PyDateTime, PyDelta, PyFloat, PyList, PyTuple, PyTzInfo, PyTzInfoAccess,
-};
+use pyo3::types::{PyBool, PyDate, PyDateTime, PyDelta, PyTzInfo, PyTzInfoAccess};
 use smallvec::SmallVec;
 
 use super::decode::{make_bytes, module_alias};
@@ -541,8 +539,8 @@ impl<'a, 'f, 'p, 'py> FastDecoder<'a, 'f, 'p, 'py> {
                     BININT2 => 3,
                     _ => 5,
                 };
-                match number.into_pyobject(py) {
-                    Ok(number) => number.into_any(),
+                match crate::py::new_int(py, number) {
+                    Ok(number) => number,
                     Err(_) => return Some(None),
                 }
             }
@@ -550,7 +548,10 @@ impl<'a, 'f, 'p, 'py> FastDecoder<'a, 'f, 'p, 'py> {
                 let bytes = self.input.get(self.pos + 1..self.pos + 9)?;
                 let number = f64::from_be_bytes(bytes.try_into().ok()?);
                 self.pos += 9;
-                PyFloat::new(py, number).into_any()
+                match crate::py::new_float(py, number) {
+                    Ok(number) => number,
+                    Err(_) => return Some(None),
+                }
             }
             (NEWTRUE | NEWFALSE, Node::Bool) => {
                 self.pos += 1;
@@ -683,7 +684,7 @@ impl<'a, 'f, 'p, 'py> FastDecoder<'a, 'f, 'p, 'py> {
                 let number = f64::from_be_bytes(self.take(8)?.try_into().ok()?);
                 match target_node {
                     Node::Float(bounds) if *bounds == Default::default() => {
-                        PyFloat::new(py, number).into_any()
+                        crate::py::new_float(py, number).ok()?
                     }
                     _ => self.ctx.float(target, number, None).ok()?,
                 }
@@ -782,8 +783,8 @@ impl<'a, 'f, 'p, 'py> FastDecoder<'a, 'f, 'p, 'py> {
         self.depth -= 1;
         let py = self.ctx.py;
         let list = match kind {
-            SequenceKind::List => PyList::new(py, items).ok()?.into_any(),
-            _ => PyTuple::new(py, items).ok()?.into_any(),
+            SequenceKind::List => crate::py::new_list(py, items.into_iter()).ok()?.into_any(),
+            _ => crate::py::new_tuple(py, items.into_iter()).ok()?.into_any(),
         };
         if let Some(length) = length {
             length.check(list.len().ok()?, "items").ok()?;

@@ -86,6 +86,8 @@ impl<'a> Arena<'a> {
 pub struct VmError {
     pub message: String,
     pub offset: usize,
+    /// The machine could not allocate its memory (a MemoryError, not malformed input).
+    pub out_of_memory: bool,
 }
 
 const NO_ENTRY: Id = Id::MAX;
@@ -101,6 +103,21 @@ struct Machine<'a> {
 
 type Step<T> = std::result::Result<T, String>;
 
+/// The message of a step that could not allocate: `run` reports it as `out_of_memory`.
+const OUT_OF_MEMORY: &str = "out of memory";
+
+/// Makes room for `additional` more items, reporting a failed allocation instead of aborting
+/// the process (what `Vec::push` does when its growth fails).
+#[inline]
+fn room<T>(items: &mut Vec<T>, additional: usize) -> Step<()> {
+    if items.capacity() - items.len() < additional {
+        items
+            .try_reserve(additional)
+            .map_err(|_| OUT_OF_MEMORY.to_owned())?;
+    }
+    Ok(())
+}
+
 /// Runs a pickle to its STOP; returns the arena and the value left on the stack. Only the end
 /// of the input may follow STOP.
 pub fn run(input: &[u8]) -> std::result::Result<(Arena<'_>, Id), VmError> {
@@ -108,6 +125,7 @@ pub fn run(input: &[u8]) -> std::result::Result<(Arena<'_>, Id), VmError> {
         return Err(VmError {
             message: "pickles of 4 GiB and more are not supported".into(),
             offset: 0,
+            out_of_memory: false,
         });
     }
     let expected_values = (input.len() / 3 + 4).min(1 << 16);
@@ -136,10 +154,17 @@ pub fn run(input: &[u8]) -> std::result::Result<(Arena<'_>, Id), VmError> {
     match result {
         Ok(root) => {
             let mut arena = machine.arena;
+            let missing = arena.values.len().saturating_sub(arena.shared.len());
+            room(&mut arena.shared, missing).map_err(|message| VmError {
+                message,
+                offset: opcode_start,
+                out_of_memory: true,
+            })?;
             arena.shared.resize(arena.values.len(), false);
             Ok((arena, root))
         }
         Err(message) => Err(VmError {
+            out_of_memory: message == OUT_OF_MEMORY,
             message,
             offset: opcode_start,
         }),
@@ -232,6 +257,8 @@ impl<'a> Machine<'a> {
     #[inline]
     fn push_value(&mut self, value: Value<'a>) -> Step<Id> {
         let id = self.arena.values.len();
+        room(&mut self.arena.values, 1)?;
+        room(&mut self.stack, 1)?;
         self.arena.values.push(value);
         self.stack.push(id as Id);
         Ok(id as Id)
@@ -283,12 +310,15 @@ impl<'a> Machine<'a> {
         Ok(self.stack.split_off(mark))
     }
 
-    fn mark_shared(&mut self, id: Id) {
+    fn mark_shared(&mut self, id: Id) -> Step<()> {
         let index = id as usize;
         if self.arena.shared.len() <= index {
+            let missing = index + 1 - self.arena.shared.len();
+            room(&mut self.arena.shared, missing)?;
             self.arena.shared.resize(index + 1, false);
         }
         self.arena.shared[index] = true;
+        Ok(())
     }
 
     fn put(&mut self, index: u64) -> Step<()> {
@@ -300,6 +330,8 @@ impl<'a> Machine<'a> {
         }
         let index = index as usize;
         if self.memo.len() <= index {
+            let missing = index + 1 - self.memo.len();
+            room(&mut self.memo, missing)?;
             self.memo.resize(index + 1, NO_ENTRY);
         }
         self.memo[index] = value;
@@ -312,7 +344,8 @@ impl<'a> Machine<'a> {
             .and_then(|i| self.memo.get(i).copied())
             .filter(|&id| id != NO_ENTRY)
             .ok_or_else(|| format!("memo index {index} was never stored"))?;
-        self.mark_shared(value);
+        self.mark_shared(value)?;
+        room(&mut self.stack, 1)?;
         self.stack.push(value);
         Ok(())
     }
@@ -355,7 +388,10 @@ impl<'a> Machine<'a> {
                 self.length(length)?;
             }
             STOP => return Ok(false),
-            MARK => self.marks.push(self.stack.len()),
+            MARK => {
+                room(&mut self.marks, 1)?;
+                self.marks.push(self.stack.len());
+            }
             POP => {
                 if self.marks.last() == Some(&self.stack.len()) {
                     self.marks.pop();
@@ -368,7 +404,8 @@ impl<'a> Machine<'a> {
             }
             DUP => {
                 let top = self.top()?;
-                self.mark_shared(top);
+                self.mark_shared(top)?;
+                room(&mut self.stack, 1)?;
                 self.stack.push(top);
             }
             NONE => {
@@ -451,14 +488,19 @@ impl<'a> Machine<'a> {
             APPEND => {
                 let item = self.pop()?;
                 let list = self.top()?;
-                self.list_mut(list, "APPEND")?.push(item);
+                let entries = self.list_mut(list, "APPEND")?;
+                room(entries, 1)?;
+                entries.push(item);
             }
             APPENDS => {
                 let mark = self.take_mark()?;
                 let list = self.below(mark)?;
                 let items = &self.stack[mark..];
                 match &mut self.arena.values[list as usize] {
-                    Value::List(entries) => entries.extend_from_slice(items),
+                    Value::List(entries) => {
+                        room(entries, items.len())?;
+                        entries.extend_from_slice(items)
+                    }
                     _ => return Err("APPENDS on a value that is not a list".into()),
                 }
                 self.stack.truncate(mark);
@@ -495,7 +537,10 @@ impl<'a> Machine<'a> {
                 let key = self.pop()?;
                 let dict = self.top()?;
                 match &mut self.arena.values[dict as usize] {
-                    Value::Dict(entries) => entries.push((key, value)),
+                    Value::Dict(entries) => {
+                        room(entries, 1)?;
+                        entries.push((key, value))
+                    }
                     _ => return Err("SETITEM on a value that is not a dict".into()),
                 }
             }
@@ -508,6 +553,7 @@ impl<'a> Machine<'a> {
                 }
                 match &mut self.arena.values[dict as usize] {
                     Value::Dict(entries) => {
+                        room(entries, items.len() / 2)?;
                         entries.extend(items.chunks_exact(2).map(|pair| (pair[0], pair[1])))
                     }
                     _ => return Err("SETITEMS on a value that is not a dict".into()),
@@ -522,7 +568,10 @@ impl<'a> Machine<'a> {
                 let set = self.below(mark)?;
                 let items = &self.stack[mark..];
                 match &mut self.arena.values[set as usize] {
-                    Value::Set(entries) => entries.extend_from_slice(items),
+                    Value::Set(entries) => {
+                        room(entries, items.len())?;
+                        entries.extend_from_slice(items)
+                    }
                     _ => return Err("ADDITEMS on a value that is not a set".into()),
                 }
                 self.stack.truncate(mark);
@@ -576,6 +625,7 @@ impl<'a> Machine<'a> {
                 // The next free index: one entry per opcode byte, so the memo stays within
                 // the input's size.
                 let top = self.top()?;
+                room(&mut self.memo, 1)?;
                 self.memo.push(top);
             }
             BINPUT => {

@@ -16,7 +16,7 @@ from ._errors import DecodeError, EncodeError, ValidationError
 from ._extension import Extension
 from ._frames import AvroFrameInfo, avro_fingerprint, avro_frame_info
 from ._meta import AvroName, Meta
-from ._polycodec import Codec
+from ._polycodec import Codec, FileIter, StreamDecoder
 from ._api import decode_many, decode_one, encode_many, encode_one, json_schema
 
 __version__ = "0.1.0"
@@ -28,7 +28,9 @@ __all__ = [
     "DecodeError",
     "EncodeError",
     "Extension",
+    "FileIter",
     "Meta",
+    "StreamDecoder",
     "ValidationError",
     "avro_fingerprint",
     "avro_frame_info",

@@ -80,6 +80,7 @@ class Schema:
         self.nodes: List[Dict[str, Any]] = []
         self.names: Dict[str, int] = {}
         self.root = -1
+        self.depth = 0  # of the element being parsed
 
     def add(self, node: Dict[str, Any]) -> int:
         self.nodes.append(node)
@@ -105,6 +106,8 @@ def parse_schema(source: Any) -> Schema:
     if isinstance(source, str):
         try:
             source = json.loads(source)
+        except RecursionError:
+            raise SchemaError("the Avro schema nests too deeply") from None
         except ValueError as exc:
             if source.strip() not in PRIMITIVES:
                 raise SchemaError(f"Avro schema is not valid JSON: {exc}") from None
@@ -114,7 +117,25 @@ def parse_schema(source: Any) -> Schema:
     return schema
 
 
+# How deeply schema elements may nest (records in records, unions, arrays, maps): deeper
+# schemas are refused as invalid, so that nothing that walks them runs out of stack.
+MAX_SCHEMA_DEPTH = 128
+
+# The largest Avro fixed size (a Java int, as the reference implementation reads it).
+MAX_FIXED_SIZE = 2**31 - 1
+
+
 def _parse(schema: Schema, obj: Any, namespace: Optional[str]) -> int:
+    schema.depth += 1
+    try:
+        if schema.depth > MAX_SCHEMA_DEPTH:
+            raise SchemaError(f"the Avro schema nests deeper than {MAX_SCHEMA_DEPTH} levels")
+        return _parse_element(schema, obj, namespace)
+    finally:
+        schema.depth -= 1
+
+
+def _parse_element(schema: Schema, obj: Any, namespace: Optional[str]) -> int:
     if isinstance(obj, str):
         if obj in PRIMITIVES:
             return schema.add({"type": obj, "logical": None})
@@ -186,6 +207,10 @@ def _parse(schema: Schema, obj: Any, namespace: Optional[str]) -> int:
             size = obj.get("size")
             if not isinstance(size, int) or isinstance(size, bool) or size < 0:
                 raise SchemaError(f"Avro fixed {full!r} needs a size")
+            if size > MAX_FIXED_SIZE:
+                raise SchemaError(
+                    f"Avro fixed {full!r} has size {size}, more than {MAX_FIXED_SIZE}"
+                )
             node["size"] = size
             if logical == "decimal":
                 node["precision"] = obj.get("precision")
@@ -1455,6 +1480,8 @@ class AvroState:
                 text = given.decode() if isinstance(given, (bytes, bytearray)) else given
                 try:
                     schema_data = json.loads(text)
+                except RecursionError:
+                    raise ValueError("schema= nests too deeply to be an Avro schema") from None
                 except ValueError as exc:
                     if text.strip() not in PRIMITIVES:
                         raise ValueError(f"schema= is not valid JSON: {exc}") from None
@@ -1491,6 +1518,8 @@ class AvroState:
             return bytes(writer_schema)
         try:
             return json.dumps(writer_schema, separators=(",", ":")).encode()
+        except RecursionError:
+            raise ValueError("writer_schema nests too deeply to be an Avro schema") from None
         except (TypeError, ValueError) as exc:
             raise ValueError(f"writer_schema is not a JSON-compatible Avro schema: {exc}") from None
 
@@ -1498,10 +1527,14 @@ class AvroState:
         """Read ops for data written with ``writer_schema``, and its fingerprint."""
         if isinstance(writer_schema, (bytes, bytearray)):
             writer_schema = writer_schema.decode("utf-8")
-        parsed = parse_schema(writer_schema)
-        resolver = Resolver(parsed, self.binding)
-        root = resolver.resolve(parsed.root, self.binding.schema.root, self.root_pid, "$")
-        return resolver.ops, root, fingerprint(canonical_form(parsed).encode())
+        try:
+            parsed = parse_schema(writer_schema)
+            resolver = Resolver(parsed, self.binding)
+            root = resolver.resolve(parsed.root, self.binding.schema.root, self.root_pid, "$")
+            return resolver.ops, root, fingerprint(canonical_form(parsed).encode())
+        except RecursionError:
+            # Only when called with little stack left: the schema's depth is bounded.
+            raise SchemaError("the writer schema nests too deeply") from None
 
 
 CODECS = ("null", "deflate", "snappy", "zstandard")
@@ -1513,3 +1546,5 @@ def open_codec(spec: Any, target: Any, options: Dict[str, Any]) -> AvroState:
         return AvroState(spec, target, options)
     except SchemaError as exc:
         raise ValueError(f"invalid Avro schema: {exc}") from None
+    except RecursionError:
+        raise ValueError("invalid Avro schema: it nests too deeply") from None

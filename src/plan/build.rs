@@ -223,6 +223,7 @@ fn build_record(kind: RecordKind, data: &Bound<'_, PyDict>) -> PyResult<Node> {
         .filter(|(_, f)| f.on_wire)
         .map(|(i, _)| i)
         .collect();
+    let user_setattr = kind == RecordKind::Dataclass && has_python_descriptor(&cls, &fields)?;
     Ok(Node::Record(RecordSpec {
         kind,
         type_addr: cls.as_ptr() as usize,
@@ -231,6 +232,7 @@ fn build_record(kind: RecordKind, data: &Bound<'_, PyDict>) -> PyResult<Node> {
         cls: cls.unbind(),
         fields,
         post_init: get_required(data, "post_init")?.extract()?,
+        user_setattr,
         frozen: get_required(data, "frozen")?.extract()?,
         slots: get_required(data, "slots")?.extract()?,
         forbid_unknown_fields: get_required(data, "forbid_unknown_fields")?.extract()?,
@@ -239,6 +241,30 @@ fn build_record(kind: RecordKind, data: &Bound<'_, PyDict>) -> PyResult<Node> {
         tag,
         wire_fields,
     }))
+}
+
+/// Whether a field of the class is set through a data descriptor other than a slot's member
+/// descriptor (a descriptor-typed dataclass field, a property).
+fn has_python_descriptor(cls: &Bound<'_, PyAny>, fields: &[Field]) -> PyResult<bool> {
+    let py = cls.py();
+    let mro = cls.getattr("__mro__")?;
+    for field in fields {
+        let name = field.name.bind(py);
+        for klass in mro.try_iter()? {
+            let found = klass?.getattr("__dict__")?.get_item(name).ok();
+            let Some(found) = found else { continue };
+            let descriptor_type = found.get_type();
+            // A slot's member descriptor is C; a property's setter or any other descriptor
+            // with `__set__` runs Python code.
+            let member = descriptor_type.qualname()? == "member_descriptor"
+                && descriptor_type.module()? == "builtins";
+            if !member && descriptor_type.hasattr("__set__")? {
+                return Ok(true);
+            }
+            break;
+        }
+    }
+    Ok(false)
 }
 
 /// Fills each union's per-token dispatch and checks every index is in range.

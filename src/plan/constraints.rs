@@ -104,7 +104,8 @@ impl IntBounds {
         if too_small || too_large {
             let side = if too_small { "small" } else { "large" };
             return Err(Error::validation(format!(
-                "integer {text} is too {side} for the declared bounds"
+                "integer {} is too {side} for the declared bounds",
+                crate::errors::cut(text)
             )));
         }
         Ok(self.multiple_of.is_none())

@@ -120,6 +120,27 @@ pub enum Node {
 }
 
 impl Node {
+    /// Whether this node's values are builtins or standard-library C types (or enum members,
+    /// which live as long as their class), whose hashing and deallocation run no Python code.
+    pub fn is_builtin_scalar(&self) -> bool {
+        matches!(
+            self,
+            Node::Any
+                | Node::None
+                | Node::Bool
+                | Node::Int(_)
+                | Node::Float(_)
+                | Node::Str(_)
+                | Node::Bytes(_)
+                | Node::Decimal(_)
+                | Node::DateTime(_)
+                | Node::Date
+                | Node::Time(_)
+                | Node::TimeDelta
+                | Node::Literal(_)
+        )
+    }
+
     /// The name used in "expected ..." messages.
     pub fn describe(&self) -> &'static str {
         match self {
@@ -278,7 +299,8 @@ impl std::fmt::Display for LiteralValue {
     /// As the value appears in JSON: strings quoted.
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            LiteralValue::Str(text) => write!(f, "{text:?}"),
+            // Input text can be long: quoted as error messages quote input.
+            LiteralValue::Str(text) => f.write_str(&crate::errors::quote(text)),
             LiteralValue::Int(number) => write!(f, "{number}"),
             LiteralValue::Bool(flag) => write!(f, "{flag}"),
         }
@@ -456,6 +478,9 @@ pub struct RecordSpec {
     pub module: String,
     pub fields: Vec<Field>,
     pub post_init: bool,
+    /// Some field is set through a descriptor defined in Python (its `__set__` is Python
+    /// code), so setting fields runs user code (see `py::user_code`).
+    pub user_setattr: bool,
     /// A frozen dataclass (always true for a namedtuple).
     pub frozen: bool,
     pub slots: bool,

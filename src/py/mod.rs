@@ -14,7 +14,7 @@ use pyo3::exceptions::PyTypeError;
 use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
-use pyo3::types::{PyDict, PyList, PyString, PyTuple, PyType};
+use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple, PyType};
 
 /// An owned Python object.
 pub type Obj<'py> = Bound<'py, PyAny>;
@@ -47,6 +47,111 @@ pub fn new_str<'py>(py: Python<'py>, bytes: &[u8], ascii: bool) -> PyResult<Obj<
         );
         Ok(Bound::from_owned_ptr(py, raw.as_ptr()))
     }
+}
+
+/// `bytes` from input-sized data. PyO3's `PyBytes::new` panics when the allocation fails;
+/// here a failed allocation is the MemoryError CPython set.
+#[inline]
+pub fn new_bytes<'py>(py: Python<'py>, data: &[u8]) -> PyResult<Bound<'py, PyBytes>> {
+    // SAFETY: the pointer and length describe `data`, which CPython copies.
+    let raw = unsafe {
+        ffi::PyBytes_FromStringAndSize(data.as_ptr().cast(), data.len() as ffi::Py_ssize_t)
+    };
+    // SAFETY: a new reference to a bytes object, or NULL with an exception set.
+    Ok(unsafe { Bound::from_owned_ptr_or_err(py, raw)?.cast_into_unchecked() })
+}
+
+/// `bytearray` from input-sized data; a failed allocation is a MemoryError (see [`new_bytes`]).
+#[inline]
+pub fn new_bytearray<'py>(py: Python<'py>, data: &[u8]) -> PyResult<Obj<'py>> {
+    // SAFETY: the pointer and length describe `data`, which CPython copies.
+    let raw = unsafe {
+        ffi::PyByteArray_FromStringAndSize(data.as_ptr().cast(), data.len() as ffi::Py_ssize_t)
+    };
+    // SAFETY: a new reference, or NULL with an exception set.
+    unsafe { Bound::from_owned_ptr_or_err(py, raw) }
+}
+
+/// An `int`; a failed allocation is a MemoryError (PyO3's conversion panics).
+#[inline]
+pub fn new_int(py: Python<'_>, value: i64) -> PyResult<Obj<'_>> {
+    // SAFETY: a new reference, or NULL with an exception set.
+    unsafe { Bound::from_owned_ptr_or_err(py, ffi::PyLong_FromLongLong(value)) }
+}
+
+/// A `float`; a failed allocation is a MemoryError (PyO3's `PyFloat::new` panics).
+#[inline]
+pub fn new_float(py: Python<'_>, value: f64) -> PyResult<Obj<'_>> {
+    // SAFETY: a new reference, or NULL with an exception set.
+    unsafe { Bound::from_owned_ptr_or_err(py, ffi::PyFloat_FromDouble(value)) }
+}
+
+/// An empty `dict`; a failed allocation is a MemoryError (PyO3's `PyDict::new` panics).
+#[inline]
+pub fn new_dict(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
+    // SAFETY: a new reference to a dict, or NULL with an exception set.
+    Ok(unsafe { Bound::from_owned_ptr_or_err(py, ffi::PyDict_New())?.cast_into_unchecked() })
+}
+
+/// A list holding `items`; a failed allocation is a MemoryError (PyO3's `PyList::new` panics).
+pub fn new_list<'py>(
+    py: Python<'py>,
+    items: impl ExactSizeIterator<Item = Obj<'py>>,
+) -> PyResult<Obj<'py>> {
+    let length = items.len();
+    // SAFETY: a new list with NULL slots, or NULL with an exception set.
+    let list =
+        unsafe { Bound::from_owned_ptr_or_err(py, ffi::PyList_New(length as ffi::Py_ssize_t))? };
+    let mut filled = 0;
+    for item in items.take(length) {
+        // SAFETY: slot `filled` is in bounds and empty; SET_ITEM takes over the reference.
+        unsafe { ffi::PyList_SET_ITEM(list.as_ptr(), filled as ffi::Py_ssize_t, item.into_ptr()) };
+        filled += 1;
+    }
+    if filled < length {
+        // An iterator shorter than it said: drop the empty slots (list_dealloc accepts them).
+        // SAFETY: the list is ours and not yet shared; SetSlice shrinks it.
+        let status = unsafe {
+            ffi::PyList_SetSlice(
+                list.as_ptr(),
+                filled as ffi::Py_ssize_t,
+                length as ffi::Py_ssize_t,
+                std::ptr::null_mut(),
+            )
+        };
+        if status < 0 {
+            return Err(PyErr::fetch(py));
+        }
+    }
+    Ok(list)
+}
+
+/// A tuple holding `items`; a failed allocation is a MemoryError (PyO3's `PyTuple::new` panics).
+pub fn new_tuple<'py>(
+    py: Python<'py>,
+    items: impl ExactSizeIterator<Item = Obj<'py>>,
+) -> PyResult<Bound<'py, PyTuple>> {
+    let length = items.len();
+    // SAFETY: a new tuple with NULL slots, or NULL with an exception set.
+    let tuple =
+        unsafe { Bound::from_owned_ptr_or_err(py, ffi::PyTuple_New(length as ffi::Py_ssize_t))? };
+    let mut filled = 0;
+    for item in items.take(length) {
+        // SAFETY: slot `filled` is in bounds and empty; SET_ITEM takes over the reference.
+        unsafe {
+            ffi::PyTuple_SET_ITEM(tuple.as_ptr(), filled as ffi::Py_ssize_t, item.into_ptr())
+        };
+        filled += 1;
+    }
+    if filled < length {
+        // An iterator shorter than it said (never for the Vecs the decoders pass): the tuple,
+        // whose empty slots tuple_dealloc accepts, is dropped unseen.
+        return Err(PyTypeError::new_err(
+            "internal: tuple items fewer than announced",
+        ));
+    }
+    // SAFETY: the object was created as a tuple just above.
+    Ok(unsafe { tuple.cast_into_unchecked() })
 }
 
 /// Recently decoded dict keys, one table per thread: JSON objects decoded as dicts repeat the
@@ -153,16 +258,35 @@ pub fn new_instance<'py>(cls: &Bound<'py, PyType>) -> PyResult<Obj<'py>> {
     let py = cls.py();
     let empty = PyTuple::empty(py);
     let type_ptr = cls.as_type_ptr();
-    // SAFETY: type_ptr is a live type object; tp_new is read once and called with valid args.
-    unsafe {
-        let Some(tp_new) = (*type_ptr).tp_new else {
-            return Err(PyTypeError::new_err(
-                "cannot create instances of this class",
-            ));
-        };
-        let raw = tp_new(type_ptr, empty.as_ptr(), std::ptr::null_mut());
-        Bound::from_owned_ptr_or_err(py, raw)
+    // SAFETY: type_ptr is a live type object; tp_new is read once.
+    let Some(tp_new) = (unsafe { (*type_ptr).tp_new }) else {
+        return Err(PyTypeError::new_err(
+            "cannot create instances of this class",
+        ));
+    };
+    // SAFETY: tp_new is called with a valid type, an argument tuple and no keywords, and
+    // returns a new reference or NULL with an exception set.
+    let create = || unsafe {
+        Bound::from_owned_ptr_or_err(py, tp_new(type_ptr, empty.as_ptr(), std::ptr::null_mut()))
+    };
+    // SAFETY: reading a slot of the static base type `object`, never written after startup.
+    let object_new = unsafe { (*std::ptr::addr_of!(ffi::PyBaseObject_Type)).tp_new };
+    // CPython's own function pointers: equal exactly when the class did not override `__new__`.
+    if object_new.is_some_and(|object_new| std::ptr::fn_addr_eq(tp_new, object_new)) {
+        create()
+    } else {
+        new_instance_by_user_code(py, create)
     }
+}
+
+/// A class's own `__new__` is Python code (kept out of line: most classes have none).
+#[cold]
+#[inline(never)]
+fn new_instance_by_user_code<'py>(
+    py: Python<'py>,
+    create: impl FnOnce() -> PyResult<Obj<'py>>,
+) -> PyResult<Obj<'py>> {
+    user_code(py, create)
 }
 
 /// Sets an attribute the way `object.__setattr__` does, so frozen dataclasses can be filled
@@ -232,28 +356,74 @@ impl<'py> DictCursor<'py> {
 
 /// Pauses the cyclic garbage collector while it lives. Decoding allocates many container
 /// objects that are all reachable from the result, so collections triggered halfway through
-/// only traverse live objects; pausing saves that work. The previous state is restored, so
-/// nested decodes and a GC disabled by the user are left as they were.
+/// only traverse live objects; pausing saves that work.
+///
+/// The collector's state is shared by all threads, and another thread can run whenever this
+/// one runs Python code (the GIL may switch there). So the pause is only in force while the
+/// decoder runs its own Rust code: every call that may run Python code goes through
+/// [`user_code`], which resumes the collector around it, and gives up the pause for good if
+/// the collector was disabled meanwhile (by that code or another thread), so that the
+/// decoder never re-enables a collector someone else disabled. An error gives up the pause
+/// too ([`gc_give_up`]): unwinding drops partly built objects, whose `__del__` may run.
 pub struct GcPause {
-    reenable: bool,
+    /// Whether an enclosing decode on this thread held a pause (see [`user_code`]: it is
+    /// never in force while a nested decode starts, but the flag is restored all the same).
+    outer: bool,
+}
+
+thread_local! {
+    /// Whether this thread's current decode paused the collector and owes its re-enabling.
+    static GC_HELD: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
 }
 
 impl GcPause {
     pub fn new(_py: Python<'_>) -> Self {
+        let outer = GC_HELD.get();
         // SAFETY: the caller holds the GIL (the `Python` token); PyGC_Disable only flips a flag.
         let was_enabled = unsafe { ffi::PyGC_Disable() } == 1;
-        GcPause {
-            reenable: was_enabled,
-        }
+        GC_HELD.set(was_enabled);
+        GcPause { outer }
     }
 }
 
 impl Drop for GcPause {
     fn drop(&mut self) {
-        if self.reenable {
+        if GC_HELD.get() {
             // SAFETY: created under the GIL and dropped in the same call, still holding it.
             unsafe { ffi::PyGC_Enable() };
         }
+        GC_HELD.set(self.outer);
+    }
+}
+
+/// Runs `call`, which may run Python code, with the collector as it would be without the
+/// pause (see [`GcPause`]); the pause resumes afterwards unless the collector was disabled
+/// meanwhile, in which case it is left disabled and this decode will not enable it.
+#[inline]
+pub fn user_code<R>(_py: Python<'_>, call: impl FnOnce() -> R) -> R {
+    if !GC_HELD.get() {
+        return call();
+    }
+    GC_HELD.set(false);
+    // SAFETY: the GIL is held (the `Python` token); PyGC_Enable only flips a flag.
+    unsafe { ffi::PyGC_Enable() };
+    let result = call();
+    // SAFETY: as above. 1: still enabled, so the pause resumes; 0: someone disabled it.
+    if unsafe { ffi::PyGC_Disable() } == 1 {
+        GC_HELD.set(true);
+    }
+    result
+}
+
+/// Ends this thread's pause for the rest of the decode (the collector is enabled again now):
+/// called when an error starts unwinding, since the objects it drops may run `__del__`.
+#[cold]
+pub fn gc_give_up() {
+    if GC_HELD.get() {
+        GC_HELD.set(false);
+        // SAFETY: a pause is only held by a decode running under the GIL on this thread,
+        // and errors are created by that decode.
+        unsafe { ffi::PyGC_Enable() };
     }
 }
 

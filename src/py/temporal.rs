@@ -98,12 +98,22 @@ fn offset_seconds(zone: &Bound<'_, PyTzInfo>, value: &Obj<'_>) -> PyResult<Optio
         return Ok(None);
     }
     let delta = offset.cast_into::<PyDelta>()?;
+    let seconds = delta.get_days() * 86_400 + delta.get_seconds();
+    // What `datetime.utcoffset()` itself enforces; a tzinfo's own method is called directly
+    // here, so its result is checked the same way (no decoder reads a larger offset back).
+    if !(-86_400 < seconds && seconds < 86_400) {
+        return Err(PyValueError::new_err(format!(
+            "tzinfo.utcoffset() returned {}, but a UTC offset must be strictly between -24 and \
+             24 hours",
+            delta.str()?
+        )));
+    }
     if delta.get_microseconds() != 0 {
         return Err(PyValueError::new_err(
             "a UTC offset with microseconds has no RFC 3339 form",
         ));
     }
-    Ok(Some(delta.get_days() * 86_400 + delta.get_seconds()))
+    Ok(Some(seconds))
 }
 
 pub fn datetime_parts(value: &Bound<'_, PyDateTime>) -> PyResult<DateTime> {

@@ -1,0 +1,100 @@
+//! The Avro half of the stream API (`src/stream.rs`): an object container file read block by
+//! block as its bytes arrive, and written block by block as values come.
+//!
+//! The byte-level framing (where the header and each block end) lives with the other formats'
+//! in `src/stream.rs`; this module holds what needs the codec's schema and programs.
+
+use std::sync::Arc;
+
+use pyo3::prelude::*;
+use pyo3::types::PyString;
+
+use super::container::{self, Codec};
+use super::decode::Decoder;
+use super::ops::Program;
+use super::wire::Input;
+use super::Avro;
+use crate::errors::{Error, Result};
+use crate::plan::Plan;
+use crate::py::Obj;
+
+/// A container file's header, read once per stream, with the program that decodes its records.
+pub struct StreamHeader {
+    schema: Vec<u8>,
+    codec: Codec,
+    sync: [u8; 16],
+    program: Arc<Program>,
+}
+
+impl Avro {
+    /// Reads a complete header (`unit` holds exactly its bytes) and resolves its schema against
+    /// the codec's.
+    pub fn stream_header(&self, py: Python<'_>, plan: &Plan, unit: &[u8]) -> Result<StreamHeader> {
+        let mut input = Input::new(unit);
+        let header = container::read_header(&mut input)?;
+        let program = if header.schema == self.schema_json.as_slice() {
+            self.own.clone()
+        } else {
+            let text = std::str::from_utf8(header.schema)
+                .map_err(|_| Error::decode("Avro container schema is not valid UTF-8"))?;
+            self.program_for(py, plan, header.schema, PyString::new(py, text).as_any())?
+        };
+        Ok(StreamHeader {
+            schema: header.schema.to_vec(),
+            codec: header.codec,
+            sync: header.sync,
+            program,
+        })
+    }
+
+    /// Decodes one complete block (`unit` holds exactly its bytes, sync marker included) and
+    /// appends its records to `out`. On an error, the records decoded before it are in `out`.
+    pub fn stream_block<'py>(
+        &self,
+        py: Python<'py>,
+        plan: &Plan,
+        header: &StreamHeader,
+        unit: &[u8],
+        out: &mut Vec<Obj<'py>>,
+    ) -> Result<()> {
+        let mut input = Input::new(unit);
+        let borrowed = container::Header {
+            schema: &header.schema,
+            codec: header.codec,
+            sync: header.sync,
+        };
+        let Some((count, data)) = container::read_block(&mut input, &borrowed)? else {
+            return Err(Error::decode("internal: empty Avro block unit"));
+        };
+        let mut decoder = Decoder::new(py, plan, &header.program, &data);
+        decoder.check_count(count, header.program.root)?;
+        out.reserve(count);
+        for _ in 0..count {
+            out.push(decoder.root()?);
+        }
+        if decoder.input.remaining() != 0 {
+            return Err(Error::decode(format!(
+                "malformed Avro: {} bytes left over in a block",
+                decoder.input.remaining()
+            )));
+        }
+        Ok(())
+    }
+
+    /// Writes a new container file's header into `out`; returns the file's sync marker.
+    pub fn stream_begin(&self, out: &mut Vec<u8>) -> [u8; 16] {
+        let sync = self.next_sync();
+        container::write_header(out, &self.schema_json, self.codec, &sync);
+        sync
+    }
+
+    /// Appends one record's datum to a block being built.
+    pub fn stream_record(&self, plan: &Plan, value: &Obj<'_>, block: &mut Vec<u8>) -> Result<()> {
+        self.encoder(plan, block).value(plan.root, value)
+    }
+
+    /// Appends a finished block of `count` records to `out`.
+    pub fn stream_flush(&self, out: &mut Vec<u8>, count: usize, block: &[u8], sync: &[u8; 16]) {
+        container::write_block(out, count, block, self.codec, sync);
+    }
+}

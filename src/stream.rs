@@ -1,0 +1,1080 @@
+//! Streams: values one after another in each format's stream form, decoded as their bytes
+//! arrive in chunks that may split anywhere.
+//!
+//! | format  | stream form                                                  | a unit ends at     |
+//! |---------|--------------------------------------------------------------|--------------------|
+//! | json    | JSON Lines: one compact value per line, `\n` after each      | the next `\n`      |
+//! | msgpack | values back to back                                          | its last item      |
+//! | pickle  | pickles back to back (each loadable by `pickle.load` in turn) | its STOP opcode    |
+//! | avro    | an object container file                                     | the header / block |
+//!
+//! The core is a [`Framer`] per format: a resumable finder of where the next unit ends that
+//! never decodes anything, so a unit's bytes are only decoded once complete, and a decoder fed
+//! one byte at a time returns exactly what one call with the whole buffer returns.
+//!
+//! Bytes are read in place from the caller's `bytes` chunk; only the tail of an incomplete unit
+//! is copied into the decoder's `BytesMut`. Once the buffer holds bytes, later chunks are
+//! appended to it (each byte is copied once) and decoded from it in place.
+
+use std::collections::VecDeque;
+
+use bytes::{Buf, BytesMut};
+use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyByteArray, PyBytes, PyList, PyMemoryView};
+use pyo3::{PyTraverseError, PyVisit};
+
+use crate::api::Codec;
+use crate::errors::{Error, ErrorKind, Failure, Result};
+use crate::formats::avro::stream::StreamHeader;
+use crate::formats::pickle::ops;
+use crate::py::{GcPause, Obj};
+use crate::shape;
+
+/// Values per Avro block in `write_file` unless `sync_interval=` says otherwise.
+pub const DEFAULT_SYNC_INTERVAL: usize = 4000;
+
+/// Bytes `iter_file` asks the file for at a time.
+pub const DEFAULT_CHUNK_SIZE: usize = 64 * 1024;
+
+/// `write_file` hands the file its bytes once this many have been encoded (Avro: after every
+/// block).
+const WRITE_CHUNK: usize = 64 * 1024;
+
+/// The most the buffer is grown by ahead of the bytes, on a length the input states.
+const MAX_RESERVE: usize = 64 << 20;
+
+/// What a framer found at the start of the unconsumed input.
+#[derive(Debug, PartialEq, Eq)]
+enum Step {
+    /// The unit is not complete yet.
+    Need,
+    /// `n` bytes that hold no value (a blank line).
+    Skip(usize),
+    /// One value of `n` bytes.
+    Value(usize),
+    /// Avro: the container header, `n` bytes.
+    Header(usize),
+    /// Avro: one block of `n` bytes.
+    Block(usize),
+}
+
+/// Bytes that cannot be split into values (at `offset` from the unit's start): the stream
+/// cannot go on past them.
+#[derive(Debug)]
+struct Malformed {
+    offset: usize,
+    message: String,
+}
+
+fn malformed<T>(offset: usize, message: impl Into<String>) -> std::result::Result<T, Malformed> {
+    Err(Malformed {
+        offset,
+        message: message.into(),
+    })
+}
+
+type Framed = std::result::Result<Step, Malformed>;
+
+/// A resumable finder of unit boundaries. Its state is relative to the start of the current
+/// unit, which is where the caller's data starts on every call.
+enum Framer {
+    /// JSON Lines: how far the current line has been searched for `\n`.
+    Lines { scanned: usize },
+    /// MessagePack: the end of the heads read so far, the items still to read, and the length
+    /// the unit is known to need (0: unknown).
+    MessagePack {
+        pos: usize,
+        remaining: u64,
+        want: usize,
+    },
+    /// Pickle: the end of the opcodes read so far.
+    Pickle { pos: usize },
+    /// Avro container: the header once read; `wait`, a length the unit is known to need.
+    Avro {
+        header: Option<StreamHeader>,
+        wait: usize,
+    },
+}
+
+impl Framer {
+    fn for_format(format: &str) -> Framer {
+        match format {
+            "json" => Framer::Lines { scanned: 0 },
+            "msgpack" => Framer::MessagePack {
+                pos: 0,
+                remaining: 1,
+                want: 0,
+            },
+            "pickle" => Framer::Pickle { pos: 0 },
+            _ => Framer::Avro {
+                header: None,
+                wait: 0,
+            },
+        }
+    }
+
+    fn next(&mut self, data: &[u8]) -> Framed {
+        match self {
+            Framer::Lines { scanned } => {
+                let from = (*scanned).min(data.len());
+                match data[from..].iter().position(|&b| b == b'\n') {
+                    None => {
+                        *scanned = data.len();
+                        Ok(Step::Need)
+                    }
+                    Some(found) => {
+                        let end = from + found + 1;
+                        *scanned = 0;
+                        Ok(if is_blank(&data[..end]) {
+                            Step::Skip(end)
+                        } else {
+                            Step::Value(end)
+                        })
+                    }
+                }
+            }
+            Framer::MessagePack {
+                pos,
+                remaining,
+                want,
+            } => loop {
+                if *remaining == 0 {
+                    let end = *pos;
+                    *pos = 0;
+                    *remaining = 1;
+                    *want = 0;
+                    return Ok(Step::Value(end));
+                }
+                let Some((size, items)) = msgpack_head(data, *pos)? else {
+                    return Ok(Step::Need);
+                };
+                if data.len() - *pos < size {
+                    *want = *pos + size;
+                    return Ok(Step::Need);
+                }
+                *pos += size;
+                *remaining = (*remaining - 1).saturating_add(items);
+            },
+            Framer::Pickle { pos } => loop {
+                let Some(size) = pickle_op(data, *pos)? else {
+                    return Ok(Step::Need);
+                };
+                let op = data[*pos];
+                *pos += size;
+                if op == ops::STOP {
+                    let end = *pos;
+                    *pos = 0;
+                    return Ok(Step::Value(end));
+                }
+            },
+            Framer::Avro { header, wait } => {
+                if data.len() < *wait {
+                    return Ok(Step::Need);
+                }
+                let found = if header.is_none() {
+                    avro_header_len(data)?
+                } else {
+                    avro_block_len(data)?
+                };
+                match found {
+                    Extent::Short(at_least) => {
+                        *wait = at_least;
+                        Ok(Step::Need)
+                    }
+                    Extent::Complete(n) => {
+                        *wait = 0;
+                        Ok(if header.is_none() {
+                            Step::Header(n)
+                        } else {
+                            Step::Block(n)
+                        })
+                    }
+                }
+            }
+        }
+    }
+}
+
+impl Framer {
+    /// A length the current unit is known to need at least (0 when unknown), to size the
+    /// buffer once for a long value rather than grow it chunk by chunk.
+    fn want(&self) -> usize {
+        match self {
+            Framer::MessagePack { want, .. } => *want,
+            Framer::Avro { wait, .. } => *wait,
+            _ => 0,
+        }
+    }
+}
+
+fn is_blank(line: &[u8]) -> bool {
+    line.iter()
+        .all(|b| matches!(b, b' ' | b'\t' | b'\r' | b'\n'))
+}
+
+/// The size of the MessagePack head at `pos` with its payload, and how many items follow it
+/// (a container's), or `None` when the head itself is not complete.
+fn msgpack_head(data: &[u8], pos: usize) -> std::result::Result<Option<(usize, u64)>, Malformed> {
+    let Some(&byte) = data.get(pos) else {
+        return Ok(None);
+    };
+    // The big-endian length of `width` bytes after the marker.
+    let length = |width: usize| -> Option<u64> {
+        let field = data.get(pos + 1..pos + 1 + width)?;
+        Some(field.iter().fold(0u64, |n, &b| (n << 8) | u64::from(b)))
+    };
+    let sized = |width: usize, extra: usize| -> Option<(usize, u64)> {
+        length(width).map(|n| (1 + width + extra + n as usize, 0))
+    };
+    Ok(match byte {
+        0x00..=0x7f | 0xc0 | 0xc2 | 0xc3 | 0xe0..=0xff => Some((1, 0)),
+        0x80..=0x8f => Some((1, 2 * u64::from(byte & 0x0f))),
+        0x90..=0x9f => Some((1, u64::from(byte & 0x0f))),
+        0xa0..=0xbf => Some((1 + usize::from(byte & 0x1f), 0)),
+        0xc1 => return malformed(pos, "malformed MessagePack: reserved byte 0xc1"),
+        0xc4 | 0xd9 => sized(1, 0),
+        0xc5 | 0xda => sized(2, 0),
+        0xc6 | 0xdb => sized(4, 0),
+        0xc7 => sized(1, 1),
+        0xc8 => sized(2, 1),
+        0xc9 => sized(4, 1),
+        0xca | 0xce | 0xd2 => Some((5, 0)),
+        0xcb | 0xcf | 0xd3 => Some((9, 0)),
+        0xcc | 0xd0 => Some((2, 0)),
+        0xcd | 0xd1 => Some((3, 0)),
+        0xd4 => Some((3, 0)),
+        0xd5 => Some((4, 0)),
+        0xd6 => Some((6, 0)),
+        0xd7 => Some((10, 0)),
+        0xd8 => Some((18, 0)),
+        0xdc => length(2).map(|n| (3, n)),
+        0xdd => length(4).map(|n| (5, n)),
+        0xde => length(2).map(|n| (3, 2 * n)),
+        0xdf => length(4).map(|n| (5, 2 * n)),
+    })
+}
+
+/// The size of the pickle opcode at `pos` with its argument, or `None` when it is not complete.
+fn pickle_op(data: &[u8], pos: usize) -> std::result::Result<Option<usize>, Malformed> {
+    use ops::*;
+    let Some(&op) = data.get(pos) else {
+        return Ok(None);
+    };
+    let arg = pos + 1;
+    let little = |width: usize| -> Option<u64> {
+        let field = data.get(arg..arg + width)?;
+        Some(
+            field
+                .iter()
+                .rev()
+                .fold(0u64, |n, &b| (n << 8) | u64::from(b)),
+        )
+    };
+    let line_end = |from: usize| -> Option<usize> {
+        data.get(from..)?
+            .iter()
+            .position(|&b| b == b'\n')
+            .map(|i| from + i + 1)
+    };
+    let end = match op {
+        MARK | STOP | POP | POP_MARK | DUP | NONE | BINPERSID | REDUCE | APPEND | BUILD | DICT
+        | EMPTY_DICT | APPENDS | LIST | EMPTY_LIST | OBJ | SETITEM | TUPLE | EMPTY_TUPLE
+        | SETITEMS | NEWOBJ | TUPLE1 | TUPLE2 | TUPLE3 | NEWTRUE | NEWFALSE | EMPTY_SET
+        | ADDITEMS | FROZENSET | NEWOBJ_EX | STACK_GLOBAL | MEMOIZE | NEXT_BUFFER
+        | READONLY_BUFFER => Some(arg),
+        PROTO | BININT1 | BINGET | BINPUT | EXT1 => Some(arg + 1),
+        BININT2 | EXT2 => Some(arg + 2),
+        BININT | LONG_BINGET | LONG_BINPUT | EXT4 => Some(arg + 4),
+        BINFLOAT | FRAME => Some(arg + 8),
+        FLOAT | INT | LONG | PERSID | STRING | UNICODE | GET | PUT => line_end(arg),
+        GLOBAL | INST => line_end(arg).and_then(line_end),
+        SHORT_BINSTRING | SHORT_BINBYTES | SHORT_BINUNICODE | LONG1 => {
+            little(1).map(|n| arg + 1 + n as usize)
+        }
+        BINSTRING | BINUNICODE | BINBYTES | LONG4 => match little(4) {
+            Some(n) if matches!(op, BINSTRING | LONG4) && n >= 1 << 31 => {
+                return malformed(pos, "malformed pickle: negative length");
+            }
+            found => found.map(|n| arg + 4 + n as usize),
+        },
+        BINUNICODE8 | BINBYTES8 | BYTEARRAY8 => match little(8) {
+            Some(n) if n > isize::MAX as u64 / 2 => {
+                return malformed(pos, "malformed pickle: length past any input");
+            }
+            found => found.map(|n| arg + 8 + n as usize),
+        },
+        other => {
+            return malformed(
+                pos,
+                format!("malformed pickle: unknown opcode 0x{other:02x}"),
+            );
+        }
+    };
+    Ok(end.filter(|&end| end <= data.len()).map(|end| end - pos))
+}
+
+/// How far an Avro unit extends: complete with its length, or short of at least this many bytes.
+enum Extent {
+    Short(usize),
+    Complete(usize),
+}
+
+/// A zigzag varint at `pos`: its value and the position after it, `None` when incomplete.
+fn varint(data: &[u8], pos: usize) -> std::result::Result<Option<(i64, usize)>, Malformed> {
+    let mut value = 0u64;
+    for i in 0..10 {
+        let Some(&byte) = data.get(pos + i) else {
+            return Ok(None);
+        };
+        value |= u64::from(byte & 0x7f) << (7 * i);
+        if byte < 0x80 {
+            let decoded = ((value >> 1) as i64) ^ -((value & 1) as i64);
+            return Ok(Some((decoded, pos + i + 1)));
+        }
+    }
+    malformed(pos, "malformed Avro: varint longer than 10 bytes")
+}
+
+/// A length (or count) varint, refused when negative.
+fn avro_length(
+    data: &[u8],
+    pos: usize,
+    what: &str,
+) -> std::result::Result<Option<(usize, usize)>, Malformed> {
+    match varint(data, pos)? {
+        None => Ok(None),
+        Some((n, _)) if n < 0 => malformed(pos, format!("malformed Avro: negative {what}")),
+        Some((n, next)) => Ok(Some((n as usize, next))),
+    }
+}
+
+fn avro_header_len(data: &[u8]) -> std::result::Result<Extent, Malformed> {
+    let magic = b"Obj\x01";
+    let known = data.len().min(4);
+    if data[..known] != magic[..known] {
+        return malformed(
+            0,
+            "not an Avro object container file (it must start with Obj\\x01)",
+        );
+    }
+    if data.len() < 4 {
+        return Ok(Extent::Short(4));
+    }
+    let mut pos = 4;
+    loop {
+        let Some((count, next)) = varint(data, pos)? else {
+            return Ok(Extent::Short(pos + 1));
+        };
+        pos = next;
+        if count == 0 {
+            break;
+        }
+        if count < 0 {
+            let Some((_, next)) = varint(data, pos)? else {
+                return Ok(Extent::Short(pos + 1));
+            };
+            pos = next;
+        }
+        for _ in 0..count.unsigned_abs() {
+            for what in ["metadata key", "metadata value"] {
+                let Some((len, next)) = avro_length(data, pos, what)? else {
+                    return Ok(Extent::Short(pos + 1));
+                };
+                pos = next.saturating_add(len);
+                if pos > data.len() {
+                    return Ok(Extent::Short(pos));
+                }
+            }
+        }
+    }
+    pos += 16;
+    Ok(if pos > data.len() {
+        Extent::Short(pos)
+    } else {
+        Extent::Complete(pos)
+    })
+}
+
+fn avro_block_len(data: &[u8]) -> std::result::Result<Extent, Malformed> {
+    let Some((_, pos)) = avro_length(data, 0, "block count")? else {
+        return Ok(Extent::Short(1));
+    };
+    let Some((size, pos)) = avro_length(data, pos, "block size")? else {
+        return Ok(Extent::Short(pos + 1));
+    };
+    let end = pos.saturating_add(size).saturating_add(16);
+    Ok(if end > data.len() {
+        Extent::Short(end)
+    } else {
+        Extent::Complete(end)
+    })
+}
+
+/// Why decoding stopped before the end of the data.
+struct Stop {
+    /// Bytes consumed (past the failed value when the stream can go on).
+    consumed: usize,
+    error: Error,
+    index: u64,
+    offset: u64,
+    /// The stream cannot go on (malformed framing, a broken Avro block, truncation).
+    fatal: bool,
+}
+
+/// Decodes a stream fed in chunks: `feed` returns every value its chunk completes, `finish`
+/// what remains at the end of the input. One per stream; not thread-safe.
+#[pyclass(module = "polycodec")]
+pub struct StreamDecoder {
+    codec: Py<Codec>,
+    framer: Framer,
+    buf: BytesMut,
+    /// The stream offset of the first byte not yet consumed.
+    offset: u64,
+    /// The values met so far (decoded or failed).
+    index: u64,
+    /// Set once the stream cannot go on: the message every later call raises.
+    broken: Option<String>,
+    finished: bool,
+}
+
+impl StreamDecoder {
+    pub fn create(codec: Py<Codec>) -> StreamDecoder {
+        let framer = Framer::for_format(codec.get().format);
+        StreamDecoder {
+            codec,
+            framer,
+            buf: BytesMut::new(),
+            offset: 0,
+            index: 0,
+            broken: None,
+            finished: false,
+        }
+    }
+
+    /// Decodes every complete unit at the start of `data`; the number of bytes consumed.
+    // A stop happens at most once per call, so its size costs nothing on the value path.
+    #[allow(clippy::result_large_err)]
+    fn run<'py>(
+        &mut self,
+        py: Python<'py>,
+        codec: &Codec,
+        data: &[u8],
+        out: &mut Vec<Obj<'py>>,
+    ) -> std::result::Result<usize, Stop> {
+        let mut pos = 0usize;
+        loop {
+            let at = self.offset + pos as u64;
+            let step = self.framer.next(&data[pos..]).map_err(|bad| Stop {
+                consumed: pos,
+                error: Error::decode(bad.message),
+                index: self.index,
+                offset: at + bad.offset as u64,
+                fatal: true,
+            })?;
+            match step {
+                Step::Need => return Ok(pos),
+                Step::Skip(n) => pos += n,
+                Step::Value(n) => {
+                    let unit = &data[pos..pos + n];
+                    pos += n;
+                    let index = self.index;
+                    self.index += 1;
+                    match codec.decode_unit(py, unit) {
+                        Ok(value) => out.push(value),
+                        Err(error) => {
+                            return Err(Stop {
+                                consumed: pos,
+                                error,
+                                index,
+                                offset: at,
+                                fatal: false,
+                            })
+                        }
+                    }
+                }
+                Step::Header(n) => {
+                    let unit = &data[pos..pos + n];
+                    let avro = codec.wire.as_avro().expect("only Avro frames headers");
+                    match avro.stream_header(py, &codec.plan, unit) {
+                        Ok(read) => {
+                            if let Framer::Avro { header, .. } = &mut self.framer {
+                                *header = Some(read);
+                            }
+                        }
+                        Err(error) => {
+                            return Err(Stop {
+                                consumed: pos,
+                                error,
+                                index: self.index,
+                                offset: at,
+                                fatal: true,
+                            })
+                        }
+                    }
+                    pos += n;
+                }
+                Step::Block(n) => {
+                    let unit = &data[pos..pos + n];
+                    let avro = codec.wire.as_avro().expect("only Avro frames blocks");
+                    let Framer::Avro {
+                        header: Some(header),
+                        ..
+                    } = &self.framer
+                    else {
+                        unreachable!("a block is framed after the header");
+                    };
+                    let before = out.len();
+                    let result = avro.stream_block(py, &codec.plan, header, unit, out);
+                    self.index += (out.len() - before) as u64;
+                    pos += n;
+                    if let Err(error) = result {
+                        return Err(Stop {
+                            consumed: pos,
+                            error,
+                            index: self.index,
+                            offset: at,
+                            fatal: true,
+                        });
+                    }
+                }
+            }
+        }
+    }
+
+    fn usable(&self, py: Python<'_>) -> PyResult<()> {
+        if let Some(message) = &self.broken {
+            return Err(decode_error(
+                py,
+                format!("the stream cannot go on after: {message}"),
+            ));
+        }
+        if self.finished {
+            return Err(PyValueError::new_err("the stream decoder was finished"));
+        }
+        Ok(())
+    }
+
+    /// Feeds one chunk: the values it completes, and the error that stopped decoding, if any.
+    pub fn feed_inner<'py>(
+        &mut self,
+        py: Python<'py>,
+        chunk: &[u8],
+    ) -> (Vec<Obj<'py>>, Option<PyErr>) {
+        if let Err(err) = self.usable(py) {
+            return (Vec::new(), Some(err));
+        }
+        let codec_ref = self.codec.clone_ref(py);
+        let codec = codec_ref.get();
+        let _pause = GcPause::new(py);
+        let mut out = Vec::new();
+        let mut buf = std::mem::take(&mut self.buf);
+        let result = if buf.is_empty() {
+            let result = self.run(py, codec, chunk, &mut out);
+            buf.extend_from_slice(&chunk[consumed(&result)..]);
+            result
+        } else {
+            buf.extend_from_slice(chunk);
+            let result = self.run(py, codec, &buf, &mut out);
+            buf.advance(consumed(&result));
+            result
+        };
+        self.offset += consumed(&result) as u64;
+        let want = self.framer.want();
+        if !buf.is_empty() && want > buf.len() {
+            buf.reserve((want - buf.len()).min(MAX_RESERVE));
+        }
+        self.buf = buf;
+        let error = result.err().map(|stop| self.raise(py, stop));
+        (out, error)
+    }
+
+    /// The end of the input: the values that remain, and the error if a partial value is left.
+    pub fn finish_inner<'py>(&mut self, py: Python<'py>) -> (Vec<Obj<'py>>, Option<PyErr>) {
+        let (mut out, error) = self.feed_inner(py, b"");
+        if error.is_some() {
+            return (out, error);
+        }
+        let codec_ref = self.codec.clone_ref(py);
+        let codec = codec_ref.get();
+        let rest = std::mem::take(&mut self.buf);
+        let at = self.offset;
+        let stop = match &self.framer {
+            Framer::Lines { .. } if is_blank(&rest) => None,
+            Framer::Lines { .. } => {
+                // The last line may lack its newline.
+                let _pause = GcPause::new(py);
+                let index = self.index;
+                self.index += 1;
+                match codec.decode_unit(py, &rest) {
+                    Ok(value) => {
+                        out.push(value);
+                        None
+                    }
+                    Err(error) => Some(Stop {
+                        consumed: rest.len(),
+                        error,
+                        index,
+                        offset: at,
+                        fatal: false,
+                    }),
+                }
+            }
+            Framer::Avro { header: None, .. } if rest.is_empty() => Some(Stop {
+                consumed: 0,
+                error: Error::decode(
+                    "empty input: an Avro object container file starts with Obj\\x01",
+                ),
+                index: self.index,
+                offset: at,
+                fatal: true,
+            }),
+            _ if rest.is_empty() => None,
+            _ => Some(Stop {
+                consumed: 0,
+                error: Error::decode(format!(
+                    "truncated stream: it ends {} bytes into a value",
+                    rest.len()
+                )),
+                index: self.index,
+                offset: at,
+                fatal: true,
+            }),
+        };
+        self.offset += rest.len() as u64;
+        match stop {
+            None => {
+                self.finished = true;
+                (out, None)
+            }
+            Some(stop) => {
+                let err = self.raise(py, stop);
+                (out, Some(err))
+            }
+        }
+    }
+
+    /// The exception for `stop`; a fatal stop breaks the stream.
+    fn raise(&mut self, py: Python<'_>, stop: Stop) -> PyErr {
+        let mut error = stop.error;
+        if let Failure::Message(_, message) = &mut error.failure {
+            message.push_str(&format!(
+                "; stream value {} at byte {}",
+                stop.index, stop.offset
+            ));
+        }
+        let err = error.into_pyerr(py, ErrorKind::Validation);
+        let instance = err.value(py);
+        let _ = instance.setattr("index", stop.index);
+        let _ = instance.setattr("offset", stop.offset);
+        if stop.fatal {
+            self.broken = Some(instance.to_string());
+            self.buf.clear();
+        }
+        err
+    }
+}
+
+fn consumed(result: &std::result::Result<usize, Stop>) -> usize {
+    match result {
+        Ok(n) => *n,
+        Err(stop) => stop.consumed,
+    }
+}
+
+/// A `polycodec.DecodeError` with `message`.
+fn decode_error(py: Python<'_>, message: String) -> PyErr {
+    Error::decode(message).into_pyerr(py, ErrorKind::Decode)
+}
+
+/// The bytes of a chunk: `bytes` in place, other bytes-like objects through `bytes(chunk)`.
+fn chunk_bytes<'py>(chunk: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyBytes>> {
+    if let Ok(bytes) = chunk.cast::<PyBytes>() {
+        return Ok(bytes.clone());
+    }
+    if chunk.is_instance_of::<PyByteArray>() || chunk.is_instance_of::<PyMemoryView>() {
+        let copied = chunk.py().get_type::<PyBytes>().call1((chunk,))?;
+        return Ok(copied.cast_into::<PyBytes>()?);
+    }
+    Err(PyTypeError::new_err(format!(
+        "expected bytes, bytearray or memoryview, got {}",
+        chunk.get_type().qualname()?
+    )))
+}
+
+/// The values completed before an error travel on it as `values`.
+fn with_values<'py>(py: Python<'py>, err: PyErr, values: Vec<Obj<'py>>) -> PyErr {
+    if let Ok(list) = PyList::new(py, values) {
+        let _ = err.value(py).setattr("values", list);
+    }
+    err
+}
+
+#[pymethods]
+impl StreamDecoder {
+    #[new]
+    fn new(codec: Py<Codec>) -> Self {
+        StreamDecoder::create(codec)
+    }
+
+    /// Decodes a chunk of the stream; returns every value it completes. Chunks may split the
+    /// stream anywhere. An error carries the values completed before it as `values`.
+    #[pyo3(signature = (chunk, /))]
+    fn feed<'py>(
+        &mut self,
+        py: Python<'py>,
+        chunk: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyList>> {
+        let chunk = chunk_bytes(chunk)?;
+        let (values, error) = self.feed_inner(py, chunk.as_bytes());
+        match error {
+            Some(err) => Err(with_values(py, err, values)),
+            None => PyList::new(py, values),
+        }
+    }
+
+    /// Ends the input: returns the values that remain; DecodeError if a partial value is left.
+    fn finish<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        let (values, error) = self.finish_inner(py);
+        match error {
+            Some(err) => Err(with_values(py, err, values)),
+            None => PyList::new(py, values),
+        }
+    }
+
+    /// The codec this decoder decodes with.
+    #[getter]
+    fn codec(&self, py: Python<'_>) -> Py<Codec> {
+        self.codec.clone_ref(py)
+    }
+
+    /// The bytes consumed so far (the stream offset of the first byte still buffered).
+    #[getter]
+    fn offset(&self) -> u64 {
+        self.offset
+    }
+
+    /// The values met so far, decoded or failed.
+    #[getter]
+    fn index(&self) -> u64 {
+        self.index
+    }
+
+    /// The bytes held for a value that is not complete yet.
+    #[getter]
+    fn buffered(&self) -> usize {
+        self.buf.len()
+    }
+
+    fn __traverse__(&self, visit: PyVisit<'_>) -> std::result::Result<(), PyTraverseError> {
+        visit.call(&self.codec)
+    }
+}
+
+/// The iterator `Codec.iter_file` returns: reads the file a chunk at a time as values are
+/// taken, so at most one chunk's (Avro: one block's) values are held.
+#[pyclass(module = "polycodec")]
+pub struct FileIter {
+    decoder: StreamDecoder,
+    fp: Py<PyAny>,
+    chunk_size: usize,
+    pending: VecDeque<Py<PyAny>>,
+    error: Option<PyErr>,
+    done: bool,
+}
+
+impl FileIter {
+    pub fn create(codec: Py<Codec>, fp: Py<PyAny>, chunk_size: usize) -> PyResult<FileIter> {
+        if chunk_size == 0 {
+            return Err(PyValueError::new_err("chunk_size must be at least 1"));
+        }
+        Ok(FileIter {
+            decoder: StreamDecoder::create(codec),
+            fp,
+            chunk_size,
+            pending: VecDeque::new(),
+            error: None,
+            done: false,
+        })
+    }
+}
+
+#[pymethods]
+impl FileIter {
+    fn __iter__(slf: PyRef<'_, Self>) -> PyRef<'_, Self> {
+        slf
+    }
+
+    fn __traverse__(&self, visit: PyVisit<'_>) -> std::result::Result<(), PyTraverseError> {
+        visit.call(&self.decoder.codec)?;
+        visit.call(&self.fp)?;
+        for value in &self.pending {
+            visit.call(value)?;
+        }
+        Ok(())
+    }
+
+    fn __next__(&mut self, py: Python<'_>) -> PyResult<Option<Py<PyAny>>> {
+        loop {
+            if let Some(value) = self.pending.pop_front() {
+                return Ok(Some(value));
+            }
+            if let Some(err) = self.error.take() {
+                return Err(err);
+            }
+            if self.done {
+                return Ok(None);
+            }
+            let fp = self.fp.bind(py);
+            let chunk = if fp.hasattr("read1")? {
+                fp.call_method1("read1", (self.chunk_size,))?
+            } else {
+                fp.call_method1("read", (self.chunk_size,))?
+            };
+            if chunk.is_none() {
+                return Err(PyTypeError::new_err(
+                    "the file's read returned None (a non-blocking file with no data ready)",
+                ));
+            }
+            let chunk = chunk_bytes(&chunk)?;
+            let (values, error) = if chunk.as_bytes().is_empty() {
+                let (values, error) = self.decoder.finish_inner(py);
+                self.done = error.is_none() || self.decoder.broken.is_some();
+                (values, error)
+            } else {
+                self.decoder.feed_inner(py, chunk.as_bytes())
+            };
+            self.pending.extend(values.into_iter().map(Bound::unbind));
+            self.error = error;
+        }
+    }
+}
+
+/// Encodes `values` in the stream form, handing the bytes to `flush` whenever `threshold`
+/// bytes are ready (and at the end); returns the number of values.
+fn write_values(
+    codec: &Codec,
+    values: &Obj<'_>,
+    sync_interval: usize,
+    threshold: usize,
+    mut flush: impl FnMut(&[u8]) -> Result<()>,
+) -> Result<usize> {
+    let plan = &codec.plan;
+    let mut out = Vec::with_capacity(threshold.min(WRITE_CHUNK) + 1024);
+    let mut count = 0usize;
+    if let Some(avro) = codec.wire.as_avro() {
+        let sync = avro.stream_begin(&mut out);
+        let mut block = Vec::new();
+        let mut in_block = 0usize;
+        shape::for_each_item(values, |item| {
+            avro.stream_record(plan, item, &mut block)
+                .map_err(|e| e.at_index(count))?;
+            count += 1;
+            in_block += 1;
+            if in_block >= sync_interval {
+                avro.stream_flush(&mut out, in_block, &block, &sync);
+                block.clear();
+                in_block = 0;
+                flush(&out)?;
+                out.clear();
+            }
+            Ok(())
+        })?;
+        if in_block > 0 {
+            avro.stream_flush(&mut out, in_block, &block, &sync);
+        }
+    } else {
+        let lines = codec.format == "json";
+        shape::for_each_item(values, |item| {
+            codec
+                .wire
+                .encode_one(plan, item, &mut out)
+                .map_err(|e| e.at_index(count))?;
+            if lines {
+                out.push(b'\n');
+            }
+            count += 1;
+            if out.len() >= threshold {
+                flush(&out)?;
+                out.clear();
+            }
+            Ok(())
+        })?;
+    }
+    if !out.is_empty() {
+        flush(&out)?;
+    }
+    Ok(count)
+}
+
+/// `Codec.encode_stream`: the stream form of any iterable, as one `bytes`.
+pub fn encode_stream<'py>(codec: &Codec, values: &Obj<'py>) -> Result<Bound<'py, PyBytes>> {
+    let py = values.py();
+    let mut all = Vec::new();
+    if codec.wire.as_avro().is_some() {
+        // The same container file `encode_many` writes.
+        codec.wire.encode_many(&codec.plan, values, &mut all)?;
+    } else {
+        write_values(codec, values, usize::MAX, usize::MAX, |bytes| {
+            all.extend_from_slice(bytes);
+            Ok(())
+        })?;
+    }
+    Ok(PyBytes::new(py, &all))
+}
+
+/// `Codec.write_file`: writes the stream form to a binary file object as it goes.
+pub fn write_file(
+    codec: &Codec,
+    fp: &Obj<'_>,
+    values: &Obj<'_>,
+    sync_interval: usize,
+) -> Result<usize> {
+    let py = fp.py();
+    let write = fp.getattr("write")?;
+    write_values(codec, values, sync_interval, WRITE_CHUNK, |bytes| {
+        let mut done = 0;
+        while done < bytes.len() {
+            let written = write.call1((PyBytes::new(py, &bytes[done..]),))?;
+            if written.is_none() {
+                return Err(Error::from(PyTypeError::new_err(
+                    "the file's write returned None (a non-blocking file that is full)",
+                )));
+            }
+            let n: usize = written.extract()?;
+            if n == 0 {
+                return Err(Error::from(PyValueError::new_err(
+                    "the file's write wrote nothing",
+                )));
+            }
+            done += n;
+        }
+        Ok(())
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Feeds `unit` to a fresh framer one more byte at a time (as a growing buffer does):
+    /// every proper prefix needs more, and the whole unit is framed as `expected`.
+    fn frame(format: &str, unit: &[u8], expected: Step) {
+        let mut framer = Framer::for_format(format);
+        for end in 0..unit.len() {
+            assert_eq!(
+                framer.next(&unit[..end]).expect("well-formed"),
+                Step::Need,
+                "{format} prefix of {end} bytes of {unit:?}"
+            );
+        }
+        assert_eq!(framer.next(unit).expect("well-formed"), expected);
+        // The framer starts afresh after a unit.
+        assert_eq!(framer.next(&unit[..0]).expect("empty"), Step::Need);
+    }
+
+    #[test]
+    fn json_lines_end_at_newlines() {
+        frame("json", b"{\"a\":1}\n", Step::Value(8));
+        frame("json", b"[1,2]\r\n", Step::Value(7));
+        frame("json", b" \r\n", Step::Skip(3));
+        let mut framer = Framer::for_format("json");
+        assert_eq!(framer.next(b"1\n2\n").unwrap(), Step::Value(2));
+    }
+
+    #[test]
+    fn msgpack_values_end_after_their_items() {
+        let units: &[&[u8]] = &[
+            &[0x01],
+            &[0xe0],
+            &[0xc0],
+            &[0x92, 0x01, 0xa1, b'x'],
+            &[0x81, 0xa1, b'k', 0x90],
+            &[0xc4, 0x02, b'a', b'b'],
+            &[0xc5, 0x00, 0x01, b'a'],
+            &[0xc6, 0x00, 0x00, 0x00, 0x01, b'a'],
+            &[0xc7, 0x01, 0x05, b'z'],
+            &[0xc8, 0x00, 0x01, 0x05, b'z'],
+            &[0xc9, 0x00, 0x00, 0x00, 0x01, 0x05, b'z'],
+            &[0xd4, 0x01, 0x00],
+            &[0xd5, 0x01, 0x00, 0x00],
+            &[0xd6, 0xff, 0, 0, 0, 0],
+            &[0xd7, 0xff, 0, 0, 0, 0, 0, 0, 0, 0],
+            &[0xd8, 0x01, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0],
+            &[0xde, 0x00, 0x01, 0xa1, b'k', 0xc0],
+            &[0xdf, 0x00, 0x00, 0x00, 0x01, 0xa1, b'k', 0xc3],
+            &[0xdc, 0x00, 0x02, 0x01, 0x02],
+            &[0xdd, 0x00, 0x00, 0x00, 0x02, 0x01, 0x02],
+            &[0xd9, 0x01, b'q'],
+            &[0xda, 0x00, 0x01, b'q'],
+            &[0xdb, 0x00, 0x00, 0x00, 0x01, b'q'],
+            &[0xca, 0, 0, 0, 0],
+            &[0xcb, 0, 0, 0, 0, 0, 0, 0, 0],
+            &[0xcc, 0xff],
+            &[0xcd, 0xff, 0xff],
+            &[0xce, 0, 0, 0, 0],
+            &[0xcf, 0, 0, 0, 0, 0, 0, 0, 0],
+            &[0xd0, 0x80],
+            &[0xd1, 0, 0],
+            &[0xd2, 0, 0, 0, 0],
+            &[0xd3, 0, 0, 0, 0, 0, 0, 0, 0],
+            &[0x93, 0x91, 0x90, 0x80, 0xa0],
+        ];
+        for unit in units {
+            frame("msgpack", unit, Step::Value(unit.len()));
+        }
+        let bad = Framer::for_format("msgpack")
+            .next(&[0x91, 0xc1])
+            .unwrap_err();
+        assert_eq!(bad.offset, 1);
+        assert!(bad.message.contains("0xc1"));
+    }
+
+    #[test]
+    fn pickles_end_at_stop() {
+        let units: &[&[u8]] = &[
+            b"I42\n.",
+            b"(lp0\nI1\naF2.5\na.",
+            b"cbuiltins\nset\n)R.",
+            b"\x80\x02K\x01.",
+            b"\x80\x04\x95\x05\x00\x00\x00\x00\x00\x00\x00\x8c\x01aq\x00.",
+            b"\x80\x03X\x02\x00\x00\x00hiq\x00.",
+            b"\x80\x04\x8d\x01\x00\x00\x00\x00\x00\x00\x00z.",
+            b"\x80\x02\x8a\x02\xff\x00M\x01\x00J\x01\x02\x03\x04G\x00\x00\x00\x00\x00\x00\x00\x00\x86.",
+        ];
+        for unit in units {
+            frame("pickle", unit, Step::Value(unit.len()));
+        }
+        let bad = Framer::for_format("pickle")
+            .next(b"\x80\x02\xff")
+            .unwrap_err();
+        assert_eq!(bad.offset, 2);
+        let negative = Framer::for_format("pickle")
+            .next(b"\x80\x02\x8b\xff\xff\xff\xff")
+            .unwrap_err();
+        assert!(negative.message.contains("negative"));
+    }
+
+    #[test]
+    fn avro_header_and_block_extents() {
+        let mut header = b"Obj\x01\x02\x04ab\x02c\x00".to_vec();
+        header.extend_from_slice(&[7u8; 16]);
+        frame("avro", &header, Step::Header(header.len()));
+        // A metadata block with a negative count carries its byte size.
+        let mut sized = b"Obj\x01\x01\x0a\x04ab\x02c\x00".to_vec();
+        sized.extend_from_slice(&[7u8; 16]);
+        frame("avro", &sized, Step::Header(sized.len()));
+        assert!(Framer::for_format("avro").next(b"Ob!").is_err());
+        let mut block = vec![0x02, 0x06, 1, 2, 3];
+        block.extend_from_slice(&[7u8; 16]);
+        for end in 0..block.len() {
+            assert!(matches!(
+                avro_block_len(&block[..end]),
+                Ok(Extent::Short(_))
+            ));
+        }
+        assert!(matches!(avro_block_len(&block), Ok(Extent::Complete(21))));
+        assert!(avro_block_len(&[0x01]).is_err());
+        assert!(varint(&[0xff; 11], 0).is_err());
+    }
+}
