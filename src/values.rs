@@ -490,10 +490,12 @@ impl<'py> RecordBuilder<'py> {
         match spec.kind {
             RecordKind::Dataclass => {
                 let cls = cls.cast::<PyType>().map_err(PyErr::from)?;
-                let instance = py::new_instance(cls)?;
-                for (value, field) in self.values.into_iter().zip(&spec.fields) {
+                let access = &spec.access;
+                let instance = access.new_instance(cls)?;
+                for (index, (value, field)) in self.values.into_iter().zip(&spec.fields).enumerate()
+                {
                     if let Some(value) = value {
-                        py::set_field(&instance, field.name.bind(py), &value)?;
+                        access.store(&instance, index, field.name.bind(py), value)?;
                     }
                 }
                 if spec.post_init {

@@ -213,6 +213,8 @@ fn build_record(kind: RecordKind, data: &Bound<'_, PyDict>) -> PyResult<Node> {
         .filter(|(_, f)| f.on_wire)
         .map(|(i, _)| i)
         .collect();
+    let names: Vec<Py<PyString>> = fields.iter().map(|f| f.name.clone_ref(py)).collect();
+    let access = FieldAccess::for_class(kind, &cls, &names)?;
     Ok(Node::Record(RecordSpec {
         kind,
         type_addr: cls.as_ptr() as usize,
@@ -223,6 +225,7 @@ fn build_record(kind: RecordKind, data: &Bound<'_, PyDict>) -> PyResult<Node> {
         post_init: get_required(data, "post_init")?.extract()?,
         frozen: get_required(data, "frozen")?.extract()?,
         slots: get_required(data, "slots")?.extract()?,
+        access,
         forbid_unknown_fields: get_required(data, "forbid_unknown_fields")?.extract()?,
         omit_defaults: get_required(data, "omit_defaults")?.extract()?,
         array_like: get_required(data, "array_like")?.extract()?,
