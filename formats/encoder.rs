@@ -527,11 +527,9 @@ impl<'p, 'o, W: WireWriter> Encoder<'p, 'o, W> {
             let item = match reader.next(value, index, name, field.plain, |plain| {
                 W::plain(out, plain)
             })? {
-                Next::Written => continue,
+                // A dataclass reader never misses a field (that is for TypedDicts).
+                Next::Written | Next::Missing => continue,
                 Next::Value(item) => item,
-                Next::Missing => {
-                    return Err(Error::encode(format!("missing field `{}`", field.name)))
-                }
             };
             self.value(field.node, &item)
                 .map_err(|e| e.at_field(&field.wire_name))?;

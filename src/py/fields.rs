@@ -155,6 +155,10 @@ impl FieldAccess {
     pub fn reader<'a, 'py>(&'a self, value: &Obj<'py>) -> PyResult<FieldReader<'a, 'py>> {
         let exact = |type_addr: usize| value.get_type_ptr() as usize == type_addr;
         let (how, held) = match self {
+            FieldAccess::Dict => match super::instance_dict(value) {
+                Some(dict) => (How::Dict(dict.as_ptr()), Some(dict.into_any())),
+                None => (How::Attributes, None),
+            },
             FieldAccess::Offsets { type_addr, offsets } if exact(*type_addr) => {
                 (How::Offsets(offsets), None)
             }
@@ -162,10 +166,6 @@ impl FieldAccess {
                 type_addr,
                 descriptors,
             } if exact(*type_addr) => (How::Descriptors(descriptors), None),
-            FieldAccess::Dict => match super::instance_dict(value) {
-                Some(dict) => (How::Dict, Some(dict.into_any())),
-                None => (How::Attributes, None),
-            },
             FieldAccess::Mapping => (
                 How::Mapping,
                 Some(value.cast::<PyDict>()?.clone().into_any()),
@@ -369,7 +369,8 @@ pub struct FieldReader<'a, 'py> {
 
 #[derive(Clone, Copy)]
 enum How<'a> {
-    Dict,
+    /// The instance dict, which `held` owns.
+    Dict(*mut ffi::PyObject),
     Offsets(&'a [usize]),
     Descriptors(&'a [Py<PyAny>]),
     Attributes,
@@ -391,21 +392,20 @@ impl<'py> FieldReader<'_, 'py> {
         write: impl FnOnce(PlainValue<'_>) -> bool,
     ) -> PyResult<Next<'py>> {
         // One call of `deliver` below, so `write` is inlined once.
-        let item = match (self.how, &self.held) {
-            (How::Dict, Some(dict)) => {
+        let item = match self.how {
+            How::Dict(dict) => {
                 let mut key: *mut ffi::PyObject = std::ptr::null_mut();
                 let mut item: *mut ffi::PyObject = std::ptr::null_mut();
                 // SAFETY: `held` is the instance dict; PyDict_Next bounds-checks the position
                 // against the current size and returns borrowed references.
-                let found = unsafe {
-                    ffi::PyDict_Next(dict.as_ptr(), &mut self.position, &mut key, &mut item)
-                };
+                let found =
+                    unsafe { ffi::PyDict_Next(dict, &mut self.position, &mut key, &mut item) };
                 if found == 0 || key != name.as_ptr() {
-                    return not_next(dict, value, name);
+                    return self.not_next(value, name);
                 }
                 item
             }
-            (How::Offsets(offsets), _) => {
+            How::Offsets(offsets) => {
                 // SAFETY: `value` is of exactly the class the offsets were read from (checked
                 // when the reader was made), so the offset addresses an object pointer slot.
                 let item = unsafe {
@@ -424,6 +424,18 @@ impl<'py> FieldReader<'_, 'py> {
         };
         // SAFETY: a borrowed reference the instance (or its dict) keeps alive (see `deliver`).
         Ok(unsafe { deliver(value.py(), item, rule, write) })
+    }
+
+    /// A field that is not the dict's next entry: set out of order, or a class attribute, or a
+    /// base class's slot.
+    #[inline(never)]
+    fn not_next(&self, value: &Obj<'py>, name: &Bound<'py, PyString>) -> PyResult<Next<'py>> {
+        if let Some(dict) = &self.held {
+            if let Some(item) = dict.cast::<PyDict>()?.get_item(name)? {
+                return Ok(Next::Value(item));
+            }
+        }
+        Ok(Next::Value(value.getattr(name)?))
     }
 
     /// The accesses without a plain-value fast path.
@@ -464,6 +476,7 @@ impl<'py> FieldReader<'_, 'py> {
                 Ok(item) => Next::Value(item),
                 Err(_) => Next::Missing,
             }),
+            (How::Dict(_), _) => self.not_next(value, name),
             _ => Ok(Next::Value(value.getattr(name)?)),
         }
     }
@@ -480,20 +493,6 @@ impl<'py> FieldReader<'_, 'py> {
             Next::Value(item) => Some(item),
             Next::Missing | Next::Written => None,
         })
-    }
-}
-
-/// A field that is not the dict's next entry: set out of order, or a class attribute, or a base
-/// class's slot.
-#[inline(never)]
-fn not_next<'py>(
-    dict: &Obj<'py>,
-    value: &Obj<'py>,
-    name: &Bound<'py, PyString>,
-) -> PyResult<Next<'py>> {
-    match dict.cast::<PyDict>()?.get_item(name)? {
-        Some(item) => Ok(Next::Value(item)),
-        None => Ok(Next::Value(value.getattr(name)?)),
     }
 }
 
