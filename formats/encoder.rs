@@ -433,6 +433,7 @@ impl<'p, 'o, W: WireWriter> Encoder<'p, 'o, W> {
         }
     }
 
+    #[inline(never)]
     fn record(&mut self, spec: &RecordSpec, value: &Obj<'_>) -> Result<()> {
         if !shape::is_record(spec, value) {
             return Err(Error::encode(format!(

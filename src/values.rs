@@ -490,14 +490,9 @@ impl<'py> RecordBuilder<'py> {
         match spec.kind {
             RecordKind::Dataclass => {
                 let cls = cls.cast::<PyType>().map_err(PyErr::from)?;
-                let access = &spec.access;
-                let instance = access.new_instance(cls)?;
-                for (index, (value, field)) in self.values.into_iter().zip(&spec.fields).enumerate()
-                {
-                    if let Some(value) = value {
-                        access.store(&instance, index, field.name.bind(py), value)?;
-                    }
-                }
+                let instance = spec.access.new_instance(cls)?;
+                spec.access
+                    .fill(&instance, &spec.fields, &mut self.values)?;
                 if spec.post_init {
                     instance.call_method0(py::stdlib(py).post_init.bind(py))?;
                 }

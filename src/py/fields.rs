@@ -24,7 +24,7 @@ use pyo3::types::{PyDict, PyString, PyTuple, PyType};
 use pyo3::{PyTraverseError, PyVisit};
 
 use super::Obj;
-use crate::plan::{Plain, PlainRule, RecordKind};
+use crate::plan::{Field, Plain, PlainRule, RecordKind};
 
 /// The environment variable that makes plans built afterwards take the portable slot path
 /// (member descriptors instead of offsets), so tests can run both.
@@ -188,6 +188,50 @@ impl FieldAccess {
     #[inline]
     pub fn new_instance<'py>(&self, cls: &Bound<'py, PyType>) -> PyResult<Obj<'py>> {
         super::new_instance(cls)
+    }
+
+    /// Stores each value given (by field index) into an instance made by
+    /// [`FieldAccess::new_instance`], as [`FieldAccess::store`] does; the values are taken.
+    #[inline]
+    pub fn fill<'py>(
+        &self,
+        instance: &Obj<'py>,
+        fields: &[Field],
+        values: &mut [Option<Obj<'py>>],
+    ) -> PyResult<()> {
+        if let FieldAccess::Offsets { type_addr, offsets } = self {
+            if instance.get_type_ptr() as usize == *type_addr {
+                let base = instance.as_ptr().cast::<u8>();
+                for (value, &offset) in values.iter_mut().zip(offsets.iter()) {
+                    if let Some(value) = value.take() {
+                        // SAFETY: as in `store`: an object pointer slot of exactly this class,
+                        // which takes the value's reference; a value it held is released.
+                        unsafe {
+                            let slot = base.add(offset).cast::<*mut ffi::PyObject>();
+                            let old = *slot;
+                            *slot = value.into_ptr();
+                            ffi::Py_XDECREF(old);
+                        }
+                    }
+                }
+                return Ok(());
+            }
+        }
+        let py = instance.py();
+        if let FieldAccess::Descriptors { .. } = self {
+            for (index, (value, field)) in values.iter_mut().zip(fields).enumerate() {
+                if let Some(value) = value.take() {
+                    self.store(instance, index, field.name.bind(py), value)?;
+                }
+            }
+            return Ok(());
+        }
+        for (value, field) in values.iter_mut().zip(fields) {
+            if let Some(value) = value.take() {
+                super::set_field(instance, field.name.bind(py), &value)?;
+            }
+        }
+        Ok(())
     }
 
     /// Stores field `index` (named `name`) into an instance made by
