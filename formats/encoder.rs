@@ -456,7 +456,7 @@ impl<'p, 'o, W: WireWriter> Encoder<'p, 'o, W> {
             W::begin_map(self.out, length)
         };
         let mut count = 0;
-        let mut source = spec.access.reader(value)?;
+        let mut source = spec.access.reader(value);
         // Positional variants of a tagged union lead with the tag, so a decoder knows the
         // variant before it reads anything else.
         let leading_tag = match &spec.tag {
@@ -519,7 +519,7 @@ impl<'p, 'o, W: WireWriter> Encoder<'p, 'o, W> {
         let length = spec.wire_fields.len();
         let open = W::begin_map(self.out, length);
         let py = value.py();
-        let mut reader = spec.access.reader(value)?;
+        let mut reader = spec.access.reader(value);
         for (position, &index) in spec.wire_fields.iter().enumerate() {
             let field = &spec.fields[index];
             W::field_name(self.out, field, position == 0);
@@ -527,10 +527,11 @@ impl<'p, 'o, W: WireWriter> Encoder<'p, 'o, W> {
             let out = &mut *self.out;
             let item = match reader.next(value, index, name, field.plain, |plain| {
                 W::plain(out, plain)
-            })? {
+            }) {
                 // A dataclass reader never misses a field (that is for TypedDicts).
                 Next::Written | Next::Missing => continue,
                 Next::Value(item) => item,
+                Next::Failed(err) => return Err(Error::from(*err)),
             };
             self.value(field.node, &item)
                 .map_err(|e| e.at_field(&field.wire_name))?;

@@ -404,7 +404,7 @@ impl Encoder<'_, '_> {
             )));
         }
         self.enter()?;
-        let mut source = spec.access.reader(value)?;
+        let mut source = spec.access.reader(value);
         for &index in order {
             let field = &spec.fields[index];
             let item = match source.get(value, index, field.name.bind(value.py())) {

@@ -663,7 +663,7 @@ impl<'f, 'p, 'o, 'py> Writer<'f, 'p, 'o, 'py> {
         }
         self.enter()?;
         let py = value.py();
-        let mut source = spec.access.reader(value)?;
+        let mut source = spec.access.reader(value);
         match spec.kind {
             RecordKind::TypedDict => {
                 self.out.push(EMPTY_DICT);

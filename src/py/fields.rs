@@ -152,7 +152,7 @@ impl FieldAccess {
     /// A reader of one record value's fields. `value` must be an instance of the record's
     /// class (for a TypedDict, a dict; for a NamedTuple, a tuple).
     #[inline(always)]
-    pub fn reader<'a, 'py>(&'a self, value: &Obj<'py>) -> PyResult<FieldReader<'a, 'py>> {
+    pub fn reader<'a, 'py>(&'a self, value: &Obj<'py>) -> FieldReader<'a, 'py> {
         let exact = |type_addr: usize| value.get_type_ptr() as usize == type_addr;
         let (how, held) = match self {
             FieldAccess::Dict => match super::instance_dict(value) {
@@ -166,21 +166,19 @@ impl FieldAccess {
                 type_addr,
                 descriptors,
             } if exact(*type_addr) => (How::Descriptors(descriptors), None),
-            FieldAccess::Mapping => (
-                How::Mapping,
-                Some(value.cast::<PyDict>()?.clone().into_any()),
-            ),
-            FieldAccess::Tuple => (
-                How::Tuple,
-                Some(value.cast::<PyTuple>()?.clone().into_any()),
-            ),
+            FieldAccess::Mapping if value.is_instance_of::<PyDict>() => {
+                (How::Mapping, Some(value.clone()))
+            }
+            FieldAccess::Tuple if value.is_instance_of::<PyTuple>() => {
+                (How::Tuple, Some(value.clone()))
+            }
             _ => (How::Attributes, None),
         };
-        Ok(FieldReader {
+        FieldReader {
             how,
             held,
             position: 0,
-        })
+        }
     }
 
     /// A new instance of the dataclass `cls`, made by its `tp_new` without calling `__init__`;
@@ -399,6 +397,8 @@ pub enum Next<'py> {
     Value(Obj<'py>),
     /// A TypedDict without the key (or a NamedTuple too short).
     Missing,
+    /// Reading the field raised (an unset slot, a failing property).
+    Failed(Box<PyErr>),
 }
 
 /// Reads one record value's fields, each by its index and name (the plan's interned str).
@@ -434,7 +434,7 @@ impl<'py> FieldReader<'_, 'py> {
         name: &Bound<'py, PyString>,
         rule: Option<PlainRule>,
         write: impl FnOnce(PlainValue<'_>) -> bool,
-    ) -> PyResult<Next<'py>> {
+    ) -> Next<'py> {
         // One call of `deliver` below, so `write` is inlined once.
         let item = match self.how {
             How::Dict(dict) => {
@@ -445,7 +445,7 @@ impl<'py> FieldReader<'_, 'py> {
                 let found =
                     unsafe { ffi::PyDict_Next(dict, &mut self.position, &mut key, &mut item) };
                 if found == 0 || key != name.as_ptr() {
-                    return self.not_next(value, name);
+                    return settle(self.not_next(value, name));
                 }
                 item
             }
@@ -460,14 +460,14 @@ impl<'py> FieldReader<'_, 'py> {
                         .cast::<*mut ffi::PyObject>()
                 };
                 if item.is_null() {
-                    return unset(value, name);
+                    return settle(unset(value, name));
                 }
                 item
             }
-            _ => return self.other(value, index, name),
+            _ => return settle(self.other(value, index, name)),
         };
         // SAFETY: a borrowed reference the instance (or its dict) keeps alive (see `deliver`).
-        Ok(unsafe { deliver(value.py(), item, rule, write) })
+        unsafe { deliver(value.py(), item, rule, write) }
     }
 
     /// A field that is not the dict's next entry: set out of order, or a class attribute, or a
@@ -533,11 +533,27 @@ impl<'py> FieldReader<'_, 'py> {
         index: usize,
         name: &Bound<'py, PyString>,
     ) -> PyResult<Option<Obj<'py>>> {
-        Ok(match self.next(value, index, name, None, |_| false)? {
-            Next::Value(item) => Some(item),
-            Next::Missing | Next::Written => None,
-        })
+        match self.next(value, index, name, None, |_| false) {
+            Next::Value(item) => Ok(Some(item)),
+            Next::Missing | Next::Written => Ok(None),
+            Next::Failed(err) => Err(*err),
+        }
     }
+}
+
+/// The outcome of a slow path as a [`Next`]; an error is boxed, so `Next` stays two words and
+/// the hot path returns it in registers.
+#[inline(always)]
+fn settle(result: PyResult<Next<'_>>) -> Next<'_> {
+    match result {
+        Ok(next) => next,
+        Err(err) => failed(err),
+    }
+}
+
+#[cold]
+fn failed<'py>(err: PyErr) -> Next<'py> {
+    Next::Failed(Box::new(err))
 }
 
 /// An unset slot: getattr raises the AttributeError the generic path raises.
