@@ -19,7 +19,7 @@ use crate::errors::{Error, ErrorKind, Result};
 use crate::plan::{
     EnumSpec, Field, FieldDefault, LiteralValue, Node, NodeId, Plan, RecordKind, RecordSpec,
 };
-use crate::py::fields::{FieldCursor, Next, PlainValue};
+use crate::py::fields::{Next, PlainValue};
 use crate::py::{self, temporal, Obj};
 use crate::shape::{self, Shape};
 use crate::text;
@@ -434,6 +434,7 @@ impl<'p, 'o, W: WireWriter> Encoder<'p, 'o, W> {
         }
     }
 
+    #[inline(never)]
     fn record(&mut self, spec: &RecordSpec, value: &Obj<'_>) -> Result<()> {
         if !shape::is_record(spec, value) {
             return Err(Error::encode(format!(
@@ -444,12 +445,10 @@ impl<'p, 'o, W: WireWriter> Encoder<'p, 'o, W> {
         }
         self.enter()?;
         let positional = spec.array_like || spec.kind == RecordKind::NamedTuple;
-        if !positional && !spec.omit_defaults && spec.kind == RecordKind::Dataclass && !spec.slots {
-            if let Some(dict) = py::instance_dict(value) {
-                self.dataclass_fields(spec, value, dict)?;
-                self.depth -= 1;
-                return Ok(());
-            }
+        if !positional && !spec.omit_defaults && spec.kind == RecordKind::Dataclass {
+            self.dataclass_fields(spec, value)?;
+            self.depth -= 1;
+            return Ok(());
         }
         let length = spec.wire_fields.len();
         let open = if positional {
@@ -458,7 +457,7 @@ impl<'p, 'o, W: WireWriter> Encoder<'p, 'o, W> {
             W::begin_map(self.out, length)
         };
         let mut count = 0;
-        let mut source = shape::FieldSource::new(spec, value)?;
+        let mut source = spec.access.reader(value);
         // Positional variants of a tagged union lead with the tag, so a decoder knows the
         // variant before it reads anything else.
         let leading_tag = match &spec.tag {
@@ -476,7 +475,7 @@ impl<'p, 'o, W: WireWriter> Encoder<'p, 'o, W> {
         for (position, &index) in fields.enumerate() {
             let position = position + usize::from(leading_tag.is_some());
             let field = &spec.fields[index];
-            let Some(item) = source.get(spec, index, value)? else {
+            let Some(item) = source.get(value, index, field.name.bind(value.py()))? else {
                 if positional || matches!(field.default, FieldDefault::Required) {
                     return Err(Error::encode(format!(
                         "missing required field `{}`",
@@ -515,31 +514,25 @@ impl<'p, 'o, W: WireWriter> Encoder<'p, 'o, W> {
         Ok(())
     }
 
-    /// The common record: a dataclass with an instance dict, written as a map with every field.
-    /// Plain field values are written straight from the dict (see `py::fields`).
-    fn dataclass_fields(
-        &mut self,
-        spec: &RecordSpec,
-        value: &Obj<'_>,
-        dict: Bound<'_, PyDict>,
-    ) -> Result<()> {
+    /// The common record: a dataclass written as a map with every field. Plain field values
+    /// are written straight from the instance (see `py::fields`).
+    fn dataclass_fields(&mut self, spec: &RecordSpec, value: &Obj<'_>) -> Result<()> {
         let length = spec.wire_fields.len();
         let open = W::begin_map(self.out, length);
         let py = value.py();
-        let mut cursor = FieldCursor::new(dict);
+        let mut reader = spec.access.reader(value);
         for (position, &index) in spec.wire_fields.iter().enumerate() {
             let field = &spec.fields[index];
             W::field_name(self.out, field, position == 0);
             let name = field.name.bind(py);
             let out = &mut *self.out;
-            let item = match cursor.next(name, field.plain, |plain| W::plain(out, plain)) {
-                Next::Written => continue,
+            let item = match reader.next(value, index, name, field.plain, |plain| {
+                W::plain(out, plain)
+            }) {
+                // A dataclass reader never misses a field (that is for TypedDicts).
+                Next::Written | Next::Missing => continue,
                 Next::Value(item) => item,
-                // Not next in the dict: set out of order, or a class attribute or property.
-                Next::Elsewhere => match cursor.dict().get_item(name)? {
-                    Some(item) => item,
-                    None => value.getattr(name)?,
-                },
+                Next::Failed(err) => return Err(Error::from(*err)),
             };
             self.value(field.node, &item)
                 .map_err(|e| e.at_field(&field.wire_name))?;

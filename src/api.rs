@@ -130,6 +130,19 @@ impl Codec {
             ))
     }
 
+    /// How each record class in the plan has its fields read and stored, as
+    /// `{qualname: access}` (`"dict"`, `"slot offsets"`, `"slot descriptors"`, `"getattr"`,
+    /// `"mapping"`, `"tuple"`). For tests and diagnosis, not a stable API.
+    fn _field_access<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let out = PyDict::new(py);
+        for node in &self.plan.nodes {
+            if let crate::plan::Node::Record(spec) = node {
+                out.set_item(&spec.qualname, spec.access.describe())?;
+            }
+        }
+        Ok(out)
+    }
+
     /// Encodes one value.
     #[pyo3(signature = (value, /))]
     fn encode_one<'py>(&self, value: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyBytes>> {

@@ -186,64 +186,6 @@ pub fn is_record(spec: &RecordSpec, value: &Obj<'_>) -> bool {
     }
 }
 
-/// Where a record's field values are read from, decided once per record value.
-pub enum FieldSource<'py> {
-    /// A dataclass instance's `__dict__`, walked in order: fields set by `__init__` come in
-    /// declaration order, so most fields cost one pointer comparison.
-    Dict(py::DictCursor<'py>),
-    /// A slotted dataclass: attribute access through the slot descriptors.
-    Attributes,
-    /// A TypedDict value.
-    Mapping(Bound<'py, PyDict>),
-    /// A NamedTuple value.
-    Tuple(Bound<'py, PyTuple>),
-}
-
-impl<'py> FieldSource<'py> {
-    pub fn new(spec: &RecordSpec, value: &Obj<'py>) -> Result<Self> {
-        Ok(match spec.kind {
-            // Slotted instances have no dict to ask for (asking raises and clears an error).
-            RecordKind::Dataclass if spec.slots => FieldSource::Attributes,
-            RecordKind::Dataclass => match py::instance_dict(value) {
-                Some(dict) => FieldSource::Dict(py::DictCursor::new(dict)),
-                None => FieldSource::Attributes,
-            },
-            RecordKind::TypedDict => {
-                FieldSource::Mapping(value.cast::<PyDict>().map_err(PyErr::from)?.clone())
-            }
-            RecordKind::NamedTuple => {
-                FieldSource::Tuple(value.cast::<PyTuple>().map_err(PyErr::from)?.clone())
-            }
-        })
-    }
-
-    /// A field's value: `Ok(None)` when a TypedDict lacks the key.
-    #[inline]
-    pub fn get(
-        &mut self,
-        spec: &RecordSpec,
-        index: usize,
-        value: &Obj<'py>,
-    ) -> Result<Option<Obj<'py>>> {
-        let name = spec.fields[index].name.bind(value.py());
-        match self {
-            FieldSource::Dict(cursor) => {
-                if let Some(item) = cursor.next_if_key(name) {
-                    return Ok(Some(item));
-                }
-                match cursor.dict().get_item(name)? {
-                    Some(item) => Ok(Some(item)),
-                    // Not in the instance dict (a class attribute, a property): ask getattr.
-                    None => Ok(Some(value.getattr(name)?)),
-                }
-            }
-            FieldSource::Attributes => Ok(Some(value.getattr(name)?)),
-            FieldSource::Mapping(dict) => Ok(dict.get_item(name)?),
-            FieldSource::Tuple(tuple) => Ok(tuple.get_item(index).ok()),
-        }
-    }
-}
-
 /// Whether a field's value equals its default, for `omit_defaults`. Factory defaults of the
 /// builtin containers compare with an empty container without calling the factory.
 pub fn equals_default(default: &FieldDefault, value: &Obj<'_>) -> Result<bool> {

@@ -548,24 +548,14 @@ impl<'py> RecordBuilder<'py> {
         match spec.kind {
             RecordKind::Dataclass => {
                 let cls = cls.cast::<PyType>().map_err(PyErr::from)?;
-                let instance = py::new_instance(cls)?;
-                let fields = self.values.into_iter().zip(&spec.fields);
+                let instance = spec.access.new_instance(cls)?;
                 if spec.user_setattr {
                     // A descriptor's `__set__` is Python code.
                     py::user_code(py, || {
-                        for (value, field) in fields {
-                            if let Some(value) = value {
-                                py::set_field(&instance, field.name.bind(py), &value)?;
-                            }
-                        }
-                        Ok::<(), PyErr>(())
+                        spec.access.fill(&instance, &spec.fields, &mut self.values)
                     })?;
                 } else {
-                    for (value, field) in fields {
-                        if let Some(value) = value {
-                            py::set_field(&instance, field.name.bind(py), &value)?;
-                        }
-                    }
+                    spec.access.fill(&instance, &spec.fields, &mut self.values)?;
                 }
                 if spec.post_init {
                     py::user_code(py, || {

@@ -16,6 +16,7 @@ from datetime import date, datetime, timedelta, timezone
 from decimal import Decimal
 from pathlib import Path
 from typing import Any, Literal, Optional, Union
+from uuid import UUID
 
 import pytest
 
@@ -327,3 +328,28 @@ def test_a_record_that_contains_itself_is_refused() -> None:
 @dataclasses.dataclass
 class SelfRef:
     child: Optional[SelfRef] = None
+
+
+@dataclasses.dataclass
+class _Owned:
+    owner: UUID
+    previous: Optional[UUID] = None
+
+
+def test_uuids_take_the_fast_path_shared_or_not() -> None:
+    # The gist's file system shares 30 creator UUIDs among 1,000 nodes: a UUID met again is a
+    # memo get, at the same field or another UUID position (past Optional).
+    shared = UUID(int=5)
+    values = [
+        _Owned(UUID(int=7), shared),
+        _Owned(shared),
+        _Owned(UUID(int=0)),
+        _Owned(UUID(int=2**128 - 1), shared),
+    ]
+    only = polycodec.Codec(list[_Owned], "pickle", fast_path="only")
+    for protocol in (2, 3, 4, 5):
+        ours = polycodec.Codec(list[_Owned], "pickle", protocol=protocol).encode_one(values)
+        for data in (ours, pickle.dumps(values, protocol=protocol)):
+            decoded = only.decode_one(data)
+            assert decoded == values
+            assert decoded[0].previous is decoded[1].owner

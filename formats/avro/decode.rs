@@ -532,17 +532,17 @@ impl<'a, 'p, 'py> Decoder<'a, 'p, 'py> {
         self.enter()?;
         let py = self.ctx.py;
         let cls = spec.cls.bind(py).cast::<PyType>().map_err(PyErr::from)?;
-        let instance = py::new_instance(cls)?;
+        let instance = spec.access.new_instance(cls)?;
         for &(target, op) in fields {
             match target {
-                Some(field) => {
-                    let field = &spec.fields[field];
+                Some(index) => {
+                    let field = &spec.fields[index];
                     let value = self.value(op).map_err(|e| e.at_field(&field.wire_name))?;
-                    let set = || py::set_field(&instance, field.name.bind(py), &value);
+                    let store = || spec.access.store(&instance, index, field.name.bind(py), value);
                     if spec.user_setattr {
-                        py::user_code(py, set)?;
+                        py::user_code(py, store)?;
                     } else {
-                        set()?;
+                        store()?;
                     }
                 }
                 None => self.skip(op)?,

@@ -411,10 +411,10 @@ impl Encoder<'_, '_> {
             )));
         }
         self.enter()?;
-        let mut source = shape::FieldSource::new(spec, value)?;
+        let mut source = spec.access.reader(value);
         for &index in order {
             let field = &spec.fields[index];
-            let item = match source.get(spec, index, value) {
+            let item = match source.get(value, index, field.name.bind(value.py())) {
                 Ok(Some(item)) => item,
                 Ok(None) => {
                     return Err(Error::encode(format!(
@@ -422,7 +422,7 @@ impl Encoder<'_, '_> {
                         field.wire_name
                     )))
                 }
-                Err(err) => return Err(err.at_field(&field.wire_name)),
+                Err(err) => return Err(Error::from(err).at_field(&field.wire_name)),
             };
             self.value(field.node, &item)
                 .map_err(|e| e.at_field(&field.wire_name))?;

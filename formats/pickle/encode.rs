@@ -741,7 +741,7 @@ impl<'f, 'p, 'o, 'py> Writer<'f, 'p, 'o, 'py> {
         }
         self.enter()?;
         let py = value.py();
-        let mut source = shape::FieldSource::new(spec, value)?;
+        let mut source = spec.access.reader(value);
         match spec.kind {
             RecordKind::TypedDict => {
                 self.out.push(EMPTY_DICT);
@@ -749,7 +749,7 @@ impl<'f, 'p, 'o, 'py> Writer<'f, 'p, 'o, 'py> {
                 let mark = self.open_batch();
                 let mut count = 0;
                 for (index, field) in spec.fields.iter().enumerate() {
-                    let Some(item) = source.get(spec, index, value)? else {
+                    let Some(item) = source.get(value, index, field.name.bind(py))? else {
                         continue;
                     };
                     self.field_name(plan, id, index, &field.name);
@@ -764,9 +764,11 @@ impl<'f, 'p, 'o, 'py> Writer<'f, 'p, 'o, 'py> {
                 let count = spec.fields.len();
                 let mark = (count > 3).then(|| self.open_batch());
                 for (index, field) in spec.fields.iter().enumerate() {
-                    let item = source.get(spec, index, value)?.ok_or_else(|| {
-                        Error::encode(format!("missing field `{}`", field.wire_name))
-                    })?;
+                    let item = source
+                        .get(value, index, field.name.bind(py))?
+                        .ok_or_else(|| {
+                            Error::encode(format!("missing field `{}`", field.wire_name))
+                        })?;
                     self.value(plan, field.node, &item)
                         .map_err(|e| e.at_index(index))?;
                 }
@@ -787,15 +789,12 @@ impl<'f, 'p, 'o, 'py> Writer<'f, 'p, 'o, 'py> {
                 let mark = self.open_batch();
                 let mut count = 0;
                 for (index, field) in spec.fields.iter().enumerate() {
-                    let item = match source.get(spec, index, value) {
+                    let item = match source.get(value, index, field.name.bind(py)) {
                         Ok(Some(item)) => item,
                         Ok(None) => continue,
                         // An `init=False` field never set has no value to carry.
-                        Err(_) if !field.on_wire && form != StateForm::List => {
-                            PyErr::take(py);
-                            continue;
-                        }
-                        Err(err) => return Err(err),
+                        Err(_) if !field.on_wire && form != StateForm::List => continue,
+                        Err(err) => return Err(err.into()),
                     };
                     if form != StateForm::List {
                         self.field_name(plan, id, index, &field.name);

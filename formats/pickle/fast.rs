@@ -52,6 +52,7 @@ const NO_NODE: u32 = u32::MAX;
 const DATETIME_CLASS: u32 = u32::MAX - 1;
 const DATE_CLASS: u32 = u32::MAX - 2;
 const DECIMAL_CLASS: u32 = u32::MAX - 3;
+const UUID_CLASS: u32 = u32::MAX - 4;
 
 /// What a memo index holds, as far as the fast path needs to know.
 #[derive(Clone)]
@@ -100,7 +101,7 @@ pub fn decode<'py>(
     many: bool,
 ) -> Fast<Obj<'py>> {
     // Memo entries keep offsets and plan positions as u32.
-    if input.len() >= u32::MAX as usize || plan.nodes.len() >= DECIMAL_CLASS as usize {
+    if input.len() >= u32::MAX as usize || plan.nodes.len() >= UUID_CLASS as usize {
         return None;
     }
     let mut decoder = FastDecoder {
@@ -603,6 +604,7 @@ impl<'a, 'f, 'p, 'py> FastDecoder<'a, 'f, 'p, 'py> {
                 | Node::DateTime(_)
                 | Node::Date
                 | Node::Decimal(_)
+                | Node::Uuid
         );
         if matches!(op, BINGET | LONG_BINGET) {
             let start = self.pos;
@@ -610,6 +612,13 @@ impl<'a, 'f, 'p, 'py> FastDecoder<'a, 'f, 'p, 'py> {
             let index = self.get_index(op)?;
             match self.entry(index)? {
                 Entry::Object(made_for, object) if *made_for as usize == node => {
+                    return Some(object.clone())
+                }
+                // A UUID is immutable: one met at another UUID position is the same value.
+                Entry::Object(made_for, object)
+                    if matches!(target_node, Node::Uuid)
+                        && matches!(plan.nodes.get(*made_for as usize), Some(Node::Uuid)) =>
+                {
                     return Some(object.clone())
                 }
                 // An enum member, at any position of the same enum: the general path would
@@ -981,8 +990,56 @@ impl<'a, 'f, 'p, 'py> FastDecoder<'a, 'f, 'p, 'py> {
                     .decimal(spec, std::str::from_utf8(digits).ok()?)
                     .ok()
             }
+            Node::Uuid => {
+                let key = UUID_CLASS as usize;
+                self.check_global(named, slot, key, || is("uuid", "UUID"))?;
+                self.uuid(target)
+            }
             _ => None,
         }
+    }
+
+    /// A UUID after its global, as the stdlib writes it: `EMPTY_TUPLE NEWOBJ`, then the state
+    /// `{'int': n}` and `BUILD`. Anything else (an `is_safe` key, an int that is not a
+    /// non-negative 128-bit `LONG1`/`BININT*`) is left to the general path. Memoized under the
+    /// UUID node itself (`node`, past any `Optional`), so a get at any UUID position finds it.
+    fn uuid(&mut self, node: NodeId) -> Fast<Obj<'py>> {
+        self.expect(EMPTY_TUPLE)?;
+        self.memo_ops(|| Entry::Opaque)?;
+        self.expect(NEWOBJ)?;
+        let memo = self.pending_memo()?;
+        self.expect(EMPTY_DICT)?;
+        self.memo_ops(|| Entry::Opaque)?;
+        if self.str_operand()? != b"int" {
+            return None;
+        }
+        let bits = match self.op()? {
+            BININT1 => u128::from(self.byte()?),
+            BININT2 => u128::from(u16::from_le_bytes(self.take(2)?.try_into().ok()?)),
+            BININT => u128::try_from(self.u32()? as i32).ok()?,
+            LONG1 => {
+                let length = usize::from(self.byte()?);
+                let data = self.take(length)?;
+                let negative = data.last().is_some_and(|b| b & 0x80 != 0);
+                let significant = data.iter().rposition(|&b| b != 0).map_or(0, |i| i + 1);
+                if negative || significant > 16 {
+                    return None;
+                }
+                let mut bytes = [0u8; 16];
+                bytes[..significant].copy_from_slice(&data[..significant]);
+                u128::from_le_bytes(bytes)
+            }
+            _ => return None,
+        };
+        self.memo_ops(|| Entry::Opaque)?;
+        self.expect(SETITEM)?;
+        self.expect(BUILD)?;
+        // The stdlib memoizes the instance after NEWOBJ, polycodec's writer after BUILD.
+        let built = self.pending_memo()?;
+        let object = py::new_uuid(self.ctx.py, bits).ok()?;
+        self.finish_memo(&memo, node, &object);
+        self.finish_memo(&built, node, &object);
+        Some(object)
     }
 
     /// The end of `REDUCE(callable, args)` once the `count` arguments are read: the tuple

@@ -224,6 +224,8 @@ fn build_record(kind: RecordKind, data: &Bound<'_, PyDict>) -> PyResult<Node> {
         .map(|(i, _)| i)
         .collect();
     let user_setattr = kind == RecordKind::Dataclass && has_python_descriptor(&cls, &fields)?;
+    let names: Vec<Py<PyString>> = fields.iter().map(|f| f.name.clone_ref(py)).collect();
+    let access = FieldAccess::for_class(kind, &cls, &names)?;
     Ok(Node::Record(RecordSpec {
         kind,
         type_addr: cls.as_ptr() as usize,
@@ -235,6 +237,7 @@ fn build_record(kind: RecordKind, data: &Bound<'_, PyDict>) -> PyResult<Node> {
         user_setattr,
         frozen: get_required(data, "frozen")?.extract()?,
         slots: get_required(data, "slots")?.extract()?,
+        access,
         forbid_unknown_fields: get_required(data, "forbid_unknown_fields")?.extract()?,
         omit_defaults: get_required(data, "omit_defaults")?.extract()?,
         array_like: get_required(data, "array_like")?.extract()?,

@@ -14,6 +14,8 @@ use pyo3::prelude::*;
 use pyo3::types::PyString;
 use pyo3::{PyTraverseError, PyVisit};
 
+use crate::py::fields::FieldAccess;
+
 pub use build::build_plan;
 pub use constraints::{DecimalBounds, FloatBounds, IntBounds, LengthBounds};
 pub use extension::ExtensionSpec;
@@ -67,6 +69,7 @@ impl Plan {
                 }
                 Node::Record(spec) => {
                     visit.call(&spec.cls)?;
+                    spec.access.traverse(visit)?;
                     for field in &spec.fields {
                         visit.call(&field.name)?;
                         match &field.default {
@@ -484,6 +487,8 @@ pub struct RecordSpec {
     /// A frozen dataclass (always true for a namedtuple).
     pub frozen: bool,
     pub slots: bool,
+    /// How the fields of an instance are read and stored, chosen once for the class.
+    pub access: FieldAccess,
     pub forbid_unknown_fields: bool,
     pub omit_defaults: bool,
     pub array_like: bool,

@@ -1,17 +1,384 @@
-//! The encoders' fast path for dataclass fields: a field whose value is a plain scalar (an exact
-//! str, int, float, bool or None) is handed to the format's writer straight from the instance
-//! dict's borrowed reference, with no reference count traffic. The writer is plain Rust that runs
-//! no Python code while it holds the borrowed value, so the dict cannot change under it; every
-//! other value is handed back as an owned reference for the general encoder.
+//! How the codecs read a record's fields and fill a new instance: one [`FieldAccess`] per record
+//! class, chosen once when the plan is built and used by every encoder and decoder.
+//!
+//! - A plain dataclass is read through its instance `__dict__`, walked in insertion order (the
+//!   order `__init__` set the fields in), so most fields cost one pointer comparison.
+//! - A class whose every field is a plain slot (`slots=True`) is read and filled at the slots'
+//!   byte offsets, taken once from the class's member descriptors. Where this build does not
+//!   know the object layout that needs, or `POLYCODEC_PORTABLE_SLOTS=1` is set when the plan is
+//!   built, the same member descriptors are called through their `__get__`/`__set__` slots.
+//! - Anything else (a field that is a property, a class with its own `__getattribute__` or
+//!   `__getattr__`) goes through `getattr` and `object.__setattr__`.
+//!
+//! A field whose value is a plain scalar (an exact str, int, float, bool or None) is handed to
+//! the format's writer straight from the borrowed reference, with no reference count traffic.
+//! The writer is plain Rust that runs no Python code while it holds the borrowed value, so the
+//! instance cannot change under it; every other value is handed back as an owned reference for
+//! the general encoder.
+
+use std::ffi::CStr;
 
 use pyo3::ffi;
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyString};
+use pyo3::types::{PyDict, PyString, PyTuple, PyType};
+use pyo3::{PyTraverseError, PyVisit};
 
 use super::Obj;
-use crate::plan::{Plain, PlainRule};
+use crate::plan::{Field, Plain, PlainRule, RecordKind};
 
-/// A plain value, borrowed from the instance dict for the duration of one write.
+/// The environment variable that makes plans built afterwards take the portable slot path
+/// (member descriptors instead of offsets), so tests can run both.
+pub const PORTABLE_SLOTS_ENV: &str = "POLYCODEC_PORTABLE_SLOTS";
+
+/// Whether this build knows the CPython object layout slot offsets are read from
+/// (`PyMemberDescrObject` and its `PyMemberDef`): CPython with the full, unstable C API. The
+/// cfgs come from pyo3-build-config in `build.rs`.
+const KNOWS_MEMBER_LAYOUT: bool = cfg!(all(not(Py_LIMITED_API), not(PyPy), not(GraalPy)));
+
+/// How a record class's fields are read and stored.
+pub enum FieldAccess {
+    /// A dataclass instance's `__dict__`, walked in order; a field not found there (a class
+    /// attribute, a slot of a base class) is asked for with `getattr`. Stores go through
+    /// `object.__setattr__`.
+    Dict,
+    /// Every field is a slot of the class: the byte offset of each (by field index) in an
+    /// instance of exactly `type_addr`. Instances of subclasses are read with `getattr`, since
+    /// a subclass may put a property over a slot.
+    Offsets {
+        type_addr: usize,
+        offsets: Box<[usize]>,
+    },
+    /// Every field is a slot, read and stored through its member descriptor (by field index):
+    /// the portable form of `Offsets`.
+    Descriptors {
+        type_addr: usize,
+        descriptors: Box<[Py<PyAny>]>,
+    },
+    /// `getattr` for each field.
+    Attributes,
+    /// A TypedDict value.
+    Mapping,
+    /// A NamedTuple value.
+    Tuple,
+}
+
+/// What one attribute of a class is, for the choice of access.
+enum Found<'py> {
+    /// Nothing in the class, or a plain class attribute (a default value, a method): an
+    /// instance dict entry takes precedence over it.
+    Shadowed,
+    /// A plain object slot: its member descriptor and byte offset (when the layout is known).
+    Slot(Bound<'py, PyAny>, Option<usize>),
+    /// A descriptor that takes precedence over the instance dict (a property, say).
+    DataDescriptor,
+}
+
+impl FieldAccess {
+    /// The access for a record class whose fields are named `names` (in field order).
+    pub fn for_class(
+        kind: RecordKind,
+        cls: &Bound<'_, PyAny>,
+        names: &[Py<PyString>],
+    ) -> PyResult<FieldAccess> {
+        match kind {
+            RecordKind::TypedDict => return Ok(FieldAccess::Mapping),
+            RecordKind::NamedTuple => return Ok(FieldAccess::Tuple),
+            RecordKind::Dataclass => {}
+        }
+        let py = cls.py();
+        let Ok(cls) = cls.cast::<PyType>() else {
+            return Ok(FieldAccess::Attributes);
+        };
+        let type_ptr = cls.as_type_ptr();
+        // SAFETY: a live type object; only its attribute-lookup slot is read.
+        let getattro = unsafe { (*type_ptr).tp_getattro };
+        let generic = ffi::PyObject_GenericGetAttr as *const () as usize;
+        if getattro.map(|f| f as usize) != Some(generic) {
+            // Its own __getattribute__ or __getattr__ decides what a field reads as.
+            return Ok(FieldAccess::Attributes);
+        }
+        let mut slots = Vec::with_capacity(names.len());
+        for name in names {
+            match lookup(cls, name.bind(py))? {
+                Found::Slot(descriptor, offset) => slots.push((descriptor, offset)),
+                Found::DataDescriptor => return Ok(FieldAccess::Attributes),
+                Found::Shadowed => {}
+            }
+        }
+        if slots.len() != names.len() || names.is_empty() {
+            // Fields live in the instance dict (some perhaps in a base class's slots, which
+            // the getattr fallback reads).
+            return Ok(FieldAccess::Dict);
+        }
+        let type_addr = type_ptr as usize;
+        let portable =
+            std::env::var_os(PORTABLE_SLOTS_ENV).is_some_and(|v| !v.is_empty() && v != "0");
+        if !portable && slots.iter().all(|(_, offset)| offset.is_some()) {
+            let offsets = slots
+                .iter()
+                .map(|(_, offset)| offset.unwrap_or(0))
+                .collect();
+            return Ok(FieldAccess::Offsets { type_addr, offsets });
+        }
+        let descriptors = slots.into_iter().map(|(d, _)| d.unbind()).collect();
+        Ok(FieldAccess::Descriptors {
+            type_addr,
+            descriptors,
+        })
+    }
+
+    /// Reports the Python objects the access holds to the garbage collector.
+    pub fn traverse(&self, visit: &PyVisit<'_>) -> Result<(), PyTraverseError> {
+        if let FieldAccess::Descriptors { descriptors, .. } = self {
+            for descriptor in descriptors.iter() {
+                visit.call(descriptor)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The access's name, as `Codec._field_access` reports it to the tests.
+    pub fn describe(&self) -> &'static str {
+        match self {
+            FieldAccess::Dict => "dict",
+            FieldAccess::Offsets { .. } => "slot offsets",
+            FieldAccess::Descriptors { .. } => "slot descriptors",
+            FieldAccess::Attributes => "getattr",
+            FieldAccess::Mapping => "mapping",
+            FieldAccess::Tuple => "tuple",
+        }
+    }
+
+    /// A reader of one record value's fields. `value` must be an instance of the record's
+    /// class (for a TypedDict, a dict; for a NamedTuple, a tuple).
+    #[inline(always)]
+    pub fn reader<'a, 'py>(&'a self, value: &Obj<'py>) -> FieldReader<'a, 'py> {
+        let exact = |type_addr: usize| value.get_type_ptr() as usize == type_addr;
+        let (how, held) = match self {
+            FieldAccess::Dict => match super::instance_dict(value) {
+                Some(dict) => (How::Dict(dict.as_ptr()), Some(dict.into_any())),
+                None => (How::Attributes, None),
+            },
+            FieldAccess::Offsets { type_addr, offsets } if exact(*type_addr) => {
+                (How::Offsets(offsets), None)
+            }
+            FieldAccess::Descriptors {
+                type_addr,
+                descriptors,
+            } if exact(*type_addr) => (How::Descriptors(descriptors), None),
+            FieldAccess::Mapping if value.is_instance_of::<PyDict>() => {
+                (How::Mapping, Some(value.clone()))
+            }
+            FieldAccess::Tuple if value.is_instance_of::<PyTuple>() => {
+                (How::Tuple, Some(value.clone()))
+            }
+            _ => (How::Attributes, None),
+        };
+        FieldReader {
+            how,
+            held,
+            position: 0,
+        }
+    }
+
+    /// A new instance of the dataclass `cls`, made by its `tp_new` without calling `__init__`;
+    /// its fields are then stored with [`FieldAccess::store`].
+    #[inline]
+    pub fn new_instance<'py>(&self, cls: &Bound<'py, PyType>) -> PyResult<Obj<'py>> {
+        super::new_instance(cls)
+    }
+
+    /// Stores each value given (by field index) into an instance made by
+    /// [`FieldAccess::new_instance`], as [`FieldAccess::store`] does; the values are taken.
+    #[inline]
+    pub fn fill<'py>(
+        &self,
+        instance: &Obj<'py>,
+        fields: &[Field],
+        values: &mut [Option<Obj<'py>>],
+    ) -> PyResult<()> {
+        if let FieldAccess::Offsets { type_addr, offsets } = self {
+            if instance.get_type_ptr() as usize == *type_addr {
+                let base = instance.as_ptr().cast::<u8>();
+                for (value, &offset) in values.iter_mut().zip(offsets.iter()) {
+                    if let Some(value) = value.take() {
+                        // SAFETY: as in `store`: an object pointer slot of exactly this class,
+                        // which takes the value's reference; a value it held is released.
+                        unsafe {
+                            let slot = base.add(offset).cast::<*mut ffi::PyObject>();
+                            let old = *slot;
+                            *slot = value.into_ptr();
+                            ffi::Py_XDECREF(old);
+                        }
+                    }
+                }
+                return Ok(());
+            }
+        }
+        let py = instance.py();
+        if let FieldAccess::Descriptors { .. } = self {
+            for (index, (value, field)) in values.iter_mut().zip(fields).enumerate() {
+                if let Some(value) = value.take() {
+                    self.store(instance, index, field.name.bind(py), value)?;
+                }
+            }
+            return Ok(());
+        }
+        for (value, field) in values.iter_mut().zip(fields) {
+            if let Some(value) = value.take() {
+                super::set_field(instance, field.name.bind(py), &value)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Stores field `index` (named `name`) into an instance made by
+    /// [`FieldAccess::new_instance`], past a frozen class's `__setattr__`, as the generated
+    /// `__init__` does.
+    #[inline]
+    pub fn store(
+        &self,
+        instance: &Obj<'_>,
+        index: usize,
+        name: &Bound<'_, PyString>,
+        value: Obj<'_>,
+    ) -> PyResult<()> {
+        match self {
+            FieldAccess::Offsets { type_addr, offsets }
+                if instance.get_type_ptr() as usize == *type_addr =>
+            {
+                // SAFETY: the instance is of exactly the class whose member descriptor gave
+                // this offset (a T_OBJECT_EX member inside the class's basic size, checked when
+                // the plan was built), so it addresses an object pointer slot. The slot takes
+                // `value`'s reference; the value it held (NULL for a fresh instance) is
+                // released after the store.
+                unsafe {
+                    let slot = instance
+                        .as_ptr()
+                        .cast::<u8>()
+                        .add(offsets[index])
+                        .cast::<*mut ffi::PyObject>();
+                    let old = *slot;
+                    *slot = value.into_ptr();
+                    ffi::Py_XDECREF(old);
+                }
+                Ok(())
+            }
+            FieldAccess::Descriptors {
+                type_addr,
+                descriptors,
+            } if instance.get_type_ptr() as usize == *type_addr => {
+                let descriptor = descriptors[index].as_ptr();
+                // SAFETY: a member descriptor (checked when the plan was built) and a live
+                // instance of its class; its __set__ slot borrows both and the value, and
+                // reports errors by -1 with an exception set.
+                let status = unsafe {
+                    match (*ffi::Py_TYPE(descriptor)).tp_descr_set {
+                        Some(set) => set(descriptor, instance.as_ptr(), value.as_ptr()),
+                        None => return super::set_field(instance, name, &value),
+                    }
+                };
+                if status < 0 {
+                    return Err(PyErr::fetch(instance.py()));
+                }
+                Ok(())
+            }
+            _ => super::set_field(instance, name, &value),
+        }
+    }
+}
+
+/// Finds `name` in the class's MRO, as attribute lookup does, and says what it is.
+fn lookup<'py>(cls: &Bound<'py, PyType>, name: &Bound<'py, PyString>) -> PyResult<Found<'py>> {
+    let py = cls.py();
+    for klass in cls.mro().iter() {
+        let namespace = klass.getattr(pyo3::intern!(py, "__dict__"))?;
+        let Ok(found) = namespace.get_item(name) else {
+            continue;
+        };
+        let found_type = found.get_type_ptr();
+        let member_type = std::ptr::addr_of_mut!(ffi::PyMemberDescr_Type);
+        if found_type == member_type {
+            return Ok(match member_offset(cls, &found, name) {
+                Some(offset) => Found::Slot(found, offset),
+                // A member of another kind (read-only, or not an object pointer).
+                None => Found::DataDescriptor,
+            });
+        }
+        // SAFETY: a live type object; only its descriptor slot is read.
+        let set = unsafe { (*found_type).tp_descr_set };
+        return Ok(if set.is_some() {
+            Found::DataDescriptor
+        } else {
+            Found::Shadowed
+        });
+    }
+    Ok(Found::Shadowed)
+}
+
+/// For a member descriptor found on `cls` under `name`: `None` when it is not a writable object
+/// slot of a base of `cls` (so getattr must serve it), else `Some` of its byte offset when this
+/// build knows the layout to read it from (`Some(None)` when it does not).
+fn member_offset(
+    cls: &Bound<'_, PyType>,
+    descriptor: &Bound<'_, PyAny>,
+    name: &Bound<'_, PyString>,
+) -> Option<Option<usize>> {
+    let py = cls.py();
+    // The portable check: a member of a class `cls` derives from.
+    let owner = descriptor.getattr(pyo3::intern!(py, "__objclass__")).ok()?;
+    let owner = owner.cast::<PyType>().ok()?;
+    if !cls.is_subclass(owner).ok()? {
+        return None;
+    }
+    if !KNOWS_MEMBER_LAYOUT {
+        return Some(None);
+    }
+    Some(layout_offset(cls, descriptor, name))
+}
+
+/// The byte offset a member descriptor records, read from CPython's `PyMemberDescrObject`, when
+/// it is a writable object slot named `name` inside the class's basic size.
+#[cfg(all(not(Py_LIMITED_API), not(PyPy), not(GraalPy)))]
+fn layout_offset(
+    cls: &Bound<'_, PyType>,
+    descriptor: &Bound<'_, PyAny>,
+    name: &Bound<'_, PyString>,
+) -> Option<usize> {
+    let name = super::str_utf8(name).ok()?;
+    // SAFETY: `descriptor`'s type is exactly the member descriptor type (checked by the
+    // caller), whose instances are PyMemberDescrObject; d_member points at the class's static
+    // PyMemberDef, which lives as long as the class. Only its fields are read.
+    let member = unsafe {
+        let object = descriptor.as_ptr().cast::<ffi::PyMemberDescrObject>();
+        let member = (*object).d_member.cast::<ffi::PyMemberDef>();
+        if member.is_null() || (*member).name.is_null() {
+            return None;
+        }
+        if CStr::from_ptr((*member).name).to_bytes() != name.as_bytes() {
+            return None;
+        }
+        *member
+    };
+    // SAFETY: a live type object; its basic size is read.
+    let basic_size = unsafe { (*cls.as_type_ptr()).tp_basicsize };
+    let fits = member.offset > 0
+        && (member.offset as usize) + std::mem::size_of::<*mut ffi::PyObject>()
+            <= basic_size as usize;
+    let plain = member.type_code == ffi::Py_T_OBJECT_EX && member.flags & ffi::Py_READONLY == 0;
+    (fits && plain).then_some(member.offset as usize)
+}
+
+#[cfg(not(all(not(Py_LIMITED_API), not(PyPy), not(GraalPy))))]
+fn layout_offset(
+    _cls: &Bound<'_, PyType>,
+    _descriptor: &Bound<'_, PyAny>,
+    _name: &Bound<'_, PyString>,
+) -> Option<usize> {
+    None
+}
+
+/// A plain value, borrowed from the instance for the duration of one write.
 #[derive(Clone, Copy)]
 pub enum PlainValue<'a> {
     None,
@@ -22,71 +389,207 @@ pub enum PlainValue<'a> {
     Ascii(&'a str),
 }
 
-/// What [`FieldCursor::next`] did with the next dict entry.
+/// What [`FieldReader::next`] did with a field.
 pub enum Next<'py> {
     /// The value was written to the output.
     Written,
-    /// The entry is the field, but its value needs the general encoder.
+    /// The field's value, for the general encoder.
     Value(Obj<'py>),
-    /// The next entry is not this field (or the dict has ended): look the field up instead.
-    Elsewhere,
+    /// A TypedDict without the key (or a NamedTuple too short).
+    Missing,
+    /// Reading the field raised (an unset slot, a failing property).
+    Failed(Box<PyErr>),
 }
 
-/// Walks a dataclass instance `__dict__` in insertion order (the order `__init__` set the
-/// fields in).
-pub struct FieldCursor<'py> {
-    dict: Bound<'py, PyDict>,
+/// Reads one record value's fields, each by its index and name (the plan's interned str).
+pub struct FieldReader<'a, 'py> {
+    how: How<'a>,
+    /// The instance dict (`How::Dict`), the TypedDict (`How::Mapping`) or the NamedTuple
+    /// (`How::Tuple`).
+    held: Option<Obj<'py>>,
+    /// Where the walk of the instance dict is.
     position: ffi::Py_ssize_t,
 }
 
-impl<'py> FieldCursor<'py> {
-    pub fn new(dict: Bound<'py, PyDict>) -> Self {
-        FieldCursor { dict, position: 0 }
-    }
+#[derive(Clone, Copy)]
+enum How<'a> {
+    /// The instance dict, which `held` owns.
+    Dict(*mut ffi::PyObject),
+    Offsets(&'a [usize]),
+    Descriptors(&'a [Py<PyAny>]),
+    Attributes,
+    Mapping,
+    Tuple,
+}
 
-    pub fn dict(&self) -> &Bound<'py, PyDict> {
-        &self.dict
-    }
-
-    /// Takes the next entry if its key is `name` (the same interned object). A plain value that
+impl<'py> FieldReader<'_, 'py> {
+    /// Field `index` of `value` (the instance the reader was made for). A plain value that
     /// `rule` allows is passed to `write`, which returns false when it would rather leave the
-    /// value to the general encoder (JSON and a NaN, say); anything else is returned.
-    #[inline]
+    /// value to the general encoder (JSON and a NaN, say).
+    #[inline(always)]
     pub fn next(
         &mut self,
+        value: &Obj<'py>,
+        index: usize,
         name: &Bound<'py, PyString>,
         rule: Option<PlainRule>,
         write: impl FnOnce(PlainValue<'_>) -> bool,
     ) -> Next<'py> {
-        let mut key: *mut ffi::PyObject = std::ptr::null_mut();
-        let mut value: *mut ffi::PyObject = std::ptr::null_mut();
-        // SAFETY: the dict is live; PyDict_Next bounds-checks the position against the current
-        // size and returns borrowed references.
-        let found = unsafe {
-            ffi::PyDict_Next(self.dict.as_ptr(), &mut self.position, &mut key, &mut value)
-        };
-        if found == 0 || key != name.as_ptr() {
-            return Next::Elsewhere;
-        }
-        if let Some(rule) = rule {
-            // SAFETY: `value` is a live borrowed reference; `write` is Rust code that runs no
-            // Python code, so the dict (which keeps the value alive) cannot change meanwhile.
-            if let Some(plain) = unsafe { plain_value(value, rule) } {
-                if write(plain) {
-                    return Next::Written;
+        // One call of `deliver` below, so `write` is inlined once.
+        let item = match self.how {
+            How::Dict(dict) => {
+                let mut key: *mut ffi::PyObject = std::ptr::null_mut();
+                let mut item: *mut ffi::PyObject = std::ptr::null_mut();
+                // SAFETY: `held` is the instance dict; PyDict_Next bounds-checks the position
+                // against the current size and returns borrowed references.
+                let found =
+                    unsafe { ffi::PyDict_Next(dict, &mut self.position, &mut key, &mut item) };
+                if found == 0 || key != name.as_ptr() {
+                    return settle(self.not_next(value, name));
                 }
+                item
+            }
+            How::Offsets(offsets) => {
+                // SAFETY: `value` is of exactly the class the offsets were read from (checked
+                // when the reader was made), so the offset addresses an object pointer slot.
+                let item = unsafe {
+                    *value
+                        .as_ptr()
+                        .cast::<u8>()
+                        .add(offsets[index])
+                        .cast::<*mut ffi::PyObject>()
+                };
+                if item.is_null() {
+                    return settle(unset(value, name));
+                }
+                item
+            }
+            _ => return settle(self.other(value, index, name)),
+        };
+        // SAFETY: a borrowed reference the instance (or its dict) keeps alive (see `deliver`).
+        unsafe { deliver(value.py(), item, rule, write) }
+    }
+
+    /// A field that is not the dict's next entry: set out of order, or a class attribute, or a
+    /// base class's slot.
+    #[inline(never)]
+    fn not_next(&self, value: &Obj<'py>, name: &Bound<'py, PyString>) -> PyResult<Next<'py>> {
+        if let Some(dict) = &self.held {
+            if let Some(item) = dict.cast::<PyDict>()?.get_item(name)? {
+                return Ok(Next::Value(item));
             }
         }
-        // SAFETY: a borrowed reference from the dict, increfed at once.
-        Next::Value(unsafe { Bound::from_borrowed_ptr(self.dict.py(), value) })
+        Ok(Next::Value(value.getattr(name)?))
     }
+
+    /// The accesses without a plain-value fast path.
+    #[inline(never)]
+    fn other(
+        &mut self,
+        value: &Obj<'py>,
+        index: usize,
+        name: &Bound<'py, PyString>,
+    ) -> PyResult<Next<'py>> {
+        let py = value.py();
+        match (self.how, &self.held) {
+            (How::Descriptors(descriptors), _) => {
+                let descriptor = descriptors[index].as_ptr();
+                // SAFETY: a member descriptor of the value's class; its __get__ slot returns a
+                // new reference or NULL with an exception set (AttributeError for an unset
+                // slot).
+                let item = unsafe {
+                    match (*ffi::Py_TYPE(descriptor)).tp_descr_get {
+                        Some(get) => get(
+                            descriptor,
+                            value.as_ptr(),
+                            value.get_type_ptr().cast::<ffi::PyObject>(),
+                        ),
+                        None => return Ok(Next::Value(value.getattr(name)?)),
+                    }
+                };
+                // SAFETY: a new reference or NULL with an exception set.
+                Ok(Next::Value(unsafe {
+                    Bound::from_owned_ptr_or_err(py, item)?
+                }))
+            }
+            (How::Mapping, Some(held)) => Ok(match held.cast::<PyDict>()?.get_item(name)? {
+                Some(item) => Next::Value(item),
+                None => Next::Missing,
+            }),
+            (How::Tuple, Some(held)) => Ok(match held.cast::<PyTuple>()?.get_item(index) {
+                Ok(item) => Next::Value(item),
+                Err(_) => Next::Missing,
+            }),
+            (How::Dict(_), _) => self.not_next(value, name),
+            _ => Ok(Next::Value(value.getattr(name)?)),
+        }
+    }
+
+    /// Field `index` of `value`; `None` when a TypedDict lacks the key.
+    #[inline]
+    pub fn get(
+        &mut self,
+        value: &Obj<'py>,
+        index: usize,
+        name: &Bound<'py, PyString>,
+    ) -> PyResult<Option<Obj<'py>>> {
+        match self.next(value, index, name, None, |_| false) {
+            Next::Value(item) => Ok(Some(item)),
+            Next::Missing | Next::Written => Ok(None),
+            Next::Failed(err) => Err(*err),
+        }
+    }
+}
+
+/// The outcome of a slow path as a [`Next`]; an error is boxed, so `Next` stays two words and
+/// the hot path returns it in registers.
+#[inline(always)]
+fn settle(result: PyResult<Next<'_>>) -> Next<'_> {
+    match result {
+        Ok(next) => next,
+        Err(err) => failed(err),
+    }
+}
+
+#[cold]
+fn failed<'py>(err: PyErr) -> Next<'py> {
+    Next::Failed(Box::new(err))
+}
+
+/// An unset slot: getattr raises the AttributeError the generic path raises.
+#[cold]
+fn unset<'py>(value: &Obj<'py>, name: &Bound<'py, PyString>) -> PyResult<Next<'py>> {
+    value.getattr(name).map(Next::Value)
+}
+
+/// Writes a borrowed field value with `write` when it is a plain value `rule` allows, else
+/// returns it as an owned reference.
+///
+/// # Safety
+/// `item` must be a live object, kept alive by the instance (or its dict) while `write` runs;
+/// `write` runs no Python code, so the instance cannot change meanwhile.
+#[inline(always)]
+unsafe fn deliver<'py>(
+    py: Python<'py>,
+    item: *mut ffi::PyObject,
+    rule: Option<PlainRule>,
+    write: impl FnOnce(PlainValue<'_>) -> bool,
+) -> Next<'py> {
+    if let Some(rule) = rule {
+        if let Some(plain) = plain_value(item, rule) {
+            if write(plain) {
+                return Next::Written;
+            }
+        }
+    }
+    Next::Value(Bound::from_borrowed_ptr(py, item))
 }
 
 /// `value` as a plain value when `rule` allows it.
 ///
 /// # Safety
 /// `value` must be a live object for as long as the returned value is used.
-#[inline]
+#[inline(always)]
 unsafe fn plain_value<'a>(value: *mut ffi::PyObject, rule: PlainRule) -> Option<PlainValue<'a>> {
     if rule.nullable && value == ffi::Py_None() {
         return Some(PlainValue::None);

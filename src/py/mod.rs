@@ -306,7 +306,7 @@ pub fn set_field(instance: &Obj<'_>, name: &Bound<'_, PyString>, value: &Obj<'_>
 /// The instance `__dict__` of an object that has one (created on first use, as attribute access
 /// would), or `None` for slotted instances. Reading fields from it skips the per-attribute
 /// descriptor lookup that `getattr` pays.
-#[inline]
+#[inline(always)]
 pub fn instance_dict<'py>(value: &Obj<'py>) -> Option<Bound<'py, PyDict>> {
     // SAFETY: `value` is live; GenericGetDict returns a new reference or NULL with an exception.
     let raw = unsafe { ffi::PyObject_GenericGetDict(value.as_ptr(), std::ptr::null_mut()) };
@@ -317,41 +317,6 @@ pub fn instance_dict<'py>(value: &Obj<'py>) -> Option<Bound<'py, PyDict>> {
     // SAFETY: a non-NULL result is a new reference to a dict.
     let dict = unsafe { Bound::from_owned_ptr(value.py(), raw) };
     dict.cast_into::<PyDict>().ok()
-}
-
-/// Walks a dict's entries in insertion order, the cheap way to read a dataclass `__dict__`
-/// whose keys were inserted in field order by `__init__`.
-pub struct DictCursor<'py> {
-    dict: Bound<'py, PyDict>,
-    position: ffi::Py_ssize_t,
-}
-
-impl<'py> DictCursor<'py> {
-    pub fn new(dict: Bound<'py, PyDict>) -> Self {
-        DictCursor { dict, position: 0 }
-    }
-
-    pub fn dict(&self) -> &Bound<'py, PyDict> {
-        &self.dict
-    }
-
-    /// The next entry's value if its key is `name` (the same interned object); otherwise
-    /// `None`, and the caller looks the name up.
-    #[inline]
-    pub fn next_if_key(&mut self, name: &Bound<'py, PyString>) -> Option<Obj<'py>> {
-        let mut key: *mut ffi::PyObject = std::ptr::null_mut();
-        let mut value: *mut ffi::PyObject = std::ptr::null_mut();
-        // SAFETY: the dict is live; PyDict_Next bounds-checks the position against the current
-        // size and returns borrowed references, which are increfed at once below.
-        let found = unsafe {
-            ffi::PyDict_Next(self.dict.as_ptr(), &mut self.position, &mut key, &mut value)
-        };
-        if found == 0 || key != name.as_ptr() {
-            return None;
-        }
-        // SAFETY: `value` is a borrowed reference from the dict, valid until the dict changes.
-        Some(unsafe { Bound::from_borrowed_ptr(self.dict.py(), value) })
-    }
 }
 
 /// Pauses the cyclic garbage collector while it lives. Decoding allocates many container
