@@ -129,7 +129,7 @@ def test_every_page_is_in_the_navigation() -> None:
 
 
 def _anchors(page: Path) -> set[str]:
-    """The heading anchors GitHub (and MkDocs' toc, for these headings) gives a page."""
+    """The heading anchors GitHub gives a page (mkdocs.yml has MkDocs' toc make the same)."""
     anchors = set()
     fence = False
     for line in page.read_text().splitlines():
