@@ -92,7 +92,7 @@ Expectation = Union[Wire, Refused, Unencodable]
 #: The key of ``Entry.formats`` that stands for every format (one not named otherwise).
 EVERY = "*"
 #: The shapes the matrix runs each entry in (see tests/test_types_matrix.py).
-SHAPES = ("top", "field", "list", "many")
+SHAPES = ("top", "field", "list", "many", "field-many")
 
 
 @dataclasses.dataclass(frozen=True)

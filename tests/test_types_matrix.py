@@ -1,7 +1,8 @@
 """Every type of the catalogue (tests/catalogue.py) through every format, against its oracles.
 
-Each (entry, format) runs in four shapes: the value at the top level, as a field of a dataclass
-(after another field), inside a ``list[T]``, and as a sequence through ``encode_many``. A supported
+Each (entry, format) runs in five shapes: the value at the top level, as a field of a dataclass
+(after another field), inside a ``list[T]``, as a sequence through ``encode_many``, and as the
+field of each record through ``encode_many`` (an Avro container of records). A supported
 value round-trips and its oracle reads polycodec's bytes and writes bytes polycodec reads; a
 refused type is refused when the codec compiles, with the entry's message; an unencodable value
 raises ``EncodeError`` with the entry's message.
@@ -71,10 +72,18 @@ def _case(entry: Entry, expect: Wire, shape: str) -> Case:
     decoded = entry.value if expect.decoded is SAME else expect.decoded
     if shape == "top":
         return Case(entry.tp, entry.value, wire, decoded)
-    if shape == "field":
+    if shape in ("field", "field-many"):
         holder = HOLDERS[entry.id]
         field_wire = wire if wire is DERIVED else {"before": 0, "value": wire}
-        return Case(holder, holder(0, entry.value), field_wire, holder(0, decoded))
+        if shape == "field":
+            return Case(holder, holder(0, entry.value), field_wire, holder(0, decoded))
+        return Case(
+            holder,
+            [holder(0, entry.value), holder(1, entry.value)],
+            field_wire if wire is DERIVED else [field_wire, {"before": 1, "value": wire}],
+            [holder(0, decoded), holder(1, decoded)],
+            many=True,
+        )
     pair_wire = wire if wire is DERIVED else [wire, wire]
     if shape == "list":
         return Case(list[entry.tp], [entry.value] * 2, pair_wire, [decoded] * 2)  # type: ignore[name-defined]
@@ -190,7 +199,7 @@ ORACLES: dict[str, Callable[[Case, Wire], None]] = {
 def test_type(entry: Entry, format: str, shape: str) -> None:
     expect = entry.expect(format, shape)
     if isinstance(expect, Refused):
-        tp = HOLDERS[entry.id] if shape == "field" else entry.tp
+        tp = HOLDERS[entry.id] if shape.startswith("field") else entry.tp
         with pytest.raises(expect.error, match=expect.match):
             polycodec.Codec(list[tp] if shape == "list" else tp, format)  # type: ignore[valid-type]
         return
