@@ -24,7 +24,8 @@ import msgspec
 import pytest
 
 import polycodec
-from catalogue import DERIVED, ENTRIES, SAME, SHAPES, Entry, Refused, Unencodable, Wire
+from catalogue import DEFAULTS, DERIVED, ENTRIES, SAME, SHAPES, UNTAGGED, Entry, Refused
+from catalogue import Unencodable, Wire
 from json_models import assert_same
 from polycodec._polycodec import FORMATS
 from test_avro_support import (
@@ -212,8 +213,9 @@ def test_type(entry: Entry, format: str, shape: str) -> None:
     ORACLES[format](_case(entry, expect, shape), expect)
 
 
-def test_every_format_has_an_oracle() -> None:
+def test_every_format_has_an_oracle_and_defaults() -> None:
     assert list(ORACLES) == list(FORMATS)
+    assert list(DEFAULTS) == list(FORMATS)
 
 
 def test_entry_ids_are_unique() -> None:
@@ -247,5 +249,12 @@ def test_format_names_agree_everywhere() -> None:
 def test_format_capabilities() -> None:
     for name, capabilities in FORMATS.items():
         assert dict(capabilities) == {"unions_need_tag": name in ("json", "msgpack")}
+    # The catalogue's untagged unions of records are refused exactly where tags are needed.
+    untagged = [entry for entry in ENTRIES if entry.id.startswith("union-untagged-records")]
+    assert untagged
+    for entry in untagged:
+        for name, capabilities in FORMATS.items():
+            refused = entry.expect(name, "top") == UNTAGGED
+            assert refused == capabilities["unions_need_tag"], (entry.id, name)
     with pytest.raises(TypeError):
         FORMATS["json"] = {}  # type: ignore[index]
