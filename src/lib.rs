@@ -25,5 +25,6 @@ fn _polycodec(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_class::<stream::FileIter>()?;
     module.add_function(wrap_pyfunction!(api::rebuild_codec, module)?)?;
     module.add_function(wrap_pyfunction!(api::encode_json_spec, module)?)?;
+    formats::register(module)?;
     Ok(())
 }

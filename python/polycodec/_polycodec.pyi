@@ -18,7 +18,12 @@ from ._extension import Extension
 
 T = TypeVar("T")
 
+# The one static list of format names (type checkers need a literal one); at run time
+# ``FORMATS`` is the source, and tests/test_types_matrix.py checks that the two agree.
 Format = Literal["json", "msgpack", "avro", "pickle"]
+#: Each format this build implements, by name, with its capabilities:
+#: ``unions_need_tag`` is False where the wire says which union alternative follows.
+FORMATS: Mapping[str, Mapping[str, bool]]
 Rename = Union[
     None,
     Literal["camel", "pascal", "kebab", "screaming_snake"],
