@@ -12,6 +12,9 @@ mod shape;
 mod text;
 mod values;
 
+#[cfg(test)]
+mod oracles;
+
 use pyo3::prelude::*;
 
 #[global_allocator]
@@ -21,8 +24,17 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 fn _polycodec(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_class::<api::Codec>()?;
     module.add_function(wrap_pyfunction!(api::rebuild_codec, module)?)?;
-    module.add_function(wrap_pyfunction!(formats::avro::schema::_avro_parse, module)?)?;
-    module.add_function(wrap_pyfunction!(formats::avro::schema::_avro_fingerprint, module)?)?;
-    module.add_function(wrap_pyfunction!(formats::avro::schema::_avro_compatible, module)?)?;
+    module.add_function(wrap_pyfunction!(
+        formats::avro::schema::_avro_parse,
+        module
+    )?)?;
+    module.add_function(wrap_pyfunction!(
+        formats::avro::schema::_avro_fingerprint,
+        module
+    )?)?;
+    module.add_function(wrap_pyfunction!(
+        formats::avro::schema::_avro_compatible,
+        module
+    )?)?;
     Ok(())
 }

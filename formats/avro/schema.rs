@@ -10,8 +10,8 @@
 //! a deep schema is an exception, never a stack overflow (which would abort the process).
 
 use apache_avro::rabin::Rabin;
-use apache_avro::schema_compatibility::SchemaCompatibility;
 use apache_avro::schema::{InnerDecimalSchema, UnionSchema, UuidSchema};
+use apache_avro::schema_compatibility::SchemaCompatibility;
 use apache_avro::Schema;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
