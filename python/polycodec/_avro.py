@@ -115,7 +115,10 @@ def parse_schema(source: Any) -> Schema:
     schema.text = text
     schema.canonical = canonical
     schema.fingerprint = fp
-    schema.root = _parse(schema, data, None)
+    try:
+        schema.root = _parse(schema, data, None)
+    except RecursionError:
+        raise SchemaError("Avro schema is nested too deeply to parse") from None
     return schema
 
 
