@@ -117,3 +117,13 @@ class FileIter(Generic[T]):
     def __next__(self) -> T: ...
 
 def rebuild_codec(type: Any, format: str, options: dict[str, Any]) -> Codec[Any]: ...
+
+# The Avro schema layer (apache-avro, formats/avro/schema.rs), called by _avro.py.
+def _avro_parse(text: str) -> tuple[str, int]:
+    """Validates a schema (JSON text): its Parsing Canonical Form and CRC-64-AVRO fingerprint."""
+
+def _avro_fingerprint(data: bytes) -> int:
+    """The CRC-64-AVRO fingerprint of ``data``, unsigned."""
+
+def _avro_compatible(reader: str, writer: str) -> Optional[str]:
+    """None, or the crate's reason data written with ``writer`` cannot be read as ``reader``."""
