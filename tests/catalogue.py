@@ -195,12 +195,6 @@ AVRO_TUPLE = Refused("fixed-length tuple has no faithful Avro form")
 AVRO_TIMEDELTA = Refused("timedelta has no faithful Avro form")
 AVRO_NAIVE = Unencodable("naive datetime cannot be written as Avro timestamp")
 AVRO_AWARE_TIME = Unencodable("aware time cannot be written as Avro time")
-#: A top-level None (alone, or as the items of encode_many) has no Avro schema yet: the schema
-#: "null" is refused while it is built. As a field or list item it is the Avro null.
-AVRO_TOP_NONE = {
-    "top": Refused("invalid Avro schema element None", ValueError),
-    "many": Refused("invalid Avro schema element None", ValueError),
-}
 #: fastavro and apache avro write these union values in another branch than polycodec.
 AVRO_OTHER_BRANCH = Wire(oracle_writes=False)
 
@@ -214,8 +208,8 @@ Money = Annotated[Decimal, polycodec.Meta(max_digits=12, decimal_places=2)]
 Naive = Annotated[datetime.datetime, polycodec.Meta(tz=False)]
 
 ENTRIES: list[Entry] = [
-    E("none", type(None), None, None, avro=AVRO_TOP_NONE),
-    E("none-literal", None, None, None, avro=AVRO_TOP_NONE),
+    E("none", type(None), None, None),
+    E("none-literal", None, None, None),
     E("true", bool, True, True),
     E("false", bool, False, False),
     E("int-zero", int, 0, 0),

@@ -104,7 +104,41 @@ fn explain(err: &dyn std::error::Error) -> String {
 }
 
 fn parse(value: &serde_json::Value) -> Result<Schema, String> {
-    Schema::parse(value).map_err(|err| explain(&err))
+    check_fixed_sizes(value)?;
+    // The crate is not ours to audit line by line: a panic inside it (it unwraps in places) is
+    // a refused schema, never an exception that escapes as a PanicException.
+    std::panic::catch_unwind(|| Schema::parse(value))
+        .map_err(|_| "the schema layer (apache-avro) could not read this schema".to_string())?
+        .map_err(|err| explain(&err))
+}
+
+/// The largest `fixed` size, as the reference implementation reads it (a Java int).
+const MAX_FIXED_SIZE: u64 = i32::MAX as u64;
+
+/// Refuses a `fixed` whose size is beyond [`MAX_FIXED_SIZE`] before the crate sees it: 0.22's
+/// canonical form unwraps the size as an i64 and would panic on 2^63 and above.
+fn check_fixed_sizes(value: &serde_json::Value) -> Result<(), String> {
+    let mut pending = vec![value];
+    while let Some(value) = pending.pop() {
+        match value {
+            serde_json::Value::Object(object) => {
+                if object.get("type").and_then(|t| t.as_str()) == Some("fixed") {
+                    if let Some(size) = object.get("size").filter(|size| size.is_number()) {
+                        if size.as_u64().is_none_or(|size| size > MAX_FIXED_SIZE) {
+                            let name = object.get("name").and_then(|n| n.as_str()).unwrap_or("");
+                            return Err(format!(
+                                "fixed {name:?} has size {size}, more than {MAX_FIXED_SIZE}"
+                            ));
+                        }
+                    }
+                }
+                pending.extend(object.values());
+            }
+            serde_json::Value::Array(items) => pending.extend(items),
+            _ => {}
+        }
+    }
+    Ok(())
 }
 
 /// The specification's Parsing Canonical Form of `schema`.
@@ -196,7 +230,8 @@ fn rabin(data: &[u8]) -> u64 {
 pub fn _avro_parse(text: &str) -> PyResult<(String, u64)> {
     with_json(&[text], |values| {
         let schema = parse(&values[0])?;
-        let canonical = canonical(&schema);
+        let canonical = std::panic::catch_unwind(|| canonical(&schema))
+            .map_err(|_| "the schema layer (apache-avro) could not read this schema".to_string())?;
         let fingerprint = rabin(canonical.as_bytes());
         Ok((canonical, fingerprint))
     })
@@ -217,9 +252,9 @@ pub fn _avro_compatible(reader: &str, writer: &str) -> PyResult<Option<String>> 
     with_json(&[reader, writer], |values| {
         let reader = parse(&values[0])?;
         let writer = parse(&values[1])?;
-        Ok(SchemaCompatibility::can_read(&writer, &reader)
-            .err()
-            .map(|err| explain(&err)))
+        let verdict = std::panic::catch_unwind(|| SchemaCompatibility::can_read(&writer, &reader))
+            .map_err(|_| "the schema layer (apache-avro) could not compare these schemas")?;
+        Ok(verdict.err().map(|err| explain(&err)))
     })
     .map_err(PyValueError::new_err)
 }

@@ -89,7 +89,11 @@ def parse_schema(source: Any) -> Schema:
     """
     if isinstance(source, (bytes, bytearray)):
         source = source.decode("utf-8")
-    if isinstance(source, str):
+    if isinstance(source, str) and source.strip() in PRIMITIVES:
+        # A bare primitive name such as long, or null (which json.loads would read as None).
+        data = source.strip()
+        text = json.dumps(data)
+    elif isinstance(source, str):
         text = source
         try:
             data = json.loads(text)
