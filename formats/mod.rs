@@ -27,8 +27,70 @@ use crate::errors::Result;
 use crate::plan::Plan;
 use crate::py::Obj;
 
+/// One wire format as the rest of the crate and the Python side see it: the name
+/// `Codec(format=...)` accepts, how a codec opens it, and the capabilities the plan compiler asks
+/// about (through `_polycodec.FORMATS`).
+pub struct FormatEntry {
+    pub name: &'static str,
+    pub open: fn(&OpenArgs<'_, '_>) -> PyResult<Box<dyn WireFormat>>,
+    /// Whether records sharing a union need a tag field to be told apart. Formats whose wire
+    /// says which alternative follows (Avro's branch index, pickle's class reference) do not.
+    pub unions_need_tag: bool,
+}
+
+/// Every format this build implements, in the order error messages list them: the one list of
+/// formats. `FORMAT_NAMES`, [`open`], `_polycodec.FORMATS` (and from it the compiler's union
+/// rule and the runtime `polycodec.Format`) all derive from it.
+pub const FORMATS: [FormatEntry; 4] = [
+    FormatEntry {
+        name: "json",
+        open: json::open,
+        unions_need_tag: true,
+    },
+    FormatEntry {
+        name: "msgpack",
+        open: msgpack::open,
+        unions_need_tag: true,
+    },
+    FormatEntry {
+        name: "avro",
+        open: avro::open,
+        unions_need_tag: false,
+    },
+    FormatEntry {
+        name: "pickle",
+        open: pickle::open,
+        unions_need_tag: false,
+    },
+];
+
 /// The names `Codec(format=...)` accepts, in the order error messages list them.
-pub const FORMAT_NAMES: [&str; 4] = ["json", "msgpack", "avro", "pickle"];
+pub const FORMAT_NAMES: [&str; FORMATS.len()] = format_names();
+
+const fn format_names() -> [&'static str; FORMATS.len()] {
+    let mut names = [""; FORMATS.len()];
+    let mut i = 0;
+    while i < FORMATS.len() {
+        names[i] = FORMATS[i].name;
+        i += 1;
+    }
+    names
+}
+
+/// Adds `FORMATS` to the extension module: a read-only mapping from each format's name (in
+/// [`FORMATS`] order) to a read-only mapping of its capabilities, e.g.
+/// `{"json": {"unions_need_tag": True}, ...}`.
+pub fn register(module: &Bound<'_, PyModule>) -> PyResult<()> {
+    let py = module.py();
+    let proxy = py.import("types")?.getattr("MappingProxyType")?;
+    let formats = PyDict::new(py);
+    for entry in &FORMATS {
+        let capabilities = PyDict::new(py);
+        capabilities.set_item("unions_need_tag", entry.unions_need_tag)?;
+        formats.set_item(entry.name, proxy.call1((capabilities,))?)?;
+    }
+    module.add("FORMATS", proxy.call1((formats,))?)
+}
 
 /// Everything a format needs when a codec is built.
 pub struct OpenArgs<'a, 'py> {
@@ -96,13 +158,10 @@ pub trait WireFormat: Send + Sync {
 
 /// Builds the format named `name` for one codec.
 pub fn open(name: &str, args: &OpenArgs<'_, '_>) -> PyResult<Box<dyn WireFormat>> {
-    match name {
-        "json" => json::open(args),
-        "msgpack" => msgpack::open(args),
-        "avro" => avro::open(args),
-        "pickle" => pickle::open(args),
-        other => Err(PyValueError::new_err(format!(
-            "unknown format {other:?}; this build supports: {}",
+    match FORMATS.iter().find(|entry| entry.name == name) {
+        Some(entry) => (entry.open)(args),
+        None => Err(PyValueError::new_err(format!(
+            "unknown format {name:?}; this build supports: {}",
             FORMAT_NAMES
                 .iter()
                 .map(|n| format!("{n:?}"))

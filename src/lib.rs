@@ -13,6 +13,9 @@ mod stream;
 mod text;
 mod values;
 
+#[cfg(test)]
+mod oracles;
+
 use pyo3::prelude::*;
 
 #[global_allocator]
@@ -25,5 +28,18 @@ fn _polycodec(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_class::<stream::FileIter>()?;
     module.add_function(wrap_pyfunction!(api::rebuild_codec, module)?)?;
     module.add_function(wrap_pyfunction!(api::encode_json_spec, module)?)?;
+    formats::register(module)?;
+    module.add_function(wrap_pyfunction!(
+        formats::avro::schema::_avro_parse,
+        module
+    )?)?;
+    module.add_function(wrap_pyfunction!(
+        formats::avro::schema::_avro_fingerprint,
+        module
+    )?)?;
+    module.add_function(wrap_pyfunction!(
+        formats::avro::schema::_avro_compatible,
+        module
+    )?)?;
     Ok(())
 }

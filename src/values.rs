@@ -555,7 +555,8 @@ impl<'py> RecordBuilder<'py> {
                         spec.access.fill(&instance, &spec.fields, &mut self.values)
                     })?;
                 } else {
-                    spec.access.fill(&instance, &spec.fields, &mut self.values)?;
+                    spec.access
+                        .fill(&instance, &spec.fields, &mut self.values)?;
                 }
                 if spec.post_init {
                     py::user_code(py, || {

@@ -512,3 +512,176 @@ def test_millis_truncate_like_fastavro() -> None:
     assert codec.decode_one(
         codec.encode_one(Stamped(cases[4], cases[4].replace(tzinfo=None), datetime.time()))
     ).at == datetime.datetime(1969, 12, 31, 23, 59, 59, tzinfo=utc)
+
+
+# --- the schema layer on the apache-avro crate (issue 13) --------------------------------------
+
+
+def _fastavro_canonical(schema: Any) -> str:
+    return str(fastavro.schema.to_parsing_canonical_form(fastavro.parse_schema(schema)))
+
+
+@pytest.mark.parametrize(
+    "schema",
+    [
+        # apache-avro 0.22's own canonical form keeps these; the specification strips them.
+        {"type": "bytes", "logicalType": "decimal", "precision": 9, "scale": 2},
+        {
+            "type": "fixed",
+            "name": "D",
+            "size": 8,
+            "logicalType": "decimal",
+            "precision": 12,
+            "scale": 3,
+        },
+        {"type": "long", "logicalType": "timestamp-millis"},
+        {"type": "string", "logicalType": "uuid"},
+        {
+            "type": "record",
+            "name": "R",
+            "fields": [
+                {"name": "a", "type": "int", "order": "descending"},
+                {"name": "b", "type": {"type": "int", "logicalType": "date"}, "order": "ignore"},
+                {"name": "c", "type": ["null", {"type": "long", "logicalType": "time-micros"}]},
+                {"name": "d", "type": {"type": "array", "items": "string", "extra": 1}},
+            ],
+        },
+    ],
+)
+def test_canonical_form_strips_what_the_crate_keeps(schema: Any) -> None:
+    parsed = _avro.parse_schema(schema)
+    assert _avro.canonical_form(parsed) == _fastavro_canonical(schema)
+    assert parsed.fingerprint == _avro.fingerprint(_fastavro_canonical(schema).encode())
+
+
+@pytest.mark.parametrize(
+    "schema, words",
+    [
+        ({"type": "fixed", "name": "F", "size": 2**64}, "size"),
+        ({"type": "fixed", "name": "F", "size": -1}, "size"),
+        ({"type": "fixed", "name": "F", "size": "16"}, "size"),  # fastavro accepts a str
+        ({"type": "record", "name": "R", "fields": [{"name": "a-b", "type": "int"}]}, "a-b"),
+        ({"type": "enum", "name": "E", "symbols": ["A"], "default": "B"}, "default"),
+        (
+            {
+                "type": "record",
+                "name": "R",
+                "fields": [{"name": "a", "type": "int", "default": "x"}],
+            },
+            "default",
+        ),
+        # "error" is a protocol's type; the crate refuses it in a schema, fastavro reads a record.
+        ({"type": "error", "name": "Oops", "fields": []}, "error"),
+        # The crate accepts a name defined twice; polycodec refuses it, as the specification does.
+        (
+            {
+                "type": "record",
+                "name": "R",
+                "fields": [{"name": "a", "type": {"type": "fixed", "name": "R", "size": 1}}],
+            },
+            "defined twice",
+        ),
+    ],
+)
+def test_invalid_schema_cases_name_the_reason(schema: Any, words: str) -> None:
+    with pytest.raises(ValueError, match=words):
+        _avro.parse_schema(schema)
+    with pytest.raises(ValueError, match="invalid Avro schema"):
+        polycodec.Codec(Inner, "avro", schema=schema)
+    codec = polycodec.Codec(Inner, "avro")
+    with pytest.raises(polycodec.DecodeError, match="invalid Avro writer schema"):
+        codec.decode_one(b"\x02", writer_schema=schema)
+
+
+def test_decimal_with_scale_above_precision_is_read_as_its_underlying_type() -> None:
+    """The specification asks for an invalid logical type to be ignored; the crate does so
+    (fastavro refuses the schema)."""
+    schema = {"type": "bytes", "logicalType": "decimal", "precision": 2, "scale": 3}
+    assert _avro.canonical_form(_avro.parse_schema(schema)) == '"bytes"'
+
+
+def _nested_records(depth: int) -> str:
+    text = '"long"'
+    for level in reversed(range(depth)):
+        text = f'{{"type":"record","name":"R{level}","fields":[{{"name":"f","type":{text}}}]}}'
+    return text
+
+
+def test_500_deep_nested_record_schema_does_not_crash() -> None:
+    """The crate's parser recurses per nesting level: a deep schema runs on a stack sized for
+    it (here from a thread with a small stack) and a deeper one than supported is refused."""
+    import threading
+
+    from polycodec._polycodec import _avro_compatible, _avro_parse
+
+    text = _nested_records(500)
+    results: list[Any] = []
+
+    def work() -> None:
+        try:
+            results.append(_avro_parse(text))
+            results.append(_avro_compatible(text, text))
+            _avro_parse(_nested_records(2000))
+        except ValueError as exc:
+            results.append(exc)
+
+    old = threading.stack_size(256 * 1024)
+    try:
+        thread = threading.Thread(target=work)
+        thread.start()
+        thread.join()
+    finally:
+        threading.stack_size(old)
+    canonical, fp = results[0]
+    assert canonical.count('"type":"record"') == 500
+    assert fp == _avro.fingerprint(canonical.encode())
+    assert results[1] is None
+    assert isinstance(results[2], ValueError) and "levels deep" in str(results[2])
+    # Through the Python entry point, too deep for json.loads is a SchemaError, not a crash.
+    with pytest.raises(ValueError):
+        _avro.parse_schema(_nested_records(2000))
+
+
+def test_incompatible_writer_schema_carries_the_crate_explanation() -> None:
+    writer = {
+        "type": "record",
+        "name": "Person",
+        "fields": [{"name": "name", "type": "string"}, {"name": "age", "type": "string"}],
+    }
+    codec = polycodec.Codec(Person, "avro")
+    with pytest.raises(polycodec.DecodeError) as info:
+        codec.decode_one(b"\x02x", writer_schema=writer)
+    message = str(info.value)
+    assert "cannot read the writer schema at $.age" in message
+    assert "apache-avro: Incompatible schemata! Field 'age'" in message
+    assert "Writer schema is 'String', but reader schema is 'Long'" in message
+
+
+def test_crate_and_resolver_disagree_on_names_and_class_defaults() -> None:
+    """polycodec reads some writer schemas the crate calls incompatible: a record named
+    differently outside a union (matched by position), and a reader field whose default comes
+    from the class (`email`), not from the schema given with `schema=`."""
+    from polycodec._polycodec import _avro_compatible
+
+    reader = {
+        "type": "record",
+        "name": "Person",
+        "fields": [
+            {"name": "name", "type": "string"},
+            {"name": "age", "type": "long"},
+            {"name": "email", "type": ["null", "string"]},
+        ],
+    }
+    writer = {
+        "type": "record",
+        "name": "Legacy",
+        "fields": [{"name": "name", "type": "string"}, {"name": "age", "type": "int"}],
+    }
+    verdict = _avro_compatible(json.dumps(reader), json.dumps(writer))
+    assert verdict is not None and "name" in verdict
+    renamed = dict(writer, name="Person")
+    verdict = _avro_compatible(json.dumps(reader), json.dumps(renamed))
+    assert verdict is not None and "'email'" in verdict and "default" in verdict
+    codec = polycodec.Codec(Person, "avro", schema=reader)
+    data = fastavro_write(writer, {"name": "Ann", "age": 41})
+    assert codec.decode_one(data, writer_schema=writer) == Person("Ann", 41)

@@ -1,8 +1,11 @@
-"""Round trips of every supported type through pickle, with the stdlib ``pickle`` as the oracle.
+"""What is pickle's own about the types, with the stdlib ``pickle`` as the oracle: every kind of
+record class (frozen, slotted, inherited, nested), time zones and fold, memoization, protocols,
+unions dispatched by class, and what ``pickle.dumps`` writes for values of ``Any``.
 
-For every case and every protocol 2-5: ``pickle.loads`` reads what polycodec writes (and gets an
-equal object of the same types), polycodec's output is never larger than ``pickle.dumps`` of the
-same object, and polycodec reads back both its own output and what ``pickle.dumps`` wrote.
+In every check and protocol 2-5: ``pickle.loads`` reads what polycodec writes (and gets an equal
+object of the same types), polycodec's output is never larger than ``pickle.dumps`` of the same
+object, and polycodec reads back both its own output and what ``pickle.dumps`` wrote. The round
+trips of every type of the shared catalogue are in tests/test_types_matrix.py.
 """
 
 from __future__ import annotations
@@ -21,12 +24,10 @@ import pytest
 
 import polycodec
 from json_models import (
-    EVERYTHING,
     Archive,
     Box,
     Chunk,
     Color,
-    Everything,
     Linked,
     Pet,
     Cat,
@@ -35,7 +36,6 @@ from json_models import (
     Tree,
     assert_same,
 )
-from test_json_types import CASES
 
 PROTOCOLS = [2, 3, 4, 5]
 
@@ -61,31 +61,6 @@ def check_many(tp: Any, objs: list[Any], protocol: int = 5) -> None:
     assert len(out) <= len(theirs), (len(out), len(theirs))
     assert_same(codec.decode_many(out), objs)
     assert_same(codec.decode_many(theirs), objs)
-
-
-@pytest.mark.parametrize("protocol", PROTOCOLS)
-@pytest.mark.parametrize("case", CASES, ids=[case.id for case in CASES])
-def test_type_round_trips(case: Any, protocol: int) -> None:
-    check_pickle(case.tp, case.obj, protocol)
-
-
-@pytest.mark.parametrize("protocol", PROTOCOLS)
-@pytest.mark.parametrize("case", CASES, ids=[case.id for case in CASES])
-def test_type_as_field_and_in_lists(case: Any, protocol: int) -> None:
-    holder = dataclasses.make_dataclass("Holder", [("value", case.tp)])
-    holder.__module__ = __name__
-    globals()["Holder"] = holder
-    try:
-        check_pickle(holder, holder(case.obj), protocol)
-        check_many(holder, [holder(case.obj), holder(case.obj)], protocol)
-    finally:
-        del globals()["Holder"]
-
-
-@pytest.mark.parametrize("protocol", PROTOCOLS)
-def test_everything(protocol: int) -> None:
-    check_pickle(Everything, EVERYTHING, protocol)
-    check_many(Everything, [EVERYTHING, EVERYTHING], protocol)
 
 
 @dataclasses.dataclass(frozen=True)

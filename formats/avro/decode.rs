@@ -538,7 +538,10 @@ impl<'a, 'p, 'py> Decoder<'a, 'p, 'py> {
                 Some(index) => {
                     let field = &spec.fields[index];
                     let value = self.value(op).map_err(|e| e.at_field(&field.wire_name))?;
-                    let store = || spec.access.store(&instance, index, field.name.bind(py), value);
+                    let store = || {
+                        spec.access
+                            .store(&instance, index, field.name.bind(py), value)
+                    };
                     if spec.user_setattr {
                         py::user_code(py, store)?;
                     } else {

@@ -10,6 +10,7 @@ mod container;
 mod decode;
 mod encode;
 mod ops;
+pub mod schema;
 pub mod stream;
 mod wire;
 

@@ -6,15 +6,20 @@ import copy
 import dataclasses
 import threading
 import typing
-from typing import Any, Hashable, Literal, Mapping, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Hashable, Literal, Mapping, Optional, Sequence
 
 from ._extension import Extension
 from ._jsonschema import json_schema as _derive_json_schema
 from ._meta import Meta
-from ._polycodec import Codec
+from ._polycodec import FORMATS, Codec
 
-#: The wire formats this build implements (the stub of the extension lists the same).
-Format = Literal["json", "msgpack", "avro", "pickle"]
+if TYPE_CHECKING:
+    from ._polycodec import Format
+else:
+    #: The wire formats this build implements, from the extension's own list (``FORMATS``). The
+    #: stub declares the same ``Literal`` for type checkers; tests/test_types_matrix.py checks
+    #: that the two agree.
+    Format = Literal[tuple(FORMATS)]
 
 _CACHE_LIMIT = 1024
 # key -> (codec, the unhashable objects whose ids the key holds, kept alive with it)

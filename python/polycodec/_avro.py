@@ -27,6 +27,7 @@ import uuid
 from typing import Any, Dict, List, Optional, Tuple
 
 from ._plan import NODEFAULT
+from ._polycodec import _avro_compatible, _avro_fingerprint, _avro_parse
 
 __all__ = ["open_codec", "canonical_form", "fingerprint", "parse_schema"]
 
@@ -38,31 +39,13 @@ _NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 Op = Tuple[Any, ...]
 
 # ---------------------------------------------------------------------------------------------
-# CRC-64-AVRO ("Rabin") fingerprints and the Parsing Canonical Form
-
-
-_EMPTY = 0xC15D213AA4D7A795
-
-
-def _fp_table() -> List[int]:
-    table = []
-    for i in range(256):
-        fp = i
-        for _ in range(8):
-            fp = (fp >> 1) ^ (_EMPTY & -(fp & 1))
-        table.append(fp)
-    return table
-
-
-_FP_TABLE = _fp_table()
+# Parsing, validation, the Parsing Canonical Form and CRC-64-AVRO ("Rabin") fingerprints: the
+# apache-avro crate, in the extension module (formats/avro/schema.rs)
 
 
 def fingerprint(data: bytes) -> int:
     """The CRC-64-AVRO fingerprint of ``data`` (the canonical form's UTF-8), unsigned."""
-    fp = _EMPTY
-    for byte in data:
-        fp = (fp >> 8) ^ _FP_TABLE[(fp ^ byte) & 0xFF]
-    return fp
+    return _avro_fingerprint(bytes(data))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -74,13 +57,17 @@ class SchemaError(ValueError):
 
 
 class Schema:
-    """A parsed schema: ``nodes`` (dicts with a ``type`` key), ``root``, and ``names``."""
+    """A parsed schema: ``nodes`` (dicts with a ``type`` key), ``root``, and ``names``; ``text``
+    (the JSON the crate validated), its ``canonical`` form and that form's ``fingerprint``."""
 
     def __init__(self) -> None:
         self.nodes: List[Dict[str, Any]] = []
         self.names: Dict[str, int] = {}
         self.root = -1
         self.depth = 0  # of the element being parsed
+        self.text = ""
+        self.canonical = ""
+        self.fingerprint = 0
 
     def add(self, node: Dict[str, Any]) -> int:
         self.nodes.append(node)
@@ -93,27 +80,50 @@ def _fullname(name: str, namespace: Optional[str]) -> str:
     return f"{namespace}.{name}" if namespace else name
 
 
-def _check_fullname(fullname: str) -> None:
-    for part in fullname.split("."):
-        if not _NAME_RE.match(part):
-            raise SchemaError(f"invalid Avro name {fullname!r}")
-
-
 def parse_schema(source: Any) -> Schema:
-    """Parses an Avro schema given as JSON text or as JSON-compatible Python data."""
+    """Parses an Avro schema given as JSON text or as JSON-compatible Python data.
+
+    The apache-avro crate parses and validates it and gives its canonical form and fingerprint
+    (an invalid schema is a ``SchemaError`` with the crate's reason); the arena of nodes the
+    Binding and Resolver work on is then read from the validated JSON.
+    """
     if isinstance(source, (bytes, bytearray)):
         source = source.decode("utf-8")
-    if isinstance(source, str):
+    if isinstance(source, str) and source.strip() in PRIMITIVES:
+        # A bare primitive name such as long, or null (which json.loads would read as None).
+        data = source.strip()
+        text = json.dumps(data)
+    elif isinstance(source, str):
+        text = source
         try:
-            source = json.loads(source)
+            data = json.loads(text)
         except RecursionError:
             raise SchemaError("the Avro schema nests too deeply") from None
         except ValueError as exc:
-            if source.strip() not in PRIMITIVES:
+            if text.strip() not in PRIMITIVES:
                 raise SchemaError(f"Avro schema is not valid JSON: {exc}") from None
-            source = source.strip()  # a bare primitive name such as long
+            data = text.strip()  # a bare primitive name such as long
+            text = json.dumps(data)
+    else:
+        data = source
+        try:
+            text = json.dumps(data, separators=(",", ":"), allow_nan=False)
+        except RecursionError:
+            raise SchemaError("the Avro schema nests too deeply") from None
+        except (TypeError, ValueError) as exc:
+            raise SchemaError(f"Avro schema is not JSON-compatible data: {exc}") from None
+    try:
+        canonical, fp = _avro_parse(text)
+    except ValueError as exc:
+        raise SchemaError(str(exc)) from None
     schema = Schema()
-    schema.root = _parse(schema, source, None)
+    schema.text = text
+    schema.canonical = canonical
+    schema.fingerprint = fp
+    try:
+        schema.root = _parse(schema, data, None)
+    except RecursionError:
+        raise SchemaError("the Avro schema nests too deeply") from None
     return schema
 
 
@@ -136,30 +146,17 @@ def _parse(schema: Schema, obj: Any, namespace: Optional[str]) -> int:
 
 
 def _parse_element(schema: Schema, obj: Any, namespace: Optional[str]) -> int:
+    """The arena node of ``obj``, a part of a schema the crate has validated."""
     if isinstance(obj, str):
         if obj in PRIMITIVES:
             return schema.add({"type": obj, "logical": None})
         full = _fullname(obj, namespace)
         if full in schema.names:
             return schema.names[full]
-        if obj in schema.names:
-            return schema.names[obj]
-        raise SchemaError(f"unknown Avro type name {obj!r}")
+        return schema.names[obj]
     if isinstance(obj, list):
         branches = [_parse(schema, item, namespace) for item in obj]
-        seen = set()
-        for branch in branches:
-            member = schema.nodes[branch]
-            kind = member["type"]
-            if kind == "union":
-                raise SchemaError("an Avro union may not directly contain another union")
-            key = member.get("name") if kind in NAMED else kind
-            if key in seen:
-                raise SchemaError(f"an Avro union contains {key!r} twice")
-            seen.add(key)
         return schema.add({"type": "union", "branches": branches, "logical": None})
-    if not isinstance(obj, dict):
-        raise SchemaError(f"invalid Avro schema element {obj!r}")
     kind = obj.get("type")
     logical = obj.get("logicalType")
     if not isinstance(logical, str):
@@ -175,31 +172,20 @@ def _parse_element(schema: Schema, obj: Any, namespace: Optional[str]) -> int:
     ):
         return _parse(schema, kind, namespace)
     if kind in NAMED:
-        name = obj.get("name")
-        if not isinstance(name, str) or not name:
-            raise SchemaError(f"Avro {kind} needs a name")
         ns = obj.get("namespace", namespace)
-        if ns is not None and not isinstance(ns, str):
-            raise SchemaError("an Avro namespace must be a string")
-        full = _fullname(name, ns or None)
-        _check_fullname(full)
-        if full in schema.names:
-            raise SchemaError(f"Avro name {full!r} is defined twice")
+        full = _fullname(obj["name"], ns or None)
         inner_ns = full.rpartition(".")[0] or None
         aliases = [_fullname(a, inner_ns) for a in obj.get("aliases") or [] if isinstance(a, str)]
+        if full in schema.names:
+            # apache-avro 0.22 accepts a name defined twice (and reads later uses as the first
+            # definition); the specification, fastavro and apache avro (Python) refuse it.
+            raise SchemaError(f"Avro name {full!r} is defined twice")
         node = {"type": "record" if kind == "error" else kind, "name": full, "aliases": aliases}
         node["logical"] = logical
         index = schema.add(node)
         schema.names[full] = index
         if kind == "enum":
-            symbols = obj.get("symbols")
-            if not isinstance(symbols, list) or not all(isinstance(s, str) for s in symbols):
-                raise SchemaError(f"Avro enum {full!r} needs a list of symbols")
-            for symbol in symbols:
-                if not _NAME_RE.match(symbol):
-                    raise SchemaError(f"invalid symbol {symbol!r} in Avro enum {full!r}")
-            if len(set(symbols)) != len(symbols):
-                raise SchemaError(f"duplicate symbol in Avro enum {full!r}")
+            symbols = obj["symbols"]
             node["symbols"] = list(symbols)
             default = obj.get("default")
             node["default"] = default if default in symbols else None
@@ -216,91 +202,27 @@ def _parse_element(schema: Schema, obj: Any, namespace: Optional[str]) -> int:
                 node["precision"] = obj.get("precision")
                 node["scale"] = obj.get("scale", 0)
         else:
-            fields = obj.get("fields")
-            if not isinstance(fields, list):
-                raise SchemaError(f"Avro record {full!r} needs a list of fields")
-            parsed = []
-            names = set()
-            for field in fields:
-                if not isinstance(field, dict) or not isinstance(field.get("name"), str):
-                    raise SchemaError(f"a field of Avro record {full!r} has no name")
-                if "type" not in field:
-                    raise SchemaError(f"field {field['name']!r} of {full!r} has no type")
-                fname = field["name"]
-                if not _NAME_RE.match(fname) or fname in names:
-                    raise SchemaError(f"invalid or duplicate field name {fname!r} in {full!r}")
-                names.add(fname)
-                parsed.append(
-                    {
-                        "name": fname,
-                        "type": _parse(schema, field["type"], inner_ns),
-                        "has_default": "default" in field,
-                        "default": field.get("default"),
-                        "aliases": [a for a in field.get("aliases") or [] if isinstance(a, str)],
-                    }
-                )
-            node["fields"] = parsed
+            node["fields"] = [
+                {
+                    "name": field["name"],
+                    "type": _parse(schema, field["type"], inner_ns),
+                    "has_default": "default" in field,
+                    "default": field.get("default"),
+                    "aliases": [a for a in field.get("aliases") or [] if isinstance(a, str)],
+                }
+                for field in obj["fields"]
+            ]
         return index
     if kind == "array":
-        if "items" not in obj:
-            raise SchemaError("Avro array needs items")
         items = _parse(schema, obj["items"], namespace)
         return schema.add({"type": "array", "items": items, "logical": None})
-    if kind == "map":
-        if "values" not in obj:
-            raise SchemaError("Avro map needs values")
-        values = _parse(schema, obj["values"], namespace)
-        return schema.add({"type": "map", "values": values, "logical": None})
-    raise SchemaError(f"unknown Avro type {kind!r}")
+    values = _parse(schema, obj["values"], namespace)
+    return schema.add({"type": "map", "values": values, "logical": None})
 
 
 def canonical_form(schema: Schema) -> str:
-    """The Parsing Canonical Form of a parsed schema."""
-    out: List[str] = []
-    seen: set[str] = set()
-
-    def walk(index: int) -> None:
-        node = schema.nodes[index]
-        kind = node["type"]
-        if kind in PRIMITIVES:
-            out.append(json.dumps(kind))
-        elif kind == "union":
-            out.append("[")
-            for i, branch in enumerate(node["branches"]):
-                if i:
-                    out.append(",")
-                walk(branch)
-            out.append("]")
-        elif kind == "array":
-            out.append('{"type":"array","items":')
-            walk(node["items"])
-            out.append("}")
-        elif kind == "map":
-            out.append('{"type":"map","values":')
-            walk(node["values"])
-            out.append("}")
-        elif node["name"] in seen:
-            out.append(json.dumps(node["name"]))
-        else:
-            seen.add(node["name"])
-            out.append('{"name":' + json.dumps(node["name"]) + ',"type":"' + kind + '"')
-            if kind == "record":
-                out.append(',"fields":[')
-                for i, field in enumerate(node["fields"]):
-                    if i:
-                        out.append(",")
-                    out.append('{"name":' + json.dumps(field["name"]) + ',"type":')
-                    walk(field["type"])
-                    out.append("}")
-                out.append("]")
-            elif kind == "enum":
-                out.append(',"symbols":' + json.dumps(node["symbols"], separators=(",", ":")))
-            else:
-                out.append(',"size":' + str(node["size"]))
-            out.append("}")
-
-    walk(schema.root)
-    return "".join(out)
+    """The Parsing Canonical Form of a parsed schema (the apache-avro crate's)."""
+    return schema.canonical
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1495,8 +1417,8 @@ class AvroState:
         self.root_pid = root
         self.schema = schema_data
         self.schema_json = json.dumps(schema_data, separators=(",", ":")).encode()
-        self.canonical = canonical_form(parsed).encode()
-        self.fingerprint = fingerprint(self.canonical)
+        self.canonical = parsed.canonical.encode()
+        self.fingerprint = parsed.fingerprint
         self.write_ops = binding.write
         resolver = Resolver(parsed, binding)
         self.read_root = resolver.resolve(parsed.root, parsed.root, root, "$")
@@ -1529,12 +1451,24 @@ class AvroState:
             writer_schema = writer_schema.decode("utf-8")
         try:
             parsed = parse_schema(writer_schema)
-            resolver = Resolver(parsed, self.binding)
+        except SchemaError as exc:
+            raise SchemaError(f"invalid Avro writer schema: {exc}") from None
+        # The crate's compatibility check comes first; polycodec's resolver decides, since the
+        # codec reads more than the reader schema says (class defaults for fields the schema
+        # gives none, named types matched by position), and an incompatibility it finds carries
+        # the crate's explanation too.
+        verdict = _avro_compatible(self.binding.schema.text, parsed.text)
+        resolver = Resolver(parsed, self.binding)
+        try:
             root = resolver.resolve(parsed.root, self.binding.schema.root, self.root_pid, "$")
-            return resolver.ops, root, fingerprint(canonical_form(parsed).encode())
         except RecursionError:
             # Only when called with little stack left: the schema's depth is bounded.
             raise SchemaError("the writer schema nests too deeply") from None
+        except ResolutionError as exc:
+            if verdict is None:
+                raise
+            raise ResolutionError(f"{exc} (apache-avro: {verdict})") from None
+        return resolver.ops, root, parsed.fingerprint
 
 
 CODECS = ("null", "deflate", "snappy", "zstandard")

@@ -27,6 +27,7 @@ from typing import Any, Callable, Dict, FrozenSet, List, Mapping, Optional, Tupl
 
 from ._extension import Extension, check_extensions
 from ._meta import Meta
+from ._polycodec import FORMATS
 
 __all__ = ["NODEFAULT", "compile_spec"]
 
@@ -77,7 +78,7 @@ _SETS = (set, collections.abc.Set, collections.abc.MutableSet)
 _MAPPINGS = (dict, collections.abc.Mapping, collections.abc.MutableMapping)
 
 _RECORD_KINDS = frozenset({"dataclass", "typeddict", "namedtuple"})
-# Alternatives that may share a union category in a branched format (see _BRANCHED_FORMATS).
+# Alternatives that may share a union category in a branched format (see _unions_need_tag).
 _BRANCH_KINDS = _RECORD_KINDS | {"tagged_union"}
 _DICT_KEY_KINDS = frozenset({"str", "int", "enum", "uuid", "literal", "any"})
 
@@ -114,10 +115,15 @@ _CATEGORY = {
     "dict": "object",
 }
 
-# Formats whose unions say on the wire which alternative follows (Avro's branch index), so that
-# several records may share a union without a tag field: the decoder reads the branch, and the
-# encoder picks it by the value's class.
-_BRANCHED_FORMATS = frozenset({"avro", "pickle"})
+
+def _unions_need_tag(format: str) -> bool:
+    """Whether records sharing a union need a tag field in ``format``, as the format itself says
+    (``_polycodec.FORMATS``). A *branched* format (Avro's branch index, pickle's class reference)
+    says on the wire which alternative follows, so several records may share a union untagged:
+    the decoder reads the branch, and the encoder picks it by the value's class. An unknown name
+    needs tags (the codec refuses the name itself once the plan is compiled)."""
+    capabilities = FORMATS.get(format)
+    return capabilities is None or bool(capabilities["unions_need_tag"])
 
 
 # ---------------------------------------------------------------------------------------------
@@ -430,7 +436,7 @@ class _Compiler:
         self._extensions: Dict[type, Extension] = extensions or {}
         # Extension classes whose wire type is being compiled (to refuse a cycle).
         self._extensions_busy: List[type] = []
-        # True for formats in _BRANCHED_FORMATS: untagged records may share a union.
+        # True for formats whose unions need no tag: untagged records may share a union.
         self._branched = branched
         self._rename = rename
         self._options = {
@@ -1091,7 +1097,7 @@ def compile_spec(
     """Compile ``tp`` into ``(nodes, root_index)`` as described in ``docs/plan-spec.md``.
 
     ``format`` is the wire format the plan is for; it only changes which unions are accepted
-    (see ``_BRANCHED_FORMATS``). The options apply to every record in the plan. Raises
+    (see ``_unions_need_tag``). The options apply to every record in the plan. Raises
     ``TypeError`` for any annotation that cannot be encoded and decoded faithfully, and
     ``ValueError``/``TypeError`` for a bad ``rename`` option. ``extensions`` maps classes to
     :class:`polycodec.Extension` (see ``_extension.py``).
@@ -1101,7 +1107,7 @@ def compile_spec(
         bool(omit_defaults),
         bool(forbid_unknown_fields),
         bool(array_like),
-        branched=format in _BRANCHED_FORMATS,
+        branched=not _unions_need_tag(format),
         extensions=check_extensions(extensions),
     )
     root = compiler.root(tp)

@@ -18,7 +18,12 @@ from ._extension import Extension
 
 T = TypeVar("T")
 
+# The one static list of format names (type checkers need a literal one); at run time
+# ``FORMATS`` is the source, and tests/test_types_matrix.py checks that the two agree.
 Format = Literal["json", "msgpack", "avro", "pickle"]
+#: Each format this build implements, by name, with its capabilities:
+#: ``unions_need_tag`` is False where the wire says which union alternative follows.
+FORMATS: Mapping[str, Mapping[str, bool]]
 Rename = Union[
     None,
     Literal["camel", "pascal", "kebab", "screaming_snake"],
@@ -112,3 +117,13 @@ class FileIter(Generic[T]):
     def __next__(self) -> T: ...
 
 def rebuild_codec(type: Any, format: str, options: dict[str, Any]) -> Codec[Any]: ...
+
+# The Avro schema layer (apache-avro, formats/avro/schema.rs), called by _avro.py.
+def _avro_parse(text: str) -> tuple[str, int]:
+    """Validates a schema (JSON text): its Parsing Canonical Form and CRC-64-AVRO fingerprint."""
+
+def _avro_fingerprint(data: bytes) -> int:
+    """The CRC-64-AVRO fingerprint of ``data``, unsigned."""
+
+def _avro_compatible(reader: str, writer: str) -> Optional[str]:
+    """None, or the crate's reason data written with ``writer`` cannot be read as ``reader``."""
