@@ -17,8 +17,8 @@ use smallvec::SmallVec;
 
 use crate::errors::{Error, Result};
 use crate::plan::{
-    Field, LiteralValue, Node, NodeId, Plan, RecordKind, RecordSpec, SequenceKind, SequenceSpec,
-    TaggedUnionSpec,
+    ExtensionSpec, Field, LiteralValue, Node, NodeId, Plan, RecordKind, RecordSpec, SequenceKind,
+    SequenceSpec, TaggedUnionSpec,
 };
 use crate::py::Obj;
 use crate::values::{mismatch, unknown_field, utf8, Decoding, RecordBuilder, Token, MAX_DEPTH};
@@ -116,6 +116,15 @@ where
         }
         self.finish()?;
         Ok(PyList::new(self.ctx.py, items)?.into_any())
+    }
+
+    /// A value of an extension type: its wire form, then the type's `decode` function. Kept
+    /// out of line so the formats' value dispatch stays small.
+    #[cold]
+    #[inline(never)]
+    pub fn extension(&mut self, spec: &ExtensionSpec) -> Result<Obj<'py>> {
+        let wire = self.value(spec.wire)?;
+        spec.decode_value(wire)
     }
 
     /// Enters one more level of nesting, refusing input nested deeper than [`MAX_DEPTH`].

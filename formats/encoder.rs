@@ -266,6 +266,7 @@ impl<'p, 'o, W: WireWriter> Encoder<'p, 'o, W> {
                 Ok(dict) => nested(self.depth, || self.dict(spec.key, spec.value, dict)),
                 Err(_) => Err(mismatch(node, value)),
             },
+            Node::Extension(spec) => self.value(spec.wire, &spec.encode_value(value)?),
         }
     }
 

@@ -36,7 +36,7 @@ impl Codec {
     #[new]
     #[pyo3(signature = (r#type, format = "json", *, rename = None, omit_defaults = false,
                         forbid_unknown_fields = false, strict = true, array_like = false,
-                        **format_options))]
+                        extensions = None, **format_options))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -47,6 +47,7 @@ impl Codec {
         forbid_unknown_fields: bool,
         strict: bool,
         array_like: bool,
+        extensions: Option<Bound<'_, PyAny>>,
         format_options: Option<Bound<'_, PyDict>>,
     ) -> PyResult<Self> {
         let options = PyDict::new(py);
@@ -54,6 +55,7 @@ impl Codec {
         options.set_item("omit_defaults", omit_defaults)?;
         options.set_item("forbid_unknown_fields", forbid_unknown_fields)?;
         options.set_item("array_like", array_like)?;
+        options.set_item("extensions", extensions.as_ref())?;
         // The format decides which unions are allowed (Avro tells records apart by branch).
         let compile_options = options.copy()?;
         compile_options.set_item("format", format)?;
@@ -120,6 +122,24 @@ impl Codec {
             }
         }
         Ok(out)
+    }
+
+    /// The JSON Schema (2020-12) of this codec's JSON form, as a new dict on every call
+    /// (derived in `polycodec._jsonschema` from the plan, with the codec's own options).
+    #[pyo3(signature = (*, ref_template = None))]
+    fn json_schema<'py>(
+        &self,
+        py: Python<'py>,
+        ref_template: Option<Bound<'py, PyAny>>,
+    ) -> PyResult<Obj<'py>> {
+        py.import("polycodec._jsonschema")?
+            .getattr("codec_json_schema")?
+            .call1((
+                self.target.bind(py),
+                self.format,
+                self.options.bind(py).copy()?,
+                ref_template,
+            ))
     }
 
     /// Encodes one value.
@@ -195,7 +215,7 @@ impl Codec {
         for (key, value) in self.options.bind(py).iter() {
             let default = match key.extract::<&str>()? {
                 "strict" => value.is_truthy()?,
-                "rename" => value.is_none(),
+                "rename" | "extensions" => value.is_none(),
                 "omit_defaults" | "forbid_unknown_fields" | "array_like" => !value.is_truthy()?,
                 _ => false,
             };
@@ -231,6 +251,21 @@ pub fn rebuild_codec<'py>(
 ) -> PyResult<Bound<'py, PyAny>> {
     py.get_type::<Codec>()
         .call((r#type, format), Some(&options))
+}
+
+/// Encodes `value` as JSON by the plan spec `(nodes, root)`: the JSON Schema derivation
+/// writes a field's default in the exact form the codec writes it, through the field's node.
+#[pyfunction]
+pub fn encode_json_spec<'py>(
+    py: Python<'py>,
+    spec: Bound<'py, PyAny>,
+    value: Bound<'py, PyAny>,
+) -> PyResult<Bound<'py, PyBytes>> {
+    let plan = build_plan(&spec)?;
+    let mut out = Vec::new();
+    formats::encoder::encode_one::<formats::json::Json>(&plan, &value, &mut out)
+        .map_err(|e| e.into_pyerr(py, ErrorKind::Encode))?;
+    Ok(PyBytes::new(py, &out))
 }
 
 /// The input bytes: borrowed from immutable `bytes` and `str`, copied from mutable buffers

@@ -9,7 +9,7 @@ use std::fmt::Write as _;
 use pyo3::exceptions::{PyAttributeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
-use pyo3::types::PyType;
+use pyo3::types::{PyTuple, PyType};
 
 /// Which Python exception an error becomes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -118,6 +118,22 @@ impl Error {
         out
     }
 
+    /// The path as a tuple, outermost step first, for `exc.loc`: a field's wire name or a dict
+    /// key (as shown in the path) is a `str`, a position an `int`; the root is `()`. Built
+    /// only here, when the exception is raised.
+    pub fn loc<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+        let mut items: Vec<Bound<'py, PyAny>> = Vec::with_capacity(self.path.len());
+        for segment in self.path.iter().rev() {
+            items.push(match segment {
+                PathSegment::Field(name) | PathSegment::Key(name) => {
+                    name.as_str().into_pyobject(py)?.into_any()
+                }
+                PathSegment::Index(index) => index.into_pyobject(py)?.into_any(),
+            });
+        }
+        PyTuple::new(py, items)
+    }
+
     /// Converts into the Python exception raised to the caller. A `TypeError`, `ValueError` or
     /// `AttributeError` raised by user code on the way (`__post_init__`, a default factory, a custom `__str__`)
     /// becomes a `ValidationError` when decoding or an `EncodeError` when encoding (`context`),
@@ -125,6 +141,10 @@ impl Error {
     /// KeyboardInterrupt, a user-defined error) passes through unchanged.
     pub fn into_pyerr(self, py: Python<'_>, context: ErrorKind) -> PyErr {
         let path = self.path_string();
+        let loc = match self.loc(py) {
+            Ok(loc) => loc,
+            Err(err) => return err,
+        };
         let (kind, message, cause) = match self.failure {
             Failure::Message(kind, message) => (kind, message, None),
             Failure::Python(err) => {
@@ -139,7 +159,7 @@ impl Error {
             }
         };
         let text = format!("{message} (at {path})");
-        match exception_class(py, kind).call1((text, path)) {
+        match exception_class(py, kind).call1((text, path, loc)) {
             Ok(instance) => {
                 let error = PyErr::from_value(instance);
                 if cause.is_some() {

@@ -21,5 +21,6 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 fn _polycodec(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_class::<api::Codec>()?;
     module.add_function(wrap_pyfunction!(api::rebuild_codec, module)?)?;
+    module.add_function(wrap_pyfunction!(api::encode_json_spec, module)?)?;
     Ok(())
 }

@@ -287,6 +287,12 @@ fn accepts(plan: &Plan, node: &Node, value: &Obj<'_>) -> bool {
         Node::Tuple(_) => value.is_instance_of::<PyTuple>() || value.is_instance_of::<PyList>(),
         Node::Dict(_) => value.is_instance_of::<PyDict>(),
         Node::Record(spec) => is_record(spec, value),
+        Node::Extension(spec) => {
+            (spec.nullable && value.is_none())
+                || value
+                    .is_instance(spec.cls.bind(value.py()))
+                    .unwrap_or(false)
+        }
     }
 }
 

@@ -269,3 +269,134 @@ def test_codec_is_thread_safe() -> None:
     for thread in threads:
         thread.join()
     assert errors == []
+
+
+# Issue 14, case 1: the module-level cache must not mix up types that == calls equal.
+
+
+@dataclass
+class CacheFile:
+    name: str
+
+
+@dataclass
+class CacheDir:
+    name: str
+    entries: int = 0
+
+
+def _counting_compiles(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
+    calls: list[Any] = []
+    compile_spec = polycodec._plan.compile_spec
+
+    def counting(tp: Any, **options: Any) -> Any:
+        calls.append(tp)
+        return compile_spec(tp, **options)
+
+    monkeypatch.setattr(polycodec._plan, "compile_spec", counting)
+    return calls
+
+
+def test_cache_union_order() -> None:
+    import io
+
+    import fastavro
+
+    values = [CacheFile("f"), CacheDir("d", 2)]
+    for tp in (list[CacheFile | CacheDir], list[CacheDir | CacheFile]):
+        data = polycodec.encode_one(values, "avro", type=tp)
+        assert data == polycodec.Codec(tp, "avro").encode_one(values)
+        schema = fastavro.parse_schema(polycodec.Codec(tp, "avro").schema)
+        read = fastavro.schemaless_reader(io.BytesIO(data), schema, return_record_name=True)
+        assert [name.rpartition(".")[2] for name, _ in read] == ["CacheFile", "CacheDir"]
+        assert polycodec.decode_one(data, tp, "avro") == values
+
+
+def test_cache_optional_vs_pipe_none(monkeypatch: pytest.MonkeyPatch) -> None:
+    calls = _counting_compiles(monkeypatch)
+    for tp in (Optional[CacheFile | CacheDir], CacheDir | CacheFile | None):
+        data = polycodec.encode_one(CacheFile("f"), "avro", type=tp)
+        assert data == polycodec.Codec(tp, "avro").encode_one(CacheFile("f"))
+        assert polycodec.decode_one(data, tp, "avro") == CacheFile("f")
+    assert polycodec.decode_one(b"null", Optional[int]) is None
+    assert polycodec.decode_one(b"null", int | None) is None
+    assert polycodec.decode_one(b"null", Optional[int]) is None
+    # Each distinct spelling compiles at most once.
+    assert len(calls) <= 6
+
+
+def test_cache_annotated_metadata() -> None:
+    from typing import Annotated
+
+    assert polycodec.decode_one(b"1", Annotated[int, polycodec.Meta(ge=1)]) == 1
+    with pytest.raises(polycodec.ValidationError, match=">= 2"):
+        polycodec.decode_one(b"1", Annotated[int, polycodec.Meta(ge=2)])
+    assert polycodec.decode_one(b"1.5", Annotated[float, polycodec.Meta(ge=1)]) == 1.5
+    with pytest.raises(polycodec.ValidationError):
+        polycodec.decode_one(b"1.5", Annotated[float, polycodec.Meta(ge=1.75)])
+
+
+def test_cache_unhashable_annotated_metadata(monkeypatch: pytest.MonkeyPatch) -> None:
+    from typing import Annotated
+
+    calls = _counting_compiles(monkeypatch)
+    note = {"doc": ["not", "hashable"]}
+    tp = Annotated[int, note]
+    assert polycodec.decode_one(b"1", tp) == 1
+    assert polycodec.decode_one(b"2", tp) == 2
+    assert len(calls) == 1  # keyed by the metadata's identity, kept alive with the codec
+    with pytest.raises(polycodec.ValidationError):
+        polycodec.decode_one(b"1", Annotated[int, ["x"], polycodec.Meta(ge=5)])
+
+
+def test_cache_generic_arguments() -> None:
+    from typing import Generic, TypeVar
+
+    T = TypeVar("T")
+
+    @dataclass
+    class Box(Generic[T]):
+        item: T
+
+    assert polycodec.decode_one(b'{"item": 1}', Box[int]) == Box(1)
+    assert polycodec.decode_one(b'{"item": "1"}', Box[str]) == Box("1")
+    with pytest.raises(polycodec.ValidationError):
+        polycodec.decode_one(b'{"item": 1}', Box[str])
+    for tp in (Box[CacheFile | CacheDir], Box[CacheDir | CacheFile]):
+        value = Box(CacheDir("d"))
+        expected = polycodec.Codec(tp, "avro").encode_one(value)
+        assert polycodec.encode_one(value, "avro", type=tp) == expected
+
+
+def test_cache_literal_int_vs_bool() -> None:
+    from typing import Literal
+
+    assert polycodec.decode_one(b"[1]", list[Literal[1]]) == [1]
+    with pytest.raises(polycodec.ValidationError):
+        polycodec.decode_one(b"[1]", list[Literal[True]])
+    assert polycodec.decode_one(b"[true]", list[Literal[True]]) == [True]
+    with pytest.raises(polycodec.ValidationError):
+        polycodec.decode_one(b"[true]", list[Literal[1]])
+
+
+def test_cache_literal_order() -> None:
+    from typing import Literal
+
+    # Literal["a", "b"] == Literal["b", "a"]; each keeps its own order (errors list the values
+    # as written).
+    with pytest.raises(polycodec.ValidationError, match='one of "a", "b"'):
+        polycodec.decode_one(b'"c"', Literal["a", "b"])
+    with pytest.raises(polycodec.ValidationError, match='one of "b", "a"'):
+        polycodec.decode_one(b'"c"', Literal["b", "a"])
+
+
+def test_cache_option_values_keep_their_type() -> None:
+    from polycodec import _api
+
+    keep: list[Any] = []
+    one = _api._options_key({"schema": {"default": 1}}, keep)
+    true = _api._options_key({"schema": {"default": True}}, keep)
+    real = _api._options_key({"schema": {"default": 1.0}}, keep)
+    assert len({one, true, real}) == 3
+    reordered = _api._options_key({"schema": {"b": 1, "a": 2}}, keep)
+    assert reordered == _api._options_key({"schema": {"a": 2, "b": 1}}, keep)

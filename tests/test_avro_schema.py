@@ -446,7 +446,64 @@ def test_bound_schema_with_fixed_uuid_millis_and_enum_superset() -> None:
     assert read["color"] == "RED" and read["digest"] == b"abcd"
     assert read["price"] == Decimal("-3.141")
     assert read["at"] == value.at and read["clock"] == value.clock
-    with pytest.raises(polycodec.EncodeError, match="millis"):
-        codec.encode_one(dataclasses.replace(value, clock=datetime.time(1, 2, 3, 1)))
+    # Sub-millisecond digits are truncated (see test_millis_truncate_like_fastavro).
+    truncated = codec.encode_one(dataclasses.replace(value, clock=datetime.time(1, 2, 3, 4999)))
+    assert truncated == data
     with pytest.raises(polycodec.EncodeError, match="exactly 4 bytes"):
         codec.encode_one(dataclasses.replace(value, digest=b"abc"))
+
+
+@dataclasses.dataclass
+class Stamped:
+    at: datetime.datetime
+    local: Annotated[datetime.datetime, Meta(tz=False)]
+    clock: datetime.time
+
+
+STAMPED_MILLIS = {
+    "type": "record",
+    "name": "Stamped",
+    "fields": [
+        {"name": "at", "type": {"type": "long", "logicalType": "timestamp-millis"}},
+        {"name": "local", "type": {"type": "long", "logicalType": "local-timestamp-millis"}},
+        {"name": "clock", "type": {"type": "int", "logicalType": "time-millis"}},
+    ],
+}
+
+
+def test_millis_truncate_like_fastavro() -> None:
+    """Issue 14, case 13: sub-millisecond digits are dropped toward the past (floor), as
+    fastavro writes them (and Java's Instant.toEpochMilli), instead of being refused."""
+    codec = polycodec.Codec(Stamped, "avro", schema=STAMPED_MILLIS)
+    utc = datetime.timezone.utc
+    cases = [
+        datetime.datetime(2024, 1, 2, 3, 4, 5, 6789, tzinfo=utc),
+        datetime.datetime(2024, 1, 2, 3, 4, 5, 999999, tzinfo=utc),
+        datetime.datetime(1970, 1, 1, 0, 0, 0, 1, tzinfo=utc),
+        datetime.datetime(1969, 12, 31, 23, 59, 59, 999999, tzinfo=utc),
+        datetime.datetime(1969, 12, 31, 23, 59, 59, 1, tzinfo=utc),
+        datetime.datetime(1900, 6, 1, 12, 0, 0, 500, tzinfo=utc),
+        datetime.datetime(
+            2024, 1, 2, 3, 4, 5, 6789, tzinfo=datetime.timezone(-datetime.timedelta(hours=5))
+        ),
+    ]
+    for at in cases:
+        clock = datetime.time(at.hour, at.minute, at.second, at.microsecond)
+        value = Stamped(at, at.astimezone(utc).replace(tzinfo=None), clock)
+        data = codec.encode_one(value)
+        # fastavro's writer for the same datum is the oracle (its local-timestamp writer
+        # uses the machine's time zone for naive values, so give it the raw count).
+        local_ms = (value.local - datetime.datetime(1970, 1, 1)) // datetime.timedelta(
+            milliseconds=1
+        )
+        oracle = fastavro_write(STAMPED_MILLIS, {"at": at, "local": local_ms, "clock": clock})
+        assert data == oracle, at
+        decoded = codec.decode_one(data)
+        millis = datetime.timedelta(milliseconds=1)
+        assert decoded.at <= at < decoded.at + millis
+        assert decoded.at.microsecond % 1000 == 0
+        assert decoded.local == decoded.at.replace(tzinfo=None)
+        assert decoded.clock == clock.replace(microsecond=clock.microsecond // 1000 * 1000)
+    assert codec.decode_one(
+        codec.encode_one(Stamped(cases[4], cases[4].replace(tzinfo=None), datetime.time()))
+    ).at == datetime.datetime(1969, 12, 31, 23, 59, 59, tzinfo=utc)

@@ -8,7 +8,7 @@ import json
 import uuid
 from dataclasses import dataclass
 from decimal import Decimal
-from typing import Any, Literal, Optional, Tuple, TypedDict, Union
+from typing import Annotated, Any, Literal, Optional, Tuple, TypedDict, Union
 
 import pytest
 
@@ -354,3 +354,119 @@ def test_error_on_one_call_does_not_poison_the_codec() -> None:
     with pytest.raises(polycodec.DecodeError):
         codec.decode_one(b"{")
     assert codec.decode_one(b'{"label": "x", "contents": []}') == Archive("x", [])
+
+
+# --- structured locations (issue 14, case 16) -------------------------------------------------
+
+
+@dataclass
+class _Item:
+    the_name: str
+    count: Annotated[int, polycodec.Meta(ge=0)]
+
+
+@dataclass
+class _Form:
+    items: list[_Item]
+    index: dict[str, _Item]
+    by_number: dict[int, _Item]
+    pair: Tuple[int, int] = (0, 0)
+
+
+def _form_error(payload: bytes, **options: Any) -> polycodec.ValidationError:
+    with pytest.raises(polycodec.ValidationError) as info:
+        polycodec.decode_one(payload, _Form, **options)
+    return info.value
+
+
+@dataclass
+class _Order:
+    line_items: list[_Item]
+    by_sku: dict[str, _Item]
+
+
+@pytest.mark.parametrize("fmt", ["json", "msgpack", "avro", "pickle"])
+def test_structured_error_locations_in_every_format(fmt: str) -> None:
+    codec = polycodec.Codec(_Order, fmt, rename="camel")
+    good = _Order([_Item("a", 1)], {"k": _Item("b", 2)})
+    assert codec.decode_one(codec.encode_one(good)) == good
+    with pytest.raises(polycodec.EncodeError) as info:
+        codec.encode_one(_Order([_Item("a", 1), _Item("b", "2")], {}))  # type: ignore[arg-type]
+    # Wire names (after rename), as in the path; positions as ints.
+    assert info.value.loc == ("lineItems", 1, "count")
+    assert info.value.path == "$.lineItems[1].count"
+    with pytest.raises(polycodec.EncodeError) as info:
+        codec.encode_one(_Order([], {"k": _Item(3, 1)}))  # type: ignore[arg-type]
+    assert info.value.loc == ("bySku", "k", "theName")
+    # Decoding: a failed constraint inside the same structure (encoders do not check them).
+    with pytest.raises(polycodec.ValidationError) as dinfo:
+        codec.decode_one(codec.encode_one(_Order([_Item("a", 1)], {"k": _Item("b", -2)})))
+    assert dinfo.value.loc == ("bySku", "k", "count")
+    assert dinfo.value.path == "$.bySku.k.count" or dinfo.value.path == '$.bySku["k"].count'
+
+
+def test_structured_error_locations_decode() -> None:
+    error = _form_error(
+        b'{"items": [{"theName": "a", "count": "1"}], "index": {}, "byNumber": {}}', rename="camel"
+    )
+    assert error.loc == ("items", 0, "count")
+    assert error.path == "$.items[0].count"
+    error = _form_error(
+        b'{"items": [], "index": {"k k": {"the_name": 1, "count": 1}}, "by_number": {}}'
+    )
+    assert error.loc == ("index", "k k", "the_name")
+    assert error.path == '$.index["k k"].the_name'
+    # Dict keys appear as the path shows them (their str), whatever the key type.
+    error = _form_error(b'{"items": [], "index": {}, "by_number": {"3": {"the_name": "a"}}}')
+    assert error.loc == ("by_number", "3")
+    error = _form_error(b'{"items": [], "index": {}, "by_number": {}, "pair": [1, "2"]}')
+    assert error.loc == ("pair", 1)
+    # The root is the empty tuple.
+    error = _form_error(b"[]")
+    assert error.loc == ()
+    assert error.path == "$"
+
+
+def test_structured_error_locations_decode_error_and_many() -> None:
+    with pytest.raises(polycodec.DecodeError) as info:
+        polycodec.decode_one(b'{"items": [{"the_name": "a", "count": 1}, ', _Form)
+    assert isinstance(info.value.loc, tuple)
+    assert info.value.loc == ("items", 1)
+    with pytest.raises(polycodec.ValidationError) as vinfo:
+        polycodec.decode_many(b'[{"x": 1, "y": 2}, {"x": 1, "y": "2"}]', Point)
+    assert vinfo.value.loc == (1, "y")
+    with pytest.raises(polycodec.EncodeError) as einfo:
+        polycodec.encode_many([Point(1, 2), Point(1, "2")], type=Point)  # type: ignore[arg-type]
+    assert einfo.value.loc == (1, "y")
+
+
+def test_structured_error_locations_user_exception() -> None:
+    @dataclass
+    class Checked:
+        n: int
+
+        def __post_init__(self) -> None:
+            if self.n < 0:
+                raise ValueError("negative")
+
+    with pytest.raises(polycodec.ValidationError) as info:
+        polycodec.decode_one(b'[{"n": 1}, {"n": -1}]', list[Checked])
+    assert info.value.loc == (1,)
+    assert isinstance(info.value.__cause__, ValueError)
+
+
+def test_structured_error_locations_constructed_by_hand() -> None:
+    error = polycodec.ValidationError("bad", "$.a[0]", ("a", 0))
+    assert error.loc == ("a", 0) and error.path == "$.a[0]"
+    assert polycodec.DecodeError("bad").loc == ()
+    assert polycodec.EncodeError("bad", "$.x", ["x"]).loc == ("x",)
+
+
+def test_structured_error_locations_survive_pickling() -> None:
+    import pickle
+
+    with pytest.raises(polycodec.ValidationError) as info:
+        polycodec.decode_one(b'{"x": 1, "y": "2"}', Point)
+    copy = pickle.loads(pickle.dumps(info.value))
+    assert type(copy) is polycodec.ValidationError
+    assert copy.loc == ("y",) and copy.path == "$.y" and str(copy) == str(info.value)

@@ -695,8 +695,44 @@ def test_bound_conversions() -> None:
 
 
 def test_unknown_metadata_ignored() -> None:
-    nodes, (kind, data) = compile_root(Annotated[int, "doc", at.Predicate(bool), object()])
+    class FieldInfo:  # a stand-in for another library's marker (pydantic's Field, ...)
+        pass
+
+    class Strict(at.BaseMetadata):  # another library's subclass of annotated-types' base
+        pass
+
+    markers = ("doc", object(), FieldInfo(), Strict(), at.doc("text"), at.Unit("m"))
+    nodes, (kind, data) = compile_root(Annotated[(int, *markers)])  # type: ignore[misc]
     assert kind == "int" and all(v is None for v in data.values()) and len(nodes) == 1
+
+
+@pytest.mark.parametrize(
+    "hint, marker",
+    [
+        (Annotated[str, at.Predicate(str.isdigit)], "Predicate"),
+        (at.LowerCase[str], "Predicate(str.islower)"),
+        (at.UpperCase[str], "Predicate(str.isupper)"),
+        (at.IsDigits[str], "Predicate(str.isdigit)"),
+        (at.IsFinite[float], "Predicate(math.isfinite)"),
+        (at.IsNan[float], "Predicate(math.isnan)"),
+        (at.IsNotInfinite[float], "Predicate(Not"),
+        (Optional[Annotated[int, at.Predicate(lambda v: v > 0)]], "Predicate"),
+        (Annotated[int, at.Not(bool)], "Not("),
+    ],
+)
+def test_unenforced_annotated_types_refused(hint: Any, marker: str) -> None:
+    """Issue 14, case 12: a validator polycodec does not run is refused at build time, with
+    the marker and the field named, instead of being silently dropped."""
+
+    @dataclasses.dataclass
+    class Form:
+        value: hint  # type: ignore[valid-type]
+
+    for fmt in ("json", "msgpack", "avro", "pickle"):
+        with pytest.raises(TypeError) as info:
+            compile_spec(Form, format=fmt)
+        message = str(info.value)
+        assert "Form.value" in message and marker in message and "not enforced" in message
 
 
 def test_later_bound_replaces_exclusive_partner() -> None:

@@ -163,10 +163,23 @@ impl<'a, 'p, 'py> Decoder<'a, 'p, 'py> {
                 self.value(op)
             }
             ReadOp::Error(message) => Err(Error::validation(message.clone())),
+            ReadOp::Extension { inner, plan } => self.extension(*inner, *plan),
             _ => {
                 self.skip(index)?;
                 Ok(py.None().into_bound(py))
             }
+        }
+    }
+
+    /// An extension type's value: the wire value, then the extension's `decode`.
+    #[inline(never)]
+    fn extension(&mut self, inner: usize, plan: NodeId) -> Result<Obj<'py>> {
+        let wire = self.value(inner)?;
+        match self.ctx.plan.node(plan) {
+            Node::Extension(spec) => spec.decode_value(wire),
+            _ => Err(Error::decode(
+                "internal: Avro extension op without its plan node",
+            )),
         }
     }
 

@@ -107,6 +107,9 @@ impl Encoder<'_, '_> {
                 }
                 self.value(variant, value)
             }
+            (Node::Extension(spec), WriteOp::Extension) => {
+                self.value(spec.wire, &spec.encode_value(value)?)
+            }
             (Node::TaggedUnion(spec), WriteOp::Tagged(branches)) => {
                 for ((_, record_id), branch) in spec.tags.iter().zip(branches) {
                     if let Node::Record(record) = self.plan.node(*record_id) {
@@ -186,12 +189,9 @@ impl Encoder<'_, '_> {
                     + i64::from(parts.time.second)
                     - offset;
                 let micros = seconds * 1_000_000 + i64::from(parts.time.microsecond);
-                if *unit != 1 && micros % unit != 0 {
-                    return Err(Error::encode(
-                        "datetime has microseconds that an Avro timestamp-millis cannot hold",
-                    ));
-                }
-                write_long(self.out, micros / unit);
+                // Sub-millisecond digits are dropped toward negative infinity (floor), as
+                // fastavro and the Java writer (Instant.toEpochMilli) do.
+                write_long(self.out, micros.div_euclid(*unit));
                 Ok(())
             }
             (Node::Date, WriteOp::Date) => {
@@ -227,12 +227,8 @@ impl Encoder<'_, '_> {
                     + i64::from(t.second))
                     * 1_000_000
                     + i64::from(t.microsecond);
-                if *unit != 1 && micros % unit != 0 {
-                    return Err(Error::encode(
-                        "time has microseconds that an Avro time-millis cannot hold",
-                    ));
-                }
-                write_long(self.out, micros / unit);
+                // Never negative, so this truncation is the same floor as for timestamps.
+                write_long(self.out, micros.div_euclid(*unit));
                 Ok(())
             }
             (Node::Uuid, WriteOp::UuidString | WriteOp::UuidFixed) => {

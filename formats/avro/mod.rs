@@ -281,7 +281,9 @@ impl WireFormat for Avro {
                     ));
                 }
                 let found = u32::from_be_bytes([input[1], input[2], input[3], input[4]]);
-                if found != id {
+                // With `writer_schema=`, that schema describes the message and the frame's id
+                // is the writer's registry id, not the codec's: it is not compared.
+                if writer_schema.is_none() && found != id {
                     return Err(Error::decode(format!(
                         "Confluent schema id {found} does not match the codec's {id}"
                     )));

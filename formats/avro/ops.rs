@@ -46,6 +46,8 @@ pub enum WriteOp {
     Union(Vec<Option<u32>>),
     /// Branch index per entry of the tagged union's `tags`.
     Tagged(Vec<u32>),
+    /// An extension type: its `encode` result is written by the wire node's own op.
+    Extension,
 }
 
 /// One step of a decoder program. `plan` is the node the value is built as (never a union).
@@ -98,6 +100,12 @@ pub enum ReadOp {
         direct: bool,
     },
     Union(Vec<usize>),
+    /// An extension type (plan node `plan`): the wire value read by op `inner`, then passed
+    /// to the extension's `decode`.
+    Extension {
+        inner: usize,
+        plan: NodeId,
+    },
     /// A writer branch the reader cannot take: reading it is an error.
     Error(String),
     SkipFixed(usize),
@@ -172,6 +180,7 @@ pub fn write_ops(list: &Bound<'_, PyAny>) -> PyResult<Vec<Option<WriteOp>>> {
                 WriteOp::Union(indices.iter().map(|&i| u32::try_from(i).ok()).collect())
             }
             "tagged" => WriteOp::Tagged(arg(1)?.extract()?),
+            "extension" => WriteOp::Extension,
             other => return Err(bad(other)),
         }));
     }
@@ -261,6 +270,16 @@ pub fn program(
                 }
             }
             "union" => ReadOp::Union(arg(1)?.extract()?),
+            "extension" => {
+                let plan_id: NodeId = arg(2)?.extract()?;
+                if !matches!(plan.nodes.get(plan_id), Some(Node::Extension(_))) {
+                    return Err(bad("extension"));
+                }
+                ReadOp::Extension {
+                    inner: arg(1)?.extract()?,
+                    plan: plan_id,
+                }
+            }
             "error" => ReadOp::Error(arg(1)?.extract()?),
             "skip_fixed" => ReadOp::SkipFixed(arg(1)?.extract()?),
             "skip_varint" => ReadOp::SkipVarint,
@@ -306,6 +325,7 @@ fn op_indices_valid(op: &ReadOp, count: usize, plan_len: usize) -> bool {
         | ReadOp::Enum { plan, .. } => plan_ok(plan),
         ReadOp::Array { item, plan } => plan_ok(plan) && op_ok(item),
         ReadOp::Map { value, plan } => plan_ok(plan) && op_ok(value),
+        ReadOp::Extension { inner, plan } => plan_ok(plan) && op_ok(inner),
         ReadOp::Record { plan, fields, .. } => {
             plan_ok(plan) && fields.iter().all(|(_, o)| op_ok(o))
         }
@@ -353,6 +373,7 @@ fn min_sizes(ops: &[ReadOp]) -> Vec<usize> {
                 .iter()
                 .map(|op| size(ops, *op, memo, busy))
                 .fold(0usize, usize::saturating_add),
+            ReadOp::Extension { inner, .. } => size(ops, *inner, memo, busy),
             _ => 1,
         };
         busy[index] = false;

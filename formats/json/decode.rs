@@ -84,6 +84,11 @@ impl<'p, 'py> WireReader<'p, 'py> for Decoder<'p, 'py, Reader<'_>> {
     type Left = bool;
 
     fn value(&mut self, id: NodeId) -> Result<Obj<'py>> {
+        if self.ctx.plan.has_extensions {
+            if let Node::Extension(spec) = self.ctx.plan.node(id) {
+                return self.extension(spec);
+            }
+        }
         match self.reader.peek_kind().map_err(syntax)? {
             ValueKind::String => self.string(id),
             ValueKind::Number => self.number(id),

@@ -237,6 +237,11 @@ impl<'p, 'py> WireReader<'p, 'py> for Decoder<'p, 'py, Reader<'_>> {
 
     #[inline(always)]
     fn value(&mut self, id: NodeId) -> Result<Obj<'py>> {
+        if self.ctx.plan.has_extensions {
+            if let Node::Extension(spec) = self.ctx.plan.node(id) {
+                return self.extension(spec);
+            }
+        }
         let head = self.reader.next().map_err(malformed)?;
         self.head(id, head)
     }

@@ -429,6 +429,11 @@ impl<'a, 'v, 'f, 'p, 'py> Converter<'a, 'v, 'f, 'p, 'py> {
         let node_id = self.resolve(node_id, id)?;
         let plan: &'p Plan = self.ctx.plan;
         let node = plan.node(node_id);
+        if let Node::Extension(spec) = node {
+            // The wire form, read with the wire type's rules, then the extension's `decode`.
+            let wire = self.value(id, spec.wire)?;
+            return spec.decode_value(wire);
+        }
         let py = self.ctx.py;
         let value = self.arena.get(id);
         if let Node::Any = node {

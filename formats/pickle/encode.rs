@@ -580,6 +580,8 @@ impl<'f, 'p, 'o, 'py> Writer<'f, 'p, 'o, 'py> {
                     Err(mismatch(node, value))
                 }
             }
+            // The wire form only: a loader never has to import the extension's class.
+            Node::Extension(spec) => self.value(plan, spec.wire, &spec.encode_value(value)?),
         }
     }
 

@@ -27,7 +27,9 @@ use smallvec::SmallVec;
 use super::decode::{make_bytes, module_alias};
 use super::ops::*;
 use super::Pickle;
-use crate::plan::{Node, NodeId, Plan, RecordKind, RecordSpec, SequenceKind, TzRule};
+use crate::plan::{
+    ExtensionSpec, Node, NodeId, Plan, RecordKind, RecordSpec, SequenceKind, TzRule,
+};
 use crate::py::{self, Obj};
 use crate::values::{nested, Decoding, RecordBuilder, MAX_DEPTH};
 
@@ -587,6 +589,7 @@ impl<'a, 'f, 'p, 'py> FastDecoder<'a, 'f, 'p, 'py> {
                 other
             }
             Node::Any => return None,
+            Node::Extension(spec) => return self.extension(spec),
             _ => node,
         };
         let py = self.ctx.py;
@@ -728,6 +731,14 @@ impl<'a, 'f, 'p, 'py> FastDecoder<'a, 'f, 'p, 'py> {
         };
         self.memo_ops(|| Entry::Object(node as u32, value.clone()))?;
         Some(value)
+    }
+
+    /// An extension type's value: its wire form, then its `decode` (whose failure is left to
+    /// the general path, which calls it again and reports the error with its path).
+    #[inline(never)]
+    fn extension(&mut self, spec: &ExtensionSpec) -> Fast<Obj<'py>> {
+        let wire = self.value(spec.wire)?;
+        spec.decode_value(wire).ok()
     }
 
     #[inline]

@@ -13,20 +13,28 @@ Point(x=1, y=2)
 """
 
 from ._errors import DecodeError, EncodeError, ValidationError
-from ._meta import Meta
+from ._extension import Extension
+from ._frames import AvroFrameInfo, avro_fingerprint, avro_frame_info
+from ._meta import AvroName, Meta
 from ._polycodec import Codec
-from ._api import decode_many, decode_one, encode_many, encode_one
+from ._api import decode_many, decode_one, encode_many, encode_one, json_schema
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "AvroFrameInfo",
+    "AvroName",
     "Codec",
     "DecodeError",
     "EncodeError",
+    "Extension",
     "Meta",
     "ValidationError",
+    "avro_fingerprint",
+    "avro_frame_info",
     "decode_many",
     "decode_one",
     "encode_many",
     "encode_one",
+    "json_schema",
 ]

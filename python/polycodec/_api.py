@@ -2,47 +2,103 @@
 
 from __future__ import annotations
 
+import copy
+import dataclasses
 import threading
-from typing import Any, Hashable, Literal, Mapping, Sequence, cast
+import typing
+from typing import Any, Hashable, Literal, Mapping, Optional, Sequence
 
+from ._extension import Extension
+from ._jsonschema import json_schema as _derive_json_schema
+from ._meta import Meta
 from ._polycodec import Codec
 
 #: The wire formats this build implements (the stub of the extension lists the same).
 Format = Literal["json", "msgpack", "avro", "pickle"]
 
 _CACHE_LIMIT = 1024
-_cache: dict[Hashable, Codec[Any]] = {}
+# key -> (codec, the unhashable objects whose ids the key holds, kept alive with it)
+_cache: dict[Hashable, tuple[Codec[Any], list[Any]]] = {}
 _cache_lock = threading.Lock()
 
 
-def _frozen(value: Any) -> Hashable:
-    """A hashable stand-in for an option value: mappings and lists (a ``rename`` table, an
-    Avro ``schema`` dict) become nested tuples; anything else is used as it is."""
+def _value_key(value: Any, keep: list[Any]) -> Hashable:
+    """A hashable stand-in for a value (an option, a Literal value, an ``Annotated`` marker)
+    that tells apart what ``==`` does not: ``1``, ``1.0`` and ``True`` (the type goes into the
+    key), and mappings regardless of their insertion order. Unhashable objects are keyed by
+    identity; ``keep`` collects them so that their ids stay theirs while the key is cached."""
     if isinstance(value, Mapping):
-        return ("mapping", tuple(sorted((key, _frozen(item)) for key, item in value.items())))
-    if isinstance(value, list):
-        return ("list", tuple(_frozen(item) for item in value))
-    return cast(Hashable, value)
+        items = [(_value_key(k, keep), _value_key(v, keep)) for k, v in value.items()]
+        return ("mapping", frozenset(items))
+    if isinstance(value, (list, tuple)) and type(value) in (list, tuple):
+        return (type(value), tuple(_value_key(item, keep) for item in value))
+    if isinstance(value, Meta):
+        return (Meta, _value_key(value.settings(), keep))
+    if isinstance(value, Extension):
+        # Its own == compares the wire types with ==, which forgets union order.
+        return (Extension, _type_key(value.wire, keep), value.encode, value.decode)
+    if isinstance(value, type) or typing.get_origin(value) is not None:
+        return _type_key(value, keep)
+    if dataclasses.is_dataclass(value):
+        fields = tuple(_value_key(getattr(value, f.name), keep) for f in dataclasses.fields(value))
+        return (type(value), fields)
+    try:
+        hash(value)
+    except TypeError:
+        keep.append(value)
+        return ("id", id(value))
+    return (type(value), value)
 
 
-def _options_key(options: dict[str, Any]) -> Hashable:
-    return tuple((name, _frozen(value)) for name, value in sorted(options.items()))
+def _type_key(tp: Any, keep: list[Any]) -> Hashable:
+    """A cache key for a type that keeps what ``==`` on typing constructs forgets.
+
+    ``Union[A, B] == Union[B, A]`` (so ``list[A | B]`` would reuse the codec of ``list[B | A]``,
+    whose Avro branch order differs), and ``Literal[1] == Literal[True]`` inside some
+    containers. The key walks the construct: origin and arguments in their order, Literal
+    values with their types, ``Annotated`` metadata by value (or identity when unhashable)."""
+    origin = typing.get_origin(tp)
+    if origin is typing.Annotated:
+        metadata = tuple(_value_key(item, keep) for item in tp.__metadata__)
+        return ("annotated", _type_key(tp.__origin__, keep), metadata)
+    if origin is typing.Literal:
+        return ("literal", tuple((type(v), v) for v in typing.get_args(tp)))
+    if origin is not None:
+        args = tuple(
+            (
+                _type_key(arg, keep)
+                if not isinstance(arg, list)
+                else ("list", tuple(_type_key(a, keep) for a in arg))
+            )
+            for arg in typing.get_args(tp)
+        )
+        # Origins such as typing.Union and types.UnionType are hashable; keep what they are
+        # (Optional[X] and X | None compile the same, so a distinct key only costs a compile).
+        return ("generic", _type_key(origin, keep), args)
+    try:
+        hash(tp)
+    except TypeError:
+        keep.append(tp)
+        return ("id", id(tp))
+    return ("type", tp)
+
+
+def _options_key(options: dict[str, Any], keep: list[Any]) -> Hashable:
+    return tuple((name, _value_key(value, keep)) for name, value in sorted(options.items()))
 
 
 def codec_for(tp: Any, format: Format, options: dict[str, Any]) -> Codec[Any]:
     """The cached codec for (type, format, options), compiled on first use."""
-    try:
-        key: Hashable = (tp, format, _options_key(options))
-        hash(key)
-    except TypeError:
-        return Codec(tp, format, **options)
-    codec = _cache.get(key)
-    if codec is None:
-        codec = Codec(tp, format, **options)
-        with _cache_lock:
-            if len(_cache) >= _CACHE_LIMIT:
-                _cache.clear()
-            _cache[key] = codec
+    keep: list[Any] = []
+    key: Hashable = (_type_key(tp, keep), format, _options_key(options, keep))
+    entry = _cache.get(key)
+    if entry is not None:
+        return entry[0]
+    codec = Codec(tp, format, **options)
+    with _cache_lock:
+        if len(_cache) >= _CACHE_LIMIT:
+            _cache.clear()
+        _cache[key] = (codec, keep)
     return codec
 
 
@@ -81,3 +137,45 @@ def decode_one(
 def decode_many(buf: Any, type: Any, format: Format = "json", **options: Any) -> list[Any]:
     """Decodes a message written by ``encode_many`` into a list of ``type``."""
     return codec_for(type, format, options).decode_many(buf)
+
+
+_schema_cache: dict[Hashable, tuple[dict[str, Any], list[Any]]] = {}
+
+
+def json_schema(
+    type: Any,
+    *,
+    ref_template: Optional[str] = None,
+    rename: Any = None,
+    omit_defaults: bool = False,
+    forbid_unknown_fields: bool = False,
+    strict: bool = True,
+    array_like: bool = False,
+    extensions: Optional[Mapping[Any, Extension]] = None,
+) -> dict[str, Any]:
+    """The JSON Schema (draft 2020-12) of ``type``'s JSON form under the ``Codec`` options.
+
+    ``ref_template`` (default ``"#/$defs/{name}"``) is how references to records and enums
+    are written, e.g. ``"#/components/schemas/{name}"`` for OpenAPI. The derived schema is
+    cached; every call returns a new copy, so the caller may change it.
+    """
+    options: dict[str, Any] = {
+        "rename": rename,
+        "omit_defaults": omit_defaults,
+        "forbid_unknown_fields": forbid_unknown_fields,
+        "strict": strict,
+        "array_like": array_like,
+        "extensions": extensions,
+    }
+    keep: list[Any] = []
+    key: Hashable = (_type_key(type, keep), _options_key(options, keep), ref_template)
+    entry = _schema_cache.get(key)
+    if entry is None:
+        schema = _derive_json_schema(type, options, ref_template)
+        with _cache_lock:
+            if len(_schema_cache) >= _CACHE_LIMIT:
+                _schema_cache.clear()
+            _schema_cache[key] = (schema, keep)
+    else:
+        schema = entry[0]
+    return copy.deepcopy(schema)

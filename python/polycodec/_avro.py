@@ -14,12 +14,15 @@ the Rust side two small *programs* made of tuples:
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
 import decimal
 import enum
 import json
 import os
 import re
+import types
+import typing
 import uuid
 from typing import Any, Dict, List, Optional, Tuple
 
@@ -279,20 +282,101 @@ def canonical_form(schema: Schema) -> str:
 # Deriving a schema from a plan spec
 
 
-def _avro_name(module: str, qualname: str) -> Tuple[str, Optional[str]]:
-    """A valid Avro (name, namespace) for a class: the module is the namespace."""
+_AVRO_KEYS = ("name", "namespace", "doc", "aliases")
 
-    def clean(part: str) -> str:
-        part = re.sub(r"[^A-Za-z0-9_]", "_", part)
-        if not part or part[0].isdigit():
-            part = "_" + part
-        return part
 
-    parts = [clean(p) for p in qualname.split(".") if p]
-    ns_parts = [clean(p) for p in module.split(".") if p]
-    name = parts[-1] if parts else "_"
-    namespace = ".".join(ns_parts + parts[:-1]) or None
-    return name, namespace
+def _clean(part: str) -> str:
+    part = re.sub(r"[^A-Za-z0-9_]", "_", part)
+    if not part or part[0].isdigit():
+        part = "_" + part
+    return part
+
+
+def _declared(cls: Any) -> Dict[str, Any]:
+    """The checked ``__avro__`` settings a class declares itself (not inherited: a subclass is
+    another Avro type and needs its own name)."""
+    label = getattr(cls, "__qualname__", repr(cls))
+    try:
+        raw = vars(cls).get("__avro__")
+    except TypeError:
+        raw = None
+    if raw is None:
+        return {}
+    if not isinstance(raw, dict):
+        raise TypeError(f"{label}.__avro__ must be a dict with keys {_AVRO_KEYS}, not {raw!r}")
+    unknown = [key for key in raw if key not in _AVRO_KEYS]
+    if unknown:
+        raise TypeError(f"{label}.__avro__ has unknown keys {unknown}; expected {_AVRO_KEYS}")
+    name = raw.get("name")
+    if "name" in raw and not (isinstance(name, str) and _NAME_RE.match(name)):
+        raise TypeError(
+            f"{label}.__avro__: name {name!r} is not a valid Avro name ([A-Za-z_][A-Za-z0-9_]*)"
+        )
+    namespace = raw.get("namespace")
+    if namespace is not None and not (
+        isinstance(namespace, str)
+        and (namespace == "" or all(_NAME_RE.match(p) for p in namespace.split(".")))
+    ):
+        raise TypeError(
+            f"{label}.__avro__: namespace {namespace!r} is not a valid Avro namespace (names "
+            "separated by dots, or '' / None for none)"
+        )
+    if "doc" in raw and not isinstance(raw["doc"], str):
+        raise TypeError(f"{label}.__avro__: doc must be a str, not {raw['doc']!r}")
+    aliases = raw.get("aliases", [])
+    if not isinstance(aliases, (list, tuple)) or not all(
+        isinstance(a, str) and a and all(_NAME_RE.match(p) for p in a.split(".")) for a in aliases
+    ):
+        raise TypeError(
+            f"{label}.__avro__: aliases must be a list of valid Avro names, not {aliases!r}"
+        )
+    return dict(raw)
+
+
+def _arg_label(tp: Any) -> str:
+    """A name part for a type argument: ``int``, ``list_int``, ``str_or_null``."""
+    if tp is None or tp is type(None):
+        return "null"
+    if tp is typing.Any:
+        return "Any"
+    origin = typing.get_origin(tp)
+    args = typing.get_args(tp)
+    if origin is typing.Annotated:
+        return _arg_label(args[0])
+    if origin is typing.Literal:
+        return "Literal_" + "_".join(str(v) for v in args)
+    if origin is typing.Union or (
+        origin is not None and origin is getattr(types, "UnionType", None)
+    ):
+        return "_or_".join(_arg_label(a) for a in args)
+    if origin is not None:
+        return "_".join([_arg_label(origin), *(_arg_label(a) for a in args)])
+    if isinstance(tp, typing.TypeVar):
+        return tp.__name__
+    declared = _declared(tp) if isinstance(tp, type) else {}
+    return str(declared.get("name") or getattr(tp, "__name__", None) or tp)
+
+
+def _avro_name(
+    cls: Any, module: str, qualname: str, args: Tuple[Any, ...] = ()
+) -> Tuple[str, Optional[str], Dict[str, Any]]:
+    """A valid Avro (name, namespace) for a class, and its declared ``__avro__`` settings.
+
+    Unless ``__avro__`` says otherwise, the module is the namespace (none for ``__main__``, so a
+    script's classes keep their names when moved into a module and read with short names), the
+    class's ``__qualname__`` gives the name, and a generic class's type arguments are appended
+    to it (``Box[int]`` is ``Box_int``)."""
+    declared = _declared(cls)
+    parts = [_clean(p) for p in qualname.split(".") if p]
+    name = declared.get("name") or (parts[-1] if parts else "_")
+    if args:
+        name = _clean("_".join([name, *(_arg_label(a) for a in args)]))
+    if "namespace" in declared:
+        namespace = declared["namespace"] or None
+    else:
+        ns_parts = [] if module == "__main__" else [_clean(p) for p in module.split(".") if p]
+        namespace = ".".join(ns_parts + parts[:-1]) or None
+    return name, namespace, declared
 
 
 class _Deriver:
@@ -301,24 +385,36 @@ class _Deriver:
         self.named: Dict[int, str] = {}  # plan node -> fullname already defined
         self.used: Dict[str, Any] = {}  # fullname -> the class (or enum) it names
         self.definitions: Dict[str, Any] = {}  # fullname -> its schema (for field defaults)
+        # fullname of a complete record -> (class of its values, attribute of each field)
+        self.records: Dict[str, Tuple[type, List[str]]] = {}
 
-    def name_for(self, module: str, qualname: str, owner: Any) -> Tuple[str, str]:
-        """A unique fullname for a named type, and its short name ("" when ``owner`` (an enum
-        class, or a record's plan node) already has a definition to refer to)."""
-        name, namespace = _avro_name(module, qualname)
+    def name_for(
+        self, cls: Any, module: str, qualname: str, args: Tuple[Any, ...], owner: Any
+    ) -> Tuple[str, str, Dict[str, Any]]:
+        """A unique fullname for a named type, its short name ("" when ``owner`` (an enum
+        class, or a record's plan node) already has a definition to refer to), and the
+        ``__avro__`` settings the class declares."""
+        name, namespace, declared = _avro_name(cls, module, qualname, args)
         full = _fullname(name, namespace)
         base, n = name, 1
         while full in self.used and self.used[full] != owner:
+            if "name" in declared or "namespace" in declared:
+                raise TypeError(
+                    f"{qualname}: its Avro name {full!r} (from __avro__) is already the name of "
+                    "another type in this schema"
+                )
             n += 1
             name = f"{base}_{n}"
             full = _fullname(name, namespace)
         if full in self.used:  # the same class again (an enum in two fields)
-            return full, ""
+            return full, "", declared
         self.used[full] = owner
-        return full, name
+        return full, name, declared
 
     def schema(self, index: int, where: str, default: Any = NODEFAULT) -> Any:
         kind, data = self.nodes[index]
+        if kind == "extension":  # written as its wire type (the default is already in it)
+            return self.schema(data["wire"], where, default)
         if kind == "none":
             return "null"
         if kind == "bool":
@@ -374,17 +470,15 @@ class _Deriver:
             if index in self.named:
                 return self.named[index]
             cls = data["cls"]
-            full, name = self.name_for(cls.__module__, cls.__qualname__, cls)
+            full, name, declared = self.name_for(cls, cls.__module__, cls.__qualname__, (), cls)
             self.named[index] = full
             if not name:
                 return full
             for member_name in data["names"]:
                 if not _NAME_RE.match(member_name):
                     raise TypeError(f"{where}: enum member name {member_name!r} is no Avro symbol")
-            ns = full.rpartition(".")[0]
             out: Dict[str, Any] = {"type": "enum", "name": name}
-            if ns:
-                out["namespace"] = ns
+            _describe_named(out, full, declared)
             out["symbols"] = list(data["names"])
             self.definitions[full] = out
             return out
@@ -446,24 +540,33 @@ class _Deriver:
     def record(self, index: int, data: Dict[str, Any], where: str) -> Any:
         if index in self.named:
             return self.named[index]
-        full, name = self.name_for(data["module"], data["name"], ("record", index))
+        full, name, declared = self.name_for(
+            data["cls"], data["module"], data["name"], data.get("args", ()), ("record", index)
+        )
         self.named[index] = full
-        ns = full.rpartition(".")[0]
         out: Dict[str, Any] = {"type": "record", "name": name}
-        if ns:
-            out["namespace"] = ns
+        _describe_named(out, full, declared)
         self.definitions[full] = out
         fields = []
+        attrs: List[str] = []  # the attribute behind each schema field, for record defaults
+        kind = self.nodes[index][0]
         for field in data["fields"]:
             if not field["wire"]:
                 continue
             fwhere = f"field `{field['name']}` of {data['name']}"
             default = field["default"]
-            if field["default_factory"] is not None:
-                try:
-                    default = field["default_factory"]()
-                except Exception:  # a factory that cannot run now: no Avro default
-                    default = NODEFAULT
+            factory = field["default_factory"]
+            if factory is not None:
+                # Only a factory that gives the same value on every call may become the
+                # schema's default: uuid4 or now() would make every build's schema differ,
+                # and a peer filling old records would give them all one value.
+                default = NODEFAULT
+                if _constant_factory(factory):
+                    try:
+                        default = factory()
+                    except Exception:  # a factory that cannot run now: no Avro default
+                        default = NODEFAULT
+            default = _wire_default(self.nodes, field["type"], default)
             if (
                 field["required"] is False
                 and default is NODEFAULT
@@ -480,16 +583,50 @@ class _Deriver:
             if default is not NODEFAULT:
                 first = ftype[0] if isinstance(ftype, list) else ftype
                 try:
-                    entry["default"] = _default_json(self, first, default)
+                    value = _default_json(self, first, default)
+                    if isinstance(factory, type) and factory not in _CONSTANT_FACTORIES:
+                        # A class's __post_init__ could still make each instance differ.
+                        try:
+                            again = factory()
+                        except Exception:
+                            raise _NoDefault from None
+                        if _default_json(self, first, again) != value:
+                            raise _NoDefault
+                    entry["default"] = value
                 except _NoDefault:
                     pass
             fields.append(entry)
+            attrs.append(field["name"])
         out["fields"] = fields
+        self.records[full] = (data["cls"] if kind != "typeddict" else dict, attrs)
         return out
+
+
+def _describe_named(out: Dict[str, Any], full: str, declared: Dict[str, Any]) -> None:
+    """Add the namespace, doc and aliases of a named type's definition."""
+    ns = full.rpartition(".")[0]
+    if ns:
+        out["namespace"] = ns
+    if "doc" in declared:
+        out["doc"] = declared["doc"]
+    if declared.get("aliases"):
+        out["aliases"] = list(declared["aliases"])
 
 
 class _NoDefault(Exception):
     pass
+
+
+def _wire_default(nodes: List[Tuple[str, Dict[str, Any]]], index: int, value: Any) -> Any:
+    """A field default in the form its schema holds: an extension type's default is what its
+    ``encode`` makes of it (no Avro default when that fails)."""
+    kind, data = nodes[index]
+    if kind != "extension" or value is NODEFAULT or (value is None and data["nullable"]):
+        return value
+    try:
+        return data["encode"](value)
+    except Exception:
+        return NODEFAULT
 
 
 def _branch_key(branch: Any) -> str:
@@ -556,7 +693,53 @@ def _default_json(deriver: _Deriver, schema: Any, value: Any) -> Any:
         if not isinstance(value, dict):
             raise _NoDefault
         return {k: _default_json(deriver, schema["values"], v) for k, v in value.items()}
+    if kind == "record":
+        # A record default is a JSON object with a default for each of its fields.
+        full = _fullname(schema["name"], schema.get("namespace"))
+        if full not in deriver.records:  # still being derived (a recursive reference)
+            raise _NoDefault
+        cls, attrs = deriver.records[full]
+        if not isinstance(value, cls):
+            raise _NoDefault
+        out = {}
+        for attr, entry in zip(attrs, schema["fields"]):
+            if isinstance(value, dict):
+                if attr not in value:
+                    raise _NoDefault
+                item = value[attr]
+            else:
+                item = getattr(value, attr)
+            ftype = entry["type"]
+            out[entry["name"]] = _default_json(
+                deriver, ftype[0] if isinstance(ftype, list) else ftype, item
+            )
+        return out
     raise _NoDefault
+
+
+# Factories whose every call gives an equal (empty) value.
+_CONSTANT_FACTORIES = (list, dict, set, tuple, frozenset)
+
+
+def _constant_factory(factory: Any, seen: Tuple[Any, ...] = ()) -> bool:
+    """Whether a ``default_factory`` gives the same value on every call: an empty collection's
+    type, or a dataclass (or NamedTuple) class whose fields all have such defaults."""
+    if any(factory is known for known in _CONSTANT_FACTORIES):
+        return True
+    if not isinstance(factory, type) or factory in seen:
+        return False
+    if dataclasses.is_dataclass(factory):
+        for f in dataclasses.fields(factory):
+            if f.default is not dataclasses.MISSING:
+                continue
+            if f.default_factory is dataclasses.MISSING:
+                return False
+            if not _constant_factory(f.default_factory, seen + (factory,)):
+                return False
+        return True
+    if issubclass(factory, tuple) and hasattr(factory, "_fields"):  # NamedTuple
+        return len(getattr(factory, "_field_defaults", {})) == len(getattr(factory, "_fields"))
+    return False
 
 
 def _primitive_default(kind: str, schema: Optional[Dict[str, Any]], value: Any) -> Any:
@@ -643,6 +826,9 @@ class Binding:
         def wrong() -> TypeError:
             return self.fail(where, f"{kind} cannot be written as Avro {desc}")
 
+        if kind == "extension":  # the encode function's result is written by the wire node
+            self.bind(data["wire"], sid, where)
+            return ("extension",)
         if kind in ("union", "tagged_union"):
             if st != "union":
                 raise wrong()
@@ -865,11 +1051,15 @@ class Binding:
         if node["type"] != "record":
             return False
         data = self.nodes[pid][1]
-        name, namespace = _avro_name(data["module"], data["name"])
+        name, namespace, declared = _avro_name(
+            data["cls"], data["module"], data["name"], data.get("args", ())
+        )
         names = [node["name"], *node["aliases"]]
+        ours = [_fullname(name, namespace)]
+        ours += [_fullname(a, namespace) for a in declared.get("aliases", ())]
         if strict:
-            return _fullname(name, namespace) in names
-        return name in [n.rpartition(".")[2] for n in names]
+            return any(n in names for n in ours)
+        return any(n.rpartition(".")[2] in [m.rpartition(".")[2] for m in names] for n in ours)
 
     def _fits(self, pid: int, sid: int) -> bool:
         """A shallow check that plan node ``pid`` may take schema branch ``sid`` (records are
@@ -941,6 +1131,13 @@ class Resolver:
         key = (wid, rid, pid)
         if key in self.memo:
             return self.memo[key]
+        pkind, pdata = self.nodes[pid]
+        if pkind == "extension":  # the wire value, then the extension's decode function
+            index = self.emit(("extension", -1, pid))
+            self.memo[key] = index
+            inner = self.resolve(wid, rid, pdata["wire"], where)
+            self.ops[index] = ("extension", inner, pid)
+            return index
         w = self.writer.nodes[wid]
         r = self.reader.nodes[rid]
         if w["type"] == "union":

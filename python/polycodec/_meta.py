@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import re
 from decimal import Decimal
-from typing import Any, Callable, Dict, Optional, Tuple, Union
+from typing import Any, Callable, Dict, List, Optional, Tuple, TypedDict, Union
 
-__all__ = ["Meta"]
+__all__ = ["AvroName", "Meta"]
 
 Number = Union[int, float, Decimal]
 
@@ -24,6 +24,27 @@ _FIELDS: Tuple[str, ...] = (
     "decimal_places",
     "tz",
 )
+
+
+class AvroName(TypedDict, total=False):
+    """The Avro naming of a class, set as its ``__avro__`` class attribute (every key optional;
+    the keys not given keep their derived value)::
+
+        @dataclass
+        class Chunk:
+            __avro__: ClassVar[AvroName] = {"name": "Chunk", "namespace": "com.example"}
+
+    * ``name``: the record or enum name, ``[A-Za-z_][A-Za-z0-9_]*`` (a generic class's type
+      arguments are still appended: ``Box[int]`` is ``<name>_int``);
+    * ``namespace``: dotted names, or ``""`` / ``None`` for none;
+    * ``doc``: the schema's ``"doc"``;
+    * ``aliases``: former names (short or full) a reader also accepts for this type.
+    """
+
+    name: str
+    namespace: Optional[str]
+    doc: str
+    aliases: List[str]
 
 
 def _check_count(label: str, value: Optional[int], minimum: int) -> None:

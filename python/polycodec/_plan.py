@@ -25,6 +25,7 @@ import uuid
 from decimal import Decimal
 from typing import Any, Callable, Dict, FrozenSet, List, Mapping, Optional, Tuple, Type, Union
 
+from ._extension import Extension, check_extensions
 from ._meta import Meta
 
 __all__ = ["NODEFAULT", "compile_spec"]
@@ -299,8 +300,10 @@ def _literal_category(value: Any) -> str:
 def _constraints_of(metadata: Tuple[Any, ...]) -> List[Tuple[str, Any]]:
     """Collect (key, value) constraints from ``Annotated`` metadata, in order.
 
-    ``Meta`` objects and the annotated-types markers are understood; anything else is left for
-    other libraries and ignored. annotated-types is only looked at if it was already imported,
+    ``Meta`` objects and the annotated-types constraint markers are understood; other
+    annotated-types markers that would validate (``Predicate``, ``Not``) raise ValueError;
+    anything else (including subclasses of annotated-types' classes defined by other libraries,
+    such as pydantic's) is left for other libraries and ignored. annotated-types is only looked at if it was already imported,
     which it must have been for one of its markers to appear here.
     """
     found: List[Tuple[str, Any]] = []
@@ -326,7 +329,19 @@ def _constraints_of(metadata: Tuple[Any, ...]) -> List[Tuple[str, Any]]:
                 found.append(("tz", item.tz is Ellipsis))
             else:
                 raise ValueError("Timezone() with a specific zone is not supported")
+        elif type(item).__module__ == "annotated_types" and not isinstance(item, _at_inert(at)):
+            # A marker users would expect to be checked (Predicate, Not, ...): refusing it is
+            # better than letting them believe a validator runs.
+            raise ValueError(
+                f"the annotated-types marker {item!r} is not enforced by polycodec (it checks "
+                "Gt, Ge, Lt, Le, Interval, MultipleOf, MinLen, MaxLen, Len and Timezone only)"
+            )
     return found
+
+
+def _at_inert(at: Any) -> Tuple[type, ...]:
+    """annotated-types markers that only describe (documentation, a unit), never constrain."""
+    return tuple(getattr(at, name) for name in ("DocInfo", "Unit") if hasattr(at, name))
 
 
 def _convert(kind: str, key: str, value: Any) -> Any:
@@ -408,8 +423,13 @@ class _Compiler:
         forbid_unknown_fields: bool,
         array_like: bool,
         branched: bool = False,
+        extensions: Optional[Dict[type, Extension]] = None,
     ) -> None:
         self.nodes: List[Node] = []
+        # Classes carried as another type's value (the ``extensions`` option).
+        self._extensions: Dict[type, Extension] = extensions or {}
+        # Extension classes whose wire type is being compiled (to refuse a cycle).
+        self._extensions_busy: List[type] = []
         # True for formats in _BRANCHED_FORMATS: untagged records may share a union.
         self._branched = branched
         self._rename = rename
@@ -481,6 +501,10 @@ class _Compiler:
             return self.add("any", {})
         if tp is None:
             tp = type(None)
+        if self._extensions and isinstance(tp, type):
+            extension = self._extension_for(tp)
+            if extension is not None:
+                return self._extension(tp, extension)
         scalar = _SCALARS.get(tp) if isinstance(tp, type) else None
         if scalar is not None:
             kind, keys = scalar
@@ -509,6 +533,55 @@ class _Compiler:
         if isinstance(tp, (str, typing.ForwardRef)):
             raise self.fail(tp, "unresolved forward reference")
         raise self.fail(tp, "unsupported type")
+
+    def _extension_for(self, cls: type) -> Optional[Extension]:
+        """The extension for ``cls``: its own entry, else the nearest base class's."""
+        found = self._extensions.get(cls)
+        if found is not None:
+            return found
+        for base in cls.__mro__[1:]:
+            if base is not object and base in self._extensions:
+                return self._extensions[base]
+        return None
+
+    def _extension(self, cls: type, extension: Extension) -> int:
+        if cls in self._extensions_busy:
+            raise self.fail(cls, "the wire type of its extension refers back to it")
+        self._extensions_busy.append(cls)
+        try:
+            wire = self.node(extension.wire)
+        finally:
+            self._extensions_busy.pop()
+        data = {
+            "cls": cls,
+            "name": cls.__qualname__,
+            "wire": wire,
+            "encode": extension.encode,
+            "decode": extension.decode,
+            "nullable": False,
+        }
+        return self.add("extension", data)
+
+    def _nullable_extension(self, variants: List[int], tp: Any) -> int:
+        """``Optional[cls]`` of an extension class: one extension node whose wire type is
+        ``Optional[wire]`` and that lets None through, so unions never hold extensions."""
+        extensions = [v for v in variants if self.nodes[v][0] == "extension"]
+        others = [v for v in variants if v not in extensions]
+        if len(extensions) != 1 or not others or any(self.nodes[v][0] != "none" for v in others):
+            raise self.fail(
+                tp,
+                "an extension type can only be combined with None in a union (Optional[...]); "
+                "its wire form could not be told apart from the other alternatives",
+            )
+        data = dict(self.nodes[extensions[0]][1])
+        wire = data["wire"]
+        wire_kind, wire_data = self.nodes[wire]
+        if wire_kind != "any":
+            alternatives = wire_data["variants"] if wire_kind == "union" else [wire]
+            wire = self._union([others[0], *alternatives], tp)
+        data["wire"] = wire
+        data["nullable"] = True
+        return self.add("extension", data)
 
     def _literal(self, tp: Any) -> List[int]:
         values: List[Any] = []
@@ -619,6 +692,8 @@ class _Compiler:
         """Normalise alternatives now; validation waits until every record is complete."""
         if any(self.nodes[v][0] == "any" for v in variants):
             return self.add("any", {})
+        if any(self.nodes[v][0] == "extension" for v in variants):
+            return self._nullable_extension(variants, tp)
         kept: List[int] = []
         literals: List[int] = []
         for v in variants:
@@ -805,6 +880,7 @@ class _Compiler:
 
     def _record(self, cls: type, kind: str, args: Tuple[Any, ...]) -> int:
         params = tuple(getattr(cls, "__parameters__", ()))
+        given = bool(args)
         if args:
             args = tuple(_subst(a, self._typevars) for a in args)
         else:
@@ -817,6 +893,9 @@ class _Compiler:
             "cls": cls,
             "name": cls.__qualname__,
             "module": cls.__module__,
+            # The type arguments a generic class was given (after TypeVar substitution), () when
+            # none were: Avro names a generic record after them (Box[int] is Box_int).
+            "args": args if given else (),
             "fields": [],
             "post_init": kind == "dataclass" and hasattr(cls, "__post_init__"),
             "frozen": self._frozen(cls, kind),
@@ -957,6 +1036,8 @@ def _children(kind: str, data: Dict[str, Any]) -> List[int]:
         return [record for _, record in data["tags"]]
     if kind in _RECORD_KINDS:
         return [field["type"] for field in data["fields"]]
+    if kind == "extension":
+        return [data["wire"]]
     return []
 
 
@@ -974,6 +1055,8 @@ def _renumber(kind: str, data: Dict[str, Any], new: Dict[int, int]) -> Dict[str,
         out["tags"] = [(tag, new[record]) for tag, record in data["tags"]]
     elif kind in _RECORD_KINDS:
         out["fields"] = [{**field, "type": new[field["type"]]} for field in data["fields"]]
+    elif kind == "extension":
+        out["wire"] = new[data["wire"]]
     return out
 
 
@@ -1003,13 +1086,15 @@ def compile_spec(
     omit_defaults: bool = False,
     forbid_unknown_fields: bool = False,
     array_like: bool = False,
+    extensions: Optional[Mapping[type, Extension]] = None,
 ) -> Tuple[List[Node], int]:
     """Compile ``tp`` into ``(nodes, root_index)`` as described in ``docs/plan-spec.md``.
 
     ``format`` is the wire format the plan is for; it only changes which unions are accepted
     (see ``_BRANCHED_FORMATS``). The options apply to every record in the plan. Raises
     ``TypeError`` for any annotation that cannot be encoded and decoded faithfully, and
-    ``ValueError``/``TypeError`` for a bad ``rename`` option.
+    ``ValueError``/``TypeError`` for a bad ``rename`` option. ``extensions`` maps classes to
+    :class:`polycodec.Extension` (see ``_extension.py``).
     """
     compiler = _Compiler(
         _renamer(rename),
@@ -1017,6 +1102,7 @@ def compile_spec(
         bool(forbid_unknown_fields),
         bool(array_like),
         branched=format in _BRANCHED_FORMATS,
+        extensions=check_extensions(extensions),
     )
     root = compiler.root(tp)
     return _compact(compiler.nodes, root)

@@ -2,6 +2,8 @@
 
 from typing import Any, Callable, Generic, Literal, Mapping, Optional, TypeVar, Union, overload
 
+from ._extension import Extension
+
 T = TypeVar("T")
 
 Format = Literal["json", "msgpack", "avro", "pickle"]
@@ -27,6 +29,7 @@ class Codec(Generic[T]):
         forbid_unknown_fields: bool = False,
         strict: bool = True,
         array_like: bool = False,
+        extensions: Optional[Mapping[type, Extension]] = None,
         schema: Union[None, str, Mapping[str, Any], list[Any]] = None,
         framing: Optional[Literal["single-object", "confluent"]] = None,
         schema_id: Optional[int] = None,
@@ -45,6 +48,7 @@ class Codec(Generic[T]):
         forbid_unknown_fields: bool = False,
         strict: bool = True,
         array_like: bool = False,
+        extensions: Optional[Mapping[type, Extension]] = None,
         schema: Union[None, str, Mapping[str, Any], list[Any]] = None,
         framing: Optional[Literal["single-object", "confluent"]] = None,
         schema_id: Optional[int] = None,
@@ -58,6 +62,7 @@ class Codec(Generic[T]):
     def format(self) -> str: ...
     @property
     def schema(self) -> Any: ...
+    def json_schema(self, *, ref_template: Optional[str] = None) -> dict[str, Any]: ...
     def encode_one(self, value: T, /) -> bytes: ...
     def encode_many(self, values: Any, /) -> bytes: ...
     def decode_one(self, buf: Buffer, /, *, writer_schema: Any = None) -> T: ...
@@ -65,4 +70,5 @@ class Codec(Generic[T]):
     def __reduce__(self) -> tuple[Any, ...]: ...
     def _field_access(self) -> dict[str, str]: ...
 
+def encode_json_spec(spec: tuple[list[tuple[str, dict[str, Any]]], int], value: Any) -> bytes: ...
 def rebuild_codec(type: Any, format: str, options: dict[str, Any]) -> Codec[Any]: ...

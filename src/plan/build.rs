@@ -21,10 +21,12 @@ pub fn build_plan(spec: &Bound<'_, PyAny>) -> PyResult<Plan> {
     }
     let any = built.len();
     built.push(Node::Any);
+    let has_extensions = built.iter().any(|node| matches!(node, Node::Extension(_)));
     let mut plan = Plan {
         nodes: built,
         root,
         any,
+        has_extensions,
     };
     validate_indices(&plan)?;
     resolve_unions(&mut plan);
@@ -130,6 +132,14 @@ fn build_node(kind: &str, data: &Bound<'_, PyDict>) -> PyResult<Node> {
         "dataclass" => build_record(RecordKind::Dataclass, data)?,
         "typeddict" => build_record(RecordKind::TypedDict, data)?,
         "namedtuple" => build_record(RecordKind::NamedTuple, data)?,
+        "extension" => Node::Extension(ExtensionSpec {
+            cls: get_required(data, "cls")?.unbind(),
+            name: get_required(data, "name")?.extract()?,
+            wire: get_required(data, "wire")?.extract()?,
+            encode: get_required(data, "encode")?.unbind(),
+            decode: get_required(data, "decode")?.unbind(),
+            nullable: get_required(data, "nullable")?.extract()?,
+        }),
         other => {
             return Err(PyTypeError::new_err(format!(
                 "polycodec internal error: unknown plan node kind {other:?}"
@@ -258,6 +268,7 @@ fn validate_indices(plan: &Plan) -> PyResult<()> {
                 check(spec.value)?
             }
             Node::Record(spec) => spec.fields.iter().try_for_each(|f| check(f.node))?,
+            Node::Extension(spec) => check(spec.wire)?,
             _ => {}
         }
     }
@@ -496,6 +507,8 @@ fn token_kinds(plan: &Plan, node: &Node) -> Vec<Token> {
             }]
         }
         Node::Record(_) | Node::Dict(_) => vec![Token::Object],
+        // Never a union variant: `Optional[cls]` is a nullable extension node instead.
+        Node::Extension(_) => Vec::new(),
     }
 }
 

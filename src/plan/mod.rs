@@ -8,6 +8,7 @@
 
 mod build;
 pub mod constraints;
+mod extension;
 
 use pyo3::prelude::*;
 use pyo3::types::PyString;
@@ -17,6 +18,7 @@ use crate::py::fields::FieldAccess;
 
 pub use build::build_plan;
 pub use constraints::{DecimalBounds, FloatBounds, IntBounds, LengthBounds};
+pub use extension::ExtensionSpec;
 
 pub type NodeId = usize;
 
@@ -26,6 +28,9 @@ pub struct Plan {
     pub root: NodeId,
     /// A `Node::Any` every plan carries, for the values nested inside a runtime-typed value.
     pub any: NodeId,
+    /// Whether some node is a `Node::Extension`: the JSON and MessagePack decoders look for
+    /// one at each value only then, so plans without extensions pay one predictable branch.
+    pub has_extensions: bool,
 }
 
 impl Plan {
@@ -56,6 +61,11 @@ impl Plan {
                     for (_, value) in &spec.values {
                         visit.call(value)?;
                     }
+                }
+                Node::Extension(spec) => {
+                    visit.call(&spec.cls)?;
+                    visit.call(&spec.encode)?;
+                    visit.call(&spec.decode)?;
                 }
                 Node::Record(spec) => {
                     visit.call(&spec.cls)?;
@@ -108,6 +118,8 @@ pub enum Node {
     Tuple(Vec<NodeId>),
     Dict(DictSpec),
     Record(RecordSpec),
+    /// A user class carried as another node's value (see `extension.rs`).
+    Extension(ExtensionSpec),
 }
 
 impl Node {
@@ -144,6 +156,7 @@ impl Node {
                 _ if record.array_like => "array",
                 _ => "object",
             },
+            Node::Extension(_) => "extension value",
         }
     }
 }
