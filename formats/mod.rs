@@ -12,6 +12,7 @@
 //! `msgpack/decode.rs`) with its value dispatch and token reading.
 
 pub mod avro;
+pub mod builtins;
 pub mod decoder;
 pub mod encoder;
 pub mod json;
