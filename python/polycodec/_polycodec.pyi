@@ -1,6 +1,17 @@
 """Type stubs for the compiled extension."""
 
-from typing import Any, Callable, Generic, Literal, Mapping, Optional, TypeVar, Union, overload
+from typing import (
+    Any,
+    Callable,
+    Generic,
+    Iterable,
+    Literal,
+    Mapping,
+    Optional,
+    TypeVar,
+    Union,
+    overload,
+)
 
 from ._extension import Extension
 
@@ -63,6 +74,10 @@ class Codec(Generic[T]):
     @property
     def schema(self) -> Any: ...
     def json_schema(self, *, ref_template: Optional[str] = None) -> dict[str, Any]: ...
+    def to_builtins(self, value: T, /, *, builtin_types: Optional[Iterable[Any]] = None) -> Any: ...
+    def from_builtins(
+        self, data: Any, /, *, builtin_types: Optional[Iterable[Any]] = None
+    ) -> T: ...
     def encode_one(self, value: T, /) -> bytes: ...
     def encode_many(self, values: Any, /) -> bytes: ...
     def decode_one(self, buf: Buffer, /, *, writer_schema: Any = None) -> T: ...
