@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import dataclasses
 import gc
+import json
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional
 
 from .adapters import BASELINES, FORMATS, SUBJECT, Adapter, Ops, Registry, Unsupported
-from .adapters.base import version_is_prerelease
+from .adapters.base import OBJECT_FORMATS, version_is_prerelease
 from .models import MODELS, generate
 from .progress import ProgressBar
 from .timing import Candidate, Stats, TimingConfig, measure_cell, peak_memory
@@ -107,6 +108,8 @@ class RunResult:
 
 
 def _payload_len(payload: Any) -> int:
+    if isinstance(payload, (dict, list)):  # a builtins payload: the size of its JSON text
+        return len(json.dumps(payload, default=str, separators=(",", ":")).encode("utf-8"))
     return len(payload.encode("utf-8")) if isinstance(payload, str) else len(payload)
 
 
@@ -135,16 +138,20 @@ class RoundTripError(Exception):
     """The adapter's decoded objects differ from the originals (message says where)."""
 
 
-def check_round_trip(ops: Ops, objs: list[Any], batches: list[int]) -> dict[Any, Any]:
+def check_round_trip(
+    ops: Ops, objs: list[Any], batches: list[int], objects: bool = False
+) -> dict[Any, Any]:
     """Encode/decode through all four ops and compare with the originals.
 
     Returns the payloads to reuse as decode inputs: ``{"one": payload, N: payload}``. Raises
     :class:`RoundTripError` (or whatever the library raised) when anything is off.
     """
     payloads: dict[Any, Any] = {}
+    # ``objects``: a format whose payloads are the JSON form as Python objects.
+    kinds = (dict, list) if objects else (bytes, bytearray, memoryview, str)
     for i, obj in enumerate(objs[: min(5, len(objs))]):
         encoded = ops.encode_one(obj)
-        if not isinstance(encoded, (bytes, bytearray, memoryview, str)):
+        if not isinstance(encoded, kinds):
             raise RoundTripError(f"encode_one returned {type(encoded).__name__}, not bytes/str")
         decoded = ops.decode_one(encoded)
         if decoded != obj:
@@ -156,7 +163,7 @@ def check_round_trip(ops: Ops, objs: list[Any], batches: list[int]) -> dict[Any,
     for n in sorted(set(batches) | {min(3, len(objs))}):
         chunk = objs[:n]
         encoded = ops.encode_many(chunk)
-        if not isinstance(encoded, (bytes, bytearray, memoryview, str)):
+        if not isinstance(encoded, kinds):
             raise RoundTripError(f"encode_many returned {type(encoded).__name__}, not bytes/str")
         decoded = ops.decode_many(encoded)
         if not isinstance(decoded, list):
@@ -172,6 +179,8 @@ def check_round_trip(ops: Ops, objs: list[Any], batches: list[int]) -> dict[Any,
 
 
 def _preview(payload: Any) -> str:
+    if isinstance(payload, (dict, list)):
+        payload = json.dumps(payload, default=str, separators=(",", ":"))
     if isinstance(payload, str):
         text = payload
     else:
@@ -214,7 +223,9 @@ def run(cfg: RunConfig, registry: Registry) -> RunResult:
             skips.append(Skip(adapter.name, fmt, model, "error", f"{type(exc).__name__}: {exc}"))
             continue
         try:
-            payloads = check_round_trip(ops, data[model], [b for b in cfg.batches if b > 1])
+            payloads = check_round_trip(
+                ops, data[model], [b for b in cfg.batches if b > 1], fmt in OBJECT_FORMATS
+            )
         except Exception as exc:
             skips.append(
                 Skip(adapter.name, fmt, model, "round-trip failed", f"{type(exc).__name__}: {exc}")
