@@ -67,7 +67,7 @@ impl<'py> ObjectWriter<'py> {
             Some(Frame::List(items)) => items.push(value),
             Some(Frame::Map(dict, key)) => match key.take() {
                 Some(key) => {
-                    if let Err(err) = dict.set_item(key, value) {
+                    if let Err(err) = py::dict_set(dict, &key, &value) {
                         self.failed.get_or_insert(err);
                     }
                 }
@@ -88,9 +88,12 @@ impl<'py> ObjectWriter<'py> {
         self.scratch.clear();
         write(&mut self.scratch);
         // The shared text forms are ASCII.
-        let text = std::str::from_utf8(&self.scratch).unwrap_or_default();
-        let value = PyString::new(self.py, text).into_any();
-        self.emit(value);
+        match py::new_str(self.py, &self.scratch, true) {
+            Ok(value) => self.emit(value),
+            Err(err) => {
+                self.failed.get_or_insert(err);
+            }
+        }
     }
 
     /// A dict key as JSON text: what the JSON writer's key quoting gives.
@@ -161,9 +164,15 @@ impl<'py> WireWriter for ObjectWriter<'py> {
         Ok(())
     }
 
+    /// Short ASCII texts (enum and literal values, dict keys) come from the shared key cache.
     #[inline]
     fn str(&mut self, text: &str) {
-        self.emit(PyString::new(self.py, text).into_any());
+        match py::dict_key_str(self.py, text.as_bytes(), text.is_ascii()) {
+            Ok(value) => self.emit(value),
+            Err(err) => {
+                self.failed.get_or_insert(err);
+            }
+        }
     }
 
     /// A str is kept as it is (a subclass becomes a plain str, as through JSON).
