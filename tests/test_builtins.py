@@ -512,3 +512,36 @@ def test_readme_style_example_round_trips() -> None:
     assert polycodec.from_builtins(data, User) == user
     kept = polycodec.to_builtins(user, builtin_types={datetime.date})
     assert kept["joined"] is user.joined
+
+
+@dataclass
+class Square:
+    kind: Literal["square"]
+    size: int
+    label: str
+
+
+@dataclass
+class Named:
+    kind: Literal["named"]
+    size: str
+    label: str
+
+
+def test_tagged_union_members_before_the_tag_decode_as_the_variant_says() -> None:
+    # `size` differs between the variants, so it is read again once the tag is known (the
+    # decoder goes back to it); `label` is shared and read at once.
+    tp = Union[Square, Named]
+    for data in [
+        {"size": 3, "label": "a", "kind": "square"},
+        {"label": "b", "size": "big", "kind": "named"},
+        {"size": "3", "kind": "square", "label": "c"},
+        {"size": 3, "label": "d", "kind": "named"},
+    ]:
+        codec = polycodec.Codec(tp, "json")
+        try:
+            expected = codec.decode_one(json.dumps(data))
+        except polycodec.DecodeError:
+            same_failure(tp, data)
+        else:
+            assert_same(codec.from_builtins(data), expected)
