@@ -79,7 +79,7 @@ try:
     def _msgspec(fmt: str, model: ModelSpec) -> Ops:
         root, items = model.root, model.list_type
         convert, to_builtins = msgspec.convert, msgspec.to_builtins
-        if model.name == "tree":
+        if model.name in ("tree", "filesystem"):
             raise Unsupported("msgspec cannot convert into a union of several dataclasses")
 
         def decode_one(data: Any) -> Any:
@@ -162,11 +162,15 @@ try:
     from ._builtins_schemas import MARSHMALLOW_SCHEMAS, SERPY_SERIALIZERS
 
     def _marshmallow(fmt: str, model: ModelSpec) -> Ops:
+        if model.name not in MARSHMALLOW_SCHEMAS:
+            raise Unsupported(f"no hand-written marshmallow schema for the {model.name} model yet")
         cls = MARSHMALLOW_SCHEMAS[model.name]
         one, many = cls(), cls(many=True)
         return Ops(one.dump, one.load, many.dump, many.load)
 
     def _serpy(fmt: str, model: ModelSpec) -> Ops:
+        if model.name not in SERPY_SERIALIZERS:
+            raise Unsupported(f"no hand-written serpy serializer for the {model.name} model yet")
         serializer = SERPY_SERIALIZERS[model.name]
         _, from_dict = converters("json", model.name)
 
