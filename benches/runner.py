@@ -9,6 +9,7 @@ of N objects).
 from __future__ import annotations
 
 import gc
+import json
 import os
 import time
 from dataclasses import dataclass, field
@@ -16,7 +17,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 from .adapters import BASELINES, FORMATS, Adapter, Ops, Registry, Unsupported, is_subject
-from .adapters.base import version_is_prerelease
+from .adapters.base import OBJECT_FORMATS, version_is_prerelease
 from .idioms import field_names
 from .models import MODELS, generate
 from .progress import ProgressBar
@@ -124,6 +125,8 @@ def load_average() -> Optional[float]:
 
 
 def _payload_len(payload: Any) -> int:
+    if isinstance(payload, (dict, list)):  # a builtins payload: the size of its JSON text
+        return len(json.dumps(payload, default=str, separators=(",", ":")).encode("utf-8"))
     return len(payload.encode("utf-8")) if isinstance(payload, str) else len(payload)
 
 
@@ -181,7 +184,9 @@ def idiom_objects(ops: Ops, originals: list[Any]) -> list[Any]:
     return objs
 
 
-def check_round_trip(ops: Ops, objs: list[Any], batches: list[int]) -> dict[Any, Any]:
+def check_round_trip(
+    ops: Ops, objs: list[Any], batches: list[int], objects: bool = False
+) -> dict[Any, Any]:
     """Encode/decode through all four ops and compare with the originals.
 
     ``objs`` are in the adapter's own classes (see :func:`idiom_objects`). Returns the payloads to
@@ -189,9 +194,11 @@ def check_round_trip(ops: Ops, objs: list[Any], batches: list[int]) -> dict[Any,
     whatever the library raised) when anything is off.
     """
     payloads: dict[Any, Any] = {}
+    # ``objects``: a format whose payloads are the JSON form as Python objects.
+    kinds = (dict, list) if objects else (bytes, bytearray, memoryview, str)
     for i, obj in enumerate(objs[: min(5, len(objs))]):
         encoded = ops.encode_one(obj)
-        if not isinstance(encoded, (bytes, bytearray, memoryview, str)):
+        if not isinstance(encoded, kinds):
             raise RoundTripError(f"encode_one returned {type(encoded).__name__}, not bytes/str")
         decoded = ops.decode_one(encoded)
         if decoded != obj:
@@ -203,7 +210,7 @@ def check_round_trip(ops: Ops, objs: list[Any], batches: list[int]) -> dict[Any,
     for n in sorted(set(batches) | {min(3, len(objs))}):
         chunk = objs[:n]
         encoded = ops.encode_many(chunk)
-        if not isinstance(encoded, (bytes, bytearray, memoryview, str)):
+        if not isinstance(encoded, kinds):
             raise RoundTripError(f"encode_many returned {type(encoded).__name__}, not bytes/str")
         decoded = ops.decode_many(encoded)
         if not isinstance(decoded, list):
@@ -219,6 +226,8 @@ def check_round_trip(ops: Ops, objs: list[Any], batches: list[int]) -> dict[Any,
 
 
 def _preview(payload: Any) -> str:
+    if isinstance(payload, (dict, list)):
+        payload = json.dumps(payload, default=str, separators=(",", ":"))
     if isinstance(payload, str):
         text = payload
     else:
@@ -271,7 +280,7 @@ def run(cfg: RunConfig, registry: Registry) -> RunResult:
             if objs is None:
                 objs = converted[(adapter.name, model)] = idiom_objects(ops, data[model])
             many = [] if MODELS[model].one_only else [b for b in cfg.batches if b > 1]
-            payloads = check_round_trip(ops, objs, many)
+            payloads = check_round_trip(ops, objs, many, fmt in OBJECT_FORMATS)
         except Exception as exc:
             skips.append(
                 Skip(adapter.name, fmt, model, "round-trip failed", f"{type(exc).__name__}: {exc}")

@@ -90,6 +90,10 @@ pub trait WireReader<'p, 'py> {
     fn offset(&self) -> usize;
     /// Moves back (or forward) to an offset `offset` returned before.
     fn rewind(&mut self, offset: usize);
+    /// Where the reader is, for error messages (" at byte N").
+    fn location(&self) -> String {
+        format!(" at byte {}", self.offset())
+    }
 }
 
 type Left<'p, 'py, R> = <Decoder<'p, 'py, R> as WireReader<'p, 'py>>::Left;
@@ -131,11 +135,7 @@ where
     pub fn enter(&mut self) -> Result<()> {
         self.depth += 1;
         if self.depth > MAX_DEPTH {
-            return Err(Error::decode(format!(
-                "{} nested deeper than {MAX_DEPTH} levels at byte {}",
-                Self::NAME,
-                self.offset()
-            )));
+            return Err(too_deep(Self::NAME, self.location()));
         }
         Ok(())
     }
@@ -482,6 +482,14 @@ fn collect<'py>(
         SequenceKind::Set => py::user_code(py, || PySet::new(py, items))?.into_any(),
         SequenceKind::FrozenSet => py::user_code(py, || PyFrozenSet::new(py, items))?.into_any(),
     })
+}
+
+#[cold]
+#[inline(never)]
+fn too_deep(format: &str, location: String) -> Error {
+    Error::decode(format!(
+        "{format} nested deeper than {MAX_DEPTH} levels{location}"
+    ))
 }
 
 #[cold]

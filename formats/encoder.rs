@@ -8,8 +8,6 @@
 //! `Encoder` is generic over the writer, so each format gets its own monomorphised copy with the
 //! writes inlined: the hot paths compile as if written for that format alone.
 
-use std::marker::PhantomData;
-
 use pyo3::prelude::*;
 use pyo3::types::{
     PyBool, PyDate, PyDateTime, PyDelta, PyDict, PyFloat, PyInt, PyList, PyString, PyTime, PyTuple,
@@ -27,92 +25,145 @@ use crate::text::temporal::DateTime;
 use crate::values::nested;
 
 /// How one format writes the values [`Encoder`] has checked, and the format's own rules where
-/// they differ. All functions append to `out`.
+/// they differ. A writer holds its own output (bytes for JSON and MessagePack, Python objects
+/// for `to_builtins`), so any format is one more writer for the same walk.
 ///
 /// Containers: an array or map is opened with `begin_array`/`begin_map` (given the item count
 /// the encoder expects), each item or dict entry is preceded by `separator` (a record field by
 /// `field_name`), and `end_array`/`end_map` close it with the count actually written (which
 /// differs from the expected one when `omit_defaults` leaves fields out, or user code resizes
-/// a list).
+/// a list). A dict entry is its key, written as a value, then `key_separator`, then its value.
+///
+/// The methods that take the checked Python `value` as well (`py_str`, the temporal values,
+/// UUIDs, Decimals, bytes) let a writer that produces objects keep the value itself.
 pub trait WireWriter {
     /// What a format keeps about an open container until it is closed.
     type Open;
 
-    fn none(out: &mut Vec<u8>);
-    fn boolean(out: &mut Vec<u8>, value: bool);
-    fn int(out: &mut Vec<u8>, value: i64);
+    fn none(&mut self);
+    fn boolean(&mut self, value: bool);
+    fn int(&mut self, value: i64);
     /// An int outside i64 (checked to be an int, not a bool).
-    fn big_int(out: &mut Vec<u8>, value: &Obj<'_>) -> Result<()>;
-    fn float(out: &mut Vec<u8>, value: f64) -> Result<()>;
-    fn str(out: &mut Vec<u8>, text: &str);
+    fn big_int(&mut self, value: &Obj<'_>) -> Result<()>;
+    fn float(&mut self, value: f64) -> Result<()>;
+    fn str(&mut self, text: &str);
+
+    /// A str value (an instance of str, maybe of a subclass).
+    #[inline(always)]
+    fn py_str(&mut self, text: &Bound<'_, PyString>) -> Result<()> {
+        self.str(py::str_utf8(text)?);
+        Ok(())
+    }
 
     /// A plain field value taken straight from an instance dict (see `py::fields`); false when
     /// the format cannot write it, so the general path raises the error.
     #[inline]
-    fn plain(out: &mut Vec<u8>, value: PlainValue<'_>) -> bool {
+    fn plain(&mut self, value: PlainValue<'_>) -> bool {
         match value {
-            PlainValue::None => Self::none(out),
-            PlainValue::Bool(flag) => Self::boolean(out, flag),
-            PlainValue::Int(number) => Self::int(out, number),
-            PlainValue::Float(number) => return Self::float(out, number).is_ok(),
-            PlainValue::Ascii(text) => Self::str(out, text),
+            PlainValue::None => self.none(),
+            PlainValue::Bool(flag) => self.boolean(flag),
+            PlainValue::Int(number) => self.int(number),
+            PlainValue::Float(number) => return self.float(number).is_ok(),
+            PlainValue::Ascii(text) => self.str(text),
         }
         true
     }
 
     /// A str whose ASCII text `write` produces, shorter than 256 bytes (the date, time and
     /// duration forms of `src/text`).
-    fn ascii_text(out: &mut Vec<u8>, write: impl FnOnce(&mut Vec<u8>));
+    fn ascii_text(&mut self, write: impl FnOnce(&mut Vec<u8>));
 
     #[inline]
-    fn datetime(out: &mut Vec<u8>, parts: &DateTime) -> Result<()> {
-        Self::ascii_text(out, |out| text::temporal::write_datetime(out, parts));
+    fn datetime(&mut self, parts: &DateTime, _value: &Obj<'_>) -> Result<()> {
+        self.ascii_text(|out| text::temporal::write_datetime(out, parts));
         Ok(())
     }
 
+    /// A date, time or timedelta `value` whose text `write` produces.
+    #[inline(always)]
+    fn temporal(
+        &mut self,
+        _kind: Temporal,
+        _value: &Obj<'_>,
+        write: impl FnOnce(&mut Vec<u8>),
+    ) -> Result<()> {
+        self.ascii_text(write);
+        Ok(())
+    }
+
+    /// A UUID `value` (checked to be one).
     #[inline]
-    fn uuid(out: &mut Vec<u8>, bits: u128) {
-        Self::ascii_text(out, |out| text::uuid::write_uuid(out, bits));
+    fn uuid(&mut self, value: &Obj<'_>) -> Result<()> {
+        let bits = py::uuid_value(value)?;
+        self.ascii_text(|out| text::uuid::write_uuid(out, bits));
+        Ok(())
+    }
+
+    /// A Decimal `value` (checked to be one), by default written as its text.
+    #[inline]
+    fn decimal_value(&mut self, value: &Obj<'_>) -> Result<()> {
+        let text = value.str()?;
+        self.decimal(py::str_utf8(&text)?);
+        Ok(())
     }
 
     /// A Decimal's text: digits, sign, point, exponent or NaN/Infinity, of any length.
-    fn decimal(out: &mut Vec<u8>, text: &str);
-    fn bytes(out: &mut Vec<u8>, data: &[u8]) -> Result<()>;
+    fn decimal(&mut self, text: &str);
+    /// The bytes `data` of `value` (bytes, bytearray or memoryview).
+    fn bytes(&mut self, data: &[u8], value: &Obj<'_>) -> Result<()>;
 
     /// A value under `Any` that is none of the plain types, arrays or dicts, before the encoder
     /// looks for a plan for its class: true when the format has its own form for it.
     #[inline]
-    fn any_other(_out: &mut Vec<u8>, _value: &Obj<'_>) -> bool {
+    fn any_other(&mut self, _value: &Obj<'_>) -> bool {
         false
     }
 
     /// Opens an array; `length` gives the item count, for a format that writes it up front.
-    fn begin_array(out: &mut Vec<u8>, length: impl FnOnce() -> Result<usize>)
-        -> Result<Self::Open>;
-    fn end_array(out: &mut Vec<u8>, open: Self::Open, count: usize);
+    fn begin_array(&mut self, length: impl FnOnce() -> Result<usize>) -> Result<Self::Open>;
+    fn end_array(&mut self, open: Self::Open, count: usize) -> Result<()>;
     /// Opens a map of `length` entries.
-    fn begin_map(out: &mut Vec<u8>, length: usize) -> Self::Open;
-    fn end_map(out: &mut Vec<u8>, open: Self::Open, count: usize);
+    fn begin_map(&mut self, length: usize) -> Self::Open;
+    fn end_map(&mut self, open: Self::Open, count: usize) -> Result<()>;
     /// Before the array item or map entry at `index`.
-    fn separator(out: &mut Vec<u8>, index: usize);
+    fn separator(&mut self, index: usize);
     /// Between a dict key and its value.
-    fn key_separator(out: &mut Vec<u8>);
-    /// A dict key the value path has written from `start` on, made into a valid key.
-    #[inline]
-    fn finish_key(_out: &mut Vec<u8>, _start: usize) {}
+    fn key_separator(&mut self);
+    /// Where a dict key that may need `finish_key` is about to be written.
+    #[inline(always)]
+    fn key_start(&self) -> KeyStart {
+        0
+    }
+    /// A dict key the value path has written from `start` on, made into a valid key (JSON
+    /// quotes what is not a string).
+    #[inline(always)]
+    fn finish_key(&mut self, _start: KeyStart) -> Result<()> {
+        Ok(())
+    }
     /// A record field's name, with what goes before it (`first`: no entry before it) and
     /// between it and the value.
-    fn field_name(out: &mut Vec<u8>, field: &Field, first: bool);
+    fn field_name(&mut self, field: &Field, first: bool);
 }
 
-/// Encodes `value` as the plan's root type, appending to `out`.
-pub fn encode_one<W: WireWriter>(plan: &Plan, value: &Obj<'_>, out: &mut Vec<u8>) -> Result<()> {
-    Encoder::<W>::new(plan, out, 0).value(plan.root, value)
+/// Where a dict key starts in a byte writer's output.
+pub type KeyStart = usize;
+
+/// The temporal types written as text by [`WireWriter::temporal`].
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Temporal {
+    Date,
+    Time,
+    TimeDelta,
+}
+
+/// Encodes `value` as the plan's root type with `writer`.
+pub fn encode_one<W: WireWriter>(plan: &Plan, value: &Obj<'_>, writer: &mut W) -> Result<()> {
+    Encoder::new(plan, writer, 0).value(plan.root, value)
 }
 
 /// Encodes a sequence of root-type values as one array.
-pub fn encode_many<W: WireWriter>(plan: &Plan, values: &Obj<'_>, out: &mut Vec<u8>) -> Result<()> {
-    Encoder::<W>::new(plan, out, 0).array(
+pub fn encode_many<W: WireWriter>(plan: &Plan, values: &Obj<'_>, writer: &mut W) -> Result<()> {
+    Encoder::new(plan, writer, 0).array(
         values,
         || Ok(values.len().unwrap_or(0)),
         |_| Some(plan.root),
@@ -120,11 +171,10 @@ pub fn encode_many<W: WireWriter>(plan: &Plan, values: &Obj<'_>, out: &mut Vec<u
 }
 
 /// One walk of a plan and a value, writing with `W`.
-pub struct Encoder<'p, 'o, W> {
+pub struct Encoder<'p, 'w, W> {
     plan: &'p Plan,
-    out: &'o mut Vec<u8>,
+    w: &'w mut W,
     depth: usize,
-    wire: PhantomData<W>,
 }
 
 fn mismatch(node: &Node, value: &Obj<'_>) -> Error {
@@ -135,48 +185,40 @@ fn encode_error(err: PyErr) -> Error {
     Error::encode(err.to_string())
 }
 
-impl<'p, 'o, W: WireWriter> Encoder<'p, 'o, W> {
-    fn new(plan: &'p Plan, out: &'o mut Vec<u8>, depth: usize) -> Self {
-        Encoder {
-            plan,
-            out,
-            depth,
-            wire: PhantomData,
-        }
+impl<'p, 'w, W: WireWriter> Encoder<'p, 'w, W> {
+    fn new(plan: &'p Plan, w: &'w mut W, depth: usize) -> Self {
+        Encoder { plan, w, depth }
     }
 
     fn value(&mut self, id: NodeId, value: &Obj<'_>) -> Result<()> {
         let node = self.plan.node(id);
         match node {
             Node::Str(_) => match value.cast::<PyString>() {
-                Ok(text) => {
-                    W::str(self.out, py::str_utf8(text)?);
-                    Ok(())
-                }
+                Ok(text) => self.w.py_str(text),
                 Err(_) => Err(mismatch(node, value)),
             },
             Node::Int(_) => self.int(node, value),
             Node::Float(_) => {
                 if let Ok(float) = value.cast_exact::<PyFloat>() {
-                    W::float(self.out, float.value())
+                    self.w.float(float.value())
                 } else if value.is_instance_of::<PyInt>() && !value.is_instance_of::<PyBool>() {
                     self.int(node, value)
                 } else if let Ok(float) = value.cast::<PyFloat>() {
-                    W::float(self.out, float.value())
+                    self.w.float(float.value())
                 } else {
                     Err(mismatch(node, value))
                 }
             }
             Node::Bool => match value.cast::<PyBool>() {
                 Ok(flag) => {
-                    W::boolean(self.out, flag.is_true());
+                    self.w.boolean(flag.is_true());
                     Ok(())
                 }
                 Err(_) => Err(mismatch(node, value)),
             },
             Node::None => {
                 if value.is_none() {
-                    W::none(self.out);
+                    self.w.none();
                     Ok(())
                 } else {
                     Err(mismatch(node, value))
@@ -206,54 +248,54 @@ impl<'p, 'o, W: WireWriter> Encoder<'p, 'o, W> {
             {
                 Ok(datetime) => {
                     let parts = temporal::datetime_parts(datetime).map_err(encode_error)?;
-                    W::datetime(self.out, &parts)
+                    self.w.datetime(&parts, value)
                 }
                 Err(_) => Err(mismatch(node, value)),
             },
             Node::Date => match value.cast_exact::<PyDate>() {
                 Ok(date) => {
                     let parts = temporal::date_parts(date);
-                    W::ascii_text(self.out, |out| text::temporal::write_date(out, &parts));
-                    Ok(())
+                    self.w.temporal(Temporal::Date, value, |out| {
+                        text::temporal::write_date(out, &parts)
+                    })
                 }
                 Err(_) => self.date_subclass(node, value),
             },
             Node::Time(_) => match value.cast::<PyTime>() {
                 Ok(time) => {
                     let parts = temporal::time_parts(time).map_err(encode_error)?;
-                    W::ascii_text(self.out, |out| text::temporal::write_time(out, &parts));
-                    Ok(())
+                    self.w.temporal(Temporal::Time, value, |out| {
+                        text::temporal::write_time(out, &parts)
+                    })
                 }
                 Err(_) => Err(mismatch(node, value)),
             },
             Node::TimeDelta => match value.cast::<PyDelta>() {
                 Ok(delta) => {
                     let parts = temporal::duration_parts(delta);
-                    W::ascii_text(self.out, |out| text::temporal::write_duration(out, &parts));
-                    Ok(())
+                    self.w.temporal(Temporal::TimeDelta, value, |out| {
+                        text::temporal::write_duration(out, &parts)
+                    })
                 }
                 Err(_) => Err(mismatch(node, value)),
             },
             Node::Uuid => {
                 if shape::is_uuid(value) {
-                    W::uuid(self.out, py::uuid_value(value)?);
-                    Ok(())
+                    self.w.uuid(value)
                 } else {
                     Err(mismatch(node, value))
                 }
             }
             Node::Decimal(_) => {
                 if shape::is_decimal(value) {
-                    let text = value.str()?;
-                    W::decimal(self.out, py::str_utf8(&text)?);
-                    Ok(())
+                    self.w.decimal_value(value)
                 } else {
                     Err(mismatch(node, value))
                 }
             }
             Node::Bytes(_) => {
                 let data = shape::bytes_like(value).ok_or_else(|| mismatch(node, value))?;
-                W::bytes(self.out, &data)
+                self.w.bytes(&data, value)
             }
             Node::Enum(spec) => self.enum_value(spec, value),
             Node::Literal(spec) => {
@@ -277,8 +319,9 @@ impl<'p, 'o, W: WireWriter> Encoder<'p, 'o, W> {
         match value.cast::<PyDate>() {
             Ok(date) if !value.is_instance_of::<PyDateTime>() => {
                 let parts = temporal::date_parts(date);
-                W::ascii_text(self.out, |out| text::temporal::write_date(out, &parts));
-                Ok(())
+                self.w.temporal(Temporal::Date, value, |out| {
+                    text::temporal::write_date(out, &parts)
+                })
             }
             _ => Err(mismatch(node, value)),
         }
@@ -290,18 +333,18 @@ impl<'p, 'o, W: WireWriter> Encoder<'p, 'o, W> {
         }
         match py::int_as_i64(value) {
             Some(number) => {
-                W::int(self.out, number);
+                self.w.int(number);
                 Ok(())
             }
-            None => W::big_int(self.out, value),
+            None => self.w.big_int(value),
         }
     }
 
     fn literal(&mut self, literal: &LiteralValue) {
         match literal {
-            LiteralValue::Str(text) => W::str(self.out, text),
-            LiteralValue::Int(number) => W::int(self.out, *number),
-            LiteralValue::Bool(flag) => W::boolean(self.out, *flag),
+            LiteralValue::Str(text) => self.w.str(text),
+            LiteralValue::Int(number) => self.w.int(*number),
+            LiteralValue::Bool(flag) => self.w.boolean(*flag),
         }
     }
 
@@ -362,18 +405,18 @@ impl<'p, 'o, W: WireWriter> Encoder<'p, 'o, W> {
         length: impl FnOnce() -> Result<usize>,
         item_node: impl Fn(usize) -> Option<NodeId>,
     ) -> Result<()> {
-        let open = W::begin_array(self.out, length)?;
+        let open = self.w.begin_array(length)?;
         let mut index = 0;
         shape::for_each_item(values, |element| {
             let Some(item) = item_node(index) else {
                 return Err(Error::encode("tuple changed size while being encoded"));
             };
-            W::separator(self.out, index);
+            self.w.separator(index);
             let result = self.value(item, element).map_err(|e| e.at_index(index));
             index += 1;
             result
         })?;
-        W::end_array(self.out, open, index);
+        self.w.end_array(open, index)?;
         Ok(())
     }
 
@@ -384,20 +427,20 @@ impl<'p, 'o, W: WireWriter> Encoder<'p, 'o, W> {
         dict: &Bound<'_, PyDict>,
     ) -> Result<()> {
         self.enter()?;
-        let open = W::begin_map(self.out, dict.len());
+        let open = self.w.begin_map(dict.len());
         let mut count = 0;
         let mut position = 0;
         while let Some((key, item)) = py::next_entry(dict, &mut position) {
-            W::separator(self.out, count);
+            self.w.separator(count);
             self.key(key_node, &key)?;
-            W::key_separator(self.out);
+            self.w.key_separator();
             if let Err(err) = self.value(value_node, &item) {
                 let shown = key.str().map(|s| s.to_string()).unwrap_or_default();
                 return Err(err.at_key(&shown));
             }
             count += 1;
         }
-        W::end_map(self.out, open, count);
+        self.w.end_map(open, count)?;
         self.depth -= 1;
         Ok(())
     }
@@ -409,11 +452,7 @@ impl<'p, 'o, W: WireWriter> Encoder<'p, 'o, W> {
         match node {
             // The common case, without the general path's dispatch and key fix-up.
             Node::Str(_) | Node::Any if key.is_exact_instance_of::<PyString>() => {
-                W::str(
-                    self.out,
-                    py::str_utf8(key.cast::<PyString>().map_err(PyErr::from)?)?,
-                );
-                Ok(())
+                self.w.py_str(key.cast::<PyString>().map_err(PyErr::from)?)
             }
             Node::Str(_)
             | Node::Int(_)
@@ -421,10 +460,9 @@ impl<'p, 'o, W: WireWriter> Encoder<'p, 'o, W> {
             | Node::Literal(_)
             | Node::Uuid
             | Node::Any => {
-                let start = self.out.len();
+                let start = self.w.key_start();
                 self.value(id, key)?;
-                W::finish_key(self.out, start);
-                Ok(())
+                self.w.finish_key(start)
             }
             _ => Err(Error::encode(format!(
                 "expected a {} dict key, got {}",
@@ -452,9 +490,9 @@ impl<'p, 'o, W: WireWriter> Encoder<'p, 'o, W> {
         }
         let length = spec.wire_fields.len();
         let open = if positional {
-            W::begin_array(self.out, || Ok(length))?
+            self.w.begin_array(|| Ok(length))?
         } else {
-            W::begin_map(self.out, length)
+            self.w.begin_map(length)
         };
         let mut count = 0;
         let mut source = spec.access.reader(value);
@@ -492,9 +530,9 @@ impl<'p, 'o, W: WireWriter> Encoder<'p, 'o, W> {
                 continue;
             }
             if positional {
-                W::separator(self.out, count);
+                self.w.separator(count);
             } else {
-                W::field_name(self.out, field, count == 0);
+                self.w.field_name(field, count == 0);
             }
             count += 1;
             self.value(field.node, &item).map_err(|e| {
@@ -506,9 +544,9 @@ impl<'p, 'o, W: WireWriter> Encoder<'p, 'o, W> {
             })?;
         }
         if positional {
-            W::end_array(self.out, open, count);
+            self.w.end_array(open, count)?;
         } else {
-            W::end_map(self.out, open, count);
+            self.w.end_map(open, count)?;
         }
         self.depth -= 1;
         Ok(())
@@ -518,17 +556,15 @@ impl<'p, 'o, W: WireWriter> Encoder<'p, 'o, W> {
     /// are written straight from the instance (see `py::fields`).
     fn dataclass_fields(&mut self, spec: &RecordSpec, value: &Obj<'_>) -> Result<()> {
         let length = spec.wire_fields.len();
-        let open = W::begin_map(self.out, length);
+        let open = self.w.begin_map(length);
         let py = value.py();
         let mut reader = spec.access.reader(value);
         for (position, &index) in spec.wire_fields.iter().enumerate() {
             let field = &spec.fields[index];
-            W::field_name(self.out, field, position == 0);
+            self.w.field_name(field, position == 0);
             let name = field.name.bind(py);
-            let out = &mut *self.out;
-            let item = match reader.next(value, index, name, field.plain, |plain| {
-                W::plain(out, plain)
-            }) {
+            let w = &mut *self.w;
+            let item = match reader.next(value, index, name, field.plain, |plain| w.plain(plain)) {
                 // A dataclass reader never misses a field (that is for TypedDicts).
                 Next::Written | Next::Missing => continue,
                 Next::Value(item) => item,
@@ -537,7 +573,7 @@ impl<'p, 'o, W: WireWriter> Encoder<'p, 'o, W> {
             self.value(field.node, &item)
                 .map_err(|e| e.at_field(&field.wire_name))?;
         }
-        W::end_map(self.out, open, length);
+        self.w.end_map(open, length)?;
         Ok(())
     }
 
@@ -545,22 +581,18 @@ impl<'p, 'o, W: WireWriter> Encoder<'p, 'o, W> {
     fn any(&mut self, value: &Obj<'_>) -> Result<()> {
         match shape::classify(value) {
             Shape::None => {
-                W::none(self.out);
+                self.w.none();
                 Ok(())
             }
             Shape::Bool(flag) => {
-                W::boolean(self.out, flag);
+                self.w.boolean(flag);
                 Ok(())
             }
             Shape::Int => self.int(&Node::Int(Default::default()), value),
-            Shape::Float(number) => W::float(self.out, number),
-            Shape::Str => {
-                W::str(
-                    self.out,
-                    py::str_utf8(value.cast::<PyString>().map_err(PyErr::from)?)?,
-                );
-                Ok(())
-            }
+            Shape::Float(number) => self.w.float(number),
+            Shape::Str => self
+                .w
+                .py_str(value.cast::<PyString>().map_err(PyErr::from)?),
             Shape::Array => nested(self.depth, || {
                 self.sequence(&Node::Any, self.plan.any, value)
             }),
@@ -569,13 +601,13 @@ impl<'p, 'o, W: WireWriter> Encoder<'p, 'o, W> {
                 nested(self.depth, || self.dict(self.plan.any, self.plan.any, dict))
             }
             Shape::Other => {
-                if W::any_other(self.out, value) {
+                if self.w.any_other(value) {
                     return Ok(());
                 }
                 if let Some(plan) = shape::plan_for_value(value)? {
                     self.enter()?;
                     let result =
-                        Encoder::<W>::new(&plan, self.out, self.depth).value(plan.root, value);
+                        Encoder::new(&plan, &mut *self.w, self.depth).value(plan.root, value);
                     self.depth -= 1;
                     result
                 } else {

@@ -9,9 +9,13 @@
 //! format's [`encoder::WireWriter`] (implemented in `json/encode.rs` and `msgpack/encode.rs`).
 //! They also share one decoder, [`decoder::Decoder`], generic over the format's reader: each
 //! format implements [`decoder::WireReader`] for it (in `json/decode.rs` and
-//! `msgpack/decode.rs`) with its value dispatch and token reading.
+//! `msgpack/decode.rs`) with its value dispatch and token reading. A writer holds its own
+//! output and a reader is any input that answers the walk's questions, so `builtins/` (the
+//! JSON form as Python objects: `to_builtins` / `from_builtins`) is one more writer and reader
+//! of the same walks rather than a walk of its own.
 
 pub mod avro;
+pub mod builtins;
 pub mod decoder;
 pub mod encoder;
 pub mod json;

@@ -143,6 +143,41 @@ impl Codec {
         Ok(out)
     }
 
+    /// The JSON form of `value` as Python objects (dicts, lists, str, int, float, bool, None):
+    /// what `json.loads(codec.encode_one(value))` gives, built without bytes. The types in
+    /// `builtin_types` (bytes, bytearray, datetime, date, time, timedelta, UUID, Decimal) stay
+    /// as they are. JSON codecs only: other formats raise TypeError.
+    #[pyo3(signature = (value, /, *, builtin_types = None))]
+    fn to_builtins<'py>(
+        &self,
+        value: &Bound<'py, PyAny>,
+        builtin_types: Option<&Bound<'py, PyAny>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        self.json_form("to_builtins")?;
+        let py = value.py();
+        let keep = formats::builtins::Keep::from_option(builtin_types)?;
+        formats::builtins::to_builtins(&self.plan, value, keep)
+            .map_err(|e| e.into_pyerr(py, ErrorKind::Encode))
+    }
+
+    /// A value of the codec's type from its JSON form given as Python objects (as
+    /// `json.loads` returns them), with `decode_one`'s validation, errors and paths; values of
+    /// the `builtin_types` are also accepted as themselves. JSON codecs only.
+    #[pyo3(signature = (data, /, *, builtin_types = None))]
+    #[allow(clippy::wrong_self_convention)] // the Python method's name
+    fn from_builtins<'py>(
+        &self,
+        data: &Bound<'py, PyAny>,
+        builtin_types: Option<&Bound<'py, PyAny>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        self.json_form("from_builtins")?;
+        let py = data.py();
+        let keep = formats::builtins::Keep::from_option(builtin_types)?;
+        let _pause = GcPause::new(py);
+        formats::builtins::from_builtins(py, &self.plan, self.strict, data, keep)
+            .map_err(|e| e.into_pyerr(py, ErrorKind::Validation))
+    }
+
     /// Encodes one value.
     #[pyo3(signature = (value, /))]
     fn encode_one<'py>(&self, value: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyBytes>> {
@@ -295,6 +330,19 @@ impl Codec {
         self.wire
             .decode_one(py, &self.plan, self.strict, unit, None)
     }
+
+    /// `to_builtins` and `from_builtins` describe the JSON form, as `json_schema` does: other
+    /// formats refuse them.
+    fn json_form(&self, method: &str) -> PyResult<()> {
+        if self.format == "json" {
+            return Ok(());
+        }
+        Err(PyTypeError::new_err(format!(
+            "{method}() works with the JSON form, and this codec's format is {:?}; use \
+             Codec(type, 'json', ...) or polycodec.{method}(...) for the same type",
+            self.format
+        )))
+    }
 }
 
 /// Recreates a pickled `Codec`.
@@ -318,10 +366,10 @@ pub fn encode_json_spec<'py>(
     value: Bound<'py, PyAny>,
 ) -> PyResult<Bound<'py, PyBytes>> {
     let plan = build_plan(&spec)?;
-    let mut out = Vec::new();
-    formats::encoder::encode_one::<formats::json::Json>(&plan, &value, &mut out)
+    let mut writer = formats::json::encode::JsonWriter { out: Vec::new() };
+    formats::encoder::encode_one(&plan, &value, &mut writer)
         .map_err(|e| e.into_pyerr(py, ErrorKind::Encode))?;
-    Ok(PyBytes::new(py, &out))
+    Ok(PyBytes::new(py, &writer.out))
 }
 
 /// The input bytes: borrowed from immutable `bytes` and `str`, copied from mutable buffers

@@ -41,6 +41,7 @@ MODULES: tuple[str, ...] = (
     "avro_adapter",
     "json_adapter",
     "pickle_adapter",
+    "builtins_adapters",
 )
 
 #: Adapter names each module provides (so an unavailable module still has named rows).
@@ -57,6 +58,15 @@ MODULE_ADAPTERS: dict[str, tuple[str, ...]] = {
     "avro_adapter": ("avro",),
     "json_adapter": ("json",),
     "pickle_adapter": ("pickle",),
+    "builtins_adapters": (
+        "hand-written",
+        "msgspec",
+        "pydantic",
+        "mashumaro",
+        "marshmallow",
+        "marshmallow-recipe",
+        "serpy",
+    ),
 }
 
 #: Formats of every known adapter, also for those whose module could not be imported (so the
@@ -65,19 +75,23 @@ ADAPTER_FORMATS: dict[str, tuple[str, ...]] = {
     "polycodec": tuple(FORMATS),
     "polycodec-slots": tuple(FORMATS),
     "msgspec-struct": ("json", "msgpack"),
-    "msgspec": ("json", "msgpack"),
+    "msgspec": ("json", "msgpack", "builtins"),
     "orjson": ("json",),
     "ormsgpack": ("msgpack",),
     "msgpack": ("msgpack",),
     "serpyco-rs": ("json", "msgpack"),
     "pydantic-model": ("json",),
-    "pydantic": ("json",),
-    "mashumaro": ("json", "msgpack"),
+    "pydantic": ("json", "builtins"),
+    "mashumaro": ("json", "msgpack", "builtins"),
     "mashumaro-orjson": ("json",),
     "fastavro": ("avro",),
     "avro": ("avro",),
     "json": ("json",),
     "pickle": ("pickle",),
+    "hand-written": ("builtins",),
+    "marshmallow": ("builtins",),
+    "marshmallow-recipe": ("builtins",),
+    "serpy": ("builtins",),
 }
 
 
@@ -107,4 +121,27 @@ def load_registry() -> Registry:
         adapters.extend(mod.ADAPTERS)
         for name, reason in getattr(mod, "UNAVAILABLE", {}).items():
             unavailable[name] = reason
-    return Registry(adapters, unavailable)
+    return Registry(_merge_same_names(adapters), unavailable)
+
+
+def _merge_same_names(adapters: list[Adapter]) -> list[Adapter]:
+    """One adapter per library name: a module that adds formats for a library another module
+    already provides (``builtins_adapters`` adds the builtins format for msgspec, pydantic...)
+    is merged into that library's row, the later module's build taking its own formats."""
+    merged: dict[str, Adapter] = {}
+    for adapter in adapters:
+        first = merged.get(adapter.name)
+        if first is None:
+            merged[adapter.name] = adapter
+            continue
+        builds = {fmt: first.build for fmt in first.formats}
+        builds.update({fmt: adapter.build for fmt in adapter.formats})
+        merged[adapter.name] = Adapter(
+            name=first.name,
+            label=first.label,
+            distribution=first.distribution,
+            formats=tuple(dict.fromkeys(first.formats + adapter.formats)),
+            build=lambda fmt, model, builds=builds: builds[fmt](fmt, model),
+            how={**first.how, **adapter.how},
+        )
+    return list(merged.values())

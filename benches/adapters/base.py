@@ -22,6 +22,7 @@ FORMATS: dict[str, str] = {
     "msgpack": "MessagePack",
     "avro": "Avro",
     "pickle": "pickle",
+    "builtins": "builtins",
 }
 
 #: The adapter each format's "vs baseline" column is relative to (the reference implementation).
@@ -30,7 +31,11 @@ BASELINES: dict[str, str] = {
     "msgpack": "msgpack",
     "avro": "avro",
     "pickle": "pickle",
+    "builtins": "hand-written",
 }
+
+#: Formats whose payloads are Python objects (the JSON form as dicts and lists), not bytes.
+OBJECT_FORMATS: frozenset[str] = frozenset({"builtins"})
 
 #: The adapter under test. Adapters named ``polycodec-<idiom>`` (e.g. ``polycodec-slots``) are
 #: polycodec too, on other classes; every other adapter is a "peer".

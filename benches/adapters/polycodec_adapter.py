@@ -30,6 +30,11 @@ def _build_slots(fmt: str, model: ModelSpec) -> Ops:
 
 
 def _ops(fmt: str, root: type) -> Ops:
+    if fmt == "builtins":
+        # The JSON form as Python objects: a JSON codec's to_builtins / from_builtins.
+        one: Any = polycodec.Codec(root, "json")
+        many: Any = polycodec.Codec(list[root], "json")  # type: ignore[valid-type]
+        return Ops(one.to_builtins, one.from_builtins, many.to_builtins, many.from_builtins)
     try:
         # ``format`` is typed as the formats this build knows; asking for others is the point.
         codec: Any = polycodec.Codec(root, format=cast(Any, fmt))
@@ -54,6 +59,7 @@ _HOW = {
     "msgpack": "Codec(T, format='msgpack'): one object / one MessagePack array",
     "avro": "Codec(T, format='avro'): schemaless datum for one; object container file for many",
     "pickle": "Codec(T, format='pickle'): stdlib-compatible pickle bytes",
+    "builtins": "Codec(T / list[T], 'json').to_builtins / .from_builtins",
 }
 
 ADAPTERS = [

@@ -59,7 +59,7 @@ impl<'a, 'p, 'py> Decoder<'p, 'py, Reader<'a>> {
 }
 
 /// JSON keys are strings: int-like key types read the number out of the text.
-fn dict_key<'py>(
+pub fn dict_key<'py>(
     ctx: &Decoding<'_, 'py>,
     id: NodeId,
     bytes: &[u8],

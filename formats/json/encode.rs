@@ -6,120 +6,132 @@ use pyo3::prelude::*;
 use pyo3::types::PyInt;
 
 use super::write::{write_f64, write_i64, write_str};
-use super::Json;
 use crate::errors::{Error, Result};
-use crate::formats::encoder::WireWriter;
+use crate::formats::encoder::{KeyStart, WireWriter};
 use crate::plan::Field;
 use crate::py::Obj;
 use crate::text;
 
-impl WireWriter for Json {
+/// Writes JSON into its own buffer.
+pub struct JsonWriter {
+    pub out: Vec<u8>,
+}
+
+impl WireWriter for JsonWriter {
     /// JSON closes a container with a bracket and needs no count.
     type Open = ();
 
     #[inline(always)]
-    fn none(out: &mut Vec<u8>) {
-        out.extend_from_slice(b"null");
+    fn none(&mut self) {
+        self.out.extend_from_slice(b"null");
     }
 
     #[inline(always)]
-    fn boolean(out: &mut Vec<u8>, value: bool) {
-        out.extend_from_slice(if value { b"true" } else { b"false" });
+    fn boolean(&mut self, value: bool) {
+        self.out
+            .extend_from_slice(if value { b"true" } else { b"false" });
     }
 
     #[inline(always)]
-    fn int(out: &mut Vec<u8>, value: i64) {
-        write_i64(out, value);
+    fn int(&mut self, value: i64) {
+        write_i64(&mut self.out, value);
     }
 
     /// JSON numbers have no size limit: the int's decimal text, as `int.__str__` writes it
     /// (through `int` so that a subclass's own `__str__` is not used).
-    fn big_int(out: &mut Vec<u8>, value: &Obj<'_>) -> Result<()> {
-        let exact = value.py().get_type::<PyInt>().call1((value,))?;
-        out.extend_from_slice(exact.str()?.to_str()?.as_bytes());
+    fn big_int(&mut self, value: &Obj<'_>) -> Result<()> {
+        self.out.extend_from_slice(big_int_text(value)?.as_bytes());
         Ok(())
     }
 
     #[inline(always)]
-    fn float(out: &mut Vec<u8>, value: f64) -> Result<()> {
-        match write_f64(out, value) {
+    fn float(&mut self, value: f64) -> Result<()> {
+        match write_f64(&mut self.out, value) {
             Ok(()) => Ok(()),
             Err(_) => Err(non_finite(value)),
         }
     }
 
     #[inline(always)]
-    fn str(out: &mut Vec<u8>, text: &str) {
-        write_str(out, text);
+    fn str(&mut self, text: &str) {
+        write_str(&mut self.out, text);
     }
 
     /// The text is ASCII with nothing to escape: quoted as it is.
     #[inline]
-    fn ascii_text(out: &mut Vec<u8>, write: impl FnOnce(&mut Vec<u8>)) {
-        out.push(b'"');
-        write(out);
-        out.push(b'"');
+    fn ascii_text(&mut self, write: impl FnOnce(&mut Vec<u8>)) {
+        self.out.push(b'"');
+        write(&mut self.out);
+        self.out.push(b'"');
     }
 
     /// A Decimal's text has nothing to escape.
     #[inline]
-    fn decimal(out: &mut Vec<u8>, text: &str) {
-        Self::ascii_text(out, |out| out.extend_from_slice(text.as_bytes()));
+    fn decimal(&mut self, text: &str) {
+        self.ascii_text(|out| out.extend_from_slice(text.as_bytes()));
     }
 
     #[inline]
-    fn bytes(out: &mut Vec<u8>, data: &[u8]) -> Result<()> {
-        Self::ascii_text(out, |out| text::base64::encode(out, data));
+    fn bytes(&mut self, data: &[u8], _value: &Obj<'_>) -> Result<()> {
+        self.ascii_text(|out| text::base64::encode(out, data));
         Ok(())
     }
 
     #[inline(always)]
-    fn begin_array(out: &mut Vec<u8>, _length: impl FnOnce() -> Result<usize>) -> Result<()> {
-        out.push(b'[');
+    fn begin_array(&mut self, _length: impl FnOnce() -> Result<usize>) -> Result<()> {
+        self.out.push(b'[');
         Ok(())
     }
 
     #[inline(always)]
-    fn end_array(out: &mut Vec<u8>, _open: (), _count: usize) {
-        out.push(b']');
+    fn end_array(&mut self, _open: (), _count: usize) -> Result<()> {
+        self.out.push(b']');
+        Ok(())
     }
 
     #[inline(always)]
-    fn begin_map(out: &mut Vec<u8>, _length: usize) {
-        out.push(b'{');
+    fn begin_map(&mut self, _length: usize) {
+        self.out.push(b'{');
     }
 
     #[inline(always)]
-    fn end_map(out: &mut Vec<u8>, _open: (), _count: usize) {
-        out.push(b'}');
+    fn end_map(&mut self, _open: (), _count: usize) -> Result<()> {
+        self.out.push(b'}');
+        Ok(())
     }
 
     #[inline(always)]
-    fn separator(out: &mut Vec<u8>, index: usize) {
+    fn separator(&mut self, index: usize) {
         if index > 0 {
-            out.push(b',');
+            self.out.push(b',');
         }
     }
 
     #[inline(always)]
-    fn key_separator(out: &mut Vec<u8>) {
-        out.push(b':');
+    fn key_separator(&mut self) {
+        self.out.push(b':');
+    }
+
+    #[inline(always)]
+    fn key_start(&self) -> KeyStart {
+        self.out.len()
     }
 
     /// JSON object keys are strings: a key written as something else (an int, an int enum's
     /// value, a float under `Any`) is quoted.
     #[inline(always)]
-    fn finish_key(out: &mut Vec<u8>, start: usize) {
-        if out.get(start) != Some(&b'"') {
-            out.insert(start, b'"');
-            out.push(b'"');
+    fn finish_key(&mut self, start: KeyStart) -> Result<()> {
+        if self.out.get(start) != Some(&b'"') {
+            self.out.insert(start, b'"');
+            self.out.push(b'"');
         }
+        Ok(())
     }
 
     /// The member's precomputed `,"name":` bytes, without the comma for the first.
     #[inline(always)]
-    fn field_name(out: &mut Vec<u8>, field: &Field, first: bool) {
-        out.extend_from_slice(if first {
+    fn field_name(&mut self, field: &Field, first: bool) {
+        self.out.extend_from_slice(if first {
             field.json_key()
         } else {
             &field.json_member
@@ -127,8 +139,15 @@ impl WireWriter for Json {
     }
 }
 
+/// An int's decimal text as `int.__str__` writes it (through `int`, so that a subclass's own
+/// `__str__` is not used).
+pub fn big_int_text(value: &Obj<'_>) -> Result<String> {
+    let exact = value.py().get_type::<PyInt>().call1((value,))?;
+    Ok(exact.str()?.to_str()?.to_owned())
+}
+
 #[cold]
-fn non_finite(value: f64) -> Error {
+pub fn non_finite(value: f64) -> Error {
     Error::encode(format!(
         "{value} has no JSON representation (JSON numbers are finite)"
     ))

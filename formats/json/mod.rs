@@ -25,11 +25,21 @@ pub fn open(args: &OpenArgs<'_, '_>) -> PyResult<Box<dyn WireFormat>> {
 
 impl WireFormat for Json {
     fn encode_one(&self, plan: &Plan, value: &Obj<'_>, out: &mut Vec<u8>) -> Result<()> {
-        encoder::encode_one::<Json>(plan, value, out)
+        let mut writer = encode::JsonWriter {
+            out: std::mem::take(out),
+        };
+        let result = encoder::encode_one(plan, value, &mut writer);
+        *out = writer.out;
+        result
     }
 
     fn encode_many(&self, plan: &Plan, values: &Obj<'_>, out: &mut Vec<u8>) -> Result<()> {
-        encoder::encode_many::<Json>(plan, values, out)
+        let mut writer = encode::JsonWriter {
+            out: std::mem::take(out),
+        };
+        let result = encoder::encode_many(plan, values, &mut writer);
+        *out = writer.out;
+        result
     }
 
     fn decode_one<'py>(

@@ -10,40 +10,44 @@ use super::write::{
     write_bin, write_bool, write_f64, write_i64, write_nil, write_str, write_timestamp, write_u64,
     Container, Pending,
 };
-use super::MessagePack;
 use crate::errors::{Error, Result};
 use crate::formats::encoder::WireWriter;
 use crate::plan::Field;
-use crate::py::Obj;
+use crate::py::{self, Obj};
 use crate::shape;
 use crate::text;
 use crate::text::temporal::DateTime;
 
-impl WireWriter for MessagePack {
+/// Writes MessagePack into its own buffer.
+pub struct MessagePackWriter {
+    pub out: Vec<u8>,
+}
+
+impl WireWriter for MessagePackWriter {
     /// The header is written with the expected count and rewritten if the real count differs.
     type Open = Pending;
 
     #[inline(always)]
-    fn none(out: &mut Vec<u8>) {
-        write_nil(out);
+    fn none(&mut self) {
+        write_nil(&mut self.out);
     }
 
     #[inline(always)]
-    fn boolean(out: &mut Vec<u8>, value: bool) {
-        write_bool(out, value);
+    fn boolean(&mut self, value: bool) {
+        write_bool(&mut self.out, value);
     }
 
     #[inline(always)]
-    fn int(out: &mut Vec<u8>, value: i64) {
-        write_i64(out, value);
+    fn int(&mut self, value: i64) {
+        write_i64(&mut self.out, value);
     }
 
     /// Unsigned 64-bit when it fits, else an error (MessagePack integers are at most 64 bits).
     #[cold]
-    fn big_int(out: &mut Vec<u8>, value: &Obj<'_>) -> Result<()> {
+    fn big_int(&mut self, value: &Obj<'_>) -> Result<()> {
         match value.extract::<u64>() {
             Ok(number) => {
-                write_u64(out, number);
+                write_u64(&mut self.out, number);
                 Ok(())
             }
             Err(_) => Err(Error::encode(
@@ -53,20 +57,21 @@ impl WireWriter for MessagePack {
     }
 
     #[inline(always)]
-    fn float(out: &mut Vec<u8>, value: f64) -> Result<()> {
-        write_f64(out, value);
+    fn float(&mut self, value: f64) -> Result<()> {
+        write_f64(&mut self.out, value);
         Ok(())
     }
 
     #[inline(always)]
-    fn str(out: &mut Vec<u8>, text: &str) {
-        write_str(out, text);
+    fn str(&mut self, text: &str) {
+        write_str(&mut self.out, text);
     }
 
     /// Written after a placeholder fixstr header, fixed up once the length is known: one byte
     /// (fixstr) or two (str8).
     #[inline]
-    fn ascii_text(out: &mut Vec<u8>, write: impl FnOnce(&mut Vec<u8>)) {
+    fn ascii_text(&mut self, write: impl FnOnce(&mut Vec<u8>)) {
+        let out = &mut self.out;
         let start = out.len();
         out.push(0xa0);
         write(out);
@@ -80,7 +85,7 @@ impl WireWriter for MessagePack {
     }
 
     /// Aware datetimes as the timestamp extension, naive ones as text.
-    fn datetime(out: &mut Vec<u8>, parts: &DateTime) -> Result<()> {
+    fn datetime(&mut self, parts: &DateTime, _value: &Obj<'_>) -> Result<()> {
         if parts.offset_seconds.is_some() {
             let (seconds, nanoseconds) = epoch::to_timestamp(parts);
             if !epoch::in_python_years(seconds) {
@@ -89,40 +94,42 @@ impl WireWriter for MessagePack {
                      timestamp could not be decoded again",
                 ));
             }
-            write_timestamp(out, seconds, nanoseconds);
+            write_timestamp(&mut self.out, seconds, nanoseconds);
         } else {
-            Self::ascii_text(out, |out| text::temporal::write_datetime(out, parts));
+            self.ascii_text(|out| text::temporal::write_datetime(out, parts));
         }
         Ok(())
     }
 
     /// The hyphenated form is always 36 characters: a str8.
     #[inline]
-    fn uuid(out: &mut Vec<u8>, bits: u128) {
-        out.extend_from_slice(&[0xd9, 36]);
-        text::uuid::write_uuid(out, bits);
+    fn uuid(&mut self, value: &Obj<'_>) -> Result<()> {
+        let bits = py::uuid_value(value)?;
+        self.out.extend_from_slice(&[0xd9, 36]);
+        text::uuid::write_uuid(&mut self.out, bits);
+        Ok(())
     }
 
     #[inline(always)]
-    fn decimal(out: &mut Vec<u8>, text: &str) {
-        write_str(out, text);
+    fn decimal(&mut self, text: &str) {
+        write_str(&mut self.out, text);
     }
 
-    fn bytes(out: &mut Vec<u8>, data: &[u8]) -> Result<()> {
+    fn bytes(&mut self, data: &[u8], _value: &Obj<'_>) -> Result<()> {
         if data.len() > u32::MAX as usize {
             return Err(Error::encode(
                 "bytes longer than 2**32 - 1 cannot be encoded",
             ));
         }
-        write_bin(out, data);
+        write_bin(&mut self.out, data);
         Ok(())
     }
 
     /// Bytes under `Any` are bin.
-    fn any_other(out: &mut Vec<u8>, value: &Obj<'_>) -> bool {
+    fn any_other(&mut self, value: &Obj<'_>) -> bool {
         match shape::bytes_like(value) {
             Some(bytes) => {
-                write_bin(out, &bytes);
+                write_bin(&mut self.out, &bytes);
                 true
             }
             None => false,
@@ -130,34 +137,36 @@ impl WireWriter for MessagePack {
     }
 
     #[inline(always)]
-    fn begin_array(out: &mut Vec<u8>, length: impl FnOnce() -> Result<usize>) -> Result<Pending> {
-        Ok(Pending::begin(out, Container::Array, length()?))
+    fn begin_array(&mut self, length: impl FnOnce() -> Result<usize>) -> Result<Pending> {
+        Ok(Pending::begin(&mut self.out, Container::Array, length()?))
     }
 
     #[inline(always)]
-    fn end_array(out: &mut Vec<u8>, open: Pending, count: usize) {
-        open.finish(out, count);
+    fn end_array(&mut self, open: Pending, count: usize) -> Result<()> {
+        open.finish(&mut self.out, count);
+        Ok(())
     }
 
     #[inline(always)]
-    fn begin_map(out: &mut Vec<u8>, length: usize) -> Pending {
-        Pending::begin(out, Container::Map, length)
+    fn begin_map(&mut self, length: usize) -> Pending {
+        Pending::begin(&mut self.out, Container::Map, length)
     }
 
     #[inline(always)]
-    fn end_map(out: &mut Vec<u8>, open: Pending, count: usize) {
-        open.finish(out, count);
+    fn end_map(&mut self, open: Pending, count: usize) -> Result<()> {
+        open.finish(&mut self.out, count);
+        Ok(())
     }
 
     /// Items follow each other with nothing between them.
     #[inline(always)]
-    fn separator(_out: &mut Vec<u8>, _index: usize) {}
+    fn separator(&mut self, _index: usize) {}
 
     #[inline(always)]
-    fn key_separator(_out: &mut Vec<u8>) {}
+    fn key_separator(&mut self) {}
 
     #[inline(always)]
-    fn field_name(out: &mut Vec<u8>, field: &Field, _first: bool) {
-        write_str(out, &field.wire_name);
+    fn field_name(&mut self, field: &Field, _first: bool) {
+        write_str(&mut self.out, &field.wire_name);
     }
 }

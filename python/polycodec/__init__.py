@@ -17,7 +17,15 @@ from ._extension import Extension
 from ._frames import AvroFrameInfo, avro_fingerprint, avro_frame_info
 from ._meta import AvroName, Meta
 from ._polycodec import Codec, FileIter, StreamDecoder
-from ._api import decode_many, decode_one, encode_many, encode_one, json_schema
+from ._api import (
+    decode_many,
+    decode_one,
+    encode_many,
+    encode_one,
+    from_builtins,
+    json_schema,
+    to_builtins,
+)
 
 __version__ = "0.1.0"
 
@@ -38,5 +46,7 @@ __all__ = [
     "decode_one",
     "encode_many",
     "encode_one",
+    "from_builtins",
     "json_schema",
+    "to_builtins",
 ]

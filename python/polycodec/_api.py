@@ -6,7 +6,7 @@ import copy
 import dataclasses
 import threading
 import typing
-from typing import TYPE_CHECKING, Any, Hashable, Literal, Mapping, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Hashable, Iterable, Literal, Mapping, Optional, Sequence
 
 from ._extension import Extension
 from ._jsonschema import json_schema as _derive_json_schema
@@ -142,6 +142,27 @@ def decode_one(
 def decode_many(buf: Any, type: Any, format: Format = "json", **options: Any) -> list[Any]:
     """Decodes a message written by ``encode_many`` into a list of ``type``."""
     return codec_for(type, format, options).decode_many(buf)
+
+
+def to_builtins(
+    obj: Any, type: Any = None, *, builtin_types: Optional[Iterable[Any]] = None, **options: Any
+) -> Any:
+    """The JSON form of ``obj`` as Python objects (dict, list, str, int, float, bool, None):
+    ``json.loads(encode_one(obj, "json", ...))`` without the bytes. Values of the types in
+    ``builtin_types`` (bytes, bytearray, datetime, date, time, timedelta, UUID, Decimal) are
+    left as they are. ``options`` are the ``Codec`` options; the type defaults to ``type(obj)``.
+    """
+    tp = obj.__class__ if type is None else type
+    return codec_for(tp, "json", options).to_builtins(obj, builtin_types=builtin_types)
+
+
+def from_builtins(
+    data: Any, type: Any, *, builtin_types: Optional[Iterable[Any]] = None, **options: Any
+) -> Any:
+    """A value of ``type`` from its JSON form given as Python objects (as ``json.loads``
+    returns them), validated as ``decode_one`` validates JSON, with the same errors and paths.
+    Values of the types in ``builtin_types`` are also accepted as themselves."""
+    return codec_for(type, "json", options).from_builtins(data, builtin_types=builtin_types)
 
 
 _schema_cache: dict[Hashable, tuple[dict[str, Any], list[Any]]] = {}

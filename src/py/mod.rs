@@ -519,3 +519,14 @@ pub fn new_decimal<'py>(py: Python<'py>, text: &str) -> PyResult<Bound<'py, PyAn
     let text = new_str(py, text.as_bytes(), text.is_ascii())?;
     new_from_one_arg(stdlib(py).decimal.bind(py), text)
 }
+
+/// `dict[key] = value`, straight through CPython (no conversions of the two objects).
+#[inline]
+pub fn dict_set(dict: &Bound<'_, PyDict>, key: &Obj<'_>, value: &Obj<'_>) -> PyResult<()> {
+    // SAFETY: the dict, key and value are live; PyDict_SetItem takes its own references and
+    // returns -1 with an exception set on failure (an unhashable key).
+    if unsafe { ffi::PyDict_SetItem(dict.as_ptr(), key.as_ptr(), value.as_ptr()) } < 0 {
+        return Err(PyErr::fetch(dict.py()));
+    }
+    Ok(())
+}

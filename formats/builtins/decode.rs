@@ -1,0 +1,490 @@
+//! The reader behind `from_builtins`: the shared decoder's walk, reading existing Python
+//! objects where the JSON codec reads tokens. A value is dispatched on its type as JSON's on its
+//! token (str, int, float, bool, None, dict as object, list or tuple as array), and then goes
+//! through the same conversions (`values::Decoding`), so lax mode, constraints, errors and
+//! paths are JSON's. The types `builtin_types=` keeps are also accepted as themselves.
+
+use std::cell::RefCell;
+
+use pyo3::prelude::*;
+use pyo3::types::{
+    PyBool, PyByteArray, PyBytes, PyDate, PyDateTime, PyDelta, PyDict, PyFloat, PyInt, PyList,
+    PyString, PyTime, PyTuple,
+};
+
+use super::Keep;
+use crate::errors::{Error, Result};
+use crate::formats::decoder::{Decoder, WireReader};
+use crate::formats::json::decode::dict_key;
+use crate::plan::{Field, LiteralValue, Node, NodeId};
+use crate::py::{self, temporal, Obj};
+use crate::shape;
+use crate::text;
+use crate::values::{check_tz, nested, Token};
+
+/// The input: the value the decoder reads next, and what the walk keeps about it.
+pub struct ObjectInput<'py> {
+    /// The value `value` reads next: the root, then each item or entry value the decoder has
+    /// moved to.
+    next: Option<Obj<'py>>,
+    /// The key `next_key` returned last (its text is borrowed from it).
+    key: Option<Obj<'py>>,
+    keep: Keep,
+    /// Values the decoder asked the position of (`offset`), to go back to them (`rewind`).
+    marks: RefCell<Vec<Option<Obj<'py>>>>,
+}
+
+impl<'py> ObjectInput<'py> {
+    pub fn new(root: Obj<'py>, keep: Keep) -> Self {
+        ObjectInput {
+            next: Some(root),
+            key: None,
+            keep,
+            marks: RefCell::new(Vec::new()),
+        }
+    }
+}
+
+/// Where the decoder is in a container.
+pub enum Cursor<'py> {
+    Dict {
+        dict: Bound<'py, PyDict>,
+        position: isize,
+        left: usize,
+    },
+    List {
+        list: Bound<'py, PyList>,
+        index: usize,
+        left: usize,
+    },
+    Tuple {
+        tuple: Bound<'py, PyTuple>,
+        index: usize,
+        left: usize,
+    },
+}
+
+impl Cursor<'_> {
+    fn left(&self) -> usize {
+        match self {
+            Cursor::Dict { left, .. } | Cursor::List { left, .. } | Cursor::Tuple { left, .. } => {
+                *left
+            }
+        }
+    }
+}
+
+#[cold]
+fn not_an_object_key(key: &Obj<'_>) -> Error {
+    Error::validation(format!(
+        "expected a str object key, got {}",
+        shape::type_name(key)
+    ))
+}
+
+#[cold]
+fn unsupported(node: &Node, value: &Obj<'_>) -> Error {
+    Error::validation(format!(
+        "expected {}, got {}",
+        node.describe(),
+        shape::type_name(value)
+    ))
+}
+
+impl<'p, 'py> Decoder<'p, 'py, ObjectInput<'py>> {
+    fn take_next(&mut self) -> Result<Obj<'py>> {
+        self.reader
+            .next
+            .take()
+            .ok_or_else(|| Error::decode("internal error: from_builtins read past a value"))
+    }
+
+    fn string(&mut self, id: NodeId, value: Obj<'py>) -> Result<Obj<'py>> {
+        let id = self.ctx.resolve(id, Token::Str)?;
+        let node = self.ctx.plan.node(id);
+        let text = value.cast::<PyString>().map_err(PyErr::from)?;
+        match node {
+            // The str itself, as JSON would make an equal one.
+            Node::Any if text.is_exact_instance_of::<PyString>() => return Ok(value),
+            Node::Str(spec)
+                if spec.is_unconstrained() && text.is_exact_instance_of::<PyString>() =>
+            {
+                return Ok(value)
+            }
+            Node::Bytes(spec) => {
+                let text = py::str_utf8(text)?;
+                let mut data = Vec::with_capacity(text.len() / 4 * 3);
+                text::base64::decode(text.as_bytes(), &mut data)
+                    .map_err(|e| Error::validation(e.message()))?;
+                spec.length.check(data.len(), "bytes")?;
+                return Ok(new_bytes(self.ctx.py, &data, spec.bytearray));
+            }
+            _ => {}
+        }
+        let text = py::str_utf8(text)?;
+        self.ctx.string(id, text.as_bytes(), text.is_ascii())
+    }
+
+    fn int(&mut self, id: NodeId, value: &Obj<'py>) -> Result<Obj<'py>> {
+        match py::int_as_i64(value) {
+            Some(number) => self.ctx.int(id, number),
+            None => {
+                let text = crate::formats::json::encode::big_int_text(value)?;
+                self.ctx.big_int(id, &text)
+            }
+        }
+    }
+
+    /// A value of a type `builtin_types=` keeps (or not): accepted as itself where the node
+    /// takes that type.
+    fn kept(&mut self, id: NodeId, value: Obj<'py>) -> Result<Obj<'py>> {
+        let keep = self.reader.keep;
+        let py = self.ctx.py;
+        // The JSON form of each of these is a str, so a union picks its str variant.
+        let id = self.ctx.resolve(id, Token::Str).unwrap_or(id);
+        let node = self.ctx.plan.node(id);
+        let any = matches!(node, Node::Any);
+        if let Ok(datetime) = value.cast::<PyDateTime>() {
+            if keep.datetime {
+                match node {
+                    Node::DateTime(rule) => {
+                        let parts = temporal::datetime_parts(datetime)?;
+                        check_tz(*rule, parts.offset_seconds.is_some(), "datetime")?;
+                        return Ok(value);
+                    }
+                    Node::Any => return Ok(value),
+                    _ => {}
+                }
+            }
+        } else if value.is_instance_of::<PyDate>() {
+            if keep.date && (any || matches!(node, Node::Date)) {
+                return Ok(value);
+            }
+        } else if let Ok(time) = value.cast::<PyTime>() {
+            if keep.time {
+                match node {
+                    Node::Time(rule) => {
+                        let parts = temporal::time_parts(time)?;
+                        check_tz(*rule, parts.offset_seconds.is_some(), "time")?;
+                        return Ok(value);
+                    }
+                    Node::Any => return Ok(value),
+                    _ => {}
+                }
+            }
+        } else if value.is_instance_of::<PyDelta>() {
+            if keep.timedelta && (any || matches!(node, Node::TimeDelta)) {
+                return Ok(value);
+            }
+        } else if shape::is_uuid(&value) {
+            if keep.uuid && (any || matches!(node, Node::Uuid)) {
+                return Ok(value);
+            }
+        } else if shape::is_decimal(&value) {
+            if keep.decimal {
+                match node {
+                    // The constraints are checked on the value read again from its text.
+                    Node::Decimal(spec) => {
+                        let text = value.str()?;
+                        return self.ctx.decimal(spec, py::str_utf8(&text)?);
+                    }
+                    Node::Any => return Ok(value),
+                    _ => {}
+                }
+            }
+        } else if value.is_instance_of::<PyBytes>() || value.is_instance_of::<PyByteArray>() {
+            let kept = if value.is_instance_of::<PyBytes>() {
+                keep.bytes
+            } else {
+                keep.bytearray
+            };
+            if kept {
+                match node {
+                    Node::Bytes(spec) => {
+                        let data = shape::bytes_like(&value).unwrap_or_default();
+                        spec.length.check(data.len(), "bytes")?;
+                        return Ok(new_bytes(py, &data, spec.bytearray));
+                    }
+                    Node::Any => return Ok(value),
+                    _ => {}
+                }
+            }
+        }
+        Err(unsupported(self.ctx.plan.node(id), &value))
+    }
+
+    /// A dict as a `Dict` or `Any` node: keys are str (read as JSON reads object keys) or, as
+    /// only Python input can give, values of the key type.
+    fn read_dict(
+        &mut self,
+        key_node: NodeId,
+        value_node: NodeId,
+        dict_node: NodeId,
+        entries: Cursor<'py>,
+    ) -> Result<Obj<'py>> {
+        let Cursor::Dict { dict: input, .. } = entries else {
+            return Err(Error::decode(
+                "internal error: from_builtins read a dict as a list",
+            ));
+        };
+        let py = self.ctx.py;
+        let dict = PyDict::new(py);
+        let mut position = 0;
+        while let Some((key, value)) = py::next_entry(&input, &mut position) {
+            let key_object = match key.cast::<PyString>() {
+                Ok(text) => {
+                    let text = py::str_utf8(text)?;
+                    dict_key(&self.ctx, key_node, text.as_bytes(), text.is_ascii())
+                        .map_err(|e| e.at_key(text))?
+                }
+                Err(_) => {
+                    let shown = key.str().map(|s| s.to_string()).unwrap_or_default();
+                    self.reader.next = Some(key);
+                    self.value(key_node).map_err(|e| e.at_key(&shown))?
+                }
+            };
+            self.reader.next = Some(value);
+            let value = self.value(value_node).map_err(|e| {
+                let shown = key_object.str().map(|s| s.to_string()).unwrap_or_default();
+                e.at_key(&shown)
+            })?;
+            dict.set_item(key_object, value)?;
+        }
+        self.ctx.check_length(dict_node, dict.len())?;
+        Ok(dict.into_any())
+    }
+}
+
+fn new_bytes<'py>(py: Python<'py>, data: &[u8], bytearray: bool) -> Obj<'py> {
+    if bytearray {
+        PyByteArray::new(py, data).into_any()
+    } else {
+        PyBytes::new(py, data).into_any()
+    }
+}
+
+impl<'p, 'py> WireReader<'p, 'py> for Decoder<'p, 'py, ObjectInput<'py>> {
+    const NAME: &'static str = "input";
+    type Left = Cursor<'py>;
+
+    fn value(&mut self, id: NodeId) -> Result<Obj<'py>> {
+        if self.ctx.plan.has_extensions {
+            if let Node::Extension(spec) = self.ctx.plan.node(id) {
+                return self.extension(spec);
+            }
+        }
+        let value = self.take_next()?;
+        if value.is_instance_of::<PyString>() {
+            return self.string(id, value);
+        }
+        if value.is_none() {
+            return self.ctx.null(id);
+        }
+        if let Ok(flag) = value.cast::<PyBool>() {
+            return self.ctx.boolean(id, flag.is_true());
+        }
+        if value.is_instance_of::<PyInt>() {
+            return self.int(id, &value);
+        }
+        if let Ok(float) = value.cast::<PyFloat>() {
+            let number = float.value();
+            if !number.is_finite() {
+                return Err(Error::validation(format!(
+                    "expected a finite number, got {number} (JSON numbers are finite)"
+                )));
+            }
+            return self.ctx.float(id, number, None);
+        }
+        let value = match value.cast_into::<PyDict>() {
+            Ok(dict) => {
+                let left = dict.len();
+                let cursor = Cursor::Dict {
+                    dict,
+                    position: 0,
+                    left,
+                };
+                return nested(self.depth, || self.map(id, cursor));
+            }
+            Err(err) => err.into_inner(),
+        };
+        let value = match value.cast_into::<PyList>() {
+            Ok(list) => {
+                let left = list.len();
+                let cursor = Cursor::List {
+                    list,
+                    index: 0,
+                    left,
+                };
+                return nested(self.depth, || self.array(id, cursor));
+            }
+            Err(err) => err.into_inner(),
+        };
+        let value = match value.cast_into::<PyTuple>() {
+            Ok(tuple) => {
+                let left = tuple.len();
+                let cursor = Cursor::Tuple {
+                    tuple,
+                    index: 0,
+                    left,
+                };
+                return nested(self.depth, || self.array(id, cursor));
+            }
+            Err(err) => err.into_inner(),
+        };
+        self.kept(id, value)
+    }
+
+    fn tag_value(&mut self) -> Result<LiteralValue> {
+        let value = self.take_next()?;
+        if let Ok(text) = value.cast::<PyString>() {
+            return Ok(LiteralValue::Str(py::str_utf8(text)?.to_owned()));
+        }
+        if value.is_instance_of::<PyInt>() && !value.is_instance_of::<PyBool>() {
+            if let Some(number) = py::int_as_i64(&value) {
+                return Ok(LiteralValue::Int(number));
+            }
+        }
+        if value.is_instance_of::<PyFloat>() {
+            return Err(Error::validation("expected a str or int tag, got float"));
+        }
+        Err(Error::validation("expected a str or int tag"))
+    }
+
+    #[inline]
+    fn begin_map(&mut self, _entries: &mut Cursor<'py>) -> Result<()> {
+        Ok(())
+    }
+
+    #[inline]
+    fn take_field(&mut self, entries: &mut Cursor<'py>, field: &Field) -> bool {
+        let Cursor::Dict {
+            dict,
+            position,
+            left,
+        } = entries
+        else {
+            return false;
+        };
+        let mut next = *position;
+        let Some((key, value)) = py::next_entry(dict, &mut next) else {
+            return false;
+        };
+        let matches = match key.cast::<PyString>() {
+            Ok(text) => py::str_utf8(text).is_ok_and(|text| text == field.wire_name),
+            Err(_) => false,
+        };
+        if matches {
+            *position = next;
+            *left = left.saturating_sub(1);
+            self.reader.next = Some(value);
+        }
+        matches
+    }
+
+    fn next_key(&mut self, entries: &mut Cursor<'py>) -> Result<Option<&[u8]>> {
+        let Cursor::Dict {
+            dict,
+            position,
+            left,
+        } = entries
+        else {
+            return Ok(None);
+        };
+        let Some((key, value)) = py::next_entry(dict, position) else {
+            return Ok(None);
+        };
+        *left = left.saturating_sub(1);
+        if !key.is_instance_of::<PyString>() {
+            return Err(not_an_object_key(&key));
+        }
+        self.reader.next = Some(value);
+        let key = self.reader.key.insert(key);
+        let text = key.cast::<PyString>().map_err(PyErr::from)?;
+        Ok(Some(py::str_utf8(text)?.as_bytes()))
+    }
+
+    fn dict(
+        &mut self,
+        key_node: NodeId,
+        value_node: NodeId,
+        dict_node: NodeId,
+        entries: Cursor<'py>,
+    ) -> Result<Obj<'py>> {
+        self.read_dict(key_node, value_node, dict_node, entries)
+    }
+
+    #[inline]
+    fn begin_array(&mut self, _items: &mut Cursor<'py>) -> Result<()> {
+        Ok(())
+    }
+
+    #[inline]
+    fn next_item(&mut self, items: &mut Cursor<'py>) -> Result<bool> {
+        let item = match items {
+            Cursor::List { list, index, left } => {
+                let item = py::list_item(list, *index);
+                *index += 1;
+                *left = left.saturating_sub(1);
+                item
+            }
+            Cursor::Tuple { tuple, index, left } => {
+                let item = tuple.get_item(*index).ok();
+                *index += 1;
+                *left = left.saturating_sub(1);
+                item
+            }
+            Cursor::Dict { .. } => None,
+        };
+        match item {
+            Some(item) => {
+                self.reader.next = Some(item);
+                Ok(true)
+            }
+            None => Ok(false),
+        }
+    }
+
+    #[inline]
+    fn count_left(left: &Cursor<'py>) -> Option<usize> {
+        Some(left.left())
+    }
+
+    fn begin_many(&mut self) -> Result<Cursor<'py>> {
+        let value = self.take_next()?;
+        match value.cast_into::<PyList>() {
+            Ok(list) => {
+                let left = list.len();
+                Ok(Cursor::List {
+                    list,
+                    index: 0,
+                    left,
+                })
+            }
+            Err(_) => Err(Error::validation("expected a list of values")),
+        }
+    }
+
+    fn finish(&mut self) -> Result<()> {
+        Ok(())
+    }
+
+    fn skip(&mut self) -> Result<()> {
+        self.reader.next = None;
+        Ok(())
+    }
+
+    /// A mark for the value to be read next, to come back to it with `rewind`.
+    fn offset(&self) -> usize {
+        let mut marks = self.reader.marks.borrow_mut();
+        marks.push(self.reader.next.clone());
+        marks.len() - 1
+    }
+
+    fn rewind(&mut self, offset: usize) {
+        self.reader.next = self.reader.marks.borrow().get(offset).cloned().flatten();
+    }
+
+    fn location(&self) -> String {
+        String::new()
+    }
+}

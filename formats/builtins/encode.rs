@@ -1,0 +1,345 @@
+//! The writer behind `to_builtins`: the shared encoder's walk, with each value made into the
+//! Python object `json.loads` would give for the JSON codec's output (kept types aside).
+
+use pyo3::prelude::*;
+use pyo3::types::{PyBool, PyByteArray, PyBytes, PyDict, PyFloat, PyInt, PyList, PyString};
+
+use super::Keep;
+use crate::errors::{Error, Result};
+use crate::formats::encoder::{KeyStart, Temporal, WireWriter};
+use crate::formats::json::encode::{big_int_text, non_finite};
+use crate::formats::json::write::write_f64;
+use crate::plan::Field;
+use crate::py::fields::PlainValue;
+use crate::py::{self, Obj};
+use crate::text;
+use crate::text::temporal::DateTime;
+
+/// A container being filled.
+enum Frame<'py> {
+    List(Vec<Obj<'py>>),
+    /// A dict and the key of the entry whose value comes next (`None`: the key comes next).
+    Map(Bound<'py, PyDict>, Option<Obj<'py>>),
+}
+
+/// Builds the JSON form of the values the encoder walks as Python objects.
+pub struct ObjectWriter<'py> {
+    py: Python<'py>,
+    keep: Keep,
+    /// The open containers, innermost last.
+    stack: Vec<Frame<'py>>,
+    /// The finished root value.
+    result: Option<Obj<'py>>,
+    /// The first error met where the writer's methods cannot return one (a failed dict
+    /// insertion), raised when the walk ends.
+    failed: Option<PyErr>,
+    /// Text written by the shared text forms (dates, UUIDs, base64) before it becomes a str.
+    scratch: Vec<u8>,
+}
+
+impl<'py> ObjectWriter<'py> {
+    pub fn new(py: Python<'py>, keep: Keep) -> Self {
+        ObjectWriter {
+            py,
+            keep,
+            stack: Vec::new(),
+            result: None,
+            failed: None,
+            scratch: Vec::new(),
+        }
+    }
+
+    /// The root value, once the encoder has written it.
+    pub fn finish(self) -> Result<Obj<'py>> {
+        if let Some(err) = self.failed {
+            return Err(err.into());
+        }
+        Ok(self
+            .result
+            .unwrap_or_else(|| self.py.None().into_bound(self.py)))
+    }
+
+    /// Places a finished value: the next item of the innermost list, the key or value of the
+    /// innermost dict's next entry, or the root.
+    #[inline]
+    fn emit(&mut self, value: Obj<'py>) {
+        match self.stack.last_mut() {
+            Some(Frame::List(items)) => items.push(value),
+            Some(Frame::Map(dict, key)) => match key.take() {
+                Some(key) => {
+                    if let Err(err) = py::dict_set(dict, &key, &value) {
+                        self.failed.get_or_insert(err);
+                    }
+                }
+                None => *key = Some(value),
+            },
+            None => self.result = Some(value),
+        }
+    }
+
+    /// Whether a value of a kept type (`flag`) stays an object: not as a dict key, which the
+    /// JSON form always makes a str.
+    #[inline]
+    fn keeps(&self, flag: bool) -> bool {
+        flag && !matches!(self.stack.last(), Some(Frame::Map(_, None)))
+    }
+
+    fn text(&mut self, write: impl FnOnce(&mut Vec<u8>)) {
+        self.scratch.clear();
+        write(&mut self.scratch);
+        // The shared text forms are ASCII.
+        match py::new_str(self.py, &self.scratch, true) {
+            Ok(value) => self.emit(value),
+            Err(err) => {
+                self.failed.get_or_insert(err);
+            }
+        }
+    }
+
+    /// A dict key as JSON text: what the JSON writer's key quoting gives.
+    fn key_text(&mut self, key: &Obj<'py>) -> Result<Obj<'py>> {
+        let py = self.py;
+        if key.is_instance_of::<PyString>() {
+            return Ok(key.clone());
+        }
+        let text = if key.is_none() {
+            "null".to_owned()
+        } else if let Ok(flag) = key.cast::<PyBool>() {
+            (if flag.is_true() { "true" } else { "false" }).to_owned()
+        } else if key.is_instance_of::<PyInt>() {
+            big_int_text(key)?
+        } else if let Ok(float) = key.cast::<PyFloat>() {
+            let mut out = Vec::new();
+            write_f64(&mut out, float.value()).map_err(|_| non_finite(float.value()))?;
+            String::from_utf8(out).unwrap_or_default()
+        } else {
+            // A key written as an array or object under `Any`: its compact JSON text.
+            let dumps = py.import("json")?.getattr("dumps")?;
+            let kwargs = pyo3::types::PyDict::new(py);
+            kwargs.set_item("separators", (",", ":"))?;
+            kwargs.set_item("ensure_ascii", false)?;
+            dumps.call((key,), Some(&kwargs))?.extract::<String>()?
+        };
+        Ok(PyString::new(py, &text).into_any())
+    }
+}
+
+impl<'py> WireWriter for ObjectWriter<'py> {
+    type Open = ();
+
+    #[inline]
+    fn none(&mut self) {
+        self.emit(self.py.None().into_bound(self.py));
+    }
+
+    #[inline]
+    fn boolean(&mut self, value: bool) {
+        self.emit(PyBool::new(self.py, value).to_owned().into_any());
+    }
+
+    #[inline]
+    fn int(&mut self, value: i64) {
+        let Ok(number) = value.into_pyobject(self.py);
+        self.emit(number.into_any());
+    }
+
+    /// `json.loads` gives a plain int.
+    fn big_int(&mut self, value: &Obj<'_>) -> Result<()> {
+        let exact = if value.is_exact_instance_of::<PyInt>() {
+            value.clone()
+        } else {
+            self.py.get_type::<PyInt>().call1((value,))?
+        };
+        self.emit(exact.into_any().unbind().into_bound(self.py));
+        Ok(())
+    }
+
+    /// JSON numbers are finite, so NaN and the infinities are refused as the JSON codec does.
+    #[inline]
+    fn float(&mut self, value: f64) -> Result<()> {
+        if !value.is_finite() {
+            return Err(non_finite(value));
+        }
+        self.emit(PyFloat::new(self.py, value).into_any());
+        Ok(())
+    }
+
+    /// Short ASCII texts (enum and literal values, dict keys) come from the shared key cache.
+    #[inline]
+    fn str(&mut self, text: &str) {
+        match py::dict_key_str(self.py, text.as_bytes(), text.is_ascii()) {
+            Ok(value) => self.emit(value),
+            Err(err) => {
+                self.failed.get_or_insert(err);
+            }
+        }
+    }
+
+    /// A str is kept as it is (a subclass becomes a plain str, as through JSON).
+    #[inline]
+    fn py_str(&mut self, text: &Bound<'_, PyString>) -> Result<()> {
+        if text.is_exact_instance_of::<PyString>() {
+            self.emit(text.clone().into_any().unbind().into_bound(self.py));
+        } else {
+            self.str(py::str_utf8(text)?);
+        }
+        Ok(())
+    }
+
+    /// A plain str field is left to `py_str`, which keeps the object itself.
+    #[inline]
+    fn plain(&mut self, value: PlainValue<'_>) -> bool {
+        match value {
+            PlainValue::None => self.none(),
+            PlainValue::Bool(flag) => self.boolean(flag),
+            PlainValue::Int(number) => self.int(number),
+            PlainValue::Float(number) => return self.float(number).is_ok(),
+            PlainValue::Ascii(_) => return false,
+        }
+        true
+    }
+
+    fn ascii_text(&mut self, write: impl FnOnce(&mut Vec<u8>)) {
+        self.text(write);
+    }
+
+    fn datetime(&mut self, parts: &DateTime, value: &Obj<'_>) -> Result<()> {
+        if self.keeps(self.keep.datetime) {
+            self.emit(value.clone().unbind().into_bound(self.py));
+        } else {
+            self.text(|out| text::temporal::write_datetime(out, parts));
+        }
+        Ok(())
+    }
+
+    fn temporal(
+        &mut self,
+        kind: Temporal,
+        value: &Obj<'_>,
+        write: impl FnOnce(&mut Vec<u8>),
+    ) -> Result<()> {
+        let kept = match kind {
+            Temporal::Date => self.keep.date,
+            Temporal::Time => self.keep.time,
+            Temporal::TimeDelta => self.keep.timedelta,
+        };
+        if self.keeps(kept) {
+            self.emit(value.clone().unbind().into_bound(self.py));
+        } else {
+            self.text(write);
+        }
+        Ok(())
+    }
+
+    fn uuid(&mut self, value: &Obj<'_>) -> Result<()> {
+        if self.keeps(self.keep.uuid) {
+            self.emit(value.clone().unbind().into_bound(self.py));
+        } else {
+            let bits = py::uuid_value(value)?;
+            self.text(|out| text::uuid::write_uuid(out, bits));
+        }
+        Ok(())
+    }
+
+    fn decimal_value(&mut self, value: &Obj<'_>) -> Result<()> {
+        let kept = if self.keeps(self.keep.decimal) {
+            value.clone()
+        } else {
+            value.str()?.into_any()
+        };
+        self.emit(kept.unbind().into_bound(self.py));
+        Ok(())
+    }
+
+    fn decimal(&mut self, text: &str) {
+        self.str(text);
+    }
+
+    fn bytes(&mut self, data: &[u8], value: &Obj<'_>) -> Result<()> {
+        let kept = (self.keep.bytes && value.is_exact_instance_of::<PyBytes>())
+            || (self.keep.bytearray && value.is_exact_instance_of::<PyByteArray>());
+        if self.keeps(kept) {
+            self.emit(value.clone().unbind().into_bound(self.py));
+        } else {
+            self.text(|out| text::base64::encode(out, data));
+        }
+        Ok(())
+    }
+
+    #[inline]
+    fn begin_array(&mut self, length: impl FnOnce() -> Result<usize>) -> Result<()> {
+        let length = length()?;
+        self.stack.push(Frame::List(Vec::with_capacity(length)));
+        Ok(())
+    }
+
+    fn end_array(&mut self, _open: (), _count: usize) -> Result<()> {
+        match self.stack.pop() {
+            Some(Frame::List(items)) => {
+                let list = PyList::new(self.py, items)?.into_any();
+                self.emit(list);
+                Ok(())
+            }
+            _ => Err(Error::encode(
+                "internal error: unbalanced to_builtins array",
+            )),
+        }
+    }
+
+    #[inline]
+    fn begin_map(&mut self, _length: usize) {
+        self.stack.push(Frame::Map(PyDict::new(self.py), None));
+    }
+
+    fn end_map(&mut self, _open: (), _count: usize) -> Result<()> {
+        match self.stack.pop() {
+            Some(Frame::Map(dict, _)) => {
+                self.emit(dict.into_any());
+                Ok(())
+            }
+            _ => Err(Error::encode(
+                "internal error: unbalanced to_builtins object",
+            )),
+        }
+    }
+
+    #[inline(always)]
+    fn separator(&mut self, _index: usize) {}
+
+    #[inline(always)]
+    fn key_separator(&mut self) {}
+
+    #[inline(always)]
+    fn key_start(&self) -> KeyStart {
+        0
+    }
+
+    /// JSON object keys are strings: the key written is made the str JSON would quote.
+    fn finish_key(&mut self, _start: KeyStart) -> Result<()> {
+        let key = match self.stack.last_mut() {
+            Some(Frame::Map(_, key)) => key.take(),
+            _ => None,
+        };
+        let Some(key) = key else {
+            return Ok(());
+        };
+        let text = self.key_text(&key)?;
+        if let Some(Frame::Map(_, slot)) = self.stack.last_mut() {
+            *slot = Some(text);
+        }
+        Ok(())
+    }
+
+    /// The wire name: the interned attribute name when it is the same.
+    #[inline]
+    fn field_name(&mut self, field: &Field, _first: bool) {
+        let name = field.name.bind(self.py);
+        let key = match py::str_utf8(name) {
+            Ok(text) if text == field.wire_name => name.clone().into_any(),
+            _ => PyString::new(self.py, &field.wire_name).into_any(),
+        };
+        if let Some(Frame::Map(_, slot)) = self.stack.last_mut() {
+            *slot = Some(key);
+        }
+    }
+}

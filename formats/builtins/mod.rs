@@ -1,0 +1,107 @@
+//! `to_builtins` / `from_builtins`: the JSON form as Python objects (dicts, lists, str, int,
+//! float, bool, None), built from the plan with no bytes in between.
+//!
+//! They are one more writer and one more reader for the shared walks: [`encode::ObjectWriter`]
+//! is a [`WireWriter`](super::encoder::WireWriter) whose output is Python objects, and
+//! [`decode::ObjectInput`] is a reader that answers the shared decoder's questions (what is the
+//! next value, the next key, is there another item) from existing Python objects. So both follow
+//! the JSON codec's rules, options, constraints, errors and paths by construction.
+//!
+//! [`Keep`] is the `builtin_types=` option: value types left as Python objects on the way out
+//! and accepted as themselves on the way in.
+
+pub mod decode;
+pub mod encode;
+
+use pyo3::exceptions::PyTypeError;
+use pyo3::prelude::*;
+use pyo3::types::{PyByteArray, PyBytes, PyDate, PyDateTime, PyDelta, PyTime, PyType};
+
+use crate::errors::Result;
+use crate::plan::Plan;
+use crate::py::{self, Obj};
+
+/// The value types `builtin_types=` keeps as objects.
+#[derive(Clone, Copy, Default, Debug, PartialEq, Eq)]
+pub struct Keep {
+    pub bytes: bool,
+    pub bytearray: bool,
+    pub datetime: bool,
+    pub date: bool,
+    pub time: bool,
+    pub timedelta: bool,
+    pub uuid: bool,
+    pub decimal: bool,
+}
+
+/// The names `builtin_types=` accepts, for its error message.
+const KEEP_NAMES: &str = "bytes, bytearray, datetime.datetime, datetime.date, datetime.time, \
+                          datetime.timedelta, uuid.UUID, decimal.Decimal";
+
+impl Keep {
+    /// Reads `builtin_types=`: `None` or an iterable of the classes [`KEEP_NAMES`] lists.
+    pub fn from_option(types: Option<&Bound<'_, PyAny>>) -> PyResult<Keep> {
+        let mut keep = Keep::default();
+        let Some(types) = types.filter(|t| !t.is_none()) else {
+            return Ok(keep);
+        };
+        let py = types.py();
+        let lib = py::stdlib(py);
+        let iter = types.try_iter().map_err(|_| {
+            PyTypeError::new_err(format!(
+                "builtin_types must be a collection of types, not {}",
+                types
+                    .get_type()
+                    .qualname()
+                    .map(|n| n.to_string())
+                    .unwrap_or_default()
+            ))
+        })?;
+        for item in iter {
+            let item = item?;
+            let is = |cls: &Bound<'_, PyType>| item.is(cls);
+            if is(&py.get_type::<PyBytes>()) {
+                keep.bytes = true;
+            } else if is(&py.get_type::<PyByteArray>()) {
+                keep.bytearray = true;
+            } else if is(&py.get_type::<PyDateTime>()) {
+                keep.datetime = true;
+            } else if is(&py.get_type::<PyDate>()) {
+                keep.date = true;
+            } else if is(&py.get_type::<PyTime>()) {
+                keep.time = true;
+            } else if is(&py.get_type::<PyDelta>()) {
+                keep.timedelta = true;
+            } else if is(lib.uuid.bind(py)) {
+                keep.uuid = true;
+            } else if is(lib.decimal.bind(py)) {
+                keep.decimal = true;
+            } else {
+                return Err(PyTypeError::new_err(format!(
+                    "builtin_types may hold only {KEEP_NAMES}; got {}",
+                    item.repr()?
+                )));
+            }
+        }
+        Ok(keep)
+    }
+}
+
+/// `value` as the JSON form of the plan's root type, as Python objects.
+pub fn to_builtins<'py>(plan: &Plan, value: &Obj<'py>, keep: Keep) -> Result<Obj<'py>> {
+    let mut writer = encode::ObjectWriter::new(value.py(), keep);
+    super::encoder::encode_one(plan, value, &mut writer)?;
+    writer.finish()
+}
+
+/// A value of the plan's root type from its JSON form given as Python objects.
+pub fn from_builtins<'py>(
+    py: Python<'py>,
+    plan: &Plan,
+    strict: bool,
+    data: &Obj<'py>,
+    keep: Keep,
+) -> Result<Obj<'py>> {
+    let input = decode::ObjectInput::new(data.clone(), keep);
+    super::decoder::Decoder::new(py, plan, strict, input).decode_one()
+}
