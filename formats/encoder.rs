@@ -189,16 +189,10 @@ impl<'p, 'o, W: WireWriter> Encoder<'p, 'o, W> {
                     .ok_or_else(|| mismatch(node, value))?;
                 self.value(variant, value)
             }
-            Node::TaggedUnion(spec) => {
-                for (_, record_id) in &spec.tags {
-                    if let Node::Record(record) = self.plan.node(*record_id) {
-                        if shape::is_record(record, value) {
-                            return nested(self.depth, || self.record(record, value));
-                        }
-                    }
-                }
-                Err(mismatch(node, value))
-            }
+            Node::TaggedUnion(spec) => match shape::tagged_variant(self.plan, spec, value) {
+                Some(record) => nested(self.depth, || self.record(record, value)),
+                None => Err(mismatch(node, value)),
+            },
             Node::Any => self.any(value),
             Node::DateTime(_) => match value
                 .cast_exact::<PyDateTime>()
@@ -256,11 +250,17 @@ impl<'p, 'o, W: WireWriter> Encoder<'p, 'o, W> {
                 W::bytes(self.out, &data)
             }
             Node::Enum(spec) => self.enum_value(spec, value),
-            Node::Literal(spec) => {
-                let literal = shape::allowed_literal(spec, value)?;
-                self.literal(&literal);
-                Ok(())
-            }
+            Node::Literal(spec) => match shape::find_literal(spec, value) {
+                Some(literal) => {
+                    self.literal(literal);
+                    Ok(())
+                }
+                None => {
+                    let literal = shape::allowed_literal(spec, value)?;
+                    self.literal(&literal);
+                    Ok(())
+                }
+            },
             Node::Tuple(items) => nested(self.depth, || self.tuple(node, items, value)),
             Node::Dict(spec) => match value.cast::<PyDict>() {
                 Ok(dict) => nested(self.depth, || self.dict(spec.key, spec.value, dict)),
@@ -459,11 +459,21 @@ impl<'p, 'o, W: WireWriter> Encoder<'p, 'o, W> {
         };
         let mut count = 0;
         let mut source = shape::FieldSource::new(spec, value)?;
-        // Positional variants of a tagged union lead with the tag, so a decoder knows the
-        // variant before it reads anything else.
+        // Variants of a tagged union lead with the tag, so a decoder knows the variant before it
+        // reads anything else.
         let leading_tag = match &spec.tag {
             Some((index, tag)) if positional => {
                 self.literal(tag);
+                count += 1;
+                Some(*index)
+            }
+            _ => None,
+        };
+        // Object-form variants lead with the tag too; the tag field is then only checked where
+        // the walk meets it.
+        let tag_first = match &spec.tag {
+            Some((index, _)) if !positional => {
+                self.leading_tag(spec, *index, value)?;
                 count += 1;
                 Some(*index)
             }
@@ -476,6 +486,12 @@ impl<'p, 'o, W: WireWriter> Encoder<'p, 'o, W> {
         for (position, &index) in fields.enumerate() {
             let position = position + usize::from(leading_tag.is_some());
             let field = &spec.fields[index];
+            if Some(index) == tag_first {
+                if let Some(item) = source.get(spec, index, value)? {
+                    self.check_tag(field, &item)?;
+                }
+                continue;
+            }
             let Some(item) = source.get(spec, index, value)? else {
                 if positional || matches!(field.default, FieldDefault::Required) {
                     return Err(Error::encode(format!(
@@ -515,6 +531,64 @@ impl<'p, 'o, W: WireWriter> Encoder<'p, 'o, W> {
         Ok(())
     }
 
+    /// A tagged-union variant's tag, written as its map's first entry (as msgspec writes the tag
+    /// of its tagged Structs): the class's tag when the tag field's `Literal` allows one value,
+    /// else the instance's value, checked.
+    fn leading_tag(&mut self, spec: &RecordSpec, index: usize, value: &Obj<'_>) -> Result<()> {
+        let field = &spec.fields[index];
+        W::field_name(self.out, field, true);
+        if let Node::Literal(literal) = self.plan.node(field.node) {
+            if let [(tag, _)] = literal.values.as_slice() {
+                self.literal(tag);
+                return Ok(());
+            }
+        }
+        let name = field.name.bind(value.py());
+        let item = match spec.kind {
+            RecordKind::TypedDict => value
+                .cast::<PyDict>()
+                .map_err(PyErr::from)?
+                .get_item(name)?
+                .ok_or_else(|| Error::encode(format!("missing required field `{}`", field.name)))?,
+            _ => value.getattr(name)?,
+        };
+        self.value(field.node, &item)
+            .map_err(|e| e.at_field(&field.wire_name))
+    }
+
+    /// The tag field's value where the walk meets it, after [`Self::leading_tag`] has written
+    /// the tag: it must be one its `Literal` allows (the class's own tag when there is one).
+    #[inline]
+    fn check_tag(&self, field: &Field, item: &Obj<'_>) -> Result<()> {
+        if let Node::Literal(literal) = self.plan.node(field.node) {
+            if shape::find_literal(literal, item).is_none() {
+                shape::allowed_literal(literal, item).map_err(|e| e.at_field(&field.wire_name))?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The tag field where the dict walk meets it: read (so the cursor stays in step) and
+    /// checked, not written again.
+    #[cold]
+    #[inline(never)]
+    fn skip_tag<'py>(
+        &mut self,
+        cursor: &mut FieldCursor<'py>,
+        field: &Field,
+        value: &Obj<'py>,
+    ) -> Result<()> {
+        let name = field.name.bind(value.py());
+        let item = match cursor.next(name, None, |_| false) {
+            Next::Value(item) => item,
+            _ => match cursor.dict().get_item(name)? {
+                Some(item) => item,
+                None => value.getattr(name)?,
+            },
+        };
+        self.check_tag(field, &item)
+    }
+
     /// The common record: a dataclass with an instance dict, written as a map with every field.
     /// Plain field values are written straight from the dict (see `py::fields`).
     fn dataclass_fields(
@@ -527,10 +601,24 @@ impl<'p, 'o, W: WireWriter> Encoder<'p, 'o, W> {
         let open = W::begin_map(self.out, length);
         let py = value.py();
         let mut cursor = FieldCursor::new(dict);
-        for (position, &index) in spec.wire_fields.iter().enumerate() {
+        // A tagged-union variant leads with its tag; `usize::MAX` matches no field.
+        let tag_index = match &spec.tag {
+            Some((index, _)) => {
+                self.leading_tag(spec, *index, value)?;
+                *index
+            }
+            None => usize::MAX,
+        };
+        let mut first = tag_index == usize::MAX;
+        for &index in &spec.wire_fields {
             let field = &spec.fields[index];
-            W::field_name(self.out, field, position == 0);
             let name = field.name.bind(py);
+            if index == tag_index {
+                self.skip_tag(&mut cursor, field, value)?;
+                continue;
+            }
+            W::field_name(self.out, field, first);
+            first = false;
             let out = &mut *self.out;
             let item = match cursor.next(name, field.plain, |plain| W::plain(out, plain)) {
                 Next::Written => continue,
