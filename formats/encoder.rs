@@ -558,7 +558,7 @@ impl<'p, 'o, W: WireWriter> Encoder<'p, 'o, W> {
 
     /// The tag field's value where the walk meets it, after [`Self::leading_tag`] has written
     /// the tag: it must be one its `Literal` allows (the class's own tag when there is one).
-    #[inline]
+    #[inline(never)]
     fn check_tag(&self, field: &Field, item: &Obj<'_>) -> Result<()> {
         if let Node::Literal(literal) = self.plan.node(field.node) {
             if shape::find_literal(literal, item).is_none() {
@@ -569,7 +569,8 @@ impl<'p, 'o, W: WireWriter> Encoder<'p, 'o, W> {
     }
 
     /// The tag field where the dict walk meets it: read (so the cursor stays in step) and
-    /// checked, not written again.
+    /// checked, not written again. The common value, the class's own tag object, is accepted
+    /// by identity. Cold and out of line, so that the plain record walk is laid out as before.
     #[cold]
     #[inline(never)]
     fn skip_tag<'py>(
@@ -586,6 +587,13 @@ impl<'p, 'o, W: WireWriter> Encoder<'p, 'o, W> {
                 None => value.getattr(name)?,
             },
         };
+        if let Node::Literal(literal) = self.plan.node(field.node) {
+            if let [(_, object)] = literal.values.as_slice() {
+                if object.is(&item) {
+                    return Ok(());
+                }
+            }
+        }
         self.check_tag(field, &item)
     }
 
