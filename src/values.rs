@@ -289,7 +289,10 @@ impl<'p, 'py> Decoding<'p, 'py> {
                         spec.describe_values()
                     ))
                 }),
-            Node::Literal(spec) => literal(spec, &LiteralValue::Str(utf8(bytes).to_owned()), py),
+            Node::Literal(spec) => match spec.find_str(bytes) {
+                Some(object) => Ok(object.bind(py).clone()),
+                None => literal(spec, &LiteralValue::Str(utf8(bytes).to_owned()), py),
+            },
             Node::Int(_) if !self.strict => {
                 let text = utf8(bytes);
                 self.integer_text(id, text).unwrap_or_else(|| {

@@ -6,8 +6,8 @@ use pyo3::prelude::*;
 
 use super::read::{Number, Reader, SyntaxError, ValueKind};
 use crate::errors::{Error, Result};
-use crate::formats::decoder::{Decoder, WireReader};
-use crate::plan::{Field, LiteralValue, Node, NodeId};
+use crate::formats::decoder::{find_tag, Decoder, TagRef, WireReader};
+use crate::plan::{Field, LiteralValue, Node, NodeId, TaggedUnionSpec};
 use crate::py::Obj;
 use crate::text;
 use crate::values::{nested, utf8, Decoding, Token, MAX_DEPTH};
@@ -118,14 +118,14 @@ impl<'p, 'py> WireReader<'p, 'py> for Decoder<'p, 'py, Reader<'_>> {
     }
 
     /// A tag's value: a str or an int.
-    fn tag_value(&mut self) -> Result<LiteralValue> {
+    fn tag(&mut self, spec: &TaggedUnionSpec) -> Result<usize> {
         match self.reader.peek_kind().map_err(syntax)? {
             ValueKind::String => {
                 let text = self.reader.read_str().map_err(syntax)?;
-                Ok(LiteralValue::Str(text.text().to_owned()))
+                find_tag(spec, TagRef::Str(text.bytes))
             }
             ValueKind::Number => match self.reader.read_number().map_err(syntax)? {
-                Number::Int(value) => Ok(LiteralValue::Int(value)),
+                Number::Int(value) => find_tag(spec, TagRef::Int(value)),
                 _ => Err(Error::validation("expected a str or int tag, got float")),
             },
             _ => Err(Error::validation("expected a str or int tag")),
