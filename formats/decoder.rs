@@ -82,6 +82,9 @@ pub trait WireReader<'p, 'py> {
     /// How many items or entries are left, where the format knows it up front: lengths are
     /// then checked before the items are read.
     fn count_left(left: &Self::Left) -> Option<usize>;
+    /// Whether a fixed-length tuple's length is checked before its items, when `count_left`
+    /// knows it. A reader that must fail as JSON decoding fails (item errors first) says no.
+    const TUPLE_LENGTH_FIRST: bool = true;
     /// Reads the head of the array `decode_many` takes, refusing any other value.
     fn begin_many(&mut self) -> Result<Self::Left>;
     /// Checks that nothing but what the format allows follows the value read.
@@ -212,7 +215,8 @@ where
     fn tuple(&mut self, item_nodes: &[NodeId], mut items: Left<'p, 'py, R>) -> Result<Obj<'py>> {
         self.begin_array(&mut items)?;
         let length = item_nodes.len();
-        if let Some(count) = Self::count_left(&items).filter(|&count| count != length) {
+        let known = Self::count_left(&items).filter(|_| Self::TUPLE_LENGTH_FIRST);
+        if let Some(count) = known.filter(|&count| count != length) {
             return Err(Error::validation(format!(
                 "expected array of length {length}, got {count}"
             )));

@@ -449,6 +449,9 @@ impl<'p, 'py> WireReader<'p, 'py> for Decoder<'p, 'py, ObjectInput<'py>> {
         Some(left.left())
     }
 
+    /// `from_builtins` fails where and as decoding the equivalent JSON fails.
+    const TUPLE_LENGTH_FIRST: bool = false;
+
     fn begin_many(&mut self) -> Result<Cursor<'py>> {
         let value = self.take_next()?;
         match value.cast_into::<PyList>() {
