@@ -6,6 +6,7 @@
 
 pub mod avro;
 pub mod fields;
+pub mod floor;
 pub mod temporal;
 
 use std::ptr::NonNull;
