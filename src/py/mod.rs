@@ -6,6 +6,8 @@
 
 pub mod avro;
 pub mod fields;
+pub mod floor;
+pub mod inline_values;
 pub mod temporal;
 
 use std::ptr::NonNull;
