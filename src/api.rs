@@ -319,8 +319,10 @@ pub fn encode_json_spec<'py>(
 ) -> PyResult<Bound<'py, PyBytes>> {
     let plan = build_plan(&spec)?;
     let mut out = Vec::new();
-    formats::encoder::encode_one::<formats::json::Json>(&plan, &value, &mut out)
-        .map_err(|e| e.into_pyerr(py, ErrorKind::Encode))?;
+    crate::errors::output_result(|| {
+        formats::encoder::encode_one::<formats::json::Json>(&plan, &value, &mut out)
+    })
+    .map_err(|e| e.into_pyerr(py, ErrorKind::Encode))?;
     Ok(PyBytes::new(py, &out))
 }
 

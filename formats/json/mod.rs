@@ -25,11 +25,11 @@ pub fn open(args: &OpenArgs<'_, '_>) -> PyResult<Box<dyn WireFormat>> {
 
 impl WireFormat for Json {
     fn encode_one(&self, plan: &Plan, value: &Obj<'_>, out: &mut Vec<u8>) -> Result<()> {
-        encoder::encode_one::<Json>(plan, value, out)
+        crate::errors::output_result(|| encoder::encode_one::<Json>(plan, value, out))
     }
 
     fn encode_many(&self, plan: &Plan, values: &Obj<'_>, out: &mut Vec<u8>) -> Result<()> {
-        encoder::encode_many::<Json>(plan, values, out)
+        crate::errors::output_result(|| encoder::encode_many::<Json>(plan, values, out))
     }
 
     fn decode_one<'py>(

@@ -15,6 +15,8 @@
 
 use std::fmt;
 
+use crate::room::output_room;
+
 /// Error from [`write_f64`]: JSON has no representation for NaN or ±inf.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct NonFinite;
@@ -31,8 +33,36 @@ impl std::error::Error for NonFinite {}
 /// as a hand-written one in `benches/json_wire.rs`, so the project keeps no escaper of its own).
 #[inline]
 pub fn write_str(out: &mut Vec<u8>, s: &str) {
+    // One fallible reserve per str: a str too large for the memory left ends the encode in a
+    // MemoryError (see `errors::output_result`) instead of aborting in the escaper's growth.
+    // Short strs reserve their unescaped size (exact for most); long ones count their escapes,
+    // so no growth is left to the escaper.
+    let room = if s.len() < COUNT_ESCAPES_FROM {
+        s.len() + 2
+    } else {
+        escaped_len(s.as_bytes())
+    };
+    if !output_room(out, room) {
+        return;
+    }
     // Writing into a Vec cannot fail.
     let _ = serde_json::to_writer(&mut *out, s);
+}
+
+/// From this length on, a str's escaped size is counted before it is written.
+const COUNT_ESCAPES_FROM: usize = crate::room::LARGE;
+
+/// An upper bound of the quoted, escaped size of `s`: `\"` and `\\` take 2 bytes, a control
+/// character at most 6 (`\u001f`).
+fn escaped_len(s: &[u8]) -> usize {
+    2 + s
+        .iter()
+        .map(|&b| match b {
+            b'"' | b'\\' => 2,
+            0..=0x1f => 6,
+            _ => 1,
+        })
+        .sum::<usize>()
 }
 
 /// Appends `v` in decimal.

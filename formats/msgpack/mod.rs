@@ -32,11 +32,11 @@ pub fn open(args: &OpenArgs<'_, '_>) -> PyResult<Box<dyn WireFormat>> {
 
 impl WireFormat for MessagePack {
     fn encode_one(&self, plan: &Plan, value: &Obj<'_>, out: &mut Vec<u8>) -> Result<()> {
-        encoder::encode_one::<MessagePack>(plan, value, out)
+        crate::errors::output_result(|| encoder::encode_one::<MessagePack>(plan, value, out))
     }
 
     fn encode_many(&self, plan: &Plan, values: &Obj<'_>, out: &mut Vec<u8>) -> Result<()> {
-        encoder::encode_many::<MessagePack>(plan, values, out)
+        crate::errors::output_result(|| encoder::encode_many::<MessagePack>(plan, values, out))
     }
 
     fn decode_one<'py>(

@@ -2,6 +2,8 @@
 //! write it (non-negative ints as uint, negative ones as int, floats always float64, strs as
 //! fixstr/str8/16/32, bytes as bin8/16/32). No Python here.
 
+use crate::room::output_room;
+
 #[inline]
 pub fn write_nil(out: &mut Vec<u8>) {
     out.push(0xc0);
@@ -61,11 +63,19 @@ pub fn write_f64(out: &mut Vec<u8>, value: f64) {
 #[inline]
 pub fn write_str(out: &mut Vec<u8>, text: &str) {
     let bytes = text.as_bytes();
+    // One fallible reserve of exactly the header and the text (an exact size keeps a buffer
+    // sized by the previous output from growing): a str too large for the memory left ends
+    // the encode in a MemoryError (see `errors::output_result`), not an abort.
     if bytes.len() < 32 {
-        out.reserve(bytes.len() + 1);
+        if !output_room(out, bytes.len() + 1) {
+            return;
+        }
         out.push(0xa0 | bytes.len() as u8);
         out.extend_from_slice(bytes);
     } else {
+        if !output_room(out, bytes.len() + header_size(bytes.len())) {
+            return;
+        }
         write_str_header(out, bytes.len());
         out.extend_from_slice(bytes);
     }
@@ -86,8 +96,23 @@ pub fn write_str_header(out: &mut Vec<u8>, length: usize) {
     }
 }
 
+/// The size of a str8/16/32 or bin8/16/32 header for `length` bytes.
+#[inline]
+fn header_size(length: usize) -> usize {
+    if length <= usize::from(u8::MAX) {
+        2
+    } else if length <= usize::from(u16::MAX) {
+        3
+    } else {
+        5
+    }
+}
+
 pub fn write_bin(out: &mut Vec<u8>, data: &[u8]) {
     let length = data.len();
+    if !output_room(out, length + header_size(length)) {
+        return;
+    }
     if length <= usize::from(u8::MAX) {
         out.extend_from_slice(&[0xc4, length as u8]);
     } else if length <= usize::from(u16::MAX) {
