@@ -2,7 +2,7 @@
 //! write it (non-negative ints as uint, negative ones as int, floats always float64, strs as
 //! fixstr/str8/16/32, bytes as bin8/16/32). No Python here.
 
-use crate::room::output_room;
+use crate::room::{output_room, LARGE};
 
 #[inline]
 pub fn write_nil(out: &mut Vec<u8>) {
@@ -63,19 +63,26 @@ pub fn write_f64(out: &mut Vec<u8>, value: f64) {
 #[inline]
 pub fn write_str(out: &mut Vec<u8>, text: &str) {
     let bytes = text.as_bytes();
-    // One fallible reserve of exactly the header and the text (an exact size keeps a buffer
-    // sized by the previous output from growing): a str too large for the memory left ends
-    // the encode in a MemoryError (see `errors::output_result`), not an abort.
     if bytes.len() < 32 {
-        if !output_room(out, bytes.len() + 1) {
-            return;
-        }
+        out.reserve(bytes.len() + 1);
         out.push(0xa0 | bytes.len() as u8);
         out.extend_from_slice(bytes);
+    } else if bytes.len() < LARGE {
+        write_str_header(out, bytes.len());
+        out.extend_from_slice(bytes);
     } else {
-        if !output_room(out, bytes.len() + header_size(bytes.len())) {
-            return;
-        }
+        write_large_str(out, bytes);
+    }
+}
+
+/// A large str, kept out of line so the common path stays as small as it was: one fallible
+/// reserve of exactly the header and the text (exact, so a buffer sized by the previous output
+/// does not grow). A str too large for the memory left ends the encode in a MemoryError (see
+/// `errors::output_result`), not an abort.
+#[cold]
+#[inline(never)]
+fn write_large_str(out: &mut Vec<u8>, bytes: &[u8]) {
+    if output_room(out, bytes.len() + header_size(bytes.len())) {
         write_str_header(out, bytes.len());
         out.extend_from_slice(bytes);
     }
@@ -110,7 +117,7 @@ fn header_size(length: usize) -> usize {
 
 pub fn write_bin(out: &mut Vec<u8>, data: &[u8]) {
     let length = data.len();
-    if !output_room(out, length + header_size(length)) {
+    if length >= LARGE && !output_room(out, length + header_size(length)) {
         return;
     }
     if length <= usize::from(u8::MAX) {
