@@ -15,7 +15,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyFrozenSet, PySet};
 use smallvec::SmallVec;
 
-use crate::errors::{Error, Result};
+use crate::errors::{reserve, Error, Result};
 use crate::plan::{
     ExtensionSpec, Field, LiteralValue, Node, NodeId, Plan, RecordKind, RecordSpec, SequenceKind,
     SequenceSpec, TaggedUnionSpec,
@@ -100,6 +100,9 @@ pub trait WireReader<'p, 'py> {
     }
 }
 
+/// What a failed growth of the item buffers says (a MemoryError).
+const ITEMS: &str = "the items of an array";
+
 type Left<'p, 'py, R> = <Decoder<'p, 'py, R> as WireReader<'p, 'py>>::Left;
 
 impl<'p, 'py, R> Decoder<'p, 'py, R>
@@ -117,10 +120,13 @@ where
     pub fn decode_many(mut self) -> Result<Obj<'py>> {
         let mut left = self.begin_many()?;
         let root = self.ctx.plan.root;
-        let mut items = Vec::with_capacity(Self::count_left(&left).unwrap_or(0));
+        let mut items = Vec::new();
+        reserve(&mut items, Self::count_left(&left).unwrap_or(0), ITEMS)?;
         while self.next_item(&mut left)? {
             let index = items.len();
-            items.push(self.value(root).map_err(|e| e.at_index(index))?);
+            let value = self.value(root).map_err(|e| e.at_index(index))?;
+            reserve(&mut items, 1, ITEMS)?;
+            items.push(value);
         }
         self.finish()?;
         Ok(crate::py::new_list(self.ctx.py, items.into_iter())?.into_any())
@@ -195,12 +201,18 @@ where
         let base = stack.len();
         if let Some(count) = Self::count_left(&items) {
             // The reader has checked that `count` items fit in the input left.
-            stack.reserve(count);
+            reserve(stack, count, ITEMS)?;
         }
         let mut index = 0;
         while self.next_item(&mut items)? {
             match self.value(item) {
-                Ok(value) => self.stack.push(value),
+                Ok(value) => {
+                    if let Err(err) = reserve(&mut self.stack, 1, ITEMS) {
+                        self.stack.truncate(base);
+                        return Err(err);
+                    }
+                    self.stack.push(value)
+                }
                 Err(err) => {
                     self.stack.truncate(base);
                     return Err(err.at_index(index));

@@ -8,6 +8,7 @@ mod api;
 mod errors;
 mod plan;
 mod py;
+mod room;
 mod shape;
 mod stream;
 mod text;

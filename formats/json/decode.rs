@@ -14,6 +14,9 @@ use crate::values::{nested, utf8, Decoding, Token, MAX_DEPTH};
 
 #[cold]
 fn syntax(err: SyntaxError) -> Error {
+    if err.message == super::read::OUT_OF_MEMORY {
+        return crate::errors::out_of_memory("an unescaped JSON string");
+    }
     Error::decode(format!("malformed JSON: {err}"))
 }
 
@@ -31,7 +34,12 @@ impl<'a, 'p, 'py> Decoder<'p, 'py, Reader<'a>> {
     #[inline(never)]
     fn base64_bytes(&mut self, spec: &crate::plan::BytesSpec) -> Result<Obj<'py>> {
         let text = self.reader.read_str().map_err(syntax)?;
-        let mut data = Vec::with_capacity(text.bytes.len() / 4 * 3);
+        let mut data = Vec::new();
+        crate::errors::reserve(
+            &mut data,
+            text.bytes.len() / 4 * 3 + 3,
+            "base64-decoded bytes",
+        )?;
         text::base64::decode(text.bytes, &mut data).map_err(|e| Error::validation(e.message()))?;
         spec.length.check(data.len(), "bytes")?;
         let py = self.ctx.py;
