@@ -20,6 +20,9 @@
 #[path = "../formats/msgpack/read.rs"]
 #[allow(dead_code, unused_imports)]
 mod read;
+#[path = "../src/room.rs"]
+#[allow(dead_code)]
+mod room;
 #[path = "../formats/msgpack/write.rs"]
 #[allow(dead_code, unused_imports)]
 mod write;

@@ -15,7 +15,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyFrozenSet, PySet};
 use smallvec::SmallVec;
 
-use crate::errors::{Error, Result};
+use crate::errors::{reserve, Error, Result};
 use crate::plan::{
     ExtensionSpec, Field, LiteralValue, Node, NodeId, Plan, RecordKind, RecordSpec, SequenceKind,
     SequenceSpec, TaggedUnionSpec,
@@ -57,8 +57,9 @@ pub trait WireReader<'p, 'py> {
 
     /// Decodes the next value as node `id`.
     fn value(&mut self, id: NodeId) -> Result<Obj<'py>>;
-    /// A tagged union's tag value: a str or an int.
-    fn tag_value(&mut self) -> Result<LiteralValue>;
+    /// A tagged union's tag value (a str or an int): the position in `spec.tags` of the tag it
+    /// names.
+    fn tag(&mut self, spec: &TaggedUnionSpec) -> Result<usize>;
     /// Reads what opens a map whose kind the decoder has seen (JSON's brace).
     fn begin_map(&mut self, entries: &mut Self::Left) -> Result<()>;
     /// Consumes the next entry's key if it is `field`'s wire name, else consumes nothing: the
@@ -81,6 +82,9 @@ pub trait WireReader<'p, 'py> {
     /// How many items or entries are left, where the format knows it up front: lengths are
     /// then checked before the items are read.
     fn count_left(left: &Self::Left) -> Option<usize>;
+    /// Whether a fixed-length tuple's length is checked before its items, when `count_left`
+    /// knows it. A reader that must fail as JSON decoding fails (item errors first) says no.
+    const TUPLE_LENGTH_FIRST: bool = true;
     /// Reads the head of the array `decode_many` takes, refusing any other value.
     fn begin_many(&mut self) -> Result<Self::Left>;
     /// Checks that nothing but what the format allows follows the value read.
@@ -95,6 +99,9 @@ pub trait WireReader<'p, 'py> {
         format!(" at byte {}", self.offset())
     }
 }
+
+/// What a failed growth of the item buffers says (a MemoryError).
+const ITEMS: &str = "the items of an array";
 
 type Left<'p, 'py, R> = <Decoder<'p, 'py, R> as WireReader<'p, 'py>>::Left;
 
@@ -113,10 +120,13 @@ where
     pub fn decode_many(mut self) -> Result<Obj<'py>> {
         let mut left = self.begin_many()?;
         let root = self.ctx.plan.root;
-        let mut items = Vec::with_capacity(Self::count_left(&left).unwrap_or(0));
+        let mut items = Vec::new();
+        reserve(&mut items, Self::count_left(&left).unwrap_or(0), ITEMS)?;
         while self.next_item(&mut left)? {
             let index = items.len();
-            items.push(self.value(root).map_err(|e| e.at_index(index))?);
+            let value = self.value(root).map_err(|e| e.at_index(index))?;
+            reserve(&mut items, 1, ITEMS)?;
+            items.push(value);
         }
         self.finish()?;
         Ok(crate::py::new_list(self.ctx.py, items.into_iter())?.into_any())
@@ -191,12 +201,18 @@ where
         let base = stack.len();
         if let Some(count) = Self::count_left(&items) {
             // The reader has checked that `count` items fit in the input left.
-            stack.reserve(count);
+            reserve(stack, count, ITEMS)?;
         }
         let mut index = 0;
         while self.next_item(&mut items)? {
             match self.value(item) {
-                Ok(value) => self.stack.push(value),
+                Ok(value) => {
+                    if let Err(err) = reserve(&mut self.stack, 1, ITEMS) {
+                        self.stack.truncate(base);
+                        return Err(err);
+                    }
+                    self.stack.push(value)
+                }
                 Err(err) => {
                     self.stack.truncate(base);
                     return Err(err.at_index(index));
@@ -211,7 +227,8 @@ where
     fn tuple(&mut self, item_nodes: &[NodeId], mut items: Left<'p, 'py, R>) -> Result<Obj<'py>> {
         self.begin_array(&mut items)?;
         let length = item_nodes.len();
-        if let Some(count) = Self::count_left(&items).filter(|&count| count != length) {
+        let known = Self::count_left(&items).filter(|_| Self::TUPLE_LENGTH_FIRST);
+        if let Some(count) = known.filter(|&count| count != length) {
             return Err(Error::validation(format!(
                 "expected array of length {length}, got {count}"
             )));
@@ -340,10 +357,10 @@ where
         if !self.next_item(&mut items)? {
             return Err(missing_leading_tag());
         }
-        let tag = self.tag_value().map_err(|e| e.at_index(0))?;
-        let record = variant(self.ctx.plan, spec, &tag).map_err(|e| e.at_index(0))?;
+        let tag = self.tag(spec).map_err(|e| e.at_index(0))?;
+        let record = variant(self.ctx.plan, spec, tag);
         let mut builder = RecordBuilder::new(record);
-        set_tag(&self.ctx, record, &tag, &mut builder).map_err(|e| e.at_index(0))?;
+        set_tag(&self.ctx, record, &spec.tags[tag].0, &mut builder).map_err(|e| e.at_index(0))?;
         self.positional_fields(record, &mut builder, items, 1)?;
         builder.finish(self.ctx.py, record)
     }
@@ -389,10 +406,34 @@ where
         Ok(())
     }
 
-    /// A tagged union written as a map, in one pass wherever possible: entries before the tag are
-    /// decoded at once when every variant decodes them alike, and only the others are read again
-    /// (by rewinding to them) once the tag has named the variant.
+    /// A tagged union written as a map. With the tag first (as polycodec and msgspec write it),
+    /// its key is matched against the precomputed bytes and the rest is read as the variant's
+    /// record; otherwise see [`Self::tagged_anywhere`].
     fn tagged(
+        &mut self,
+        spec: &TaggedUnionSpec,
+        mut entries: Left<'p, 'py, R>,
+    ) -> Result<Obj<'py>> {
+        let plan: &'p Plan = self.ctx.plan;
+        match tag_field(plan, spec) {
+            Some(field) if self.take_field(&mut entries, field) => {
+                let tag = self.tag(spec).map_err(|e| e.at_field(&spec.tag_field))?;
+                let record = variant(plan, spec, tag);
+                let mut builder = RecordBuilder::new(record);
+                set_tag(&self.ctx, record, &spec.tags[tag].0, &mut builder)
+                    .map_err(|e| e.at_field(&spec.tag_field))?;
+                self.record_fields(record, &mut builder, entries)?;
+                builder.finish(self.ctx.py, record)
+            }
+            _ => self.tagged_anywhere(spec, entries),
+        }
+    }
+
+    /// A tagged union whose tag is not the first key, in one pass wherever possible: entries
+    /// before the tag are decoded at once when every variant decodes them alike, and only the
+    /// others are read again (by rewinding to them) once the tag has named the variant.
+    #[inline(never)]
+    fn tagged_anywhere(
         &mut self,
         spec: &TaggedUnionSpec,
         mut entries: Left<'p, 'py, R>,
@@ -408,9 +449,8 @@ where
                 )));
             };
             if key == spec.tag_field.as_bytes() {
-                let tag = self.tag_value().map_err(|e| e.at_field(&spec.tag_field))?;
-                let record = variant(plan, spec, &tag).map_err(|e| e.at_field(&spec.tag_field))?;
-                break (record, tag);
+                let tag = self.tag(spec).map_err(|e| e.at_field(&spec.tag_field))?;
+                break (variant(plan, spec, tag), tag);
             }
             match spec.key_index(key) {
                 Some(k) => match spec.keys[k].shared {
@@ -444,7 +484,8 @@ where
                 None => unknown_field(record, name)?,
             }
         }
-        set_tag(&self.ctx, record, &tag, &mut builder).map_err(|e| e.at_field(&spec.tag_field))?;
+        set_tag(&self.ctx, record, &spec.tags[tag].0, &mut builder)
+            .map_err(|e| e.at_field(&spec.tag_field))?;
         // Not even a call when the count says the tag came last.
         if Self::count_left(&entries) != Some(0) {
             self.record_fields(record, &mut builder, entries)?;
@@ -497,19 +538,50 @@ fn missing_leading_tag() -> Error {
     Error::validation("expected the tag as the array's first item")
 }
 
-/// The variant a tag value names.
-fn variant<'p>(
-    plan: &'p Plan,
-    spec: &TaggedUnionSpec,
-    tag: &LiteralValue,
-) -> Result<&'p RecordSpec> {
-    match spec.find(tag).map(|id| plan.node(id)) {
-        Some(Node::Record(record)) => Ok(record),
-        _ => Err(Error::validation(format!(
-            "invalid value {tag} for tag field `{}`: expected {}",
-            spec.tag_field,
-            spec.describe_tags()
-        ))),
+/// A tag value as read, borrowed from the input.
+pub enum TagRef<'a> {
+    Str(&'a [u8]),
+    Int(i64),
+}
+
+/// The position in `spec.tags` of the tag `tag` names.
+pub fn find_tag(spec: &TaggedUnionSpec, tag: TagRef<'_>) -> Result<usize> {
+    let found = spec.tags.iter().position(|(value, _)| match (value, &tag) {
+        (LiteralValue::Str(text), TagRef::Str(bytes)) => text.as_bytes() == *bytes,
+        (LiteralValue::Int(number), TagRef::Int(read)) => number == read,
+        _ => false,
+    });
+    found.ok_or_else(|| invalid_tag(spec, tag))
+}
+
+#[cold]
+fn invalid_tag(spec: &TaggedUnionSpec, tag: TagRef<'_>) -> Error {
+    let shown = match tag {
+        TagRef::Str(bytes) => LiteralValue::Str(utf8(bytes).to_owned()),
+        TagRef::Int(number) => LiteralValue::Int(number),
+    };
+    Error::validation(format!(
+        "invalid value {shown} for tag field `{}`: expected {}",
+        spec.tag_field,
+        spec.describe_tags()
+    ))
+}
+
+/// The variant of the tag at `tag` in `spec.tags` (a record, checked when the plan was built).
+fn variant<'p>(plan: &'p Plan, spec: &TaggedUnionSpec, tag: usize) -> &'p RecordSpec {
+    match plan.node(spec.tags[tag].1) {
+        Node::Record(record) => record,
+        _ => unreachable!("a tagged union's variants are records"),
+    }
+}
+
+/// The tag field of the union's first variant: its precomputed key bytes are the tag key's.
+#[inline]
+fn tag_field<'p>(plan: &'p Plan, spec: &TaggedUnionSpec) -> Option<&'p Field> {
+    let (_, id) = spec.tags.first()?;
+    match plan.node(*id) {
+        Node::Record(record) => record.tag.as_ref().map(|(index, _)| &record.fields[*index]),
+        _ => None,
     }
 }
 
@@ -522,6 +594,18 @@ fn set_tag<'py>(
 ) -> Result<()> {
     if let Some((index, _)) = record.tag {
         let node = record.fields[index].node;
+        // The annotation's own object, as decoding the Literal would return it.
+        if let Node::Literal(literal) = ctx.plan.node(node) {
+            // A variant's tags are its Literal's values: with one, the tag read is that one.
+            let object = match literal.values.as_slice() {
+                [(_, object)] => Some(object),
+                _ => literal.find(tag),
+            };
+            if let Some(object) = object {
+                builder.set(index, object.bind(ctx.py).clone());
+                return Ok(());
+            }
+        }
         let value = match tag {
             LiteralValue::Str(text) => ctx.string(node, text.as_bytes(), text.is_ascii()),
             LiteralValue::Int(number) => ctx.int(node, *number),

@@ -17,7 +17,7 @@ use crate::errors::{Error, ErrorKind, Result};
 use crate::plan::{
     EnumSpec, Field, FieldDefault, LiteralValue, Node, NodeId, Plan, RecordKind, RecordSpec,
 };
-use crate::py::fields::{Next, PlainValue};
+use crate::py::fields::{FieldReader, Next, PlainValue};
 use crate::py::{self, temporal, Obj};
 use crate::shape::{self, Shape};
 use crate::text;
@@ -231,16 +231,10 @@ impl<'p, 'w, W: WireWriter> Encoder<'p, 'w, W> {
                     .ok_or_else(|| mismatch(node, value))?;
                 self.value(variant, value)
             }
-            Node::TaggedUnion(spec) => {
-                for (_, record_id) in &spec.tags {
-                    if let Node::Record(record) = self.plan.node(*record_id) {
-                        if shape::is_record(record, value) {
-                            return nested(self.depth, || self.record(record, value));
-                        }
-                    }
-                }
-                Err(mismatch(node, value))
-            }
+            Node::TaggedUnion(spec) => match shape::tagged_variant(self.plan, spec, value) {
+                Some(record) => nested(self.depth, || self.record(record, value)),
+                None => Err(mismatch(node, value)),
+            },
             Node::Any => self.any(value),
             Node::DateTime(_) => match value
                 .cast_exact::<PyDateTime>()
@@ -298,11 +292,17 @@ impl<'p, 'w, W: WireWriter> Encoder<'p, 'w, W> {
                 self.w.bytes(&data, value)
             }
             Node::Enum(spec) => self.enum_value(spec, value),
-            Node::Literal(spec) => {
-                let literal = shape::allowed_literal(spec, value)?;
-                self.literal(&literal);
-                Ok(())
-            }
+            Node::Literal(spec) => match shape::find_literal(spec, value) {
+                Some(literal) => {
+                    self.literal(literal);
+                    Ok(())
+                }
+                None => {
+                    let literal = shape::allowed_literal(spec, value)?;
+                    self.literal(&literal);
+                    Ok(())
+                }
+            },
             Node::Tuple(items) => nested(self.depth, || self.tuple(node, items, value)),
             Node::Dict(spec) => match value.cast::<PyDict>() {
                 Ok(dict) => nested(self.depth, || self.dict(spec.key, spec.value, dict)),
@@ -496,11 +496,21 @@ impl<'p, 'w, W: WireWriter> Encoder<'p, 'w, W> {
         };
         let mut count = 0;
         let mut source = spec.access.reader(value);
-        // Positional variants of a tagged union lead with the tag, so a decoder knows the
-        // variant before it reads anything else.
+        // Variants of a tagged union lead with the tag, so a decoder knows the variant before it
+        // reads anything else.
         let leading_tag = match &spec.tag {
             Some((index, tag)) if positional => {
                 self.literal(tag);
+                count += 1;
+                Some(*index)
+            }
+            _ => None,
+        };
+        // Object-form variants lead with the tag too; the tag field is then only checked where
+        // the walk meets it.
+        let tag_first = match &spec.tag {
+            Some((index, _)) if !positional => {
+                self.leading_tag(spec, *index, value)?;
                 count += 1;
                 Some(*index)
             }
@@ -513,6 +523,12 @@ impl<'p, 'w, W: WireWriter> Encoder<'p, 'w, W> {
         for (position, &index) in fields.enumerate() {
             let position = position + usize::from(leading_tag.is_some());
             let field = &spec.fields[index];
+            if Some(index) == tag_first {
+                if let Some(item) = source.get(value, index, field.name.bind(value.py()))? {
+                    self.check_tag(field, &item)?;
+                }
+                continue;
+            }
             let Some(item) = source.get(value, index, field.name.bind(value.py()))? else {
                 if positional || matches!(field.default, FieldDefault::Required) {
                     return Err(Error::encode(format!(
@@ -552,6 +568,68 @@ impl<'p, 'w, W: WireWriter> Encoder<'p, 'w, W> {
         Ok(())
     }
 
+    /// A tagged-union variant's tag, written as its map's first entry (as msgspec writes the tag
+    /// of its tagged Structs): the class's tag when the tag field's `Literal` allows one value,
+    /// else the instance's value, checked.
+    fn leading_tag(&mut self, spec: &RecordSpec, index: usize, value: &Obj<'_>) -> Result<()> {
+        let field = &spec.fields[index];
+        self.w.field_name(field, true);
+        if let Node::Literal(literal) = self.plan.node(field.node) {
+            if let [(tag, _)] = literal.values.as_slice() {
+                self.literal(tag);
+                return Ok(());
+            }
+        }
+        let name = field.name.bind(value.py());
+        let item = match spec.kind {
+            RecordKind::TypedDict => value
+                .cast::<PyDict>()
+                .map_err(PyErr::from)?
+                .get_item(name)?
+                .ok_or_else(|| Error::encode(format!("missing required field `{}`", field.name)))?,
+            _ => value.getattr(name)?,
+        };
+        self.value(field.node, &item)
+            .map_err(|e| e.at_field(&field.wire_name))
+    }
+
+    /// The tag field's value where the walk meets it, after [`Self::leading_tag`] has written
+    /// the tag: it must be one its `Literal` allows (the class's own tag when there is one).
+    #[inline(never)]
+    fn check_tag(&self, field: &Field, item: &Obj<'_>) -> Result<()> {
+        if let Node::Literal(literal) = self.plan.node(field.node) {
+            if shape::find_literal(literal, item).is_none() {
+                shape::allowed_literal(literal, item).map_err(|e| e.at_field(&field.wire_name))?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The tag field where the field walk meets it: read (so a dict cursor stays in step) and
+    /// checked, not written again. The common value, the class's own tag object, is accepted
+    /// by identity. Cold and out of line, so that the plain record walk is laid out as before.
+    #[cold]
+    #[inline(never)]
+    fn skip_tag<'py>(
+        &mut self,
+        reader: &mut FieldReader<'_, 'py>,
+        index: usize,
+        field: &Field,
+        value: &Obj<'py>,
+    ) -> Result<()> {
+        let Some(item) = reader.get(value, index, field.name.bind(value.py()))? else {
+            return Ok(());
+        };
+        if let Node::Literal(literal) = self.plan.node(field.node) {
+            if let [(_, object)] = literal.values.as_slice() {
+                if object.is(&item) {
+                    return Ok(());
+                }
+            }
+        }
+        self.check_tag(field, &item)
+    }
+
     /// The common record: a dataclass written as a map with every field. Plain field values
     /// are written straight from the instance (see `py::fields`).
     fn dataclass_fields(&mut self, spec: &RecordSpec, value: &Obj<'_>) -> Result<()> {
@@ -559,9 +637,23 @@ impl<'p, 'w, W: WireWriter> Encoder<'p, 'w, W> {
         let open = self.w.begin_map(length);
         let py = value.py();
         let mut reader = spec.access.reader(value);
-        for (position, &index) in spec.wire_fields.iter().enumerate() {
+        // A tagged-union variant leads with its tag; `usize::MAX` matches no field.
+        let tag_index = match &spec.tag {
+            Some((index, _)) => {
+                self.leading_tag(spec, *index, value)?;
+                *index
+            }
+            None => usize::MAX,
+        };
+        let mut first = tag_index == usize::MAX;
+        for &index in &spec.wire_fields {
             let field = &spec.fields[index];
-            self.w.field_name(field, position == 0);
+            if index == tag_index {
+                self.skip_tag(&mut reader, index, field, value)?;
+                continue;
+            }
+            self.w.field_name(field, first);
+            first = false;
             let name = field.name.bind(py);
             let w = &mut *self.w;
             let item = match reader.next(value, index, name, field.plain, |plain| w.plain(plain)) {

@@ -367,7 +367,7 @@ pub fn encode_json_spec<'py>(
 ) -> PyResult<Bound<'py, PyBytes>> {
     let plan = build_plan(&spec)?;
     let mut writer = formats::json::encode::JsonWriter { out: Vec::new() };
-    formats::encoder::encode_one(&plan, &value, &mut writer)
+    crate::errors::output_result(|| formats::encoder::encode_one(&plan, &value, &mut writer))
         .map_err(|e| e.into_pyerr(py, ErrorKind::Encode))?;
     Ok(PyBytes::new(py, &writer.out))
 }

@@ -203,6 +203,46 @@ impl From<PyErr> for Error {
     }
 }
 
+/// The MemoryError for a buffer that could not grow: Rust's own allocation failure
+/// (`handle_alloc_error`) would abort the whole interpreter.
+#[cold]
+#[inline(never)]
+pub fn out_of_memory(what: &str) -> Error {
+    Error::from(pyo3::exceptions::PyMemoryError::new_err(format!(
+        "cannot allocate memory for {what}"
+    )))
+}
+
+/// Makes room for `additional` more items in a buffer whose size the input or the value
+/// being encoded drives: a MemoryError instead of an abort. Amortised like `Vec::reserve`; the
+/// common case (room left) is one comparison.
+#[inline(always)]
+pub fn reserve<T>(items: &mut Vec<T>, additional: usize, what: &str) -> Result<()> {
+    if items.capacity() - items.len() < additional {
+        return grow(items, additional, what);
+    }
+    Ok(())
+}
+
+#[cold]
+#[inline(never)]
+fn grow<T>(items: &mut Vec<T>, additional: usize, what: &str) -> Result<()> {
+    items
+        .try_reserve(additional)
+        .map_err(|_| out_of_memory(what))
+}
+
+/// Runs one encode into an output buffer: a MemoryError when a writer could not grow the buffer
+/// (the output is then incomplete and must be dropped), else the encode's own result.
+pub fn output_result(encode: impl FnOnce() -> Result<()>) -> Result<()> {
+    crate::room::take_output_failure();
+    let result = encode();
+    if crate::room::take_output_failure() {
+        return Err(out_of_memory("the encoded output"));
+    }
+    result
+}
+
 impl From<std::convert::Infallible> for Error {
     fn from(never: std::convert::Infallible) -> Self {
         match never {}

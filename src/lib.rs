@@ -8,6 +8,7 @@ mod api;
 mod errors;
 mod plan;
 mod py;
+mod room;
 mod shape;
 mod stream;
 mod text;
@@ -29,6 +30,7 @@ fn _polycodec(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_function(wrap_pyfunction!(api::rebuild_codec, module)?)?;
     module.add_function(wrap_pyfunction!(api::encode_json_spec, module)?)?;
     formats::register(module)?;
+    module.add_function(wrap_pyfunction!(py::floor::_floor_create, module)?)?;
     module.add_function(wrap_pyfunction!(
         formats::avro::schema::_avro_parse,
         module

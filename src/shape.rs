@@ -17,7 +17,7 @@ use pyo3::types::{
 use crate::errors::{Error, Result};
 use crate::plan::{
     EnumSpec, FieldDefault, LiteralSpec, LiteralValue, Node, NodeId, Plan, RecordKind, RecordSpec,
-    UnionSpec,
+    TaggedUnionSpec, UnionSpec,
 };
 use crate::py::{self, Obj};
 use crate::values::MAX_DEPTH;
@@ -158,6 +158,27 @@ pub fn allowed_literal(spec: &LiteralSpec, value: &Obj<'_>) -> Result<LiteralVal
         })
 }
 
+/// The allowed literal `value` is, found without making a string: the annotation's own object
+/// (an interned str, a small int) by identity, else a str's text or an int's value compared.
+#[inline]
+pub fn find_literal<'s>(spec: &'s LiteralSpec, value: &Obj<'_>) -> Option<&'s LiteralValue> {
+    if let Some((literal, _)) = spec.values.iter().find(|(_, obj)| obj.is(value)) {
+        return Some(literal);
+    }
+    if let Ok(text) = value.cast_exact::<PyString>() {
+        let text = py::str_utf8(text).ok()?;
+        return spec.values.iter().find_map(|(literal, _)| match literal {
+            LiteralValue::Str(allowed) if allowed == text => Some(literal),
+            _ => None,
+        });
+    }
+    let wanted = literal_of(value)?;
+    spec.values
+        .iter()
+        .find(|(literal, _)| *literal == wanted)
+        .map(|(literal, _)| literal)
+}
+
 /// The literal a str, int or bool value stands for.
 pub fn literal_of(value: &Obj<'_>) -> Option<LiteralValue> {
     if let Ok(flag) = value.cast::<PyBool>() {
@@ -214,6 +235,29 @@ pub fn equals_default(default: &FieldDefault, value: &Obj<'_>) -> Result<bool> {
         }
         FieldDefault::Required | FieldDefault::Absent => Ok(false),
     }
+}
+
+/// The variant of a tagged union that encodes `value`: the record of the value's exact class
+/// (one pointer comparison per variant, no call into CPython), else the first variant the value
+/// is an instance of (a subclass instance).
+#[inline]
+pub fn tagged_variant<'p>(
+    plan: &'p Plan,
+    spec: &TaggedUnionSpec,
+    value: &Obj<'_>,
+) -> Option<&'p RecordSpec> {
+    let class = value.get_type_ptr() as usize;
+    let record = |id: NodeId| match plan.node(id) {
+        Node::Record(record) => Some(record),
+        _ => None,
+    };
+    if let Some(&(_, id)) = spec.classes.iter().find(|(addr, _)| *addr == class) {
+        return record(id);
+    }
+    spec.tags
+        .iter()
+        .filter_map(|&(_, id)| record(id))
+        .find(|record| is_record(record, value))
 }
 
 /// Chooses the union variant for a Python value by its type. Unions are unambiguous by

@@ -872,7 +872,7 @@ fn write_values(
             count += 1;
             in_block += 1;
             if in_block >= sync_interval {
-                avro.stream_flush(&mut out, in_block, &block, &sync);
+                avro.stream_flush(&mut out, in_block, &block, &sync)?;
                 block.clear();
                 in_block = 0;
                 flush(&out)?;
@@ -881,7 +881,7 @@ fn write_values(
             Ok(())
         })?;
         if in_block > 0 {
-            avro.stream_flush(&mut out, in_block, &block, &sync);
+            avro.stream_flush(&mut out, in_block, &block, &sync)?;
         }
     } else {
         let lines = codec.format == "json";

@@ -289,7 +289,10 @@ impl<'p, 'py> Decoding<'p, 'py> {
                         spec.describe_values()
                     ))
                 }),
-            Node::Literal(spec) => literal(spec, &LiteralValue::Str(utf8(bytes).to_owned()), py),
+            Node::Literal(spec) => match spec.find_str(bytes) {
+                Some(object) => Ok(object.bind(py).clone()),
+                None => literal(spec, &LiteralValue::Str(utf8(bytes).to_owned()), py),
+            },
             Node::Int(_) if !self.strict => {
                 let text = utf8(bytes);
                 self.integer_text(id, text).unwrap_or_else(|| {
@@ -492,13 +495,23 @@ fn parse_python_int<'py>(py: Python<'py>, text: &str) -> Result<Obj<'py>> {
 
 /// Collects a record's field values as they arrive (in any order) and builds the object.
 pub struct RecordBuilder<'py> {
-    values: SmallVec<[Option<Obj<'py>>; 16]>,
+    values: SmallVec<[Option<Obj<'py>>; INLINE_FIELDS]>,
 }
 
+/// The number of fields a [`RecordBuilder`] holds without a heap allocation.
+const INLINE_FIELDS: usize = 16;
+
 impl<'py> RecordBuilder<'py> {
+    #[inline]
     pub fn new(spec: &RecordSpec) -> Self {
-        let mut values = SmallVec::with_capacity(spec.fields.len());
-        values.resize(spec.fields.len(), None);
+        let count = spec.fields.len();
+        // The inline buffer is written whole (every slot `None`, a null pointer) rather than
+        // grown one `None` at a time, which `SmallVec::resize` does.
+        let values = if count <= INLINE_FIELDS {
+            SmallVec::from_buf_and_len([const { None }; INLINE_FIELDS], count)
+        } else {
+            std::iter::repeat_with(|| None).take(count).collect()
+        };
         RecordBuilder { values }
     }
 

@@ -545,3 +545,13 @@ def test_tagged_union_members_before_the_tag_decode_as_the_variant_says() -> Non
             same_failure(tp, data)
         else:
             assert_same(codec.from_builtins(data), expected)
+
+
+def test_short_tuple_with_a_wrong_item_fails_at_the_item_as_json_does() -> None:
+    # JSON reads items before it knows the length; from_builtins reports the same first error.
+    codec = polycodec.Codec(tuple[str, int])
+    with pytest.raises(polycodec.ValidationError) as from_json:
+        codec.decode_one(b"[1]")
+    with pytest.raises(polycodec.ValidationError) as from_objects:
+        codec.from_builtins([1])
+    assert str(from_objects.value) == str(from_json.value) == "expected str, got int (at $[0])"

@@ -13,6 +13,9 @@ use crate::py::{self, temporal, Obj};
 use crate::text::temporal::{Date, DateTime, Time, TimeOfDay};
 use crate::values::{mismatch, nested, Decoding, RecordBuilder, Token, MAX_DEPTH};
 
+/// What a failed growth of an array's item buffer says (a MemoryError).
+const ITEMS: &str = "the items of an Avro array";
+
 /// Values that take no input bytes (nulls, empty records, records of them) are limited per
 /// call (all blocks of a container count together), since the input cannot bound how many a
 /// count or a schema asks for.
@@ -443,11 +446,13 @@ impl<'a, 'p, 'py> Decoder<'a, 'p, 'py> {
                 if count == 0 {
                     break;
                 }
-                items.reserve(count.min(4096));
+                crate::errors::reserve(&mut items, count.min(4096), ITEMS)?;
                 let paid = self.begin_paid(item);
                 for _ in 0..count {
                     let index = items.len();
-                    items.push(self.value(item).map_err(|e| e.at_index(index))?);
+                    let value = self.value(item).map_err(|e| e.at_index(index))?;
+                    crate::errors::reserve(&mut items, 1, ITEMS)?;
+                    items.push(value);
                 }
                 self.end_paid(paid);
             }

@@ -193,23 +193,9 @@ impl Avro {
     }
 }
 
-impl WireFormat for Avro {
-    fn encode_one(&self, plan: &Plan, value: &Obj<'_>, out: &mut Vec<u8>) -> Result<()> {
-        match self.framing {
-            Framing::Raw => {}
-            Framing::SingleObject => {
-                out.extend_from_slice(&[0xC3, 0x01]);
-                out.extend_from_slice(&self.own.fingerprint.to_le_bytes());
-            }
-            Framing::Confluent(id) => {
-                out.push(0);
-                out.extend_from_slice(&id.to_be_bytes());
-            }
-        }
-        self.encoder(plan, out).value(plan.root, value)
-    }
-
-    fn encode_many(&self, plan: &Plan, values: &Obj<'_>, out: &mut Vec<u8>) -> Result<()> {
+impl Avro {
+    /// The container file of `encode_many`, its blocks encoded and compressed in turn.
+    fn encode_blocks(&self, plan: &Plan, values: &Obj<'_>, out: &mut Vec<u8>) -> Result<()> {
         let sync = self.next_sync();
         container::write_header(out, &self.schema_json, self.codec, &sync);
         let mut block = Vec::with_capacity(1024);
@@ -232,6 +218,27 @@ impl WireFormat for Avro {
             container::write_block(out, count, &block, self.codec, &sync);
         }
         Ok(())
+    }
+}
+
+impl WireFormat for Avro {
+    fn encode_one(&self, plan: &Plan, value: &Obj<'_>, out: &mut Vec<u8>) -> Result<()> {
+        match self.framing {
+            Framing::Raw => {}
+            Framing::SingleObject => {
+                out.extend_from_slice(&[0xC3, 0x01]);
+                out.extend_from_slice(&self.own.fingerprint.to_le_bytes());
+            }
+            Framing::Confluent(id) => {
+                out.push(0);
+                out.extend_from_slice(&id.to_be_bytes());
+            }
+        }
+        crate::errors::output_result(|| self.encoder(plan, out).value(plan.root, value))
+    }
+
+    fn encode_many(&self, plan: &Plan, values: &Obj<'_>, out: &mut Vec<u8>) -> Result<()> {
+        crate::errors::output_result(|| self.encode_blocks(plan, values, out))
     }
 
     fn decode_one<'py>(

@@ -68,7 +68,7 @@ impl Avro {
         };
         let mut decoder = Decoder::new(py, plan, &header.program, &data);
         decoder.check_count(count, header.program.root)?;
-        out.reserve(count);
+        crate::errors::reserve(out, count, "the values of an Avro block")?;
         for _ in 0..count {
             out.push(decoder.root()?);
         }
@@ -90,11 +90,21 @@ impl Avro {
 
     /// Appends one record's datum to a block being built.
     pub fn stream_record(&self, plan: &Plan, value: &Obj<'_>, block: &mut Vec<u8>) -> Result<()> {
-        self.encoder(plan, block).value(plan.root, value)
+        crate::errors::output_result(|| self.encoder(plan, block).value(plan.root, value))
     }
 
-    /// Appends a finished block of `count` records to `out`.
-    pub fn stream_flush(&self, out: &mut Vec<u8>, count: usize, block: &[u8], sync: &[u8; 16]) {
-        container::write_block(out, count, block, self.codec, sync);
+    /// Appends a finished block of `count` records to `out`: a MemoryError when `out` cannot
+    /// grow to hold it.
+    pub fn stream_flush(
+        &self,
+        out: &mut Vec<u8>,
+        count: usize,
+        block: &[u8],
+        sync: &[u8; 16],
+    ) -> Result<()> {
+        crate::errors::output_result(|| {
+            container::write_block(out, count, block, self.codec, sync);
+            Ok(())
+        })
     }
 }

@@ -14,9 +14,9 @@ use pyo3::types::{
 
 use super::Keep;
 use crate::errors::{Error, Result};
-use crate::formats::decoder::{Decoder, WireReader};
+use crate::formats::decoder::{find_tag, Decoder, TagRef, WireReader};
 use crate::formats::json::decode::dict_key;
-use crate::plan::{Field, LiteralValue, Node, NodeId};
+use crate::plan::{Field, Node, NodeId, TaggedUnionSpec};
 use crate::py::{self, temporal, Obj};
 use crate::shape;
 use crate::text;
@@ -334,14 +334,14 @@ impl<'p, 'py> WireReader<'p, 'py> for Decoder<'p, 'py, ObjectInput<'py>> {
         self.kept(id, value)
     }
 
-    fn tag_value(&mut self) -> Result<LiteralValue> {
+    fn tag(&mut self, spec: &TaggedUnionSpec) -> Result<usize> {
         let value = self.take_next()?;
         if let Ok(text) = value.cast::<PyString>() {
-            return Ok(LiteralValue::Str(py::str_utf8(text)?.to_owned()));
+            return find_tag(spec, TagRef::Str(py::str_utf8(text)?.as_bytes()));
         }
         if value.is_instance_of::<PyInt>() && !value.is_instance_of::<PyBool>() {
             if let Some(number) = py::int_as_i64(&value) {
-                return Ok(LiteralValue::Int(number));
+                return find_tag(spec, TagRef::Int(number));
             }
         }
         if value.is_instance_of::<PyFloat>() {
@@ -448,6 +448,9 @@ impl<'p, 'py> WireReader<'p, 'py> for Decoder<'p, 'py, ObjectInput<'py>> {
     fn count_left(left: &Cursor<'py>) -> Option<usize> {
         Some(left.left())
     }
+
+    /// `from_builtins` fails where and as decoding the equivalent JSON fails.
+    const TUPLE_LENGTH_FIRST: bool = false;
 
     fn begin_many(&mut self) -> Result<Cursor<'py>> {
         let value = self.take_next()?;

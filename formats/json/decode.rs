@@ -6,14 +6,17 @@ use pyo3::prelude::*;
 
 use super::read::{Number, Reader, SyntaxError, ValueKind};
 use crate::errors::{Error, Result};
-use crate::formats::decoder::{Decoder, WireReader};
-use crate::plan::{Field, LiteralValue, Node, NodeId};
+use crate::formats::decoder::{find_tag, Decoder, TagRef, WireReader};
+use crate::plan::{Field, LiteralValue, Node, NodeId, TaggedUnionSpec};
 use crate::py::Obj;
 use crate::text;
 use crate::values::{nested, utf8, Decoding, Token, MAX_DEPTH};
 
 #[cold]
 fn syntax(err: SyntaxError) -> Error {
+    if err.message == super::read::OUT_OF_MEMORY {
+        return crate::errors::out_of_memory("an unescaped JSON string");
+    }
     Error::decode(format!("malformed JSON: {err}"))
 }
 
@@ -31,7 +34,12 @@ impl<'a, 'p, 'py> Decoder<'p, 'py, Reader<'a>> {
     #[inline(never)]
     fn base64_bytes(&mut self, spec: &crate::plan::BytesSpec) -> Result<Obj<'py>> {
         let text = self.reader.read_str().map_err(syntax)?;
-        let mut data = Vec::with_capacity(text.bytes.len() / 4 * 3);
+        let mut data = Vec::new();
+        crate::errors::reserve(
+            &mut data,
+            text.bytes.len() / 4 * 3 + 3,
+            "base64-decoded bytes",
+        )?;
         text::base64::decode(text.bytes, &mut data).map_err(|e| Error::validation(e.message()))?;
         spec.length.check(data.len(), "bytes")?;
         let py = self.ctx.py;
@@ -118,14 +126,14 @@ impl<'p, 'py> WireReader<'p, 'py> for Decoder<'p, 'py, Reader<'_>> {
     }
 
     /// A tag's value: a str or an int.
-    fn tag_value(&mut self) -> Result<LiteralValue> {
+    fn tag(&mut self, spec: &TaggedUnionSpec) -> Result<usize> {
         match self.reader.peek_kind().map_err(syntax)? {
             ValueKind::String => {
                 let text = self.reader.read_str().map_err(syntax)?;
-                Ok(LiteralValue::Str(text.text().to_owned()))
+                find_tag(spec, TagRef::Str(text.bytes))
             }
             ValueKind::Number => match self.reader.read_number().map_err(syntax)? {
-                Number::Int(value) => Ok(LiteralValue::Int(value)),
+                Number::Int(value) => find_tag(spec, TagRef::Int(value)),
                 _ => Err(Error::validation("expected a str or int tag, got float")),
             },
             _ => Err(Error::validation("expected a str or int tag")),

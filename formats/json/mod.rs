@@ -28,7 +28,7 @@ impl WireFormat for Json {
         let mut writer = encode::JsonWriter {
             out: std::mem::take(out),
         };
-        let result = encoder::encode_one(plan, value, &mut writer);
+        let result = crate::errors::output_result(|| encoder::encode_one(plan, value, &mut writer));
         *out = writer.out;
         result
     }
@@ -37,7 +37,8 @@ impl WireFormat for Json {
         let mut writer = encode::JsonWriter {
             out: std::mem::take(out),
         };
-        let result = encoder::encode_many(plan, values, &mut writer);
+        let result =
+            crate::errors::output_result(|| encoder::encode_many(plan, values, &mut writer));
         *out = writer.out;
         result
     }

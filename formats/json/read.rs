@@ -366,6 +366,8 @@ impl<'a> Reader<'a> {
                     if !escaped {
                         self.scratch.clear();
                     }
+                    // Room for the run and the escape's at most 4 bytes: one check per escape.
+                    scratch_room(&mut self.scratch, i - run_start + 4, i)?;
                     self.scratch.extend_from_slice(&bytes[run_start..i]);
                 }
                 escaped = true;
@@ -396,6 +398,7 @@ impl<'a> Reader<'a> {
         if !decode {
             Ok((Scanned::Skipped, ascii))
         } else if escaped {
+            scratch_room(&mut self.scratch, i - run_start, i)?;
             self.scratch.extend_from_slice(&bytes[run_start..i]);
             Ok((Scanned::Scratch, ascii))
         } else {
@@ -814,6 +817,28 @@ fn hex4(bytes: &[u8], i: usize) -> Option<u32> {
         v = (v << 4) | u32::from(d);
     }
     Some(v)
+}
+
+/// The message of a string whose unescaped text could not be allocated: the decoder raises
+/// it as a MemoryError.
+pub const OUT_OF_MEMORY: &str = "out of memory for an unescaped string";
+
+/// Makes room for `additional` bytes of unescaped text, fallibly (a failed `Vec` growth
+/// would abort the process).
+#[inline(always)]
+fn scratch_room(scratch: &mut Vec<u8>, additional: usize, at: usize) -> Result<(), SyntaxError> {
+    if scratch.capacity() - scratch.len() < additional {
+        return scratch_grow(scratch, additional, at);
+    }
+    Ok(())
+}
+
+#[cold]
+#[inline(never)]
+fn scratch_grow(scratch: &mut Vec<u8>, additional: usize, at: usize) -> Result<(), SyntaxError> {
+    scratch
+        .try_reserve(additional)
+        .map_err(|_| SyntaxError::new(at, OUT_OF_MEMORY))
 }
 
 /// Decodes the escape sequence whose backslash is at `bytes[i]`, appending

@@ -15,6 +15,8 @@
 
 use std::fmt;
 
+use crate::room::output_room;
+
 /// Error from [`write_f64`]: JSON has no representation for NaN or ±inf.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct NonFinite;
@@ -31,8 +33,39 @@ impl std::error::Error for NonFinite {}
 /// as a hand-written one in `benches/json_wire.rs`, so the project keeps no escaper of its own).
 #[inline]
 pub fn write_str(out: &mut Vec<u8>, s: &str) {
+    if s.len() >= COUNT_ESCAPES_FROM {
+        return write_long_str(out, s);
+    }
     // Writing into a Vec cannot fail.
     let _ = serde_json::to_writer(&mut *out, s);
+}
+
+/// A long str, kept out of line so the common path stays as it was: it reserves its escaped
+/// size (its escapes counted) fallibly, so no growth is left to the escaper. One too large for
+/// the memory left ends the encode in a MemoryError (see `errors::output_result`) instead of
+/// aborting.
+#[cold]
+#[inline(never)]
+fn write_long_str(out: &mut Vec<u8>, s: &str) {
+    if output_room(out, escaped_len(s.as_bytes())) {
+        let _ = serde_json::to_writer(&mut *out, s);
+    }
+}
+
+/// From this length on, a str's escaped size is counted and reserved before it is written.
+const COUNT_ESCAPES_FROM: usize = crate::room::LARGE;
+
+/// An upper bound of the quoted, escaped size of `s`: `\"` and `\\` take 2 bytes, a control
+/// character at most 6 (`\u001f`).
+fn escaped_len(s: &[u8]) -> usize {
+    2 + s
+        .iter()
+        .map(|&b| match b {
+            b'"' | b'\\' => 2,
+            0..=0x1f => 6,
+            _ => 1,
+        })
+        .sum::<usize>()
 }
 
 /// Appends `v` in decimal.

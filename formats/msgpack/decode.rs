@@ -9,8 +9,8 @@ use pyo3::types::PyBool;
 use super::epoch;
 use super::read::{self, Head, ReadError, Reader};
 use crate::errors::{Error, Result};
-use crate::formats::decoder::{Decoder, WireReader};
-use crate::plan::{Field, FloatBounds, IntBounds, LiteralValue, Node, NodeId, TzRule};
+use crate::formats::decoder::{find_tag, Decoder, TagRef, WireReader};
+use crate::plan::{Field, FloatBounds, IntBounds, Node, NodeId, TaggedUnionSpec, TzRule};
 use crate::py::{self, temporal, Obj};
 use crate::values::{nested, Token, MAX_DEPTH};
 
@@ -31,11 +31,6 @@ fn check_utf8(bytes: &[u8]) -> Result<bool> {
             "malformed MessagePack: str is not valid UTF-8",
         )),
     }
-}
-
-/// Text already checked by [`check_utf8`].
-fn text(bytes: &[u8]) -> &str {
-    std::str::from_utf8(bytes).unwrap_or_default()
 }
 
 #[cold]
@@ -246,13 +241,13 @@ impl<'p, 'py> WireReader<'p, 'py> for Decoder<'p, 'py, Reader<'_>> {
     }
 
     /// A tag's value: a str or an int.
-    fn tag_value(&mut self) -> Result<LiteralValue> {
+    fn tag(&mut self, spec: &TaggedUnionSpec) -> Result<usize> {
         match self.reader.next().map_err(malformed)? {
             Head::Str(bytes) => {
                 check_utf8(bytes)?;
-                Ok(LiteralValue::Str(text(bytes).to_owned()))
+                find_tag(spec, TagRef::Str(bytes))
             }
-            Head::Int(value) => Ok(LiteralValue::Int(value)),
+            Head::Int(value) => find_tag(spec, TagRef::Int(value)),
             other => Err(expected("a str or int tag", other.describe())),
         }
     }

@@ -35,7 +35,7 @@ impl WireFormat for MessagePack {
         let mut writer = encode::MessagePackWriter {
             out: std::mem::take(out),
         };
-        let result = encoder::encode_one(plan, value, &mut writer);
+        let result = crate::errors::output_result(|| encoder::encode_one(plan, value, &mut writer));
         *out = writer.out;
         result
     }
@@ -44,7 +44,8 @@ impl WireFormat for MessagePack {
         let mut writer = encode::MessagePackWriter {
             out: std::mem::take(out),
         };
-        let result = encoder::encode_many(plan, values, &mut writer);
+        let result =
+            crate::errors::output_result(|| encoder::encode_many(plan, values, &mut writer));
         *out = writer.out;
         result
     }

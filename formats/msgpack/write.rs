@@ -2,6 +2,8 @@
 //! write it (non-negative ints as uint, negative ones as int, floats always float64, strs as
 //! fixstr/str8/16/32, bytes as bin8/16/32). No Python here.
 
+use crate::room::{output_room, LARGE};
+
 #[inline]
 pub fn write_nil(out: &mut Vec<u8>) {
     out.push(0xc0);
@@ -65,7 +67,22 @@ pub fn write_str(out: &mut Vec<u8>, text: &str) {
         out.reserve(bytes.len() + 1);
         out.push(0xa0 | bytes.len() as u8);
         out.extend_from_slice(bytes);
+    } else if bytes.len() < LARGE {
+        write_str_header(out, bytes.len());
+        out.extend_from_slice(bytes);
     } else {
+        write_large_str(out, bytes);
+    }
+}
+
+/// A large str, kept out of line so the common path stays as small as it was: one fallible
+/// reserve of exactly the header and the text (exact, so a buffer sized by the previous output
+/// does not grow). A str too large for the memory left ends the encode in a MemoryError (see
+/// `errors::output_result`), not an abort.
+#[cold]
+#[inline(never)]
+fn write_large_str(out: &mut Vec<u8>, bytes: &[u8]) {
+    if output_room(out, bytes.len() + header_size(bytes.len())) {
         write_str_header(out, bytes.len());
         out.extend_from_slice(bytes);
     }
@@ -86,8 +103,23 @@ pub fn write_str_header(out: &mut Vec<u8>, length: usize) {
     }
 }
 
+/// The size of a str8/16/32 or bin8/16/32 header for `length` bytes.
+#[inline]
+fn header_size(length: usize) -> usize {
+    if length <= usize::from(u8::MAX) {
+        2
+    } else if length <= usize::from(u16::MAX) {
+        3
+    } else {
+        5
+    }
+}
+
 pub fn write_bin(out: &mut Vec<u8>, data: &[u8]) {
     let length = data.len();
+    if length >= LARGE && !output_room(out, length + header_size(length)) {
+        return;
+    }
     if length <= usize::from(u8::MAX) {
         out.extend_from_slice(&[0xc4, length as u8]);
     } else if length <= usize::from(u16::MAX) {

@@ -85,7 +85,8 @@ fn general_many<'py>(
             )))
         }
     };
-    let mut out = Vec::with_capacity(items.len());
+    let mut out = Vec::new();
+    crate::errors::reserve(&mut out, items.len(), ITEMS)?;
     for (index, &item) in items.iter().enumerate() {
         out.push(
             converter
@@ -95,6 +96,9 @@ fn general_many<'py>(
     }
     Ok(crate::py::new_list(py, out.into_iter())?.into_any())
 }
+
+/// What a failed allocation of a sequence's items says (a MemoryError).
+const ITEMS: &str = "the items of a pickled sequence";
 
 #[cold]
 fn fast_path_refused() -> Error {
@@ -899,7 +903,8 @@ impl<'a, 'v, 'f, 'p, 'py> Converter<'a, 'v, 'f, 'p, 'py> {
         length: &LengthBounds,
     ) -> Result<Obj<'py>> {
         let hashed = matches!(kind, SequenceKind::Set | SequenceKind::FrozenSet);
-        let mut out = Vec::with_capacity(items.len());
+        let mut out = Vec::new();
+        crate::errors::reserve(&mut out, items.len(), ITEMS)?;
         for (index, &item) in items.iter().enumerate() {
             if hashed {
                 self.charge_hash(item).map_err(|e| e.at_index(index))?;

@@ -340,6 +340,11 @@ impl<'f, 'p, 'o, 'py> Writer<'f, 'p, 'o, 'py> {
     fn text(&mut self, text: &str) {
         let bytes = text.as_bytes();
         let length = bytes.len();
+        // Fallible for a large str: one too large for the memory left ends the encode in a
+        // MemoryError (see `errors::output_result`), not an abort.
+        if length >= crate::room::LARGE && !crate::room::output_room(self.out, length + 9) {
+            return;
+        }
         if self.protocol >= 4 && length < 256 {
             self.out
                 .extend_from_slice(&[SHORT_BINUNICODE, length as u8]);
@@ -381,6 +386,9 @@ impl<'f, 'p, 'o, 'py> Writer<'f, 'p, 'o, 'py> {
     fn bytes(&mut self, data: &[u8]) {
         if self.protocol >= 3 {
             let length = data.len();
+            if length >= crate::room::LARGE && !crate::room::output_room(self.out, length + 9) {
+                return;
+            }
             if length < 256 {
                 self.out.extend_from_slice(&[SHORT_BINBYTES, length as u8]);
             } else if let Ok(length) = u32::try_from(length) {

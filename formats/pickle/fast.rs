@@ -104,14 +104,17 @@ pub fn decode<'py>(
     if input.len() >= u32::MAX as usize || plan.nodes.len() >= UUID_CLASS as usize {
         return None;
     }
+    // Stdlib pickles memoize about one value in 8 to 13 bytes. A memo that cannot be
+    // allocated leaves the pickle to the machine, which reports the MemoryError.
+    let mut memo = Vec::new();
+    memo.try_reserve(input.len() / 8).ok()?;
     let mut decoder = FastDecoder {
         input,
         pos: 0,
         fmt,
         ctx: Decoding { py, plan, strict },
         depth: 0,
-        // Stdlib pickles memoize about one value in 8 to 13 bytes.
-        memo: Vec::with_capacity(input.len() / 8),
+        memo,
     };
     if decoder.peek()? == PROTO {
         decoder.pos += 1;
@@ -264,6 +267,8 @@ impl<'a, 'f, 'p, 'py> FastDecoder<'a, 'f, 'p, 'py> {
                 return None;
             }
             if self.memo.len() <= index {
+                // Fallible: LONG_BINPUT's index can ask for a memo as long as the input.
+                self.memo.try_reserve(index + 1 - self.memo.len()).ok()?;
                 self.memo.resize(index + 1, Entry::Empty);
             }
             self.memo[index] = entry();
@@ -812,12 +817,16 @@ impl<'a, 'f, 'p, 'py> FastDecoder<'a, 'f, 'p, 'py> {
                 MARK => {
                     self.pos += 1;
                     while self.peek()? != APPENDS {
-                        items.push(self.value(item)?);
+                        let value = self.value(item)?;
+                        room(&mut items)?;
+                        items.push(value);
                     }
                     self.pos += 1;
                 }
                 _ if self.append_follows(item) => {
-                    items.push(self.value(item)?);
+                    let value = self.value(item)?;
+                    room(&mut items)?;
+                    items.push(value);
                     self.expect(APPEND)?;
                 }
                 _ => return Some(items),
@@ -1266,4 +1275,14 @@ impl<'a, 'f, 'p, 'py> FastDecoder<'a, 'f, 'p, 'py> {
         builder.set(index, value);
         Some(index + 1)
     }
+}
+
+/// Room for one more item, fallibly: a list that cannot grow leaves the pickle to the machine,
+/// which reports the MemoryError (a failed `Vec::push` would abort the process).
+#[inline(always)]
+fn room<T>(items: &mut Vec<T>) -> Option<()> {
+    if items.len() == items.capacity() {
+        items.try_reserve(1).ok()?;
+    }
+    Some(())
 }

@@ -217,11 +217,11 @@ pub fn open(args: &OpenArgs<'_, '_>) -> PyResult<Box<dyn WireFormat>> {
 
 impl WireFormat for Pickle {
     fn encode_one(&self, plan: &Plan, value: &Obj<'_>, out: &mut Vec<u8>) -> Result<()> {
-        encode::encode_one(self, plan, value, out)
+        crate::errors::output_result(|| encode::encode_one(self, plan, value, out))
     }
 
     fn encode_many(&self, plan: &Plan, values: &Obj<'_>, out: &mut Vec<u8>) -> Result<()> {
-        encode::encode_many(self, plan, values, out)
+        crate::errors::output_result(|| encode::encode_many(self, plan, values, out))
     }
 
     fn decode_one<'py>(

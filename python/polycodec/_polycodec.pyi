@@ -131,3 +131,8 @@ def _avro_fingerprint(data: bytes) -> int:
 
 def _avro_compatible(reader: str, writer: str) -> Optional[str]:
     """None, or the crate's reason data written with ``writer`` cannot be read as ``reader``."""
+
+# A diagnostic for benches/floor.py (src/py/floor.rs), not an API.
+def _floor_create(cls: type[T], names: list[str], rows: list[tuple[Any, ...]], /) -> list[T]:
+    """Instances of the dataclass ``cls`` from ready field values (each row in the order of
+    ``names``), created the way the decoders create records and nothing else."""

@@ -111,6 +111,7 @@ fn build_node(kind: &str, data: &Bound<'_, PyDict>) -> PyResult<Node> {
                 tag_field: get_required(data, "tag_field")?.extract()?,
                 tags,
                 keys: Vec::new(),
+                classes: Vec::new(),
             })
         }
         "list" | "set" | "frozenset" | "var_tuple" => Node::Sequence(SequenceSpec {
@@ -366,9 +367,28 @@ fn resolve_tagged_union_keys(plan: &mut Plan) {
         }
         all_keys.push(keys);
     }
-    for (node, keys) in plan.nodes.iter_mut().zip(all_keys) {
+    let all_classes: Vec<Vec<(usize, NodeId)>> = plan
+        .nodes
+        .iter()
+        .map(|node| match node {
+            Node::TaggedUnion(spec) => {
+                let mut classes: Vec<(usize, NodeId)> = Vec::new();
+                for &(_, id) in &spec.tags {
+                    if let Node::Record(record) = &plan.nodes[id] {
+                        if !classes.iter().any(|&(_, seen)| seen == id) {
+                            classes.push((record.type_addr, id));
+                        }
+                    }
+                }
+                classes
+            }
+            _ => Vec::new(),
+        })
+        .collect();
+    for ((node, keys), classes) in plan.nodes.iter_mut().zip(all_keys).zip(all_classes) {
         if let Node::TaggedUnion(spec) = node {
             spec.keys = keys;
+            spec.classes = classes;
         }
     }
 }

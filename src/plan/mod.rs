@@ -276,6 +276,15 @@ impl LiteralSpec {
             .map(|(_, obj)| obj)
     }
 
+    /// The object of the str literal whose text is `bytes`, compared without making a string.
+    #[inline]
+    pub fn find_str(&self, bytes: &[u8]) -> Option<&Py<PyAny>> {
+        self.values.iter().find_map(|(v, obj)| match v {
+            LiteralValue::Str(text) if text.as_bytes() == bytes => Some(obj),
+            _ => None,
+        })
+    }
+
     pub fn describe_values(&self) -> String {
         one_of(self.values.iter().map(|(value, _)| value))
     }
@@ -348,6 +357,9 @@ pub struct TaggedUnionSpec {
     /// have the field decode it the same way. Lets a decoder read fields that arrive before the
     /// tag in one pass; only fields whose type depends on the variant are read later.
     pub keys: Vec<UnionKey>,
+    /// `(class address, variant)` for each variant, so an encoder picks the variant of a value
+    /// of the class itself by pointer comparison.
+    pub classes: Vec<(usize, NodeId)>,
 }
 
 pub struct UnionKey {
@@ -356,10 +368,6 @@ pub struct UnionKey {
 }
 
 impl TaggedUnionSpec {
-    pub fn find(&self, tag: &LiteralValue) -> Option<NodeId> {
-        self.tags.iter().find(|(t, _)| t == tag).map(|(_, id)| *id)
-    }
-
     /// The tag values this union accepts, for error messages.
     pub fn describe_tags(&self) -> String {
         one_of(self.tags.iter().map(|(tag, _)| tag))

@@ -2,7 +2,11 @@
 //! class, chosen once when the plan is built and used by every encoder and decoder.
 //!
 //! - A plain dataclass is read through its instance `__dict__`, walked in insertion order (the
-//!   order `__init__` set the fields in), so most fields cost one pointer comparison.
+//!   order `__init__` set the fields in), so most fields cost one pointer comparison. On CPython
+//!   3.11 a new instance is filled by writing its inline values array directly, at each field's
+//!   index in the keys the class's instances share (found once per class, see [`InlineValues`]);
+//!   elsewhere, or where `POLYCODEC_PORTABLE_VALUES=1` is set when the plan is built, each field
+//!   is stored the way `object.__setattr__` stores it.
 //! - A class whose every field is a plain slot (`slots=True`) is read and filled at the slots'
 //!   byte offsets, taken once from the class's member descriptors. Where this build does not
 //!   know the object layout that needs, or `POLYCODEC_PORTABLE_SLOTS=1` is set when the plan is
@@ -23,12 +27,23 @@ use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyString, PyTuple, PyType};
 use pyo3::{PyTraverseError, PyVisit};
 
+use super::inline_values::InlineValues;
 use super::Obj;
 use crate::plan::{Field, Plain, PlainRule, RecordKind};
 
 /// The environment variable that makes plans built afterwards take the portable slot path
 /// (member descriptors instead of offsets), so tests can run both.
 pub const PORTABLE_SLOTS_ENV: &str = "POLYCODEC_PORTABLE_SLOTS";
+
+/// The environment variable that makes plans built afterwards store plain dataclass fields
+/// through `object.__setattr__`'s generic path instead of the inline values array (CPython
+/// 3.11), so tests can run both.
+pub const PORTABLE_VALUES_ENV: &str = "POLYCODEC_PORTABLE_VALUES";
+
+/// Whether the environment variable `name` is set to something other than "" or "0".
+fn env_flag(name: &str) -> bool {
+    std::env::var_os(name).is_some_and(|v| !v.is_empty() && v != "0")
+}
 
 /// Whether this build knows the CPython object layout slot offsets are read from
 /// (`PyMemberDescrObject` and its `PyMemberDef`): CPython with the full, unstable C API. The
@@ -39,8 +54,8 @@ const KNOWS_MEMBER_LAYOUT: bool = cfg!(all(not(Py_LIMITED_API), not(PyPy), not(G
 pub enum FieldAccess {
     /// A dataclass instance's `__dict__`, walked in order; a field not found there (a class
     /// attribute, a slot of a base class) is asked for with `getattr`. Stores go through
-    /// `object.__setattr__`.
-    Dict,
+    /// `object.__setattr__`, or (CPython 3.11) written into the instance's inline values.
+    Dict(Option<InlineValues>),
     /// Every field is a slot of the class: the byte offset of each (by field index) in an
     /// instance of exactly `type_addr`. Instances of subclasses are read with `getattr`, since
     /// a subclass may put a property over a slot.
@@ -108,11 +123,15 @@ impl FieldAccess {
         if slots.len() != names.len() || names.is_empty() {
             // Fields live in the instance dict (some perhaps in a base class's slots, which
             // the getattr fallback reads).
-            return Ok(FieldAccess::Dict);
+            let inline = if env_flag(PORTABLE_VALUES_ENV) {
+                None
+            } else {
+                InlineValues::probe(cls, names)?
+            };
+            return Ok(FieldAccess::Dict(inline));
         }
         let type_addr = type_ptr as usize;
-        let portable =
-            std::env::var_os(PORTABLE_SLOTS_ENV).is_some_and(|v| !v.is_empty() && v != "0");
+        let portable = env_flag(PORTABLE_SLOTS_ENV);
         if !portable && slots.iter().all(|(_, offset)| offset.is_some()) {
             let offsets = slots
                 .iter()
@@ -140,7 +159,8 @@ impl FieldAccess {
     /// The access's name, as `Codec._field_access` reports it to the tests.
     pub fn describe(&self) -> &'static str {
         match self {
-            FieldAccess::Dict => "dict",
+            FieldAccess::Dict(None) => "dict",
+            FieldAccess::Dict(Some(_)) => "inline values",
             FieldAccess::Offsets { .. } => "slot offsets",
             FieldAccess::Descriptors { .. } => "slot descriptors",
             FieldAccess::Attributes => "getattr",
@@ -155,7 +175,7 @@ impl FieldAccess {
     pub fn reader<'a, 'py>(&'a self, value: &Obj<'py>) -> FieldReader<'a, 'py> {
         let exact = |type_addr: usize| value.get_type_ptr() as usize == type_addr;
         let (how, held) = match self {
-            FieldAccess::Dict => match super::instance_dict(value) {
+            FieldAccess::Dict(_) => match super::instance_dict(value) {
                 Some(dict) => (How::Dict(dict.as_ptr()), Some(dict.into_any())),
                 None => (How::Attributes, None),
             },
@@ -212,6 +232,11 @@ impl FieldAccess {
                         }
                     }
                 }
+                return Ok(());
+            }
+        }
+        if let FieldAccess::Dict(Some(inline)) = self {
+            if inline.fill(instance, fields, values)? {
                 return Ok(());
             }
         }
@@ -283,6 +308,10 @@ impl FieldAccess {
                 }
                 Ok(())
             }
+            FieldAccess::Dict(Some(inline)) => match inline.store(instance, index, value) {
+                Ok(()) => Ok(()),
+                Err(value) => super::set_field(instance, name, &value),
+            },
             _ => super::set_field(instance, name, &value),
         }
     }

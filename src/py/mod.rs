@@ -6,6 +6,8 @@
 
 pub mod avro;
 pub mod fields;
+pub mod floor;
+pub mod inline_values;
 pub mod temporal;
 
 use std::ptr::NonNull;
@@ -431,6 +433,9 @@ pub struct Stdlib {
     pub safe_uuid_unknown: Py<PyAny>,
     pub uuid_int: Py<PyString>,
     pub uuid_is_safe: Py<PyString>,
+    /// Where `uuid.UUID` keeps its `int` and `is_safe` slots in an instance, when both are
+    /// plain object slots (as in CPython): read and written there without attribute lookups.
+    pub uuid_slots: Option<(isize, isize)>,
     pub enum_type: Py<PyType>,
     pub post_init: Py<PyString>,
 }
@@ -451,9 +456,13 @@ pub fn stdlib(py: Python<'_>) -> &Stdlib {
                 .expect("a class")
                 .unbind()
         };
+        let uuid = as_type(import("uuid", "UUID"));
+        let uuid_slots =
+            slot_offset(uuid.bind(py), "int").zip(slot_offset(uuid.bind(py), "is_safe"));
         Stdlib {
             decimal: as_type(import("decimal", "Decimal")),
-            uuid: as_type(import("uuid", "UUID")),
+            uuid,
+            uuid_slots,
             safe_uuid_unknown: import("uuid", "SafeUUID")
                 .bind(py)
                 .getattr("unknown")
@@ -467,11 +476,42 @@ pub fn stdlib(py: Python<'_>) -> &Stdlib {
     })
 }
 
+/// The offset in an instance of `cls`'s slot `name`, when the class attribute is a member
+/// descriptor for a plain object slot (the kind `__slots__` makes).
+fn slot_offset(cls: &Bound<'_, PyType>, name: &str) -> Option<isize> {
+    let descriptor = cls.getattr(name).ok()?;
+    let member_type = std::ptr::addr_of_mut!(ffi::PyMemberDescr_Type);
+    if descriptor.get_type_ptr() != member_type {
+        return None;
+    }
+    // SAFETY: an object of exactly PyMemberDescr_Type is a PyMemberDescrObject; its d_member
+    // points at the PyMemberDef (typed as PyGetSetDef by pyo3-ffi before 3.11) that lives as
+    // long as the class, which the Stdlib keeps.
+    let member = unsafe {
+        &*((*(descriptor.as_ptr() as *mut ffi::PyMemberDescrObject)).d_member
+            as *const ffi::PyMemberDef)
+    };
+    (member.type_code == ffi::Py_T_OBJECT_EX && member.flags & ffi::Py_READONLY == 0)
+        .then_some(member.offset)
+}
+
 /// Builds a `uuid.UUID` from its 128-bit value without parsing text again.
 pub fn new_uuid(py: Python<'_>, value: u128) -> PyResult<Obj<'_>> {
     let lib = stdlib(py);
     let instance = new_instance(lib.uuid.bind(py))?;
     let int = value.into_pyobject(py)?.into_any();
+    if let Some((int_at, safe_at)) = lib.uuid_slots {
+        // SAFETY: `instance` is a fresh UUID made by tp_new, whose object slots at these
+        // offsets (read from the class's member descriptors) are still NULL; each slot takes
+        // over one new reference.
+        unsafe {
+            let base = instance.as_ptr() as *mut u8;
+            *(base.offset(int_at) as *mut *mut ffi::PyObject) = int.into_ptr();
+            *(base.offset(safe_at) as *mut *mut ffi::PyObject) =
+                lib.safe_uuid_unknown.clone_ref(py).into_ptr();
+        }
+        return Ok(instance);
+    }
     set_field(&instance, lib.uuid_int.bind(py), &int)?;
     set_field(
         &instance,
@@ -483,8 +523,22 @@ pub fn new_uuid(py: Python<'_>, value: u128) -> PyResult<Obj<'_>> {
 
 /// The 128-bit value of a `uuid.UUID` (or subclass).
 pub fn uuid_value(value: &Obj<'_>) -> PyResult<u128> {
-    let lib = stdlib(value.py());
-    value.getattr(lib.uuid_int.bind(value.py()))?.extract()
+    let py = value.py();
+    let lib = stdlib(py);
+    if let Some((int_at, _)) = lib.uuid_slots {
+        if value.get_type_ptr() == lib.uuid.bind(py).as_type_ptr() {
+            // SAFETY: `value` is exactly a UUID, so it has the object slot at `int_at`; the slot
+            // holds NULL or a reference the instance owns, borrowed here while `value` lives.
+            let int = unsafe {
+                *((value.as_ptr() as *const u8).offset(int_at) as *const *mut ffi::PyObject)
+            };
+            if !int.is_null() {
+                // SAFETY: a live object kept by the instance, borrowed for this call.
+                return unsafe { Bound::from_borrowed_ptr(py, int) }.extract();
+            }
+        }
+    }
+    value.getattr(lib.uuid_int.bind(py))?.extract()
 }
 
 /// `cls(arg)` for a class whose instances are fully made by `tp_new` (such as

@@ -17,9 +17,21 @@ use crate::text::temporal::{Date, DateTime, Duration, Time, TimeOfDay};
 /// Fixed-offset timezones created while decoding, shared so equal offsets give one object.
 static OFFSET_ZONES: PyOnceLock<Mutex<HashMap<i32, Py<PyTzInfo>>>> = PyOnceLock::new();
 
+static UTC: PyOnceLock<Py<PyTzInfo>> = PyOnceLock::new();
+
+/// `datetime.timezone.utc`, kept once (asking the datetime C API each time costs more).
+#[inline]
+fn utc(py: Python<'_>) -> PyResult<&Bound<'_, PyTzInfo>> {
+    if let Some(zone) = UTC.get(py) {
+        return Ok(zone.bind(py));
+    }
+    let zone = PyTzInfo::utc(py)?.to_owned().unbind();
+    Ok(UTC.get_or_init(py, || zone).bind(py))
+}
+
 fn zone_for_offset(py: Python<'_>, offset_seconds: i32) -> PyResult<Bound<'_, PyTzInfo>> {
     if offset_seconds == 0 {
-        return Ok(PyTzInfo::utc(py)?.to_owned());
+        return Ok(utc(py)?.clone());
     }
     let zones = OFFSET_ZONES.get_or_init(py, || Mutex::new(HashMap::new()));
     if let Some(zone) = zones.lock().expect("zone cache").get(&offset_seconds) {
@@ -90,7 +102,7 @@ pub fn new_timedelta<'py>(py: Python<'py>, parts: &Duration) -> PyResult<Obj<'py
 /// RFC 3339 form and are refused.
 fn offset_seconds(zone: &Bound<'_, PyTzInfo>, value: &Obj<'_>) -> PyResult<Option<i32>> {
     let py = zone.py();
-    if zone.is(PyTzInfo::utc(py)?.as_any()) {
+    if zone.is(utc(py)?) {
         return Ok(Some(0));
     }
     let offset = zone.call_method1(pyo3::intern!(py, "utcoffset"), (value,))?;

@@ -60,6 +60,11 @@ pub fn decoded_len_hint(s: &[u8]) -> usize {
 
 /// Appends the padded standard base64 encoding of `data` to `out`.
 pub fn encode(out: &mut Vec<u8>, data: &[u8]) {
+    // Fallible: bytes too large for the memory left end the encode in a MemoryError (see
+    // `errors::output_result`), not an abort.
+    if data.len() >= crate::room::LARGE && !crate::room::output_room(out, encoded_len(data.len())) {
+        return;
+    }
     let start = out.len();
     out.resize(start + encoded_len(data.len()), 0);
     encode_to_slice(data, &mut out[start..]);

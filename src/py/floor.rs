@@ -1,0 +1,44 @@
+//! A diagnostic for the decode-floor micro-benchmark (`benches/floor.py`): creates instances of
+//! a dataclass from ready field values exactly as the decoders do (the class's [`FieldAccess`],
+//! `new_instance`, then one store per field, with the collector paused), and nothing else. Its
+//! time per instance is the floor a decoder's instance creation cannot go below. Not an API.
+
+use pyo3::prelude::*;
+use pyo3::types::{PyList, PyString, PyTuple, PyType};
+
+use super::fields::FieldAccess;
+use super::GcPause;
+use crate::plan::RecordKind;
+
+/// `[cls-instance made from row for row in rows]`, each row a tuple of the field values in the
+/// order of `names` (the dataclass's field names), created the way the decoders create records.
+#[pyfunction]
+#[pyo3(signature = (cls, names, rows, /))]
+pub fn _floor_create<'py>(
+    cls: &Bound<'py, PyType>,
+    names: Vec<Bound<'py, PyString>>,
+    rows: &Bound<'py, PyList>,
+) -> PyResult<Bound<'py, PyList>> {
+    let py = cls.py();
+    let mut interned: Vec<Py<PyString>> = Vec::with_capacity(names.len());
+    for name in &names {
+        interned.push(PyString::intern(py, super::str_utf8(name)?).unbind());
+    }
+    let access = FieldAccess::for_class(RecordKind::Dataclass, cls.as_any(), &interned)?;
+    let out = PyList::empty(py);
+    let _pause = GcPause::new(py);
+    for row in rows.iter() {
+        let row = row.cast_into::<PyTuple>()?;
+        if row.len() != interned.len() {
+            return Err(pyo3::exceptions::PyValueError::new_err(
+                "each row must hold one value per field name",
+            ));
+        }
+        let instance = access.new_instance(cls)?;
+        for (index, (value, name)) in row.iter().zip(&interned).enumerate() {
+            access.store(&instance, index, name.bind(py), value)?;
+        }
+        out.append(instance)?;
+    }
+    Ok(out)
+}

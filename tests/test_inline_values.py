@@ -1,0 +1,290 @@
+"""Plain dataclasses decoded in every format, with their fields written straight into CPython
+3.11's inline instance values (field access ``"inline values"``) and again with
+``POLYCODEC_PORTABLE_VALUES=1`` set when the codec is built (access ``"dict"``: every field
+stored the way ``object.__setattr__`` stores it). Other interpreters always take the portable
+path. The oracles are msgspec (JSON, MessagePack), fastavro (Avro) and the stdlib ``pickle``;
+the instances must be indistinguishable from ones made by ``__init__``: same ``__dict__``, same
+key order, same behaviour when attributes are added or removed afterwards.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import gc
+import io
+import pickle
+import sys
+import weakref
+from typing import Any, Iterator, Optional
+
+import fastavro
+import msgspec
+import pytest
+
+import polycodec
+from polycodec import _polycodec
+
+FORMATS = ["json", "msgpack", "avro", "pickle"]
+
+#: Whether this interpreter's build writes inline values (CPython 3.11 only).
+INLINE = sys.implementation.name == "cpython" and sys.version_info[:2] == (3, 11)
+
+
+@dataclasses.dataclass
+class Point:
+    x: int
+    y: int
+    label: Optional[str] = None
+
+
+@dataclasses.dataclass
+class Holder:
+    name: str
+    points: list[Point]
+    tags: list[str] = dataclasses.field(default_factory=list)
+    parent: Optional[Holder] = None
+
+
+@dataclasses.dataclass(frozen=True)
+class FrozenPair:
+    a: int
+    b: str
+
+
+@dataclasses.dataclass
+class Doubled:
+    a: int
+    total: int = dataclasses.field(init=False, default=0)
+
+    def __post_init__(self) -> None:
+        self.total = self.a * 2
+
+
+@dataclasses.dataclass
+class Sub(Point):
+    z: float = 0.5
+
+
+CASES: list[tuple[type, Any]] = [
+    (Point, Point(1, 2)),
+    (Point, Point(3, 4, "p")),
+    (Holder, Holder("h", [Point(1, 2), Point(5, 6, "q")], ["t"], Holder("parent", []))),
+    (FrozenPair, FrozenPair(1, "one")),
+    (Doubled, Doubled(21)),
+    (Sub, Sub(1, 2, "s", 2.5)),
+]
+IDS = [f"{cls.__name__}-{index}" for index, (cls, _) in enumerate(CASES)]
+
+
+@pytest.fixture(params=["inline", "portable"])
+def values_path(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    """Runs a test with the inline-values path (where the build has it) and the portable one."""
+    if request.param == "portable":
+        monkeypatch.setenv("POLYCODEC_PORTABLE_VALUES", "1")
+    else:
+        monkeypatch.delenv("POLYCODEC_PORTABLE_VALUES", raising=False)
+    yield request.param
+
+
+def _access(path: str) -> str:
+    return "inline values" if path == "inline" and INLINE else "dict"
+
+
+def _wire(value: Any) -> Any:
+    if dataclasses.is_dataclass(value):
+        return {f.name: _wire(getattr(value, f.name)) for f in dataclasses.fields(value) if f.init}
+    if isinstance(value, list):
+        return [_wire(item) for item in value]
+    return value
+
+
+def _same_instance(decoded: Any, expected: Any) -> None:
+    """`decoded` is what __init__ makes: same type, same __dict__ in the same key order."""
+    assert type(decoded) is type(expected)
+    assert list(vars(decoded).items()) == list(vars(expected).items())
+    for f in dataclasses.fields(expected):
+        inner = getattr(expected, f.name)
+        if dataclasses.is_dataclass(inner):
+            _same_instance(getattr(decoded, f.name), inner)
+        elif isinstance(inner, list):
+            for got, want in zip(getattr(decoded, f.name), inner):
+                if dataclasses.is_dataclass(want):
+                    _same_instance(got, want)
+
+
+def _oracle_bytes(fmt: str, codec: Any, value: Any) -> bytes:
+    """`value` encoded by the format's oracle."""
+    if fmt == "json":
+        return msgspec.json.encode(_wire(value))
+    if fmt == "msgpack":
+        return msgspec.msgpack.encode(_wire(value))
+    if fmt == "avro":
+        out = io.BytesIO()
+        fastavro.schemaless_writer(out, fastavro.parse_schema(codec.schema), _wire(value))
+        return out.getvalue()
+    return pickle.dumps(value)
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+@pytest.mark.parametrize(("cls", "value"), CASES, ids=IDS)
+def test_inline_values_round_trip_against_the_oracles(
+    values_path: str, fmt: str, cls: type, value: Any
+) -> None:
+    codec: Any = polycodec.Codec(cls, format=fmt)
+    assert codec._field_access()[cls.__qualname__] == _access(values_path)
+    decoded = codec.decode_one(_oracle_bytes(fmt, codec, value))
+    assert decoded == value
+    _same_instance(decoded, value)
+    many = codec.decode_many(codec.encode_many([value, value]))
+    assert many == [value, value]
+    _same_instance(many[1], value)
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_inline_values_instances_behave_like_init_made_ones(values_path: str, fmt: str) -> None:
+    codec: Any = polycodec.Codec(Point, format=fmt)
+    decoded = codec.decode_one(codec.encode_one(Point(1, 2, "a")))
+    decoded.extra = "added"
+    assert vars(decoded) == {"x": 1, "y": 2, "label": "a", "extra": "added"}
+    del decoded.y
+    assert not hasattr(decoded, "y")
+    assert list(vars(decoded)) == ["x", "label", "extra"]
+    decoded.y = 7
+    assert list(vars(decoded)) == ["x", "label", "extra", "y"]
+    assert weakref.ref(decoded)() is decoded
+    assert pickle.loads(pickle.dumps(decoded)).__dict__ == decoded.__dict__
+    copy = codec.decode_one(codec.encode_one(Point(1, 2)))
+    copy.__dict__["x"] = 10
+    assert copy.x == 10
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_inline_values_frozen_stays_frozen_and_post_init_runs(values_path: str, fmt: str) -> None:
+    frozen: Any = polycodec.Codec(FrozenPair, format=fmt)
+    decoded = frozen.decode_one(frozen.encode_one(FrozenPair(1, "x")))
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        decoded.a = 2  # type: ignore[misc]
+    doubled: Any = polycodec.Codec(Doubled, format=fmt)
+    assert doubled.decode_one(doubled.encode_one(Doubled(4))).total == 8
+
+
+def _unlabelled() -> Labelled:
+    value = Labelled.__new__(Labelled)
+    value.x = 1
+    return value
+
+
+@pytest.mark.parametrize("fmt", ["json", "msgpack", "pickle"])
+def test_inline_values_keep_reference_counts(values_path: str, fmt: str) -> None:
+    # Defaults stored into each instance take one reference each, given back with the
+    # instances; decoded values are owned by their instance alone.
+    text = LABEL
+    codec: Any = polycodec.Codec(list[Labelled], format=fmt)
+    data = {
+        "json": b"[" + b",".join([b'{"x":1}'] * 50) + b"]",
+        "msgpack": msgspec.msgpack.encode([{"x": 1}] * 50),
+        "pickle": pickle.dumps([_unlabelled() for _ in range(50)]),
+    }[fmt]
+    gc.collect()
+    before = sys.getrefcount(text)
+    decoded = codec.decode_one(data)
+    assert all(item.label is text for item in decoded)
+    del decoded
+    gc.collect()
+    assert sys.getrefcount(text) == before
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_inline_values_exhausted_shared_keys_fall_back_to_dict(fmt: str) -> None:
+    # CPython 3.11 shrinks the room in a class's shared keys with every instance made before
+    # the attributes are in them; instances given a __dict__ first leave no room, so the field
+    # names never become shared keys. The probe then finds no inline slots and the class is
+    # filled the portable way.
+    for index in range(40):
+        early = object.__new__(Late)
+        early.__dict__.update({"a": index, "b": str(index)})
+    codec: Any = polycodec.Codec(Late, format=fmt)
+    assert codec._field_access() == {"Late": "dict"}
+    decoded = codec.decode_many(codec.encode_many([Late(1, "x"), Late(2, "y")]))
+    assert decoded == [Late(1, "x"), Late(2, "y")]
+    assert list(vars(decoded[0])) == ["a", "b"]
+
+
+LABEL = "a default label no other test uses"
+
+
+@dataclasses.dataclass
+class Labelled:
+    x: int
+    label: str = LABEL
+
+
+@dataclasses.dataclass
+class Late:
+    """Made only by the test that exhausts its shared keys."""
+
+    a: int
+    b: str
+
+
+class CountingNew:
+    made = 0
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> Any:
+        CountingNew.made += 1
+        return super().__new__(cls)
+
+
+@dataclasses.dataclass
+class WithNew(CountingNew):
+    a: int
+
+
+@dataclasses.dataclass
+class WithDel:
+    a: int
+    deleted = 0
+
+    def __del__(self) -> None:
+        WithDel.deleted += 1
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_inline_values_probe_runs_no_user_code(fmt: str) -> None:
+    # A class with its own __new__ or a finalizer is not probed (the probe makes and drops an
+    # instance), so building the codec calls neither; decoding still does, as before.
+    made, deleted = CountingNew.made, WithDel.deleted
+    with_new: Any = polycodec.Codec(WithNew, format=fmt)
+    with_del: Any = polycodec.Codec(WithDel, format=fmt)
+    assert (CountingNew.made, WithDel.deleted) == (made, deleted)
+    assert with_new._field_access() == {"WithNew": "dict"}
+    assert with_del._field_access() == {"WithDel": "dict"}
+    assert with_new.decode_one(with_new.encode_one(WithNew(1))) == WithNew(1)
+    value = with_del.decode_one(with_del.encode_one(WithDel(1)))
+    assert value == WithDel(1)
+
+
+@pytest.mark.parametrize("fmt", ["json", "msgpack", "pickle"])
+def test_inline_values_subclass_instances_take_the_portable_path(fmt: str) -> None:
+    # A plan for Point decoding into a subclass never happens, but a store into an instance of
+    # another class must not use Point's indices: the field access checks the exact type.
+    codec: Any = polycodec.Codec(list[Point], format=fmt)
+    sub: Any = polycodec.Codec(list[Sub], format=fmt)
+    values = [Point(1, 2), Point(3, 4, "x")]
+    subs = [Sub(1, 2, None, 1.5)]
+    assert codec.decode_one(codec.encode_one(values)) == values
+    assert sub.decode_one(sub.encode_one(subs)) == subs
+
+
+@pytest.mark.parametrize("values_path_env", ["0", "1"])
+def test_floor_create_makes_what_init_makes(
+    values_path_env: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The decode-floor diagnostic creates instances from ready values the way decoders do.
+    monkeypatch.setenv("POLYCODEC_PORTABLE_VALUES", values_path_env)
+    rows = [(1, 2, "a"), (3, 4, None)]
+    made = _polycodec._floor_create(Point, ["x", "y", "label"], rows)
+    assert made == [Point(*row) for row in rows]
+    _same_instance(made[0], Point(1, 2, "a"))
+    with pytest.raises(ValueError, match="one value per field"):
+        _polycodec._floor_create(Point, ["x", "y", "label"], [(1, 2)])

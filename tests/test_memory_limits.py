@@ -1,0 +1,184 @@
+"""Issue 14 case 7: a failed allocation is a MemoryError, never a panic or an abort.
+
+Each case runs in a subprocess under an address-space limit (``RLIMIT_AS``) a few MiB above
+what the process already holds, then encodes a large value or decodes input whose size (or
+declared size) is large. The subprocess must catch the MemoryError (or, for a declared length
+the input cannot hold, a DecodeError) and exit normally: Rust's own allocation failure would
+abort the whole interpreter (SIGABRT, exit status 134).
+
+``MIMALLOC_ARENA_RESERVE=0``: the extension's allocator (mimalloc) otherwise reserves a 1 GiB
+arena up front, inside which the address-space limit never bites, so only allocations larger
+than the arena would fail. Without the arena every Rust buffer is mapped when it grows, as any
+allocation is once memory really runs out.
+"""
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+import polycodec
+
+FORMATS = ["json", "msgpack", "avro", "pickle"]
+
+_UNDER_A_MEMORY_LIMIT = r"""
+import base64, json, resource, struct, sys
+from typing import Dict, FrozenSet, List, Tuple
+import polycodec
+
+fmt, case = sys.argv[1], sys.argv[2]
+SIZE = 64 << 20
+N = 2_000_000
+
+
+def avro_long(n):
+    n = (n << 1) ^ (n >> 63)
+    out = bytearray()
+    while n >= 0x80:
+        out.append((n & 0x7F) | 0x80)
+        n >>= 7
+    out.append(n)
+    return bytes(out)
+
+
+op, data, value = "decode", b"", None
+if case == "encode_str":
+    tp, op, value = str, "encode", "x" * SIZE
+elif case == "encode_escaped_str":
+    # Escaping doubles the text: the output outgrows the str.
+    tp, op, value = str, "encode", "\n" * (SIZE // 2)
+elif case == "encode_bytes":
+    tp, op, value = bytes, "encode", bytes(SIZE)
+elif case == "encode_many_strs":
+    tp, op, value = str, "encode_many", ["x" * (SIZE // 4)] * 8
+elif case in ("decode_list", "decode_frozenset", "decode_tuple"):
+    tp = {"decode_list": List[int], "decode_frozenset": FrozenSet[int],
+          "decode_tuple": Tuple[int, ...]}[case]
+    data = polycodec.Codec(tp, format=fmt).encode_one(tp.__origin__(range(N)))
+elif case == "decode_many":
+    tp, op = int, "decode_many"
+    data = polycodec.Codec(int, format=fmt).encode_many(list(range(N)))
+elif case == "decode_escaped_str":
+    tp, data = str, b'"' + b"\\n" * (SIZE // 2) + b'"'
+elif case == "decode_base64":
+    tp, data = bytes, b'"' + base64.b64encode(bytes(SIZE)) + b'"'
+elif case == "declared_str":
+    tp = str
+    data = {
+        "msgpack": b"\xdb\xff\xff\xff\xff" + b"x" * 16,
+        "avro": avro_long(1 << 62) + b"x" * 16,
+        "pickle": b"\x80\x04\x8d" + struct.pack("<Q", 1 << 62) + b"x" * 16,
+    }[fmt]
+elif case == "declared_bytes":
+    tp = bytes
+    data = {
+        "msgpack": b"\xc6\xff\xff\xff\xff" + b"x" * 16,
+        "avro": avro_long(1 << 62) + b"x" * 16,
+        "pickle": b"\x80\x04\x8e" + struct.pack("<Q", 1 << 62) + b"x" * 16,
+    }[fmt]
+elif case == "declared_array":
+    tp = FrozenSet[int]
+    data = {
+        "msgpack": b"\xdd\xff\xff\xff\xff" + b"\x01" * 16,
+        "avro": avro_long(1 << 62) + b"\x02" * 16,
+        # EMPTY_LIST, a LONG_BINPUT to memo index 2**32 - 16, then junk.
+        "pickle": b"\x80\x04]r\xf0\xff\xff\xff" + b"x" * 16,
+    }[fmt]
+elif case == "declared_map":
+    tp = Dict[str, int]
+    data = b"\xdf\xff\xff\xff\xff" + b"\xa1a\x01" * 16
+else:
+    raise SystemExit("unknown case " + case)
+
+codec = polycodec.Codec(tp, format=fmt)
+status = [l for l in open("/proc/self/status") if l.startswith("VmSize")][0]
+vm = int(status.split()[1]) * 1024
+resource.setrlimit(resource.RLIMIT_AS, (vm + (8 << 20),) * 2)
+try:
+    if op == "encode":
+        codec.encode_one(value)
+    elif op == "encode_many":
+        codec.encode_many(value)
+    elif op == "decode_many":
+        codec.decode_many(data)
+    else:
+        codec.decode_one(data)
+    print("done")
+except MemoryError:
+    # The codec stays usable: the next (small) encode is whole, and round-trips.
+    if op.startswith("encode"):
+        small = "ab" if tp is str else b"ab"
+        assert codec.decode_one(codec.encode_one(small)) == small
+    print("MemoryError")
+except polycodec.DecodeError:
+    print("DecodeError")
+"""
+
+_LARGE = (
+    [("encode_str", fmt) for fmt in FORMATS]
+    + [("encode_bytes", fmt) for fmt in FORMATS]
+    + [("encode_many_strs", fmt) for fmt in FORMATS]
+    + [
+        ("encode_escaped_str", "json"),
+        ("decode_escaped_str", "json"),
+        ("decode_base64", "json"),
+    ]
+    + [
+        (case, fmt)
+        for case in ["decode_list", "decode_frozenset", "decode_tuple", "decode_many"]
+        for fmt in FORMATS
+    ]
+)
+
+_DECLARED = [
+    (case, fmt)
+    for case in ["declared_str", "declared_bytes", "declared_array"]
+    for fmt in ["msgpack", "avro", "pickle"]
+] + [("declared_map", "msgpack")]
+
+
+def _run(case: str, fmt: str) -> str:
+    package = os.path.dirname(os.path.dirname(polycodec.__file__))
+    run = subprocess.run(
+        [sys.executable, "-c", _UNDER_A_MEMORY_LIMIT, fmt, case],
+        capture_output=True,
+        text=True,
+        env=dict(os.environ, PYTHONPATH=package, MIMALLOC_ARENA_RESERVE="0"),
+        timeout=300,
+    )
+    # A negative return code is a signal (an abort is -6): never acceptable.
+    assert run.returncode == 0, (run.returncode, run.stderr[-2000:])
+    assert "Panic" not in run.stderr
+    return run.stdout.strip()
+
+
+needs_proc = pytest.mark.skipif(
+    not os.path.exists("/proc/self/status"), reason="reads VmSize from /proc (Linux)"
+)
+
+
+@needs_proc
+@pytest.mark.parametrize("case,fmt", _LARGE)
+def test_case7_large_values_under_a_memory_limit_are_memory_errors(case: str, fmt: str) -> None:
+    assert _run(case, fmt) == "MemoryError"
+
+
+@needs_proc
+@pytest.mark.parametrize("case,fmt", _DECLARED)
+def test_case7_huge_declared_lengths_are_refused_before_allocating(case: str, fmt: str) -> None:
+    # The input cannot hold what its header declares: refused as malformed, nothing allocated
+    # from the declared length.
+    assert _run(case, fmt) == "DecodeError"
+
+
+@pytest.mark.parametrize("length", [100, 4095, 4096, 50_000])
+def test_case7_long_strs_with_escapes_encode_as_json_dumps_does(length: int) -> None:
+    # From 4096 bytes on the JSON writer counts escapes to reserve its room up front.
+    codec = polycodec.Codec(str, format="json")
+    for unit in ['\x01"\\\n', "a", "\x1f\u00e9\U0001f600", "\x7f/"]:
+        text = (unit * (length // len(unit) + 1))[:length]
+        expected = json.dumps(text, ensure_ascii=False).encode()
+        assert codec.encode_one(text) == expected
+        assert codec.decode_one(expected) == text
