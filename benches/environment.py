@@ -110,6 +110,10 @@ SIZED_DISTRIBUTIONS = [
     "mashumaro",
     "fastavro",
     "avro",
+    # The builtins format's peers (the seed comparison of marshmallow, pydantic and serpy).
+    "marshmallow",
+    "marshmallow-recipe",
+    "serpy",
 ]
 
 

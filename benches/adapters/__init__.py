@@ -74,7 +74,7 @@ MODULE_ADAPTERS: dict[str, tuple[str, ...]] = {
 ADAPTER_FORMATS: dict[str, tuple[str, ...]] = {
     "polycodec": tuple(FORMATS),
     "polycodec-slots": tuple(FORMATS),
-    "msgspec-struct": ("json", "msgpack"),
+    "msgspec-struct": ("json", "msgpack", "builtins"),
     "msgspec": ("json", "msgpack", "builtins"),
     "orjson": ("json",),
     "ormsgpack": ("msgpack",),

@@ -24,6 +24,8 @@ _MODULES = {"json": msgspec.json, "msgpack": msgspec.msgpack}
 
 
 def _ops(fmt: str, root: Any) -> Ops:
+    if fmt == "builtins":
+        return _builtins_ops(root)
     mod = _MODULES[fmt]
     encoder = mod.Encoder()
     try:
@@ -32,6 +34,19 @@ def _ops(fmt: str, root: Any) -> Ops:
     except TypeError as exc:
         raise Unsupported(f"msgspec cannot decode this model into dataclasses: {exc}")
     return Ops(encoder.encode, one.decode, encoder.encode, many.decode)
+
+
+def _builtins_ops(root: Any) -> Ops:
+    """``msgspec.to_builtins`` / ``msgspec.convert``: the dict world, on Structs."""
+    items = list[root]  # type: ignore[valid-type]
+
+    def decode_one(data: Any) -> Any:
+        return msgspec.convert(data, root)
+
+    def decode_many(data: Any) -> Any:
+        return msgspec.convert(data, items)
+
+    return Ops(msgspec.to_builtins, decode_one, msgspec.to_builtins, decode_many)
 
 
 def _build(fmt: str, model: ModelSpec) -> Ops:
@@ -45,6 +60,7 @@ def _build_struct(fmt: str, model: ModelSpec) -> Ops:
 _HOW = {
     "json": "msgspec.json.Encoder().encode; msgspec.json.Decoder(T / list[T]).decode",
     "msgpack": "msgspec.msgpack.Encoder().encode; msgspec.msgpack.Decoder(T / list[T]).decode",
+    "builtins": "msgspec.to_builtins / msgspec.convert(data, T / list[T])",
 }
 
 ADAPTERS = [
@@ -52,7 +68,7 @@ ADAPTERS = [
         name="msgspec-struct",
         label="msgspec (Struct)",
         distribution="msgspec",
-        formats=("json", "msgpack"),
+        formats=("json", "msgpack", "builtins"),
         build=_build_struct,
         how={
             f: h.replace("(T", "(Struct T") + " on msgspec.Struct classes (tagged Structs, "

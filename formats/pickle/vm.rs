@@ -128,14 +128,20 @@ pub fn run(input: &[u8]) -> std::result::Result<(Arena<'_>, Id), VmError> {
             out_of_memory: false,
         });
     }
+    // Stdlib pickles spend about three bytes per value (opcode, memo entry); a large input may
+    // be one big blob, so the guess is capped and the arena grows past it.
     let expected_values = (input.len() / 3 + 4).min(1 << 16);
+    let mut values = Vec::new();
+    room(&mut values, expected_values).map_err(|message| VmError {
+        message,
+        offset: 0,
+        out_of_memory: true,
+    })?;
     let mut machine = Machine {
         input,
         pos: 0,
         arena: Arena {
-            // Stdlib pickles spend about three bytes per value (opcode, memo entry); a large
-            // input may be one big blob, so the guess is capped and the arena grows past it.
-            values: Vec::with_capacity(expected_values),
+            values,
             shared: Vec::new(),
         },
         stack: Vec::with_capacity(16),
@@ -307,7 +313,10 @@ impl<'a> Machine<'a> {
             .marks
             .pop()
             .ok_or_else(|| String::from("no MARK on the stack"))?;
-        Ok(self.stack.split_off(mark))
+        let mut items = Vec::new();
+        room(&mut items, self.stack.len() - mark)?;
+        items.extend(self.stack.drain(mark..));
+        Ok(items)
     }
 
     fn mark_shared(&mut self, id: Id) -> Step<()> {
