@@ -47,7 +47,9 @@ def test_readme_example(code: str, output: str | None, monkeypatch: pytest.Monke
 
 
 def test_readme_has_examples() -> None:
-    assert len(_examples()) >= 3
+    # The quick example and the one per format; the reference's examples are in docs/
+    # (tests/test_docs.py runs them the same way).
+    assert len(_examples()) >= 2
 
 
 def test_readme_outputs_match_a_script_run() -> None:
@@ -68,4 +70,4 @@ def test_readme_outputs_match_a_script_run() -> None:
         assert run.returncode == 0, run.stderr
         assert run.stdout == output
         checked += 1
-    assert checked >= 3
+    assert checked >= 2

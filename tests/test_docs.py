@@ -1,0 +1,161 @@
+"""The documentation site (docs/, built by MkDocs from mkdocs.yml): every Python example in its
+pages runs and prints what the page says it prints, as tests/test_readme.py checks for the
+README; the site builds with ``mkdocs build --strict`` (no broken link or anchor, every page in
+the navigation); and the README's links into docs/ lead somewhere."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+import re
+import subprocess
+import sys
+import types
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+DOCS = ROOT / "docs"
+PAGES = sorted(DOCS.glob("*.md"))
+BLOCK = re.compile(r"```python\n(.*?)```(?:\n\nOutput:\n\n```text\n(.*?)```)?", re.S)
+HEADING = re.compile(r"^(#{1,6}) (.*)$")
+
+
+def _examples() -> list[tuple[str, str, str | None]]:
+    """(page:index, code, output) for every python block of every page."""
+    found = []
+    for page in PAGES:
+        for i, match in enumerate(BLOCK.finditer(page.read_text()), 1):
+            found.append((f"{page.name}:{i}", match[1], match[2]))
+    return found
+
+
+EXAMPLES = _examples()
+
+
+def _expected_from_comments(code: str) -> str | None:
+    """Output written as `# ...` comment lines right after `print(...)` lines."""
+    lines = code.splitlines()
+    expected = [
+        following[2:]
+        for line, following in zip(lines, lines[1:])
+        if line.lstrip().startswith("print(") and following.startswith("# ")
+    ]
+    return "\n".join(expected) + "\n" if expected else None
+
+
+@pytest.mark.parametrize("where, code, output", EXAMPLES, ids=[e[0] for e in EXAMPLES])
+def test_docs_example(
+    where: str, code: str, output: str | None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # As in test_readme.py: a real module named __main__, so that annotations resolve and what
+    # is printed (Avro names, pickle sizes) is what a reader running the example as a script
+    # gets.
+    module = types.ModuleType("__main__")
+    monkeypatch.setitem(sys.modules, "__main__", module)
+    captured = io.StringIO()
+    with contextlib.redirect_stdout(captured):
+        exec(compile(code, str(DOCS / where.split(":")[0]), "exec"), module.__dict__)
+    expected = output if output is not None else _expected_from_comments(code)
+    if expected is not None:
+        assert captured.getvalue() == expected
+
+
+def test_docs_have_examples() -> None:
+    pages_with_examples = {where.split(":")[0] for where, _, _ in EXAMPLES}
+    for page in ["index.md", "extensions.md", "msgpack.md", "avro.md", "pickle.md"]:
+        assert page in pages_with_examples
+
+
+def test_docs_outputs_match_a_script_run() -> None:
+    """Each example with an Output block prints exactly that when run as a script, in a fresh
+    interpreter with a real ``__main__``."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
+    checked = 0
+    for where, code, output in EXAMPLES:
+        if output is None:
+            continue
+        run = subprocess.run(
+            [sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120
+        )
+        assert run.returncode == 0, f"{where}: {run.stderr}"
+        assert run.stdout == output, where
+        checked += 1
+    assert checked >= 5
+
+
+def test_site_builds_strict(tmp_path: Path) -> None:
+    """``mkdocs build --strict``: a broken link, a missing anchor or a page left out of the
+    navigation fails the build (mkdocs.yml turns those checks into warnings, strict into
+    errors). The site goes to a temporary folder and is never committed."""
+    try:
+        import mkdocs  # noqa: F401
+    except ImportError:  # required, not skipped: the test command installs the "docs" extra
+        pytest.fail("mkdocs is not installed: pip install -e '.[docs]'")
+    run = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "mkdocs",
+            "build",
+            "--strict",
+            "--quiet",
+            "--config-file",
+            str(ROOT / "mkdocs.yml"),
+            "--site-dir",
+            str(tmp_path / "site"),
+        ],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "NO_MKDOCS_2_WARNING": "1"},
+        cwd=ROOT,
+        timeout=300,
+    )
+    assert run.returncode == 0, run.stdout + run.stderr
+    site = tmp_path / "site"
+    for page in PAGES:
+        built = site / "index.html" if page.stem == "index" else site / page.stem / "index.html"
+        assert built.is_file(), page.name
+    # The benchmark report is served from benches/results/, where the harness writes it.
+    assert (site / "benches" / "results" / "report" / "index.html").is_file()
+    assert (site / "benches" / "results" / "speed_json.png").is_file()
+
+
+def test_every_page_is_in_the_navigation() -> None:
+    nav = set(re.findall(r":\s*(\S+\.md)\s*$", (ROOT / "mkdocs.yml").read_text(), re.M))
+    assert {p.name for p in PAGES} <= nav
+
+
+def _anchors(page: Path) -> set[str]:
+    """The heading anchors GitHub gives a page (mkdocs.yml has MkDocs' toc make the same)."""
+    anchors = set()
+    fence = False
+    for line in page.read_text().splitlines():
+        if line.startswith("```"):
+            fence = not fence
+        match = None if fence else HEADING.match(line)
+        if match:
+            text = re.sub(r"[`*]", "", match[2]).lower()
+            anchors.add(re.sub(r"[^\w\- ]", "", text).replace(" ", "-"))
+    return anchors
+
+
+def test_readme_links_into_docs_resolve() -> None:
+    readme = (ROOT / "README.md").read_text()
+    links = re.findall(r"\]\((docs/[^)#\s]+)(?:#([^)\s]+))?\)", readme)
+    assert len({target for target, _ in links}) >= 10
+    for target, anchor in links:
+        page = ROOT / target
+        assert page.is_file(), target
+        if anchor:
+            assert anchor in _anchors(page), f"{target}#{anchor}"
+
+
+def test_readme_is_a_short_tour() -> None:
+    """The reference lives in docs/; the README keeps what a newcomer needs."""
+    readme = (ROOT / "README.md").read_text()
+    assert len(readme.splitlines()) <= 300
+    for heading in ["## Set-up", "## Quick example", "## Benchmarks", "## Documentation"]:
+        assert heading in readme
