@@ -6,8 +6,8 @@ YAML/TOML writers need. "encode" is the dump (object -> dicts), "decode" the val
 The peers are the libraries of the seed comparisons, each in its documented idiom:
 
 * hand-written (the baseline): the shared converters of ``_convert.py`` (json flavour);
-* msgspec: ``msgspec.to_builtins`` / ``msgspec.convert(data, T)`` on the plain dataclasses
-  (its Struct idiom needs the models declared as Structs, which the harness does not have);
+* msgspec: ``msgspec.to_builtins`` / ``msgspec.convert(data, T)`` on the plain dataclasses (its
+  Struct row, the same calls on Structs, lives in ``msgspec_adapter.py``);
 * pydantic v2: ``TypeAdapter(T).dump_python(mode="json")`` / ``validate_python``;
 * mashumaro: ``mashumaro.codecs.basic.BasicEncoder/BasicDecoder(T)``, the codec form of
   ``to_dict`` / ``from_dict`` (no mixin base class needed on the shared models);
@@ -16,6 +16,7 @@ The peers are the libraries of the seed comparisons, each in its documented idio
 * serpy: hand-written serializers; serpy only dumps, so its load is the hand-written
   converter (the baseline's), marked as such.
 
+polycodec's two rows (plain and ``slots=True`` dataclasses) come from ``polycodec_adapter.py``.
 Each library is optional: one that does not import is listed as unavailable.
 """
 
@@ -23,7 +24,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import polycodec
 
 from ..models import ModelSpec
 from ._convert import converters
@@ -46,12 +46,6 @@ def _hand_written(fmt: str, model: ModelSpec) -> Ops:
     return Ops(to_dict, from_dict, encode_many, decode_many)
 
 
-def _polycodec(fmt: str, model: ModelSpec) -> Ops:
-    one = polycodec.Codec(model.root, "json")
-    many = polycodec.Codec(model.list_type, "json")
-    return Ops(one.to_builtins, one.from_builtins, many.to_builtins, many.from_builtins)
-
-
 ADAPTERS.append(
     Adapter(
         name="hand-written",
@@ -60,16 +54,6 @@ ADAPTERS.append(
         formats=(FORMAT,),
         build=_hand_written,
         how={FORMAT: "the shared hand-written converters (_convert.py, json flavour)"},
-    )
-)
-ADAPTERS.append(
-    Adapter(
-        name="polycodec",
-        label="polycodec",
-        distribution="polycodec",
-        formats=(FORMAT,),
-        build=_polycodec,
-        how={FORMAT: "Codec(T / list[T], 'json').to_builtins / .from_builtins"},
     )
 )
 
