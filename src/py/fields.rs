@@ -345,6 +345,15 @@ fn lookup<'py>(cls: &Bound<'py, PyType>, name: &Bound<'py, PyString>) -> PyResul
     Ok(Found::Shadowed)
 }
 
+/// The byte offset in an instance of `cls` of its slot `name`, when `cls.name` is a writable
+/// object slot and this build knows the layout to read it from (used for the stdlib's UUID).
+pub fn slot_offset(cls: &Bound<'_, PyType>, name: &str) -> Option<usize> {
+    match lookup(cls, &PyString::new(cls.py(), name)).ok()? {
+        Found::Slot(_, offset) => offset,
+        _ => None,
+    }
+}
+
 /// For a member descriptor found on `cls` under `name`: `None` when it is not a writable object
 /// slot of a base of `cls` (so getattr must serve it), else `Some` of its byte offset when this
 /// build knows the layout to read it from (`Some(None)` when it does not).

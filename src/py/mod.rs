@@ -457,8 +457,8 @@ pub fn stdlib(py: Python<'_>) -> &Stdlib {
                 .unbind()
         };
         let uuid = as_type(import("uuid", "UUID"));
-        let uuid_slots =
-            slot_offset(uuid.bind(py), "int").zip(slot_offset(uuid.bind(py), "is_safe"));
+        let slot = |name| fields::slot_offset(uuid.bind(py), name).map(|at| at as isize);
+        let uuid_slots = slot("int").zip(slot("is_safe"));
         Stdlib {
             decimal: as_type(import("decimal", "Decimal")),
             uuid,
@@ -474,25 +474,6 @@ pub fn stdlib(py: Python<'_>) -> &Stdlib {
             post_init: PyString::intern(py, "__post_init__").unbind(),
         }
     })
-}
-
-/// The offset in an instance of `cls`'s slot `name`, when the class attribute is a member
-/// descriptor for a plain object slot (the kind `__slots__` makes).
-fn slot_offset(cls: &Bound<'_, PyType>, name: &str) -> Option<isize> {
-    let descriptor = cls.getattr(name).ok()?;
-    let member_type = std::ptr::addr_of_mut!(ffi::PyMemberDescr_Type);
-    if descriptor.get_type_ptr() != member_type {
-        return None;
-    }
-    // SAFETY: an object of exactly PyMemberDescr_Type is a PyMemberDescrObject; its d_member
-    // points at the PyMemberDef (typed as PyGetSetDef by pyo3-ffi before 3.11) that lives as
-    // long as the class, which the Stdlib keeps.
-    let member = unsafe {
-        &*((*(descriptor.as_ptr() as *mut ffi::PyMemberDescrObject)).d_member
-            as *const ffi::PyMemberDef)
-    };
-    (member.type_code == ffi::Py_T_OBJECT_EX && member.flags & ffi::Py_READONLY == 0)
-        .then_some(member.offset)
 }
 
 /// Builds a `uuid.UUID` from its 128-bit value without parsing text again.
