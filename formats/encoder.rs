@@ -48,6 +48,17 @@ pub trait WireWriter {
     fn float(&mut self, value: f64) -> Result<()>;
     fn str(&mut self, text: &str);
 
+    /// A literal or enum value, with a Python object of it (the `Literal`'s own value, the
+    /// enum member's `.value`): a writer that makes objects may return that object itself.
+    #[inline(always)]
+    fn literal_object(&mut self, literal: &LiteralValue, _object: &Obj<'_>) {
+        match literal {
+            LiteralValue::Str(text) => self.str(text),
+            LiteralValue::Int(number) => self.int(*number),
+            LiteralValue::Bool(flag) => self.boolean(*flag),
+        }
+    }
+
     /// A str value (an instance of str, maybe of a subclass).
     #[inline(always)]
     fn py_str(&mut self, text: &Bound<'_, PyString>) -> Result<()> {
@@ -351,7 +362,9 @@ impl<'p, 'w, W: WireWriter> Encoder<'p, 'w, W> {
     fn enum_value(&mut self, spec: &EnumSpec, value: &Obj<'_>) -> Result<()> {
         let index = shape::enum_member_index(spec, value)
             .ok_or_else(|| shape::not_a_member(spec, value))?;
-        self.literal(&spec.members[index].value);
+        let member = &spec.members[index];
+        self.w
+            .literal_object(&member.value, member.value_object.bind(value.py()));
         Ok(())
     }
 
@@ -575,8 +588,8 @@ impl<'p, 'w, W: WireWriter> Encoder<'p, 'w, W> {
         let field = &spec.fields[index];
         self.w.field_name(field, true);
         if let Node::Literal(literal) = self.plan.node(field.node) {
-            if let [(tag, _)] = literal.values.as_slice() {
-                self.literal(tag);
+            if let [(tag, object)] = literal.values.as_slice() {
+                self.w.literal_object(tag, object.bind(value.py()));
                 return Ok(());
             }
         }

@@ -10,6 +10,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import datetime
+import enum
 import json
 import pathlib
 import random
@@ -18,6 +19,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Annotated, Any, Literal, Optional, Union
 
+import annotated_types
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -555,3 +557,88 @@ def test_short_tuple_with_a_wrong_item_fails_at_the_item_as_json_does() -> None:
     with pytest.raises(polycodec.ValidationError) as from_objects:
         codec.from_builtins([1])
     assert str(from_objects.value) == str(from_json.value) == "expected str, got int (at $[0])"
+
+
+# Objects passed through and reused (issue 12): the values are JSON's, only their identity differs
+
+
+@dataclass
+class Numbers:
+    count: int
+    ratio: float
+    bounded: Annotated[int, annotated_types.Ge(0)]
+    either: Optional[float] = None
+    anything: Any = None
+
+
+def test_exact_ints_and_floats_are_returned_as_the_objects_themselves() -> None:
+    codec = polycodec.Codec(Numbers, "json")
+    big, ratio = 10**15 + 7, 0.123456789
+    data = {"count": big, "ratio": ratio, "bounded": big, "either": ratio, "anything": big}
+    out = codec.from_builtins(data)
+    assert out == codec.decode_one(json.dumps(data))
+    assert out.count is big and out.ratio is ratio and out.bounded is big
+    assert out.either is ratio and out.anything is big
+    # Still checked, and still converted where JSON decoding converts.
+    same_failure(Numbers, {**data, "bounded": -1})
+    out = codec.from_builtins({**data, "ratio": 3, "either": 4})
+    assert type(out.ratio) is float and type(out.either) is float and out.ratio == 3.0
+
+
+def test_int_and_float_subclasses_become_exact_types_in_from_builtins() -> None:
+    class MyInt(int):
+        pass
+
+    class MyFloat(float):
+        pass
+
+    out = polycodec.Codec(Numbers, "json").from_builtins(
+        {"count": MyInt(3), "ratio": MyFloat(0.5), "bounded": MyInt(1), "anything": MyFloat(2.5)}
+    )
+    assert type(out.count) is int and type(out.ratio) is float and type(out.bounded) is int
+    assert type(out.anything) is float and out.anything == 2.5
+
+
+def test_keys_not_written_by_to_builtins_match_by_text() -> None:
+    class MyStr(str):
+        pass
+
+    codec = polycodec.Codec(Options, "json")
+    # Keys made at run time (not the plan's interned strs), a str subclass key, and a key with
+    # the same text as the next field's but out of order.
+    data = {"".join(["first", "_name"]): "ann", MyStr("tags"): ["x"], "note": "n", "score": 2}
+    assert codec.from_builtins(data) == Options("ann", ["x"], 2, "n")
+    assert codec.from_builtins(json.loads(json.dumps(data))) == Options("ann", ["x"], 2, "n")
+
+
+def test_to_builtins_keys_and_enum_values_are_the_plans_strs() -> None:
+    codec = polycodec.Codec(Options, "json", rename="camel")
+    out = check(Options, Options("ann"), rename="camel")
+    assert list(out) == ["firstName", "tags", "score", "note"]
+    again = codec.to_builtins(Options("bob"))
+    # The same key objects on every call (interned once per plan), so they hash once.
+    assert all(a is b for a, b in zip(out, again))
+    pets = polycodec.Codec(list[Pet], "json").to_builtins([Pet("a", Dog("dog", True))] * 2)
+    assert pets[0]["animal"]["kind"] is pets[1]["animal"]["kind"]
+
+
+class Shade(str, enum.Enum):
+    DARK = "dark"
+
+
+class Level(enum.IntEnum):
+    LOW = 1
+
+
+@dataclass
+class Painted:
+    shade: Shade
+    level: Level
+    tag: Literal["x", 5] = "x"
+
+
+def test_enum_and_literal_values_match_json_and_are_exact_types() -> None:
+    out = check(Painted, Painted(Shade.DARK, Level.LOW, 5))
+    assert out == {"shade": "dark", "level": 1, "tag": 5}
+    assert type(out["shade"]) is str and type(out["level"]) is int
+    assert check(dict[Shade, Level], {Shade.DARK: Level.LOW}) == {"dark": 1}

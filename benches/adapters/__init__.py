@@ -80,7 +80,7 @@ ADAPTER_FORMATS: dict[str, tuple[str, ...]] = {
     "ormsgpack": ("msgpack",),
     "msgpack": ("msgpack",),
     "serpyco-rs": ("json", "msgpack"),
-    "pydantic-model": ("json",),
+    "pydantic-model": ("json", "builtins"),
     "pydantic": ("json", "builtins"),
     "mashumaro": ("json", "msgpack", "builtins"),
     "mashumaro-orjson": ("json",),

@@ -1,8 +1,12 @@
-"""pydantic v2, JSON only (pydantic has no MessagePack, Avro or pickle mode of its own). Two rows:
+"""pydantic v2, JSON and builtins (pydantic has no MessagePack, Avro or pickle mode of its own).
+Two rows:
 
 * ``pydantic-model``: ``BaseModel`` classes (``pydantic_models.py``), what pydantic users write:
   ``Model.model_dump_json()`` / ``Model.model_validate_json()`` for one object, and a
-  ``TypeAdapter(list[Model])`` for batches (a BaseModel has no batch method of its own).
+  ``TypeAdapter(list[Model])`` for batches (a BaseModel has no batch method of its own). In the
+  builtins format (the JSON form as Python objects), ``obj.model_dump(mode="json")`` /
+  ``Model.model_validate(data)``, and ``dump_python(mode="json")`` / ``validate_python`` of the
+  same ``TypeAdapter`` for batches.
 * ``pydantic``: ``TypeAdapter(T)`` over the shared plain dataclasses (``dump_json`` /
   ``validate_json``), how pydantic users handle stdlib dataclasses without converting them.
 """
@@ -30,6 +34,16 @@ def _build(fmt: str, model: ModelSpec) -> Ops:
 def _build_model(fmt: str, model: ModelSpec) -> Ops:
     cls: Any = MODELS[model.root]
     many: pydantic.TypeAdapter[Any] = pydantic.TypeAdapter(list[cls])  # type: ignore[valid-type]
+    if fmt == "builtins":
+
+        def dump_one(obj: Any) -> Any:
+            return obj.model_dump(mode="json")
+
+        def dump_many(objs: Any) -> Any:
+            return many.dump_python(objs, mode="json")
+
+        builtins_ops = Ops(dump_one, cls.model_validate, dump_many, many.validate_python)
+        return on_idiom(builtins_ops, MODELS)
     # model_dump_json returns str (timed as such, like stdlib json's str).
     ops = Ops(cls.model_dump_json, cls.model_validate_json, many.dump_json, many.validate_json)
     return on_idiom(ops, MODELS)
@@ -40,12 +54,15 @@ ADAPTERS = [
         name="pydantic-model",
         label="pydantic (BaseModel)",
         distribution="pydantic",
-        formats=("json",),
+        formats=("json", "builtins"),
         build=_build_model,
         how={
             "json": "BaseModel classes (discriminated unions for the trees): "
             "Model.model_dump_json(obj) (str) / Model.model_validate_json; "
-            "TypeAdapter(list[Model]).dump_json / .validate_json for batches"
+            "TypeAdapter(list[Model]).dump_json / .validate_json for batches",
+            "builtins": "BaseModel classes (discriminated unions for the trees): "
+            "obj.model_dump(mode='json') / Model.model_validate; "
+            "TypeAdapter(list[Model]).dump_python(mode='json') / .validate_python for batches",
         },
     ),
     Adapter(

@@ -127,12 +127,42 @@ impl<'p, 'py> Decoder<'p, 'py, ObjectInput<'py>> {
 
     fn int(&mut self, id: NodeId, value: &Obj<'py>) -> Result<Obj<'py>> {
         match py::int_as_i64(value) {
+            // An exact int is its own value (as a str is): checked, not made again.
+            Some(number) if value.is_exact_instance_of::<PyInt>() => {
+                let id = self.ctx.resolve(id, Token::Int)?;
+                match self.ctx.plan.node(id) {
+                    Node::Int(bounds) => {
+                        bounds.check(number)?;
+                        Ok(value.clone())
+                    }
+                    Node::Any => Ok(value.clone()),
+                    _ => self.ctx.int(id, number),
+                }
+            }
             Some(number) => self.ctx.int(id, number),
             None => {
                 let text = crate::formats::json::encode::big_int_text(value)?;
                 self.ctx.big_int(id, &text)
             }
         }
+    }
+
+    /// A finite float: an exact float is its own value for a float node, checked, not made
+    /// again.
+    #[inline]
+    fn float(&mut self, id: NodeId, number: f64, value: &Obj<'py>) -> Result<Obj<'py>> {
+        if value.is_exact_instance_of::<PyFloat>() {
+            let id = self.ctx.resolve(id, Token::Float)?;
+            match self.ctx.plan.node(id) {
+                Node::Float(bounds) => {
+                    bounds.check(number)?;
+                    return Ok(value.clone());
+                }
+                Node::Any => return Ok(value.clone()),
+                _ => return self.ctx.float(id, number, None),
+            }
+        }
+        self.ctx.float(id, number, None)
     }
 
     /// A value of a type `builtin_types=` keeps (or not): accepted as itself where the node
@@ -293,7 +323,7 @@ impl<'p, 'py> WireReader<'p, 'py> for Decoder<'p, 'py, ObjectInput<'py>> {
                     "expected a finite number, got {number} (JSON numbers are finite)"
                 )));
             }
-            return self.ctx.float(id, number, None);
+            return self.float(id, number, &value);
         }
         let value = match value.cast_into::<PyDict>() {
             Ok(dict) => {
@@ -365,20 +395,16 @@ impl<'p, 'py> WireReader<'p, 'py> for Decoder<'p, 'py, ObjectInput<'py>> {
         else {
             return false;
         };
-        let mut next = *position;
-        let Some((key, value)) = py::next_entry(dict, &mut next) else {
-            return false;
-        };
-        let matches = match key.cast::<PyString>() {
-            Ok(text) => py::str_utf8(text).is_ok_and(|text| text == field.wire_name),
-            Err(_) => false,
-        };
-        if matches {
-            *position = next;
-            *left = left.saturating_sub(1);
-            self.reader.next = Some(value);
+        // The key `to_builtins` writes is the plan's own str: matched by pointer first.
+        let wire_key = field.wire_key.bind(self.ctx.py);
+        match py::entry_named(dict, position, wire_key, &field.wire_name) {
+            Some(value) => {
+                *left = left.saturating_sub(1);
+                self.reader.next = Some(value);
+                true
+            }
+            None => false,
         }
-        matches
     }
 
     fn next_key(&mut self, entries: &mut Cursor<'py>) -> Result<Option<&[u8]>> {

@@ -2,14 +2,14 @@
 //! Python object `json.loads` would give for the JSON codec's output (kept types aside).
 
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyByteArray, PyBytes, PyDict, PyFloat, PyInt, PyList, PyString};
+use pyo3::types::{PyBool, PyByteArray, PyBytes, PyDict, PyFloat, PyInt, PyString};
 
 use super::Keep;
 use crate::errors::{Error, Result};
 use crate::formats::encoder::{KeyStart, Temporal, WireWriter};
 use crate::formats::json::encode::{big_int_text, non_finite};
 use crate::formats::json::write::write_f64;
-use crate::plan::Field;
+use crate::plan::{Field, LiteralValue};
 use crate::py::fields::PlainValue;
 use crate::py::{self, Obj};
 use crate::text;
@@ -17,6 +17,8 @@ use crate::text::temporal::DateTime;
 
 /// A container being filled.
 enum Frame<'py> {
+    /// None open: the value written next is the root.
+    Root,
     List(Vec<Obj<'py>>),
     /// A dict and the key of the entry whose value comes next (`None`: the key comes next).
     Map(Bound<'py, PyDict>, Option<Obj<'py>>),
@@ -26,8 +28,10 @@ enum Frame<'py> {
 pub struct ObjectWriter<'py> {
     py: Python<'py>,
     keep: Keep,
-    /// The open containers, innermost last.
-    stack: Vec<Frame<'py>>,
+    /// The innermost open container, kept out of `outer` so that placing a value is one match.
+    top: Frame<'py>,
+    /// The containers open around `top`, innermost last.
+    outer: Vec<Frame<'py>>,
     /// The finished root value.
     result: Option<Obj<'py>>,
     /// The first error met where the writer's methods cannot return one (a failed dict
@@ -42,7 +46,8 @@ impl<'py> ObjectWriter<'py> {
         ObjectWriter {
             py,
             keep,
-            stack: Vec::new(),
+            top: Frame::Root,
+            outer: Vec::new(),
             result: None,
             failed: None,
             scratch: Vec::new(),
@@ -63,9 +68,8 @@ impl<'py> ObjectWriter<'py> {
     /// innermost dict's next entry, or the root.
     #[inline]
     fn emit(&mut self, value: Obj<'py>) {
-        match self.stack.last_mut() {
-            Some(Frame::List(items)) => items.push(value),
-            Some(Frame::Map(dict, key)) => match key.take() {
+        match &mut self.top {
+            Frame::Map(dict, key) => match key.take() {
                 Some(key) => {
                     if let Err(err) = py::dict_set(dict, &key, &value) {
                         self.failed.get_or_insert(err);
@@ -73,15 +77,30 @@ impl<'py> ObjectWriter<'py> {
                 }
                 None => *key = Some(value),
             },
-            None => self.result = Some(value),
+            Frame::List(items) => items.push(value),
+            Frame::Root => self.result = Some(value),
         }
+    }
+
+    /// Opens `frame` inside the current container.
+    #[inline]
+    fn open(&mut self, frame: Frame<'py>) {
+        let parent = std::mem::replace(&mut self.top, frame);
+        self.outer.push(parent);
+    }
+
+    /// Closes the innermost container, returning it; its parent is current again.
+    #[inline]
+    fn close(&mut self) -> Frame<'py> {
+        let parent = self.outer.pop().unwrap_or(Frame::Root);
+        std::mem::replace(&mut self.top, parent)
     }
 
     /// Whether a value of a kept type (`flag`) stays an object: not as a dict key, which the
     /// JSON form always makes a str.
     #[inline]
     fn keeps(&self, flag: bool) -> bool {
-        flag && !matches!(self.stack.last(), Some(Frame::Map(_, None)))
+        flag && !matches!(self.top, Frame::Map(_, None))
     }
 
     fn text(&mut self, write: impl FnOnce(&mut Vec<u8>)) {
@@ -172,6 +191,23 @@ impl<'py> WireWriter for ObjectWriter<'py> {
             Err(err) => {
                 self.failed.get_or_insert(err);
             }
+        }
+    }
+
+    /// A str literal or enum value is the plan's own exact str (no cache lookup, no new str);
+    /// an int one the plan's exact int.
+    #[inline]
+    fn literal_object(&mut self, literal: &LiteralValue, object: &Obj<'_>) {
+        match literal {
+            LiteralValue::Str(_) if object.is_exact_instance_of::<PyString>() => {
+                self.emit(object.clone().unbind().into_bound(self.py))
+            }
+            LiteralValue::Int(_) if object.is_exact_instance_of::<PyInt>() => {
+                self.emit(object.clone().unbind().into_bound(self.py))
+            }
+            LiteralValue::Str(text) => self.str(text),
+            LiteralValue::Int(number) => self.int(*number),
+            LiteralValue::Bool(flag) => self.boolean(*flag),
         }
     }
 
@@ -269,14 +305,14 @@ impl<'py> WireWriter for ObjectWriter<'py> {
     #[inline]
     fn begin_array(&mut self, length: impl FnOnce() -> Result<usize>) -> Result<()> {
         let length = length()?;
-        self.stack.push(Frame::List(Vec::with_capacity(length)));
+        self.open(Frame::List(Vec::with_capacity(length)));
         Ok(())
     }
 
     fn end_array(&mut self, _open: (), _count: usize) -> Result<()> {
-        match self.stack.pop() {
-            Some(Frame::List(items)) => {
-                let list = PyList::new(self.py, items)?.into_any();
+        match self.close() {
+            Frame::List(items) => {
+                let list = py::new_list(self.py, items.into_iter())?;
                 self.emit(list);
                 Ok(())
             }
@@ -288,12 +324,12 @@ impl<'py> WireWriter for ObjectWriter<'py> {
 
     #[inline]
     fn begin_map(&mut self, _length: usize) {
-        self.stack.push(Frame::Map(PyDict::new(self.py), None));
+        self.open(Frame::Map(PyDict::new(self.py), None));
     }
 
     fn end_map(&mut self, _open: (), _count: usize) -> Result<()> {
-        match self.stack.pop() {
-            Some(Frame::Map(dict, _)) => {
+        match self.close() {
+            Frame::Map(dict, _) => {
                 self.emit(dict.into_any());
                 Ok(())
             }
@@ -316,30 +352,26 @@ impl<'py> WireWriter for ObjectWriter<'py> {
 
     /// JSON object keys are strings: the key written is made the str JSON would quote.
     fn finish_key(&mut self, _start: KeyStart) -> Result<()> {
-        let key = match self.stack.last_mut() {
-            Some(Frame::Map(_, key)) => key.take(),
+        let key = match &mut self.top {
+            Frame::Map(_, key) => key.take(),
             _ => None,
         };
         let Some(key) = key else {
             return Ok(());
         };
         let text = self.key_text(&key)?;
-        if let Some(Frame::Map(_, slot)) = self.stack.last_mut() {
+        if let Frame::Map(_, slot) = &mut self.top {
             *slot = Some(text);
         }
         Ok(())
     }
 
-    /// The wire name: the interned attribute name when it is the same.
+    /// The wire name as the plan's interned str (the attribute name itself when the same), so
+    /// no str is made and its hash is known.
     #[inline]
     fn field_name(&mut self, field: &Field, _first: bool) {
-        let name = field.name.bind(self.py);
-        let key = match py::str_utf8(name) {
-            Ok(text) if text == field.wire_name => name.clone().into_any(),
-            _ => PyString::new(self.py, &field.wire_name).into_any(),
-        };
-        if let Some(Frame::Map(_, slot)) = self.stack.last_mut() {
-            *slot = Some(key);
+        if let Frame::Map(_, slot) = &mut self.top {
+            *slot = Some(field.wire_key.bind(self.py).clone().into_any());
         }
     }
 }

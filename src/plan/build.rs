@@ -156,6 +156,7 @@ fn build_enum(data: &Bound<'_, PyDict>) -> PyResult<Node> {
     let names: Vec<String> = get_required(data, "names")?.extract()?;
     let mut out = Vec::with_capacity(members.len());
     for ((member, value), name) in members.into_iter().zip(values).zip(names) {
+        let value_object = value.clone().unbind();
         let value = literal_value(&value).map_err(|_| {
             PyTypeError::new_err(format!(
                 "polycodec cannot handle enum {}: member {member} has a value that is not a str or int",
@@ -166,6 +167,7 @@ fn build_enum(data: &Bound<'_, PyDict>) -> PyResult<Node> {
             member: member.unbind(),
             name,
             value,
+            value_object,
         });
     }
     Ok(Node::Enum(EnumSpec {
@@ -203,6 +205,7 @@ fn build_record(kind: RecordKind, data: &Bound<'_, PyDict>) -> PyResult<Node> {
         json_member.push(b':');
         fields.push(Field {
             name: PyString::intern(py, &name).unbind(),
+            wire_key: PyString::intern(py, &wire_name).unbind(),
             wire_name,
             node: get_required(spec, "type")?.extract()?,
             default,

@@ -220,6 +220,9 @@ pub struct EnumMember {
     /// The member's `.name` (Avro enum symbols and pickles refer to members by name).
     pub name: String,
     pub value: LiteralValue,
+    /// The member's `.value` object itself (`to_builtins` returns it when it is an exact str
+    /// or int, the object `json.loads` would make an equal one of).
+    pub value_object: Py<PyAny>,
 }
 
 impl EnumSpec {
@@ -468,6 +471,9 @@ pub struct Field {
     /// The attribute (or TypedDict key) name, interned.
     pub name: Py<PyString>,
     pub wire_name: String,
+    /// `wire_name` as an interned str (the same object as `name` when they are equal): the key
+    /// `to_builtins` writes, with its hash already computed.
+    pub wire_key: Py<PyString>,
     pub node: NodeId,
     pub default: FieldDefault,
     /// False for dataclass fields declared `init=False`: never on the wire.

@@ -420,6 +420,39 @@ pub fn next_entry<'py>(
     }
 }
 
+/// The value of the dict entry at `position` when its key is `name` (the object itself, as
+/// `to_builtins` writes it, or any str of text `text`), moving `position` past it; `None`, with
+/// `position` unchanged, when that entry has another key or there is none. The key is compared
+/// by pointer first and never increfed.
+#[inline]
+pub fn entry_named<'py>(
+    dict: &Bound<'py, PyDict>,
+    position: &mut ffi::Py_ssize_t,
+    name: &Bound<'_, PyString>,
+    text: &str,
+) -> Option<Obj<'py>> {
+    let mut next = *position;
+    let mut key: *mut ffi::PyObject = std::ptr::null_mut();
+    let mut value: *mut ffi::PyObject = std::ptr::null_mut();
+    // SAFETY: the dict is live; PyDict_Next bounds-checks `next` and returns borrowed
+    // references, valid until the dict changes (no Python code runs before they are used).
+    if unsafe { ffi::PyDict_Next(dict.as_ptr(), &mut next, &mut key, &mut value) } == 0 {
+        return None;
+    }
+    let matches = key == name.as_ptr() || {
+        // SAFETY: `key` is a live object borrowed from the dict (see above).
+        let key = unsafe { Bound::from_borrowed_ptr(dict.py(), key) };
+        key.cast::<PyString>()
+            .is_ok_and(|key| str_utf8(key).is_ok_and(|key| key == text))
+    };
+    if !matches {
+        return None;
+    }
+    *position = next;
+    // SAFETY: a borrowed reference from the dict, increfed here.
+    Some(unsafe { Bound::from_borrowed_ptr(dict.py(), value) })
+}
+
 /// Whether `value`'s type is exactly `type_addr` (an address taken from the plan).
 #[inline]
 pub fn has_exact_type(value: &Obj<'_>, type_addr: usize) -> bool {
