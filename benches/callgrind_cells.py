@@ -1,21 +1,18 @@
-"""Instruction counts of polycodec cells under callgrind, repeatable on a loaded machine.
+"""Instruction counts of codec cells under callgrind, repeatable on a loaded machine.
 
-``python -m benches.callgrind_cells CELL N`` runs cell ``CELL`` (``json-encode``, ``json-decode``,
-``msgpack-encode``, ``msgpack-decode``, ``builtins-to``, ``builtins-from``) ``N`` times on one
-instance of a benchmark model. Run it under ``valgrind --tool=callgrind`` with ``N`` = 0 and
-``N`` = 100: the difference of the two totals, divided by 100, is the cell's instruction count
-per call. ``builtins-from`` reads what the same library's ``to_builtins`` gave, as the benchmark
-does (each library decodes its own output).
+``python -m benches.callgrind_cells CELL N [--model M] [--lib L] [--many K]`` runs cell ``CELL``
+(``json-encode``, ``json-decode``, ``msgpack-encode``, ``msgpack-decode``, ``pickle-encode``,
+``pickle-decode``, ``builtins-to``, ``builtins-from``) ``N`` times on one instance of model ``M``
+(default ``hierarchy``), or on a list of ``K`` instances with ``--many K`` (``encode_many`` /
+``decode_many``). ``--lib`` picks who runs it: ``polycodec`` on the plain dataclasses (the
+default), ``slots`` (polycodec on the ``slots=True`` twins of ``benches/idioms.py``) or
+``msgspec`` (msgspec's typed ``Encoder`` / ``Decoder``, ``to_builtins`` and ``convert`` on the
+``Struct`` classes of ``adapters/msgspec_structs.py``, its users' idiom; JSON, MessagePack and
+builtins only), so one cell can be compared instruction for instruction. ``builtins-from`` reads
+what the same library's ``to_builtins`` gave, as the benchmark does.
 
-Options:
-
-* ``--model NAME``: the model (``record``, ``hierarchy``, ``tree``, ``filesystem``; default
-  ``hierarchy``).
-* ``--lib polycodec|polycodec-slots|msgspec``: whose call is counted (default ``polycodec``, on
-  the plain dataclasses). ``polycodec-slots`` runs the same codec calls on the
-  ``@dataclass(slots=True)`` twins; ``msgspec`` runs msgspec's counterpart of the cell on the
-  ``msgspec.Struct`` classes of the benchmark (``msgspec.json``/``msgspec.msgpack`` encoders and
-  decoders, ``msgspec.to_builtins`` / ``msgspec.convert``), for an instruction-level comparison.
+Run it under ``valgrind --tool=callgrind`` with ``N`` = 0 and ``N`` = 100: the difference of the
+two totals, divided by 100, is the cell's instruction count per call.
 """
 
 from __future__ import annotations
@@ -23,62 +20,69 @@ from __future__ import annotations
 import argparse
 from typing import Any, Callable
 
+import polycodec
+
+from .idioms import SLOTS, converter
 from .models import MODELS, generate
 
 
-def _polycodec(fmt: str, op: str, root: type, value: Any) -> Callable[[], Any]:
-    import polycodec
-
-    codec = polycodec.Codec(root, format="msgpack" if fmt == "msgpack" else "json")
-    payload = codec.encode_one(value)
-    if fmt == "builtins":
-        # The benchmark's input: what the same library's to_builtins gave.
-        data = codec.to_builtins(value)
-        return (
-            (lambda: codec.to_builtins(value)) if op == "to" else lambda: codec.from_builtins(data)
-        )
-    return (
-        (lambda: codec.encode_one(value)) if op == "encode" else lambda: codec.decode_one(payload)
-    )
-
-
-def _msgspec(fmt: str, op: str, root: type, value: Any) -> Callable[[], Any]:
+def _msgspec_run(fmt: str, op: str, root: Any, value: Any) -> Callable[[], Any]:
     import msgspec
 
+    from .adapters.msgspec_structs import STRUCTS
+
+    value = converter(STRUCTS)(value)
+    root = STRUCTS.get(root, root)
+    if isinstance(value, list):
+        root = list[root]  # type: ignore[valid-type]
     if fmt == "builtins":
         data = msgspec.to_builtins(value)
         if op == "to":
             return lambda: msgspec.to_builtins(value)
         return lambda: msgspec.convert(data, root)
-    mod = msgspec.msgpack if fmt == "msgpack" else msgspec.json
+    if fmt not in ("json", "msgpack"):
+        raise SystemExit(f"msgspec has no {fmt} cell")
+    mod: Any = msgspec.json if fmt == "json" else msgspec.msgpack
     encoder, decoder = mod.Encoder(), mod.Decoder(root)
     payload = encoder.encode(value)
     return (lambda: encoder.encode(value)) if op == "encode" else lambda: decoder.decode(payload)
 
 
+def _polycodec_run(fmt: str, op: str, root: Any, value: Any) -> Callable[[], Any]:
+    many = isinstance(value, list)
+    if fmt == "builtins":
+        codec = polycodec.Codec(list[root] if many else root, format="json")
+        data = codec.to_builtins(value)
+        if op == "to":
+            return lambda: codec.to_builtins(value)
+        return lambda: codec.from_builtins(data)
+    codec = polycodec.Codec(root, format=fmt)
+    encode = codec.encode_many if many else codec.encode_one
+    decode = codec.decode_many if many else codec.decode_one
+    payload = encode(value)
+    return (lambda: encode(value)) if op == "encode" else lambda: decode(payload)
+
+
 def main() -> None:
-    parser = argparse.ArgumentParser(prog="python -m benches.callgrind_cells")
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("cell")
     parser.add_argument("count", type=int)
     parser.add_argument("--model", default="hierarchy", choices=sorted(MODELS))
-    parser.add_argument(
-        "--lib", default="polycodec", choices=("polycodec", "polycodec-slots", "msgspec")
-    )
+    parser.add_argument("--lib", default="polycodec", choices=["polycodec", "slots", "msgspec"])
+    parser.add_argument("--many", type=int, default=0, help="a list of this many instances")
     args = parser.parse_args()
     model = MODELS[args.model]
-    value = generate(args.model, 1)[0]
+    values = generate(args.model, max(args.many, 1))
+    value: Any = values if args.many else values[0]
+    root: Any = model.root
     fmt, op = args.cell.split("-")
     if args.lib == "msgspec":
-        from .adapters.msgspec_structs import STRUCTS
-        from .idioms import converter
-
-        run = _msgspec(fmt, op, STRUCTS[model.root], converter(STRUCTS)(value))
-    elif args.lib == "polycodec-slots":
-        from .idioms import SLOTS, converter
-
-        run = _polycodec(fmt, op, SLOTS[model.root], converter(SLOTS)(value))
+        run = _msgspec_run(fmt, op, root, value)
     else:
-        run = _polycodec(fmt, op, model.root, value)
+        if args.lib == "slots":
+            value = converter(SLOTS)(value)
+            root = SLOTS.get(root, root)
+        run = _polycodec_run(fmt, op, root, value)
     run()
     for _ in range(args.count):
         run()

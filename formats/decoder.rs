@@ -31,7 +31,30 @@ pub struct Decoder<'p, 'py, R> {
     pub depth: usize,
     /// Items of the arrays being read, innermost last: one buffer for the whole call instead
     /// of one allocation per array.
-    pub stack: Vec<Obj<'py>>,
+    pub stack: ItemStack<'py>,
+}
+
+/// The decoder's item buffer: its first items live in the decoder itself, so a call whose
+/// arrays hold few items allocates none (the allocation and its growth were about 40
+/// instructions of a small record's decode).
+pub type ItemStack<'py> = SmallVec<[Obj<'py>; 16]>;
+
+/// Makes room for `additional` more items, fallibly (a MemoryError, not an abort); the common
+/// case (room left) is one comparison.
+#[inline(always)]
+fn reserve_items(stack: &mut ItemStack<'_>, additional: usize) -> Result<()> {
+    if stack.capacity() - stack.len() < additional {
+        return grow_items(stack, additional);
+    }
+    Ok(())
+}
+
+#[cold]
+#[inline(never)]
+fn grow_items(stack: &mut ItemStack<'_>, additional: usize) -> Result<()> {
+    stack
+        .try_reserve(additional)
+        .map_err(|_| crate::errors::out_of_memory(ITEMS))
 }
 
 impl<'p, 'py, R> Decoder<'p, 'py, R> {
@@ -40,7 +63,7 @@ impl<'p, 'py, R> Decoder<'p, 'py, R> {
             reader,
             ctx: Decoding { py, plan, strict },
             depth: 0,
-            stack: Vec::new(),
+            stack: SmallVec::new(),
         }
     }
 }
@@ -201,13 +224,13 @@ where
         let base = stack.len();
         if let Some(count) = Self::count_left(&items) {
             // The reader has checked that `count` items fit in the input left.
-            reserve(stack, count, ITEMS)?;
+            reserve_items(stack, count)?;
         }
         let mut index = 0;
         while self.next_item(&mut items)? {
             match self.value(item) {
                 Ok(value) => {
-                    if let Err(err) = reserve(&mut self.stack, 1, ITEMS) {
+                    if let Err(err) = reserve_items(&mut self.stack, 1) {
                         self.stack.truncate(base);
                         return Err(err);
                     }

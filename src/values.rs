@@ -209,7 +209,9 @@ impl<'p, 'py> Decoding<'p, 'py> {
         }
     }
 
-    pub fn float(&self, id: NodeId, value: f64, text: Option<&str>) -> Result<Obj<'py>> {
+    /// A float read; `text` is its literal (ASCII) where the format has one, which a Decimal
+    /// is made from.
+    pub fn float(&self, id: NodeId, value: f64, text: Option<&[u8]>) -> Result<Obj<'py>> {
         let id = self.resolve(id, Token::Float)?;
         match self.plan.node(id) {
             Node::Float(bounds) => {
@@ -225,7 +227,7 @@ impl<'p, 'py> Decoding<'p, 'py> {
             Node::Decimal(spec) if !self.strict => {
                 let owned;
                 let text = match text {
-                    Some(text) => text,
+                    Some(text) => utf8(text),
                     None => {
                         owned = value.to_string();
                         &owned
@@ -245,7 +247,7 @@ impl<'p, 'py> Decoding<'p, 'py> {
         match self.plan.node(id) {
             Node::Str(spec) => {
                 if !spec.is_unconstrained() {
-                    check_str(spec, utf8(bytes), ascii, py)?;
+                    check_str(spec, bytes, ascii, py)?;
                 }
                 Ok(py::new_str(py, bytes, ascii)?)
             }
@@ -277,7 +279,17 @@ impl<'p, 'py> Decoding<'p, 'py> {
                     text::uuid::parse_uuid(bytes).map_err(|e| Error::validation(e.message()))?;
                 Ok(py::new_uuid(py, value)?)
             }
-            Node::Decimal(spec) => self.decimal(spec, utf8(bytes)),
+            Node::Decimal(spec) => {
+                // From the bytes: the text is only needed (checked as UTF-8) for constraints
+                // and messages.
+                let value = py::new_decimal_from_bytes(py, bytes, ascii).map_err(|_| {
+                    Error::validation(format!("invalid decimal {}", quote(utf8(bytes))))
+                })?;
+                if spec.is_constrained() {
+                    check_decimal(spec, &value, utf8(bytes))?;
+                }
+                Ok(value)
+            }
             Node::Enum(spec) => spec
                 .by_str(bytes)
                 .map(|m| m.bind(py).clone())
@@ -397,10 +409,16 @@ pub fn check_tz(rule: TzRule, aware: bool, what: &str) -> Result<()> {
     }
 }
 
-fn check_str(spec: &StrSpec, text: &str, ascii: bool, py: Python<'_>) -> Result<()> {
-    spec.length
-        .check(py::char_count(text, ascii), "characters")?;
+fn check_str(spec: &StrSpec, bytes: &[u8], ascii: bool, py: Python<'_>) -> Result<()> {
+    // ASCII text is as many characters as bytes: no UTF-8 view needed for a length alone.
+    let count = if ascii {
+        bytes.len()
+    } else {
+        py::char_count(utf8(bytes), false)
+    };
+    spec.length.check(count, "characters")?;
     if let Some(pattern) = &spec.pattern {
+        let text = utf8(bytes);
         let found = pattern.bind(py).call_method1("search", (text,))?;
         if found.is_none() {
             let source = pattern.bind(py).getattr("pattern")?;

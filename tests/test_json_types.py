@@ -85,6 +85,80 @@ def test_aware_datetimes_in_other_spellings() -> None:
         assert_same(polycodec.decode_one(json.dumps(text), datetime.datetime), expected)
 
 
+# The UTC shapes polycodec and msgspec write (`...SSZ`, `...SS.ffffffZ`) are read by a fixed
+# template first; everything it refuses goes to the general parser, which words the error.
+CANONICAL_UTC_EDGES = [
+    "2024-02-29T23:59:59.999999Z",
+    "2023-02-29T00:00:00Z",
+    "2100-02-29T00:00:00Z",
+    "2000-02-29T00:00:00Z",
+    "0001-01-01T00:00:00Z",
+    "9999-12-31T23:59:59.999999Z",
+    "0000-01-01T00:00:00Z",
+    "2020-00-10T00:00:00Z",
+    "2020-13-10T00:00:00Z",
+    "2020-04-31T00:00:00Z",
+    "2020-04-00T00:00:00Z",
+    "2020-01-01T24:00:00Z",
+    "2020-01-01T23:60:00Z",
+    "2020-01-01T23:59:60Z",
+    "2020-01-01t01:02:03Z",
+    "2020-01-01 01:02:03Z",
+    "2020-01-01T01:02:03z",
+    "2020-01-01T01:02:03.123456z",
+    "2020-01-01T01:02:03,123456Z",
+    "2020-01-01T01:02:03.12345aZ",
+    "2020-01-01T01:02:0:Z",
+    "2020-01-01T01:02/03Z",
+    "2020-1a-01T01:02:03Z",
+    "2020-01-01T01:02:03.1234567",
+    "2020-01-01T01:02:03+00:00",
+    "2020-01-01T01:02:03.000001Z",
+    "2020-01-01T01:02:03.1234Z",
+]
+
+
+@pytest.mark.parametrize("text", CANONICAL_UTC_EDGES)
+def test_canonical_utc_datetime_template_reads_as_msgspec(text: str) -> None:
+    data = json.dumps(text).encode()
+    try:
+        expected = msgspec.json.decode(data, type=datetime.datetime)
+    except msgspec.ValidationError:
+        with pytest.raises(polycodec.ValidationError) as caught:
+            polycodec.decode_one(data, datetime.datetime)
+        # The general parser's words, as for the same value spelled with a "+00:00" offset.
+        general = text[:-1] + "+00:00" if text.endswith("Z") else text
+        with pytest.raises(polycodec.ValidationError) as spelled:
+            polycodec.decode_one(json.dumps(general).encode(), datetime.datetime)
+        if text.endswith("Z"):
+            assert str(caught.value) == str(spelled.value)
+        return
+    assert_same(polycodec.decode_one(data, datetime.datetime), expected)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "2024-02-29",
+        "2023-02-29",
+        "0000-01-01",
+        "2020-13-01",
+        "2020-04-31",
+        "2020-1-01",
+        "2020-01-0a",
+    ],
+)
+def test_date_template_reads_as_msgspec(text: str) -> None:
+    data = json.dumps(text).encode()
+    try:
+        expected = msgspec.json.decode(data, type=datetime.date)
+    except msgspec.ValidationError:
+        with pytest.raises(polycodec.ValidationError):
+            polycodec.decode_one(data, datetime.date)
+        return
+    assert_same(polycodec.decode_one(data, datetime.date), expected)
+
+
 def test_namedtuple_with_defaults() -> None:
     class Span(NamedTuple):
         start: int

@@ -58,7 +58,7 @@ impl<'a, 'p, 'py> Decoder<'p, 'py, Reader<'a>> {
             Number::Float { value, text } if value.is_infinite() => {
                 Err(Error::validation(format!(
                     "number {} is out of range for a float",
-                    crate::errors::cut(text)
+                    crate::errors::cut(utf8(text))
                 )))
             }
             Number::Float { value, text } => self.ctx.float(id, value, Some(text)),

@@ -85,8 +85,9 @@ pub enum Number<'a> {
     BigInt(&'a str),
     /// A literal with a fraction and/or exponent. `value` is correctly
     /// rounded (it is infinite if the magnitude overflows `f64`, and may be
-    /// `±0.0` on underflow); `text` is the exact literal.
-    Float { value: f64, text: &'a str },
+    /// `±0.0` on underflow); `text` is the exact literal, ASCII (kept as bytes: most
+    /// consumers want only the value, and a `&str` view costs a UTF-8 check).
+    Float { value: f64, text: &'a [u8] },
 }
 
 /// A decoded string.
@@ -509,7 +510,7 @@ impl<'a> Reader<'a> {
             }
             return Ok(Number::BigInt(ascii_str(&bytes[start..i])));
         }
-        let text = ascii_str(&bytes[start..i]);
+        let text = &bytes[start..i];
         // Clinger's fast path: both operands exact, so one IEEE operation
         // gives the correctly rounded result.
         if !truncated && mant <= 1 << 53 && (-22..=22).contains(&exp10) {
@@ -522,7 +523,7 @@ impl<'a> Reader<'a> {
             let value = if neg { -v } else { v };
             return Ok(Number::Float { value, text });
         }
-        match text.parse::<f64>() {
+        match ascii_str(text).parse::<f64>() {
             Ok(value) => Ok(Number::Float { value, text }),
             Err(_) => Err(SyntaxError::new(start, "invalid number")),
         }
@@ -1192,7 +1193,7 @@ mod tests {
     fn float(input: &str) -> f64 {
         match num(input) {
             Ok(Number::Float { value, text }) => {
-                assert_eq!(text, input);
+                assert_eq!(text, input.as_bytes());
                 value
             }
             other => panic!("{input}: {other:?}"),

@@ -205,6 +205,14 @@ pub struct DecimalSpec {
     pub bounds: DecimalBounds,
 }
 
+impl DecimalSpec {
+    /// Whether any constraint applies (else a decoded value needs no check).
+    #[inline]
+    pub fn is_constrained(&self) -> bool {
+        self.max_digits.is_some() || self.decimal_places.is_some() || !self.bounds.is_unbounded()
+    }
+}
+
 /// An Enum class, encoded by value.
 pub struct EnumSpec {
     pub cls: Py<PyAny>,

@@ -258,7 +258,6 @@ pub fn int_as_i64(value: &Obj<'_>) -> Option<i64> {
 #[inline]
 pub fn new_instance<'py>(cls: &Bound<'py, PyType>) -> PyResult<Obj<'py>> {
     let py = cls.py();
-    let empty = PyTuple::empty(py);
     let type_ptr = cls.as_type_ptr();
     // SAFETY: type_ptr is a live type object; tp_new is read once.
     let Some(tp_new) = (unsafe { (*type_ptr).tp_new }) else {
@@ -269,16 +268,57 @@ pub fn new_instance<'py>(cls: &Bound<'py, PyType>) -> PyResult<Obj<'py>> {
     // SAFETY: tp_new is called with a valid type, an argument tuple and no keywords, and
     // returns a new reference or NULL with an exception set.
     let create = || unsafe {
+        let empty = PyTuple::empty(py);
         Bound::from_owned_ptr_or_err(py, tp_new(type_ptr, empty.as_ptr(), std::ptr::null_mut()))
     };
     // SAFETY: reading a slot of the static base type `object`, never written after startup.
     let object_new = unsafe { (*std::ptr::addr_of!(ffi::PyBaseObject_Type)).tp_new };
     // CPython's own function pointers: equal exactly when the class did not override `__new__`.
     if object_new.is_some_and(|object_new| std::ptr::fn_addr_eq(tp_new, object_new)) {
+        if let Some(instance) = allocate_plain(py, type_ptr) {
+            return instance;
+        }
         create()
     } else {
         new_instance_by_user_code(py, create)
     }
+}
+
+/// What `object.__new__(cls)` does on CPython 3.11 for a class without an instance dict (a
+/// `slots=True` dataclass, `uuid.UUID`), done directly: refuse an abstract class (left to
+/// `object.__new__`, which words the error), then the type's `tp_alloc`; 3.11's
+/// `object_new` then initialises the instance dict, a no-op where `tp_dictoffset` is 0. Skips
+/// the argument tuple and `object_new`'s checks of it. `None`: take `object.__new__`.
+#[cfg(all(Py_3_11, not(Py_3_12), not(Py_LIMITED_API), not(PyPy), not(GraalPy)))]
+#[inline(always)]
+fn allocate_plain<'py>(
+    py: Python<'py>,
+    type_ptr: *mut ffi::PyTypeObject,
+) -> Option<PyResult<Obj<'py>>> {
+    // SAFETY: a live type object (the caller's class); three of its slots are read.
+    let (dict_offset, flags, alloc) = unsafe {
+        (
+            (*type_ptr).tp_dictoffset,
+            (*type_ptr).tp_flags,
+            (*type_ptr).tp_alloc,
+        )
+    };
+    if dict_offset != 0 || flags & ffi::Py_TPFLAGS_IS_ABSTRACT != 0 {
+        return None;
+    }
+    // SAFETY: the type's own allocator with no items, as object_new calls it; it returns a
+    // new reference or NULL with an exception set.
+    Some(unsafe { Bound::from_owned_ptr_or_err(py, alloc?(type_ptr, 0)) })
+}
+
+/// Elsewhere `object.__new__` itself (what it does beyond `tp_alloc` differs by version).
+#[cfg(not(all(Py_3_11, not(Py_3_12), not(Py_LIMITED_API), not(PyPy), not(GraalPy))))]
+#[inline(always)]
+fn allocate_plain<'py>(
+    _py: Python<'py>,
+    _type_ptr: *mut ffi::PyTypeObject,
+) -> Option<PyResult<Obj<'py>>> {
+    None
 }
 
 /// A class's own `__new__` is Python code (kept out of line: most classes have none).
@@ -585,6 +625,18 @@ pub fn new_from_one_arg<'py>(
 #[inline]
 pub fn new_decimal<'py>(py: Python<'py>, text: &str) -> PyResult<Bound<'py, PyAny>> {
     let text = new_str(py, text.as_bytes(), text.is_ascii())?;
+    new_from_one_arg(stdlib(py).decimal.bind(py), text)
+}
+
+/// `decimal.Decimal(text)` from the UTF-8 bytes of `text` (`ascii` when they are all ASCII, as
+/// a reader found while scanning them).
+#[inline]
+pub fn new_decimal_from_bytes<'py>(
+    py: Python<'py>,
+    bytes: &[u8],
+    ascii: bool,
+) -> PyResult<Bound<'py, PyAny>> {
+    let text = new_str(py, bytes, ascii)?;
     new_from_one_arg(stdlib(py).decimal.bind(py), text)
 }
 

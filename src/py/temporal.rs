@@ -47,6 +47,11 @@ fn zone_for_offset(py: Python<'_>, offset_seconds: i32) -> PyResult<Bound<'_, Py
 }
 
 pub fn new_datetime<'py>(py: Python<'py>, parts: &DateTime) -> PyResult<Obj<'py>> {
+    if parts.offset_seconds == Some(0) {
+        if let Some(value) = new_utc_datetime(py, parts) {
+            return value;
+        }
+    }
     let zone = match parts.offset_seconds {
         Some(offset) => Some(zone_for_offset(py, offset)?),
         None => None,
@@ -63,6 +68,41 @@ pub fn new_datetime<'py>(py: Python<'py>, parts: &DateTime) -> PyResult<Obj<'py>
         zone.as_ref(),
     )?
     .into_any())
+}
+
+/// A UTC datetime straight from the datetime C API with the cached `timezone.utc` (the
+/// common case: what polycodec and msgspec write), skipping the general path's zone lookup and
+/// reference counting. `None` where the API is not at hand yet (the general path imports it).
+#[cfg(not(any(Py_LIMITED_API, PyPy, GraalPy)))]
+#[inline]
+fn new_utc_datetime<'py>(py: Python<'py>, parts: &DateTime) -> Option<PyResult<Obj<'py>>> {
+    let zone = UTC.get(py)?;
+    // SAFETY: reads the pointer PyDateTime_IMPORT stored (null until then, checked).
+    let api = unsafe { pyo3::ffi::PyDateTimeAPI().as_ref() }?;
+    // SAFETY: the API's own constructor with in-range parts (the parser checked them), a live
+    // tzinfo it takes its own reference to, and its datetime type; returns a new reference
+    // or NULL with an exception set.
+    Some(unsafe {
+        let raw = (api.DateTime_FromDateAndTime)(
+            i32::from(parts.date.year),
+            i32::from(parts.date.month),
+            i32::from(parts.date.day),
+            i32::from(parts.time.hour),
+            i32::from(parts.time.minute),
+            i32::from(parts.time.second),
+            parts.time.microsecond as i32,
+            zone.as_ptr(),
+            api.DateTimeType,
+        );
+        Bound::from_owned_ptr_or_err(py, raw)
+    })
+}
+
+/// Without the datetime C API's struct, the general path only.
+#[cfg(any(Py_LIMITED_API, PyPy, GraalPy))]
+#[inline]
+fn new_utc_datetime<'py>(_py: Python<'py>, _parts: &DateTime) -> Option<PyResult<Obj<'py>>> {
+    None
 }
 
 pub fn new_date<'py>(py: Python<'py>, parts: &Date) -> PyResult<Obj<'py>> {

@@ -273,8 +273,129 @@ fn expect(s: &[u8], i: usize, c: u8) -> Result<(), Fault> {
     }
 }
 
+/// An 8-byte template for [`Chunk::read`]: `#` is any ASCII digit, every other byte must be
+/// itself.
+struct Chunk {
+    /// 0xFF in the digit lanes.
+    digits: u64,
+    /// The literal bytes, 0 in the digit lanes.
+    fixed: u64,
+}
+
+const LANES_30: u64 = 0x3030_3030_3030_3030;
+const LANES_06: u64 = 0x0606_0606_0606_0606;
+const LANES_F0: u64 = 0xF0F0_F0F0_F0F0_F0F0;
+
+impl Chunk {
+    const fn new(template: &[u8; 8]) -> Chunk {
+        let (mut digits, mut fixed, mut i) = (0u64, 0u64, 0);
+        while i < 8 {
+            if template[i] == b'#' {
+                digits |= 0xFF << (8 * i);
+            } else {
+                fixed |= (template[i] as u64) << (8 * i);
+            }
+            i += 1;
+        }
+        Chunk { digits, fixed }
+    }
+
+    /// The eight bytes at `s[at..]` if they fit the template: each digit lane holds its
+    /// value (0..=9), every other lane 0. Eight bytes checked with a few word operations:
+    /// a digit lane is 0x30..=0x39 exactly when its high nibble is 3 both as read and after
+    /// adding 6 (a carry out of a lane needs a lane >= 0xFA, which the first test refuses).
+    #[inline(always)]
+    fn read(&self, s: &[u8], at: usize) -> Option<u64> {
+        let mut word = [0u8; 8];
+        word.copy_from_slice(s.get(at..at + 8)?);
+        let w = u64::from_le_bytes(word);
+        let lanes = w & self.digits;
+        let high = LANES_F0 & self.digits;
+        let threes = LANES_30 & self.digits;
+        let ok = w & !self.digits == self.fixed
+            && lanes & high == threes
+            && (lanes + (LANES_06 & self.digits)) & high == threes;
+        ok.then(|| lanes - threes)
+    }
+}
+
+/// Lane `i` of a word [`Chunk::read`] returned.
+#[inline(always)]
+fn lane(word: u64, i: u32) -> u8 {
+    (word >> (8 * i)) as u8
+}
+
+/// The two-digit number in lanes `i` and `i + 1`.
+#[inline(always)]
+fn pair(word: u64, i: u32) -> u8 {
+    lane(word, i) * 10 + lane(word, i + 1)
+}
+
+const YMD: Chunk = Chunk::new(b"####-##-");
+const DAY_HOUR_MINUTE: Chunk = Chunk::new(b"##T##:##");
+const SECOND_FRACTION: Chunk = Chunk::new(b":##.####");
+const FRACTION_UTC: Chunk = Chunk::new(b".######Z");
+const MINUTE_SECOND_UTC: Chunk = Chunk::new(b"#:##:##Z");
+
+/// The date of `YYYY-MM-` (as [`YMD`] read it) and `day`, if it is a real one.
+#[inline(always)]
+fn checked_date(first: u64, day: u8) -> Option<Date> {
+    let year = u16::from(pair(first, 0)) * 100 + u16::from(pair(first, 2));
+    let month = pair(first, 5);
+    let valid = year != 0 && (1..=12).contains(&month) && day != 0;
+    (valid && day <= days_in_month(year, month)).then_some(Date { year, month, day })
+}
+
+/// The UTC datetimes polycodec and msgspec write, `YYYY-MM-DDTHH:MM:SSZ` and
+/// `YYYY-MM-DDTHH:MM:SS.ffffffZ`, read as fixed templates (no fraction to round). `None` for
+/// anything else, valid or not: the general parser then reads it (and words any error).
+#[inline]
+fn canonical_utc(s: &[u8]) -> Option<DateTime> {
+    let fraction = match s.len() {
+        20 => false,
+        27 => true,
+        _ => return None,
+    };
+    let first = YMD.read(s, 0)?;
+    let second = DAY_HOUR_MINUTE.read(s, 8)?;
+    let (minute, seconds, microsecond) = if fraction {
+        let third = SECOND_FRACTION.read(s, 16)?;
+        let fourth = FRACTION_UTC.read(s, 19)?;
+        let mut microsecond = 0u32;
+        for i in 1..7 {
+            microsecond = microsecond * 10 + u32::from(lane(fourth, i));
+        }
+        (pair(second, 6), pair(third, 1), microsecond)
+    } else {
+        let tail = MINUTE_SECOND_UTC.read(s, 12)?;
+        (pair(second, 6), pair(tail, 5), 0)
+    };
+    let hour = pair(second, 3);
+    if hour > 23 || minute > 59 || seconds > 59 {
+        return None;
+    }
+    Some(DateTime {
+        date: checked_date(first, pair(second, 0))?,
+        time: Time {
+            hour,
+            minute,
+            second: seconds,
+            microsecond,
+        },
+        offset_seconds: Some(0),
+    })
+}
+
 /// `YYYY-MM-DD` at the start of `s` (the caller checks what follows).
 fn parse_ymd(s: &[u8]) -> Result<Date, Fault> {
+    if let (Some(first), Some(&[d1, d2])) = (YMD.read(s, 0), s.get(8..10)) {
+        let (d1, d2) = (d1.wrapping_sub(b'0'), d2.wrapping_sub(b'0'));
+        if d1 < 10 && d2 < 10 {
+            if let Some(date) = checked_date(first, d1 * 10 + d2) {
+                return Ok(date);
+            }
+        }
+    }
     let year = u16::from(two(s, 0)?) * 100 + u16::from(two(s, 2)?);
     expect(s, 4, b'-')?;
     let month = two(s, 5)?;
@@ -413,6 +534,9 @@ fn next_day(d: Date) -> Result<Date, Fault> {
 }
 
 fn datetime_inner(s: &[u8]) -> Result<DateTime, Fault> {
+    if let Some(value) = canonical_utc(s) {
+        return Ok(value);
+    }
     let mut date = parse_ymd(s)?;
     if !matches!(s.get(10), Some(b'T' | b't' | b' ')) {
         return Err(Fault::Malformed);
