@@ -355,8 +355,19 @@ impl<'p, 'py> WireReader<'p, 'py> for Decoder<'p, 'py, ObjectInput<'py>> {
         Ok(())
     }
 
+    type Names = ();
+
+    #[inline(always)]
+    fn record_names(&self, _id: NodeId) {}
+
     #[inline]
-    fn take_field(&mut self, entries: &mut Cursor<'py>, field: &Field) -> bool {
+    fn take_field(
+        &mut self,
+        entries: &mut Cursor<'py>,
+        _names: (),
+        _index: usize,
+        field: &Field,
+    ) -> bool {
         let Cursor::Dict {
             dict,
             position,

@@ -9,7 +9,7 @@ use crate::errors::{Error, Result};
 use crate::formats::encoder::{KeyStart, Temporal, WireWriter};
 use crate::formats::json::encode::{big_int_text, non_finite};
 use crate::formats::json::write::write_f64;
-use crate::plan::Field;
+use crate::plan::{Field, NodeId, Plan};
 use crate::py::fields::PlainValue;
 use crate::py::{self, Obj};
 use crate::text;
@@ -330,9 +330,14 @@ impl<'py> WireWriter for ObjectWriter<'py> {
         Ok(())
     }
 
+    type Names = ();
+
+    #[inline(always)]
+    fn record_names(&self, _plan: &Plan, _id: NodeId) {}
+
     /// The wire name: the interned attribute name when it is the same.
     #[inline]
-    fn field_name(&mut self, field: &Field, _first: bool) {
+    fn field_name(&mut self, _names: (), _index: usize, field: &Field, _first: bool) {
         let name = field.name.bind(self.py);
         let key = match py::str_utf8(name) {
             Ok(text) if text == field.wire_name => name.clone().into_any(),
