@@ -85,9 +85,21 @@ pub trait WireReader<'p, 'py> {
     fn tag(&mut self, spec: &TaggedUnionSpec) -> Result<usize>;
     /// Reads what opens a map whose kind the decoder has seen (JSON's brace).
     fn begin_map(&mut self, entries: &mut Self::Left) -> Result<()>;
+    /// What the format precomputed from the plan for one record's field names (JSON: each
+    /// field's escaped key bytes), looked up once per record read and passed to `take_field`.
+    type Names: Copy;
+    /// The names of record node `id`.
+    fn record_names(&self, id: NodeId) -> Self::Names;
     /// Consumes the next entry's key if it is `field`'s wire name, else consumes nothing: the
-    /// fast path for members in declaration order.
-    fn take_field(&mut self, entries: &mut Self::Left, field: &Field) -> bool;
+    /// fast path for members in declaration order. `index` is the field's position in
+    /// `RecordSpec::fields`, `names` its record's [`Self::record_names`].
+    fn take_field(
+        &mut self,
+        entries: &mut Self::Left,
+        names: Self::Names,
+        index: usize,
+        field: &Field,
+    ) -> bool;
     /// The next entry's key (checked UTF-8), or `None` after the last entry.
     fn next_key(&mut self, entries: &mut Self::Left) -> Result<Option<&[u8]>>;
     /// A map as a dict (`Dict` or `Any`), with the format's own keys.
@@ -283,7 +295,7 @@ where
         self.enter()?;
         let result = match plan.node(id) {
             Node::Record(spec) if !spec.array_like && spec.kind != RecordKind::NamedTuple => {
-                self.record(spec, entries)
+                self.record(id, spec, entries)
             }
             Node::TaggedUnion(spec) => {
                 self.begin_map(&mut entries)?;
@@ -298,10 +310,15 @@ where
     }
 
     /// A map read as a record.
-    fn record(&mut self, spec: &RecordSpec, mut entries: Left<'p, 'py, R>) -> Result<Obj<'py>> {
+    fn record(
+        &mut self,
+        id: NodeId,
+        spec: &RecordSpec,
+        mut entries: Left<'p, 'py, R>,
+    ) -> Result<Obj<'py>> {
         self.begin_map(&mut entries)?;
         let mut builder = RecordBuilder::new(spec);
-        self.record_fields(spec, &mut builder, entries)?;
+        self.record_fields(id, spec, &mut builder, entries)?;
         builder.finish(self.ctx.py, spec)
     }
 
@@ -309,15 +326,17 @@ where
     /// declaration order) is tried first, so ordered input never searches the field names.
     fn record_fields(
         &mut self,
+        id: NodeId,
         spec: &RecordSpec,
         builder: &mut RecordBuilder<'py>,
         mut entries: Left<'p, 'py, R>,
     ) -> Result<()> {
+        let names = self.record_names(id);
         let mut hint = 0;
         loop {
             if let Some(&index) = spec.wire_fields.get(hint) {
                 let field = &spec.fields[index];
-                if self.take_field(&mut entries, field) {
+                if self.take_field(&mut entries, names, index, field) {
                     hint += 1;
                     let value = self
                         .value(field.node)
@@ -381,7 +400,7 @@ where
             return Err(missing_leading_tag());
         }
         let tag = self.tag(spec).map_err(|e| e.at_index(0))?;
-        let record = variant(self.ctx.plan, spec, tag);
+        let (_, record) = variant(self.ctx.plan, spec, tag);
         let mut builder = RecordBuilder::new(record);
         set_tag(&self.ctx, record, &spec.tags[tag].0, &mut builder).map_err(|e| e.at_index(0))?;
         self.positional_fields(record, &mut builder, items, 1)?;
@@ -438,14 +457,17 @@ where
         mut entries: Left<'p, 'py, R>,
     ) -> Result<Obj<'py>> {
         let plan: &'p Plan = self.ctx.plan;
-        match tag_field(plan, spec) {
-            Some(field) if self.take_field(&mut entries, field) => {
+        let first = tag_field(plan, spec);
+        match first {
+            Some((first_id, index, field))
+                if self.take_field(&mut entries, self.record_names(first_id), index, field) =>
+            {
                 let tag = self.tag(spec).map_err(|e| e.at_field(&spec.tag_field))?;
-                let record = variant(plan, spec, tag);
+                let (record_id, record) = variant(plan, spec, tag);
                 let mut builder = RecordBuilder::new(record);
                 set_tag(&self.ctx, record, &spec.tags[tag].0, &mut builder)
                     .map_err(|e| e.at_field(&spec.tag_field))?;
-                self.record_fields(record, &mut builder, entries)?;
+                self.record_fields(record_id, record, &mut builder, entries)?;
                 builder.finish(self.ctx.py, record)
             }
             _ => self.tagged_anywhere(spec, entries),
@@ -464,7 +486,7 @@ where
         let plan: &'p Plan = self.ctx.plan;
         let mut early: SmallVec<[(usize, Obj<'py>); 8]> = SmallVec::new();
         let mut deferred: SmallVec<[(usize, usize); 4]> = SmallVec::new();
-        let (record, tag) = loop {
+        let ((record_id, record), tag) = loop {
             let Some(key) = self.next_key(&mut entries)? else {
                 return Err(Error::validation(format!(
                     "object missing required field `{}`",
@@ -511,7 +533,7 @@ where
             .map_err(|e| e.at_field(&spec.tag_field))?;
         // Not even a call when the count says the tag came last.
         if Self::count_left(&entries) != Some(0) {
-            self.record_fields(record, &mut builder, entries)?;
+            self.record_fields(record_id, record, &mut builder, entries)?;
         }
         if !deferred.is_empty() {
             let end = self.offset();
@@ -590,20 +612,26 @@ fn invalid_tag(spec: &TaggedUnionSpec, tag: TagRef<'_>) -> Error {
     ))
 }
 
-/// The variant of the tag at `tag` in `spec.tags` (a record, checked when the plan was built).
-fn variant<'p>(plan: &'p Plan, spec: &TaggedUnionSpec, tag: usize) -> &'p RecordSpec {
-    match plan.node(spec.tags[tag].1) {
-        Node::Record(record) => record,
+/// The variant of the tag at `tag` in `spec.tags` (a record, checked when the plan was built),
+/// with its node id.
+fn variant<'p>(plan: &'p Plan, spec: &TaggedUnionSpec, tag: usize) -> (NodeId, &'p RecordSpec) {
+    let id = spec.tags[tag].1;
+    match plan.node(id) {
+        Node::Record(record) => (id, record),
         _ => unreachable!("a tagged union's variants are records"),
     }
 }
 
-/// The tag field of the union's first variant: its precomputed key bytes are the tag key's.
+/// The tag field of the union's first variant (its node id, the field's index, the field):
+/// its precomputed key bytes are the tag key's.
 #[inline]
-fn tag_field<'p>(plan: &'p Plan, spec: &TaggedUnionSpec) -> Option<&'p Field> {
-    let (_, id) = spec.tags.first()?;
-    match plan.node(*id) {
-        Node::Record(record) => record.tag.as_ref().map(|(index, _)| &record.fields[*index]),
+fn tag_field<'p>(plan: &'p Plan, spec: &TaggedUnionSpec) -> Option<(NodeId, usize, &'p Field)> {
+    let &(_, id) = spec.tags.first()?;
+    match plan.node(id) {
+        Node::Record(record) => record
+            .tag
+            .as_ref()
+            .map(|&(index, _)| (id, index, &record.fields[index])),
         _ => None,
     }
 }

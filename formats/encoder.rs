@@ -151,9 +151,16 @@ pub trait WireWriter {
     fn finish_key(&mut self, _start: KeyStart) -> Result<()> {
         Ok(())
     }
+    /// What the format precomputed from the plan for one record's field names (JSON: each
+    /// field's escaped key bytes), looked up once per record written and passed to every
+    /// `field_name` of that record.
+    type Names: Copy;
+    /// The names of record node `id` of `plan` (the codec's own plan, or the plan of a value
+    /// under `Any`, for which the format has precomputed nothing).
+    fn record_names(&self, plan: &Plan, id: NodeId) -> Self::Names;
     /// A record field's name, with what goes before it (`first`: no entry before it) and
-    /// between it and the value.
-    fn field_name(&mut self, field: &Field, first: bool);
+    /// between it and the value; `index` is the field's position in `RecordSpec::fields`.
+    fn field_name(&mut self, names: Self::Names, index: usize, field: &Field, first: bool);
 }
 
 /// Where a dict key starts in a byte writer's output.
@@ -235,7 +242,7 @@ impl<'p, 'w, W: WireWriter> Encoder<'p, 'w, W> {
                     Err(mismatch(node, value))
                 }
             }
-            Node::Record(spec) => nested(self.depth, || self.record(spec, value)),
+            Node::Record(spec) => nested(self.depth, || self.record(id, spec, value)),
             Node::Sequence(spec) => nested(self.depth, || self.sequence(node, spec.item, value)),
             Node::Union(spec) => {
                 let variant = shape::pick_variant(self.plan, spec, value)
@@ -243,7 +250,9 @@ impl<'p, 'w, W: WireWriter> Encoder<'p, 'w, W> {
                 self.value(variant, value)
             }
             Node::TaggedUnion(spec) => match shape::tagged_variant(self.plan, spec, value) {
-                Some(record) => nested(self.depth, || self.record(record, value)),
+                Some((record_id, record)) => {
+                    nested(self.depth, || self.record(record_id, record, value))
+                }
                 None => Err(mismatch(node, value)),
             },
             Node::Any => self.any(value),
@@ -486,7 +495,7 @@ impl<'p, 'w, W: WireWriter> Encoder<'p, 'w, W> {
     }
 
     #[inline(never)]
-    fn record(&mut self, spec: &RecordSpec, value: &Obj<'_>) -> Result<()> {
+    fn record(&mut self, id: NodeId, spec: &RecordSpec, value: &Obj<'_>) -> Result<()> {
         if !shape::is_record(spec, value) {
             return Err(Error::encode(format!(
                 "expected {}, got {}",
@@ -495,9 +504,10 @@ impl<'p, 'w, W: WireWriter> Encoder<'p, 'w, W> {
             )));
         }
         self.enter()?;
+        let names = self.w.record_names(self.plan, id);
         let positional = spec.array_like || spec.kind == RecordKind::NamedTuple;
         if !positional && !spec.omit_defaults && spec.kind == RecordKind::Dataclass {
-            self.dataclass_fields(spec, value)?;
+            self.dataclass_fields(spec, names, value)?;
             self.depth -= 1;
             return Ok(());
         }
@@ -523,7 +533,7 @@ impl<'p, 'w, W: WireWriter> Encoder<'p, 'w, W> {
         // the walk meets it.
         let tag_first = match &spec.tag {
             Some((index, _)) if !positional => {
-                self.leading_tag(spec, *index, value)?;
+                self.leading_tag(spec, names, *index, value)?;
                 count += 1;
                 Some(*index)
             }
@@ -561,7 +571,7 @@ impl<'p, 'w, W: WireWriter> Encoder<'p, 'w, W> {
             if positional {
                 self.w.separator(count);
             } else {
-                self.w.field_name(field, count == 0);
+                self.w.field_name(names, index, field, count == 0);
             }
             count += 1;
             self.value(field.node, &item).map_err(|e| {
@@ -584,9 +594,15 @@ impl<'p, 'w, W: WireWriter> Encoder<'p, 'w, W> {
     /// A tagged-union variant's tag, written as its map's first entry (as msgspec writes the tag
     /// of its tagged Structs): the class's tag when the tag field's `Literal` allows one value,
     /// else the instance's value, checked.
-    fn leading_tag(&mut self, spec: &RecordSpec, index: usize, value: &Obj<'_>) -> Result<()> {
+    fn leading_tag(
+        &mut self,
+        spec: &RecordSpec,
+        names: W::Names,
+        index: usize,
+        value: &Obj<'_>,
+    ) -> Result<()> {
         let field = &spec.fields[index];
-        self.w.field_name(field, true);
+        self.w.field_name(names, index, field, true);
         if let Node::Literal(literal) = self.plan.node(field.node) {
             if let [(tag, object)] = literal.values.as_slice() {
                 self.w.literal_object(tag, object.bind(value.py()));
@@ -645,7 +661,12 @@ impl<'p, 'w, W: WireWriter> Encoder<'p, 'w, W> {
 
     /// The common record: a dataclass written as a map with every field. Plain field values
     /// are written straight from the instance (see `py::fields`).
-    fn dataclass_fields(&mut self, spec: &RecordSpec, value: &Obj<'_>) -> Result<()> {
+    fn dataclass_fields(
+        &mut self,
+        spec: &RecordSpec,
+        names: W::Names,
+        value: &Obj<'_>,
+    ) -> Result<()> {
         let length = spec.wire_fields.len();
         let open = self.w.begin_map(length);
         let py = value.py();
@@ -653,7 +674,7 @@ impl<'p, 'w, W: WireWriter> Encoder<'p, 'w, W> {
         // A tagged-union variant leads with its tag; `usize::MAX` matches no field.
         let tag_index = match &spec.tag {
             Some((index, _)) => {
-                self.leading_tag(spec, *index, value)?;
+                self.leading_tag(spec, names, *index, value)?;
                 *index
             }
             None => usize::MAX,
@@ -665,7 +686,7 @@ impl<'p, 'w, W: WireWriter> Encoder<'p, 'w, W> {
                 self.skip_tag(&mut reader, index, field, value)?;
                 continue;
             }
-            self.w.field_name(field, first);
+            self.w.field_name(names, index, field, first);
             first = false;
             let name = field.name.bind(py);
             let w = &mut *self.w;

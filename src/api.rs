@@ -30,7 +30,13 @@ pub struct Codec {
     options: Py<PyDict>,
     /// The size of the last output, to reserve the next buffer in one step.
     size_hint: AtomicUsize,
+    /// `json_schema()`'s derived schemas by `ref_template` (None or a str), derived once:
+    /// each call returns a deep copy.
+    json_schemas: Py<PyDict>,
 }
+
+/// How many `ref_template`s a codec keeps the JSON Schema of.
+const JSON_SCHEMAS_KEPT: usize = 8;
 
 #[pymethods]
 impl Codec {
@@ -89,6 +95,7 @@ impl Codec {
             target: r#type.unbind(),
             options: options.unbind(),
             size_hint: AtomicUsize::new(64),
+            json_schemas: PyDict::new(py).unbind(),
         })
     }
 
@@ -113,21 +120,45 @@ impl Codec {
     }
 
     /// The JSON Schema (2020-12) of this codec's JSON form, as a new dict on every call
-    /// (derived in `polycodec._jsonschema` from the plan, with the codec's own options).
+    /// (derived in `polycodec._jsonschema` from the plan, with the codec's own options, once
+    /// per `ref_template`; each call returns a deep copy the caller may change).
     #[pyo3(signature = (*, ref_template = None))]
     fn json_schema<'py>(
         &self,
         py: Python<'py>,
         ref_template: Option<Bound<'py, PyAny>>,
     ) -> PyResult<Obj<'py>> {
-        py.import("polycodec._jsonschema")?
-            .getattr("codec_json_schema")?
-            .call1((
-                self.target.bind(py),
-                self.format,
-                self.options.bind(py).copy()?,
-                ref_template,
-            ))
+        let module = py.import("polycodec._jsonschema")?;
+        // Only None and exact strs are keys; anything else is derived (and refused) each time.
+        let key = match &ref_template {
+            None => Some(py.None().into_bound(py)),
+            Some(template) if template.is_exact_instance_of::<PyString>() => Some(template.clone()),
+            Some(_) => None,
+        };
+        let schemas = self.json_schemas.bind(py);
+        let cached = match &key {
+            Some(key) => schemas.get_item(key)?,
+            None => None,
+        };
+        let schema = match cached {
+            Some(schema) => schema,
+            None => {
+                let schema = module.getattr("codec_json_schema")?.call1((
+                    self.target.bind(py),
+                    self.format,
+                    self.options.bind(py).copy()?,
+                    ref_template,
+                ))?;
+                if let Some(key) = key {
+                    if schemas.len() >= JSON_SCHEMAS_KEPT {
+                        schemas.clear();
+                    }
+                    schemas.set_item(key, &schema)?;
+                }
+                schema
+            }
+        };
+        py.import("copy")?.getattr("deepcopy")?.call1((schema,))
     }
 
     /// How each record class in the plan has its fields read and stored, as
@@ -284,6 +315,7 @@ impl Codec {
     fn __traverse__(&self, visit: PyVisit<'_>) -> Result<(), PyTraverseError> {
         visit.call(&self.target)?;
         visit.call(&self.options)?;
+        visit.call(&self.json_schemas)?;
         self.wire.traverse(&visit)?;
         self.plan.traverse(&visit)
     }
@@ -366,7 +398,8 @@ pub fn encode_json_spec<'py>(
     value: Bound<'py, PyAny>,
 ) -> PyResult<Bound<'py, PyBytes>> {
     let plan = build_plan(&spec)?;
-    let mut writer = formats::json::encode::JsonWriter { out: Vec::new() };
+    let keys = formats::json::Keys::new(&plan);
+    let mut writer = formats::json::encode::JsonWriter::new(Vec::new(), &plan, &keys);
     crate::errors::output_result(|| formats::encoder::encode_one(&plan, &value, &mut writer))
         .map_err(|e| e.into_pyerr(py, ErrorKind::Encode))?;
     Ok(PyBytes::new(py, &writer.out))

@@ -239,16 +239,16 @@ pub fn equals_default(default: &FieldDefault, value: &Obj<'_>) -> Result<bool> {
 
 /// The variant of a tagged union that encodes `value`: the record of the value's exact class
 /// (one pointer comparison per variant, no call into CPython), else the first variant the value
-/// is an instance of (a subclass instance).
+/// is an instance of (a subclass instance). Returns the record's node id with its spec.
 #[inline]
 pub fn tagged_variant<'p>(
     plan: &'p Plan,
     spec: &TaggedUnionSpec,
     value: &Obj<'_>,
-) -> Option<&'p RecordSpec> {
+) -> Option<(NodeId, &'p RecordSpec)> {
     let class = value.get_type_ptr() as usize;
     let record = |id: NodeId| match plan.node(id) {
-        Node::Record(record) => Some(record),
+        Node::Record(record) => Some((id, record)),
         _ => None,
     };
     if let Some(&(_, id)) = spec.classes.iter().find(|(addr, _)| *addr == class) {
@@ -257,7 +257,7 @@ pub fn tagged_variant<'p>(
     spec.tags
         .iter()
         .filter_map(|&(_, id)| record(id))
-        .find(|record| is_record(record, value))
+        .find(|(_, record)| is_record(record, value))
 }
 
 /// Chooses the union variant for a Python value by its type. Unions are unambiguous by

@@ -312,6 +312,44 @@ def test_cache_union_order() -> None:
         assert polycodec.decode_one(data, tp, "avro") == values
 
 
+def test_cache_identity_fast_path_keeps_union_order(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Issue 14, case 1 again, through the identity fast path: a type object seen before is
+    # found without walking it, and list[A | B] is never served list[B | A]'s codec, although
+    # the two are == (and hash alike).
+    from polycodec import _api
+
+    walked: list[Any] = []
+    type_key = _api._type_key
+
+    def counting(tp: Any, keep: list[Any]) -> Any:
+        walked.append(tp)
+        return type_key(tp, keep)
+
+    monkeypatch.setattr(_api, "_type_key", counting)
+    pairs: list[tuple[Any, Any, Any]] = [
+        (list[CacheFile | CacheDir], list[CacheDir | CacheFile], [CacheFile("f"), CacheDir("d")]),
+        (Union[CacheFile, CacheDir], Union[CacheDir, CacheFile], CacheDir("d", 2)),
+    ]
+    for ab, ba, values in pairs:
+        assert ab == ba and ab is not ba
+        expected = {id(tp): polycodec.Codec(tp, "avro").encode_one(values) for tp in (ab, ba)}
+        assert expected[id(ab)] != expected[id(ba)]
+        for _ in range(3):
+            for tp in (ab, ba):
+                data = polycodec.encode_one(values, "avro", type=tp)
+                assert data == expected[id(tp)]
+                assert polycodec.decode_one(data, tp, "avro") == values
+        # Walked on first use only (the structural key), then found by identity.
+        assert sum(tp is ab for tp in walked) == 1
+        assert sum(tp is ba for tp in walked) == 1
+    # Options take the structural key every time.
+    walked.clear()
+    ab, _, values = pairs[0]
+    for _ in range(2):
+        polycodec.encode_one(values, "avro", type=ab, omit_defaults=False)
+    assert sum(tp is ab for tp in walked) == 2
+
+
 def test_cache_optional_vs_pipe_none(monkeypatch: pytest.MonkeyPatch) -> None:
     calls = _counting_compiles(monkeypatch)
     for tp in (Optional[CacheFile | CacheDir], CacheDir | CacheFile | None):

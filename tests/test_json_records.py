@@ -307,3 +307,56 @@ def test_msgspec_decodes_records_written_by_polycodec() -> None:
     value = [FrozenSlots(1), FrozenSlots(2, "z")]
     out = polycodec.encode_many(value)
     assert msgspec.json.decode(out, type=list[FrozenSlots]) == value
+
+
+# --- issue 15: JSON keys precomputed by the JSON codec, not stored in the plan -----------------
+
+EscapedKeys = TypedDict(
+    "EscapedKeys", {'q"uote': int, "back\\slash": str, "new\nline": int, "é": int}
+)
+
+
+@dataclass
+class Naïve:
+    café: int
+    ünïcode: str = "x"
+
+
+def test_issue15_escaped_keys_round_trip() -> None:
+    value: EscapedKeys = {'q"uote': 1, "back\\slash": "b", "new\nline": 3, "é": 4}
+    out = polycodec.encode_one(value, type=EscapedKeys)
+    assert out == json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode()
+    assert polycodec.decode_one(out, EscapedKeys) == value
+    # Out of declaration order, the keys are searched by name.
+    shuffled = json.dumps(dict(reversed(list(value.items()))))
+    assert polycodec.decode_one(shuffled, EscapedKeys) == value
+    assert polycodec.to_builtins(value, EscapedKeys) == value
+    assert (
+        polycodec.decode_one(
+            polycodec.encode_one(value, "msgpack", EscapedKeys), EscapedKeys, "msgpack"
+        )
+        == value
+    )
+
+
+def test_issue15_record_under_any_writes_its_own_keys() -> None:
+    # A dataclass met under Any is encoded with its own plan, which has no codec of its own:
+    # its keys are escaped as they are written, the same bytes as through its own codec.
+    inner = Naïve(1, 'a"b')
+    out = polycodec.encode_one({"k": inner, "l": [inner]}, type=dict[str, Any])
+    own = polycodec.encode_one(inner)
+    assert out == b'{"k":' + own + b',"l":[' + own + b"]}"
+    assert json.loads(own) == {"café": 1, "ünïcode": 'a"b'}
+    codec = polycodec.Codec(dict[str, Any], omit_defaults=True)
+    assert json.loads(codec.encode_one({"k": Naïve(2)})) == {"k": {"café": 2, "ünïcode": "x"}}
+
+
+def test_issue15_tagged_union_keys_from_the_variant() -> None:
+    codec = polycodec.Codec(list[Union[Cat, Dog]])
+    pets = [Cat("cat", 9), Dog("dog", True)]
+    out = codec.encode_one(pets)
+    assert out == b'[{"kind":"cat","lives":9},{"kind":"dog","good":true}]'
+    assert codec.decode_one(out) == pets
+    # The tag after the other members, then the tag in the middle of a variant's members.
+    assert codec.decode_one(b'[{"lives":9,"kind":"cat"},{"good":true,"kind":"dog"}]') == pets
+    assert polycodec.decode_one(b'{"kind":"cat","lives":9}', Union[Cat, Dog]) == pets[0]

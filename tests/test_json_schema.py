@@ -884,3 +884,54 @@ def test_mutated_values_are_valid_only_if_they_decode(obj: Outer, data: st.DataO
         mutated = _mutate(encoded, path, data.draw(JSON_VALUES), drop)
         if check.is_valid(mutated):
             codec.decode_one(json.dumps(mutated))  # must not raise
+
+
+def test_codec_json_schema_is_cached_and_each_call_may_be_changed(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import polycodec._jsonschema as jsonschema_module
+
+    calls: list[Any] = []
+    derive = jsonschema_module.codec_json_schema
+
+    def counting(*args: Any) -> Any:
+        calls.append(args)
+        return derive(*args)
+
+    monkeypatch.setattr(jsonschema_module, "codec_json_schema", counting)
+
+    @dataclasses.dataclass
+    class Item:
+        name: str
+        tags: list[str] = dataclasses.field(default_factory=list)
+
+    codec = polycodec.Codec(Item)
+    first = codec.json_schema()
+    expected = polycodec.json_schema(Item)
+    assert first == expected
+    (record,) = first["$defs"].values()
+    record["properties"]["name"]["type"] = "changed"
+    record["required"].append("tags")
+    record["properties"]["tags"]["default"].append("x")
+    del first["$schema"]
+    second = codec.json_schema()
+    assert second == expected and second is not first
+    assert [defn["required"] for defn in second["$defs"].values()] == [["name"]]
+    assert len(calls) == 1
+    # Each ref_template is derived once, and kept apart from the others.
+    openapi = codec.json_schema(ref_template="#/components/schemas/{name}")
+    assert codec.json_schema(ref_template="#/components/schemas/{name}") == openapi
+    assert codec.json_schema() == expected
+    assert len(calls) == 2
+
+
+def test_module_json_schema_result_may_be_changed() -> None:
+    @dataclasses.dataclass
+    class Entry:
+        key: str
+
+    first = polycodec.json_schema(Entry)
+    (record,) = first["$defs"].values()
+    record["properties"]["key"]["type"] = "changed"
+    (again,) = polycodec.json_schema(Entry)["$defs"].values()
+    assert again["properties"]["key"] == {"type": "string"}

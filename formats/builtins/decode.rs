@@ -64,7 +64,40 @@ pub enum Cursor<'py> {
     },
 }
 
-impl Cursor<'_> {
+impl<'py> Cursor<'py> {
+    /// A cursor before the first entry of `dict`.
+    #[inline(always)]
+    fn dict(dict: Bound<'py, PyDict>) -> Self {
+        let left = dict.len();
+        Cursor::Dict {
+            dict,
+            position: 0,
+            left,
+        }
+    }
+
+    /// A cursor before the first item of `list`.
+    #[inline(always)]
+    fn list(list: Bound<'py, PyList>) -> Self {
+        let left = list.len();
+        Cursor::List {
+            list,
+            index: 0,
+            left,
+        }
+    }
+
+    /// A cursor before the first item of `tuple`.
+    #[inline(always)]
+    fn tuple(tuple: Bound<'py, PyTuple>) -> Self {
+        let left = tuple.len();
+        Cursor::Tuple {
+            tuple,
+            index: 0,
+            left,
+        }
+    }
+
     fn left(&self) -> usize {
         match self {
             Cursor::Dict { left, .. } | Cursor::List { left, .. } | Cursor::Tuple { left, .. } => {
@@ -326,39 +359,15 @@ impl<'p, 'py> WireReader<'p, 'py> for Decoder<'p, 'py, ObjectInput<'py>> {
             return self.float(id, number, &value);
         }
         let value = match value.cast_into::<PyDict>() {
-            Ok(dict) => {
-                let left = dict.len();
-                let cursor = Cursor::Dict {
-                    dict,
-                    position: 0,
-                    left,
-                };
-                return nested(self.depth, || self.map(id, cursor));
-            }
+            Ok(dict) => return nested(self.depth, || self.map(id, Cursor::dict(dict))),
             Err(err) => err.into_inner(),
         };
         let value = match value.cast_into::<PyList>() {
-            Ok(list) => {
-                let left = list.len();
-                let cursor = Cursor::List {
-                    list,
-                    index: 0,
-                    left,
-                };
-                return nested(self.depth, || self.array(id, cursor));
-            }
+            Ok(list) => return nested(self.depth, || self.array(id, Cursor::list(list))),
             Err(err) => err.into_inner(),
         };
         let value = match value.cast_into::<PyTuple>() {
-            Ok(tuple) => {
-                let left = tuple.len();
-                let cursor = Cursor::Tuple {
-                    tuple,
-                    index: 0,
-                    left,
-                };
-                return nested(self.depth, || self.array(id, cursor));
-            }
+            Ok(tuple) => return nested(self.depth, || self.array(id, Cursor::tuple(tuple))),
             Err(err) => err.into_inner(),
         };
         self.kept(id, value)
@@ -385,8 +394,19 @@ impl<'p, 'py> WireReader<'p, 'py> for Decoder<'p, 'py, ObjectInput<'py>> {
         Ok(())
     }
 
+    type Names = ();
+
+    #[inline(always)]
+    fn record_names(&self, _id: NodeId) {}
+
     #[inline]
-    fn take_field(&mut self, entries: &mut Cursor<'py>, field: &Field) -> bool {
+    fn take_field(
+        &mut self,
+        entries: &mut Cursor<'py>,
+        _names: (),
+        _index: usize,
+        field: &Field,
+    ) -> bool {
         let Cursor::Dict {
             dict,
             position,
@@ -446,21 +466,13 @@ impl<'p, 'py> WireReader<'p, 'py> for Decoder<'p, 'py, ObjectInput<'py>> {
 
     #[inline]
     fn next_item(&mut self, items: &mut Cursor<'py>) -> Result<bool> {
-        let item = match items {
-            Cursor::List { list, index, left } => {
-                let item = py::list_item(list, *index);
-                *index += 1;
-                *left = left.saturating_sub(1);
-                item
-            }
-            Cursor::Tuple { tuple, index, left } => {
-                let item = tuple.get_item(*index).ok();
-                *index += 1;
-                *left = left.saturating_sub(1);
-                item
-            }
-            Cursor::Dict { .. } => None,
+        let (item, index, left) = match items {
+            Cursor::List { list, index, left } => (py::list_item(list, *index), index, left),
+            Cursor::Tuple { tuple, index, left } => (tuple.get_item(*index).ok(), index, left),
+            Cursor::Dict { .. } => return Ok(false),
         };
+        *index += 1;
+        *left = left.saturating_sub(1);
         match item {
             Some(item) => {
                 self.reader.next = Some(item);
@@ -481,14 +493,7 @@ impl<'p, 'py> WireReader<'p, 'py> for Decoder<'p, 'py, ObjectInput<'py>> {
     fn begin_many(&mut self) -> Result<Cursor<'py>> {
         let value = self.take_next()?;
         match value.cast_into::<PyList>() {
-            Ok(list) => {
-                let left = list.len();
-                Ok(Cursor::List {
-                    list,
-                    index: 0,
-                    left,
-                })
-            }
+            Ok(list) => Ok(Cursor::list(list)),
             Err(_) => Err(Error::validation("expected a list of values")),
         }
     }

@@ -9,7 +9,7 @@ use crate::errors::{Error, Result};
 use crate::formats::encoder::{KeyStart, Temporal, WireWriter};
 use crate::formats::json::encode::{big_int_text, non_finite};
 use crate::formats::json::write::write_f64;
-use crate::plan::{Field, LiteralValue};
+use crate::plan::{Field, LiteralValue, NodeId, Plan};
 use crate::py::fields::PlainValue;
 use crate::py::{self, Obj};
 use crate::text;
@@ -366,10 +366,15 @@ impl<'py> WireWriter for ObjectWriter<'py> {
         Ok(())
     }
 
+    type Names = ();
+
+    #[inline(always)]
+    fn record_names(&self, _plan: &Plan, _id: NodeId) {}
+
     /// The wire name as the plan's interned str (the attribute name itself when the same), so
     /// no str is made and its hash is known.
     #[inline]
-    fn field_name(&mut self, field: &Field, _first: bool) {
+    fn field_name(&mut self, _names: (), _index: usize, field: &Field, _first: bool) {
         if let Frame::Map(_, slot) = &mut self.top {
             *slot = Some(field.wire_key.bind(self.py).clone().into_any());
         }

@@ -1,16 +1,48 @@
 //! The JSON side of the shared decoder (`formats/decoder.rs`): the value dispatch on the next
 //! token, strings (base64 for bytes), numbers, object keys matched against each field's
-//! precomputed `"name":` bytes, and dict keys read out of strings.
+//! precomputed `"name":` bytes (the codec's [`Keys`]), and dict keys read out of strings.
 
 use pyo3::prelude::*;
 
 use super::read::{Number, Reader, SyntaxError, ValueKind};
+use super::Keys;
 use crate::errors::{Error, Result};
 use crate::formats::decoder::{find_tag, Decoder, TagRef, WireReader};
 use crate::plan::{Field, LiteralValue, Node, NodeId, TaggedUnionSpec};
 use crate::py::Obj;
 use crate::text;
 use crate::values::{nested, utf8, Decoding, Token, MAX_DEPTH};
+
+/// What the JSON decoder reads: the input, and the codec's precomputed field keys.
+pub struct JsonInput<'a, 'k> {
+    reader: Reader<'a>,
+    keys: &'k Keys,
+}
+
+impl<'a, 'k> JsonInput<'a, 'k> {
+    pub fn new(input: &'a [u8], keys: &'k Keys) -> Self {
+        JsonInput {
+            reader: Reader::new(input),
+            keys,
+        }
+    }
+}
+
+impl<'a> std::ops::Deref for JsonInput<'a, '_> {
+    type Target = Reader<'a>;
+
+    #[inline(always)]
+    fn deref(&self) -> &Reader<'a> {
+        &self.reader
+    }
+}
+
+impl std::ops::DerefMut for JsonInput<'_, '_> {
+    #[inline(always)]
+    fn deref_mut(&mut self) -> &mut Self::Target {
+        &mut self.reader
+    }
+}
 
 #[cold]
 fn syntax(err: SyntaxError) -> Error {
@@ -20,7 +52,7 @@ fn syntax(err: SyntaxError) -> Error {
     Error::decode(format!("malformed JSON: {err}"))
 }
 
-impl<'a, 'p, 'py> Decoder<'p, 'py, Reader<'a>> {
+impl<'p, 'py> Decoder<'p, 'py, JsonInput<'_, '_>> {
     fn string(&mut self, id: NodeId) -> Result<Obj<'py>> {
         let id = self.ctx.resolve(id, Token::Str)?;
         if let Node::Bytes(spec) = self.ctx.plan.node(id) {
@@ -94,7 +126,7 @@ pub fn dict_key<'py>(
     })
 }
 
-impl<'p, 'py> WireReader<'p, 'py> for Decoder<'p, 'py, Reader<'_>> {
+impl<'p, 'py, 'k> WireReader<'p, 'py> for Decoder<'p, 'py, JsonInput<'_, 'k>> {
     const NAME: &'static str = "JSON";
     /// Whether the first item or member is next.
     type Left = bool;
@@ -145,9 +177,23 @@ impl<'p, 'py> WireReader<'p, 'py> for Decoder<'p, 'py, Reader<'_>> {
         self.reader.begin_object().map_err(syntax)
     }
 
+    /// The record's precomputed `,"name":` members.
+    type Names = &'k [Box<[u8]>];
+
     #[inline(always)]
-    fn take_field(&mut self, first: &mut bool, field: &Field) -> bool {
-        let taken = self.reader.take_key(*first, field.json_key());
+    fn record_names(&self, id: NodeId) -> Self::Names {
+        self.reader.keys.record(id)
+    }
+
+    #[inline(always)]
+    fn take_field(
+        &mut self,
+        first: &mut bool,
+        names: Self::Names,
+        index: usize,
+        _field: &Field,
+    ) -> bool {
+        let taken = self.reader.take_key(*first, &names[index][1..]);
         if taken {
             *first = false;
         }

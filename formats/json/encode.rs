@@ -8,16 +8,37 @@ use pyo3::types::PyInt;
 use super::write::{write_f64, write_i64, write_str};
 use crate::errors::{Error, Result};
 use crate::formats::encoder::{KeyStart, WireWriter};
-use crate::plan::Field;
+use crate::plan::{Field, NodeId, Plan};
 use crate::py::Obj;
 use crate::text;
 
 /// Writes JSON into its own buffer.
-pub struct JsonWriter {
+pub struct JsonWriter<'k> {
     pub out: Vec<u8>,
+    /// The plan `keys` was built from: records of any other plan (values under `Any`) have
+    /// their keys escaped as they are written.
+    plan: &'k Plan,
+    keys: &'k super::Keys,
 }
 
-impl WireWriter for JsonWriter {
+impl<'k> JsonWriter<'k> {
+    pub fn new(out: Vec<u8>, plan: &'k Plan, keys: &'k super::Keys) -> Self {
+        JsonWriter { out, plan, keys }
+    }
+
+    /// A member of a record whose plan has no precomputed keys.
+    #[cold]
+    #[inline(never)]
+    fn unkeyed_field_name(&mut self, field: &Field, first: bool) {
+        if !first {
+            self.out.push(b',');
+        }
+        write_str(&mut self.out, &field.wire_name);
+        self.out.push(b':');
+    }
+}
+
+impl<'k> WireWriter for JsonWriter<'k> {
     /// JSON closes a container with a bracket and needs no count.
     type Open = ();
 
@@ -128,14 +149,28 @@ impl WireWriter for JsonWriter {
         Ok(())
     }
 
+    /// The record's precomputed members; none for a record of another plan.
+    type Names = &'k [Box<[u8]>];
+
+    #[inline(always)]
+    fn record_names(&self, plan: &Plan, id: NodeId) -> Self::Names {
+        if std::ptr::eq(plan, self.plan) {
+            self.keys.record(id)
+        } else {
+            &[]
+        }
+    }
+
     /// The member's precomputed `,"name":` bytes, without the comma for the first.
     #[inline(always)]
-    fn field_name(&mut self, field: &Field, first: bool) {
-        self.out.extend_from_slice(if first {
-            field.json_key()
-        } else {
-            &field.json_member
-        });
+    fn field_name(&mut self, names: Self::Names, index: usize, field: &Field, first: bool) {
+        match names.get(index) {
+            Some(member) => {
+                self.out
+                    .extend_from_slice(if first { &member[1..] } else { member });
+            }
+            None => self.unkeyed_field_name(field, first),
+        }
     }
 }
 

@@ -258,8 +258,14 @@ impl<'p, 'py> WireReader<'p, 'py> for Decoder<'p, 'py, Reader<'_>> {
         Ok(())
     }
 
+    /// MessagePack matches a key against the field's wire name itself.
+    type Names = ();
+
     #[inline(always)]
-    fn take_field(&mut self, left: &mut usize, field: &Field) -> bool {
+    fn record_names(&self, _id: NodeId) {}
+
+    #[inline(always)]
+    fn take_field(&mut self, left: &mut usize, _names: (), _index: usize, field: &Field) -> bool {
         let taken = *left > 0 && self.reader.take_str_if(field.wire_name.as_bytes());
         if taken {
             *left -= 1;

@@ -12,7 +12,7 @@ use super::write::{
 };
 use crate::errors::{Error, Result};
 use crate::formats::encoder::WireWriter;
-use crate::plan::Field;
+use crate::plan::{Field, NodeId, Plan};
 use crate::py::{self, Obj};
 use crate::shape;
 use crate::text;
@@ -165,8 +165,13 @@ impl WireWriter for MessagePackWriter {
     #[inline(always)]
     fn key_separator(&mut self) {}
 
+    type Names = ();
+
     #[inline(always)]
-    fn field_name(&mut self, field: &Field, _first: bool) {
+    fn record_names(&self, _plan: &Plan, _id: NodeId) {}
+
+    #[inline(always)]
+    fn field_name(&mut self, _names: (), _index: usize, field: &Field, _first: bool) {
         write_str(&mut self.out, &field.wire_name);
     }
 }

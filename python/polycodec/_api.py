@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import builtins
 import copy
 import dataclasses
 import threading
@@ -25,6 +26,12 @@ _CACHE_LIMIT = 1024
 # key -> (codec, the unhashable objects whose ids the key holds, kept alive with it)
 _cache: dict[Hashable, tuple[Codec[Any], list[Any]]] = {}
 _cache_lock = threading.Lock()
+# The fast path for calls without options: (id of the type object, format) -> (the type object,
+# kept alive so that its id stays its own, and its codec). Keyed by identity, never by ``==``:
+# ``list[A | B] == list[B | A]`` (see ``_type_key``), but they are distinct objects. A type
+# spelled anew at each call (``list[int]`` creates a new alias object) misses here and takes
+# the structural key; a class, or an alias kept in a variable, is found without walking it.
+_by_identity: dict[tuple[int, str], tuple[Any, Codec[Any]]] = {}
 
 
 def _value_key(value: Any, keep: list[Any]) -> Hashable:
@@ -94,16 +101,26 @@ def _options_key(options: dict[str, Any], keep: list[Any]) -> Hashable:
 
 def codec_for(tp: Any, format: Format, options: dict[str, Any]) -> Codec[Any]:
     """The cached codec for (type, format, options), compiled on first use."""
+    if not options:
+        known = _by_identity.get((id(tp), format))
+        if known is not None and known[0] is tp:
+            return known[1]
     keep: list[Any] = []
     key: Hashable = (_type_key(tp, keep), format, _options_key(options, keep))
     entry = _cache.get(key)
     if entry is not None:
-        return entry[0]
-    codec = Codec(tp, format, **options)
-    with _cache_lock:
-        if len(_cache) >= _CACHE_LIMIT:
-            _cache.clear()
-        _cache[key] = (codec, keep)
+        codec = entry[0]
+    else:
+        codec = Codec(tp, format, **options)
+        with _cache_lock:
+            if len(_cache) >= _CACHE_LIMIT:
+                _cache.clear()
+            _cache[key] = (codec, keep)
+    if not options:
+        with _cache_lock:
+            if len(_by_identity) >= _CACHE_LIMIT:
+                _by_identity.clear()
+            _by_identity[(id(tp), format)] = (tp, codec)
     return codec
 
 
@@ -166,6 +183,9 @@ def from_builtins(
 
 
 _schema_cache: dict[Hashable, tuple[dict[str, Any], list[Any]]] = {}
+# As ``_by_identity``, for calls with the default options: (id of the type object,
+# ref_template) -> (the type object, its schema).
+_schema_by_identity: dict[tuple[int, Optional[str]], tuple[Any, dict[str, Any]]] = {}
 
 
 def json_schema(
@@ -185,6 +205,19 @@ def json_schema(
     are written, e.g. ``"#/components/schemas/{name}"`` for OpenAPI. The derived schema is
     cached; every call returns a new copy, so the caller may change it.
     """
+    defaults = (
+        rename is None
+        and omit_defaults is False
+        and forbid_unknown_fields is False
+        and strict is True
+        and array_like is False
+        and extensions is None
+        and (ref_template is None or builtins.type(ref_template) is str)
+    )
+    if defaults:
+        known = _schema_by_identity.get((id(type), ref_template))
+        if known is not None and known[0] is type:
+            return copy.deepcopy(known[1])
     options: dict[str, Any] = {
         "rename": rename,
         "omit_defaults": omit_defaults,
@@ -204,4 +237,9 @@ def json_schema(
             _schema_cache[key] = (schema, keep)
     else:
         schema = entry[0]
+    if defaults:
+        with _cache_lock:
+            if len(_schema_by_identity) >= _CACHE_LIMIT:
+                _schema_by_identity.clear()
+            _schema_by_identity[(id(type), ref_template)] = (type, schema)
     return copy.deepcopy(schema)

@@ -9,7 +9,6 @@ use pyo3::types::{PyDict, PyList, PyString};
 
 use super::constraints::{DecimalBounds, FloatBounds, IntBounds, LengthBounds};
 use super::*;
-use crate::formats::json::write::write_str as write_json_str;
 
 /// Builds a plan from `(nodes, root)` as returned by `compile_spec`.
 pub fn build_plan(spec: &Bound<'_, PyAny>) -> PyResult<Plan> {
@@ -199,10 +198,6 @@ fn build_record(kind: RecordKind, data: &Bound<'_, PyDict>) -> PyResult<Node> {
         } else {
             FieldDefault::Absent
         };
-        let mut json_member = Vec::with_capacity(wire_name.len() + 4);
-        json_member.push(b',');
-        write_json_str(&mut json_member, &wire_name);
-        json_member.push(b':');
         fields.push(Field {
             name: PyString::intern(py, &name).unbind(),
             wire_key: PyString::intern(py, &wire_name).unbind(),
@@ -211,7 +206,6 @@ fn build_record(kind: RecordKind, data: &Bound<'_, PyDict>) -> PyResult<Node> {
             default,
             on_wire: get_required(spec, "wire")?.extract()?,
             plain: None,
-            json_member: json_member.into_boxed_slice(),
         });
     }
     let tag = match get_object(data, "tag")? {

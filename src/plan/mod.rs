@@ -3,8 +3,9 @@
 //! A plan is an arena of [`Node`]s that refer to each other by [`NodeId`], so recursive types are
 //! cycles of indices. It is compiled once per (type, options) from the spec that
 //! `python/polycodec/_plan.py` produces (see `docs/plan-spec.md`), and then only read, from any
-//! thread. Formats add nothing to it except small precomputed byte strings derived from the
-//! plan (a field's JSON key), never maintained by hand.
+//! thread. It holds no format's bytes: what a format precomputes from it (JSON's escaped field
+//! keys, pickle's state forms, Avro's schema) lives in that format's per-codec state, built by
+//! its `open` and indexed by [`NodeId`].
 
 mod build;
 pub mod constraints;
@@ -488,9 +489,6 @@ pub struct Field {
     pub on_wire: bool,
     /// The plain scalar kind of `node` (or `Optional` of one), precomputed for the encoders.
     pub plain: Option<PlainRule>,
-    /// `,"wire_name":` as JSON bytes, precomputed for the JSON encoder; without its leading
-    /// comma (`json_key()`) for the first member written and for the decoder's key match.
-    pub json_member: Box<[u8]>,
 }
 
 pub struct RecordSpec {
@@ -518,14 +516,6 @@ pub struct RecordSpec {
     pub tag: Option<(usize, LiteralValue)>,
     /// Positions of the fields that are on the wire, in declaration order.
     pub wire_fields: Vec<usize>,
-}
-
-impl Field {
-    /// `"wire_name":` as JSON bytes.
-    #[inline]
-    pub fn json_key(&self) -> &[u8] {
-        &self.json_member[1..]
-    }
 }
 
 impl RecordSpec {
