@@ -15,7 +15,8 @@ use pyo3::types::{
 
 use crate::errors::{Error, ErrorKind, Result};
 use crate::plan::{
-    EnumSpec, Field, FieldDefault, LiteralValue, Node, NodeId, Plan, RecordKind, RecordSpec,
+    EnumSpec, Field, FieldDefault, FixedTag, LiteralValue, Node, NodeId, Plan, RecordKind,
+    RecordSpec,
 };
 use crate::py::fields::{FieldReader, Next, PlainValue};
 use crate::py::{self, temporal, Obj};
@@ -143,6 +144,13 @@ pub trait WireWriter {
     /// A record field's name, with what goes before it (`first`: no entry before it) and
     /// between it and the value.
     fn field_name(&mut self, field: &Field, first: bool);
+
+    /// A tagged record's first entry, its tag, from the plan's precomputed bytes; false when
+    /// the format writes it the general way (name, then the tag's value).
+    #[inline(always)]
+    fn fixed_tag(&mut self, _tag: &FixedTag) -> bool {
+        false
+    }
 }
 
 /// Where a dict key starts in a byte writer's output.
@@ -236,15 +244,9 @@ impl<'p, 'w, W: WireWriter> Encoder<'p, 'w, W> {
                 None => Err(mismatch(node, value)),
             },
             Node::Any => self.any(value),
-            Node::DateTime(_) => match value
-                .cast_exact::<PyDateTime>()
-                .or_else(|_| value.cast::<PyDateTime>())
-            {
-                Ok(datetime) => {
-                    let parts = temporal::datetime_parts(datetime).map_err(encode_error)?;
-                    self.w.datetime(&parts, value)
-                }
-                Err(_) => Err(mismatch(node, value)),
+            Node::DateTime(_) => match temporal::utc_or_naive_parts(value) {
+                Some(parts) => self.w.datetime(&parts, value),
+                None => self.datetime(node, value),
             },
             Node::Date => match value.cast_exact::<PyDate>() {
                 Ok(date) => {
@@ -324,6 +326,21 @@ impl<'p, 'w, W: WireWriter> Encoder<'p, 'w, W> {
                 })
             }
             _ => Err(mismatch(node, value)),
+        }
+    }
+
+    /// A datetime other than an exact naive or UTC one: its zone's `utcoffset` is asked.
+    #[inline(never)]
+    fn datetime(&mut self, node: &Node, value: &Obj<'_>) -> Result<()> {
+        match value
+            .cast_exact::<PyDateTime>()
+            .or_else(|_| value.cast::<PyDateTime>())
+        {
+            Ok(datetime) => {
+                let parts = temporal::datetime_parts(datetime).map_err(encode_error)?;
+                self.w.datetime(&parts, value)
+            }
+            Err(_) => Err(mismatch(node, value)),
         }
     }
 
@@ -571,7 +588,19 @@ impl<'p, 'w, W: WireWriter> Encoder<'p, 'w, W> {
     /// A tagged-union variant's tag, written as its map's first entry (as msgspec writes the tag
     /// of its tagged Structs): the class's tag when the tag field's `Literal` allows one value,
     /// else the instance's value, checked.
+    #[inline(always)]
     fn leading_tag(&mut self, spec: &RecordSpec, index: usize, value: &Obj<'_>) -> Result<()> {
+        if let Some(tag) = &spec.fixed_tag {
+            if self.w.fixed_tag(tag) {
+                return Ok(());
+            }
+        }
+        self.written_tag(spec, index, value)
+    }
+
+    /// [`Self::leading_tag`] written the general way: the field's name, then the tag's value.
+    #[inline(never)]
+    fn written_tag(&mut self, spec: &RecordSpec, index: usize, value: &Obj<'_>) -> Result<()> {
         let field = &spec.fields[index];
         self.w.field_name(field, true);
         if let Node::Literal(literal) = self.plan.node(field.node) {
@@ -617,17 +646,18 @@ impl<'p, 'w, W: WireWriter> Encoder<'p, 'w, W> {
         field: &Field,
         value: &Obj<'py>,
     ) -> Result<()> {
-        let Some(item) = reader.get(value, index, field.name.bind(value.py()))? else {
-            return Ok(());
-        };
-        if let Node::Literal(literal) = self.plan.node(field.node) {
-            if let [(_, object)] = literal.values.as_slice() {
-                if object.is(&item) {
-                    return Ok(());
-                }
+        let name = field.name.bind(value.py());
+        let next = match self.plan.node(field.node) {
+            Node::Literal(literal) if literal.values.len() == 1 => {
+                reader.next_unless(value, index, name, &literal.values[0].1)
             }
+            _ => reader.next(value, index, name, None, |_| false),
+        };
+        match next {
+            Next::Written | Next::Missing => Ok(()),
+            Next::Value(item) => self.check_tag(field, &item),
+            Next::Failed(err) => Err(Error::from(*err)),
         }
-        self.check_tag(field, &item)
     }
 
     /// The common record: a dataclass written as a map with every field. Plain field values

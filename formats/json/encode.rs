@@ -8,7 +8,7 @@ use pyo3::types::PyInt;
 use super::write::{write_f64, write_i64, write_str};
 use crate::errors::{Error, Result};
 use crate::formats::encoder::{KeyStart, WireWriter};
-use crate::plan::Field;
+use crate::plan::{Field, FixedTag};
 use crate::py::Obj;
 use crate::text;
 
@@ -136,6 +136,13 @@ impl WireWriter for JsonWriter {
         } else {
             &field.json_member
         });
+    }
+
+    /// The tag entry's precomputed bytes.
+    #[inline(always)]
+    fn fixed_tag(&mut self, tag: &FixedTag) -> bool {
+        self.out.extend_from_slice(&tag.json);
+        true
     }
 }
 

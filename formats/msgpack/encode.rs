@@ -12,7 +12,7 @@ use super::write::{
 };
 use crate::errors::{Error, Result};
 use crate::formats::encoder::WireWriter;
-use crate::plan::Field;
+use crate::plan::{Field, FixedTag};
 use crate::py::{self, Obj};
 use crate::shape;
 use crate::text;
@@ -167,6 +167,13 @@ impl WireWriter for MessagePackWriter {
 
     #[inline(always)]
     fn field_name(&mut self, field: &Field, _first: bool) {
-        write_str(&mut self.out, &field.wire_name);
+        self.out.extend_from_slice(&field.msgpack_key);
+    }
+
+    /// The tag entry's precomputed bytes.
+    #[inline(always)]
+    fn fixed_tag(&mut self, tag: &FixedTag) -> bool {
+        self.out.extend_from_slice(&tag.msgpack);
+        true
     }
 }

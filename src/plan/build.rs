@@ -32,6 +32,7 @@ pub fn build_plan(spec: &Bound<'_, PyAny>) -> PyResult<Plan> {
     resolve_unions(&mut plan);
     resolve_tagged_union_keys(&mut plan);
     resolve_plain_rules(&mut plan);
+    resolve_fixed_tags(&mut plan);
     Ok(plan)
 }
 
@@ -201,6 +202,9 @@ fn build_record(kind: RecordKind, data: &Bound<'_, PyDict>) -> PyResult<Node> {
         json_member.push(b',');
         write_json_str(&mut json_member, &wire_name);
         json_member.push(b':');
+        let mut msgpack_key = Vec::with_capacity(wire_name.len() + 5);
+        crate::formats::msgpack::write::write_str_header(&mut msgpack_key, wire_name.len());
+        msgpack_key.extend_from_slice(wire_name.as_bytes());
         fields.push(Field {
             name: PyString::intern(py, &name).unbind(),
             wire_name,
@@ -209,6 +213,7 @@ fn build_record(kind: RecordKind, data: &Bound<'_, PyDict>) -> PyResult<Node> {
             on_wire: get_required(spec, "wire")?.extract()?,
             plain: None,
             json_member: json_member.into_boxed_slice(),
+            msgpack_key: msgpack_key.into_boxed_slice(),
         });
     }
     let tag = match get_object(data, "tag")? {
@@ -243,6 +248,7 @@ fn build_record(kind: RecordKind, data: &Bound<'_, PyDict>) -> PyResult<Node> {
         omit_defaults: get_required(data, "omit_defaults")?.extract()?,
         array_like: get_required(data, "array_like")?.extract()?,
         tag,
+        fixed_tag: None,
         wire_fields,
     }))
 }
@@ -320,6 +326,59 @@ fn resolve_plain_rules(plan: &mut Plan) {
                 field.plain = rule;
             }
         }
+    }
+}
+
+/// Each tagged record's tag entry in JSON and MessagePack bytes, when its tag field's `Literal`
+/// allows exactly the class's tag: the encoders then write the entry with one copy and only
+/// check the instance's field (see `Encoder::leading_tag`).
+fn resolve_fixed_tags(plan: &mut Plan) {
+    for id in 0..plan.nodes.len() {
+        let fixed = match &plan.nodes[id] {
+            Node::Record(spec) => match &spec.tag {
+                Some((index, tag)) => {
+                    let field = &spec.fields[*index];
+                    match plan.nodes.get(field.node) {
+                        Some(Node::Literal(literal)) if matches!(literal.values.as_slice(), [(only, _)] if only == tag) => {
+                            Some(fixed_tag(field, tag))
+                        }
+                        _ => None,
+                    }
+                }
+                None => None,
+            },
+            _ => continue,
+        };
+        if let Node::Record(spec) = &mut plan.nodes[id] {
+            spec.fixed_tag = fixed;
+        }
+    }
+}
+
+fn fixed_tag(field: &Field, tag: &LiteralValue) -> FixedTag {
+    use crate::formats::json::write as json;
+    use crate::formats::msgpack::write as msgpack;
+    let mut text = field.json_key().to_vec();
+    let mut binary = Vec::new();
+    binary.extend_from_slice(&field.msgpack_key);
+    match tag {
+        LiteralValue::Str(value) => {
+            json::write_str(&mut text, value);
+            msgpack::write_str_header(&mut binary, value.len());
+            binary.extend_from_slice(value.as_bytes());
+        }
+        LiteralValue::Int(value) => {
+            json::write_i64(&mut text, *value);
+            msgpack::write_i64(&mut binary, *value);
+        }
+        LiteralValue::Bool(value) => {
+            text.extend_from_slice(if *value { b"true" } else { b"false" });
+            msgpack::write_bool(&mut binary, *value);
+        }
+    }
+    FixedTag {
+        json: text.into_boxed_slice(),
+        msgpack: binary.into_boxed_slice(),
     }
 }
 

@@ -477,6 +477,8 @@ pub struct Field {
     /// `,"wire_name":` as JSON bytes, precomputed for the JSON encoder; without its leading
     /// comma (`json_key()`) for the first member written and for the decoder's key match.
     pub json_member: Box<[u8]>,
+    /// The wire name as a MessagePack str, precomputed for the MessagePack encoder.
+    pub msgpack_key: Box<[u8]>,
 }
 
 pub struct RecordSpec {
@@ -502,8 +504,20 @@ pub struct RecordSpec {
     pub array_like: bool,
     /// The tag field's index and value when this record is a tagged-union variant.
     pub tag: Option<(usize, LiteralValue)>,
+    /// The tag entry as each format writes it, when the tag field's `Literal` allows only the
+    /// class's own tag (so every instance writes the same bytes); see [`FixedTag`].
+    pub fixed_tag: Option<FixedTag>,
     /// Positions of the fields that are on the wire, in declaration order.
     pub wire_fields: Vec<usize>,
+}
+
+/// A tagged-union variant's leading tag entry, precomputed: the map entry (field name and
+/// value) a tagged record starts with, so writing it is one copy.
+pub struct FixedTag {
+    /// `"tag_field":"tag"` as JSON bytes.
+    pub json: Box<[u8]>,
+    /// The tag field's name and value as MessagePack (a str, then the value).
+    pub msgpack: Box<[u8]>,
 }
 
 impl Field {

@@ -473,7 +473,49 @@ impl<'py> FieldReader<'_, 'py> {
         rule: Option<PlainRule>,
         write: impl FnOnce(PlainValue<'_>) -> bool,
     ) -> Next<'py> {
-        // One call of `deliver` below, so `write` is inlined once.
+        let py = value.py();
+        self.next_with(value, index, name, |item| {
+            // SAFETY: a borrowed reference the instance (or its dict) keeps alive (see
+            // `deliver`).
+            unsafe { deliver(py, item, rule, write) }
+        })
+    }
+
+    /// Field `index` of `value` when it is not `expected` (compared by identity, with no
+    /// reference count traffic): `Next::Written` when it is `expected`. Used for a tagged
+    /// record's tag field, whose value is nearly always the class's own tag object.
+    #[inline]
+    pub fn next_unless(
+        &mut self,
+        value: &Obj<'py>,
+        index: usize,
+        name: &Bound<'py, PyString>,
+        expected: &Py<PyAny>,
+    ) -> Next<'py> {
+        let py = value.py();
+        self.next_with(value, index, name, |item| {
+            if item == expected.as_ptr() {
+                Next::Written
+            } else {
+                // SAFETY: a borrowed reference the instance (or its dict) keeps alive; it is
+                // made an owned one at once.
+                Next::Value(unsafe { Bound::from_borrowed_ptr(py, item) })
+            }
+        })
+    }
+
+    /// Reads field `index` of `value` and hands a borrowed pointer to it to `take`, for the
+    /// accesses that have one (the instance dict walked in order, slot offsets); the others
+    /// return the value as an owned reference.
+    #[inline(always)]
+    fn next_with(
+        &mut self,
+        value: &Obj<'py>,
+        index: usize,
+        name: &Bound<'py, PyString>,
+        take: impl FnOnce(*mut ffi::PyObject) -> Next<'py>,
+    ) -> Next<'py> {
+        // One call of `take` below, so it is inlined once.
         let item = match self.how {
             How::Dict(dict) => {
                 let mut key: *mut ffi::PyObject = std::ptr::null_mut();
@@ -504,8 +546,7 @@ impl<'py> FieldReader<'_, 'py> {
             }
             _ => return settle(self.other(value, index, name)),
         };
-        // SAFETY: a borrowed reference the instance (or its dict) keeps alive (see `deliver`).
-        unsafe { deliver(value.py(), item, rule, write) }
+        take(item)
     }
 
     /// A field that is not the dict's next entry: set out of order, or a class attribute, or a
