@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime
+import pickle
 import zoneinfo
 from typing import Any, List, Optional
 
@@ -81,3 +82,45 @@ def test_precomputed_field_names_bytes_equal_msgspec(fmt: str) -> None:
     value = Names(1, "x", True)
     assert codec.encode_one(value) == _msgspec_encode(fmt, dataclasses.asdict(value))
     assert codec.decode_one(codec.encode_one(value)) == value
+
+
+@dataclasses.dataclass
+class Plain:
+    a: int
+    b: str = "default"
+    c: Optional[List[int]] = None
+
+
+def _plain_cases() -> List[Any]:
+    fresh = Plain(1, "x", [1, 2])
+    deleted = Plain(2, "y")
+    del deleted.b  # the class attribute, the default, is read instead
+    materialised = Plain(3, "z")
+    materialised.__dict__["extra"] = 1  # a real __dict__ now holds the attributes
+    materialised.a = 4
+    reordered = Plain.__new__(Plain)
+    reordered.c = None
+    reordered.b = "q"
+    reordered.a = 5
+    return [fresh, deleted, materialised, reordered]
+
+
+@pytest.mark.parametrize("values_path", ["inline", "portable"])
+@pytest.mark.parametrize("fmt", ["json", "msgpack", "avro", "pickle"])
+def test_plain_dataclass_fields_read_from_inline_values(
+    fmt: str, values_path: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # On CPython 3.11 a plain instance's fields are read from its inline values when it still
+    # keeps them there, else from its __dict__ or getattr: every case gives what getattr gives.
+    if values_path == "portable":
+        monkeypatch.setenv("POLYCODEC_PORTABLE_VALUES", "1")
+    codec = polycodec.Codec(List[Plain], format=fmt)
+    values = _plain_cases()
+    expected = [Plain(1, "x", [1, 2]), Plain(2), Plain(4, "z"), Plain(5, "q")]
+    data = codec.encode_one(values)
+    if fmt in ("json", "msgpack"):
+        assert data == _msgspec_encode(fmt, [dataclasses.asdict(v) for v in expected])
+    elif fmt == "pickle":
+        assert pickle.loads(data) == expected
+    assert codec.decode_one(data) == expected
+    assert "extra" in vars(values[2]) and vars(values[0]) == {"a": 1, "b": "x", "c": [1, 2]}

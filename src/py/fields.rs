@@ -6,7 +6,8 @@
 //!   3.11 a new instance is filled by writing its inline values array directly, at each field's
 //!   index in the keys the class's instances share (found once per class, see [`InlineValues`]);
 //!   elsewhere, or where `POLYCODEC_PORTABLE_VALUES=1` is set when the plan is built, each field
-//!   is stored the way `object.__setattr__` stores it.
+//!   is stored the way `object.__setattr__` stores it. An instance that still keeps its
+//!   attributes there is read the same way, by index, instead of through its `__dict__`.
 //! - A class whose every field is a plain slot (`slots=True`) is read and filled at the slots'
 //!   byte offsets, taken once from the class's member descriptors. Where this build does not
 //!   know the object layout that needs, or `POLYCODEC_PORTABLE_SLOTS=1` is set when the plan is
@@ -175,6 +176,9 @@ impl FieldAccess {
     pub fn reader<'a, 'py>(&'a self, value: &Obj<'py>) -> FieldReader<'a, 'py> {
         let exact = |type_addr: usize| value.get_type_ptr() as usize == type_addr;
         let (how, held) = match self {
+            FieldAccess::Dict(Some(inline)) if inline.readable(value) => {
+                (How::Inline(inline), None)
+            }
             FieldAccess::Dict(_) => match super::instance_dict(value) {
                 Some(dict) => (How::Dict(dict.as_ptr()), Some(dict.into_any())),
                 None => (How::Attributes, None),
@@ -453,6 +457,8 @@ pub struct FieldReader<'a, 'py> {
 enum How<'a> {
     /// The instance dict, which `held` owns.
     Dict(*mut ffi::PyObject),
+    /// The instance's inline values (CPython 3.11), read by each field's index.
+    Inline(&'a InlineValues),
     Offsets(&'a [usize]),
     Descriptors(&'a [Py<PyAny>]),
     Attributes,
@@ -529,6 +535,10 @@ impl<'py> FieldReader<'_, 'py> {
                 }
                 item
             }
+            How::Inline(inline) => match inline.read(value, index) {
+                Some(item) => item,
+                None => return settle(self.not_next(value, name)),
+            },
             How::Offsets(offsets) => {
                 // SAFETY: `value` is of exactly the class the offsets were read from (checked
                 // when the reader was made), so the offset addresses an object pointer slot.
