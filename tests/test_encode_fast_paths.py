@@ -124,3 +124,16 @@ def test_plain_dataclass_fields_read_from_inline_values(
         assert pickle.loads(data) == expected
     assert codec.decode_one(data) == expected
     assert "extra" in vars(values[2]) and vars(values[0]) == {"a": 1, "b": "x", "c": [1, 2]}
+
+
+@pytest.mark.parametrize("length", [0, 1, 7, 8, 9, 15, 16, 17, 31, 63, 64, 65, 200])
+def test_json_short_str_scan_finds_every_escape(length: int) -> None:
+    # Strs up to 64 bytes are scanned 8 bytes at a time for a byte JSON escapes, and copied
+    # as they are when there is none: every escaped byte, at every position, must be found.
+    codec = polycodec.Codec(List[str], format="json")
+    texts = ["a" * length, "é" * (length // 2), "€" * (length // 3)]
+    for at in range(length):
+        for byte in [*range(0x20), ord('"'), ord("\\"), 0x7F, ord("/")]:
+            text = "a" * at + chr(byte) + "a" * (length - at - 1)
+            texts.append(text)
+    assert codec.encode_one(texts) == msgspec.json.encode(texts)
