@@ -161,6 +161,89 @@ pub trait WireWriter {
     /// A record field's name, with what goes before it (`first`: no entry before it) and
     /// between it and the value; `index` is the field's position in `RecordSpec::fields`.
     fn field_name(&mut self, names: Self::Names, index: usize, field: &Field, first: bool);
+
+    /// A tagged record's first entry, its tag, when the format has it precomputed among the
+    /// record's `names` (only for `RecordSpec::fixed_tag`); false when the format writes it
+    /// the general way (name, then the tag's value).
+    #[inline(always)]
+    fn fixed_tag(&mut self, _names: Self::Names) -> bool {
+        false
+    }
+}
+
+/// A byte format's precomputed record names, built once per codec from the plan (which holds
+/// no format's bytes): for every record node, each field's name entry as the format writes it,
+/// and the whole leading tag entry of a variant whose tag is fixed (`RecordSpec::fixed_tag`),
+/// so that writing either is one copy.
+pub struct NameTable {
+    records: Vec<RecordBytes>,
+}
+
+#[derive(Default)]
+struct RecordBytes {
+    members: Box<[Box<[u8]>]>,
+    tag: Option<Box<[u8]>>,
+}
+
+/// One record's entry of a [`NameTable`], looked up once per record written.
+#[derive(Clone, Copy)]
+pub struct RecordNames<'k> {
+    /// Each field's name entry, by its index in `RecordSpec::fields`.
+    pub members: &'k [Box<[u8]>],
+    /// The fixed tag entry, name and value.
+    pub tag: Option<&'k [u8]>,
+}
+
+impl RecordNames<'static> {
+    /// The names of a record the table was not built for (a value under `Any` with a plan of
+    /// its own): the writer writes them the general way.
+    pub const NONE: RecordNames<'static> = RecordNames {
+        members: &[],
+        tag: None,
+    };
+}
+
+impl NameTable {
+    /// `member` gives a field's name entry from its wire name; `tag_entry` a fixed tag's whole
+    /// entry from its field's name entry and the tag.
+    pub fn new(
+        plan: &Plan,
+        member: impl Fn(&str) -> Vec<u8>,
+        tag_entry: impl Fn(&[u8], &LiteralValue) -> Vec<u8>,
+    ) -> NameTable {
+        let records = plan
+            .nodes
+            .iter()
+            .map(|node| match node {
+                Node::Record(spec) => {
+                    let members: Box<[Box<[u8]>]> = spec
+                        .fields
+                        .iter()
+                        .map(|field| member(&field.wire_name).into_boxed_slice())
+                        .collect();
+                    let tag = match &spec.tag {
+                        Some((index, tag)) if spec.fixed_tag => {
+                            Some(tag_entry(&members[*index], tag).into_boxed_slice())
+                        }
+                        _ => None,
+                    };
+                    RecordBytes { members, tag }
+                }
+                _ => RecordBytes::default(),
+            })
+            .collect();
+        NameTable { records }
+    }
+
+    /// The names of record node `id` (none for any other node).
+    #[inline(always)]
+    pub fn record(&self, id: NodeId) -> RecordNames<'_> {
+        let record = &self.records[id];
+        RecordNames {
+            members: &record.members,
+            tag: record.tag.as_deref(),
+        }
+    }
 }
 
 /// Where a dict key starts in a byte writer's output.
@@ -256,15 +339,9 @@ impl<'p, 'w, W: WireWriter> Encoder<'p, 'w, W> {
                 None => Err(mismatch(node, value)),
             },
             Node::Any => self.any(value),
-            Node::DateTime(_) => match value
-                .cast_exact::<PyDateTime>()
-                .or_else(|_| value.cast::<PyDateTime>())
-            {
-                Ok(datetime) => {
-                    let parts = temporal::datetime_parts(datetime).map_err(encode_error)?;
-                    self.w.datetime(&parts, value)
-                }
-                Err(_) => Err(mismatch(node, value)),
+            Node::DateTime(_) => match temporal::utc_or_naive_parts(value) {
+                Some(parts) => self.w.datetime(&parts, value),
+                None => self.datetime(node, value),
             },
             Node::Date => match value.cast_exact::<PyDate>() {
                 Ok(date) => {
@@ -344,6 +421,21 @@ impl<'p, 'w, W: WireWriter> Encoder<'p, 'w, W> {
                 })
             }
             _ => Err(mismatch(node, value)),
+        }
+    }
+
+    /// A datetime other than an exact naive or UTC one: its zone's `utcoffset` is asked.
+    #[inline(never)]
+    fn datetime(&mut self, node: &Node, value: &Obj<'_>) -> Result<()> {
+        match value
+            .cast_exact::<PyDateTime>()
+            .or_else(|_| value.cast::<PyDateTime>())
+        {
+            Ok(datetime) => {
+                let parts = temporal::datetime_parts(datetime).map_err(encode_error)?;
+                self.w.datetime(&parts, value)
+            }
+            Err(_) => Err(mismatch(node, value)),
         }
     }
 
@@ -594,7 +686,23 @@ impl<'p, 'w, W: WireWriter> Encoder<'p, 'w, W> {
     /// A tagged-union variant's tag, written as its map's first entry (as msgspec writes the tag
     /// of its tagged Structs): the class's tag when the tag field's `Literal` allows one value,
     /// else the instance's value, checked.
+    #[inline(always)]
     fn leading_tag(
+        &mut self,
+        spec: &RecordSpec,
+        names: W::Names,
+        index: usize,
+        value: &Obj<'_>,
+    ) -> Result<()> {
+        if spec.fixed_tag && self.w.fixed_tag(names) {
+            return Ok(());
+        }
+        self.written_tag(spec, names, index, value)
+    }
+
+    /// [`Self::leading_tag`] written the general way: the field's name, then the tag's value.
+    #[inline(never)]
+    fn written_tag(
         &mut self,
         spec: &RecordSpec,
         names: W::Names,
@@ -646,17 +754,18 @@ impl<'p, 'w, W: WireWriter> Encoder<'p, 'w, W> {
         field: &Field,
         value: &Obj<'py>,
     ) -> Result<()> {
-        let Some(item) = reader.get(value, index, field.name.bind(value.py()))? else {
-            return Ok(());
-        };
-        if let Node::Literal(literal) = self.plan.node(field.node) {
-            if let [(_, object)] = literal.values.as_slice() {
-                if object.is(&item) {
-                    return Ok(());
-                }
+        let name = field.name.bind(value.py());
+        let next = match self.plan.node(field.node) {
+            Node::Literal(literal) if literal.values.len() == 1 => {
+                reader.next_unless(value, index, name, &literal.values[0].1)
             }
+            _ => reader.next(value, index, name, None, |_| false),
+        };
+        match next {
+            Next::Written | Next::Missing => Ok(()),
+            Next::Value(item) => self.check_tag(field, &item),
+            Next::Failed(err) => Err(Error::from(*err)),
         }
-        self.check_tag(field, &item)
     }
 
     /// The common record: a dataclass written as a map with every field. Plain field values

@@ -398,7 +398,7 @@ pub fn encode_json_spec<'py>(
     value: Bound<'py, PyAny>,
 ) -> PyResult<Bound<'py, PyBytes>> {
     let plan = build_plan(&spec)?;
-    let keys = formats::json::Keys::new(&plan);
+    let keys = formats::json::keys(&plan);
     let mut writer = formats::json::encode::JsonWriter::new(Vec::new(), &plan, &keys);
     crate::errors::output_result(|| formats::encoder::encode_one(&plan, &value, &mut writer))
         .map_err(|e| e.into_pyerr(py, ErrorKind::Encode))?;

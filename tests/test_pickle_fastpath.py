@@ -24,6 +24,7 @@ import polycodec
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from benches import models  # noqa: E402
+from benches.idioms import SLOTS, converter  # noqa: E402
 
 MODULE = __name__
 
@@ -139,6 +140,32 @@ def test_decode_many_takes_the_fast_path(protocol: int) -> None:
     for payload in (default.encode_many(values), pickle.dumps(values, protocol=protocol)):
         assert fast.decode_many(payload) == values
         assert general.decode_many(payload) == values
+
+
+@dataclasses.dataclass(slots=True)
+class Slotted:
+    name: str
+    when: datetime
+    inner: Optional[Inner] = None
+    kind: Literal["slotted"] = "slotted"
+
+
+@pytest.mark.parametrize("protocol", [2, 3, 4, 5])
+@pytest.mark.parametrize("name", sorted(models.MODELS))
+def test_slots_records_take_the_fast_path(name: str, protocol: int) -> None:
+    # A class with __slots__ and no __dict__ pickles its state as (None, {slot: value}), which
+    # the fast path reads as it reads a plain dataclass's {field: value}.
+    values = converter(SLOTS)(models.generate(name, 5))
+    tp = list[SLOTS[models.MODELS[name].root]]  # type: ignore[misc]
+    default, fast, general = codecs(tp, protocol)
+    for payload in (default.encode_one(values), pickle.dumps(values, protocol=protocol)):
+        assert fast.decode_one(payload) == values == general.decode_one(payload)
+    one = Slotted("a", datetime(2020, 1, 1), Inner("i", Color.RED, Level.LOW))
+    default, fast, general = codecs(list[Slotted], protocol)
+    for payload in (default.encode_one([one, one]), pickle.dumps([one, one], protocol=protocol)):
+        decoded = fast.decode_one(payload)
+        assert decoded == [one, one] == general.decode_one(payload)
+        assert decoded[0] is decoded[1]
 
 
 def test_shared_objects_keep_their_identity_like_the_general_path() -> None:

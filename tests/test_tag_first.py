@@ -213,3 +213,38 @@ class Kitten(Cat):
 def test_tag_first_subclass_instance_takes_its_base_variant(fmt: str) -> None:
     codec = polycodec.Codec(Animal, format=fmt)
     assert codec.encode_one(Kitten("k")) == _msgspec_encode(fmt, SCat("k"))
+
+
+@dataclasses.dataclass(slots=True)
+class Quoted:
+    x: int
+    kind: Literal['say "hi"\n'] = 'say "hi"\n'
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+@pytest.mark.parametrize("cls", [Quoted, Cat])
+def test_tag_first_precomputed_tag_entry_is_checked_against_the_instance(
+    fmt: str, cls: Any
+) -> None:
+    # The tag entry is written from bytes made once per class (here one that needs escaping);
+    # the instance's own tag field is still read and checked: an equal str that is another
+    # object is accepted, another value is refused at its path.
+    codec = polycodec.Codec(List[Union[cls, SlotDog]], format=fmt)
+    tag = 'say "hi"\n' if cls is Quoted else "cat"
+    value = cls(1) if cls is Quoted else cls("Tom")
+    fields = {"x": 1} if cls is Quoted else {"name": "Tom", "lives": 9}
+    expected = _msgspec_encode(fmt, [{"kind": tag, **fields}, {"kind": "dog", "name": "b"}])
+    assert codec.encode_one([value, SlotDog("b")]) == expected
+    value.kind = "".join(list(tag))
+    assert value.kind is not tag
+    assert codec.encode_one([value, SlotDog("b")]) == expected
+    assert codec.decode_one(expected) == [cls(1) if cls is Quoted else cls("Tom"), SlotDog("b")]
+    value.kind = "dog"
+    with pytest.raises(polycodec.EncodeError, match=r"\$\[0\]\.kind"):
+        codec.encode_one([value])
+    del value.kind
+    if cls is Quoted:  # an unset slot
+        with pytest.raises(polycodec.EncodeError, match=r"kind"):
+            codec.encode_one([value])
+    else:  # the class attribute, the field's default, is read instead
+        assert codec.encode_one([value, SlotDog("b")]) == expected

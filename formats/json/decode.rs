@@ -182,7 +182,7 @@ impl<'p, 'py, 'k> WireReader<'p, 'py> for Decoder<'p, 'py, JsonInput<'_, 'k>> {
 
     #[inline(always)]
     fn record_names(&self, id: NodeId) -> Self::Names {
-        self.reader.keys.record(id)
+        self.reader.keys.record(id).members
     }
 
     #[inline(always)]

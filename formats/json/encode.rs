@@ -7,7 +7,7 @@ use pyo3::types::PyInt;
 
 use super::write::{write_f64, write_i64, write_str};
 use crate::errors::{Error, Result};
-use crate::formats::encoder::{KeyStart, WireWriter};
+use crate::formats::encoder::{KeyStart, RecordNames, WireWriter};
 use crate::plan::{Field, NodeId, Plan};
 use crate::py::Obj;
 use crate::text;
@@ -150,26 +150,38 @@ impl<'k> WireWriter for JsonWriter<'k> {
     }
 
     /// The record's precomputed members; none for a record of another plan.
-    type Names = &'k [Box<[u8]>];
+    type Names = RecordNames<'k>;
 
     #[inline(always)]
     fn record_names(&self, plan: &Plan, id: NodeId) -> Self::Names {
         if std::ptr::eq(plan, self.plan) {
             self.keys.record(id)
         } else {
-            &[]
+            RecordNames::NONE
         }
     }
 
     /// The member's precomputed `,"name":` bytes, without the comma for the first.
     #[inline(always)]
     fn field_name(&mut self, names: Self::Names, index: usize, field: &Field, first: bool) {
-        match names.get(index) {
+        match names.members.get(index) {
             Some(member) => {
                 self.out
                     .extend_from_slice(if first { &member[1..] } else { member });
             }
             None => self.unkeyed_field_name(field, first),
+        }
+    }
+
+    /// The tag entry's precomputed bytes.
+    #[inline(always)]
+    fn fixed_tag(&mut self, names: Self::Names) -> bool {
+        match names.tag {
+            Some(entry) => {
+                self.out.extend_from_slice(entry);
+                true
+            }
+            None => false,
         }
     }
 }

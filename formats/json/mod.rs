@@ -8,9 +8,10 @@ pub mod write;
 use pyo3::prelude::*;
 
 use super::decoder::Decoder;
-use super::{encoder, unexpected_option, OpenArgs, WireFormat};
+use super::encoder::{self, NameTable};
+use super::{unexpected_option, OpenArgs, WireFormat};
 use crate::errors::Result;
-use crate::plan::{Node, NodeId, Plan};
+use crate::plan::{LiteralValue, Plan};
 use crate::py::Obj;
 
 /// One codec's JSON state: what JSON precomputes from the plan.
@@ -19,35 +20,24 @@ pub struct Json {
 }
 
 /// Each record field's JSON member prefix `,"wire_name":` (the name escaped and quoted once,
-/// when the codec is built), indexed by the record's node id, then by the field's index in
-/// `RecordSpec::fields`. Without its leading comma it is the first member written and the
-/// bytes the decoder matches a key against.
-pub struct Keys {
-    records: Vec<Box<[Box<[u8]>]>>,
-}
+/// when the codec is built), and each fixed tag's entry `"tag_field":"tag"`. Without its
+/// leading comma a member is the first one written and the bytes the decoder matches a key
+/// against.
+pub type Keys = NameTable;
 
-impl Keys {
-    pub fn new(plan: &Plan) -> Keys {
-        let records = plan
-            .nodes
-            .iter()
-            .map(|node| match node {
-                Node::Record(spec) => spec
-                    .fields
-                    .iter()
-                    .map(|field| member(&field.wire_name).into_boxed_slice())
-                    .collect(),
-                _ => Box::default(),
-            })
-            .collect();
-        Keys { records }
-    }
-
-    /// The members of record node `id`, one per field (empty for any other node).
-    #[inline(always)]
-    pub fn record(&self, id: NodeId) -> &[Box<[u8]>] {
-        &self.records[id]
-    }
+/// The codec's [`Keys`] for `plan`.
+pub fn keys(plan: &Plan) -> Keys {
+    NameTable::new(plan, member, |member, tag| {
+        let mut entry = member[1..].to_vec();
+        match tag {
+            LiteralValue::Str(value) => write::write_str(&mut entry, value),
+            LiteralValue::Int(value) => write::write_i64(&mut entry, *value),
+            LiteralValue::Bool(value) => {
+                entry.extend_from_slice(if *value { b"true" } else { b"false" })
+            }
+        }
+        entry
+    })
 }
 
 /// `,"wire_name":` as JSON bytes.
@@ -64,7 +54,7 @@ pub fn open(args: &OpenArgs<'_, '_>) -> PyResult<Box<dyn WireFormat>> {
         return Err(unexpected_option("json", args.options));
     }
     Ok(Box::new(Json {
-        keys: Keys::new(args.plan),
+        keys: keys(args.plan),
     }))
 }
 

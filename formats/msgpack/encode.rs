@@ -11,19 +11,51 @@ use super::write::{
     Container, Pending,
 };
 use crate::errors::{Error, Result};
-use crate::formats::encoder::WireWriter;
-use crate::plan::{Field, NodeId, Plan};
+use crate::formats::encoder::{NameTable, RecordNames, WireWriter};
+use crate::plan::{Field, LiteralValue, NodeId, Plan};
 use crate::py::{self, Obj};
 use crate::shape;
 use crate::text;
 use crate::text::temporal::DateTime;
 
 /// Writes MessagePack into its own buffer.
-pub struct MessagePackWriter {
+pub struct MessagePackWriter<'k> {
     pub out: Vec<u8>,
+    /// The plan `names` was built from: records of any other plan (values under `Any`) have
+    /// their names written as they come.
+    plan: &'k Plan,
+    names: &'k NameTable,
 }
 
-impl WireWriter for MessagePackWriter {
+impl<'k> MessagePackWriter<'k> {
+    pub fn new(out: Vec<u8>, plan: &'k Plan, names: &'k NameTable) -> Self {
+        MessagePackWriter { out, plan, names }
+    }
+}
+
+/// Each record field's name as a MessagePack str, and each fixed tag's entry (name, then
+/// value), built once per codec.
+pub fn names(plan: &Plan) -> NameTable {
+    NameTable::new(
+        plan,
+        |wire_name| {
+            let mut member = Vec::with_capacity(wire_name.len() + 5);
+            write_str(&mut member, wire_name);
+            member
+        },
+        |member, tag| {
+            let mut entry = member.to_vec();
+            match tag {
+                LiteralValue::Str(value) => write_str(&mut entry, value),
+                LiteralValue::Int(value) => write_i64(&mut entry, *value),
+                LiteralValue::Bool(value) => write_bool(&mut entry, *value),
+            }
+            entry
+        },
+    )
+}
+
+impl<'k> WireWriter for MessagePackWriter<'k> {
     /// The header is written with the expected count and rewritten if the real count differs.
     type Open = Pending;
 
@@ -165,13 +197,34 @@ impl WireWriter for MessagePackWriter {
     #[inline(always)]
     fn key_separator(&mut self) {}
 
-    type Names = ();
+    type Names = RecordNames<'k>;
 
     #[inline(always)]
-    fn record_names(&self, _plan: &Plan, _id: NodeId) {}
+    fn record_names(&self, plan: &Plan, id: NodeId) -> Self::Names {
+        if std::ptr::eq(plan, self.plan) {
+            self.names.record(id)
+        } else {
+            RecordNames::NONE
+        }
+    }
 
     #[inline(always)]
-    fn field_name(&mut self, _names: (), _index: usize, field: &Field, _first: bool) {
-        write_str(&mut self.out, &field.wire_name);
+    fn field_name(&mut self, names: Self::Names, index: usize, field: &Field, _first: bool) {
+        match names.members.get(index) {
+            Some(member) => self.out.extend_from_slice(member),
+            None => write_str(&mut self.out, &field.wire_name),
+        }
+    }
+
+    /// The tag entry's precomputed bytes.
+    #[inline(always)]
+    fn fixed_tag(&mut self, names: Self::Names) -> bool {
+        match names.tag {
+            Some(entry) => {
+                self.out.extend_from_slice(entry);
+                true
+            }
+            None => false,
+        }
     }
 }

@@ -15,35 +15,36 @@ pub mod write;
 use pyo3::prelude::*;
 
 use super::decoder::Decoder;
-use super::{encoder, unexpected_option, OpenArgs, WireFormat};
+use super::encoder::{self, NameTable};
+use super::{unexpected_option, OpenArgs, WireFormat};
 use crate::errors::Result;
 use crate::plan::Plan;
 use crate::py::Obj;
 
-/// MessagePack needs no per-codec state: everything it precomputes lives in the plan.
-pub struct MessagePack;
+/// One codec's MessagePack state: what MessagePack precomputes from the plan.
+pub struct MessagePack {
+    names: NameTable,
+}
 
 pub fn open(args: &OpenArgs<'_, '_>) -> PyResult<Box<dyn WireFormat>> {
     if !args.options.is_empty() {
         return Err(unexpected_option("msgpack", args.options));
     }
-    Ok(Box::new(MessagePack))
+    Ok(Box::new(MessagePack {
+        names: encode::names(args.plan),
+    }))
 }
 
 impl WireFormat for MessagePack {
     fn encode_one(&self, plan: &Plan, value: &Obj<'_>, out: &mut Vec<u8>) -> Result<()> {
-        let mut writer = encode::MessagePackWriter {
-            out: std::mem::take(out),
-        };
+        let mut writer = encode::MessagePackWriter::new(std::mem::take(out), plan, &self.names);
         let result = crate::errors::output_result(|| encoder::encode_one(plan, value, &mut writer));
         *out = writer.out;
         result
     }
 
     fn encode_many(&self, plan: &Plan, values: &Obj<'_>, out: &mut Vec<u8>) -> Result<()> {
-        let mut writer = encode::MessagePackWriter {
-            out: std::mem::take(out),
-        };
+        let mut writer = encode::MessagePackWriter::new(std::mem::take(out), plan, &self.names);
         let result =
             crate::errors::output_result(|| encoder::encode_many(plan, values, &mut writer));
         *out = writer.out;

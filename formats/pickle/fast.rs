@@ -1194,11 +1194,19 @@ impl<'a, 'f, 'p, 'py> FastDecoder<'a, 'f, 'p, 'py> {
         Some(object)
     }
 
+    /// The state: a dict of the fields (`EMPTY_DICT`, items, `BUILD`), or for a class with
+    /// `__slots__` and no `__dict__` (`slots=True`) the pair `(None, {slot: value})` that
+    /// `object.__reduce_ex__` makes (`NONE EMPTY_DICT`, items, `TUPLE2 BUILD`).
     fn state(&mut self, record_id: NodeId, spec: &'p RecordSpec) -> Fast<RecordBuilder<'py>> {
         let mut builder = RecordBuilder::new(spec);
-        if self.peek()? != EMPTY_DICT {
-            return Some(builder);
-        }
+        let slots = match self.input.get(self.pos..self.pos + 2) {
+            Some(&[NONE, EMPTY_DICT]) => {
+                self.pos += 1;
+                true
+            }
+            Some(&[EMPTY_DICT, _]) => false,
+            _ => return Some(builder),
+        };
         self.pos += 1;
         self.memo_ops(|| Entry::Opaque)?;
         let fmt: &'f Pickle = self.fmt;
@@ -1206,8 +1214,14 @@ impl<'a, 'f, 'p, 'py> FastDecoder<'a, 'f, 'p, 'py> {
         let mut hint = 0;
         loop {
             match self.peek()? {
-                BUILD => {
+                BUILD if !slots => {
                     self.pos += 1;
+                    return Some(builder);
+                }
+                TUPLE2 if slots => {
+                    self.pos += 1;
+                    self.memo_ops(|| Entry::Opaque)?;
+                    self.expect(BUILD)?;
                     return Some(builder);
                 }
                 MARK => {

@@ -31,6 +31,7 @@ pub fn build_plan(spec: &Bound<'_, PyAny>) -> PyResult<Plan> {
     resolve_unions(&mut plan);
     resolve_tagged_union_keys(&mut plan);
     resolve_plain_rules(&mut plan);
+    resolve_fixed_tags(&mut plan);
     Ok(plan)
 }
 
@@ -240,6 +241,7 @@ fn build_record(kind: RecordKind, data: &Bound<'_, PyDict>) -> PyResult<Node> {
         omit_defaults: get_required(data, "omit_defaults")?.extract()?,
         array_like: get_required(data, "array_like")?.extract()?,
         tag,
+        fixed_tag: false,
         wire_fields,
     }))
 }
@@ -316,6 +318,27 @@ fn resolve_plain_rules(plan: &mut Plan) {
             for (field, rule) in spec.fields.iter_mut().zip(rules) {
                 field.plain = rule;
             }
+        }
+    }
+}
+
+/// Marks each tagged record whose tag field's `Literal` allows exactly the class's tag: every
+/// instance then writes the same tag entry, which byte formats precompute per codec (see
+/// `Encoder::leading_tag`) and only check against the instance's field.
+fn resolve_fixed_tags(plan: &mut Plan) {
+    for id in 0..plan.nodes.len() {
+        let fixed = match &plan.nodes[id] {
+            Node::Record(spec) => spec.tag.as_ref().is_some_and(|(index, tag)| {
+                matches!(
+                    plan.nodes.get(spec.fields[*index].node),
+                    Some(Node::Literal(literal))
+                        if matches!(literal.values.as_slice(), [(only, _)] if only == tag)
+                )
+            }),
+            _ => continue,
+        };
+        if let Node::Record(spec) = &mut plan.nodes[id] {
+            spec.fixed_tag = fixed;
         }
     }
 }

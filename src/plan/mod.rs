@@ -514,6 +514,9 @@ pub struct RecordSpec {
     pub array_like: bool,
     /// The tag field's index and value when this record is a tagged-union variant.
     pub tag: Option<(usize, LiteralValue)>,
+    /// Whether the tag field's `Literal` allows only the class's own tag, so every instance
+    /// writes the same leading tag entry (byte formats precompute it: `Encoder::leading_tag`).
+    pub fixed_tag: bool,
     /// Positions of the fields that are on the wire, in declaration order.
     pub wire_fields: Vec<usize>,
 }

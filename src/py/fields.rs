@@ -6,7 +6,8 @@
 //!   3.11 a new instance is filled by writing its inline values array directly, at each field's
 //!   index in the keys the class's instances share (found once per class, see [`InlineValues`]);
 //!   elsewhere, or where `POLYCODEC_PORTABLE_VALUES=1` is set when the plan is built, each field
-//!   is stored the way `object.__setattr__` stores it.
+//!   is stored the way `object.__setattr__` stores it. An instance that still keeps its
+//!   attributes there is read the same way, by index, instead of through its `__dict__`.
 //! - A class whose every field is a plain slot (`slots=True`) is read and filled at the slots'
 //!   byte offsets, taken once from the class's member descriptors. Where this build does not
 //!   know the object layout that needs, or `POLYCODEC_PORTABLE_SLOTS=1` is set when the plan is
@@ -175,6 +176,9 @@ impl FieldAccess {
     pub fn reader<'a, 'py>(&'a self, value: &Obj<'py>) -> FieldReader<'a, 'py> {
         let exact = |type_addr: usize| value.get_type_ptr() as usize == type_addr;
         let (how, held) = match self {
+            FieldAccess::Dict(Some(inline)) if inline.readable(value) => {
+                (How::Inline(inline), None)
+            }
             FieldAccess::Dict(_) => match super::instance_dict(value) {
                 Some(dict) => (How::Dict(dict.as_ptr()), Some(dict.into_any())),
                 None => (How::Attributes, None),
@@ -453,6 +457,8 @@ pub struct FieldReader<'a, 'py> {
 enum How<'a> {
     /// The instance dict, which `held` owns.
     Dict(*mut ffi::PyObject),
+    /// The instance's inline values (CPython 3.11), read by each field's index.
+    Inline(&'a InlineValues),
     Offsets(&'a [usize]),
     Descriptors(&'a [Py<PyAny>]),
     Attributes,
@@ -473,7 +479,49 @@ impl<'py> FieldReader<'_, 'py> {
         rule: Option<PlainRule>,
         write: impl FnOnce(PlainValue<'_>) -> bool,
     ) -> Next<'py> {
-        // One call of `deliver` below, so `write` is inlined once.
+        let py = value.py();
+        self.next_with(value, index, name, |item| {
+            // SAFETY: a borrowed reference the instance (or its dict) keeps alive (see
+            // `deliver`).
+            unsafe { deliver(py, item, rule, write) }
+        })
+    }
+
+    /// Field `index` of `value` when it is not `expected` (compared by identity, with no
+    /// reference count traffic): `Next::Written` when it is `expected`. Used for a tagged
+    /// record's tag field, whose value is nearly always the class's own tag object.
+    #[inline]
+    pub fn next_unless(
+        &mut self,
+        value: &Obj<'py>,
+        index: usize,
+        name: &Bound<'py, PyString>,
+        expected: &Py<PyAny>,
+    ) -> Next<'py> {
+        let py = value.py();
+        self.next_with(value, index, name, |item| {
+            if item == expected.as_ptr() {
+                Next::Written
+            } else {
+                // SAFETY: a borrowed reference the instance (or its dict) keeps alive; it is
+                // made an owned one at once.
+                Next::Value(unsafe { Bound::from_borrowed_ptr(py, item) })
+            }
+        })
+    }
+
+    /// Reads field `index` of `value` and hands a borrowed pointer to it to `take`, for the
+    /// accesses that have one (the instance dict walked in order, slot offsets); the others
+    /// return the value as an owned reference.
+    #[inline(always)]
+    fn next_with(
+        &mut self,
+        value: &Obj<'py>,
+        index: usize,
+        name: &Bound<'py, PyString>,
+        take: impl FnOnce(*mut ffi::PyObject) -> Next<'py>,
+    ) -> Next<'py> {
+        // One call of `take` below, so it is inlined once.
         let item = match self.how {
             How::Dict(dict) => {
                 let mut key: *mut ffi::PyObject = std::ptr::null_mut();
@@ -487,6 +535,10 @@ impl<'py> FieldReader<'_, 'py> {
                 }
                 item
             }
+            How::Inline(inline) => match inline.read(value, index) {
+                Some(item) => item,
+                None => return settle(self.not_next(value, name)),
+            },
             How::Offsets(offsets) => {
                 // SAFETY: `value` is of exactly the class the offsets were read from (checked
                 // when the reader was made), so the offset addresses an object pointer slot.
@@ -504,8 +556,7 @@ impl<'py> FieldReader<'_, 'py> {
             }
             _ => return settle(self.other(value, index, name)),
         };
-        // SAFETY: a borrowed reference the instance (or its dict) keeps alive (see `deliver`).
-        unsafe { deliver(value.py(), item, rule, write) }
+        take(item)
     }
 
     /// A field that is not the dict's next entry: set out of order, or a class attribute, or a

@@ -138,9 +138,11 @@ mod imp {
             }))
         }
 
-        /// The values array of `instance` when it can take `stores` more new entries here.
+        /// The values array of `instance` when it is of exactly the probed class, with the
+        /// keys the indices were found in, and keeps its attributes there (no `__dict__`
+        /// materialised).
         #[inline(always)]
-        fn array(&self, instance: &Obj<'_>, stores: usize) -> Option<*mut *mut ffi::PyObject> {
+        fn values(&self, instance: &Obj<'_>) -> Option<*mut *mut ffi::PyObject> {
             let tp = instance.get_type_ptr();
             if tp as usize != self.type_addr {
                 return None;
@@ -155,10 +157,40 @@ mod imp {
                 if values.is_null() || !dict.is_null() {
                     return None;
                 }
-                let (count, capacity) = order(values);
-                // `_PyDictValues_AddToInsertionOrder` needs count + 2 < capacity per append.
-                (count + stores + 2 <= capacity).then_some(values)
+                Some(values)
             }
+        }
+
+        /// The values array of `instance` when it can take `stores` more new entries here.
+        #[inline(always)]
+        fn array(&self, instance: &Obj<'_>, stores: usize) -> Option<*mut *mut ffi::PyObject> {
+            let values = self.values(instance)?;
+            // SAFETY: a live values array (just checked), whose order bytes are read.
+            let (count, capacity) = unsafe { order(values) };
+            // `_PyDictValues_AddToInsertionOrder` needs count + 2 < capacity per append.
+            (count + stores + 2 <= capacity).then_some(values)
+        }
+
+        /// Whether `instance`'s fields can be read with [`InlineValues::read`] (else its
+        /// `__dict__` serves).
+        #[inline(always)]
+        pub fn readable(&self, instance: &Obj<'_>) -> bool {
+            self.values(instance).is_some()
+        }
+
+        /// Field `index` of `instance`, borrowed from its inline values: what the
+        /// interpreter's specialised `LOAD_ATTR` reads. `None` when the instance no longer
+        /// keeps its attributes there or the slot is empty (an attribute deleted, so a class
+        /// attribute may serve): the caller asks `getattr`. The checks are made on every
+        /// read, as Python code run between two reads may have changed the instance.
+        #[inline(always)]
+        pub fn read(&self, instance: &Obj<'_>, index: usize) -> Option<*mut ffi::PyObject> {
+            let values = self.values(instance)?;
+            let &slot = self.indices.get(index)?;
+            // SAFETY: a live values array of the probed class, which has a slot for every
+            // probed index; the borrowed pointer is used before any Python code runs.
+            let item = unsafe { *values.add(slot as usize) };
+            (!item.is_null()).then_some(item)
         }
 
         /// Stores `value` at `index` of `values` when the slot is empty.
@@ -259,6 +291,14 @@ mod imp {
     pub enum InlineValues {}
 
     impl InlineValues {
+        pub fn readable(&self, _instance: &Obj<'_>) -> bool {
+            match *self {}
+        }
+
+        pub fn read(&self, _instance: &Obj<'_>, _index: usize) -> Option<*mut pyo3::ffi::PyObject> {
+            match *self {}
+        }
+
         pub fn probe(
             _cls: &Bound<'_, PyType>,
             _names: &[Py<PyString>],

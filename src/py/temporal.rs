@@ -168,6 +168,56 @@ fn offset_seconds(zone: &Bound<'_, PyTzInfo>, value: &Obj<'_>) -> PyResult<Optio
     Ok(Some(seconds))
 }
 
+/// The parts of `value` when it is an exact `datetime` that is naive or in
+/// `datetime.timezone.utc` (what most data holds), read straight from the object with the
+/// datetime C API's accessors: no tzinfo reference taken, no `utcoffset` call. `None` for
+/// anything else (another zone, a subclass, the datetime API not loaded yet), which
+/// [`datetime_parts`] reads.
+#[cfg(not(any(Py_LIMITED_API, PyPy, GraalPy)))]
+#[inline(always)]
+pub fn utc_or_naive_parts(value: &Obj<'_>) -> Option<DateTime> {
+    use pyo3::ffi;
+    let object = value.as_ptr();
+    // SAFETY: the datetime C API capsule, once loaded, lives as long as the interpreter; an
+    // object of exactly its datetime type is a PyDateTime_DateTime, whose fields the
+    // accessors read (the tzinfo accessor checks `hastzinfo` before the tzinfo field).
+    unsafe {
+        let api = ffi::PyDateTimeAPI();
+        if api.is_null() || ffi::Py_TYPE(object) != (*api).DateTimeType {
+            return None;
+        }
+        let zone = ffi::PyDateTime_DATE_GET_TZINFO(object);
+        let offset_seconds = if zone == ffi::Py_None() {
+            None
+        } else if zone == (*api).TimeZone_UTC {
+            Some(0)
+        } else {
+            return None;
+        };
+        Some(DateTime {
+            date: Date {
+                year: ffi::PyDateTime_GET_YEAR(object) as u16,
+                month: ffi::PyDateTime_GET_MONTH(object) as u8,
+                day: ffi::PyDateTime_GET_DAY(object) as u8,
+            },
+            time: Time {
+                hour: ffi::PyDateTime_DATE_GET_HOUR(object) as u8,
+                minute: ffi::PyDateTime_DATE_GET_MINUTE(object) as u8,
+                second: ffi::PyDateTime_DATE_GET_SECOND(object) as u8,
+                microsecond: ffi::PyDateTime_DATE_GET_MICROSECOND(object) as u32,
+            },
+            offset_seconds,
+        })
+    }
+}
+
+/// Without the datetime C API's accessors every datetime takes [`datetime_parts`].
+#[cfg(any(Py_LIMITED_API, PyPy, GraalPy))]
+#[inline(always)]
+pub fn utc_or_naive_parts(_value: &Obj<'_>) -> Option<DateTime> {
+    None
+}
+
 pub fn datetime_parts(value: &Bound<'_, PyDateTime>) -> PyResult<DateTime> {
     let offset_seconds = match value.get_tzinfo() {
         Some(zone) => offset_seconds(&zone, value.as_any())?,

@@ -1,0 +1,139 @@
+"""Encoder fast paths against msgspec's bytes: exact naive and UTC datetimes read straight from
+the object (every other datetime asks its zone), and MessagePack field names written from bytes
+made once per class."""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime
+import pickle
+import zoneinfo
+from typing import Any, List, Optional
+
+import msgspec
+import pytest
+
+import polycodec
+
+FORMATS = ["json", "msgpack"]
+UTC = datetime.timezone.utc
+
+
+def _msgspec_encode(fmt: str, value: Any) -> bytes:
+    return (msgspec.json if fmt == "json" else msgspec.msgpack).encode(value)
+
+
+class MyDateTime(datetime.datetime):
+    pass
+
+
+class MyUtc(datetime.tzinfo):
+    def utcoffset(self, dt: Optional[datetime.datetime]) -> datetime.timedelta:
+        return datetime.timedelta(0)
+
+    def dst(self, dt: Optional[datetime.datetime]) -> datetime.timedelta:
+        return datetime.timedelta(0)
+
+
+@dataclasses.dataclass
+class Stamped:
+    when: datetime.datetime
+    maybe: Optional[datetime.datetime] = None
+
+
+DATETIMES = [
+    datetime.datetime(2024, 5, 1, 12, 0, tzinfo=UTC),
+    datetime.datetime(2024, 5, 1, 12, 0, 7, 123456, tzinfo=UTC),
+    datetime.datetime(1, 1, 1, tzinfo=UTC),
+    datetime.datetime(9999, 12, 31, 23, 59, 59, 999999, tzinfo=UTC),
+    datetime.datetime(2024, 5, 1, 12, 0, 7, 5),
+    datetime.datetime(2024, 5, 1, 12, 0, 7, 5, fold=1, tzinfo=UTC),
+    datetime.datetime(2024, 5, 1, 12, 0, tzinfo=datetime.timezone(datetime.timedelta(hours=-5))),
+    datetime.datetime(2024, 5, 1, 12, 0, tzinfo=zoneinfo.ZoneInfo("Europe/Paris")),
+    datetime.datetime(2024, 5, 1, 12, 0, tzinfo=MyUtc()),
+    MyDateTime(2024, 5, 1, 12, 0, 1, 10, tzinfo=UTC),
+]
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+@pytest.mark.parametrize("when", DATETIMES, ids=repr)
+def test_datetime_fast_path_bytes_equal_msgspec(fmt: str, when: datetime.datetime) -> None:
+    codec = polycodec.Codec(List[Stamped], format=fmt)
+    value = [Stamped(when, when), Stamped(when)]
+    # msgspec refuses datetime subclasses: its oracle gets the same value as a datetime.
+    same = datetime.datetime.combine(when.date(), when.timetz())
+    expected = _msgspec_encode(fmt, [{"when": same, "maybe": same}, {"when": same, "maybe": None}])
+    assert codec.encode_one(value) == expected
+    assert polycodec.Codec(datetime.datetime, format=fmt).encode_one(when) == _msgspec_encode(
+        fmt, same
+    )
+
+
+@dataclasses.dataclass
+class Names:
+    a: int
+    long_field_name_of_more_than_thirty_one_bytes: str
+    é: bool
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_precomputed_field_names_bytes_equal_msgspec(fmt: str) -> None:
+    codec = polycodec.Codec(Names, format=fmt)
+    value = Names(1, "x", True)
+    assert codec.encode_one(value) == _msgspec_encode(fmt, dataclasses.asdict(value))
+    assert codec.decode_one(codec.encode_one(value)) == value
+
+
+@dataclasses.dataclass
+class Plain:
+    a: int
+    b: str = "default"
+    c: Optional[List[int]] = None
+
+
+def _plain_cases() -> List[Any]:
+    fresh = Plain(1, "x", [1, 2])
+    deleted = Plain(2, "y")
+    del deleted.b  # the class attribute, the default, is read instead
+    materialised = Plain(3, "z")
+    materialised.__dict__["extra"] = 1  # a real __dict__ now holds the attributes
+    materialised.a = 4
+    reordered = Plain.__new__(Plain)
+    reordered.c = None
+    reordered.b = "q"
+    reordered.a = 5
+    return [fresh, deleted, materialised, reordered]
+
+
+@pytest.mark.parametrize("values_path", ["inline", "portable"])
+@pytest.mark.parametrize("fmt", ["json", "msgpack", "avro", "pickle"])
+def test_plain_dataclass_fields_read_from_inline_values(
+    fmt: str, values_path: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # On CPython 3.11 a plain instance's fields are read from its inline values when it still
+    # keeps them there, else from its __dict__ or getattr: every case gives what getattr gives.
+    if values_path == "portable":
+        monkeypatch.setenv("POLYCODEC_PORTABLE_VALUES", "1")
+    codec = polycodec.Codec(List[Plain], format=fmt)
+    values = _plain_cases()
+    expected = [Plain(1, "x", [1, 2]), Plain(2), Plain(4, "z"), Plain(5, "q")]
+    data = codec.encode_one(values)
+    if fmt in ("json", "msgpack"):
+        assert data == _msgspec_encode(fmt, [dataclasses.asdict(v) for v in expected])
+    elif fmt == "pickle":
+        assert pickle.loads(data) == expected
+    assert codec.decode_one(data) == expected
+    assert "extra" in vars(values[2]) and vars(values[0]) == {"a": 1, "b": "x", "c": [1, 2]}
+
+
+@pytest.mark.parametrize("length", [0, 1, 7, 8, 9, 15, 16, 17, 31, 63, 64, 65, 200])
+def test_json_short_str_scan_finds_every_escape(length: int) -> None:
+    # Strs up to 64 bytes are scanned 8 bytes at a time for a byte JSON escapes, and copied
+    # as they are when there is none: every escaped byte, at every position, must be found.
+    codec = polycodec.Codec(List[str], format="json")
+    texts = ["a" * length, "é" * (length // 2), "€" * (length // 3)]
+    for at in range(length):
+        for byte in [*range(0x20), ord('"'), ord("\\"), 0x7F, ord("/")]:
+            text = "a" * at + chr(byte) + "a" * (length - at - 1)
+            texts.append(text)
+    assert codec.encode_one(texts) == msgspec.json.encode(texts)
