@@ -8,6 +8,8 @@ import importlib.metadata
 import io
 from pathlib import Path
 
+import pytest
+
 from benches import environment, report
 
 
@@ -64,3 +66,16 @@ def test_report_shows_the_table() -> None:
     assert lines[0] == "### Installed size"
     assert "| polycodec 0.1.0 | 1.96 MB | 1.96 MB | — | installed files |" in lines
     assert report._installed_sizes({}) == []
+
+
+def test_wheel_leaves_out_the_sbom() -> None:
+    """maturin 1.12.1+ writes a CycloneDX SBOM into every wheel's dist-info unless told not to:
+    115 KB of the installed package (docs/benchmarks.md, "Installed size")."""
+    tomllib = pytest.importorskip("tomllib")
+    root = Path(__file__).resolve().parent.parent
+    config = tomllib.loads((root / "pyproject.toml").read_text())
+    assert config["tool"]["maturin"]["sbom"]["rust"] is False
+    release = tomllib.loads((root / "Cargo.toml").read_text())["profile"]["release"]
+    # Stripped symbols and unwinding (the schema layer runs under catch_unwind) are both kept.
+    assert release["strip"] is True
+    assert release["panic"] == "unwind"
