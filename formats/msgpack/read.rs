@@ -141,6 +141,9 @@ impl<'a> Reader<'a> {
     /// Reads the next head. Always inlined: returned through memory, the head's tag is read
     /// back before its store has retired, a store-forwarding stall on every value.
     #[inline(always)]
+    // Not an `Iterator`: every read can fail, and the walk, not the reader, knows where a
+    // document ends.
+    #[allow(clippy::should_implement_trait)]
     pub fn next(&mut self) -> ReadResult<Head<'a>> {
         let start = self.pos;
         let Some(&byte) = self.input.get(self.pos) else {

@@ -9,7 +9,7 @@ use pyo3::types::{PyDict, PyList, PyString};
 
 use super::constraints::{DecimalBounds, FloatBounds, IntBounds, LengthBounds};
 use super::*;
-use crate::formats::json::write::write_str as write_json_str;
+use crate::codecs::json::write::write_str as write_json_str;
 
 /// Builds a plan from `(nodes, root)` as returned by `compile_spec`.
 pub fn build_plan(spec: &Bound<'_, PyAny>) -> PyResult<Plan> {

@@ -5,12 +5,12 @@
 use pyo3::prelude::*;
 
 use super::read::{Number, Reader, SyntaxError, ValueKind};
+use crate::codecs::decoder::{find_tag, Decoder, TagRef, WireReader};
 use crate::errors::{Error, Result};
-use crate::formats::decoder::{find_tag, Decoder, TagRef, WireReader};
 use crate::plan::{Field, LiteralValue, Node, NodeId, TaggedUnionSpec};
 use crate::py::Obj;
-use crate::text;
 use crate::values::{nested, utf8, Decoding, Token, MAX_DEPTH};
+use polycodec_formats::text;
 
 #[cold]
 fn syntax(err: SyntaxError) -> Error {

@@ -6,11 +6,11 @@ use pyo3::prelude::*;
 use pyo3::types::PyInt;
 
 use super::write::{write_f64, write_i64, write_str};
+use crate::codecs::encoder::{KeyStart, WireWriter};
 use crate::errors::{Error, Result};
-use crate::formats::encoder::{KeyStart, WireWriter};
 use crate::plan::Field;
 use crate::py::Obj;
-use crate::text;
+use polycodec_formats::text;
 
 /// Writes JSON into its own buffer.
 pub struct JsonWriter {

@@ -8,8 +8,8 @@ use pyo3::types::PyBool;
 
 use super::epoch;
 use super::read::{self, Head, ReadError, Reader};
+use crate::codecs::decoder::{find_tag, Decoder, TagRef, WireReader};
 use crate::errors::{Error, Result};
-use crate::formats::decoder::{find_tag, Decoder, TagRef, WireReader};
 use crate::plan::{Field, FloatBounds, IntBounds, Node, NodeId, TaggedUnionSpec, TzRule};
 use crate::py::{self, temporal, Obj};
 use crate::values::{nested, Token, MAX_DEPTH};

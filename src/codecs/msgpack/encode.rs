@@ -10,13 +10,13 @@ use super::write::{
     write_bin, write_bool, write_f64, write_i64, write_nil, write_str, write_timestamp, write_u64,
     Container, Pending,
 };
+use crate::codecs::encoder::WireWriter;
 use crate::errors::{Error, Result};
-use crate::formats::encoder::WireWriter;
 use crate::plan::Field;
 use crate::py::{self, Obj};
 use crate::shape;
-use crate::text;
-use crate::text::temporal::DateTime;
+use polycodec_formats::text;
+use polycodec_formats::text::temporal::DateTime;
 
 /// Writes MessagePack into its own buffer.
 pub struct MessagePackWriter {

@@ -22,7 +22,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDate, PyDateTime, PyDelta, PyTzInfo, PyTzInfoAccess};
 use smallvec::SmallVec;
 
-use super::decode::{make_bytes, module_alias};
+use super::general::{make_bytes, module_alias};
 use super::ops::*;
 use super::Pickle;
 use crate::plan::{

@@ -12,11 +12,11 @@
 //! the stdlib and polycodec write, which gives up (and leaves the input to the general path)
 //! on anything else, so it accepts a subset of what the general path accepts.
 
-pub mod decode;
 pub mod encode;
 pub mod fast;
-pub mod ops;
-pub mod vm;
+pub mod general;
+
+pub use polycodec_formats::pickle::{ops, vm};
 
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
@@ -232,7 +232,7 @@ impl WireFormat for Pickle {
         input: &[u8],
         _writer_schema: Option<&Bound<'py, PyAny>>,
     ) -> Result<Obj<'py>> {
-        decode::decode(self, py, plan, strict, input, false)
+        general::decode(self, py, plan, strict, input, false)
     }
 
     fn decode_many<'py>(
@@ -242,6 +242,6 @@ impl WireFormat for Pickle {
         strict: bool,
         input: &[u8],
     ) -> Result<Obj<'py>> {
-        decode::decode(self, py, plan, strict, input, true)
+        general::decode(self, py, plan, strict, input, true)
     }
 }
