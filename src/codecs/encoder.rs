@@ -70,7 +70,7 @@ pub trait WireWriter {
     }
 
     /// A str whose ASCII text `write` produces, shorter than 256 bytes (the date, time and
-    /// duration forms of `src/text`).
+    /// duration forms of `polycodec_formats::text`).
     fn ascii_text(&mut self, write: impl FnOnce(&mut Vec<u8>));
 
     #[inline]

@@ -1,4 +1,4 @@
-//! The JSON side of the shared decoder (`formats/decoder.rs`): the value dispatch on the next
+//! The JSON side of the shared decoder (`codecs/decoder.rs`): the value dispatch on the next
 //! token, strings (base64 for bytes), numbers, object keys matched against each field's
 //! precomputed `"name":` bytes, and dict keys read out of strings.
 

@@ -1,4 +1,4 @@
-//! JSON's writes and rules for the shared plan-walking encoder (`formats/encoder.rs`): compact
+//! JSON's writes and rules for the shared plan-walking encoder (`codecs/encoder.rs`): compact
 //! text, NaN and infinities refused, ints of any size, bytes as base64, temporal values, UUIDs
 //! and Decimals as strings, and object keys that are always strings.
 

@@ -1,4 +1,4 @@
-//! The MessagePack side of the shared decoder (`formats/decoder.rs`): the value dispatch on the
+//! The MessagePack side of the shared decoder (`codecs/decoder.rs`): the value dispatch on the
 //! next head, with shortcuts for the common pairs of head and node. Scalars are turned into
 //! Python values by the shared rules in `crate::values`; this file adds what is MessagePack's
 //! own (bin, the timestamp extension, typed map keys).

@@ -1,4 +1,4 @@
-//! MessagePack's writes and rules for the shared plan-walking encoder (`formats/encoder.rs`),
+//! MessagePack's writes and rules for the shared plan-walking encoder (`codecs/encoder.rs`),
 //! with the wire mapping of msgspec's MessagePack defaults: ints limited to 64 bits, bytes as
 //! bin, aware datetimes as the timestamp extension, containers headed by their counts (fixed up
 //! when `omit_defaults` leaves fields out), and dict keys that keep their own type.
