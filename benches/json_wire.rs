@@ -5,15 +5,11 @@
 //! Run: `cargo bench --bench json_wire`. Each line prints the median of 15 samples for both
 //! implementations and their ratio (above 1.00x polycodec is faster).
 
-#[path = "../formats/json/read.rs"]
-#[allow(dead_code)]
-mod read;
-
 use std::fmt;
 use std::hint::black_box;
 use std::time::Instant;
 
-use read::{Number, Reader, ValueKind};
+use polycodec_formats::json::read::{Number, Reader, ValueKind};
 use serde::de::{self, Deserialize, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 
 /// The tree both sides build: what a decoder driven by either library would produce.

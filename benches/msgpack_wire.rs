@@ -15,22 +15,11 @@
 //! Run: `cargo bench --bench msgpack_wire`. Each line prints the median of 21 samples for both
 //! implementations and the median ratio of back-to-back pairs (above 1.00x polycodec is faster).
 
-// The modules' unit tests compile here too (without the harness that would run them), so
-// their `use super::*` is unused.
-#[path = "../formats/msgpack/read.rs"]
-#[allow(dead_code, unused_imports)]
-mod read;
-#[path = "../src/room.rs"]
-#[allow(dead_code)]
-mod room;
-#[path = "../formats/msgpack/write.rs"]
-#[allow(dead_code, unused_imports)]
-mod write;
-
 use std::fmt;
 use std::hint::black_box;
 use std::time::Instant;
 
+use polycodec_formats::msgpack::{read, write};
 use read::{Head, Reader};
 use rmp::decode::{Bytes, RmpRead};
 use rmp::encode::{ByteBuf, RmpWrite};

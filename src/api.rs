@@ -10,8 +10,8 @@ use pyo3::prelude::*;
 use pyo3::types::{PyByteArray, PyBytes, PyDict, PyMemoryView, PyString, PyTuple};
 use pyo3::{PyTraverseError, PyVisit};
 
+use crate::codecs::{self, OpenArgs, WireFormat};
 use crate::errors::{Error, ErrorKind};
-use crate::formats::{self, OpenArgs, WireFormat};
 use crate::plan::{build_plan, Plan};
 use crate::py::{GcPause, Obj};
 use crate::stream;
@@ -73,7 +73,7 @@ impl Codec {
         options.set_item("strict", strict)?;
         let plan = build_plan(&spec)?;
         let format_options = format_options.unwrap_or_else(|| PyDict::new(py));
-        let wire = formats::open(
+        let wire = codecs::open(
             format,
             &OpenArgs {
                 plan: &plan,
@@ -83,10 +83,10 @@ impl Codec {
             },
         )?;
         options.update(format_options.as_mapping())?;
-        let format = formats::FORMAT_NAMES
+        let format = codecs::FORMAT_NAMES
             .into_iter()
             .find(|name| *name == format)
-            .expect("formats::open accepts only the names it lists");
+            .expect("codecs::open accepts only the names it lists");
         Ok(Codec {
             plan: Arc::new(plan),
             format,
@@ -186,8 +186,8 @@ impl Codec {
     ) -> PyResult<Bound<'py, PyAny>> {
         self.json_form("to_builtins")?;
         let py = value.py();
-        let keep = formats::builtins::Keep::from_option(builtin_types)?;
-        formats::builtins::to_builtins(&self.plan, value, keep)
+        let keep = codecs::builtins::Keep::from_option(builtin_types)?;
+        codecs::builtins::to_builtins(&self.plan, value, keep)
             .map_err(|e| e.into_pyerr(py, ErrorKind::Encode))
     }
 
@@ -203,9 +203,9 @@ impl Codec {
     ) -> PyResult<Bound<'py, PyAny>> {
         self.json_form("from_builtins")?;
         let py = data.py();
-        let keep = formats::builtins::Keep::from_option(builtin_types)?;
+        let keep = codecs::builtins::Keep::from_option(builtin_types)?;
         let _pause = GcPause::new(py);
-        formats::builtins::from_builtins(py, &self.plan, self.strict, data, keep)
+        codecs::builtins::from_builtins(py, &self.plan, self.strict, data, keep)
             .map_err(|e| e.into_pyerr(py, ErrorKind::Validation))
     }
 
@@ -398,9 +398,9 @@ pub fn encode_json_spec<'py>(
     value: Bound<'py, PyAny>,
 ) -> PyResult<Bound<'py, PyBytes>> {
     let plan = build_plan(&spec)?;
-    let keys = formats::json::keys(&plan);
-    let mut writer = formats::json::encode::JsonWriter::new(Vec::new(), &plan, &keys);
-    crate::errors::output_result(|| formats::encoder::encode_one(&plan, &value, &mut writer))
+    let keys = codecs::json::keys(&plan);
+    let mut writer = codecs::json::encode::JsonWriter::new(Vec::new(), &plan, &keys);
+    crate::errors::output_result(|| codecs::encoder::encode_one(&plan, &value, &mut writer))
         .map_err(|e| e.into_pyerr(py, ErrorKind::Encode))?;
     Ok(PyBytes::new(py, &writer.out))
 }

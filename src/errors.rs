@@ -11,6 +11,9 @@ use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyTuple, PyType};
 
+// How messages quote input (bounded in length) is shared with the byte layer's own errors.
+pub use polycodec_formats::quote::{cut, cut_bytes, quote, quote_bytes, MAX_QUOTED_CHARS};
+
 /// Which Python exception an error becomes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ErrorKind {
@@ -235,9 +238,9 @@ fn grow<T>(items: &mut Vec<T>, additional: usize, what: &str) -> Result<()> {
 /// Runs one encode into an output buffer: a MemoryError when a writer could not grow the buffer
 /// (the output is then incomplete and must be dropped), else the encode's own result.
 pub fn output_result(encode: impl FnOnce() -> Result<()>) -> Result<()> {
-    crate::room::take_output_failure();
+    polycodec_formats::room::take_output_failure();
     let result = encode();
-    if crate::room::take_output_failure() {
+    if polycodec_formats::room::take_output_failure() {
         return Err(out_of_memory("the encoded output"));
     }
     result
@@ -246,6 +249,21 @@ pub fn output_result(encode: impl FnOnce() -> Result<()>) -> Result<()> {
 impl From<std::convert::Infallible> for Error {
     fn from(never: std::convert::Infallible) -> Self {
         match never {}
+    }
+}
+
+/// The byte layer's Avro errors (`formats/avro.rs`), raised as before: malformed input as a
+/// DecodeError, a failed allocation as a MemoryError, each with its message unchanged.
+impl From<polycodec_formats::avro::Error> for Error {
+    #[cold]
+    fn from(err: polycodec_formats::avro::Error) -> Self {
+        use polycodec_formats::avro::Error as Avro;
+        match err {
+            Avro::Decode(message) => Error::decode(message),
+            Avro::OutOfMemory(message) => {
+                Error::from(PyErr::new::<pyo3::exceptions::PyMemoryError, _>(message))
+            }
+        }
     }
 }
 
@@ -270,67 +288,8 @@ fn push_quoted(out: &mut String, text: &str) {
     out.push('"');
 }
 
-/// The most characters of input an error message quotes; longer text is cut (see [`quote`]).
-pub const MAX_QUOTED_CHARS: usize = 80;
-
 /// The longest message an exception carries: a backstop, since [`quote`] keeps messages short.
 const MAX_MESSAGE_CHARS: usize = 1000;
-
-/// Input text (a number's digits, a name) as an error message shows it unquoted: cut after
-/// [`MAX_QUOTED_CHARS`] characters to `prefix... (12345 characters)`.
-pub fn cut(text: &str) -> std::borrow::Cow<'_, str> {
-    match text.char_indices().nth(MAX_QUOTED_CHARS) {
-        None => std::borrow::Cow::Borrowed(text),
-        Some((cut, _)) => std::borrow::Cow::Owned(format!(
-            "{}... ({} characters)",
-            &text[..cut],
-            text.chars().count()
-        )),
-    }
-}
-
-/// Input bytes meant as text, shown unquoted as [`cut`] does (invalid UTF-8 as U+FFFD).
-pub fn cut_bytes(bytes: &[u8]) -> String {
-    let limit = MAX_QUOTED_CHARS * 4;
-    let head = String::from_utf8_lossy(&bytes[..bytes.len().min(limit)]);
-    match head.char_indices().nth(MAX_QUOTED_CHARS) {
-        None if bytes.len() <= limit => head.into_owned(),
-        None => format!("{head}... ({} bytes)", bytes.len()),
-        Some((cut, _)) => format!("{}... ({} bytes)", &head[..cut], bytes.len()),
-    }
-}
-
-/// Input text as an error message quotes it: `"..."` with escapes, cut after
-/// [`MAX_QUOTED_CHARS`] characters to `"prefix"... (12345 characters)`, so that no message
-/// grows with the input.
-pub fn quote(text: &str) -> String {
-    match text.char_indices().nth(MAX_QUOTED_CHARS) {
-        None => format!("{text:?}"),
-        Some((cut, _)) => format!(
-            "{:?}... ({} characters)",
-            &text[..cut],
-            text.chars().count()
-        ),
-    }
-}
-
-/// Input bytes meant as text (invalid UTF-8 shown as U+FFFD), quoted as [`quote`] does, the
-/// total counted in bytes.
-pub fn quote_bytes(bytes: &[u8]) -> String {
-    let limit = MAX_QUOTED_CHARS * 4;
-    if bytes.len() <= limit {
-        let text = String::from_utf8_lossy(bytes);
-        if text.chars().count() <= MAX_QUOTED_CHARS {
-            return format!("{text:?}");
-        }
-    }
-    let head = String::from_utf8_lossy(&bytes[..bytes.len().min(limit)]);
-    let cut = head
-        .char_indices()
-        .nth(MAX_QUOTED_CHARS)
-        .map_or(head.len(), |(i, _)| i);
-    format!("{:?}... ({} bytes)", &head[..cut], bytes.len())
-}
 
 /// A message cut to [`MAX_MESSAGE_CHARS`] characters.
 fn bounded(message: String) -> String {

@@ -1,17 +1,14 @@
 //! polycodec's extension module: one type plan per Python type, driving a separate encoder and
-//! decoder for each wire format.
-
-#[path = "../formats/mod.rs"]
-mod formats;
+//! decoder for each wire format (`codecs/`) over the byte layer's readers and writers (the
+//! `polycodec-formats` crate in `formats/`, which has no Python in it).
 
 mod api;
+mod codecs;
 mod errors;
 mod plan;
 mod py;
-mod room;
 mod shape;
 mod stream;
-mod text;
 mod values;
 
 #[cfg(test)]
@@ -29,18 +26,15 @@ fn _polycodec(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_class::<stream::FileIter>()?;
     module.add_function(wrap_pyfunction!(api::rebuild_codec, module)?)?;
     module.add_function(wrap_pyfunction!(api::encode_json_spec, module)?)?;
-    formats::register(module)?;
+    codecs::register(module)?;
     module.add_function(wrap_pyfunction!(py::floor::_floor_create, module)?)?;
+    module.add_function(wrap_pyfunction!(codecs::avro::schema::_avro_parse, module)?)?;
     module.add_function(wrap_pyfunction!(
-        formats::avro::schema::_avro_parse,
+        codecs::avro::schema::_avro_fingerprint,
         module
     )?)?;
     module.add_function(wrap_pyfunction!(
-        formats::avro::schema::_avro_fingerprint,
-        module
-    )?)?;
-    module.add_function(wrap_pyfunction!(
-        formats::avro::schema::_avro_compatible,
+        codecs::avro::schema::_avro_compatible,
         module
     )?)?;
     Ok(())

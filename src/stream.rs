@@ -25,9 +25,9 @@ use pyo3::types::{PyByteArray, PyBytes, PyList, PyMemoryView};
 use pyo3::{PyTraverseError, PyVisit};
 
 use crate::api::Codec;
+use crate::codecs::avro::stream::StreamHeader;
+use crate::codecs::pickle::ops;
 use crate::errors::{Error, ErrorKind, Failure, Result};
-use crate::formats::avro::stream::StreamHeader;
-use crate::formats::pickle::ops;
 use crate::py::{GcPause, Obj};
 use crate::shape;
 

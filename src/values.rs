@@ -12,7 +12,7 @@ use crate::plan::{
     TzRule, UnionSpec,
 };
 use crate::py::{self, temporal, Obj};
-use crate::text;
+use polycodec_formats::text;
 
 /// The kind of scalar token a format read, for union dispatch and error messages.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

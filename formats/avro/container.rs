@@ -1,7 +1,7 @@
 //! Avro object container files: the header (magic, metadata with the schema and codec, sync
 //! marker) and blocks of records, each compressed with the file's codec.
 
-use crate::errors::{Error, Result};
+use super::{Error, Result};
 
 use super::wire::{write_bytes, write_long, Input};
 
@@ -129,7 +129,7 @@ pub fn read_header<'a>(input: &mut Input<'a>) -> Result<Header<'a>> {
                         Error::decode(format!(
                             "unsupported Avro codec {} (polycodec reads null, deflate, snappy \
                              and zstandard)",
-                            crate::errors::quote_bytes(value)
+                            crate::quote::quote_bytes(value)
                         ))
                     })?
                 }
@@ -184,9 +184,9 @@ pub fn read_block<'a>(
 /// The MemoryError for an output buffer that could not be allocated (Rust's own allocation
 /// failure would abort the process).
 fn out_of_memory(bytes: usize) -> Error {
-    Error::from(pyo3::exceptions::PyMemoryError::new_err(format!(
+    Error::OutOfMemory(format!(
         "cannot allocate {bytes} bytes for an inflated Avro block"
-    )))
+    ))
 }
 
 /// Inflates a raw deflate block into a buffer grown fallibly, refusing output past `limit`.

@@ -1,7 +1,7 @@
 //! Avro's binary primitives: zigzag varints, length-prefixed bytes, little-endian floats, and
 //! the calendar arithmetic behind the date/time logical types. No Python here.
 
-use crate::errors::{Error, Result};
+use super::{Error, Result};
 
 #[inline]
 pub fn write_long(out: &mut Vec<u8>, value: i64) {

@@ -102,6 +102,7 @@ pub struct Str<'s> {
 
 impl<'s> Str<'s> {
     /// The text as `&str`, for the less common consumers (messages, number parsing).
+    #[inline]
     pub fn text(&self) -> &'s str {
         std::str::from_utf8(self.bytes).unwrap_or_default()
     }
@@ -129,6 +130,7 @@ const BOM: &[u8] = b"\xEF\xBB\xBF";
 impl<'a> Reader<'a> {
     /// Creates a reader positioned at the start of `bytes`. Nothing is
     /// checked yet; a leading UTF-8 BOM is reported by the first read.
+    #[inline]
     pub fn new(bytes: &'a [u8]) -> Self {
         Reader {
             bytes,
@@ -343,6 +345,7 @@ impl<'a> Reader<'a> {
     /// `pos` after the closing quote. With `decode`, escapes are resolved into
     /// `scratch` (and the result says so); without, the string is validated
     /// only. Returns the location of the text and whether it is all ASCII.
+    #[inline]
     fn scan_string(&mut self, decode: bool) -> Result<(Scanned<'a>, bool), SyntaxError> {
         let bytes = self.bytes;
         let start = self.pos + 1;
@@ -408,6 +411,7 @@ impl<'a> Reader<'a> {
     }
 
     /// Reads a number literal, enforcing the exact RFC 8259 grammar.
+    #[inline]
     pub fn read_number(&mut self) -> Result<Number<'a>, SyntaxError> {
         self.skip_ws();
         let bytes = self.bytes;
@@ -724,6 +728,7 @@ impl<'a> Reader<'a> {
     }
 
     /// Checks that only whitespace remains after the top-level value.
+    #[inline]
     pub fn finish(&mut self) -> Result<(), SyntaxError> {
         self.skip_ws();
         if self.pos < self.bytes.len() {

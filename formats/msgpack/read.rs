@@ -65,6 +65,7 @@ pub struct Reader<'a> {
 type ReadResult<T> = Result<T, ReadError>;
 
 impl<'a> Reader<'a> {
+    #[inline]
     pub fn new(input: &'a [u8]) -> Self {
         Reader { input, pos: 0 }
     }
@@ -75,6 +76,7 @@ impl<'a> Reader<'a> {
     }
 
     /// Moves back (or forward) to an offset this reader returned before.
+    #[inline]
     pub fn rewind(&mut self, offset: usize) {
         self.pos = offset;
     }
@@ -126,10 +128,12 @@ impl<'a> Reader<'a> {
     }
 
     /// Whether all the input has been read.
+    #[inline]
     pub fn at_end(&self) -> bool {
         self.pos >= self.input.len()
     }
 
+    #[inline]
     pub fn finish(&self) -> ReadResult<()> {
         if self.at_end() {
             Ok(())
@@ -141,6 +145,9 @@ impl<'a> Reader<'a> {
     /// Reads the next head. Always inlined: returned through memory, the head's tag is read
     /// back before its store has retired, a store-forwarding stall on every value.
     #[inline(always)]
+    // Not an `Iterator`: every read can fail, and the walk, not the reader, knows where a
+    // document ends.
+    #[allow(clippy::should_implement_trait)]
     pub fn next(&mut self) -> ReadResult<Head<'a>> {
         let start = self.pos;
         let Some(&byte) = self.input.get(self.pos) else {
@@ -233,6 +240,7 @@ impl<'a> Reader<'a> {
         })
     }
 
+    #[inline]
     fn ext(&mut self, length: usize) -> ReadResult<Head<'a>> {
         let kind = i64::from(self.take(1)?[0] as i8);
         Ok(Head::Ext(kind, self.take(length)?))
@@ -287,6 +295,7 @@ impl<'a> Reader<'a> {
 
 /// Decodes a timestamp extension's payload (type -1) into seconds since the epoch and
 /// nanoseconds; `None` for a payload of another length or nanoseconds of a second or more.
+#[inline]
 pub fn timestamp(payload: &[u8]) -> Option<(i64, u32)> {
     let (seconds, nanoseconds) = match payload.len() {
         4 => (i64::from(u32::from_be_bytes(payload.try_into().ok()?)), 0),

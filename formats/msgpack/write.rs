@@ -115,6 +115,7 @@ fn header_size(length: usize) -> usize {
     }
 }
 
+#[inline]
 pub fn write_bin(out: &mut Vec<u8>, data: &[u8]) {
     let length = data.len();
     if length >= LARGE && !output_room(out, length + header_size(length)) {
@@ -140,6 +141,7 @@ pub enum Container {
 }
 
 /// The header of an array or map of `count` items (pairs for a map), in its smallest form.
+#[inline]
 fn container_header(kind: Container, count: usize) -> ([u8; 5], usize) {
     let (fix, sixteen, thirty_two) = match kind {
         Container::Array => (0x90u8, 0xdcu8, 0xddu8),
@@ -217,6 +219,7 @@ impl Pending {
 /// The timestamp extension (type -1) in its smallest form: 32-bit seconds when there are no
 /// nanoseconds and the seconds fit, 64-bit (30-bit nanoseconds, 34-bit seconds) when the
 /// seconds are non-negative and below 2^34, else 96-bit.
+#[inline]
 pub fn write_timestamp(out: &mut Vec<u8>, seconds: i64, nanoseconds: u32) {
     if seconds >> 34 == 0 {
         let combined = (u64::from(nanoseconds) << 34) | seconds as u64;

@@ -40,7 +40,7 @@ Op = Tuple[Any, ...]
 
 # ---------------------------------------------------------------------------------------------
 # Parsing, validation, the Parsing Canonical Form and CRC-64-AVRO ("Rabin") fingerprints: the
-# apache-avro crate, in the extension module (formats/avro/schema.rs)
+# apache-avro crate, in the extension module (src/codecs/avro/schema.rs)
 
 
 def fingerprint(data: bytes) -> int:
@@ -1352,7 +1352,7 @@ def _describe(node: Dict[str, Any]) -> str:
 
 
 class AvroState:
-    """What ``formats/avro`` asks for when it opens a codec."""
+    """What ``src/codecs/avro`` asks for when it opens a codec."""
 
     schema: Any
     schema_json: bytes

@@ -122,7 +122,7 @@ class FileIter(Generic[T]):
 
 def rebuild_codec(type: Any, format: str, options: dict[str, Any]) -> Codec[Any]: ...
 
-# The Avro schema layer (apache-avro, formats/avro/schema.rs), called by _avro.py.
+# The Avro schema layer (apache-avro, src/codecs/avro/schema.rs), called by _avro.py.
 def _avro_parse(text: str) -> tuple[str, int]:
     """Validates a schema (JSON text): its Parsing Canonical Form and CRC-64-AVRO fingerprint."""
 

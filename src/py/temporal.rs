@@ -1,4 +1,4 @@
-//! Python datetime objects to and from the plain parts in `crate::text::temporal`.
+//! Python datetime objects to and from the plain parts in `polycodec_formats::text::temporal`.
 
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -12,7 +12,7 @@ use pyo3::types::{
 };
 
 use super::Obj;
-use crate::text::temporal::{Date, DateTime, Duration, Time, TimeOfDay};
+use polycodec_formats::text::temporal::{Date, DateTime, Duration, Time, TimeOfDay};
 
 /// Fixed-offset timezones created while decoding, shared so equal offsets give one object.
 static OFFSET_ZONES: PyOnceLock<Mutex<HashMap<i32, Py<PyTzInfo>>>> = PyOnceLock::new();

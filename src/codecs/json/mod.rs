@@ -2,8 +2,7 @@
 
 pub mod decode;
 pub mod encode;
-pub mod read;
-pub mod write;
+pub use polycodec_formats::json::{read, write};
 
 use pyo3::prelude::*;
 

@@ -10,8 +10,8 @@ use crate::errors::{Error, ErrorKind, Result};
 use crate::plan::{EnumSpec, LiteralValue, Node, NodeId, Plan, RecordSpec};
 use crate::py::{self, temporal, Obj};
 use crate::shape;
-use crate::text;
 use crate::values::nested;
+use polycodec_formats::text;
 
 pub struct Encoder<'p, 'o> {
     pub plan: &'p Plan,

@@ -8,7 +8,7 @@
 //!
 //! It never decides that an input is bad. On anything it does not recognise (another opcode, a
 //! global the position does not name, a value the plan rejects, a memo entry of another kind,
-//! a cycle, deep nesting) it gives up and `decode.rs` decodes the same input again from byte 0
+//! a cycle, deep nesting) it gives up and `general.rs` decodes the same input again from byte 0
 //! with the general two-step path, which raises the error or decodes what this one left alone.
 //! What it accepts is therefore a subset of what the general path accepts, and it builds each
 //! value with the same constructors and checks, so the result is the same; it only saves the
@@ -19,11 +19,11 @@
 use std::borrow::Cow;
 
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyDate, PyDateTime, PyDelta, PyTzInfo, PyTzInfoAccess};
+use pyo3::types::{PyBool, PyDelta, PyTzInfo, PyTzInfoAccess};
 use smallvec::SmallVec;
 
-use super::decode::{make_bytes, module_alias};
 use super::ops::*;
+use super::stdlib::{latin1, make_bytes, module_alias, uuid_bits, DateState, DateTimeState};
 use super::Pickle;
 use crate::plan::{
     ExtensionSpec, Node, NodeId, Plan, RecordKind, RecordSpec, SequenceKind, TzRule,
@@ -465,9 +465,7 @@ impl<'a, 'f, 'p, 'py> FastDecoder<'a, 'f, 'p, 'py> {
             return None;
         }
         self.reduce_args(2)?;
-        text.chars()
-            .map(|c| u8::try_from(u32::from(c)).ok())
-            .collect::<Option<Vec<u8>>>()
+        latin1(text)
     }
 
     // ---- values ----
@@ -974,11 +972,8 @@ impl<'a, 'f, 'p, 'py> FastDecoder<'a, 'f, 'p, 'py> {
                 self.check_global(named, slot, key, || is("datetime", "date"))?;
                 let data = self.state_bytes()?;
                 self.reduce_args(1)?;
-                let &[y1, y2, month, day] = data.as_ref() else {
-                    return None;
-                };
-                let year = i32::from(u16::from_be_bytes([y1, y2]));
-                Some(PyDate::new(self.ctx.py, year, month, day).ok()?.into_any())
+                let state = DateState::parse(&data)?;
+                Some(state.build(self.ctx.py).ok()?.into_any())
             }
             Node::Decimal(spec) => {
                 let key = DECIMAL_CLASS as usize;
@@ -1028,15 +1023,7 @@ impl<'a, 'f, 'p, 'py> FastDecoder<'a, 'f, 'p, 'py> {
             BININT => u128::try_from(self.u32()? as i32).ok()?,
             LONG1 => {
                 let length = usize::from(self.byte()?);
-                let data = self.take(length)?;
-                let negative = data.last().is_some_and(|b| b & 0x80 != 0);
-                let significant = data.iter().rposition(|&b| b != 0).map_or(0, |i| i + 1);
-                if negative || significant > 16 {
-                    return None;
-                }
-                let mut bytes = [0u8; 16];
-                bytes[..significant].copy_from_slice(&data[..significant]);
-                u128::from_le_bytes(bytes)
+                uuid_bits(self.take(length)?)?
             }
             _ => return None,
         };
@@ -1096,23 +1083,9 @@ impl<'a, 'f, 'p, 'py> FastDecoder<'a, 'f, 'p, 'py> {
             _ => Some(self.zone()?),
         };
         self.reduce_args(if zone.is_some() { 2 } else { 1 })?;
-        let &[y1, y2, month, day, hour, minute, second, u1, u2, u3] = data.as_ref() else {
-            return None;
-        };
+        let state = DateTimeState::parse(&data)?;
         let zone = zone.flatten();
-        let value = PyDateTime::new_with_fold(
-            self.ctx.py,
-            i32::from(u16::from_be_bytes([y1, y2])),
-            month & 0x7f,
-            day,
-            hour,
-            minute,
-            second,
-            u32::from_be_bytes([0, u1, u2, u3]),
-            zone.as_ref(),
-            month & 0x80 != 0,
-        )
-        .ok()?;
+        let value = state.build(self.ctx.py, zone.as_ref()).ok()?;
         let aware = value.get_tzinfo().is_some();
         match (rule, aware) {
             (TzRule::Aware, false) | (TzRule::Naive, true) => None,

@@ -1,6 +1,6 @@
 //! Room in an output buffer for a large write, made fallibly by writers that return nothing:
-//! a failed `Vec` growth would abort the process (`handle_alloc_error`). No Python here, so
-//! the byte writers that use it stay standalone (`benches/msgpack_wire.rs` compiles them).
+//! a failed `Vec` growth would abort the process (`handle_alloc_error`). No Python here: the
+//! extension turns the flag it leaves into a MemoryError.
 
 use std::cell::Cell;
 

@@ -559,6 +559,7 @@ fn datetime_inner(s: &[u8]) -> Result<DateTime, Fault> {
 /// Validates the calendar (leap years, days per month), rejects leap
 /// seconds and hour 24, rounds extra fraction digits half up to
 /// microseconds, and limits offsets to less than 24 hours.
+#[inline]
 pub fn parse_datetime(s: &[u8]) -> Result<DateTime, TextError> {
     datetime_inner(s).map_err(|f| match f {
         Fault::Malformed => TextError::MalformedDatetime,
@@ -568,6 +569,7 @@ pub fn parse_datetime(s: &[u8]) -> Result<DateTime, TextError> {
 }
 
 /// Parses an RFC 3339 full-date `YYYY-MM-DD` (nothing before or after).
+#[inline]
 pub fn parse_date(s: &[u8]) -> Result<Date, TextError> {
     let r = if s.len() == 10 {
         parse_ymd(s)
@@ -584,6 +586,7 @@ pub fn parse_date(s: &[u8]) -> Result<Date, TextError> {
 ///
 /// A fraction that rounds past 23:59:59.999999 wraps to 00:00:00, which is
 /// what msgspec returns for such input.
+#[inline]
 pub fn parse_time(s: &[u8]) -> Result<TimeOfDay, TextError> {
     let r = parse_hms(s).and_then(|(time, used, _)| {
         Ok(TimeOfDay {
@@ -799,6 +802,7 @@ fn put_offset(buf: &mut [u8], at: usize, offset: Option<i32>) -> usize {
 /// Fields are assumed in range (as produced by Python or by
 /// [`parse_datetime`]); out-of-range values are written modulo 100 per
 /// two-digit group rather than panicking.
+#[inline]
 pub fn write_datetime(out: &mut Vec<u8>, dt: &DateTime) {
     let mut buf = [0u8; 36];
     put_date(&mut buf, &dt.date);
@@ -809,6 +813,7 @@ pub fn write_datetime(out: &mut Vec<u8>, dt: &DateTime) {
 }
 
 /// Appends `YYYY-MM-DD`.
+#[inline]
 pub fn write_date(out: &mut Vec<u8>, d: &Date) {
     let mut buf = [0u8; 10];
     put_date(&mut buf, d);
@@ -816,6 +821,7 @@ pub fn write_date(out: &mut Vec<u8>, d: &Date) {
 }
 
 /// Appends `HH:MM:SS[.ffffff][Z|±HH:MM[:SS]]`, as msgspec does for whole-minute offsets.
+#[inline]
 pub fn write_time(out: &mut Vec<u8>, t: &TimeOfDay) {
     let mut buf = [0u8; 24];
     let end = put_time(&mut buf, 0, &t.time);

@@ -5,15 +5,15 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyByteArray, PyBytes, PyDict, PyFloat, PyInt, PyString};
 
 use super::Keep;
+use crate::codecs::encoder::{KeyStart, Temporal, WireWriter};
+use crate::codecs::json::encode::{big_int_text, non_finite};
+use crate::codecs::json::write::write_f64;
 use crate::errors::{Error, Result};
-use crate::formats::encoder::{KeyStart, Temporal, WireWriter};
-use crate::formats::json::encode::{big_int_text, non_finite};
-use crate::formats::json::write::write_f64;
 use crate::plan::{Field, LiteralValue, NodeId, Plan};
 use crate::py::fields::PlainValue;
 use crate::py::{self, Obj};
-use crate::text;
-use crate::text::temporal::DateTime;
+use polycodec_formats::text;
+use polycodec_formats::text::temporal::DateTime;
 
 /// A container being filled.
 enum Frame<'py> {

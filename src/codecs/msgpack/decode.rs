@@ -1,4 +1,4 @@
-//! The MessagePack side of the shared decoder (`formats/decoder.rs`): the value dispatch on the
+//! The MessagePack side of the shared decoder (`codecs/decoder.rs`): the value dispatch on the
 //! next head, with shortcuts for the common pairs of head and node. Scalars are turned into
 //! Python values by the shared rules in `crate::values`; this file adds what is MessagePack's
 //! own (bin, the timestamp extension, typed map keys).
@@ -8,8 +8,8 @@ use pyo3::types::PyBool;
 
 use super::epoch;
 use super::read::{self, Head, ReadError, Reader};
+use crate::codecs::decoder::{find_tag, Decoder, TagRef, WireReader};
 use crate::errors::{Error, Result};
-use crate::formats::decoder::{find_tag, Decoder, TagRef, WireReader};
 use crate::plan::{Field, FloatBounds, IntBounds, Node, NodeId, TaggedUnionSpec, TzRule};
 use crate::py::{self, temporal, Obj};
 use crate::values::{nested, Token, MAX_DEPTH};

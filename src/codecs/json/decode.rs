@@ -1,4 +1,4 @@
-//! The JSON side of the shared decoder (`formats/decoder.rs`): the value dispatch on the next
+//! The JSON side of the shared decoder (`codecs/decoder.rs`): the value dispatch on the next
 //! token, strings (base64 for bytes), numbers, object keys matched against each field's
 //! precomputed `"name":` bytes (the codec's [`Keys`]), and dict keys read out of strings.
 
@@ -6,12 +6,12 @@ use pyo3::prelude::*;
 
 use super::read::{Number, Reader, SyntaxError, ValueKind};
 use super::Keys;
+use crate::codecs::decoder::{find_tag, Decoder, TagRef, WireReader};
 use crate::errors::{Error, Result};
-use crate::formats::decoder::{find_tag, Decoder, TagRef, WireReader};
 use crate::plan::{Field, LiteralValue, Node, NodeId, TaggedUnionSpec};
 use crate::py::Obj;
-use crate::text;
 use crate::values::{nested, utf8, Decoding, Token, MAX_DEPTH};
+use polycodec_formats::text;
 
 /// What the JSON decoder reads: the input, and the codec's precomputed field keys.
 pub struct JsonInput<'a, 'k> {

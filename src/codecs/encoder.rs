@@ -20,9 +20,9 @@ use crate::plan::{
 use crate::py::fields::{FieldReader, Next, PlainValue};
 use crate::py::{self, temporal, Obj};
 use crate::shape::{self, Shape};
-use crate::text;
-use crate::text::temporal::DateTime;
 use crate::values::nested;
+use polycodec_formats::text;
+use polycodec_formats::text::temporal::DateTime;
 
 /// How one format writes the values [`Encoder`] has checked, and the format's own rules where
 /// they differ. A writer holds its own output (bytes for JSON and MessagePack, Python objects
@@ -81,7 +81,7 @@ pub trait WireWriter {
     }
 
     /// A str whose ASCII text `write` produces, shorter than 256 bytes (the date, time and
-    /// duration forms of `src/text`).
+    /// duration forms of `polycodec_formats::text`).
     fn ascii_text(&mut self, write: impl FnOnce(&mut Vec<u8>));
 
     #[inline]

@@ -4,19 +4,22 @@
 //! minus the parts a loader does not need (FRAME, memo entries for objects that cannot be met
 //! twice), so the output is never larger than the stdlib's and `pickle.loads` reads it.
 //!
-//! Decoding never calls what a pickle names. The general path: `vm.rs` executes the pickle
-//! over an inert arena of values, where a global is a pair of names and REDUCE/NEWOBJ/BUILD are
-//! plain nodes; `decode.rs` then walks that arena with the plan and builds only what the plan
-//! names at each position, so a global the plan does not expect is refused without being
-//! imported. The fast path (`fast.rs`) is tried first: one pass over the opcodes for the shapes
-//! the stdlib and polycodec write, which gives up (and leaves the input to the general path)
-//! on anything else, so it accepts a subset of what the general path accepts.
+//! Decoding never calls what a pickle names. The general path: `vm` (the byte layer's inert
+//! machine) executes the pickle over an arena of values, where a global is a pair of names and
+//! REDUCE/NEWOBJ/BUILD are plain nodes; `general.rs` then walks that arena with the plan and
+//! builds only what the plan names at each position, so a global the plan does not expect is
+//! refused without being imported. The fast path (`fast.rs`) is tried first (this module's
+//! `decode` chooses): one pass over the opcodes for the shapes the stdlib and polycodec write,
+//! which gives up (and leaves the input to the general path) on anything else, so it accepts a
+//! subset of what the general path accepts. Both read the standard library's object states
+//! (datetime, date, time, UUID, protocol 2's bytes) through `stdlib.rs`.
 
-pub mod decode;
 pub mod encode;
 pub mod fast;
-pub mod ops;
-pub mod vm;
+pub mod general;
+mod stdlib;
+
+pub use polycodec_formats::pickle::{ops, vm};
 
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
@@ -25,7 +28,7 @@ use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 
 use super::{unexpected_option, OpenArgs, WireFormat};
-use crate::errors::Result;
+use crate::errors::{Error, Result};
 use crate::plan::{Node, Plan, RecordKind};
 use crate::py::Obj;
 
@@ -232,7 +235,7 @@ impl WireFormat for Pickle {
         input: &[u8],
         _writer_schema: Option<&Bound<'py, PyAny>>,
     ) -> Result<Obj<'py>> {
-        decode::decode(self, py, plan, strict, input, false)
+        decode(self, py, plan, strict, input, false)
     }
 
     fn decode_many<'py>(
@@ -242,6 +245,37 @@ impl WireFormat for Pickle {
         strict: bool,
         input: &[u8],
     ) -> Result<Obj<'py>> {
-        decode::decode(self, py, plan, strict, input, true)
+        decode(self, py, plan, strict, input, true)
     }
+}
+
+/// Decodes one root-type value, or (`many`) a pickled list of them: by the single-pass reader
+/// (`fast.rs`) when the codec allows it and it recognises the pickle, else by the general
+/// two-step path (`general.rs`), which decides what is refused and reports every error.
+fn decode<'py>(
+    fmt: &Pickle,
+    py: Python<'py>,
+    plan: &Plan,
+    strict: bool,
+    input: &[u8],
+    many: bool,
+) -> Result<Obj<'py>> {
+    if fmt.fast_path != FastPath::Off {
+        if let Some(value) = fast::decode(fmt, py, plan, strict, input, many) {
+            return Ok(value);
+        }
+        if fmt.fast_path == FastPath::Only {
+            return Err(fast_path_refused());
+        }
+    }
+    if many {
+        general::decode_many(fmt, py, plan, strict, input)
+    } else {
+        general::decode_one(fmt, py, plan, strict, input)
+    }
+}
+
+#[cold]
+fn fast_path_refused() -> Error {
+    Error::decode("the pickle fast path does not recognise this pickle (fast_path=\"only\")")
 }

@@ -6,20 +6,20 @@
 //! plan's own class objects) or by a fixed list of standard constructors (datetime types,
 //! `Decimal(str)`, `UUID` from its int, `ZoneInfo(key)`), never through a global's name.
 //!
-//! `decode_one`/`decode_many` first try the single-pass fast path (`fast.rs`); this two-step
-//! path decodes whatever it does not recognise, and is the one that reports every error.
+//! The format's `decode` (`mod.rs`) first tries the single-pass fast path (`fast.rs`); this
+//! two-step path decodes whatever it does not recognise, and is the one that reports every
+//! error.
 
 use std::borrow::Cow;
 
 use pyo3::prelude::*;
 use pyo3::types::{
-    PyDate, PyDateTime, PyDelta, PyDict, PyFrozenSet, PyInt, PySet, PyTime, PyTzInfo,
-    PyTzInfoAccess,
+    PyDateTime, PyDelta, PyDict, PyFrozenSet, PyInt, PySet, PyTzInfo, PyTzInfoAccess,
 };
 
-use super::fast;
+use super::stdlib::{make_bytes, module_alias, uuid_bits, DateState, DateTimeState, TimeState};
 use super::vm::{self, Arena, CallKind, Id, Value};
-use super::{FastPath, KeyMap, Pickle, StateForm};
+use super::{KeyMap, Pickle, StateForm};
 use crate::errors::{Error, Result};
 use crate::plan::{
     BytesSpec, EnumSpec, LengthBounds, Node, NodeId, Plan, RecordKind, RecordSpec, SequenceKind,
@@ -27,33 +27,8 @@ use crate::plan::{
 use crate::py::{self, Obj};
 use crate::values::{check_tz, nested, unknown_field, Decoding, RecordBuilder, MAX_DEPTH};
 
-/// Decodes one root-type value, or (`many`) a pickled list of them: by the single-pass reader
-/// when the codec allows it and it recognises the pickle, else by the general two-step path.
-pub fn decode<'py>(
-    fmt: &Pickle,
-    py: Python<'py>,
-    plan: &Plan,
-    strict: bool,
-    input: &[u8],
-    many: bool,
-) -> Result<Obj<'py>> {
-    if fmt.fast_path != FastPath::Off {
-        if let Some(value) = fast::decode(fmt, py, plan, strict, input, many) {
-            return Ok(value);
-        }
-        if fmt.fast_path == FastPath::Only {
-            return Err(fast_path_refused());
-        }
-    }
-    if many {
-        general_many(fmt, py, plan, strict, input)
-    } else {
-        general_one(fmt, py, plan, strict, input)
-    }
-}
-
 /// One value by the general two-step path alone (the fast path's fallback).
-fn general_one<'py>(
+pub(super) fn decode_one<'py>(
     fmt: &Pickle,
     py: Python<'py>,
     plan: &Plan,
@@ -66,7 +41,7 @@ fn general_one<'py>(
 }
 
 /// A pickled list (or tuple) of root-type values by the general two-step path alone.
-fn general_many<'py>(
+pub(super) fn decode_many<'py>(
     fmt: &Pickle,
     py: Python<'py>,
     plan: &Plan,
@@ -101,11 +76,6 @@ fn general_many<'py>(
 const ITEMS: &str = "the items of a pickled sequence";
 
 #[cold]
-fn fast_path_refused() -> Error {
-    Error::decode("the pickle fast path does not recognise this pickle (fast_path=\"only\")")
-}
-
-#[cold]
 fn machine_error(err: vm::VmError) -> Error {
     if err.out_of_memory {
         return Error::from(pyo3::exceptions::PyMemoryError::new_err(
@@ -134,15 +104,6 @@ fn kind_name(value: &Value<'_>) -> &'static str {
         Value::FrozenSet(_) => "frozenset",
         Value::Global { .. } => "a bare global",
         Value::Call { .. } => "an object",
-    }
-}
-
-/// Module names as Python 2 picklers (and protocol 2 with `fix_imports`) write them.
-pub(super) fn module_alias(module: &[u8]) -> &[u8] {
-    match module {
-        b"__builtin__" => b"builtins",
-        b"copy_reg" => b"copyreg",
-        other => other,
     }
 }
 
@@ -1071,27 +1032,13 @@ impl<'a, 'v, 'f, 'p, 'py> Converter<'a, 'v, 'f, 'p, 'py> {
             _ => return Err(Error::decode("malformed pickle: datetime arguments")),
         };
         let data = self.state_bytes(state)?;
-        let &[y1, y2, month, day, hour, minute, second, u1, u2, u3] = data.as_ref() else {
-            return Err(Error::validation("expected a 10-byte datetime state"));
-        };
+        let state = DateTimeState::parse(&data)
+            .ok_or_else(|| Error::validation("expected a 10-byte datetime state"))?;
         let zone = match zone {
             Some(zone) => self.tzinfo(zone)?,
             None => None,
         };
-        let fold = month & 0x80 != 0;
-        PyDateTime::new_with_fold(
-            self.ctx.py,
-            i32::from(u16::from_be_bytes([y1, y2])),
-            month & 0x7f,
-            day,
-            hour,
-            minute,
-            second,
-            u32::from_be_bytes([0, u1, u2, u3]),
-            zone.as_ref(),
-            fold,
-        )
-        .map_err(invalid)
+        state.build(self.ctx.py, zone.as_ref()).map_err(invalid)
     }
 
     fn date(&self, call: &Call<'_>) -> Result<Obj<'py>> {
@@ -1101,17 +1048,9 @@ impl<'a, 'v, 'f, 'p, 'py> Converter<'a, 'v, 'f, 'p, 'py> {
             return Err(Error::decode("malformed pickle: date arguments"));
         };
         let data = self.state_bytes(*state)?;
-        let &[y1, y2, month, day] = data.as_ref() else {
-            return Err(Error::validation("expected a 4-byte date state"));
-        };
-        Ok(PyDate::new(
-            self.ctx.py,
-            i32::from(u16::from_be_bytes([y1, y2])),
-            month,
-            day,
-        )
-        .map_err(invalid)?
-        .into_any())
+        let state = DateState::parse(&data)
+            .ok_or_else(|| Error::validation("expected a 4-byte date state"))?;
+        Ok(state.build(self.ctx.py).map_err(invalid)?.into_any())
     }
 
     fn time(&mut self, call: &Call<'_>) -> Result<(Obj<'py>, bool)> {
@@ -1123,24 +1062,14 @@ impl<'a, 'v, 'f, 'p, 'py> Converter<'a, 'v, 'f, 'p, 'py> {
             _ => return Err(Error::decode("malformed pickle: time arguments")),
         };
         let data = self.state_bytes(state)?;
-        let &[hour, minute, second, u1, u2, u3] = data.as_ref() else {
-            return Err(Error::validation("expected a 6-byte time state"));
-        };
+        let state = TimeState::parse(&data)
+            .ok_or_else(|| Error::validation("expected a 6-byte time state"))?;
         let zone = match zone {
             Some(zone) => self.tzinfo(zone)?,
             None => None,
         };
         let aware = zone.is_some();
-        let value = PyTime::new_with_fold(
-            self.ctx.py,
-            hour & 0x7f,
-            minute,
-            second,
-            u32::from_be_bytes([0, u1, u2, u3]),
-            zone.as_ref(),
-            hour & 0x80 != 0,
-        )
-        .map_err(invalid)?;
+        let value = state.build(self.ctx.py, zone.as_ref()).map_err(invalid)?;
         Ok((value.into_any(), aware))
     }
 
@@ -1309,19 +1238,7 @@ impl<'a, 'v, 'f, 'p, 'py> Converter<'a, 'v, 'f, 'p, 'py> {
         let out_of_range = || Error::validation("UUID int out of range");
         match self.arena.get(id) {
             Value::Int(number) => u128::try_from(*number).map_err(|_| out_of_range()),
-            Value::BigInt(data) => {
-                let negative = data.last().is_some_and(|b| b & 0x80 != 0);
-                let significant = data
-                    .iter()
-                    .rposition(|&b| b != 0)
-                    .map_or(0, |last| last + 1);
-                if negative || significant > 16 {
-                    return Err(out_of_range());
-                }
-                let mut bytes = [0u8; 16];
-                bytes[..significant].copy_from_slice(&data[..significant]);
-                Ok(u128::from_le_bytes(bytes))
-            }
+            Value::BigInt(data) => uuid_bits(data).ok_or_else(out_of_range),
             _ => Err(Error::validation("expected an int UUID value")),
         }
     }
@@ -1427,19 +1344,8 @@ impl<'a, 'v, 'f, 'p, 'py> Converter<'a, 'v, 'f, 'p, 'py> {
 }
 
 fn latin1(text: &str) -> Result<Vec<u8>> {
-    text.chars()
-        .map(|c| u8::try_from(u32::from(c)).ok())
-        .collect::<Option<Vec<u8>>>()
+    super::stdlib::latin1(text)
         .ok_or_else(|| Error::decode("malformed pickle: latin1 text with a character above U+00FF"))
-}
-
-pub(super) fn make_bytes<'py>(py: Python<'py>, spec: &BytesSpec, data: &[u8]) -> Result<Obj<'py>> {
-    spec.length.check(data.len(), "bytes")?;
-    Ok(if spec.bytearray {
-        crate::py::new_bytearray(py, data)?
-    } else {
-        crate::py::new_bytes(py, data)?.into_any()
-    })
 }
 
 /// An int from LONG1/LONG4 bytes (little-endian two's complement), through `int.from_bytes`.

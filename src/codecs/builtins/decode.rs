@@ -13,14 +13,14 @@ use pyo3::types::{
 };
 
 use super::Keep;
+use crate::codecs::decoder::{find_tag, Decoder, TagRef, WireReader};
+use crate::codecs::json::decode::dict_key;
 use crate::errors::{Error, Result};
-use crate::formats::decoder::{find_tag, Decoder, TagRef, WireReader};
-use crate::formats::json::decode::dict_key;
 use crate::plan::{Field, Node, NodeId, TaggedUnionSpec};
 use crate::py::{self, temporal, Obj};
 use crate::shape;
-use crate::text;
 use crate::values::{check_tz, nested, Token};
+use polycodec_formats::text;
 
 /// The input: the value the decoder reads next, and what the walk keeps about it.
 pub struct ObjectInput<'py> {
@@ -174,7 +174,7 @@ impl<'p, 'py> Decoder<'p, 'py, ObjectInput<'py>> {
             }
             Some(number) => self.ctx.int(id, number),
             None => {
-                let text = crate::formats::json::encode::big_int_text(value)?;
+                let text = crate::codecs::json::encode::big_int_text(value)?;
                 self.ctx.big_int(id, &text)
             }
         }

@@ -50,6 +50,7 @@ fn fold_hex(acc: u128, digits: &[u8]) -> Option<u128> {
 
 /// Parses a UUID (36-character hyphenated or 32-character plain hex, any
 /// case) into its 128-bit value.
+#[inline]
 pub fn parse_uuid(s: &[u8]) -> Result<u128, TextError> {
     let v = match s.len() {
         32 => fold_hex(0, s),
@@ -80,6 +81,7 @@ const HEX_PAIRS: [[u8; 2]; 256] = {
 const POSITIONS: [usize; 16] = [0, 2, 4, 6, 9, 11, 14, 16, 19, 21, 24, 26, 28, 30, 32, 34];
 
 /// Appends the canonical lowercase hyphenated form of `v` (36 bytes).
+#[inline]
 pub fn write_uuid(out: &mut Vec<u8>, v: u128) {
     let mut buf = [b'-'; 36];
     for (&byte, &at) in v.to_be_bytes().iter().zip(POSITIONS.iter()) {

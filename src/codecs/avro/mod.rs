@@ -6,13 +6,13 @@
 //! `python/polycodec/_avro.py`, which hands back small programs ([`ops`]). The per-record work
 //! here walks the plan with those programs and reads and writes bytes directly.
 
-mod container;
 mod decode;
 mod encode;
 mod ops;
 pub mod schema;
 pub mod stream;
-mod wire;
+
+use polycodec_formats::avro::{container, wire};
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};

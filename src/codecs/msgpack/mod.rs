@@ -8,9 +8,7 @@
 
 pub mod decode;
 pub mod encode;
-mod epoch;
-pub mod read;
-pub mod write;
+pub use polycodec_formats::msgpack::{epoch, read, write};
 
 use pyo3::prelude::*;
 

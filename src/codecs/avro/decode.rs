@@ -10,8 +10,8 @@ use super::wire::{civil_from_days, Input, MAX_DAYS, MIN_DAYS};
 use crate::errors::{Error, Result};
 use crate::plan::{LiteralValue, Node, NodeId, SequenceKind};
 use crate::py::{self, temporal, Obj};
-use crate::text::temporal::{Date, DateTime, Time, TimeOfDay};
 use crate::values::{mismatch, nested, Decoding, RecordBuilder, Token, MAX_DEPTH};
+use polycodec_formats::text::temporal::{Date, DateTime, Time, TimeOfDay};
 
 /// What a failed growth of an array's item buffer says (a MemoryError).
 const ITEMS: &str = "the items of an Avro array";

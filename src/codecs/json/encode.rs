@@ -1,4 +1,4 @@
-//! JSON's writes and rules for the shared plan-walking encoder (`formats/encoder.rs`): compact
+//! JSON's writes and rules for the shared plan-walking encoder (`codecs/encoder.rs`): compact
 //! text, NaN and infinities refused, ints of any size, bytes as base64, temporal values, UUIDs
 //! and Decimals as strings, and object keys that are always strings.
 
@@ -6,11 +6,11 @@ use pyo3::prelude::*;
 use pyo3::types::PyInt;
 
 use super::write::{write_f64, write_i64, write_str};
+use crate::codecs::encoder::{KeyStart, RecordNames, WireWriter};
 use crate::errors::{Error, Result};
-use crate::formats::encoder::{KeyStart, RecordNames, WireWriter};
 use crate::plan::{Field, NodeId, Plan};
 use crate::py::Obj;
-use crate::text;
+use polycodec_formats::text;
 
 /// Writes JSON into its own buffer.
 pub struct JsonWriter<'k> {

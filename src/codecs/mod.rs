@@ -1,5 +1,7 @@
-//! One folder per wire format. Each format reads and writes its own bytes and walks the shared
-//! plan; the byte-level parts (readers, writers) have no Python in them.
+//! One folder per wire format. Each format walks the shared plan for Python objects over its
+//! readers and writers, which live in the byte-layer crate (`formats/`, `polycodec_formats`:
+//! no Python, no `unsafe`); each format's module re-exports them under its own name (e.g.
+//! `json::read`).
 //!
 //! A format plugs into `Codec` through [`WireFormat`]: `open` builds a format's per-codec state
 //! (a JSON codec has none; an Avro codec holds its schema and framing) from the plan and the

@@ -1,4 +1,4 @@
-//! MessagePack's writes and rules for the shared plan-walking encoder (`formats/encoder.rs`),
+//! MessagePack's writes and rules for the shared plan-walking encoder (`codecs/encoder.rs`),
 //! with the wire mapping of msgspec's MessagePack defaults: ints limited to 64 bits, bytes as
 //! bin, aware datetimes as the timestamp extension, containers headed by their counts (fixed up
 //! when `omit_defaults` leaves fields out), and dict keys that keep their own type.
@@ -10,13 +10,13 @@ use super::write::{
     write_bin, write_bool, write_f64, write_i64, write_nil, write_str, write_timestamp, write_u64,
     Container, Pending,
 };
+use crate::codecs::encoder::{NameTable, RecordNames, WireWriter};
 use crate::errors::{Error, Result};
-use crate::formats::encoder::{NameTable, RecordNames, WireWriter};
 use crate::plan::{Field, LiteralValue, NodeId, Plan};
 use crate::py::{self, Obj};
 use crate::shape;
-use crate::text;
-use crate::text::temporal::DateTime;
+use polycodec_formats::text;
+use polycodec_formats::text::temporal::DateTime;
 
 /// Writes MessagePack into its own buffer.
 pub struct MessagePackWriter<'k> {

@@ -1,0 +1,39 @@
+//! Avro: the binary primitives ([`wire`]: varints, zigzag, lengths, floats, calendar
+//! arithmetic) and object container files ([`container`]: header, blocks, codecs).
+
+pub mod container;
+pub mod wire;
+
+use std::fmt;
+
+/// Why Avro bytes could not be read. The extension raises each kind as its Python exception,
+/// with the message unchanged.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Error {
+    /// Malformed input: `polycodec.DecodeError`.
+    Decode(String),
+    /// A buffer for inflated data could not be allocated: `MemoryError`.
+    OutOfMemory(String),
+}
+
+pub type Result<T> = std::result::Result<T, Error>;
+
+impl Error {
+    pub fn decode(message: impl Into<String>) -> Self {
+        Error::Decode(message.into())
+    }
+
+    pub fn message(&self) -> &str {
+        match self {
+            Error::Decode(message) | Error::OutOfMemory(message) => message,
+        }
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.message())
+    }
+}
+
+impl std::error::Error for Error {}
