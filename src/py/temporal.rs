@@ -171,8 +171,8 @@ fn offset_seconds(zone: &Bound<'_, PyTzInfo>, value: &Obj<'_>) -> PyResult<Optio
 /// The parts of `value` when it is an exact `datetime` that is naive or in
 /// `datetime.timezone.utc` (what most data holds), read straight from the object with the
 /// datetime C API's accessors: no tzinfo reference taken, no `utcoffset` call. `None` for
-/// anything else (another zone, a subclass, the datetime API not loaded yet), which
-/// [`datetime_parts`] reads.
+/// anything else (another zone, a subclass, the datetime API not loaded yet). Every encoder
+/// gets it through [`datetime_parts`]; the JSON and MessagePack walk also calls it inline.
 #[cfg(not(any(Py_LIMITED_API, PyPy, GraalPy)))]
 #[inline(always)]
 pub fn utc_or_naive_parts(value: &Obj<'_>) -> Option<DateTime> {
@@ -218,7 +218,12 @@ pub fn utc_or_naive_parts(_value: &Obj<'_>) -> Option<DateTime> {
     None
 }
 
+/// The parts of any datetime: exact naive and UTC ones through [`utc_or_naive_parts`], any
+/// other zone by asking its `utcoffset`.
 pub fn datetime_parts(value: &Bound<'_, PyDateTime>) -> PyResult<DateTime> {
+    if let Some(parts) = utc_or_naive_parts(value.as_any()) {
+        return Ok(parts);
+    }
     let offset_seconds = match value.get_tzinfo() {
         Some(zone) => offset_seconds(&zone, value.as_any())?,
         None => None,
