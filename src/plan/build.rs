@@ -83,7 +83,7 @@ fn build_node(kind: &str, data: &Bound<'_, PyDict>) -> PyResult<Node> {
         "uuid" => Node::Uuid,
         "enum" => build_enum(data)?,
         "literal" => {
-            let values: Vec<Bound<'_, PyAny>> = get_required(data, "values")?.extract()?;
+            let values = get_list(data, "values")?;
             let mut out = Vec::with_capacity(values.len());
             for value in values {
                 out.push((literal_value(&value)?, value.unbind()));
@@ -91,7 +91,7 @@ fn build_node(kind: &str, data: &Bound<'_, PyDict>) -> PyResult<Node> {
             Node::Literal(LiteralSpec { values: out })
         }
         "union" => Node::Union(UnionSpec {
-            variants: get_required(data, "variants")?.extract()?,
+            variants: get_ids(data, "variants")?,
             none: None,
             bool: None,
             int: None,
@@ -102,13 +102,14 @@ fn build_node(kind: &str, data: &Bound<'_, PyDict>) -> PyResult<Node> {
             records: Vec::new(),
         }),
         "tagged_union" => {
-            let entries: Vec<(Bound<'_, PyAny>, usize)> = get_required(data, "tags")?.extract()?;
+            let entries = get_list(data, "tags")?;
             let mut tags = Vec::with_capacity(entries.len());
-            for (value, id) in entries {
+            for entry in entries {
+                let (value, id): (Bound<'_, PyAny>, usize) = entry.extract()?;
                 tags.push((literal_value(&value)?, id));
             }
             Node::TaggedUnion(TaggedUnionSpec {
-                tag_field: get_required(data, "tag_field")?.extract()?,
+                tag_field: get_string(data, "tag_field")?,
                 tags,
                 keys: Vec::new(),
                 classes: Vec::new(),
@@ -121,13 +122,13 @@ fn build_node(kind: &str, data: &Bound<'_, PyDict>) -> PyResult<Node> {
                 "frozenset" => SequenceKind::FrozenSet,
                 _ => SequenceKind::VarTuple,
             },
-            item: get_required(data, "item")?.extract()?,
+            item: get_id(data, "item")?,
             length: length_bounds(data)?,
         }),
-        "tuple" => Node::Tuple(get_required(data, "items")?.extract()?),
+        "tuple" => Node::Tuple(get_ids(data, "items")?),
         "dict" => Node::Dict(DictSpec {
-            key: get_required(data, "key")?.extract()?,
-            value: get_required(data, "value")?.extract()?,
+            key: get_id(data, "key")?,
+            value: get_id(data, "value")?,
             length: length_bounds(data)?,
         }),
         "dataclass" => build_record(RecordKind::Dataclass, data)?,
@@ -135,11 +136,11 @@ fn build_node(kind: &str, data: &Bound<'_, PyDict>) -> PyResult<Node> {
         "namedtuple" => build_record(RecordKind::NamedTuple, data)?,
         "extension" => Node::Extension(ExtensionSpec {
             cls: get_required(data, "cls")?.unbind(),
-            name: get_required(data, "name")?.extract()?,
-            wire: get_required(data, "wire")?.extract()?,
+            name: get_string(data, "name")?,
+            wire: get_id(data, "wire")?,
             encode: get_required(data, "encode")?.unbind(),
             decode: get_required(data, "decode")?.unbind(),
-            nullable: get_required(data, "nullable")?.extract()?,
+            nullable: get_bool(data, "nullable")?,
         }),
         other => {
             return Err(PyTypeError::new_err(format!(
@@ -151,11 +152,12 @@ fn build_node(kind: &str, data: &Bound<'_, PyDict>) -> PyResult<Node> {
 
 fn build_enum(data: &Bound<'_, PyDict>) -> PyResult<Node> {
     let cls = get_required(data, "cls")?;
-    let members: Vec<Bound<'_, PyAny>> = get_required(data, "members")?.extract()?;
-    let values: Vec<Bound<'_, PyAny>> = get_required(data, "values")?.extract()?;
-    let names: Vec<String> = get_required(data, "names")?.extract()?;
+    let members = get_list(data, "members")?;
+    let values = get_list(data, "values")?;
+    let names = get_list(data, "names")?;
     let mut out = Vec::with_capacity(members.len());
     for ((member, value), name) in members.into_iter().zip(values).zip(names) {
+        let name: String = name.extract()?;
         let value_object = value.clone().unbind();
         let value = literal_value(&value).map_err(|_| {
             PyTypeError::new_err(format!(
@@ -182,14 +184,15 @@ fn build_record(kind: RecordKind, data: &Bound<'_, PyDict>) -> PyResult<Node> {
     let py = data.py();
     let cls = get_required(data, "cls")?;
     let nodefault = py.import("polycodec._plan")?.getattr("NODEFAULT")?;
-    let field_specs: Vec<Bound<'_, PyDict>> = get_required(data, "fields")?.extract()?;
+    let field_specs = get_list(data, "fields")?;
     let mut fields = Vec::with_capacity(field_specs.len());
-    for spec in &field_specs {
-        let name: String = get_required(spec, "name")?.extract()?;
-        let wire_name: String = get_required(spec, "wire_name")?.extract()?;
+    for spec in field_specs {
+        let spec = &spec.cast_into::<PyDict>()?;
+        let name = get_string(spec, "name")?;
+        let wire_name = get_string(spec, "wire_name")?;
         let default_value = get_required(spec, "default")?;
         let factory = get_object(spec, "default_factory")?;
-        let required: bool = get_required(spec, "required")?.extract()?;
+        let required = get_bool(spec, "required")?;
         let default = if let Some(factory) = factory {
             FieldDefault::Factory(factory)
         } else if !default_value.is(&nodefault) {
@@ -203,9 +206,9 @@ fn build_record(kind: RecordKind, data: &Bound<'_, PyDict>) -> PyResult<Node> {
             name: PyString::intern(py, &name).unbind(),
             wire_key: PyString::intern(py, &wire_name).unbind(),
             wire_name,
-            node: get_required(spec, "type")?.extract()?,
+            node: get_id(spec, "type")?,
             default,
-            on_wire: get_required(spec, "wire")?.extract()?,
+            on_wire: get_bool(spec, "wire")?,
             plain: None,
         });
     }
@@ -228,18 +231,18 @@ fn build_record(kind: RecordKind, data: &Bound<'_, PyDict>) -> PyResult<Node> {
     Ok(Node::Record(RecordSpec {
         kind,
         type_addr: cls.as_ptr() as usize,
-        qualname: get_required(data, "name")?.extract()?,
-        module: get_required(data, "module")?.extract()?,
+        qualname: get_string(data, "name")?,
+        module: get_string(data, "module")?,
         cls: cls.unbind(),
         fields,
-        post_init: get_required(data, "post_init")?.extract()?,
+        post_init: get_bool(data, "post_init")?,
         user_setattr,
-        frozen: get_required(data, "frozen")?.extract()?,
-        slots: get_required(data, "slots")?.extract()?,
+        frozen: get_bool(data, "frozen")?,
+        slots: get_bool(data, "slots")?,
         access,
-        forbid_unknown_fields: get_required(data, "forbid_unknown_fields")?.extract()?,
-        omit_defaults: get_required(data, "omit_defaults")?.extract()?,
-        array_like: get_required(data, "array_like")?.extract()?,
+        forbid_unknown_fields: get_bool(data, "forbid_unknown_fields")?,
+        omit_defaults: get_bool(data, "omit_defaults")?,
+        array_like: get_bool(data, "array_like")?,
         tag,
         fixed_tag: false,
         wire_fields,
@@ -621,6 +624,35 @@ fn get_required<'py>(data: &Bound<'py, PyDict>, key: &str) -> PyResult<Bound<'py
     data.get_item(key)?.ok_or_else(|| {
         PyTypeError::new_err(format!("polycodec internal error: plan node lacks {key:?}"))
     })
+}
+
+// Typed reads of spec entries, each one out-of-line function rather than a `FromPyObject`
+// extraction inlined at every field of every node kind: the plan is built once per codec, and
+// this keeps its code small (docs/benchmarks.md, "Installed size").
+
+#[inline(never)]
+fn get_bool(data: &Bound<'_, PyDict>, key: &str) -> PyResult<bool> {
+    get_required(data, key)?.extract()
+}
+
+#[inline(never)]
+fn get_id(data: &Bound<'_, PyDict>, key: &str) -> PyResult<NodeId> {
+    get_required(data, key)?.extract()
+}
+
+#[inline(never)]
+fn get_string(data: &Bound<'_, PyDict>, key: &str) -> PyResult<String> {
+    get_required(data, key)?.extract()
+}
+
+#[inline(never)]
+fn get_ids(data: &Bound<'_, PyDict>, key: &str) -> PyResult<Vec<NodeId>> {
+    get_required(data, key)?.extract()
+}
+
+#[inline(never)]
+fn get_list<'py>(data: &Bound<'py, PyDict>, key: &str) -> PyResult<Vec<Bound<'py, PyAny>>> {
+    get_required(data, key)?.extract()
 }
 
 fn get_opt<'py, T: for<'a> FromPyObject<'a, 'py>>(

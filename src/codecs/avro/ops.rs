@@ -133,6 +133,17 @@ pub struct Program {
     pub fingerprint: u64,
 }
 
+/// Item `i` of an op tuple as a `T`: one out-of-line function per type rather than an extraction
+/// inlined at every op kind (the program is built once per codec; docs/benchmarks.md, "Installed
+/// size").
+#[inline(never)]
+fn field<'py, T: for<'a> FromPyObject<'a, 'py>>(
+    tuple: &Bound<'py, PyTuple>,
+    i: usize,
+) -> PyResult<T> {
+    tuple.get_item(i)?.extract().map_err(Into::into)
+}
+
 fn bad(what: &str) -> PyErr {
     PyValueError::new_err(format!("internal: malformed Avro op {what}"))
 }
@@ -147,7 +158,6 @@ pub fn write_ops(list: &Bound<'_, PyAny>) -> PyResult<Vec<Option<WriteOp>>> {
         }
         let tuple = item.cast::<PyTuple>()?;
         let name: String = tuple.get_item(0)?.extract()?;
-        let arg = |i: usize| tuple.get_item(i);
         out.push(Some(match name.as_str() {
             "null" => WriteOp::Null,
             "boolean" => WriteOp::Boolean,
@@ -157,35 +167,35 @@ pub fn write_ops(list: &Bound<'_, PyAny>) -> PyResult<Vec<Option<WriteOp>>> {
             "float" => WriteOp::Float,
             "string" => WriteOp::String,
             "bytes" => WriteOp::Bytes,
-            "fixed" => WriteOp::Fixed(arg(1)?.extract()?),
+            "fixed" => WriteOp::Fixed(field(tuple, 1)?),
             "decimal" => {
-                let size: i64 = arg(2)?.extract()?;
+                let size: i64 = field(tuple, 2)?;
                 WriteOp::Decimal {
-                    scale: arg(1)?.extract()?,
+                    scale: field(tuple, 1)?,
                     size: usize::try_from(size).ok(),
-                    precision: arg(3)?.extract()?,
+                    precision: field(tuple, 3)?,
                 }
             }
             "decimal_string" => WriteOp::DecimalString,
             "timestamp" => WriteOp::Timestamp {
-                unit: arg(1)?.extract()?,
-                local: arg(2)?.extract()?,
+                unit: field(tuple, 1)?,
+                local: field(tuple, 2)?,
             },
             "date" => WriteOp::Date,
             "time" => WriteOp::Time {
-                unit: arg(1)?.extract()?,
+                unit: field(tuple, 1)?,
             },
             "uuid_string" => WriteOp::UuidString,
             "uuid_fixed" => WriteOp::UuidFixed,
-            "enum" => WriteOp::Enum(arg(1)?.extract()?),
+            "enum" => WriteOp::Enum(field(tuple, 1)?),
             "array" => WriteOp::Array,
             "map" => WriteOp::Map,
-            "record" => WriteOp::Record(arg(1)?.extract()?),
+            "record" => WriteOp::Record(field(tuple, 1)?),
             "union" => {
-                let indices: Vec<i64> = arg(1)?.extract()?;
+                let indices: Vec<i64> = field(tuple, 1)?;
                 WriteOp::Union(indices.iter().map(|&i| u32::try_from(i).ok()).collect())
             }
-            "tagged" => WriteOp::Tagged(arg(1)?.extract()?),
+            "tagged" => WriteOp::Tagged(field(tuple, 1)?),
             "extension" => WriteOp::Extension,
             other => return Err(bad(other)),
         }));
@@ -205,57 +215,56 @@ pub fn program(
     for item in list.iter() {
         let tuple = item.cast::<PyTuple>()?;
         let name: String = tuple.get_item(0)?.extract()?;
-        let arg = |i: usize| tuple.get_item(i);
         let op = match name.as_str() {
             "null" => ReadOp::Null,
-            "boolean" => ReadOp::Boolean(arg(1)?.extract()?),
-            "long" => ReadOp::Long(arg(1)?.extract()?),
-            "float" => ReadOp::Float(arg(1)?.extract()?),
-            "double" => ReadOp::Double(arg(1)?.extract()?),
-            "string" | "bytes" => ReadOp::Text(arg(1)?.extract()?),
-            "fixed" => ReadOp::Fixed(arg(1)?.extract()?, arg(2)?.extract()?),
+            "boolean" => ReadOp::Boolean(field(tuple, 1)?),
+            "long" => ReadOp::Long(field(tuple, 1)?),
+            "float" => ReadOp::Float(field(tuple, 1)?),
+            "double" => ReadOp::Double(field(tuple, 1)?),
+            "string" | "bytes" => ReadOp::Text(field(tuple, 1)?),
+            "fixed" => ReadOp::Fixed(field(tuple, 1)?, field(tuple, 2)?),
             "decimal" => {
-                let size: i64 = arg(2)?.extract()?;
+                let size: i64 = field(tuple, 2)?;
                 ReadOp::Decimal {
-                    scale: arg(1)?.extract()?,
+                    scale: field(tuple, 1)?,
                     size: usize::try_from(size).ok(),
-                    plan: arg(3)?.extract()?,
+                    plan: field(tuple, 3)?,
                 }
             }
-            "uuid_fixed" => ReadOp::UuidFixed(arg(1)?.extract()?),
-            "date" => ReadOp::Date(arg(1)?.extract()?),
+            "uuid_fixed" => ReadOp::UuidFixed(field(tuple, 1)?),
+            "date" => ReadOp::Date(field(tuple, 1)?),
             "time" => ReadOp::Time {
-                unit: arg(1)?.extract()?,
-                plan: arg(2)?.extract()?,
+                unit: field(tuple, 1)?,
+                plan: field(tuple, 2)?,
             },
             "timestamp" => ReadOp::Timestamp {
-                unit: arg(1)?.extract()?,
-                local: arg(2)?.extract()?,
-                plan: arg(3)?.extract()?,
+                unit: field(tuple, 1)?,
+                local: field(tuple, 2)?,
+                plan: field(tuple, 3)?,
             },
             "enum" => {
-                let members: Vec<i64> = arg(2)?.extract()?;
+                let members: Vec<i64> = field(tuple, 2)?;
                 ReadOp::Enum {
-                    plan: arg(1)?.extract()?,
+                    plan: field(tuple, 1)?,
                     members: members.iter().map(|&m| usize::try_from(m).ok()).collect(),
-                    symbols: arg(3)?.extract()?,
+                    symbols: field(tuple, 3)?,
                 }
             }
             "array" => ReadOp::Array {
-                item: arg(1)?.extract()?,
-                plan: arg(2)?.extract()?,
+                item: field(tuple, 1)?,
+                plan: field(tuple, 2)?,
             },
             "map" => ReadOp::Map {
-                value: arg(1)?.extract()?,
-                plan: arg(2)?.extract()?,
+                value: field(tuple, 1)?,
+                plan: field(tuple, 2)?,
             },
             "record" => {
-                let fields: Vec<(i64, usize)> = arg(2)?.extract()?;
+                let fields: Vec<(i64, usize)> = field(tuple, 2)?;
                 let fields: Vec<(Option<usize>, usize)> = fields
                     .into_iter()
                     .map(|(f, op)| (usize::try_from(f).ok(), op))
                     .collect();
-                let plan_id: NodeId = arg(1)?.extract()?;
+                let plan_id: NodeId = field(tuple, 1)?;
                 let direct = match plan.nodes.get(plan_id) {
                     Some(Node::Record(spec)) if spec.kind == RecordKind::Dataclass => {
                         let mut seen = vec![false; spec.fields.len()];
@@ -275,25 +284,25 @@ pub fn program(
                     direct,
                 }
             }
-            "union" => ReadOp::Union(arg(1)?.extract()?),
+            "union" => ReadOp::Union(field(tuple, 1)?),
             "extension" => {
-                let plan_id: NodeId = arg(2)?.extract()?;
+                let plan_id: NodeId = field(tuple, 2)?;
                 if !matches!(plan.nodes.get(plan_id), Some(Node::Extension(_))) {
                     return Err(bad("extension"));
                 }
                 ReadOp::Extension {
-                    inner: arg(1)?.extract()?,
+                    inner: field(tuple, 1)?,
                     plan: plan_id,
                 }
             }
-            "error" => ReadOp::Error(arg(1)?.extract()?),
-            "skip_fixed" => ReadOp::SkipFixed(arg(1)?.extract()?),
+            "error" => ReadOp::Error(field(tuple, 1)?),
+            "skip_fixed" => ReadOp::SkipFixed(field(tuple, 1)?),
             "skip_varint" => ReadOp::SkipVarint,
             "skip_bytes" => ReadOp::SkipBytes,
-            "skip_array" => ReadOp::SkipArray(arg(1)?.extract()?),
-            "skip_map" => ReadOp::SkipMap(arg(1)?.extract()?),
-            "skip_record" => ReadOp::SkipRecord(arg(1)?.extract()?),
-            "skip_union" => ReadOp::SkipUnion(arg(1)?.extract()?),
+            "skip_array" => ReadOp::SkipArray(field(tuple, 1)?),
+            "skip_map" => ReadOp::SkipMap(field(tuple, 1)?),
+            "skip_record" => ReadOp::SkipRecord(field(tuple, 1)?),
+            "skip_union" => ReadOp::SkipUnion(field(tuple, 1)?),
             other => return Err(bad(other)),
         };
         out.push(op);

@@ -57,10 +57,28 @@ fn json_depth(text: &str) -> usize {
 
 /// Runs `work` over the parsed JSON of each of `texts` on a stack large enough for their
 /// nesting, after refusing nesting deeper than [`MAX_DEPTH`].
+///
+/// One non-generic body (`work` is a `dyn` closure that leaves its result in a variable of its
+/// caller): the stack switch and the JSON parse are compiled once, not once per result type.
 fn with_json<T>(
     texts: &[&str],
     work: impl FnOnce(&[serde_json::Value]) -> Result<T, String>,
 ) -> Result<T, String> {
+    let mut work = Some(work);
+    let mut result = None;
+    with_json_dyn(texts, &mut |values| {
+        if let Some(work) = work.take() {
+            result = Some(work(values)?);
+        }
+        Ok(())
+    })?;
+    result.ok_or_else(|| "the schema layer ran no work".to_string())
+}
+
+fn with_json_dyn(
+    texts: &[&str],
+    work: &mut dyn FnMut(&[serde_json::Value]) -> Result<(), String>,
+) -> Result<(), String> {
     let mut deepest = 0;
     for text in texts {
         let depth = json_depth(text);
@@ -103,6 +121,7 @@ fn explain(err: &dyn std::error::Error) -> String {
     text
 }
 
+#[inline(never)]
 fn parse(value: &serde_json::Value) -> Result<Schema, String> {
     check_fixed_sizes(value)?;
     // The crate is not ours to audit line by line: a panic inside it (it unwraps in places) is
