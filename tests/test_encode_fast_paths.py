@@ -1,11 +1,13 @@
-"""Encoder fast paths against msgspec's bytes: exact naive and UTC datetimes read straight from
-the object (every other datetime asks its zone), and MessagePack field names written from bytes
-made once per class."""
+"""Encoder fast paths against msgspec's bytes: exact naive, UTC and fixed-offset `timezone`
+datetimes read straight from the object (every other datetime asks its zone), MessagePack field
+names written from bytes made once per class, and plain dataclass fields read from inline
+values checked again after Python code has run."""
 
 from __future__ import annotations
 
 import dataclasses
 import datetime
+import decimal
 import pickle
 import zoneinfo
 from typing import Any, List, Optional
@@ -126,7 +128,9 @@ def test_plain_dataclass_fields_read_from_inline_values(
     assert "extra" in vars(values[2]) and vars(values[0]) == {"a": 1, "b": "x", "c": [1, 2]}
 
 
-@pytest.mark.parametrize("length", [0, 1, 7, 8, 9, 15, 16, 17, 31, 63, 64, 65, 200])
+@pytest.mark.parametrize(
+    "length", [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 12, 15, 16, 17, 31, 63, 64, 65, 200]
+)
 def test_json_short_str_scan_finds_every_escape(length: int) -> None:
     # Strs up to 64 bytes are scanned 8 bytes at a time for a byte JSON escapes, and copied
     # as they are when there is none: every escaped byte, at every position, must be found.
@@ -137,3 +141,116 @@ def test_json_short_str_scan_finds_every_escape(length: int) -> None:
             text = "a" * at + chr(byte) + "a" * (length - at - 1)
             texts.append(text)
     assert codec.encode_one(texts) == msgspec.json.encode(texts)
+
+
+class Fixed(datetime.tzinfo):
+    """A tzinfo of its own with a fixed offset: always asked through its utcoffset()."""
+
+    def __init__(self, offset: datetime.timedelta) -> None:
+        self.offset = offset
+
+    def utcoffset(self, dt: Optional[datetime.datetime]) -> datetime.timedelta:
+        return self.offset
+
+    def dst(self, dt: Optional[datetime.datetime]) -> datetime.timedelta:
+        return datetime.timedelta(0)
+
+
+OFFSETS = [
+    datetime.timedelta(hours=5, minutes=30),
+    -datetime.timedelta(hours=8),
+    datetime.timedelta(hours=23, minutes=59),
+    -datetime.timedelta(hours=23, minutes=59),
+    datetime.timedelta(hours=1, seconds=7),
+    -datetime.timedelta(seconds=1),
+]
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+@pytest.mark.parametrize("offset", OFFSETS, ids=str)
+def test_fixed_offset_timezone_read_directly_equals_utcoffset(
+    fmt: str, offset: datetime.timedelta
+) -> None:
+    # A datetime.timezone's offset is read from the object; a tzinfo of another class is asked
+    # through utcoffset(): both give the same bytes, and msgspec's for whole minutes.
+    zones = [datetime.timezone(offset), datetime.timezone(offset, "named"), Fixed(offset)]
+    codec = polycodec.Codec(List[Stamped], format=fmt)
+    outputs = set()
+    for zone in zones:
+        when = datetime.datetime(2024, 5, 1, 12, 0, 7, 5, tzinfo=zone)
+        outputs.add(codec.encode_one([Stamped(when, when), Stamped(when)]))
+        outputs.add(polycodec.Codec(datetime.datetime, format=fmt).encode_one(when))
+    assert len(outputs) == 2
+    if offset.seconds % 60 == 0:
+        when = datetime.datetime(2024, 5, 1, 12, 0, 7, 5, tzinfo=datetime.timezone(offset))
+        assert polycodec.Codec(datetime.datetime, format=fmt).encode_one(when) == _msgspec_encode(
+            fmt, when
+        )
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_fixed_offset_timezone_named_zero_is_utc(fmt: str) -> None:
+    zero = datetime.timezone(datetime.timedelta(0), "zero")
+    assert zero is not UTC
+    when = datetime.datetime(2024, 5, 1, 12, 0, tzinfo=zero)
+    codec = polycodec.Codec(Stamped, format=fmt)
+    utc = datetime.datetime(2024, 5, 1, 12, 0, tzinfo=UTC)
+    assert codec.encode_one(Stamped(when, when)) == codec.encode_one(Stamped(utc, utc))
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_fixed_offset_timezone_with_microseconds_refused_as_before(fmt: str) -> None:
+    offset = datetime.timedelta(minutes=1, microseconds=5)
+    codec = polycodec.Codec(Stamped, format=fmt)
+    for zone in [datetime.timezone(offset), Fixed(offset)]:
+        when = datetime.datetime(2024, 5, 1, 12, 0, tzinfo=zone)
+        with pytest.raises(polycodec.EncodeError, match="microseconds has no RFC 3339 form"):
+            codec.encode_one(Stamped(when))
+
+
+class Holder:
+    value: Any = None
+
+
+class MutatingDecimal(decimal.Decimal):
+    """A Decimal whose text, asked for by the encoder, changes the instance being encoded."""
+
+    def __str__(self) -> str:
+        target = Holder.value
+        for index in range(40):  # more attributes than the class's shared keys hold
+            setattr(target, f"extra{index}", index)
+        target.after = "changed"
+        del target.gone
+        return super().__str__()
+
+
+@dataclasses.dataclass
+class Mutated:
+    before: str
+    amount: decimal.Decimal
+    after: str
+    gone: str = "class default"
+    count: int = 3
+
+
+@pytest.mark.parametrize("values_path", ["inline", "portable"])
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_inline_values_read_again_after_python_code_changes_the_instance(
+    fmt: str, values_path: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Plain values are read from the instance's inline values as checked once; a value the
+    # general encoder takes may run Python code that moves the attributes to a dict (and
+    # frees the values array), so the fields after it are read through the checks again.
+    if values_path == "portable":
+        monkeypatch.setenv("POLYCODEC_PORTABLE_VALUES", "1")
+    codec = polycodec.Codec(Mutated, format=fmt)
+    value = Mutated("first", MutatingDecimal("1.5"), "second", "own")
+    Holder.value = value
+    expected = {
+        "before": "first",
+        "amount": "1.5",
+        "after": "changed",
+        "gone": "class default",
+        "count": 3,
+    }
+    assert codec.encode_one(value) == _msgspec_encode(fmt, expected)

@@ -59,18 +59,35 @@ const PLAIN_SCAN_MAX: usize = 64;
 /// Never false when one is there; true otherwise only costs the escaper's own scan.
 #[inline(always)]
 fn needs_escape(bytes: &[u8]) -> bool {
-    let mut words = bytes.chunks_exact(8);
-    for word in &mut words {
-        let mut eight = [0u8; 8];
-        eight.copy_from_slice(word);
-        if word_needs_escape(u64::from_le_bytes(eight)) {
-            return true;
+    let n = bytes.len();
+    if n >= 8 {
+        let mut words = bytes.chunks_exact(8);
+        for word in &mut words {
+            if word_needs_escape(le_word(word)) {
+                return true;
+            }
         }
+        // The tail as the last 8 bytes, overlapping words already checked.
+        return !words.remainder().is_empty() && word_needs_escape(le_word(&bytes[n - 8..]));
     }
-    words
-        .remainder()
-        .iter()
-        .any(|&b| b < 0x20 || b == b'"' || b == b'\\')
+    if n >= 4 {
+        // Two overlapping 4-byte halves cover the whole str.
+        let half = |part: &[u8]| {
+            let mut four = [0u8; 4];
+            four.copy_from_slice(part);
+            u64::from(u32::from_le_bytes(four))
+        };
+        return word_needs_escape(half(&bytes[..4]) | half(&bytes[n - 4..]) << 32);
+    }
+    bytes.iter().any(|&b| b < 0x20 || b == b'"' || b == b'\\')
+}
+
+/// Eight bytes as a little-endian word.
+#[inline(always)]
+fn le_word(word: &[u8]) -> u64 {
+    let mut eight = [0u8; 8];
+    eight.copy_from_slice(word);
+    u64::from_le_bytes(eight)
 }
 
 /// Whether any byte of `word` is below 0x20, `"` or `\\` (the classic "has a byte less than

@@ -17,7 +17,7 @@ use crate::errors::{Error, ErrorKind, Result};
 use crate::plan::{
     EnumSpec, Field, FieldDefault, LiteralValue, Node, NodeId, Plan, RecordKind, RecordSpec,
 };
-use crate::py::fields::{FieldReader, Next, PlainValue};
+use crate::py::fields::{FieldReader, Next, PlainDateTime, PlainValue};
 use crate::py::{self, temporal, Obj};
 use crate::shape::{self, Shape};
 use crate::values::nested;
@@ -76,8 +76,18 @@ pub trait WireWriter {
             PlainValue::Int(number) => self.int(number),
             PlainValue::Float(number) => return self.float(number).is_ok(),
             PlainValue::Ascii(text) => self.str(text),
+            PlainValue::DateTime(value) => return self.plain_datetime(value),
         }
         true
+    }
+
+    /// A datetime field's value taken straight from the instance, as [`WireWriter::plain`]
+    /// takes other plain values: false leaves it to the general path (a format that keeps
+    /// datetime objects, a value that is not an exact naive or fixed-offset datetime, one the
+    /// format cannot write).
+    #[inline(always)]
+    fn plain_datetime(&mut self, _value: PlainDateTime<'_>) -> bool {
+        false
     }
 
     /// A str whose ASCII text `write` produces, shorter than 256 bytes (the date, time and
@@ -332,12 +342,23 @@ impl<'p, 'w, W: WireWriter> Encoder<'p, 'w, W> {
                     .ok_or_else(|| mismatch(node, value))?;
                 self.value(variant, value)
             }
-            Node::TaggedUnion(spec) => match shape::tagged_variant(self.plan, spec, value) {
-                Some((record_id, record)) => {
-                    nested(self.depth, || self.record(record_id, record, value))
+            Node::TaggedUnion(spec) => {
+                // The variant of the value's own class, found by pointer without a call.
+                let class = value.get_type_ptr() as usize;
+                let exact = match spec.classes.iter().find(|(addr, _)| *addr == class) {
+                    Some(&(_, record_id)) => match self.plan.node(record_id) {
+                        Node::Record(record) => Some((record_id, record)),
+                        _ => None,
+                    },
+                    None => None,
+                };
+                match exact.or_else(|| shape::tagged_variant(self.plan, spec, value)) {
+                    Some((record_id, record)) => {
+                        nested(self.depth, || self.record(record_id, record, value))
+                    }
+                    None => Err(mismatch(node, value)),
                 }
-                None => Err(mismatch(node, value)),
-            },
+            }
             Node::Any => self.any(value),
             Node::DateTime(_) => match temporal::utc_or_naive_parts(value) {
                 Some(parts) => self.w.datetime(&parts, value),
@@ -742,6 +763,15 @@ impl<'p, 'w, W: WireWriter> Encoder<'p, 'w, W> {
         Ok(())
     }
 
+    /// The object of a tag field's `Literal` when it allows one value (the class's own tag).
+    #[inline(always)]
+    fn tag_object(&self, field: &Field) -> Option<&'p Py<PyAny>> {
+        match self.plan.node(field.node) {
+            Node::Literal(literal) if literal.values.len() == 1 => Some(&literal.values[0].1),
+            _ => None,
+        }
+    }
+
     /// The tag field where the field walk meets it: read (so a dict cursor stays in step) and
     /// checked, not written again. The common value, the class's own tag object, is accepted
     /// by identity. Cold and out of line, so that the plain record walk is laid out as before.
@@ -781,17 +811,27 @@ impl<'p, 'w, W: WireWriter> Encoder<'p, 'w, W> {
         let py = value.py();
         let mut reader = spec.access.reader(value);
         // A tagged-union variant leads with its tag; `usize::MAX` matches no field.
-        let tag_index = match &spec.tag {
+        let (tag_index, tag_object) = match &spec.tag {
             Some((index, _)) => {
                 self.leading_tag(spec, names, *index, value)?;
-                *index
+                (*index, self.tag_object(&spec.fields[*index]))
             }
-            None => usize::MAX,
+            None => (usize::MAX, None),
         };
         let mut first = tag_index == usize::MAX;
         for &index in &spec.wire_fields {
             let field = &spec.fields[index];
             if index == tag_index {
+                // The common tag value, the class's own tag object, is accepted by identity.
+                if let Some(expected) = tag_object {
+                    let name = field.name.bind(py);
+                    match reader.next_unless(value, index, name, expected) {
+                        Next::Written | Next::Missing => continue,
+                        Next::Value(item) => self.check_tag(field, &item)?,
+                        Next::Failed(err) => return Err(Error::from(*err)),
+                    }
+                    continue;
+                }
                 self.skip_tag(&mut reader, index, field, value)?;
                 continue;
             }

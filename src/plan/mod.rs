@@ -436,6 +436,9 @@ pub enum Plain {
     /// A float field: exact floats, and exact ints (which the encoders write as ints).
     Float,
     Bool,
+    /// A datetime field: exact datetimes that are naive or in a fixed-offset `timezone`
+    /// (`py::temporal::utc_or_naive_parts`), for the formats that write their parts.
+    DateTime,
 }
 
 /// A plain kind, optionally also accepting None (`Optional[...]`).
@@ -454,6 +457,7 @@ impl PlainRule {
                 Node::Int(_) => Some(Plain::Int),
                 Node::Float(_) => Some(Plain::Float),
                 Node::Bool => Some(Plain::Bool),
+                Node::DateTime(_) => Some(Plain::DateTime),
                 _ => None,
             }
         }

@@ -29,8 +29,9 @@ use pyo3::types::{PyDict, PyString, PyTuple, PyType};
 use pyo3::{PyTraverseError, PyVisit};
 
 use super::inline_values::InlineValues;
-use super::Obj;
+use super::{temporal, Obj};
 use crate::plan::{Field, Plain, PlainRule, RecordKind};
+use polycodec_formats::text::temporal::DateTime;
 
 /// The environment variable that makes plans built afterwards take the portable slot path
 /// (member descriptors instead of offsets), so tests can run both.
@@ -175,8 +176,16 @@ impl FieldAccess {
     #[inline(always)]
     pub fn reader<'a, 'py>(&'a self, value: &Obj<'py>) -> FieldReader<'a, 'py> {
         let exact = |type_addr: usize| value.get_type_ptr() as usize == type_addr;
+        let mut values = std::ptr::null_mut();
         let (how, held) = match self {
-            FieldAccess::Dict(Some(inline)) if inline.readable(value) => {
+            FieldAccess::Dict(Some(inline))
+                if {
+                    values = inline
+                        .readable_values(value)
+                        .unwrap_or(std::ptr::null_mut());
+                    !values.is_null()
+                } =>
+            {
                 (How::Inline(inline), None)
             }
             FieldAccess::Dict(_) => match super::instance_dict(value) {
@@ -202,6 +211,7 @@ impl FieldAccess {
             how,
             held,
             position: 0,
+            values,
         }
     }
 
@@ -429,6 +439,26 @@ pub enum PlainValue<'a> {
     Float(f64),
     /// An ASCII str's text.
     Ascii(&'a str),
+    /// A datetime field's value, whose parts a writer may read with [`PlainDateTime::parts`].
+    DateTime(PlainDateTime<'a>),
+}
+
+/// A borrowed value of a datetime field, not yet checked to be a datetime: a writer that
+/// writes datetimes as their parts asks for them, one that keeps objects declines it.
+#[derive(Clone, Copy)]
+pub struct PlainDateTime<'a> {
+    object: *mut ffi::PyObject,
+    _borrowed: std::marker::PhantomData<&'a ffi::PyObject>,
+}
+
+impl PlainDateTime<'_> {
+    /// The parts of an exact datetime that is naive or in a fixed-offset `timezone` (see
+    /// `temporal::utc_or_naive_parts`); `None` leaves the value to the general encoder.
+    #[inline(always)]
+    pub fn parts(self) -> Option<DateTime> {
+        // SAFETY: the object is live for the borrow `'a` (see `deliver`).
+        unsafe { temporal::direct_parts(self.object) }
+    }
 }
 
 /// What [`FieldReader::next`] did with a field.
@@ -451,6 +481,10 @@ pub struct FieldReader<'a, 'py> {
     held: Option<Obj<'py>>,
     /// Where the walk of the instance dict is.
     position: ffi::Py_ssize_t,
+    /// The instance's inline values array (`How::Inline`), checked while no Python code has
+    /// run since: null once the general encoder has had a value (which may run Python code),
+    /// so that the next read checks the instance again.
+    values: *mut *mut ffi::PyObject,
 }
 
 #[derive(Clone, Copy)]
@@ -490,7 +524,7 @@ impl<'py> FieldReader<'_, 'py> {
     /// Field `index` of `value` when it is not `expected` (compared by identity, with no
     /// reference count traffic): `Next::Written` when it is `expected`. Used for a tagged
     /// record's tag field, whose value is nearly always the class's own tag object.
-    #[inline]
+    #[inline(always)]
     pub fn next_unless(
         &mut self,
         value: &Obj<'py>,
@@ -535,10 +569,23 @@ impl<'py> FieldReader<'_, 'py> {
                 }
                 item
             }
-            How::Inline(inline) => match inline.read(value, index) {
-                Some(item) => item,
-                None => return settle(self.not_next(value, name)),
-            },
+            How::Inline(inline) => {
+                if self.values.is_null() {
+                    match inline.readable_values(value) {
+                        Some(values) => self.values = values,
+                        None => return settle(self.not_next(value, name)),
+                    }
+                }
+                // SAFETY: `values` was checked for this instance with no Python code run
+                // since: only plain values were written after it was (see `next`).
+                match unsafe { inline.read_from(self.values, index) } {
+                    Some(item) => item,
+                    None => {
+                        self.values = std::ptr::null_mut();
+                        return settle(self.not_next(value, name));
+                    }
+                }
+            }
             How::Offsets(offsets) => {
                 // SAFETY: `value` is of exactly the class the offsets were read from (checked
                 // when the reader was made), so the offset addresses an object pointer slot.
@@ -556,7 +603,12 @@ impl<'py> FieldReader<'_, 'py> {
             }
             _ => return settle(self.other(value, index, name)),
         };
-        take(item)
+        let next = take(item);
+        if let Next::Value(_) = next {
+            // The general encoder takes it from here and may run Python code.
+            self.values = std::ptr::null_mut();
+        }
+        next
     }
 
     /// A field that is not the dict's next entry: set out of order, or a class attribute, or a
@@ -712,6 +764,10 @@ unsafe fn plain_value<'a>(value: *mut ffi::PyObject, rule: PlainRule) -> Option<
                 None
             }
         }
+        Plain::DateTime => Some(PlainValue::DateTime(PlainDateTime {
+            object: value,
+            _borrowed: std::marker::PhantomData,
+        })),
     }
 }
 

@@ -171,24 +171,32 @@ mod imp {
             (count + stores + 2 <= capacity).then_some(values)
         }
 
-        /// Whether `instance`'s fields can be read with [`InlineValues::read`] (else its
-        /// `__dict__` serves).
+        /// The values array of `instance` when its fields can be read from it with
+        /// [`InlineValues::read_from`] (else its `__dict__` serves): what the interpreter's
+        /// specialised `LOAD_ATTR` reads. The checks hold until Python code runs, which may
+        /// change the instance, so a reader checks again after it has.
         #[inline(always)]
-        pub fn readable(&self, instance: &Obj<'_>) -> bool {
-            self.values(instance).is_some()
+        pub fn readable_values(&self, instance: &Obj<'_>) -> Option<*mut *mut ffi::PyObject> {
+            self.values(instance)
         }
 
-        /// Field `index` of `instance`, borrowed from its inline values: what the
-        /// interpreter's specialised `LOAD_ATTR` reads. `None` when the instance no longer
-        /// keeps its attributes there or the slot is empty (an attribute deleted, so a class
-        /// attribute may serve): the caller asks `getattr`. The checks are made on every
-        /// read, as Python code run between two reads may have changed the instance.
+        /// Field `index`, borrowed from the values array `values`; `None` when its slot is
+        /// empty (an attribute deleted, so a class attribute may serve): the caller asks
+        /// `getattr`.
+        ///
+        /// # Safety
+        /// `values` must come from [`InlineValues::readable_values`] for the instance read,
+        /// with no Python code run since (which could have moved its attributes to a dict).
         #[inline(always)]
-        pub fn read(&self, instance: &Obj<'_>, index: usize) -> Option<*mut ffi::PyObject> {
-            let values = self.values(instance)?;
+        pub unsafe fn read_from(
+            &self,
+            values: *mut *mut ffi::PyObject,
+            index: usize,
+        ) -> Option<*mut ffi::PyObject> {
             let &slot = self.indices.get(index)?;
-            // SAFETY: a live values array of the probed class, which has a slot for every
-            // probed index; the borrowed pointer is used before any Python code runs.
+            // SAFETY: a live values array of the probed class (the caller's contract), which
+            // has a slot for every probed index; the borrowed pointer is used before any
+            // Python code runs.
             let item = unsafe { *values.add(slot as usize) };
             (!item.is_null()).then_some(item)
         }
@@ -291,11 +299,20 @@ mod imp {
     pub enum InlineValues {}
 
     impl InlineValues {
-        pub fn readable(&self, _instance: &Obj<'_>) -> bool {
+        pub fn readable_values(
+            &self,
+            _instance: &Obj<'_>,
+        ) -> Option<*mut *mut pyo3::ffi::PyObject> {
             match *self {}
         }
 
-        pub fn read(&self, _instance: &Obj<'_>, _index: usize) -> Option<*mut pyo3::ffi::PyObject> {
+        /// # Safety
+        /// Never called: no value of this type exists.
+        pub unsafe fn read_from(
+            &self,
+            _values: *mut *mut pyo3::ffi::PyObject,
+            _index: usize,
+        ) -> Option<*mut pyo3::ffi::PyObject> {
             match *self {}
         }
 

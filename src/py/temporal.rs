@@ -168,16 +168,26 @@ fn offset_seconds(zone: &Bound<'_, PyTzInfo>, value: &Obj<'_>) -> PyResult<Optio
     Ok(Some(seconds))
 }
 
-/// The parts of `value` when it is an exact `datetime` that is naive or in
-/// `datetime.timezone.utc` (what most data holds), read straight from the object with the
-/// datetime C API's accessors: no tzinfo reference taken, no `utcoffset` call. `None` for
-/// anything else (another zone, a subclass, the datetime API not loaded yet). Every encoder
-/// gets it through [`datetime_parts`]; the JSON and MessagePack walk also calls it inline.
-#[cfg(not(any(Py_LIMITED_API, PyPy, GraalPy)))]
+/// The parts of `value` when it is an exact `datetime` that is naive, in
+/// `datetime.timezone.utc` (what most data holds) or in another fixed-offset
+/// `datetime.timezone` of whole seconds, read straight from the object with the datetime C
+/// API's accessors: no tzinfo reference taken, no `utcoffset` call. `None` for anything else
+/// (another kind of tzinfo, a subclass, the datetime API not loaded yet). Every encoder gets it
+/// through [`datetime_parts`]; the JSON and MessagePack walk also calls it inline.
 #[inline(always)]
 pub fn utc_or_naive_parts(value: &Obj<'_>) -> Option<DateTime> {
+    // SAFETY: a live object, borrowed for the call.
+    unsafe { direct_parts(value.as_ptr()) }
+}
+
+/// [`utc_or_naive_parts`] of a borrowed object pointer.
+///
+/// # Safety
+/// `object` must be a live object.
+#[cfg(not(any(Py_LIMITED_API, PyPy, GraalPy)))]
+#[inline(always)]
+pub unsafe fn direct_parts(object: *mut pyo3::ffi::PyObject) -> Option<DateTime> {
     use pyo3::ffi;
-    let object = value.as_ptr();
     // SAFETY: the datetime C API capsule, once loaded, lives as long as the interpreter; an
     // object of exactly its datetime type is a PyDateTime_DateTime, whose fields the
     // accessors read (the tzinfo accessor checks `hastzinfo` before the tzinfo field).
@@ -192,7 +202,7 @@ pub fn utc_or_naive_parts(value: &Obj<'_>) -> Option<DateTime> {
         } else if zone == (*api).TimeZone_UTC {
             Some(0)
         } else {
-            return None;
+            Some(fixed_offset(api, zone)?)
         };
         Some(DateTime {
             date: Date {
@@ -211,10 +221,57 @@ pub fn utc_or_naive_parts(value: &Obj<'_>) -> Option<DateTime> {
     }
 }
 
+/// CPython's `datetime.timezone` object (`PyDateTime_TimeZone`, private to `_datetimemodule.c`
+/// and unchanged since 3.2): its fixed offset (a timedelta) and its name.
+#[cfg(not(any(Py_LIMITED_API, PyPy, GraalPy)))]
+#[repr(C)]
+struct TimeZoneObject {
+    ob_base: pyo3::ffi::PyObject,
+    offset: *mut pyo3::ffi::PyObject,
+    name: *mut pyo3::ffi::PyObject,
+}
+
+/// The UTC offset of `zone` in whole seconds when it is exactly a `datetime.timezone`: the
+/// offset it holds, which is what its `utcoffset` returns for any datetime. `None` for any
+/// other tzinfo, and for an offset with microseconds (the `utcoffset` path raises the error),
+/// so those take the general path.
+///
+/// # Safety
+/// `api` must be the loaded datetime C API and `zone` a live object.
+#[cfg(not(any(Py_LIMITED_API, PyPy, GraalPy)))]
+#[inline(never)]
+unsafe fn fixed_offset(
+    api: *const pyo3::ffi::PyDateTime_CAPI,
+    zone: *mut pyo3::ffi::PyObject,
+) -> Option<i32> {
+    use pyo3::ffi;
+    // SAFETY: `timezone.utc` is an instance of exactly `datetime.timezone` (which cannot be
+    // subclassed), so an object of its type is a PyDateTime_TimeZone; its offset is checked to
+    // be exactly a timedelta before its fields are read.
+    unsafe {
+        if ffi::Py_TYPE(zone) != ffi::Py_TYPE((*api).TimeZone_UTC) {
+            return None;
+        }
+        let offset = (*zone.cast::<TimeZoneObject>()).offset;
+        if offset.is_null() || ffi::Py_TYPE(offset) != (*api).DeltaType {
+            return None;
+        }
+        if ffi::PyDateTime_DELTA_GET_MICROSECONDS(offset) != 0 {
+            return None;
+        }
+        let seconds = ffi::PyDateTime_DELTA_GET_DAYS(offset) * 86_400
+            + ffi::PyDateTime_DELTA_GET_SECONDS(offset);
+        (-86_400 < seconds && seconds < 86_400).then_some(seconds)
+    }
+}
+
 /// Without the datetime C API's accessors every datetime takes [`datetime_parts`].
+///
+/// # Safety
+/// None needed: nothing is read.
 #[cfg(any(Py_LIMITED_API, PyPy, GraalPy))]
 #[inline(always)]
-pub fn utc_or_naive_parts(_value: &Obj<'_>) -> Option<DateTime> {
+pub unsafe fn direct_parts(_object: *mut pyo3::ffi::PyObject) -> Option<DateTime> {
     None
 }
 

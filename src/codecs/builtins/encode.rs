@@ -222,7 +222,7 @@ impl<'py> WireWriter for ObjectWriter<'py> {
         Ok(())
     }
 
-    /// A plain str field is left to `py_str`, which keeps the object itself.
+    /// A plain str or datetime field is left to the general path, which may keep the object.
     #[inline]
     fn plain(&mut self, value: PlainValue<'_>) -> bool {
         match value {
@@ -230,7 +230,7 @@ impl<'py> WireWriter for ObjectWriter<'py> {
             PlainValue::Bool(flag) => self.boolean(flag),
             PlainValue::Int(number) => self.int(number),
             PlainValue::Float(number) => return self.float(number).is_ok(),
-            PlainValue::Ascii(_) => return false,
+            PlainValue::Ascii(_) | PlainValue::DateTime(_) => return false,
         }
         true
     }

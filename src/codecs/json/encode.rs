@@ -9,6 +9,7 @@ use super::write::{write_f64, write_i64, write_str};
 use crate::codecs::encoder::{KeyStart, RecordNames, WireWriter};
 use crate::errors::{Error, Result};
 use crate::plan::{Field, NodeId, Plan};
+use crate::py::fields::PlainDateTime;
 use crate::py::Obj;
 use polycodec_formats::text;
 
@@ -84,6 +85,17 @@ impl<'k> WireWriter for JsonWriter<'k> {
         self.out.push(b'"');
         write(&mut self.out);
         self.out.push(b'"');
+    }
+
+    #[inline(always)]
+    fn plain_datetime(&mut self, value: PlainDateTime<'_>) -> bool {
+        match value.parts() {
+            Some(parts) => {
+                self.ascii_text(|out| text::temporal::write_datetime(out, &parts));
+                true
+            }
+            None => false,
+        }
     }
 
     /// A Decimal's text has nothing to escape.

@@ -13,6 +13,7 @@ use super::write::{
 use crate::codecs::encoder::{NameTable, RecordNames, WireWriter};
 use crate::errors::{Error, Result};
 use crate::plan::{Field, LiteralValue, NodeId, Plan};
+use crate::py::fields::PlainDateTime;
 use crate::py::{self, Obj};
 use crate::shape;
 use polycodec_formats::text;
@@ -30,6 +31,21 @@ pub struct MessagePackWriter<'k> {
 impl<'k> MessagePackWriter<'k> {
     pub fn new(out: Vec<u8>, plan: &'k Plan, names: &'k NameTable) -> Self {
         MessagePackWriter { out, plan, names }
+    }
+
+    /// Aware datetimes as the timestamp extension, naive ones as text.
+    #[inline(always)]
+    fn datetime_parts(&mut self, parts: &DateTime) -> Result<()> {
+        if parts.offset_seconds.is_some() {
+            let (seconds, nanoseconds) = epoch::to_timestamp(parts);
+            if !epoch::in_python_years(seconds) {
+                return Err(out_of_range());
+            }
+            write_timestamp(&mut self.out, seconds, nanoseconds);
+        } else {
+            self.ascii_text(|out| text::temporal::write_datetime(out, parts));
+        }
+        Ok(())
     }
 }
 
@@ -117,20 +133,17 @@ impl<'k> WireWriter for MessagePackWriter<'k> {
     }
 
     /// Aware datetimes as the timestamp extension, naive ones as text.
+    #[inline]
     fn datetime(&mut self, parts: &DateTime, _value: &Obj<'_>) -> Result<()> {
-        if parts.offset_seconds.is_some() {
-            let (seconds, nanoseconds) = epoch::to_timestamp(parts);
-            if !epoch::in_python_years(seconds) {
-                return Err(Error::encode(
-                    "aware datetime is outside years 1-9999 in UTC, so its \
-                     timestamp could not be decoded again",
-                ));
-            }
-            write_timestamp(&mut self.out, seconds, nanoseconds);
-        } else {
-            self.ascii_text(|out| text::temporal::write_datetime(out, parts));
+        self.datetime_parts(parts)
+    }
+
+    #[inline(always)]
+    fn plain_datetime(&mut self, value: PlainDateTime<'_>) -> bool {
+        match value.parts() {
+            Some(parts) => self.datetime_parts(&parts).is_ok(),
+            None => false,
         }
-        Ok(())
     }
 
     /// The hyphenated form is always 36 characters: a str8.
@@ -227,4 +240,12 @@ impl<'k> WireWriter for MessagePackWriter<'k> {
             None => false,
         }
     }
+}
+
+#[cold]
+fn out_of_range() -> Error {
+    Error::encode(
+        "aware datetime is outside years 1-9999 in UTC, so its timestamp could not be decoded \
+         again",
+    )
 }
