@@ -253,6 +253,10 @@ pub fn int_as_i64(value: &Obj<'_>) -> Option<i64> {
     Some(result)
 }
 
+/// The empty argument tuple `tp_new` is called with, made once (rather than a new reference
+/// to CPython's empty tuple taken and released for every instance).
+static EMPTY_ARGS: PyOnceLock<Py<PyTuple>> = PyOnceLock::new();
+
 /// Creates an instance of `cls` without calling `__init__` (the type's `tp_new` with no arguments,
 /// which for a dataclass is `object.__new__`). Fields are then set one by one.
 #[inline]
@@ -265,10 +269,10 @@ pub fn new_instance<'py>(cls: &Bound<'py, PyType>) -> PyResult<Obj<'py>> {
             "cannot create instances of this class",
         ));
     };
-    // SAFETY: tp_new is called with a valid type, an argument tuple and no keywords, and
-    // returns a new reference or NULL with an exception set.
+    let empty = EMPTY_ARGS.get_or_init(py, || PyTuple::empty(py).unbind());
+    // SAFETY: tp_new is called with a valid type, an argument tuple (borrowed: the static keeps
+    // it) and no keywords, and returns a new reference or NULL with an exception set.
     let create = || unsafe {
-        let empty = PyTuple::empty(py);
         Bound::from_owned_ptr_or_err(py, tp_new(type_ptr, empty.as_ptr(), std::ptr::null_mut()))
     };
     // SAFETY: reading a slot of the static base type `object`, never written after startup.
