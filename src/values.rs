@@ -8,8 +8,8 @@ use smallvec::SmallVec;
 
 use crate::errors::{cut, quote, Error, ErrorKind, Result};
 use crate::plan::{
-    DecimalSpec, FieldDefault, LiteralValue, Node, NodeId, Plan, RecordKind, RecordSpec, StrSpec,
-    TzRule, UnionSpec,
+    DecimalSpec, Field, FieldDefault, LiteralValue, Node, NodeId, Plan, RecordKind, RecordSpec,
+    StrSpec, TzRule, UnionSpec,
 };
 use crate::py::{self, temporal, Obj};
 use polycodec_formats::text;
@@ -553,46 +553,64 @@ impl<'py> RecordBuilder<'py> {
         py::user_code(py, || drop(earlier));
     }
 
-    /// Fills defaults, reports missing fields, and creates the instance.
+    /// Fills defaults, reports missing fields, and creates the instance. The common case (a
+    /// dataclass whose fields are set by CPython alone) is kept to a loop over the fields and
+    /// one [`FieldAccess::create`](crate::py::fields::FieldAccess::create); defaults, the other
+    /// record kinds and user code are out of line.
+    #[inline]
     pub fn finish(mut self, py: Python<'py>, spec: &RecordSpec) -> Result<Obj<'py>> {
         for (slot, field) in self.values.iter_mut().zip(&spec.fields) {
-            if slot.is_some() {
-                continue;
-            }
-            match &field.default {
-                FieldDefault::Value(value) => *slot = Some(value.bind(py).clone()),
-                FieldDefault::Factory(factory) => {
-                    *slot = Some(py::user_code(py, || factory.bind(py).call0())?)
-                }
-                FieldDefault::Absent => {}
-                // `init=False` without a default: `__post_init__` is expected to set it.
-                FieldDefault::Required if !field.on_wire => {}
-                FieldDefault::Required => {
-                    return Err(Error::validation(format!(
-                        "object missing required field `{}`",
-                        field.wire_name
-                    )))
-                }
+            if slot.is_none() {
+                Self::default_value(py, slot, field)?;
             }
         }
+        if spec.kind != RecordKind::Dataclass || spec.user_setattr {
+            return self.finish_other(py, spec);
+        }
+        let cls = spec.cls.bind(py).cast::<PyType>().map_err(PyErr::from)?;
+        let instance = spec.access.create(cls, &spec.fields, &mut self.values)?;
+        if spec.post_init {
+            post_init(&instance)?;
+        }
+        Ok(instance)
+    }
+
+    /// Fills a field the input left out with its default, or reports it missing.
+    #[inline(never)]
+    fn default_value(py: Python<'py>, slot: &mut Option<Obj<'py>>, field: &Field) -> Result<()> {
+        match &field.default {
+            FieldDefault::Value(value) => *slot = Some(value.bind(py).clone()),
+            FieldDefault::Factory(factory) => {
+                *slot = Some(py::user_code(py, || factory.bind(py).call0())?)
+            }
+            FieldDefault::Absent => {}
+            // `init=False` without a default: `__post_init__` is expected to set it.
+            FieldDefault::Required if !field.on_wire => {}
+            FieldDefault::Required => {
+                return Err(Error::validation(format!(
+                    "object missing required field `{}`",
+                    field.wire_name
+                )))
+            }
+        }
+        Ok(())
+    }
+
+    /// [`RecordBuilder::finish`] for a TypedDict, a NamedTuple, or a dataclass whose field
+    /// stores run Python code.
+    #[inline(never)]
+    fn finish_other(mut self, py: Python<'py>, spec: &RecordSpec) -> Result<Obj<'py>> {
         let cls = spec.cls.bind(py);
         match spec.kind {
             RecordKind::Dataclass => {
                 let cls = cls.cast::<PyType>().map_err(PyErr::from)?;
+                // A descriptor's `__set__` is Python code.
                 let instance = spec.access.new_instance(cls)?;
-                if spec.user_setattr {
-                    // A descriptor's `__set__` is Python code.
-                    py::user_code(py, || {
-                        spec.access.fill(&instance, &spec.fields, &mut self.values)
-                    })?;
-                } else {
-                    spec.access
-                        .fill(&instance, &spec.fields, &mut self.values)?;
-                }
+                py::user_code(py, || {
+                    spec.access.fill(&instance, &spec.fields, &mut self.values)
+                })?;
                 if spec.post_init {
-                    py::user_code(py, || {
-                        instance.call_method0(py::stdlib(py).post_init.bind(py))
-                    })?;
+                    post_init(&instance)?;
                 }
                 Ok(instance)
             }
@@ -613,6 +631,16 @@ impl<'py> RecordBuilder<'py> {
             }
         }
     }
+}
+
+/// Calls a new instance's `__post_init__` (Python code).
+#[inline(never)]
+fn post_init(instance: &Obj<'_>) -> Result<()> {
+    let py = instance.py();
+    py::user_code(py, || {
+        instance.call_method0(py::stdlib(py).post_init.bind(py))
+    })?;
+    Ok(())
 }
 
 /// Unknown keys: skipped, or refused when the record forbids them.

@@ -79,6 +79,26 @@ pub enum FieldAccess {
     Tuple,
 }
 
+/// Anything that names a record field by its interned attribute name: the plan's [`Field`],
+/// or the name itself (the floor diagnostic).
+pub trait FieldName {
+    fn field_name(&self) -> &Py<PyString>;
+}
+
+impl FieldName for Field {
+    #[inline(always)]
+    fn field_name(&self) -> &Py<PyString> {
+        &self.name
+    }
+}
+
+impl FieldName for Py<PyString> {
+    #[inline(always)]
+    fn field_name(&self) -> &Py<PyString> {
+        self
+    }
+}
+
 /// What one attribute of a class is, for the choice of access.
 enum Found<'py> {
     /// Nothing in the class, or a plain class attribute (a default value, a method): an
@@ -222,13 +242,36 @@ impl FieldAccess {
         super::new_instance(cls)
     }
 
+    /// A new instance of the dataclass `cls` holding the values given (by field index; the
+    /// values are taken, and an absent one leaves its field unset): [`FieldAccess::new_instance`]
+    /// then [`FieldAccess::fill`], or for a `slots=True` class (on CPython 3.11) the instance
+    /// allocated with its slots written in one step ([`super::create_slotted`]).
+    #[inline]
+    pub fn create<'py>(
+        &self,
+        cls: &Bound<'py, PyType>,
+        fields: &[impl FieldName],
+        values: &mut [Option<Obj<'py>>],
+    ) -> PyResult<Obj<'py>> {
+        if let FieldAccess::Offsets { type_addr, offsets } = self {
+            if cls.as_type_ptr() as usize == *type_addr {
+                if let Some(instance) = super::create_slotted(cls, offsets, values) {
+                    return instance;
+                }
+            }
+        }
+        let instance = self.new_instance(cls)?;
+        self.fill(&instance, fields, values)?;
+        Ok(instance)
+    }
+
     /// Stores each value given (by field index) into an instance made by
     /// [`FieldAccess::new_instance`], as [`FieldAccess::store`] does; the values are taken.
     #[inline]
     pub fn fill<'py>(
         &self,
         instance: &Obj<'py>,
-        fields: &[Field],
+        fields: &[impl FieldName],
         values: &mut [Option<Obj<'py>>],
     ) -> PyResult<()> {
         if let FieldAccess::Offsets { type_addr, offsets } = self {
@@ -258,14 +301,14 @@ impl FieldAccess {
         if let FieldAccess::Descriptors { .. } = self {
             for (index, (value, field)) in values.iter_mut().zip(fields).enumerate() {
                 if let Some(value) = value.take() {
-                    self.store(instance, index, field.name.bind(py), value)?;
+                    self.store(instance, index, field.field_name().bind(py), value)?;
                 }
             }
             return Ok(());
         }
         for (value, field) in values.iter_mut().zip(fields) {
             if let Some(value) = value.take() {
-                super::set_field(instance, field.name.bind(py), &value)?;
+                super::set_field(instance, field.field_name().bind(py), &value)?;
             }
         }
         Ok(())

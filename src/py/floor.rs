@@ -1,13 +1,14 @@
 //! A diagnostic for the decode-floor micro-benchmark (`benches/floor.py`): creates instances of
-//! a dataclass from ready field values exactly as the decoders do (the class's [`FieldAccess`],
-//! `new_instance`, then one store per field, with the collector paused), and nothing else. Its
+//! a dataclass from ready field values exactly as the decoders' record builder does (the class's
+//! [`FieldAccess`] and its `create`, with the collector paused), and nothing else. Its
 //! time per instance is the floor a decoder's instance creation cannot go below. Not an API.
 
 use pyo3::prelude::*;
 use pyo3::types::{PyList, PyString, PyTuple, PyType};
+use smallvec::SmallVec;
 
 use super::fields::FieldAccess;
-use super::GcPause;
+use super::{GcPause, Obj};
 use crate::plan::RecordKind;
 
 /// `[cls-instance made from row for row in rows]`, each row a tuple of the field values in the
@@ -34,10 +35,8 @@ pub fn _floor_create<'py>(
                 "each row must hold one value per field name",
             ));
         }
-        let instance = access.new_instance(cls)?;
-        for (index, (value, name)) in row.iter().zip(&interned).enumerate() {
-            access.store(&instance, index, name.bind(py), value)?;
-        }
+        let mut values: SmallVec<[Option<Obj<'py>>; 16]> = row.iter().map(Some).collect();
+        let instance = access.create(cls, &interned, &mut values)?;
         out.append(instance)?;
     }
     Ok(out)

@@ -21,7 +21,7 @@ mod imp {
     use pyo3::prelude::*;
     use pyo3::types::{PyString, PyType};
 
-    use crate::plan::Field;
+    use crate::py::fields::FieldName;
     use crate::py::Obj;
 
     /// Where each field of a plain dataclass lives in its instances' inline values array.
@@ -232,19 +232,29 @@ mod imp {
         pub fn fill<'py>(
             &self,
             instance: &Obj<'py>,
-            fields: &[Field],
+            fields: &[impl FieldName],
             values: &mut [Option<Obj<'py>>],
         ) -> PyResult<bool> {
             let Some(array) = self.array(instance, self.indices.len()) else {
                 return Ok(false);
             };
+            // SAFETY: a live values array (just checked); its order count is read.
+            if unsafe { order(array) }.0 == 0 {
+                // SAFETY: `array` was checked for this instance, with room for every field.
+                unsafe { Self::fill_fresh(array, &self.indices, values) };
+                return Ok(true);
+            }
             for ((value, &index), field) in values.iter_mut().zip(self.indices.iter()).zip(fields) {
                 if let Some(value) = value.take() {
                     // SAFETY: `array` was checked for this instance with room for every field;
                     // nothing since ran Python code (a refused value is stored below, after
                     // which no further slot is written here).
                     if let Err(value) = unsafe { Self::put(array, index, value) } {
-                        super::super::set_field(instance, field.name.bind(instance.py()), &value)?;
+                        super::super::set_field(
+                            instance,
+                            field.field_name().bind(instance.py()),
+                            &value,
+                        )?;
                         return self.rest(instance, fields, values);
                     }
                 }
@@ -252,17 +262,48 @@ mod imp {
             Ok(true)
         }
 
+        /// Stores the values given into the values array of an instance that has no attribute
+        /// yet (its insertion order is empty, so every slot is NULL: a slot is set exactly when
+        /// its index is in the order): each value written to its slot and its index appended
+        /// to the order, in field order as `__init__` sets them, with the count written once.
+        ///
+        /// # Safety
+        /// `values` must be the live values array of an instance of the probed class whose
+        /// order count is 0, with room for `indices.len()` order bytes.
+        #[inline(always)]
+        unsafe fn fill_fresh<'py>(
+            values: *mut *mut ffi::PyObject,
+            indices: &[u8],
+            items: &mut [Option<Obj<'py>>],
+        ) {
+            // The order bytes grow downwards from byte -3 (see `put`).
+            let count_byte = values.cast::<u8>().sub(2);
+            let mut count = 0;
+            for (item, &index) in items.iter_mut().zip(indices) {
+                if let Some(item) = item.take() {
+                    *values.add(index as usize) = item.into_ptr();
+                    count += 1;
+                    *count_byte.sub(count) = index;
+                }
+            }
+            *count_byte = count as u8;
+        }
+
         /// The fields left after a portable store (which may have run Python code).
         #[cold]
         fn rest<'py>(
             &self,
             instance: &Obj<'py>,
-            fields: &[Field],
+            fields: &[impl FieldName],
             values: &mut [Option<Obj<'py>>],
         ) -> PyResult<bool> {
             for (value, field) in values.iter_mut().zip(fields) {
                 if let Some(value) = value.take() {
-                    super::super::set_field(instance, field.name.bind(instance.py()), &value)?;
+                    super::super::set_field(
+                        instance,
+                        field.field_name().bind(instance.py()),
+                        &value,
+                    )?;
                 }
             }
             Ok(true)
@@ -292,7 +333,7 @@ mod imp {
     use pyo3::prelude::*;
     use pyo3::types::{PyString, PyType};
 
-    use crate::plan::Field;
+    use crate::py::fields::FieldName;
     use crate::py::Obj;
 
     /// Never made: this interpreter's instance layout is not known, so stores stay portable.
@@ -326,7 +367,7 @@ mod imp {
         pub fn fill<'py>(
             &self,
             _instance: &Obj<'py>,
-            _fields: &[Field],
+            _fields: &[impl FieldName],
             _values: &mut [Option<Obj<'py>>],
         ) -> PyResult<bool> {
             match *self {}

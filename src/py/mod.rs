@@ -253,6 +253,10 @@ pub fn int_as_i64(value: &Obj<'_>) -> Option<i64> {
     Some(result)
 }
 
+/// The empty argument tuple `tp_new` is called with, made once (rather than a new reference
+/// to CPython's empty tuple taken and released for every instance).
+static EMPTY_ARGS: PyOnceLock<Py<PyTuple>> = PyOnceLock::new();
+
 /// Creates an instance of `cls` without calling `__init__` (the type's `tp_new` with no arguments,
 /// which for a dataclass is `object.__new__`). Fields are then set one by one.
 #[inline]
@@ -265,10 +269,10 @@ pub fn new_instance<'py>(cls: &Bound<'py, PyType>) -> PyResult<Obj<'py>> {
             "cannot create instances of this class",
         ));
     };
-    // SAFETY: tp_new is called with a valid type, an argument tuple and no keywords, and
-    // returns a new reference or NULL with an exception set.
+    let empty = EMPTY_ARGS.get_or_init(py, || PyTuple::empty(py).unbind());
+    // SAFETY: tp_new is called with a valid type, an argument tuple (borrowed: the static keeps
+    // it) and no keywords, and returns a new reference or NULL with an exception set.
     let create = || unsafe {
-        let empty = PyTuple::empty(py);
         Bound::from_owned_ptr_or_err(py, tp_new(type_ptr, empty.as_ptr(), std::ptr::null_mut()))
     };
     // SAFETY: reading a slot of the static base type `object`, never written after startup.
@@ -317,6 +321,84 @@ fn allocate_plain<'py>(
 fn allocate_plain<'py>(
     _py: Python<'py>,
     _type_ptr: *mut ffi::PyTypeObject,
+) -> Option<PyResult<Obj<'py>>> {
+    None
+}
+
+/// A new instance of `cls`, a class whose every field is an object slot at `offsets` (by field
+/// index), holding `values` (taken; an absent one leaves its slot unset): what
+/// `object.__new__(cls)` and one store per slot make, done in one step on CPython 3.11.
+/// `object.__new__` of such a class is `tp_alloc` alone, and `PyType_GenericAlloc` is
+/// `PyObject_GC_New`, a zeroed body and `PyObject_GC_Track`: here the body is written with the
+/// values instead of zeroed first (so no slot holds an old value to release), and the instance
+/// is tracked once it is complete. Checked on every call, since a class can gain a `__new__`
+/// later: `object.__new__` and the generic allocator, collected, not abstract, no instance dict
+/// and no items, and a body that is exactly the slots (no weakref list or other word left to
+/// zero). `None`: take [`new_instance`] and the stores.
+#[cfg(all(Py_3_11, not(Py_3_12), not(Py_LIMITED_API), not(PyPy), not(GraalPy)))]
+#[inline(always)]
+pub fn create_slotted<'py>(
+    cls: &Bound<'py, PyType>,
+    offsets: &[usize],
+    values: &mut [Option<Obj<'py>>],
+) -> Option<PyResult<Obj<'py>>> {
+    let py = cls.py();
+    let type_ptr = cls.as_type_ptr();
+    // SAFETY: a live type object; six of its slots are read. `object`'s slot is never
+    // written after startup.
+    let (new, alloc, flags, dict_offset, item_size, basic_size, object_new) = unsafe {
+        (
+            (*type_ptr).tp_new,
+            (*type_ptr).tp_alloc,
+            (*type_ptr).tp_flags,
+            (*type_ptr).tp_dictoffset,
+            (*type_ptr).tp_itemsize,
+            (*type_ptr).tp_basicsize,
+            (*std::ptr::addr_of!(ffi::PyBaseObject_Type)).tp_new,
+        )
+    };
+    let word = std::mem::size_of::<*mut ffi::PyObject>();
+    let dense = basic_size as usize == std::mem::size_of::<ffi::PyObject>() + offsets.len() * word
+        && values.len() == offsets.len();
+    let refused = ffi::Py_TPFLAGS_IS_ABSTRACT | ffi::Py_TPFLAGS_MANAGED_DICT;
+    let generic = ffi::PyType_GenericAlloc as *const () as usize;
+    let plain = matches!((new, object_new), (Some(new), Some(object_new))
+            if std::ptr::fn_addr_eq(new, object_new))
+        && alloc.map(|f| f as usize) == Some(generic)
+        && flags & (ffi::Py_TPFLAGS_HAVE_GC | refused) == ffi::Py_TPFLAGS_HAVE_GC
+        && dict_offset == 0
+        && item_size == 0;
+    if !(dense && plain) {
+        return None;
+    }
+    // SAFETY: a collected type with no items: GC_New allocates its basic size (with the GC
+    // header, linked but untracked), sets the type (a reference for a heap type) and the
+    // reference count, and returns NULL with an exception set when memory runs out.
+    let raw = unsafe { ffi::PyObject_GC_New::<ffi::PyObject>(type_ptr) };
+    if raw.is_null() {
+        return Some(Err(PyErr::fetch(py)));
+    }
+    let base = raw.cast::<u8>();
+    for (value, &offset) in values.iter_mut().zip(offsets) {
+        let item = value.take().map_or(std::ptr::null_mut(), Bound::into_ptr);
+        // SAFETY: `offset` is an object slot of exactly this class (from its member
+        // descriptor, inside the basic size), and the slots cover the whole body, so every
+        // word of it is written once; the slot takes the value's reference.
+        unsafe { *base.add(offset).cast::<*mut ffi::PyObject>() = item };
+    }
+    // SAFETY: the instance is complete (every word of its body set) and not yet tracked.
+    unsafe { ffi::PyObject_GC_Track(raw.cast()) };
+    // SAFETY: the new reference GC_New returned.
+    Some(Ok(unsafe { Bound::from_owned_ptr(py, raw) }))
+}
+
+/// Elsewhere the instance is made by `object.__new__` and filled by stores.
+#[cfg(not(all(Py_3_11, not(Py_3_12), not(Py_LIMITED_API), not(PyPy), not(GraalPy))))]
+#[inline(always)]
+pub fn create_slotted<'py>(
+    _cls: &Bound<'py, PyType>,
+    _offsets: &[usize],
+    _values: &mut [Option<Obj<'py>>],
 ) -> Option<PyResult<Obj<'py>>> {
     None
 }
