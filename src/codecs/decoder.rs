@@ -5,8 +5,9 @@
 //! walk with deferred members). Each format implements [`WireReader`] for its `Decoder` with
 //! what is its own: the value dispatch on the next token, scalars, dict keys, and how a
 //! container is read. JSON matches keys against each field's precomputed `"name":` bytes and
-//! finds a container's end at its closing bracket; MessagePack matches fixstr keys and counts
-//! items from the container's head, so it checks lengths before reading the items.
+//! finds a container's end at its closing bracket; MessagePack matches each key's whole
+//! precomputed str (and a fixed tag's whole entry) and counts items from the container's head,
+//! so it checks lengths before reading the items.
 //!
 //! `Decoder` is generic over the reader, so each format gets its own monomorphised copy with
 //! its reads inlined: the hot paths compile as if written for that format alone.
@@ -656,6 +657,7 @@ fn tag_field<'p>(plan: &'p Plan, spec: &TaggedUnionSpec) -> Option<(NodeId, usiz
 }
 
 /// Sets the variant's tag field (when it declares one) from the tag value read.
+#[inline(always)]
 fn set_tag<'py>(
     ctx: &Decoding<'_, 'py>,
     record: &RecordSpec,
