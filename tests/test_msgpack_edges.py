@@ -6,8 +6,11 @@ from __future__ import annotations
 
 import dataclasses
 import datetime
+import decimal
+import enum
 import math
 import random
+import uuid
 from typing import Any, Callable, Optional
 
 import msgpack
@@ -59,6 +62,111 @@ def test_malformed_input_is_a_decode_error(data: bytes, message: str) -> None:
     with pytest.raises(polycodec.DecodeError, match=message) as info:
         decode(data)
     assert info.value.path.startswith("$")
+
+
+@dataclasses.dataclass(slots=True)
+class Typed:
+    name: str
+    maybe: Optional[str]
+    at: datetime.datetime
+    when: Optional[datetime.datetime]
+    count: int
+    ratio: float
+    flag: bool
+
+
+def test_plain_shortcuts_fail_as_the_general_path() -> None:
+    # Scalars of plain nodes skip the general dispatch; a bad one there falls back to it, so
+    # the error and its path are the general path's.
+    stamp = b"\xd6\xff\x00\x00\x00\x01"
+    good = {"name": "a", "maybe": None, "at": 0, "when": 0, "count": 1, "ratio": 0.5, "flag": True}
+
+    def wire(**replace: bytes) -> bytes:
+        out = bytearray([0x80 | len(good)])
+        for key, value in good.items():
+            out += msgpack.packb(key)
+            out += replace.get(key, stamp if key in ("at", "when") else msgpack.packb(value))
+        return bytes(out)
+
+    value = polycodec.Codec(Typed, format="msgpack").decode_one(wire())
+    utc = datetime.timezone.utc
+    assert value == Typed(
+        "a", None, datetime.datetime(1970, 1, 1, 0, 0, 1, tzinfo=utc), value.when, 1, 0.5, True
+    )
+    cases = [
+        ({"name": b"\xa1\x80"}, "not valid UTF-8", "$.name"),
+        ({"maybe": b"\xa2\xff\xfe"}, "not valid UTF-8", "$.maybe"),
+        ({"at": b"\xd5\xff\x00\x00"}, "invalid timestamp", "$.at"),
+        ({"when": b"\xd7\xff\xff\xff\xff\xff\x00\x00\x00\x00"}, "invalid timestamp", "$.when"),
+        (
+            {"when": b"\xc7\x0c\xff" + bytes(4) + (2**40).to_bytes(8, "big")},
+            "out of range",
+            "$.when",
+        ),
+        ({"count": b"\xa1x"}, "expected int", "$.count"),
+        ({"flag": b"\xc0"}, "expected bool", "$.flag"),
+        ({"ratio": b"\xc2"}, "expected float", "$.ratio"),
+    ]
+    codec = polycodec.Codec(Typed, format="msgpack")
+    for replace, message, path in cases:
+        with pytest.raises(polycodec.DecodeError, match=message) as info:
+            codec.decode_one(wire(**replace))
+        assert info.value.path == path
+
+
+class Color(enum.Enum):
+    RED = "red"
+    BLUE = "blue"
+
+
+@dataclasses.dataclass(slots=True)
+class Texts:
+    color: Color
+    day: datetime.date
+    maybe_day: Optional[datetime.date]
+    ident: uuid.UUID
+    amount: decimal.Decimal
+
+
+def test_text_shortcuts_fail_as_the_general_path() -> None:
+    # Enums, dates, UUIDs and Decimals read out of strs skip the general dispatch; a bad one
+    # falls back to it, so the error and its path are the general path's.
+    good = {
+        "color": "blue",
+        "day": "2024-02-29",
+        "maybe_day": None,
+        "ident": "12345678-1234-5678-1234-567812345678",
+        "amount": "12.50",
+    }
+    codec = polycodec.Codec(Texts, format="msgpack")
+    value = codec.decode_one(msgpack.packb(good))
+    assert value == Texts(
+        Color.BLUE,
+        datetime.date(2024, 2, 29),
+        None,
+        uuid.UUID(good["ident"]),
+        decimal.Decimal("12.50"),
+    )
+    assert codec.decode_one(msgpack.packb({**good, "maybe_day": "2000-01-01"})).maybe_day == (
+        datetime.date(2000, 1, 1)
+    )
+    cases: list[tuple[str, Any, str]] = [
+        ("color", "green", "invalid enum value"),
+        ("color", b"\xff", "expected"),
+        ("day", "2023-02-29", "day"),
+        ("maybe_day", "yesterday", "date"),
+        ("ident", "not-a-uuid", "UUID"),
+        ("amount", "twelve", "invalid decimal"),
+        ("amount", "1\u00e9", "invalid decimal"),
+    ]
+    for key, bad, message in cases:
+        with pytest.raises(polycodec.DecodeError, match=message) as info:
+            codec.decode_one(msgpack.packb({**good, key: bad}))
+        assert info.value.path == f"$.{key}"
+    data = msgpack.packb(good).replace(b"\xa4blue", b"\xa4bl\xffe")
+    with pytest.raises(polycodec.DecodeError, match="not valid UTF-8") as info:
+        codec.decode_one(data)
+    assert info.value.path == "$.color"
 
 
 def test_malformed_input_inside_a_record_carries_the_path() -> None:

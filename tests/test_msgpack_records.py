@@ -185,6 +185,51 @@ def test_tagged_union_int_tags_and_several_tags_per_class() -> None:
     assert_same(birds.decode_one(msgpack.packb({"kind": "parrot"})), Bird("parrot"))
 
 
+def str8(text: str) -> bytes:
+    """A str in the str8 form, longer than the fixstr form a short str is normally written in."""
+    data = text.encode()
+    return bytes([0xD9, len(data)]) + data
+
+
+def test_tag_entry_and_field_names_in_any_str_form() -> None:
+    # The leading tag entry and the field names are matched whole against precomputed bytes;
+    # the same entries in str8 form (or a tag value that is no variant's) take the general path
+    # and decode, or fail, exactly as before.
+    c = codec(Union[Cat, Dog])
+    assert_same(c.decode_one(msgpack.packb({"kind": "cat", "lives": 9})), Cat("cat", 9))
+    forms = [
+        b"\x82\xa4kind\xa3cat\xa5lives\x09",
+        b"\x82" + str8("kind") + b"\xa3cat\xa5lives\x09",
+        b"\x82\xa4kind" + str8("cat") + b"\xa5lives\x09",
+        b"\x82\xa4kind\xa3cat" + str8("lives") + b"\x09",
+        b"\x82\xa5lives\x09\xa4kind\xa3cat",
+    ]
+    for wire in forms:
+        assert_same(c.decode_one(wire), Cat("cat", 9))
+    with pytest.raises(polycodec.ValidationError) as info:
+        c.decode_one(b"\x82\xa4kind\xa3cow\xa5lives\x09")
+    assert info.value.path == "$.kind"
+    assert "cow" in str(info.value)
+    with pytest.raises(polycodec.ValidationError) as info:
+        c.decode_one(b"\x82\xa4kind\xa3dog\xa5lives\x09")
+    assert "good" in str(info.value)
+    # A map that ends after its first entry: the tag alone, or the tag key with no entries left.
+    with pytest.raises(polycodec.ValidationError, match="field `lives`"):
+        c.decode_one(b"\x81\xa4kind\xa3cat")
+    with pytest.raises(polycodec.ValidationError, match="field `kind`"):
+        c.decode_one(b"\x80\xa4kind\xa3cat")
+    shapes = codec(Union[Shape, Blob])
+    assert_same(
+        shapes.decode_one(b"\x82\xa3tag\x02\xa4size\xcb" + struct.pack(">d", 0.5)), Blob(2, 0.5)
+    )
+    assert_same(shapes.decode_one(b"\x82\xa3tag\xd0\x01\xa5sides\x03"), Shape(1, 3))
+    # A long field name (str8 on the wire) still matches in declaration order.
+    long_name = "n" * 40
+    Long = dataclasses.make_dataclass("Long", [(long_name, int), ("b", int)])
+    wire = msgpack.packb({long_name: 1, "b": 2})
+    assert_same(codec(Long).decode_one(wire), Long(1, 2))
+
+
 def test_tagged_union_errors() -> None:
     c = codec(Pet)
     cases = [

@@ -5,8 +5,9 @@
 //! walk with deferred members). Each format implements [`WireReader`] for its `Decoder` with
 //! what is its own: the value dispatch on the next token, scalars, dict keys, and how a
 //! container is read. JSON matches keys against each field's precomputed `"name":` bytes and
-//! finds a container's end at its closing bracket; MessagePack matches fixstr keys and counts
-//! items from the container's head, so it checks lengths before reading the items.
+//! finds a container's end at its closing bracket; MessagePack matches each key's whole
+//! precomputed str (and a fixed tag's whole entry) and counts items from the container's head,
+//! so it checks lengths before reading the items.
 //!
 //! `Decoder` is generic over the reader, so each format gets its own monomorphised copy with
 //! its reads inlined: the hot paths compile as if written for that format alone.
@@ -100,6 +101,17 @@ pub trait WireReader<'p, 'py> {
         index: usize,
         field: &Field,
     ) -> bool;
+    /// Consumes a tagged union's leading tag entry (its key and value) when the format matches
+    /// it whole against precomputed bytes: the tag's position in `spec.tags`. `None` (nothing
+    /// consumed) sends the map down the general path, which reads the key, then the tag.
+    #[inline(always)]
+    fn take_tag_entry(
+        &mut self,
+        _entries: &mut Self::Left,
+        _spec: &TaggedUnionSpec,
+    ) -> Option<usize> {
+        None
+    }
     /// The next entry's key (checked UTF-8), or `None` after the last entry.
     fn next_key(&mut self, entries: &mut Self::Left) -> Result<Option<&[u8]>>;
     /// A map as a dict (`Dict` or `Any`), with the format's own keys.
@@ -458,11 +470,19 @@ where
     ) -> Result<Obj<'py>> {
         let plan: &'p Plan = self.ctx.plan;
         let first = tag_field(plan, spec);
-        match first {
-            Some((first_id, index, field))
-                if self.take_field(&mut entries, self.record_names(first_id), index, field) =>
-            {
-                let tag = self.tag(spec).map_err(|e| e.at_field(&spec.tag_field))?;
+        let tag = match self.take_tag_entry(&mut entries, spec) {
+            Some(tag) => Some(tag),
+            None => match first {
+                Some((first_id, index, field))
+                    if self.take_field(&mut entries, self.record_names(first_id), index, field) =>
+                {
+                    Some(self.tag(spec).map_err(|e| e.at_field(&spec.tag_field))?)
+                }
+                _ => None,
+            },
+        };
+        match tag {
+            Some(tag) => {
                 let (record_id, record) = variant(plan, spec, tag);
                 let mut builder = RecordBuilder::new(record);
                 set_tag(&self.ctx, record, &spec.tags[tag].0, &mut builder)
@@ -470,7 +490,7 @@ where
                 self.record_fields(record_id, record, &mut builder, entries)?;
                 builder.finish(self.ctx.py, record)
             }
-            _ => self.tagged_anywhere(spec, entries),
+            None => self.tagged_anywhere(spec, entries),
         }
     }
 
@@ -637,6 +657,7 @@ fn tag_field<'p>(plan: &'p Plan, spec: &TaggedUnionSpec) -> Option<(NodeId, usiz
 }
 
 /// Sets the variant's tag field (when it declares one) from the tag value read.
+#[inline(always)]
 fn set_tag<'py>(
     ctx: &Decoding<'_, 'py>,
     record: &RecordSpec,

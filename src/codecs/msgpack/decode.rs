@@ -9,10 +9,116 @@ use pyo3::types::PyBool;
 use super::epoch;
 use super::read::{self, Head, ReadError, Reader};
 use crate::codecs::decoder::{find_tag, Decoder, TagRef, WireReader};
+use crate::codecs::encoder::NameTable;
 use crate::errors::{Error, Result};
-use crate::plan::{Field, FloatBounds, IntBounds, Node, NodeId, TaggedUnionSpec, TzRule};
+use crate::plan::{Field, FloatBounds, IntBounds, Node, NodeId, Plan, TaggedUnionSpec, TzRule};
 use crate::py::{self, temporal, Obj};
 use crate::values::{nested, Token, MAX_DEPTH};
+use polycodec_formats::text;
+
+/// What the MessagePack decoder reads: the input, and what the codec precomputed from the plan:
+/// the name entries (each field name's whole str, a fixed tag's whole leading entry), matched
+/// as bytes, and each node's [`Plain`] shortcut.
+pub struct MsgpackInput<'a, 'k> {
+    reader: Reader<'a>,
+    names: &'k NameTable,
+    plain: &'k [Plain],
+}
+
+impl<'a, 'k> MsgpackInput<'a, 'k> {
+    pub fn new(input: &'a [u8], names: &'k NameTable, plain: &'k [Plain]) -> Self {
+        MsgpackInput {
+            reader: Reader::new(input),
+            names,
+            plain,
+        }
+    }
+}
+
+/// The scalar a node takes with nothing to check but the head's type (see
+/// [`Decoder::plain`]), or `Other`.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum PlainKind {
+    Other,
+    Str,
+    Int,
+    Float,
+    Bool,
+    Null,
+    /// An aware (or either) datetime: the timestamp extension.
+    Timestamp,
+    /// A type read out of a str with no constraint to check: an enum with str values, a date,
+    /// a UUID, an unconstrained Decimal (see [`Decoder::text`]).
+    Text,
+}
+
+/// One node's shortcut, looked up by node id: `Optional[X]` is `X`'s kind with `nullable`,
+/// and `node` is `X`'s id.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct Plain {
+    kind: PlainKind,
+    nullable: bool,
+    node: NodeId,
+}
+
+/// Every node's [`Plain`] shortcut, by node id: one byte pair read per value instead of the
+/// node, its union's variants and their constraints.
+pub fn plain_table(plan: &Plan) -> Box<[Plain]> {
+    let kind = |node: &Node| match node {
+        Node::Str(spec) if spec.is_unconstrained() => PlainKind::Str,
+        Node::Int(bounds) if *bounds == IntBounds::default() => PlainKind::Int,
+        Node::Float(bounds) if *bounds == FloatBounds::default() => PlainKind::Float,
+        Node::Bool => PlainKind::Bool,
+        Node::None => PlainKind::Null,
+        Node::DateTime(TzRule::Either | TzRule::Aware) => PlainKind::Timestamp,
+        Node::Enum(spec) if spec.has_str_values() => PlainKind::Text,
+        Node::Date | Node::Uuid => PlainKind::Text,
+        Node::Decimal(spec) if !spec.is_constrained() => PlainKind::Text,
+        _ => PlainKind::Other,
+    };
+    plan.nodes
+        .iter()
+        .enumerate()
+        .map(|(id, node)| match node {
+            Node::Union(spec) => match (spec.none, spec.variants.as_slice()) {
+                (Some(none), &[a, b]) => {
+                    let inner = if a == none { b } else { a };
+                    Plain {
+                        kind: kind(plan.node(inner)),
+                        nullable: true,
+                        node: inner,
+                    }
+                }
+                _ => Plain {
+                    kind: PlainKind::Other,
+                    nullable: false,
+                    node: id,
+                },
+            },
+            node => Plain {
+                kind: kind(node),
+                nullable: false,
+                node: id,
+            },
+        })
+        .collect()
+}
+
+impl<'a> std::ops::Deref for MsgpackInput<'a, '_> {
+    type Target = Reader<'a>;
+
+    #[inline(always)]
+    fn deref(&self) -> &Reader<'a> {
+        &self.reader
+    }
+}
+
+impl std::ops::DerefMut for MsgpackInput<'_, '_> {
+    #[inline(always)]
+    fn deref_mut(&mut self) -> &mut Self::Target {
+        &mut self.reader
+    }
+}
 
 #[cold]
 fn malformed(err: ReadError) -> Error {
@@ -53,48 +159,61 @@ fn expected(what: &str, got: &str) -> Error {
     Error::validation(format!("expected {what}, got {got}"))
 }
 
-impl<'a, 'p, 'py> Decoder<'p, 'py, Reader<'a>> {
+impl<'a, 'p, 'py> Decoder<'p, 'py, MsgpackInput<'a, '_>> {
     #[inline(always)]
     fn head(&mut self, id: NodeId, head: Head<'a>) -> Result<Obj<'py>> {
         if let Some(value) = self.plain(id, &head) {
-            return value;
+            return Ok(value);
         }
         self.general(id, head)
     }
 
-    /// The common pairs of token and node, with nothing to check but the token: decoded here
-    /// without the general dispatch. `Optional[X]` takes the same shortcuts for `X`.
+    /// The common pairs of head and node, with nothing to check but the head (the node's
+    /// precomputed [`Plain`]): decoded here without the general dispatch. `Optional[X]` takes
+    /// the same shortcuts for `X`. Returns only a value: on any failure (invalid UTF-8, a bad
+    /// timestamp, a failed allocation) `None` sends the head down the general path, which
+    /// fails the same way with its own error, so the shortcut never carries an error around.
     #[inline(always)]
-    fn plain(&self, id: NodeId, head: &Head<'a>) -> Option<Result<Obj<'py>>> {
+    fn plain(&self, id: NodeId, head: &Head<'a>) -> Option<Obj<'py>> {
         let py = self.ctx.py;
-        let plan = self.ctx.plan;
-        let mut node = plan.node(id);
-        if let Node::Union(spec) = node {
-            let (Some(none), &[a, b]) = (spec.none, spec.variants.as_slice()) else {
-                return None;
-            };
-            if let Head::Nil = head {
-                return Some(Ok(py.None().into_bound(py)));
+        let plain = *self.reader.plain.get(id)?;
+        match (head, plain.kind) {
+            (Head::Str(bytes), PlainKind::Str) => {
+                let ascii = bytes.is_ascii();
+                if !ascii && std::str::from_utf8(bytes).is_err() {
+                    return None;
+                }
+                py::new_str(py, bytes, ascii).ok()
             }
-            node = plan.node(if a == none { b } else { a });
+            (Head::Int(value), PlainKind::Int) => py::new_int(py, *value).ok(),
+            (Head::Float(value), PlainKind::Float) => py::new_float(py, *value).ok(),
+            (Head::True, PlainKind::Bool) => Some(PyBool::new(py, true).to_owned().into_any()),
+            (Head::False, PlainKind::Bool) => Some(PyBool::new(py, false).to_owned().into_any()),
+            (Head::Nil, PlainKind::Null) => Some(py.None().into_bound(py)),
+            (Head::Nil, _) if plain.nullable => Some(py.None().into_bound(py)),
+            (Head::Ext(-1, payload), PlainKind::Timestamp) => timestamp_datetime(py, payload).ok(),
+            (Head::Str(bytes), PlainKind::Text) => self.text(plain.node, bytes),
+            _ => None,
         }
-        Some(match (head, node) {
-            (Head::Str(bytes), Node::Str(spec)) if spec.is_unconstrained() => check_utf8(bytes)
-                .and_then(|ascii| py::new_str(py, bytes, ascii).map_err(Error::from)),
-            (Head::Int(value), Node::Int(bounds)) if *bounds == IntBounds::default() => {
-                py::new_int(py, *value).map_err(Error::from)
+    }
+
+    /// A [`PlainKind::Text`] node's value out of a str, or `None` for the general path (which
+    /// gives the error). Kept out of line: the value dispatch stays small.
+    #[inline(never)]
+    fn text(&self, id: NodeId, bytes: &[u8]) -> Option<Obj<'py>> {
+        let py = self.ctx.py;
+        match self.ctx.plan.node(id) {
+            Node::Enum(spec) => spec.by_str(bytes).map(|member| member.bind(py).clone()),
+            Node::Date => {
+                let parts = text::temporal::parse_date(bytes).ok()?;
+                temporal::new_date(py, &parts).ok()
             }
-            (Head::Float(value), Node::Float(bounds)) if *bounds == FloatBounds::default() => {
-                py::new_float(py, *value).map_err(Error::from)
+            Node::Uuid => py::new_uuid(py, text::uuid::parse_uuid(bytes).ok()?).ok(),
+            Node::Decimal(_) if bytes.is_ascii() => {
+                py::new_decimal_from_bytes(py, bytes, true).ok()
             }
-            (Head::True, Node::Bool) => Ok(PyBool::new(py, true).to_owned().into_any()),
-            (Head::False, Node::Bool) => Ok(PyBool::new(py, false).to_owned().into_any()),
-            (Head::Nil, Node::None) => Ok(py.None().into_bound(py)),
-            (Head::Ext(-1, payload), Node::DateTime(TzRule::Either | TzRule::Aware)) => {
-                timestamp_datetime(py, payload)
-            }
-            _ => return None,
-        })
+            _ => None,
+        }
     }
 
     fn general(&mut self, id: NodeId, head: Head<'a>) -> Result<Obj<'py>> {
@@ -224,7 +343,7 @@ impl<'a, 'p, 'py> Decoder<'p, 'py, Reader<'a>> {
     }
 }
 
-impl<'p, 'py> WireReader<'p, 'py> for Decoder<'p, 'py, Reader<'_>> {
+impl<'p, 'py, 'k> WireReader<'p, 'py> for Decoder<'p, 'py, MsgpackInput<'_, 'k>> {
     const NAME: &'static str = "MessagePack";
     /// The array items or map entries left to read.
     type Left = usize;
@@ -258,19 +377,45 @@ impl<'p, 'py> WireReader<'p, 'py> for Decoder<'p, 'py, Reader<'_>> {
         Ok(())
     }
 
-    /// MessagePack matches a key against the field's wire name itself.
-    type Names = ();
+    /// Each field name's whole str as the encoder writes it (the shortest header).
+    type Names = &'k [Box<[u8]>];
 
     #[inline(always)]
-    fn record_names(&self, _id: NodeId) {}
+    fn record_names(&self, id: NodeId) -> Self::Names {
+        self.reader.names.record(id).members
+    }
 
     #[inline(always)]
-    fn take_field(&mut self, left: &mut usize, _names: (), _index: usize, field: &Field) -> bool {
-        let taken = *left > 0 && self.reader.take_str_if(field.wire_name.as_bytes());
+    fn take_field(
+        &mut self,
+        left: &mut usize,
+        names: Self::Names,
+        index: usize,
+        _field: &Field,
+    ) -> bool {
+        let taken = *left > 0 && self.reader.take_entry(&names[index]);
         if taken {
             *left -= 1;
         }
         taken
+    }
+
+    /// The variants whose tag is fixed have their whole leading entry (the tag field's name and
+    /// value) precomputed: the first one the input continues with names the variant at once.
+    #[inline(always)]
+    fn take_tag_entry(&mut self, left: &mut usize, spec: &TaggedUnionSpec) -> Option<usize> {
+        if *left == 0 {
+            return None;
+        }
+        let names = self.reader.names;
+        let position = spec.tags.iter().position(|&(_, id)| {
+            names
+                .record(id)
+                .tag
+                .is_some_and(|entry| self.reader.take_entry(entry))
+        })?;
+        *left -= 1;
+        Some(position)
     }
 
     #[inline(always)]

@@ -18,10 +18,12 @@ use super::{unexpected_option, OpenArgs, WireFormat};
 use crate::errors::Result;
 use crate::plan::Plan;
 use crate::py::Obj;
+use decode::MsgpackInput;
 
 /// One codec's MessagePack state: what MessagePack precomputes from the plan.
 pub struct MessagePack {
     names: NameTable,
+    plain: Box<[decode::Plain]>,
 }
 
 pub fn open(args: &OpenArgs<'_, '_>) -> PyResult<Box<dyn WireFormat>> {
@@ -30,6 +32,7 @@ pub fn open(args: &OpenArgs<'_, '_>) -> PyResult<Box<dyn WireFormat>> {
     }
     Ok(Box::new(MessagePack {
         names: encode::names(args.plan),
+        plain: decode::plain_table(args.plan),
     }))
 }
 
@@ -57,7 +60,13 @@ impl WireFormat for MessagePack {
         input: &[u8],
         _writer_schema: Option<&Bound<'py, PyAny>>,
     ) -> Result<Obj<'py>> {
-        Decoder::new(py, plan, strict, read::Reader::new(input)).decode_one()
+        Decoder::new(
+            py,
+            plan,
+            strict,
+            MsgpackInput::new(input, &self.names, &self.plain),
+        )
+        .decode_one()
     }
 
     fn decode_many<'py>(
@@ -67,6 +76,12 @@ impl WireFormat for MessagePack {
         strict: bool,
         input: &[u8],
     ) -> Result<Obj<'py>> {
-        Decoder::new(py, plan, strict, read::Reader::new(input)).decode_many()
+        Decoder::new(
+            py,
+            plan,
+            strict,
+            MsgpackInput::new(input, &self.names, &self.plain),
+        )
+        .decode_many()
     }
 }
