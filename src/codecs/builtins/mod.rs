@@ -12,6 +12,7 @@
 
 pub mod decode;
 pub mod encode;
+pub mod walk;
 
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
@@ -89,6 +90,10 @@ impl Keep {
 
 /// `value` as the JSON form of the plan's root type, as Python objects.
 pub fn to_builtins<'py>(plan: &Plan, value: &Obj<'py>, keep: Keep) -> Result<Obj<'py>> {
+    // The direct walk; when it gives up (an error to report), the shared encoder does it all.
+    if let Ok(out) = walk::Walk::new(plan, value.py(), keep).value(plan.root, value) {
+        return Ok(out);
+    }
     let mut writer = encode::ObjectWriter::new(value.py(), keep);
     super::encoder::encode_one(plan, value, &mut writer)?;
     writer.finish()
