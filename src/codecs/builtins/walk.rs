@@ -50,11 +50,6 @@ impl Drop for Walk<'_, '_> {
     }
 }
 
-#[inline(always)]
-fn keep<'py>(value: &Obj<'py>) -> Out<'py> {
-    Ok(value.clone())
-}
-
 impl<'p, 'py> Walk<'p, 'py> {
     pub fn new(plan: &'p Plan, py: Python<'py>, keep: Keep) -> Self {
         Walk {
@@ -66,77 +61,97 @@ impl<'p, 'py> Walk<'p, 'py> {
         }
     }
 
-    /// Value `value` of node `id` as its JSON-form object.
-    pub fn value(&mut self, id: NodeId, value: &Obj<'py>) -> Out<'py> {
+    /// Value `value` of node `id` as its JSON-form object (the value itself for an exact str,
+    /// int, float, bool or None: they are immutable).
+    pub fn value(&mut self, id: NodeId, value: Obj<'py>) -> Out<'py> {
         let node = self.plan.node(id);
         match node {
-            Node::Str(_) if value.is_exact_instance_of::<PyString>() => keep(value),
-            Node::Int(_) if value.is_exact_instance_of::<PyInt>() => keep(value),
+            Node::Str(_) if value.is_exact_instance_of::<PyString>() => Ok(value),
+            Node::Int(_) if value.is_exact_instance_of::<PyInt>() => Ok(value),
             Node::Float(_) => {
                 if let Ok(float) = value.cast_exact::<PyFloat>() {
                     if !float.value().is_finite() {
                         return Err(Bail);
                     }
-                    return keep(value);
+                    return Ok(value);
                 }
                 if value.is_exact_instance_of::<PyInt>() {
-                    return keep(value);
+                    return Ok(value);
                 }
-                self.general(id, value)
+                self.general(id, &value)
             }
-            Node::Bool if value.is_exact_instance_of::<PyBool>() => keep(value),
-            Node::None if value.is_none() => keep(value),
-            Node::Record(spec) => self.record(id, spec, value),
-            Node::Sequence(spec) => self.sequence(id, spec.item, value),
-            Node::Union(spec) => match shape::pick_variant(self.plan, spec, value) {
-                Some(variant) => self.value(variant, value),
-                None => Err(Bail),
-            },
-            Node::TaggedUnion(spec) => match shape::tagged_variant(self.plan, spec, value) {
-                Some((record_id, record)) => self.record(record_id, record, value),
-                None => Err(Bail),
-            },
-            Node::DateTime(_) => match temporal::utc_or_naive_parts(value) {
-                Some(_) if self.keep.datetime => keep(value),
+            Node::Bool if value.is_exact_instance_of::<PyBool>() => Ok(value),
+            Node::None if value.is_none() => Ok(value),
+            Node::Record(spec) => self.record(id, spec, &value),
+            Node::Sequence(spec) => self.sequence(id, spec.item, &value),
+            Node::Union(spec) => {
+                // `Optional[X]` without the search (as `pick_variant` does it).
+                let variant = match (spec.none, spec.variants.as_slice()) {
+                    (Some(none), [_, _]) if value.is_none() => Some(none),
+                    (Some(none), [a, b]) => Some(if *a == none { *b } else { *a }),
+                    _ => shape::pick_variant(self.plan, spec, &value),
+                };
+                match variant {
+                    Some(variant) => self.value(variant, value),
+                    None => Err(Bail),
+                }
+            }
+            Node::TaggedUnion(spec) => {
+                // The value's exact class first, by pointer (as `tagged_variant` does it).
+                let class = value.get_type_ptr() as usize;
+                if let Some(&(_, record_id)) = spec.classes.iter().find(|(c, _)| *c == class) {
+                    if let Node::Record(record) = self.plan.node(record_id) {
+                        return self.record(record_id, record, &value);
+                    }
+                }
+                match shape::tagged_variant(self.plan, spec, &value) {
+                    Some((record_id, record)) => self.record(record_id, record, &value),
+                    None => Err(Bail),
+                }
+            }
+            Node::DateTime(_) => match temporal::utc_or_naive_parts(&value) {
+                Some(_) if self.keep.datetime => Ok(value),
                 Some(parts) => self.text(|out| text::temporal::write_datetime(out, &parts)),
-                None => self.general(id, value),
+                None => self.general(id, &value),
             },
             Node::Date => match value.cast_exact::<PyDate>() {
-                Ok(_) if self.keep.date => keep(value),
+                Ok(_) if self.keep.date => Ok(value),
                 Ok(date) => {
                     let parts = temporal::date_parts(date);
                     self.text(|out| text::temporal::write_date(out, &parts))
                 }
-                Err(_) => self.general(id, value),
+                Err(_) => self.general(id, &value),
             },
-            Node::Uuid if shape::is_uuid(value) => {
+            Node::Uuid if shape::is_uuid(&value) => {
                 if self.keep.uuid {
-                    return keep(value);
+                    return Ok(value);
                 }
-                let bits = py::uuid_value(value).map_err(|_| Bail)?;
+                let bits = py::uuid_value(&value).map_err(|_| Bail)?;
                 self.text(|out| text::uuid::write_uuid(out, bits))
             }
-            Node::Decimal(_) if shape::is_decimal(value) => {
+            Node::Decimal(_) if shape::is_decimal(&value) => {
                 if self.keep.decimal {
-                    return keep(value);
+                    return Ok(value);
                 }
                 value.str().map(Bound::into_any).map_err(|_| Bail)
             }
             Node::Enum(spec) => {
-                let Some(index) = shape::enum_member_index(spec, value) else {
+                let Some(index) = shape::enum_member_index(spec, &value) else {
                     return Err(Bail);
                 };
                 let member = &spec.members[index];
                 let object = member.value_object.bind(self.py);
                 match member.value {
                     LiteralValue::Str(_) if object.is_exact_instance_of::<PyString>() => {
-                        keep(object)
+                        Ok(object.clone())
                     }
-                    LiteralValue::Int(_) if object.is_exact_instance_of::<PyInt>() => keep(object),
-                    _ => self.general(id, value),
+                    LiteralValue::Int(_) if object.is_exact_instance_of::<PyInt>() => {
+                        Ok(object.clone())
+                    }
+                    _ => self.general(id, &value),
                 }
             }
-            Node::Literal(spec) => match shape::find_literal(spec, value) {
+            Node::Literal(spec) => match shape::find_literal(spec, &value) {
                 Some(LiteralValue::Str(text)) => {
                     py::dict_key_str(self.py, text.as_bytes(), text.is_ascii()).map_err(|_| Bail)
                 }
@@ -147,7 +162,7 @@ impl<'p, 'py> Walk<'p, 'py> {
                 Some(LiteralValue::Bool(flag)) => {
                     Ok(PyBool::new(self.py, *flag).to_owned().into_any())
                 }
-                None => self.general(id, value),
+                None => self.general(id, &value),
             },
             Node::Dict(spec) if matches!(self.plan.node(spec.key), Node::Str(_) | Node::Any) => {
                 match value.cast::<PyDict>() {
@@ -161,11 +176,35 @@ impl<'p, 'py> Walk<'p, 'py> {
                     || value.is_exact_instance_of::<PyBool>()
                     || value.is_none()
                 {
-                    return keep(value);
+                    return Ok(value);
                 }
-                self.general(id, value)
+                self.general(id, &value)
             }
-            _ => self.general(id, value),
+            _ => self.general(id, &value),
+        }
+    }
+
+    /// Whether `value` is its own JSON form as node `id` (an exact str, int, bool or None, a
+    /// finite float, where the node takes it; `Optional` of those): the common field and item,
+    /// checked here without a call of [`Self::value`].
+    #[inline(always)]
+    fn is_own_form(&self, id: NodeId, value: &Obj<'py>) -> bool {
+        let own = |node: &Node| match node {
+            Node::Str(_) => value.is_exact_instance_of::<PyString>(),
+            Node::Int(_) => value.is_exact_instance_of::<PyInt>(),
+            Node::Bool => value.is_exact_instance_of::<PyBool>(),
+            Node::Float(_) => value
+                .cast_exact::<PyFloat>()
+                .is_ok_and(|float| float.value().is_finite()),
+            _ => false,
+        };
+        match self.plan.node(id) {
+            Node::Union(spec) => match (spec.none, spec.variants.as_slice()) {
+                (Some(_), [_, _]) if value.is_none() => true,
+                (Some(none), [a, b]) => own(self.plan.node(if *a == none { *b } else { *a })),
+                _ => false,
+            },
+            node => own(node),
         }
     }
 
@@ -202,7 +241,11 @@ impl<'p, 'py> Walk<'p, 'py> {
                 let mut items = ListFill::new(self.py, list.len()).map_err(|_| Bail)?;
                 let mut index = 0;
                 while let Some(element) = py::list_item(list, index) {
-                    let converted = self.value(item, &element)?;
+                    let converted = if self.is_own_form(item, &element) {
+                        element
+                    } else {
+                        self.value(item, element)?
+                    };
                     items.push(converted).map_err(|_| Bail)?;
                     index += 1;
                 }
@@ -217,7 +260,11 @@ impl<'p, 'py> Walk<'p, 'py> {
             let result = nested(depth, || {
                 let mut items = ListFill::new(self.py, tuple.len()).map_err(|_| Bail)?;
                 for element in tuple.iter() {
-                    let converted = self.value(item, &element)?;
+                    let converted = if self.is_own_form(item, &element) {
+                        element
+                    } else {
+                        self.value(item, element)?
+                    };
                     items.push(converted).map_err(|_| Bail)?;
                 }
                 items.finish().map(Bound::into_any).map_err(|_| Bail)
@@ -240,7 +287,7 @@ impl<'p, 'py> Walk<'p, 'py> {
                 if !key.is_exact_instance_of::<PyString>() {
                     return Ok(None);
                 }
-                let converted = self.value(value_node, &item)?;
+                let converted = self.value(value_node, item)?;
                 py::dict_set(&out, &key, &converted).map_err(|_| Bail)?;
             }
             Ok(Some(out.into_any()))
@@ -282,6 +329,8 @@ impl<'p, 'py> Walk<'p, 'py> {
         let py = self.py;
         let out = presized_dict(py, spec.wire_fields.len()).map_err(|_| Bail)?;
         let mut reader = spec.access.reader(value);
+        // `usize::MAX` matches no field.
+        let mut tag_index = usize::MAX;
         let mut tag = None;
         if let Some((index, _)) = &spec.tag {
             let field = &spec.fields[*index];
@@ -299,28 +348,34 @@ impl<'p, 'py> Walk<'p, 'py> {
                 return Ok(None);
             }
             py::dict_set(&out, field.wire_key.bind(py).as_any(), object).map_err(|_| Bail)?;
-            tag = Some((*index, literal, object));
+            tag = Some((literal, object));
+            tag_index = *index;
         }
         for &index in &spec.wire_fields {
             let field = &spec.fields[index];
             let name = field.name.bind(py);
-            if let Some((tag_index, literal, object)) = tag {
-                if index == tag_index {
-                    match reader.next_unless(value, index, name, object.as_unbound()) {
-                        Next::Written | Next::Missing => {}
-                        Next::Value(item) if shape::find_literal(literal, &item).is_some() => {}
-                        Next::Value(_) => return Ok(None),
-                        Next::Failed(_) => return Err(Bail),
-                    }
-                    continue;
+            if index == tag_index {
+                let Some((literal, object)) = tag else {
+                    return Err(Bail);
+                };
+                match reader.next_unless(value, index, name, object.as_unbound()) {
+                    Next::Written | Next::Missing => {}
+                    Next::Value(item) if shape::find_literal(literal, &item).is_some() => {}
+                    Next::Value(_) => return Ok(None),
+                    Next::Failed(_) => return Err(Bail),
                 }
+                continue;
             }
-            let item = match reader.get(value, index, name) {
-                Ok(Some(item)) => item,
-                Ok(None) => continue,
-                Err(_) => return Err(Bail),
+            let item = match reader.next(value, index, name, None, |_| false) {
+                Next::Value(item) => item,
+                Next::Written | Next::Missing => continue,
+                Next::Failed(_) => return Err(Bail),
             };
-            let converted = self.value(field.node, &item)?;
+            let converted = if self.is_own_form(field.node, &item) {
+                item
+            } else {
+                self.value(field.node, item)?
+            };
             py::dict_set(&out, field.wire_key.bind(py).as_any(), &converted).map_err(|_| Bail)?;
         }
         Ok(Some(out.into_any()))
