@@ -642,3 +642,104 @@ def test_enum_and_literal_values_match_json_and_are_exact_types() -> None:
     assert out == {"shade": "dark", "level": 1, "tag": 5}
     assert type(out["shade"]) is str and type(out["level"]) is int
     assert check(dict[Shade, Level], {Shade.DARK: Level.LOW}) == {"dark": 1}
+
+
+@dataclass
+class WideRecord:
+    """More fields than an unsized dict holds, so to_builtins presizes it."""
+
+    a: int
+    b: float
+    c: str
+    d: bool
+    e: Optional[int]
+    f: list[int]
+    g: dict[str, float]
+    h: datetime.datetime
+    i: datetime.date
+    j: uuid.UUID
+    k: Decimal
+    m: Color
+
+
+@dataclass
+class Mixed:
+    """Shapes the direct to_builtins walk hands over to the shared encoder."""
+
+    pairs: tuple[int, str]
+    numbered: dict[int, str]
+    when: datetime.time
+    span: datetime.timedelta
+    blob: bytes
+    anything: Any
+    aware: datetime.datetime
+    items: frozenset[int]
+
+
+def test_to_builtins_direct_walk_matches_json_and_keeps_field_order() -> None:
+    value = WideRecord(
+        10**12,
+        0.25,
+        "x",
+        True,
+        None,
+        [1, 2, 10**20],
+        {"p": 1.5},
+        datetime.datetime(2024, 1, 2, 3, 4, 5, 6, tzinfo=datetime.timezone.utc),
+        datetime.date(2024, 2, 3),
+        uuid.UUID(int=7),
+        Decimal("1.25"),
+        list(Color)[0],
+    )
+    codec = polycodec.Codec(WideRecord, "json")
+    out = codec.to_builtins(value)
+    expected = json.loads(codec.encode_one(value))
+    assert out == expected and list(out) == list(expected)
+    assert out["a"] is value.a and out["b"] is value.b and out["c"] is value.c
+    assert out["f"] is not value.f and out["g"] is not value.g
+    assert codec.from_builtins(out) == value
+
+
+def test_to_builtins_direct_walk_hands_other_shapes_to_the_encoder() -> None:
+    tz = datetime.timezone(datetime.timedelta(hours=2))
+    value = Mixed(
+        (1, "a"),
+        {3: "c"},
+        datetime.time(1, 2, 3),
+        datetime.timedelta(seconds=5),
+        b"\x00\x01",
+        {"k": [1, {"z": 2.5}], "t": (1, 2)},
+        datetime.datetime(2024, 1, 2, 3, 4, tzinfo=tz),
+        frozenset({4}),
+    )
+    codec = polycodec.Codec(Mixed, "json")
+    assert codec.to_builtins(value) == json.loads(codec.encode_one(value))
+    kept = codec.to_builtins(value, builtin_types=ALL_KEPT)
+    assert kept["blob"] is value.blob and kept["aware"] is value.aware
+    assert kept["when"] is value.when
+
+
+@pytest.mark.parametrize(
+    "bad, path",
+    [
+        (Tree(1, [Tree(2, [Tree(3, ["x"])])]), "$.children[0].children[0].children[0]"),  # type: ignore[list-item]
+        (Tree(1, [Tree(2, [Tree("s", [])])]), "$.children[0].children[0].value"),  # type: ignore[arg-type]
+    ],
+)
+def test_to_builtins_direct_walk_errors_have_the_json_path(bad: Any, path: str) -> None:
+    codec = polycodec.Codec(Tree, "json")
+    with pytest.raises(polycodec.EncodeError) as json_error:
+        codec.encode_one(bad)
+    with pytest.raises(polycodec.EncodeError) as builtins_error:
+        codec.to_builtins(bad)
+    assert str(builtins_error.value) == str(json_error.value)
+    assert builtins_error.value.path == json_error.value.path == path
+
+
+def test_to_builtins_direct_walk_refuses_nan_deep_in_a_list() -> None:
+    value, tp = {"a": [1.0, float("inf")]}, dict[str, list[float]]
+    with pytest.raises(polycodec.EncodeError, match="no JSON representation") as json_error:
+        polycodec.Codec(tp, "json").encode_one(value)
+    with pytest.raises(polycodec.EncodeError, match="no JSON representation") as error:
+        polycodec.to_builtins(value, tp)
+    assert error.value.path == json_error.value.path == '$["a"][1]'

@@ -48,6 +48,19 @@ pub trait WireWriter {
     fn float(&mut self, value: f64) -> Result<()>;
     fn str(&mut self, text: &str);
 
+    /// An int that fits i64, with its object (an int, maybe of a subclass): a writer that makes
+    /// objects may keep an exact int itself.
+    #[inline(always)]
+    fn int_object(&mut self, number: i64, _value: &Obj<'_>) {
+        self.int(number)
+    }
+
+    /// An exact float, with its object: a writer that makes objects may keep it itself.
+    #[inline(always)]
+    fn float_object(&mut self, value: &Bound<'_, PyFloat>) -> Result<()> {
+        self.float(value.value())
+    }
+
     /// A literal or enum value, with a Python object of it (the `Literal`'s own value, the
     /// enum member's `.value`): a writer that makes objects may return that object itself.
     #[inline(always)]
@@ -272,6 +285,18 @@ pub fn encode_one<W: WireWriter>(plan: &Plan, value: &Obj<'_>, writer: &mut W) -
     Encoder::new(plan, writer, 0).value(plan.root, value)
 }
 
+/// Encodes `value` as node `id` at nesting `depth`: for a walk of its own (`to_builtins`'s)
+/// that hands a value it does not cover over to this one.
+pub fn encode_at<W: WireWriter>(
+    plan: &Plan,
+    id: NodeId,
+    value: &Obj<'_>,
+    writer: &mut W,
+    depth: usize,
+) -> Result<()> {
+    Encoder::new(plan, writer, depth).value(id, value)
+}
+
 /// Encodes a sequence of root-type values as one array.
 pub fn encode_many<W: WireWriter>(plan: &Plan, values: &Obj<'_>, writer: &mut W) -> Result<()> {
     Encoder::new(plan, writer, 0).array(
@@ -311,7 +336,7 @@ impl<'p, 'w, W: WireWriter> Encoder<'p, 'w, W> {
             Node::Int(_) => self.int(node, value),
             Node::Float(_) => {
                 if let Ok(float) = value.cast_exact::<PyFloat>() {
-                    self.w.float(float.value())
+                    self.w.float_object(float)
                 } else if value.is_instance_of::<PyInt>() && !value.is_instance_of::<PyBool>() {
                     self.int(node, value)
                 } else if let Ok(float) = value.cast::<PyFloat>() {
@@ -466,7 +491,7 @@ impl<'p, 'w, W: WireWriter> Encoder<'p, 'w, W> {
         }
         match py::int_as_i64(value) {
             Some(number) => {
-                self.w.int(number);
+                self.w.int_object(number, value);
                 Ok(())
             }
             None => self.w.big_int(value),

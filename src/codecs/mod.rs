@@ -14,7 +14,8 @@
 //! `msgpack/decode.rs`) with its value dispatch and token reading. A writer holds its own
 //! output and a reader is any input that answers the walk's questions, so `builtins/` (the
 //! JSON form as Python objects: `to_builtins` / `from_builtins`) is one more writer and reader
-//! of the same walks rather than a walk of its own.
+//! of the same walks; `to_builtins` runs a direct walk of its own first (`builtins/walk.rs`),
+//! which falls back to the shared encoder for the shapes it leaves out and for every error.
 
 pub mod avro;
 pub mod builtins;

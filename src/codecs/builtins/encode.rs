@@ -2,6 +2,8 @@
 //! Python object `json.loads` would give for the JSON codec's output (kept types aside).
 
 use pyo3::prelude::*;
+use std::cell::Cell;
+
 use pyo3::types::{PyBool, PyByteArray, PyBytes, PyDict, PyFloat, PyInt, PyString};
 
 use super::Keep;
@@ -10,28 +12,34 @@ use crate::codecs::json::encode::{big_int_text, non_finite};
 use crate::codecs::json::write::write_f64;
 use crate::errors::{Error, Result};
 use crate::plan::{Field, LiteralValue, NodeId, Plan};
+use crate::py::builders::{presized_dict, ListFill};
 use crate::py::fields::PlainValue;
 use crate::py::{self, Obj};
 use polycodec_formats::text;
 use polycodec_formats::text::temporal::DateTime;
 
 /// A container being filled.
-enum Frame<'py> {
+pub enum Frame<'py> {
     /// None open: the value written next is the root.
     Root,
-    List(Vec<Obj<'py>>),
+    /// A list allocated at the expected length, its slots set as the items come.
+    List(ListFill<'py>),
     /// A dict and the key of the entry whose value comes next (`None`: the key comes next).
     Map(Bound<'py, PyDict>, Option<Obj<'py>>),
+}
+
+thread_local! {
+    /// The text buffer of the last writer, reused so that a call allocates none.
+    static SCRATCH: Cell<Vec<u8>> = const { Cell::new(Vec::new()) };
 }
 
 /// Builds the JSON form of the values the encoder walks as Python objects.
 pub struct ObjectWriter<'py> {
     py: Python<'py>,
     keep: Keep,
-    /// The innermost open container, kept out of `outer` so that placing a value is one match.
+    /// The innermost open container. The ones around it are held by the encoder's walk, as
+    /// the `Open` value of each container it has begun.
     top: Frame<'py>,
-    /// The containers open around `top`, innermost last.
-    outer: Vec<Frame<'py>>,
     /// The finished root value.
     result: Option<Obj<'py>>,
     /// The first error met where the writer's methods cannot return one (a failed dict
@@ -47,52 +55,60 @@ impl<'py> ObjectWriter<'py> {
             py,
             keep,
             top: Frame::Root,
-            outer: Vec::new(),
             result: None,
             failed: None,
-            scratch: Vec::new(),
+            scratch: SCRATCH.with(Cell::take),
         }
     }
 
     /// The root value, once the encoder has written it.
-    pub fn finish(self) -> Result<Obj<'py>> {
-        if let Some(err) = self.failed {
+    pub fn finish(mut self) -> Result<Obj<'py>> {
+        if let Some(err) = self.failed.take() {
             return Err(err.into());
         }
         Ok(self
             .result
+            .take()
             .unwrap_or_else(|| self.py.None().into_bound(self.py)))
+    }
+
+    #[cold]
+    fn fail(&mut self, err: PyErr) {
+        self.failed.get_or_insert(err);
     }
 
     /// Places a finished value: the next item of the innermost list, the key or value of the
     /// innermost dict's next entry, or the root.
     #[inline]
     fn emit(&mut self, value: Obj<'py>) {
-        match &mut self.top {
+        let placed = match &mut self.top {
             Frame::Map(dict, key) => match key.take() {
-                Some(key) => {
-                    if let Err(err) = py::dict_set(dict, &key, &value) {
-                        self.failed.get_or_insert(err);
-                    }
+                Some(key) => py::dict_set(dict, &key, &value),
+                None => {
+                    *key = Some(value);
+                    return;
                 }
-                None => *key = Some(value),
             },
             Frame::List(items) => items.push(value),
-            Frame::Root => self.result = Some(value),
+            Frame::Root => {
+                self.result = Some(value);
+                return;
+            }
+        };
+        if let Err(err) = placed {
+            self.fail(err);
         }
     }
 
-    /// Opens `frame` inside the current container.
+    /// Opens `frame` inside the current container, returning the parent for the walk to hold.
     #[inline]
-    fn open(&mut self, frame: Frame<'py>) {
-        let parent = std::mem::replace(&mut self.top, frame);
-        self.outer.push(parent);
+    fn open(&mut self, frame: Frame<'py>) -> Frame<'py> {
+        std::mem::replace(&mut self.top, frame)
     }
 
     /// Closes the innermost container, returning it; its parent is current again.
     #[inline]
-    fn close(&mut self) -> Frame<'py> {
-        let parent = self.outer.pop().unwrap_or(Frame::Root);
+    fn close(&mut self, parent: Frame<'py>) -> Frame<'py> {
         std::mem::replace(&mut self.top, parent)
     }
 
@@ -109,9 +125,7 @@ impl<'py> ObjectWriter<'py> {
         // The shared text forms are ASCII.
         match py::new_str(self.py, &self.scratch, true) {
             Ok(value) => self.emit(value),
-            Err(err) => {
-                self.failed.get_or_insert(err);
-            }
+            Err(err) => self.fail(err),
         }
     }
 
@@ -143,8 +157,16 @@ impl<'py> ObjectWriter<'py> {
     }
 }
 
+impl Drop for ObjectWriter<'_> {
+    fn drop(&mut self) {
+        let scratch = std::mem::take(&mut self.scratch);
+        SCRATCH.with(|cell| cell.set(scratch));
+    }
+}
+
 impl<'py> WireWriter for ObjectWriter<'py> {
-    type Open = ();
+    /// The container open around the one begun.
+    type Open = Frame<'py>;
 
     #[inline]
     fn none(&mut self) {
@@ -160,6 +182,27 @@ impl<'py> WireWriter for ObjectWriter<'py> {
     fn int(&mut self, value: i64) {
         let Ok(number) = value.into_pyobject(self.py);
         self.emit(number.into_any());
+    }
+
+    /// An exact int is its own JSON form (ints are immutable): kept, not made again.
+    #[inline]
+    fn int_object(&mut self, number: i64, value: &Obj<'_>) {
+        if value.is_exact_instance_of::<PyInt>() {
+            self.emit(value.clone().unbind().into_bound(self.py));
+        } else {
+            self.int(number);
+        }
+    }
+
+    /// An exact finite float is kept as it is.
+    #[inline]
+    fn float_object(&mut self, value: &Bound<'_, PyFloat>) -> Result<()> {
+        let number = value.value();
+        if !number.is_finite() {
+            return Err(non_finite(number));
+        }
+        self.emit(value.clone().into_any().unbind().into_bound(self.py));
+        Ok(())
     }
 
     /// `json.loads` gives a plain int.
@@ -188,9 +231,7 @@ impl<'py> WireWriter for ObjectWriter<'py> {
     fn str(&mut self, text: &str) {
         match py::dict_key_str(self.py, text.as_bytes(), text.is_ascii()) {
             Ok(value) => self.emit(value),
-            Err(err) => {
-                self.failed.get_or_insert(err);
-            }
+            Err(err) => self.fail(err),
         }
     }
 
@@ -222,15 +263,18 @@ impl<'py> WireWriter for ObjectWriter<'py> {
         Ok(())
     }
 
-    /// A plain str or datetime field is left to the general path, which may keep the object.
+    /// A plain str, datetime, float or int outside CPython's small-int cache is left to the
+    /// general path, which keeps the object itself rather than making an equal one.
     #[inline]
     fn plain(&mut self, value: PlainValue<'_>) -> bool {
         match value {
             PlainValue::None => self.none(),
             PlainValue::Bool(flag) => self.boolean(flag),
-            PlainValue::Int(number) => self.int(number),
-            PlainValue::Float(number) => return self.float(number).is_ok(),
-            PlainValue::Ascii(_) | PlainValue::DateTime(_) => return false,
+            PlainValue::Int(number) if (-5..=256).contains(&number) => self.int(number),
+            PlainValue::Int(_)
+            | PlainValue::Float(_)
+            | PlainValue::Ascii(_)
+            | PlainValue::DateTime(_) => return false,
         }
         true
     }
@@ -303,17 +347,17 @@ impl<'py> WireWriter for ObjectWriter<'py> {
     }
 
     #[inline]
-    fn begin_array(&mut self, length: impl FnOnce() -> Result<usize>) -> Result<()> {
+    fn begin_array(&mut self, length: impl FnOnce() -> Result<usize>) -> Result<Frame<'py>> {
         let length = length()?;
-        self.open(Frame::List(Vec::with_capacity(length)));
-        Ok(())
+        let items = ListFill::new(self.py, length)?;
+        Ok(self.open(Frame::List(items)))
     }
 
-    fn end_array(&mut self, _open: (), _count: usize) -> Result<()> {
-        match self.close() {
+    fn end_array(&mut self, open: Frame<'py>, _count: usize) -> Result<()> {
+        match self.close(open) {
             Frame::List(items) => {
-                let list = py::new_list(self.py, items.into_iter())?;
-                self.emit(list);
+                let list = items.finish()?;
+                self.emit(list.into_any());
                 Ok(())
             }
             _ => Err(Error::encode(
@@ -322,13 +366,18 @@ impl<'py> WireWriter for ObjectWriter<'py> {
         }
     }
 
+    /// Sized for its entries, so that filling it never resizes it.
     #[inline]
-    fn begin_map(&mut self, _length: usize) {
-        self.open(Frame::Map(PyDict::new(self.py), None));
+    fn begin_map(&mut self, length: usize) -> Frame<'py> {
+        let dict = presized_dict(self.py, length).unwrap_or_else(|err| {
+            self.fail(err);
+            PyDict::new(self.py)
+        });
+        self.open(Frame::Map(dict, None))
     }
 
-    fn end_map(&mut self, _open: (), _count: usize) -> Result<()> {
-        match self.close() {
+    fn end_map(&mut self, open: Frame<'py>, _count: usize) -> Result<()> {
+        match self.close(open) {
             Frame::Map(dict, _) => {
                 self.emit(dict.into_any());
                 Ok(())

@@ -7,11 +7,16 @@
 //! next value, the next key, is there another item) from existing Python objects. So both follow
 //! the JSON codec's rules, options, constraints, errors and paths by construction.
 //!
+//! `to_builtins` first runs [`walk::Walk`], a direct walk that returns each value's object
+//! (no writer in between) for the common shapes and hands the others to the shared encoder;
+//! on any error it gives up and the shared encoder does the whole value, which reports it.
+//!
 //! [`Keep`] is the `builtin_types=` option: value types left as Python objects on the way out
 //! and accepted as themselves on the way in.
 
 pub mod decode;
 pub mod encode;
+pub mod walk;
 
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
@@ -89,6 +94,10 @@ impl Keep {
 
 /// `value` as the JSON form of the plan's root type, as Python objects.
 pub fn to_builtins<'py>(plan: &Plan, value: &Obj<'py>, keep: Keep) -> Result<Obj<'py>> {
+    // The direct walk; when it gives up (an error to report), the shared encoder does it all.
+    if let Ok(out) = walk::Walk::new(plan, value.py(), keep).value(plan.root, value.clone()) {
+        return Ok(out);
+    }
     let mut writer = encode::ObjectWriter::new(value.py(), keep);
     super::encoder::encode_one(plan, value, &mut writer)?;
     writer.finish()
