@@ -249,7 +249,7 @@ impl<'a> Reader<'a> {
             self.skip_ws();
         }
         match self.bytes.get(self.pos..self.pos + quoted_key.len()) {
-            Some(candidate) if candidate == quoted_key => {
+            Some(candidate) if same_bytes(candidate, quoted_key) => {
                 self.pos += quoted_key.len();
                 true
             }
@@ -319,8 +319,56 @@ impl<'a> Reader<'a> {
         if self.bytes.get(self.pos) != Some(&b'"') {
             return Err(self.unexpected("expected string"));
         }
+        // The common string, ASCII without escapes, ends at the first special byte: one scan,
+        // borrowed, with none of the general scanner's bookkeeping.
+        let bytes = self.bytes;
+        let start = self.pos + 1;
+        let end = find_special::<true>(bytes, start);
+        if bytes.get(end) == Some(&b'"') {
+            self.pos = end + 1;
+            return Ok(Str {
+                bytes: &bytes[start..end],
+                ascii: true,
+            });
+        }
         let scanned = self.scan_string(true)?;
         self.make_str(scanned)
+    }
+
+    /// Skips whitespace and returns the next byte without consuming it (`None` at the end of
+    /// the input): a decoder that knows what type it wants dispatches on it once.
+    #[inline(always)]
+    pub fn peek_byte(&mut self) -> Option<u8> {
+        self.skip_ws();
+        self.bytes.get(self.pos).copied()
+    }
+
+    /// The error [`Reader::peek_kind`] gives where no value starts.
+    #[cold]
+    pub fn expected_value(&self) -> SyntaxError {
+        self.unexpected("expected JSON value")
+    }
+
+    /// Consumes the next member's key and colon if they are exactly `member`'s, where `member`
+    /// is the key as written after another member: `,"name":` (from `first` on, the comma is
+    /// left out). Input written without whitespace matches with one comparison; otherwise this
+    /// is [`Reader::take_key`]. Returns false and consumes nothing when the key differs.
+    #[inline(always)]
+    pub fn take_member(&mut self, first: bool, member: &[u8]) -> bool {
+        let expected = if first { member.get(1..).unwrap_or(member) } else { member };
+        let pos = self.pos;
+        if let Some(candidate) = self.bytes.get(pos..pos + expected.len()) {
+            if same_bytes(candidate, expected) {
+                self.pos = pos + expected.len();
+                return true;
+            }
+        }
+        // Only whitespace before the key or after its comma makes the general path match.
+        let space = |i: usize| matches!(self.bytes.get(i), Some(b' ' | b'\n' | b'\r' | b'\t'));
+        if space(pos) || (!first && space(pos + 1)) {
+            return self.take_key(first, member.get(1..).unwrap_or(member));
+        }
+        false
     }
 
     #[inline(always)]
@@ -740,6 +788,46 @@ impl<'a> Reader<'a> {
             Ok(())
         }
     }
+}
+
+/// Whether two byte strings of the same length are equal, compared a word at a time: keys and
+/// tags are short, and a call to `memcmp` costs more than comparing them.
+#[inline(always)]
+fn same_bytes(a: &[u8], b: &[u8]) -> bool {
+    let n = a.len();
+    if n != b.len() {
+        return false;
+    }
+    if n >= 8 {
+        let mut i = 0;
+        while i + 8 < n {
+            if word(a, i) != word(b, i) {
+                return false;
+            }
+            i += 8;
+        }
+        return word(a, n - 8) == word(b, n - 8);
+    }
+    if n >= 4 {
+        return half(a, 0) == half(b, 0) && half(a, n - 4) == half(b, n - 4);
+    }
+    a.iter().zip(b).all(|(x, y)| x == y)
+}
+
+/// The 8 bytes at `bytes[i..]` (the caller checked they exist) as one word.
+#[inline(always)]
+fn word(bytes: &[u8], i: usize) -> u64 {
+    let mut arr = [0u8; 8];
+    arr.copy_from_slice(&bytes[i..i + 8]);
+    u64::from_le_bytes(arr)
+}
+
+/// The 4 bytes at `bytes[i..]` (the caller checked they exist) as one word.
+#[inline(always)]
+fn half(bytes: &[u8], i: usize) -> u32 {
+    let mut arr = [0u8; 4];
+    arr.copy_from_slice(&bytes[i..i + 4]);
+    u32::from_le_bytes(arr)
 }
 
 #[inline(always)]

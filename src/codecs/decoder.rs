@@ -100,6 +100,13 @@ pub trait WireReader<'p, 'py> {
         index: usize,
         field: &Field,
     ) -> bool;
+    /// The tag of tagged union node `id` with its key in one step, where the format can (JSON
+    /// compares whole `"tag_field":"tag"` entries): the tag's position in `spec.tags`, or
+    /// `None` with nothing consumed, for the general path.
+    #[inline(always)]
+    fn take_tag(&mut self, _entries: &mut Self::Left, _id: NodeId) -> Option<usize> {
+        None
+    }
     /// The next entry's key (checked UTF-8), or `None` after the last entry.
     fn next_key(&mut self, entries: &mut Self::Left) -> Result<Option<&[u8]>>;
     /// A map as a dict (`Dict` or `Any`), with the format's own keys.
@@ -299,7 +306,7 @@ where
             }
             Node::TaggedUnion(spec) => {
                 self.begin_map(&mut entries)?;
-                self.tagged(spec, entries)
+                self.tagged(id, spec, entries)
             }
             Node::Dict(spec) => self.dict(spec.key, spec.value, id, entries),
             Node::Any => self.dict(id, id, id, entries),
@@ -453,9 +460,13 @@ where
     /// record; otherwise see [`Self::tagged_anywhere`].
     fn tagged(
         &mut self,
+        id: NodeId,
         spec: &TaggedUnionSpec,
         mut entries: Left<'p, 'py, R>,
     ) -> Result<Obj<'py>> {
+        if let Some(tag) = self.take_tag(&mut entries, id) {
+            return self.tagged_variant(spec, tag, entries);
+        }
         let plan: &'p Plan = self.ctx.plan;
         let first = tag_field(plan, spec);
         match first {
@@ -463,15 +474,25 @@ where
                 if self.take_field(&mut entries, self.record_names(first_id), index, field) =>
             {
                 let tag = self.tag(spec).map_err(|e| e.at_field(&spec.tag_field))?;
-                let (record_id, record) = variant(plan, spec, tag);
-                let mut builder = RecordBuilder::new(record);
-                set_tag(&self.ctx, record, &spec.tags[tag].0, &mut builder)
-                    .map_err(|e| e.at_field(&spec.tag_field))?;
-                self.record_fields(record_id, record, &mut builder, entries)?;
-                builder.finish(self.ctx.py, record)
+                self.tagged_variant(spec, tag, entries)
             }
             _ => self.tagged_anywhere(spec, entries),
         }
+    }
+
+    /// The rest of a tagged union's map, its tag (at `tag` in `spec.tags`) read first.
+    fn tagged_variant(
+        &mut self,
+        spec: &TaggedUnionSpec,
+        tag: usize,
+        entries: Left<'p, 'py, R>,
+    ) -> Result<Obj<'py>> {
+        let (record_id, record) = variant(self.ctx.plan, spec, tag);
+        let mut builder = RecordBuilder::new(record);
+        set_tag(&self.ctx, record, &spec.tags[tag].0, &mut builder)
+            .map_err(|e| e.at_field(&spec.tag_field))?;
+        self.record_fields(record_id, record, &mut builder, entries)?;
+        builder.finish(self.ctx.py, record)
     }
 
     /// A tagged union whose tag is not the first key, in one pass wherever possible: entries

@@ -5,25 +5,29 @@
 use pyo3::prelude::*;
 
 use super::read::{Number, Reader, SyntaxError, ValueKind};
-use super::Keys;
+use super::{Keys, TagEntries};
 use crate::codecs::decoder::{find_tag, Decoder, TagRef, WireReader};
 use crate::errors::{Error, Result};
 use crate::plan::{Field, LiteralValue, Node, NodeId, TaggedUnionSpec};
 use crate::py::Obj;
-use crate::values::{nested, utf8, Decoding, Token, MAX_DEPTH};
+use crate::py::temporal;
+use crate::values::{check_tz, nested, utf8, Decoding, Token, MAX_DEPTH};
 use polycodec_formats::text;
 
-/// What the JSON decoder reads: the input, and the codec's precomputed field keys.
+/// What the JSON decoder reads: the input, and the codec's precomputed field keys and tag
+/// entries.
 pub struct JsonInput<'a, 'k> {
     reader: Reader<'a>,
     keys: &'k Keys,
+    tags: &'k TagEntries,
 }
 
 impl<'a, 'k> JsonInput<'a, 'k> {
-    pub fn new(input: &'a [u8], keys: &'k Keys) -> Self {
+    pub fn new(input: &'a [u8], keys: &'k Keys, tags: &'k TagEntries) -> Self {
         JsonInput {
             reader: Reader::new(input),
             keys,
+            tags,
         }
     }
 }
@@ -83,7 +87,13 @@ impl<'p, 'py> Decoder<'p, 'py, JsonInput<'_, '_>> {
     }
 
     fn number(&mut self, id: NodeId) -> Result<Obj<'py>> {
-        match self.reader.read_number().map_err(syntax)? {
+        let number = self.reader.read_number().map_err(syntax)?;
+        self.number_read(id, number)
+    }
+
+    /// The number read, as node `id` asks.
+    fn number_read(&mut self, id: NodeId, number: Number<'_>) -> Result<Obj<'py>> {
+        match number {
             Number::Int(value) => self.ctx.int(id, value),
             Number::BigInt(text) => self.ctx.big_int(id, text),
             // JSON has no infinities: a literal too large for a float is out of range, not inf.
@@ -131,29 +141,82 @@ impl<'p, 'py, 'k> WireReader<'p, 'py> for Decoder<'p, 'py, JsonInput<'_, 'k>> {
     /// Whether the first item or member is next.
     type Left = bool;
 
+    /// The next value as node `id`. The node and the value's first byte are looked at once:
+    /// the common pairs (a plain str, a datetime, an int, an optional's null, a union's variant
+    /// for the token) are decoded here directly; every other pair takes the general path of the
+    /// token, which words any error.
     fn value(&mut self, id: NodeId) -> Result<Obj<'py>> {
-        if self.ctx.plan.has_extensions {
-            if let Node::Extension(spec) = self.ctx.plan.node(id) {
-                return self.extension(spec);
+        let plan = self.ctx.plan;
+        let byte = self.reader.peek_byte();
+        let py = self.ctx.py;
+        match (plan.node(id), byte) {
+            (Node::Extension(spec), _) => return self.extension(spec),
+            (Node::Str(spec), Some(b'"')) if spec.is_unconstrained() => {
+                let text = self.reader.read_str().map_err(syntax)?;
+                return Ok(crate::py::new_str(py, text.bytes, text.ascii)?);
             }
+            (Node::DateTime(rule), Some(b'"')) => {
+                let text = self.reader.read_str().map_err(syntax)?;
+                let parts = text::temporal::parse_datetime(text.bytes)
+                    .map_err(|e| Error::validation(e.message()))?;
+                check_tz(*rule, parts.offset_seconds.is_some(), "datetime")?;
+                return Ok(temporal::new_datetime(py, &parts)?);
+            }
+            (Node::Int(bounds), Some(b'-' | b'0'..=b'9')) => {
+                return match self.reader.read_number().map_err(syntax)? {
+                    Number::Int(value) => {
+                        bounds.check(value)?;
+                        Ok(crate::py::new_int(py, value)?)
+                    }
+                    number => self.number_read(id, number),
+                };
+            }
+            (Node::Union(spec), Some(b'n')) => {
+                if let Some(Node::None) = spec.none.map(|none| plan.node(none)) {
+                    self.reader.read_null().map_err(syntax)?;
+                    return Ok(py.None().into_bound(py));
+                }
+            }
+            // The variant for a str, object or array (chosen before the value is read, as the
+            // general path does), decoded as that node.
+            (Node::Union(_), Some(first @ (b'"' | b'{' | b'['))) => {
+                let token = match first {
+                    b'"' => Token::Str,
+                    b'{' => Token::Object,
+                    _ => Token::Array,
+                };
+                let variant = self.ctx.resolve(id, token)?;
+                if !matches!(
+                    plan.node(variant),
+                    Node::Union(_) | Node::Extension(_)
+                ) {
+                    return self.value(variant);
+                }
+            }
+            (node, Some(b'"')) if !matches!(node, Node::Bytes(_) | Node::Union(_)) => {
+                let text = self.reader.read_str().map_err(syntax)?;
+                return self.ctx.string(id, text.bytes, text.ascii);
+            }
+            _ => {}
         }
-        match self.reader.peek_kind().map_err(syntax)? {
-            ValueKind::String => self.string(id),
-            ValueKind::Number => self.number(id),
-            ValueKind::Object => nested(self.depth, || self.map(id, true)),
-            ValueKind::Array => nested(self.depth, || self.array(id, true)),
-            ValueKind::True => {
+        match byte {
+            Some(b'"') => self.string(id),
+            Some(b'-' | b'0'..=b'9') => self.number(id),
+            Some(b'{') => nested(self.depth, || self.map(id, true)),
+            Some(b'[') => nested(self.depth, || self.array(id, true)),
+            Some(b't') => {
                 self.reader.read_true().map_err(syntax)?;
                 self.ctx.boolean(id, true)
             }
-            ValueKind::False => {
+            Some(b'f') => {
                 self.reader.read_false().map_err(syntax)?;
                 self.ctx.boolean(id, false)
             }
-            ValueKind::Null => {
+            Some(b'n') => {
                 self.reader.read_null().map_err(syntax)?;
                 self.ctx.null(id)
             }
+            _ => Err(syntax(self.reader.expected_value())),
         }
     }
 
@@ -193,11 +256,26 @@ impl<'p, 'py, 'k> WireReader<'p, 'py> for Decoder<'p, 'py, JsonInput<'_, 'k>> {
         index: usize,
         _field: &Field,
     ) -> bool {
-        let taken = self.reader.take_key(*first, &names[index][1..]);
+        let taken = self.reader.take_member(*first, &names[index]);
         if taken {
             *first = false;
         }
         taken
+    }
+
+    /// The whole `"tag_field":"tag"` entry of one of the union's str tags, compared as bytes.
+    #[inline(always)]
+    fn take_tag(&mut self, first: &mut bool, id: NodeId) -> Option<usize> {
+        let entries = self.reader.tags.get(id)?;
+        for (position, entry) in entries.iter().enumerate() {
+            if let Some(entry) = entry {
+                if self.reader.take_member(*first, entry) {
+                    *first = false;
+                    return Some(position);
+                }
+            }
+        }
+        None
     }
 
     #[inline(always)]
