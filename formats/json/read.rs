@@ -462,6 +462,78 @@ impl<'a> Reader<'a> {
     #[inline]
     pub fn read_number(&mut self) -> Result<Number<'a>, SyntaxError> {
         self.skip_ws();
+        match self.short_number() {
+            Some(number) => Ok(number),
+            None => self.any_number(),
+        }
+    }
+
+    /// The common literal in one pass: `-?[1-9][0-9]*` or `-?0`, optionally with a fraction,
+    /// no exponent, at most 18 significant digits, and (for a fraction) a value Clinger's fast
+    /// path gives exactly. `None`, with nothing consumed, for every other literal, valid or
+    /// not: [`Reader::any_number`] reads it (and words any error).
+    #[inline(always)]
+    fn short_number(&mut self) -> Option<Number<'a>> {
+        let bytes = self.bytes;
+        let start = self.pos;
+        let neg = bytes.get(start) == Some(&b'-');
+        let digits = start + usize::from(neg);
+        let mut i = digits;
+        let mut mant: u64 = 0;
+        while let Some(&b) = bytes.get(i) {
+            let digit = b.wrapping_sub(b'0');
+            if digit > 9 {
+                break;
+            }
+            mant = mant.wrapping_mul(10).wrapping_add(u64::from(digit));
+            i += 1;
+        }
+        let int_digits = i - digits;
+        // No digits, a leading zero followed by more, or too many for `mant`.
+        if int_digits == 0 || int_digits > 18 || (int_digits > 1 && bytes[digits] == b'0') {
+            return None;
+        }
+        match bytes.get(i) {
+            Some(b'.') => {}
+            Some(b'e' | b'E') => return None,
+            _ => {
+                self.pos = i;
+                // Below 10^18: fits in an i64 either way.
+                let value = mant as i64;
+                return Some(Number::Int(if neg { value.wrapping_neg() } else { value }));
+            }
+        }
+        let point = i;
+        i += 1;
+        while let Some(&b) = bytes.get(i) {
+            let digit = b.wrapping_sub(b'0');
+            if digit > 9 {
+                break;
+            }
+            mant = mant.wrapping_mul(10).wrapping_add(u64::from(digit));
+            i += 1;
+        }
+        let fraction_digits = i - point - 1;
+        if fraction_digits == 0
+            || int_digits + fraction_digits > 18
+            || fraction_digits > 22
+            || mant > 1 << 53
+            || matches!(bytes.get(i), Some(b'e' | b'E'))
+        {
+            return None;
+        }
+        // Both operands exact, so one IEEE division gives the correctly rounded value.
+        let magnitude = mant as f64 / POW10[fraction_digits];
+        self.pos = i;
+        Some(Number::Float {
+            value: if neg { -magnitude } else { magnitude },
+            text: &bytes[start..i],
+        })
+    }
+
+    /// Reads any number literal at the current position (whitespace skipped).
+    #[inline(never)]
+    fn any_number(&mut self) -> Result<Number<'a>, SyntaxError> {
         let bytes = self.bytes;
         let start = self.pos;
         let mut i = start;

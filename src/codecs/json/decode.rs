@@ -66,6 +66,16 @@ impl<'p, 'py> Decoder<'p, 'py, JsonInput<'_, '_>> {
         self.ctx.string(id, text.bytes, text.ascii)
     }
 
+    /// A datetime node's string (the next byte is its quote).
+    #[inline(never)]
+    fn datetime(&mut self, rule: crate::plan::TzRule) -> Result<Obj<'py>> {
+        let text = self.reader.read_str().map_err(syntax)?;
+        let parts = text::temporal::parse_datetime(text.bytes)
+            .map_err(|e| Error::validation(e.message()))?;
+        check_tz(rule, parts.offset_seconds.is_some(), "datetime")?;
+        Ok(temporal::new_datetime(self.ctx.py, &parts)?)
+    }
+
     /// Bytes, written in JSON as base64 text (kept out of `string`, the str hot path).
     #[inline(never)]
     fn base64_bytes(&mut self, spec: &crate::plan::BytesSpec) -> Result<Obj<'py>> {
@@ -149,55 +159,81 @@ impl<'p, 'py, 'k> WireReader<'p, 'py> for Decoder<'p, 'py, JsonInput<'_, 'k>> {
         let plan = self.ctx.plan;
         let byte = self.reader.peek_byte();
         let py = self.ctx.py;
-        match (plan.node(id), byte) {
-            (Node::Extension(spec), _) => return self.extension(spec),
-            (Node::Str(spec), Some(b'"')) if spec.is_unconstrained() => {
-                let text = self.reader.read_str().map_err(syntax)?;
-                return Ok(crate::py::new_str(py, text.bytes, text.ascii)?);
+        match plan.node(id) {
+            Node::Str(spec) => {
+                if byte == Some(b'"') && spec.is_unconstrained() {
+                    let text = self.reader.read_str().map_err(syntax)?;
+                    return Ok(crate::py::new_str(py, text.bytes, text.ascii)?);
+                }
             }
-            (Node::DateTime(rule), Some(b'"')) => {
-                let text = self.reader.read_str().map_err(syntax)?;
-                let parts = text::temporal::parse_datetime(text.bytes)
-                    .map_err(|e| Error::validation(e.message()))?;
-                check_tz(*rule, parts.offset_seconds.is_some(), "datetime")?;
-                return Ok(temporal::new_datetime(py, &parts)?);
+            Node::DateTime(rule) => {
+                if byte == Some(b'"') {
+                    return self.datetime(*rule);
+                }
             }
-            (Node::Int(bounds), Some(b'-' | b'0'..=b'9')) => {
-                return match self.reader.read_number().map_err(syntax)? {
-                    Number::Int(value) => {
-                        bounds.check(value)?;
-                        Ok(crate::py::new_int(py, value)?)
+            Node::Int(bounds) => {
+                if let Some(b'-' | b'0'..=b'9') = byte {
+                    return match self.reader.read_number().map_err(syntax)? {
+                        Number::Int(value) => {
+                            bounds.check(value)?;
+                            Ok(crate::py::new_int(py, value)?)
+                        }
+                        number => self.number_read(id, number),
+                    };
+                }
+            }
+            Node::Float(bounds) => {
+                if let Some(b'-' | b'0'..=b'9') = byte {
+                    let value = match self.reader.read_number().map_err(syntax)? {
+                        Number::Float { value, .. } if value.is_finite() => value,
+                        Number::Int(value) => value as f64,
+                        number => return self.number_read(id, number),
+                    };
+                    bounds.check(value)?;
+                    return Ok(crate::py::new_float(py, value)?);
+                }
+            }
+            Node::Bool => match byte {
+                Some(b't') => {
+                    self.reader.read_true().map_err(syntax)?;
+                    return Ok(pyo3::types::PyBool::new(py, true).to_owned().into_any());
+                }
+                Some(b'f') => {
+                    self.reader.read_false().map_err(syntax)?;
+                    return Ok(pyo3::types::PyBool::new(py, false).to_owned().into_any());
+                }
+                _ => {}
+            },
+            Node::Union(spec) => match byte {
+                Some(b'n') => {
+                    if let Some(Node::None) = spec.none.map(|none| plan.node(none)) {
+                        self.reader.read_null().map_err(syntax)?;
+                        return Ok(py.None().into_bound(py));
                     }
-                    number => self.number_read(id, number),
-                };
-            }
-            (Node::Union(spec), Some(b'n')) => {
-                if let Some(Node::None) = spec.none.map(|none| plan.node(none)) {
-                    self.reader.read_null().map_err(syntax)?;
-                    return Ok(py.None().into_bound(py));
+                }
+                // The variant for a str, object or array (chosen before the value is read, as
+                // the general path does), decoded as that node.
+                Some(first @ (b'"' | b'{' | b'[')) => {
+                    let token = match first {
+                        b'"' => Token::Str,
+                        b'{' => Token::Object,
+                        _ => Token::Array,
+                    };
+                    let variant = self.ctx.resolve(id, token)?;
+                    if !matches!(plan.node(variant), Node::Union(_) | Node::Extension(_)) {
+                        return self.value(variant);
+                    }
+                }
+                _ => {}
+            },
+            Node::Extension(spec) => return self.extension(spec),
+            Node::Bytes(_) => {}
+            _ => {
+                if byte == Some(b'"') {
+                    let text = self.reader.read_str().map_err(syntax)?;
+                    return self.ctx.string(id, text.bytes, text.ascii);
                 }
             }
-            // The variant for a str, object or array (chosen before the value is read, as the
-            // general path does), decoded as that node.
-            (Node::Union(_), Some(first @ (b'"' | b'{' | b'['))) => {
-                let token = match first {
-                    b'"' => Token::Str,
-                    b'{' => Token::Object,
-                    _ => Token::Array,
-                };
-                let variant = self.ctx.resolve(id, token)?;
-                if !matches!(
-                    plan.node(variant),
-                    Node::Union(_) | Node::Extension(_)
-                ) {
-                    return self.value(variant);
-                }
-            }
-            (node, Some(b'"')) if !matches!(node, Node::Bytes(_) | Node::Union(_)) => {
-                let text = self.reader.read_str().map_err(syntax)?;
-                return self.ctx.string(id, text.bytes, text.ascii);
-            }
-            _ => {}
         }
         match byte {
             Some(b'"') => self.string(id),
