@@ -335,6 +335,25 @@ impl<'a> Reader<'a> {
         self.make_str(scanned)
     }
 
+    /// Reads the string at the current position (its quote is next) without scanning it, when
+    /// its text is `len` bytes that `accept` takes: `accept` must take only bytes none of which
+    /// is a quote, a backslash or a control character, so the quote after them ends the string.
+    /// `None`, with nothing consumed, otherwise.
+    #[inline(always)]
+    pub fn take_str_of<T>(
+        &mut self,
+        len: usize,
+        accept: impl FnOnce(&[u8]) -> Option<T>,
+    ) -> Option<T> {
+        let start = self.pos + 1;
+        if self.bytes.get(start + len) != Some(&b'"') {
+            return None;
+        }
+        let value = accept(self.bytes.get(start..start + len)?)?;
+        self.pos = start + len + 1;
+        Some(value)
+    }
+
     /// Skips whitespace and returns the next byte without consuming it (`None` at the end of
     /// the input): a decoder that knows what type it wants dispatches on it once.
     #[inline(always)]
@@ -355,7 +374,11 @@ impl<'a> Reader<'a> {
     /// is [`Reader::take_key`]. Returns false and consumes nothing when the key differs.
     #[inline(always)]
     pub fn take_member(&mut self, first: bool, member: &[u8]) -> bool {
-        let expected = if first { member.get(1..).unwrap_or(member) } else { member };
+        let expected = if first {
+            member.get(1..).unwrap_or(member)
+        } else {
+            member
+        };
         let pos = self.pos;
         if let Some(candidate) = self.bytes.get(pos..pos + expected.len()) {
             if same_bytes(candidate, expected) {
@@ -1150,6 +1173,47 @@ mod tests {
             }
         }
         Ok(())
+    }
+
+    /// The one-pass reader of short literals gives what the general reader gives, value,
+    /// text and end, or leaves the literal to it.
+    #[test]
+    fn short_numbers_read_as_any_number_reads_them() {
+        let literals: &[&[u8]] = &[
+            b"0",
+            b"-0",
+            b"7,",
+            b"-7]",
+            b"123456789012345678",
+            b"-999999999999999999",
+            b"1234567890123456789",
+            b"0.5",
+            b"-0.5}",
+            b"5.482",
+            b"456.976",
+            b"0.1",
+            b"12345678.123456789",
+            b"9007199254740993.0",
+            b"9007199254740992.0",
+            b"0.0000000000000000000001",
+            b"0.00000000000000000000001",
+            b"1.5e3",
+            b"01",
+            b"-",
+            b"1.",
+            b"1.e5",
+            b"-01.5",
+            b"00",
+            b"0x",
+            b"-a",
+        ];
+        for &literal in literals {
+            let mut short = Reader::new(literal);
+            let mut general = Reader::new(literal);
+            let expected = general.any_number();
+            assert_eq!(short.read_number(), expected, "{literal:?}");
+            assert_eq!(short.offset(), general.offset(), "{literal:?}");
+        }
     }
 
     fn parse(input: &[u8]) -> Result<String, SyntaxError> {

@@ -9,8 +9,8 @@ use super::{Keys, TagEntries};
 use crate::codecs::decoder::{find_tag, Decoder, TagRef, WireReader};
 use crate::errors::{Error, Result};
 use crate::plan::{Field, LiteralValue, Node, NodeId, TaggedUnionSpec};
-use crate::py::Obj;
 use crate::py::temporal;
+use crate::py::Obj;
 use crate::values::{check_tz, nested, utf8, Decoding, Token, MAX_DEPTH};
 use polycodec_formats::text;
 
@@ -69,9 +69,20 @@ impl<'p, 'py> Decoder<'p, 'py, JsonInput<'_, '_>> {
     /// A datetime node's string (the next byte is its quote).
     #[inline(never)]
     fn datetime(&mut self, rule: crate::plan::TzRule) -> Result<Obj<'py>> {
-        let text = self.reader.read_str().map_err(syntax)?;
-        let parts = text::temporal::parse_datetime(text.bytes)
-            .map_err(|e| Error::validation(e.message()))?;
+        // The UTC forms polycodec and msgspec write are matched in place, unscanned (their
+        // templates admit digits and `-T:.Z` only).
+        let canonical = text::temporal::canonical_utc;
+        let parts = match self.reader.take_str_of(27, canonical) {
+            Some(parts) => parts,
+            None => match self.reader.take_str_of(20, canonical) {
+                Some(parts) => parts,
+                None => {
+                    let text = self.reader.read_str().map_err(syntax)?;
+                    text::temporal::parse_datetime(text.bytes)
+                        .map_err(|e| Error::validation(e.message()))?
+                }
+            },
+        };
         check_tz(rule, parts.offset_seconds.is_some(), "datetime")?;
         Ok(temporal::new_datetime(self.ctx.py, &parts)?)
     }

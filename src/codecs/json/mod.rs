@@ -112,7 +112,13 @@ impl WireFormat for Json {
         input: &[u8],
         _writer_schema: Option<&Bound<'py, PyAny>>,
     ) -> Result<Obj<'py>> {
-        Decoder::new(py, plan, strict, decode::JsonInput::new(input, &self.keys, &self.tags)).decode_one()
+        Decoder::new(
+            py,
+            plan,
+            strict,
+            decode::JsonInput::new(input, &self.keys, &self.tags),
+        )
+        .decode_one()
     }
 
     fn decode_many<'py>(
@@ -122,7 +128,13 @@ impl WireFormat for Json {
         strict: bool,
         input: &[u8],
     ) -> Result<Obj<'py>> {
-        Decoder::new(py, plan, strict, decode::JsonInput::new(input, &self.keys, &self.tags)).decode_many()
+        Decoder::new(
+            py,
+            plan,
+            strict,
+            decode::JsonInput::new(input, &self.keys, &self.tags),
+        )
+        .decode_many()
     }
 
     fn accepts_str(&self) -> bool {
