@@ -362,6 +362,16 @@ impl<'a> Reader<'a> {
         self.bytes.get(self.pos).copied()
     }
 
+    /// Consumes `byte` if it is next (after whitespace).
+    #[inline(always)]
+    pub fn take_byte(&mut self, byte: u8) -> bool {
+        if self.peek_byte() == Some(byte) {
+            self.pos += 1;
+            return true;
+        }
+        false
+    }
+
     /// The error [`Reader::peek_kind`] gives where no value starts.
     #[cold]
     pub fn expected_value(&self) -> SyntaxError {

@@ -66,6 +66,31 @@ impl<'p, 'py> Decoder<'p, 'py, JsonInput<'_, '_>> {
         self.ctx.string(id, text.bytes, text.ascii)
     }
 
+    /// The general path of a value starting with `byte`: the token's own reading, which words
+    /// every error (kept out of `value`, whose direct paths then need a smaller frame).
+    #[inline(never)]
+    fn general(&mut self, id: NodeId, byte: Option<u8>) -> Result<Obj<'py>> {
+        match byte {
+            Some(b'"') => self.string(id),
+            Some(b'-' | b'0'..=b'9') => self.number(id),
+            Some(b'{') => nested(self.depth, || self.map(id, true)),
+            Some(b'[') => nested(self.depth, || self.array(id, true)),
+            Some(b't') => {
+                self.reader.read_true().map_err(syntax)?;
+                self.ctx.boolean(id, true)
+            }
+            Some(b'f') => {
+                self.reader.read_false().map_err(syntax)?;
+                self.ctx.boolean(id, false)
+            }
+            Some(b'n') => {
+                self.reader.read_null().map_err(syntax)?;
+                self.ctx.null(id)
+            }
+            _ => Err(syntax(self.reader.expected_value())),
+        }
+    }
+
     /// A datetime node's string (the next byte is its quote).
     #[inline(never)]
     fn datetime(&mut self, rule: crate::plan::TzRule) -> Result<Obj<'py>> {
@@ -246,25 +271,7 @@ impl<'p, 'py, 'k> WireReader<'p, 'py> for Decoder<'p, 'py, JsonInput<'_, 'k>> {
                 }
             }
         }
-        match byte {
-            Some(b'"') => self.string(id),
-            Some(b'-' | b'0'..=b'9') => self.number(id),
-            Some(b'{') => nested(self.depth, || self.map(id, true)),
-            Some(b'[') => nested(self.depth, || self.array(id, true)),
-            Some(b't') => {
-                self.reader.read_true().map_err(syntax)?;
-                self.ctx.boolean(id, true)
-            }
-            Some(b'f') => {
-                self.reader.read_false().map_err(syntax)?;
-                self.ctx.boolean(id, false)
-            }
-            Some(b'n') => {
-                self.reader.read_null().map_err(syntax)?;
-                self.ctx.null(id)
-            }
-            _ => Err(syntax(self.reader.expected_value())),
-        }
+        self.general(id, byte)
     }
 
     /// A tag's value: a str or an int.
@@ -327,6 +334,11 @@ impl<'p, 'py, 'k> WireReader<'p, 'py> for Decoder<'p, 'py, JsonInput<'_, 'k>> {
 
     #[inline(always)]
     fn next_key(&mut self, first: &mut bool) -> Result<Option<&[u8]>> {
+        // The object's end, the common case here (the fields came in order), without a call.
+        if self.reader.take_byte(b'}') {
+            *first = false;
+            return Ok(None);
+        }
         let key = self.reader.next_key(*first).map_err(syntax)?;
         *first = false;
         Ok(key.map(|key| key.bytes))
