@@ -145,9 +145,7 @@ def test_number_literals_match_the_json_module(literal: str) -> None:
         assert polycodec.Codec(float, format="json").decode_one(literal.encode()) == expected
     else:
         assert polycodec.Codec(int, format="json").decode_one(literal.encode()) == expected
-        assert polycodec.Codec(float, format="json").decode_one(literal.encode()) == float(
-            expected
-        )
+        assert polycodec.Codec(float, format="json").decode_one(literal.encode()) == float(expected)
 
 
 @pytest.mark.parametrize(
