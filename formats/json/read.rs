@@ -249,7 +249,7 @@ impl<'a> Reader<'a> {
             self.skip_ws();
         }
         match self.bytes.get(self.pos..self.pos + quoted_key.len()) {
-            Some(candidate) if candidate == quoted_key => {
+            Some(candidate) if same_bytes(candidate, quoted_key) => {
                 self.pos += quoted_key.len();
                 true
             }
@@ -319,8 +319,89 @@ impl<'a> Reader<'a> {
         if self.bytes.get(self.pos) != Some(&b'"') {
             return Err(self.unexpected("expected string"));
         }
+        // The common string, ASCII without escapes, ends at the first special byte: one scan,
+        // borrowed, with none of the general scanner's bookkeeping.
+        let bytes = self.bytes;
+        let start = self.pos + 1;
+        let end = find_special::<true>(bytes, start);
+        if bytes.get(end) == Some(&b'"') {
+            self.pos = end + 1;
+            return Ok(Str {
+                bytes: &bytes[start..end],
+                ascii: true,
+            });
+        }
         let scanned = self.scan_string(true)?;
         self.make_str(scanned)
+    }
+
+    /// Reads the string at the current position (its quote is next) without scanning it, when
+    /// its text is `len` bytes that `accept` takes: `accept` must take only bytes none of which
+    /// is a quote, a backslash or a control character, so the quote after them ends the string.
+    /// `None`, with nothing consumed, otherwise.
+    #[inline(always)]
+    pub fn take_str_of<T>(
+        &mut self,
+        len: usize,
+        accept: impl FnOnce(&[u8]) -> Option<T>,
+    ) -> Option<T> {
+        let start = self.pos + 1;
+        if self.bytes.get(start + len) != Some(&b'"') {
+            return None;
+        }
+        let value = accept(self.bytes.get(start..start + len)?)?;
+        self.pos = start + len + 1;
+        Some(value)
+    }
+
+    /// Skips whitespace and returns the next byte without consuming it (`None` at the end of
+    /// the input): a decoder that knows what type it wants dispatches on it once.
+    #[inline(always)]
+    pub fn peek_byte(&mut self) -> Option<u8> {
+        self.skip_ws();
+        self.bytes.get(self.pos).copied()
+    }
+
+    /// Consumes `byte` if it is next (after whitespace).
+    #[inline(always)]
+    pub fn take_byte(&mut self, byte: u8) -> bool {
+        if self.peek_byte() == Some(byte) {
+            self.pos += 1;
+            return true;
+        }
+        false
+    }
+
+    /// The error [`Reader::peek_kind`] gives where no value starts.
+    #[cold]
+    pub fn expected_value(&self) -> SyntaxError {
+        self.unexpected("expected JSON value")
+    }
+
+    /// Consumes the next member's key and colon if they are exactly `member`'s, where `member`
+    /// is the key as written after another member: `,"name":` (from `first` on, the comma is
+    /// left out). Input written without whitespace matches with one comparison; otherwise this
+    /// is [`Reader::take_key`]. Returns false and consumes nothing when the key differs.
+    #[inline(always)]
+    pub fn take_member(&mut self, first: bool, member: &[u8]) -> bool {
+        let expected = if first {
+            member.get(1..).unwrap_or(member)
+        } else {
+            member
+        };
+        let pos = self.pos;
+        if let Some(candidate) = self.bytes.get(pos..pos + expected.len()) {
+            if same_bytes(candidate, expected) {
+                self.pos = pos + expected.len();
+                return true;
+            }
+        }
+        // Only whitespace before the key or after its comma makes the general path match.
+        let space = |i: usize| matches!(self.bytes.get(i), Some(b' ' | b'\n' | b'\r' | b'\t'));
+        if space(pos) || (!first && space(pos + 1)) {
+            return self.take_key(first, member.get(1..).unwrap_or(member));
+        }
+        false
     }
 
     #[inline(always)]
@@ -414,6 +495,78 @@ impl<'a> Reader<'a> {
     #[inline]
     pub fn read_number(&mut self) -> Result<Number<'a>, SyntaxError> {
         self.skip_ws();
+        match self.short_number() {
+            Some(number) => Ok(number),
+            None => self.any_number(),
+        }
+    }
+
+    /// The common literal in one pass: `-?[1-9][0-9]*` or `-?0`, optionally with a fraction,
+    /// no exponent, at most 18 significant digits, and (for a fraction) a value Clinger's fast
+    /// path gives exactly. `None`, with nothing consumed, for every other literal, valid or
+    /// not: [`Reader::any_number`] reads it (and words any error).
+    #[inline(always)]
+    fn short_number(&mut self) -> Option<Number<'a>> {
+        let bytes = self.bytes;
+        let start = self.pos;
+        let neg = bytes.get(start) == Some(&b'-');
+        let digits = start + usize::from(neg);
+        let mut i = digits;
+        let mut mant: u64 = 0;
+        while let Some(&b) = bytes.get(i) {
+            let digit = b.wrapping_sub(b'0');
+            if digit > 9 {
+                break;
+            }
+            mant = mant.wrapping_mul(10).wrapping_add(u64::from(digit));
+            i += 1;
+        }
+        let int_digits = i - digits;
+        // No digits, a leading zero followed by more, or too many for `mant`.
+        if int_digits == 0 || int_digits > 18 || (int_digits > 1 && bytes[digits] == b'0') {
+            return None;
+        }
+        match bytes.get(i) {
+            Some(b'.') => {}
+            Some(b'e' | b'E') => return None,
+            _ => {
+                self.pos = i;
+                // Below 10^18: fits in an i64 either way.
+                let value = mant as i64;
+                return Some(Number::Int(if neg { value.wrapping_neg() } else { value }));
+            }
+        }
+        let point = i;
+        i += 1;
+        while let Some(&b) = bytes.get(i) {
+            let digit = b.wrapping_sub(b'0');
+            if digit > 9 {
+                break;
+            }
+            mant = mant.wrapping_mul(10).wrapping_add(u64::from(digit));
+            i += 1;
+        }
+        let fraction_digits = i - point - 1;
+        if fraction_digits == 0
+            || int_digits + fraction_digits > 18
+            || fraction_digits > 22
+            || mant > 1 << 53
+            || matches!(bytes.get(i), Some(b'e' | b'E'))
+        {
+            return None;
+        }
+        // Both operands exact, so one IEEE division gives the correctly rounded value.
+        let magnitude = mant as f64 / POW10[fraction_digits];
+        self.pos = i;
+        Some(Number::Float {
+            value: if neg { -magnitude } else { magnitude },
+            text: &bytes[start..i],
+        })
+    }
+
+    /// Reads any number literal at the current position (whitespace skipped).
+    #[inline(never)]
+    fn any_number(&mut self) -> Result<Number<'a>, SyntaxError> {
         let bytes = self.bytes;
         let start = self.pos;
         let mut i = start;
@@ -742,6 +895,46 @@ impl<'a> Reader<'a> {
     }
 }
 
+/// Whether two byte strings of the same length are equal, compared a word at a time: keys and
+/// tags are short, and a call to `memcmp` costs more than comparing them.
+#[inline(always)]
+fn same_bytes(a: &[u8], b: &[u8]) -> bool {
+    let n = a.len();
+    if n != b.len() {
+        return false;
+    }
+    if n >= 8 {
+        let mut i = 0;
+        while i + 8 < n {
+            if word(a, i) != word(b, i) {
+                return false;
+            }
+            i += 8;
+        }
+        return word(a, n - 8) == word(b, n - 8);
+    }
+    if n >= 4 {
+        return half(a, 0) == half(b, 0) && half(a, n - 4) == half(b, n - 4);
+    }
+    a.iter().zip(b).all(|(x, y)| x == y)
+}
+
+/// The 8 bytes at `bytes[i..]` (the caller checked they exist) as one word.
+#[inline(always)]
+fn word(bytes: &[u8], i: usize) -> u64 {
+    let mut arr = [0u8; 8];
+    arr.copy_from_slice(&bytes[i..i + 8]);
+    u64::from_le_bytes(arr)
+}
+
+/// The 4 bytes at `bytes[i..]` (the caller checked they exist) as one word.
+#[inline(always)]
+fn half(bytes: &[u8], i: usize) -> u32 {
+    let mut arr = [0u8; 4];
+    arr.copy_from_slice(&bytes[i..i + 4]);
+    u32::from_le_bytes(arr)
+}
+
 #[inline(always)]
 fn skip_digits(bytes: &[u8], mut i: usize) -> usize {
     while matches!(bytes.get(i), Some(b'0'..=b'9')) {
@@ -990,6 +1183,47 @@ mod tests {
             }
         }
         Ok(())
+    }
+
+    /// The one-pass reader of short literals gives what the general reader gives, value,
+    /// text and end, or leaves the literal to it.
+    #[test]
+    fn short_numbers_read_as_any_number_reads_them() {
+        let literals: &[&[u8]] = &[
+            b"0",
+            b"-0",
+            b"7,",
+            b"-7]",
+            b"123456789012345678",
+            b"-999999999999999999",
+            b"1234567890123456789",
+            b"0.5",
+            b"-0.5}",
+            b"5.482",
+            b"456.976",
+            b"0.1",
+            b"12345678.123456789",
+            b"9007199254740993.0",
+            b"9007199254740992.0",
+            b"0.0000000000000000000001",
+            b"0.00000000000000000000001",
+            b"1.5e3",
+            b"01",
+            b"-",
+            b"1.",
+            b"1.e5",
+            b"-01.5",
+            b"00",
+            b"0x",
+            b"-a",
+        ];
+        for &literal in literals {
+            let mut short = Reader::new(literal);
+            let mut general = Reader::new(literal);
+            let expected = general.any_number();
+            assert_eq!(short.read_number(), expected, "{literal:?}");
+            assert_eq!(short.offset(), general.offset(), "{literal:?}");
+        }
     }
 
     fn parse(input: &[u8]) -> Result<String, SyntaxError> {

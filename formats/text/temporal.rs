@@ -349,8 +349,10 @@ fn checked_date(first: u64, day: u8) -> Option<Date> {
 /// The UTC datetimes polycodec and msgspec write, `YYYY-MM-DDTHH:MM:SSZ` and
 /// `YYYY-MM-DDTHH:MM:SS.ffffffZ`, read as fixed templates (no fraction to round). `None` for
 /// anything else, valid or not: the general parser then reads it (and words any error).
+/// `parse_datetime` gives the same value for every text this accepts: a reader that knows
+/// where a string of one of these two lengths would end can try this on the raw bytes first.
 #[inline]
-fn canonical_utc(s: &[u8]) -> Option<DateTime> {
+pub fn canonical_utc(s: &[u8]) -> Option<DateTime> {
     let fraction = match s.len() {
         20 => false,
         27 => true,

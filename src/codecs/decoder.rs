@@ -101,13 +101,15 @@ pub trait WireReader<'p, 'py> {
         index: usize,
         field: &Field,
     ) -> bool;
-    /// Consumes a tagged union's leading tag entry (its key and value) when the format matches
-    /// it whole against precomputed bytes: the tag's position in `spec.tags`. `None` (nothing
-    /// consumed) sends the map down the general path, which reads the key, then the tag.
+    /// The tag of tagged union node `id` with its key in one step, where the format can match
+    /// the whole leading tag entry against precomputed bytes (JSON's `"tag_field":"tag"`,
+    /// MessagePack's key and tag strs): the tag's position in `spec.tags`, or `None` with
+    /// nothing consumed, for the general path, which reads the key, then the tag.
     #[inline(always)]
-    fn take_tag_entry(
+    fn take_tag(
         &mut self,
         _entries: &mut Self::Left,
+        _id: NodeId,
         _spec: &TaggedUnionSpec,
     ) -> Option<usize> {
         None
@@ -311,7 +313,7 @@ where
             }
             Node::TaggedUnion(spec) => {
                 self.begin_map(&mut entries)?;
-                self.tagged(spec, entries)
+                self.tagged(id, spec, entries)
             }
             Node::Dict(spec) => self.dict(spec.key, spec.value, id, entries),
             Node::Any => self.dict(id, id, id, entries),
@@ -465,33 +467,39 @@ where
     /// record; otherwise see [`Self::tagged_anywhere`].
     fn tagged(
         &mut self,
+        id: NodeId,
         spec: &TaggedUnionSpec,
         mut entries: Left<'p, 'py, R>,
     ) -> Result<Obj<'py>> {
+        if let Some(tag) = self.take_tag(&mut entries, id, spec) {
+            return self.tagged_variant(spec, tag, entries);
+        }
         let plan: &'p Plan = self.ctx.plan;
         let first = tag_field(plan, spec);
-        let tag = match self.take_tag_entry(&mut entries, spec) {
-            Some(tag) => Some(tag),
-            None => match first {
-                Some((first_id, index, field))
-                    if self.take_field(&mut entries, self.record_names(first_id), index, field) =>
-                {
-                    Some(self.tag(spec).map_err(|e| e.at_field(&spec.tag_field))?)
-                }
-                _ => None,
-            },
-        };
-        match tag {
-            Some(tag) => {
-                let (record_id, record) = variant(plan, spec, tag);
-                let mut builder = RecordBuilder::new(record);
-                set_tag(&self.ctx, record, &spec.tags[tag].0, &mut builder)
-                    .map_err(|e| e.at_field(&spec.tag_field))?;
-                self.record_fields(record_id, record, &mut builder, entries)?;
-                builder.finish(self.ctx.py, record)
+        match first {
+            Some((first_id, index, field))
+                if self.take_field(&mut entries, self.record_names(first_id), index, field) =>
+            {
+                let tag = self.tag(spec).map_err(|e| e.at_field(&spec.tag_field))?;
+                self.tagged_variant(spec, tag, entries)
             }
-            None => self.tagged_anywhere(spec, entries),
+            _ => self.tagged_anywhere(spec, entries),
         }
+    }
+
+    /// The rest of a tagged union's map, its tag (at `tag` in `spec.tags`) read first.
+    fn tagged_variant(
+        &mut self,
+        spec: &TaggedUnionSpec,
+        tag: usize,
+        entries: Left<'p, 'py, R>,
+    ) -> Result<Obj<'py>> {
+        let (record_id, record) = variant(self.ctx.plan, spec, tag);
+        let mut builder = RecordBuilder::new(record);
+        set_tag(&self.ctx, record, &spec.tags[tag].0, &mut builder)
+            .map_err(|e| e.at_field(&spec.tag_field))?;
+        self.record_fields(record_id, record, &mut builder, entries)?;
+        builder.finish(self.ctx.py, record)
     }
 
     /// A tagged union whose tag is not the first key, in one pass wherever possible: entries

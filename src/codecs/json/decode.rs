@@ -5,25 +5,29 @@
 use pyo3::prelude::*;
 
 use super::read::{Number, Reader, SyntaxError, ValueKind};
-use super::Keys;
+use super::{Keys, TagEntries};
 use crate::codecs::decoder::{find_tag, Decoder, TagRef, WireReader};
 use crate::errors::{Error, Result};
 use crate::plan::{Field, LiteralValue, Node, NodeId, TaggedUnionSpec};
+use crate::py::temporal;
 use crate::py::Obj;
-use crate::values::{nested, utf8, Decoding, Token, MAX_DEPTH};
+use crate::values::{check_tz, nested, utf8, Decoding, Token, MAX_DEPTH};
 use polycodec_formats::text;
 
-/// What the JSON decoder reads: the input, and the codec's precomputed field keys.
+/// What the JSON decoder reads: the input, and the codec's precomputed field keys and tag
+/// entries.
 pub struct JsonInput<'a, 'k> {
     reader: Reader<'a>,
     keys: &'k Keys,
+    tags: &'k TagEntries,
 }
 
 impl<'a, 'k> JsonInput<'a, 'k> {
-    pub fn new(input: &'a [u8], keys: &'k Keys) -> Self {
+    pub fn new(input: &'a [u8], keys: &'k Keys, tags: &'k TagEntries) -> Self {
         JsonInput {
             reader: Reader::new(input),
             keys,
+            tags,
         }
     }
 }
@@ -62,6 +66,52 @@ impl<'p, 'py> Decoder<'p, 'py, JsonInput<'_, '_>> {
         self.ctx.string(id, text.bytes, text.ascii)
     }
 
+    /// The general path of a value starting with `byte`: the token's own reading, which words
+    /// every error (kept out of `value`, whose direct paths then need a smaller frame).
+    #[inline(never)]
+    fn general(&mut self, id: NodeId, byte: Option<u8>) -> Result<Obj<'py>> {
+        match byte {
+            Some(b'"') => self.string(id),
+            Some(b'-' | b'0'..=b'9') => self.number(id),
+            Some(b'{') => nested(self.depth, || self.map(id, true)),
+            Some(b'[') => nested(self.depth, || self.array(id, true)),
+            Some(b't') => {
+                self.reader.read_true().map_err(syntax)?;
+                self.ctx.boolean(id, true)
+            }
+            Some(b'f') => {
+                self.reader.read_false().map_err(syntax)?;
+                self.ctx.boolean(id, false)
+            }
+            Some(b'n') => {
+                self.reader.read_null().map_err(syntax)?;
+                self.ctx.null(id)
+            }
+            _ => Err(syntax(self.reader.expected_value())),
+        }
+    }
+
+    /// A datetime node's string (the next byte is its quote).
+    #[inline(never)]
+    fn datetime(&mut self, rule: crate::plan::TzRule) -> Result<Obj<'py>> {
+        // The UTC forms polycodec and msgspec write are matched in place, unscanned (their
+        // templates admit digits and `-T:.Z` only).
+        let canonical = text::temporal::canonical_utc;
+        let parts = match self.reader.take_str_of(27, canonical) {
+            Some(parts) => parts,
+            None => match self.reader.take_str_of(20, canonical) {
+                Some(parts) => parts,
+                None => {
+                    let text = self.reader.read_str().map_err(syntax)?;
+                    text::temporal::parse_datetime(text.bytes)
+                        .map_err(|e| Error::validation(e.message()))?
+                }
+            },
+        };
+        check_tz(rule, parts.offset_seconds.is_some(), "datetime")?;
+        Ok(temporal::new_datetime(self.ctx.py, &parts)?)
+    }
+
     /// Bytes, written in JSON as base64 text (kept out of `string`, the str hot path).
     #[inline(never)]
     fn base64_bytes(&mut self, spec: &crate::plan::BytesSpec) -> Result<Obj<'py>> {
@@ -83,7 +133,13 @@ impl<'p, 'py> Decoder<'p, 'py, JsonInput<'_, '_>> {
     }
 
     fn number(&mut self, id: NodeId) -> Result<Obj<'py>> {
-        match self.reader.read_number().map_err(syntax)? {
+        let number = self.reader.read_number().map_err(syntax)?;
+        self.number_read(id, number)
+    }
+
+    /// The number read, as node `id` asks.
+    fn number_read(&mut self, id: NodeId, number: Number<'_>) -> Result<Obj<'py>> {
+        match number {
             Number::Int(value) => self.ctx.int(id, value),
             Number::BigInt(text) => self.ctx.big_int(id, text),
             // JSON has no infinities: a literal too large for a float is out of range, not inf.
@@ -131,30 +187,91 @@ impl<'p, 'py, 'k> WireReader<'p, 'py> for Decoder<'p, 'py, JsonInput<'_, 'k>> {
     /// Whether the first item or member is next.
     type Left = bool;
 
+    /// The next value as node `id`. The node and the value's first byte are looked at once:
+    /// the common pairs (a plain str, a datetime, an int, an optional's null, a union's variant
+    /// for the token) are decoded here directly; every other pair takes the general path of the
+    /// token, which words any error.
     fn value(&mut self, id: NodeId) -> Result<Obj<'py>> {
-        if self.ctx.plan.has_extensions {
-            if let Node::Extension(spec) = self.ctx.plan.node(id) {
-                return self.extension(spec);
+        let plan = self.ctx.plan;
+        let byte = self.reader.peek_byte();
+        let py = self.ctx.py;
+        match plan.node(id) {
+            Node::Str(spec) => {
+                if byte == Some(b'"') && spec.is_unconstrained() {
+                    let text = self.reader.read_str().map_err(syntax)?;
+                    return Ok(crate::py::new_str(py, text.bytes, text.ascii)?);
+                }
+            }
+            Node::DateTime(rule) => {
+                if byte == Some(b'"') {
+                    return self.datetime(*rule);
+                }
+            }
+            Node::Int(bounds) => {
+                if let Some(b'-' | b'0'..=b'9') = byte {
+                    return match self.reader.read_number().map_err(syntax)? {
+                        Number::Int(value) => {
+                            bounds.check(value)?;
+                            Ok(crate::py::new_int(py, value)?)
+                        }
+                        number => self.number_read(id, number),
+                    };
+                }
+            }
+            Node::Float(bounds) => {
+                if let Some(b'-' | b'0'..=b'9') = byte {
+                    let value = match self.reader.read_number().map_err(syntax)? {
+                        Number::Float { value, .. } if value.is_finite() => value,
+                        Number::Int(value) => value as f64,
+                        number => return self.number_read(id, number),
+                    };
+                    bounds.check(value)?;
+                    return Ok(crate::py::new_float(py, value)?);
+                }
+            }
+            Node::Bool => match byte {
+                Some(b't') => {
+                    self.reader.read_true().map_err(syntax)?;
+                    return Ok(pyo3::types::PyBool::new(py, true).to_owned().into_any());
+                }
+                Some(b'f') => {
+                    self.reader.read_false().map_err(syntax)?;
+                    return Ok(pyo3::types::PyBool::new(py, false).to_owned().into_any());
+                }
+                _ => {}
+            },
+            Node::Union(spec) => match byte {
+                Some(b'n') => {
+                    if let Some(Node::None) = spec.none.map(|none| plan.node(none)) {
+                        self.reader.read_null().map_err(syntax)?;
+                        return Ok(py.None().into_bound(py));
+                    }
+                }
+                // The variant for a str, object or array (chosen before the value is read, as
+                // the general path does), decoded as that node.
+                Some(first @ (b'"' | b'{' | b'[')) => {
+                    let token = match first {
+                        b'"' => Token::Str,
+                        b'{' => Token::Object,
+                        _ => Token::Array,
+                    };
+                    let variant = self.ctx.resolve(id, token)?;
+                    if !matches!(plan.node(variant), Node::Union(_) | Node::Extension(_)) {
+                        return self.value(variant);
+                    }
+                }
+                _ => {}
+            },
+            Node::Extension(spec) => return self.extension(spec),
+            Node::Bytes(_) => {}
+            _ => {
+                if byte == Some(b'"') {
+                    let text = self.reader.read_str().map_err(syntax)?;
+                    return self.ctx.string(id, text.bytes, text.ascii);
+                }
             }
         }
-        match self.reader.peek_kind().map_err(syntax)? {
-            ValueKind::String => self.string(id),
-            ValueKind::Number => self.number(id),
-            ValueKind::Object => nested(self.depth, || self.map(id, true)),
-            ValueKind::Array => nested(self.depth, || self.array(id, true)),
-            ValueKind::True => {
-                self.reader.read_true().map_err(syntax)?;
-                self.ctx.boolean(id, true)
-            }
-            ValueKind::False => {
-                self.reader.read_false().map_err(syntax)?;
-                self.ctx.boolean(id, false)
-            }
-            ValueKind::Null => {
-                self.reader.read_null().map_err(syntax)?;
-                self.ctx.null(id)
-            }
-        }
+        self.general(id, byte)
     }
 
     /// A tag's value: a str or an int.
@@ -193,15 +310,35 @@ impl<'p, 'py, 'k> WireReader<'p, 'py> for Decoder<'p, 'py, JsonInput<'_, 'k>> {
         index: usize,
         _field: &Field,
     ) -> bool {
-        let taken = self.reader.take_key(*first, &names[index][1..]);
+        let taken = self.reader.take_member(*first, &names[index]);
         if taken {
             *first = false;
         }
         taken
     }
 
+    /// The whole `"tag_field":"tag"` entry of one of the union's str tags, compared as bytes.
+    #[inline(always)]
+    fn take_tag(&mut self, first: &mut bool, id: NodeId, _spec: &TaggedUnionSpec) -> Option<usize> {
+        let entries = self.reader.tags.get(id)?;
+        for (position, entry) in entries.iter().enumerate() {
+            if let Some(entry) = entry {
+                if self.reader.take_member(*first, entry) {
+                    *first = false;
+                    return Some(position);
+                }
+            }
+        }
+        None
+    }
+
     #[inline(always)]
     fn next_key(&mut self, first: &mut bool) -> Result<Option<&[u8]>> {
+        // The object's end, the common case here (the fields came in order), without a call.
+        if self.reader.take_byte(b'}') {
+            *first = false;
+            return Ok(None);
+        }
         let key = self.reader.next_key(*first).map_err(syntax)?;
         *first = false;
         Ok(key.map(|key| key.bytes))

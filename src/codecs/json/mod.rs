@@ -10,12 +10,42 @@ use super::decoder::Decoder;
 use super::encoder::{self, NameTable};
 use super::{unexpected_option, OpenArgs, WireFormat};
 use crate::errors::Result;
-use crate::plan::{LiteralValue, Plan};
+use crate::plan::{LiteralValue, Node, Plan};
 use crate::py::Obj;
 
 /// One codec's JSON state: what JSON precomputes from the plan.
 pub struct Json {
     keys: Keys,
+    tags: TagEntries,
+}
+
+/// For each tagged union node, each of its tags' whole entry as polycodec writes it first in
+/// the object, `,"tag_field":"tag"` (str tags only: an int's digits could continue past the
+/// entry), by the tag's position in `TaggedUnionSpec::tags`. The decoder matches the input
+/// against these to pick the variant in one comparison, without reading the tag as a string.
+/// Empty for every other node.
+pub type TagEntries = Vec<Box<[Option<Box<[u8]>>]>>;
+
+/// The codec's [`TagEntries`] for `plan`.
+pub fn tag_entries(plan: &Plan) -> TagEntries {
+    plan.nodes
+        .iter()
+        .map(|node| match node {
+            Node::TaggedUnion(spec) => spec
+                .tags
+                .iter()
+                .map(|(tag, _)| match tag {
+                    LiteralValue::Str(value) => {
+                        let mut entry = member(&spec.tag_field);
+                        write::write_str(&mut entry, value);
+                        Some(entry.into_boxed_slice())
+                    }
+                    _ => None,
+                })
+                .collect(),
+            _ => Box::default(),
+        })
+        .collect()
 }
 
 /// Each record field's JSON member prefix `,"wire_name":` (the name escaped and quoted once,
@@ -54,6 +84,7 @@ pub fn open(args: &OpenArgs<'_, '_>) -> PyResult<Box<dyn WireFormat>> {
     }
     Ok(Box::new(Json {
         keys: keys(args.plan),
+        tags: tag_entries(args.plan),
     }))
 }
 
@@ -81,7 +112,13 @@ impl WireFormat for Json {
         input: &[u8],
         _writer_schema: Option<&Bound<'py, PyAny>>,
     ) -> Result<Obj<'py>> {
-        Decoder::new(py, plan, strict, decode::JsonInput::new(input, &self.keys)).decode_one()
+        Decoder::new(
+            py,
+            plan,
+            strict,
+            decode::JsonInput::new(input, &self.keys, &self.tags),
+        )
+        .decode_one()
     }
 
     fn decode_many<'py>(
@@ -91,7 +128,13 @@ impl WireFormat for Json {
         strict: bool,
         input: &[u8],
     ) -> Result<Obj<'py>> {
-        Decoder::new(py, plan, strict, decode::JsonInput::new(input, &self.keys)).decode_many()
+        Decoder::new(
+            py,
+            plan,
+            strict,
+            decode::JsonInput::new(input, &self.keys, &self.tags),
+        )
+        .decode_many()
     }
 
     fn accepts_str(&self) -> bool {

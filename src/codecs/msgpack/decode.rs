@@ -403,7 +403,7 @@ impl<'p, 'py, 'k> WireReader<'p, 'py> for Decoder<'p, 'py, MsgpackInput<'_, 'k>>
     /// The variants whose tag is fixed have their whole leading entry (the tag field's name and
     /// value) precomputed: the first one the input continues with names the variant at once.
     #[inline(always)]
-    fn take_tag_entry(&mut self, left: &mut usize, spec: &TaggedUnionSpec) -> Option<usize> {
+    fn take_tag(&mut self, left: &mut usize, _id: NodeId, spec: &TaggedUnionSpec) -> Option<usize> {
         if *left == 0 {
             return None;
         }

@@ -1,0 +1,240 @@
+"""The JSON decoder's fast paths (issue 10) give what the general paths give: whole tag entries,
+keys matched with their comma, short numbers, canonical UTC datetimes read in place, and the
+(node, first byte) dispatch. Each case is checked against an oracle (json, msgspec) or against
+the same input written with whitespace, which only the general paths read."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from datetime import datetime, timezone
+from typing import Literal, Optional, Union
+
+import msgspec
+import pytest
+
+import polycodec
+
+
+@dataclasses.dataclass
+class Leaf:
+    size: int
+    kind: Literal["leaf"] = "leaf"
+
+
+@dataclasses.dataclass
+class Branch:
+    name: str
+    children: list[Union[Leaf, Branch]]
+    kind: Literal["branch"] = "branch"
+
+
+TREE = polycodec.Codec(Union[Leaf, Branch], format="json")
+
+
+def test_tag_entry_with_whitespace_decodes_as_without() -> None:
+    tight = b'{"kind":"branch","name":"r","children":[{"kind":"leaf","size":1}]}'
+    loose = b'{ "kind" : "branch" , "name":"r","children":[ {"kind": "leaf","size":1}]}'
+    expected = Branch(name="r", children=[Leaf(size=1)])
+    assert TREE.decode_one(tight) == expected
+    assert TREE.decode_one(loose) == expected
+
+
+def test_tag_not_first_still_picks_the_variant() -> None:
+    assert TREE.decode_one(b'{"size":3,"kind":"leaf"}') == Leaf(size=3)
+
+
+def test_tag_entry_prefix_of_another_value_is_not_taken() -> None:
+    # `"leaf"` is the whole entry: a longer tag that starts with it is an invalid tag.
+    with pytest.raises(polycodec.ValidationError, match=r'invalid value "leafy".*\$\.kind'):
+        TREE.decode_one(b'{"kind":"leafy","size":3}')
+
+
+def test_unknown_tag_error_is_unchanged() -> None:
+    with pytest.raises(polycodec.ValidationError) as info:
+        TREE.decode_one(b'{"kind":"twig","size":3}')
+    assert str(info.value) == (
+        'invalid value "twig" for tag field `kind`: expected one of "leaf", "branch" (at $.kind)'
+    )
+
+
+@dataclasses.dataclass
+class IntTagged:
+    value: int
+    kind: Literal[1] = 1
+
+
+@dataclasses.dataclass
+class IntTaggedOther:
+    value: int
+    kind: Literal[12] = 12
+
+
+def test_int_tags_are_not_matched_as_prefixes() -> None:
+    codec = polycodec.Codec(Union[IntTagged, IntTaggedOther], format="json")
+    assert codec.decode_one(b'{"kind":12,"value":5}') == IntTaggedOther(value=5)
+    assert codec.decode_one(b'{"kind":1,"value":5}') == IntTagged(value=5)
+
+
+@dataclasses.dataclass
+class Point:
+    x: int
+    y: float
+    label: str
+    seen: Optional[datetime]
+    flag: bool
+
+
+POINT = polycodec.Codec(Point, format="json")
+
+
+@pytest.mark.parametrize(
+    "payload",
+    [
+        b'{"x":1,"y":2.5,"label":"a","seen":null,"flag":true}',
+        b'{"x":1, "y":2.5,\n"label":"a",\t"seen":null ,"flag":true}',
+        b' { "x" :1,"y" : 2.5,"label":"a","seen":null,"flag":true } ',
+        b'{"flag":true,"seen":null,"label":"a","y":2.5,"x":1}',
+    ],
+)
+def test_keys_with_whitespace_or_out_of_order_decode_alike(payload: bytes) -> None:
+    assert POINT.decode_one(payload) == Point(x=1, y=2.5, label="a", seen=None, flag=True)
+
+
+def test_key_missing_its_comma_is_still_a_syntax_error() -> None:
+    with pytest.raises(polycodec.DecodeError, match="expected ',' or '}'"):
+        POINT.decode_one(b'{"x":1 "y":2.5,"label":"a","seen":null,"flag":true}')
+
+
+NUMBER_LITERALS = [
+    "0",
+    "-0",
+    "7",
+    "-7",
+    "123456789012345678",
+    "-123456789012345678",
+    "999999999999999999",
+    "1234567890123456789",
+    "9223372036854775807",
+    "-9223372036854775808",
+    "9223372036854775808",
+    "0.5",
+    "-0.5",
+    "0.1",
+    "5.482",
+    "456.976",
+    "12345678.123456789",
+    "1234567890.12345678",
+    "9007199254740993.0",
+    "0.0000000000000000000001",
+    "0.00000000000000000000001",
+    "1.7976931348623157",
+    "3.141592653589793238",
+    "1e5",
+    "1.5E-3",
+    "-2.5e+10",
+]
+
+
+@pytest.mark.parametrize("literal", NUMBER_LITERALS)
+def test_number_literals_match_the_json_module(literal: str) -> None:
+    expected = json.loads(literal)
+    got = polycodec.Codec(Union[int, float], format="json").decode_one(literal.encode())
+    assert type(got) is type(expected) and got == expected
+    if isinstance(expected, float):
+        assert polycodec.Codec(float, format="json").decode_one(literal.encode()) == expected
+    else:
+        assert polycodec.Codec(int, format="json").decode_one(literal.encode()) == expected
+        assert polycodec.Codec(float, format="json").decode_one(literal.encode()) == float(expected)
+
+
+@pytest.mark.parametrize(
+    "literal, message",
+    [
+        ("01", "leading zeros are not allowed"),
+        ("-x", "expected digit after '-'"),
+        ("1.x", "expected digit after decimal point"),
+        ("1.", "unexpected end of input"),
+        ("1.e5", "expected digit after decimal point"),
+        ("-01.5", "leading zeros are not allowed"),
+        ("1ex", "expected digit in exponent"),
+    ],
+)
+def test_malformed_number_errors_are_unchanged(literal: str, message: str) -> None:
+    for node in (int, float):
+        with pytest.raises(polycodec.DecodeError, match=message):
+            polycodec.Codec(node, format="json").decode_one(literal.encode())
+
+
+@dataclasses.dataclass
+class Stamped:
+    at: datetime
+    note: str
+
+
+STAMPED = polycodec.Codec(Stamped, format="json")
+STAMPED_MSGSPEC = msgspec.json.Decoder(Stamped)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "2021-09-29T20:34:46.167281Z",
+        "2021-09-29T20:34:46Z",
+        "2021-09-29T20:34:46.167281+00:00",
+        "2021-09-29T20:34:46.1672819Z",
+        "2024-02-29T00:00:00Z",
+        "2021-09-29T20:34:46.16728Z",
+        "2021-09-29 20:34:46Z",
+    ],
+)
+def test_datetimes_match_msgspec(text: str) -> None:
+    payload = json.dumps({"at": text, "note": "n"}).encode()
+    assert STAMPED.decode_one(payload) == STAMPED_MSGSPEC.decode(payload)
+
+
+def test_canonical_length_string_with_a_quote_after_is_not_read_in_place() -> None:
+    # A short string whose closing quote is followed by text with a quote just where a
+    # canonical datetime would end: the in-place match must refuse it (and the short text is
+    # then an invalid datetime, as before).
+    payload = b'{"at":"2021-09-29","note":"abcdefg"}'
+    assert payload[6 + 28 : 6 + 29] == b'"'
+    with pytest.raises(polycodec.ValidationError, match=r"\$\.at"):
+        STAMPED.decode_one(payload)
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["2021-02-29T00:00:00Z", "2021-09-29T24:00:00.000000Z", "2021-13-01T00:00:00Z"],
+)
+def test_invalid_canonical_shaped_datetimes_are_refused_as_before(text: str) -> None:
+    payload = json.dumps({"at": text, "note": "n"}).encode()
+    with pytest.raises(polycodec.ValidationError, match=r"\$\.at"):
+        STAMPED.decode_one(payload)
+    with pytest.raises(msgspec.ValidationError):
+        STAMPED_MSGSPEC.decode(payload)
+
+
+def test_datetime_in_place_keeps_utc() -> None:
+    value = STAMPED.decode_one(b'{"at":"2021-09-29T20:34:46.167281Z","note":"n"}')
+    assert value.at == datetime(2021, 9, 29, 20, 34, 46, 167281, tzinfo=timezone.utc)
+    assert value.at.tzinfo is timezone.utc
+
+
+@dataclasses.dataclass
+class Choices:
+    maybe: Optional[int]
+    either: Union[str, list[int], None]
+
+
+def test_union_variants_and_errors_are_unchanged() -> None:
+    codec = polycodec.Codec(Choices, format="json")
+    assert codec.decode_one(b'{"maybe":null,"either":"s"}') == Choices(None, "s")
+    assert codec.decode_one(b'{"maybe":3,"either":[1,2]}') == Choices(3, [1, 2])
+    assert codec.decode_one(b'{"maybe":3,"either":null}') == Choices(3, None)
+    with pytest.raises(polycodec.ValidationError, match=r"got str \(at \$\.maybe\)"):
+        codec.decode_one(b'{"maybe":"3","either":null}')
+    with pytest.raises(polycodec.ValidationError, match=r"got object \(at \$\.either\)"):
+        codec.decode_one(b'{"maybe":3,"either":{}}')
+    with pytest.raises(polycodec.DecodeError, match="expected 'null'"):
+        codec.decode_one(b'{"maybe":nul,"either":null}')
