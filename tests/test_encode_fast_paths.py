@@ -254,3 +254,24 @@ def test_inline_values_read_again_after_python_code_changes_the_instance(
         "count": 3,
     }
     assert codec.encode_one(value) == _msgspec_encode(fmt, expected)
+
+
+def _named_fields_class(slots: bool) -> Any:
+    # Field names whose entries (`,"name":` in JSON, a str header and the name in MessagePack)
+    # fall either side of the 32 bytes a padded name entry holds, leading and later in the map.
+    names = ["n" * length for length in (1, 27, 28, 29, 30, 31, 32, 33, 60)]
+    names.insert(0, "ü" * 15)
+    fields = [(name, int) for name in names] + [("e" * 28, Optional[str])]
+    return dataclasses.make_dataclass(f"Named{slots}", fields, slots=slots)
+
+
+@pytest.mark.parametrize("slots", [False, True])
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_padded_field_name_entries_bytes_equal_msgspec(fmt: str, slots: bool) -> None:
+    cls = _named_fields_class(slots)
+    codec = polycodec.Codec(List[cls], format=fmt)  # type: ignore[valid-type]
+    count = len(dataclasses.fields(cls))
+    values = [cls(*range(count - 1), "x"), cls(*range(5, count + 4), None)]
+    data = codec.encode_one(values)
+    assert data == _msgspec_encode(fmt, [dataclasses.asdict(v) for v in values])
+    assert codec.decode_one(data) == values
