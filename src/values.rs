@@ -4,7 +4,7 @@
 
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyType};
-use smallvec::SmallVec;
+use std::mem::ManuallyDrop;
 
 use crate::errors::{cut, quote, Error, ErrorKind, Result};
 use crate::plan::{
@@ -512,35 +512,77 @@ fn parse_python_int<'py>(py: Python<'py>, text: &str) -> Result<Obj<'py>> {
 }
 
 /// Collects a record's field values as they arrive (in any order) and builds the object.
+///
+/// Up to [`INLINE_FIELDS`] values sit in an array inside the builder, which `new` writes in
+/// place (a plain struct, no inline/heap union to assemble and move); a larger record's go to
+/// a `Vec`. `present` counts the slots set, so a record whose every field arrived skips the
+/// defaults loop with one comparison. The inline array is not dropped as a whole: only its
+/// first `len` slots can hold values, and none does once `finish` has moved them into the
+/// instance (then `len` is 0 and dropping the builder is a no-op).
 pub struct RecordBuilder<'py> {
-    values: SmallVec<[Option<Obj<'py>>; INLINE_FIELDS]>,
+    inline: ManuallyDrop<[Option<Obj<'py>>; INLINE_FIELDS]>,
+    heap: Vec<Option<Obj<'py>>>,
+    /// The inline slots in use (the record's field count), 0 when the values are on the heap
+    /// or have all been moved out.
+    len: usize,
+    /// The number of slots set.
+    present: usize,
 }
 
 /// The number of fields a [`RecordBuilder`] holds without a heap allocation.
 const INLINE_FIELDS: usize = 16;
 
 impl<'py> RecordBuilder<'py> {
-    #[inline]
+    #[inline(always)]
     pub fn new(spec: &RecordSpec) -> Self {
         let count = spec.fields.len();
-        // The inline buffer is written whole (every slot `None`, a null pointer) rather than
-        // grown one `None` at a time, which `SmallVec::resize` does.
-        let values = if count <= INLINE_FIELDS {
-            SmallVec::from_buf_and_len([const { None }; INLINE_FIELDS], count)
+        if count <= INLINE_FIELDS {
+            RecordBuilder {
+                inline: ManuallyDrop::new([const { None }; INLINE_FIELDS]),
+                heap: Vec::new(),
+                len: count,
+                present: 0,
+            }
         } else {
-            std::iter::repeat_with(|| None).take(count).collect()
-        };
-        RecordBuilder { values }
+            Self::spilled(count)
+        }
+    }
+
+    /// A builder for a record with more fields than fit inline.
+    #[cold]
+    #[inline(never)]
+    fn spilled(count: usize) -> Self {
+        RecordBuilder {
+            inline: ManuallyDrop::new([const { None }; INLINE_FIELDS]),
+            heap: std::iter::repeat_with(|| None).take(count).collect(),
+            len: 0,
+            present: 0,
+        }
+    }
+
+    /// The record's slots, by field index.
+    #[inline(always)]
+    fn values(&mut self) -> &mut [Option<Obj<'py>>] {
+        if self.heap.capacity() == 0 {
+            &mut self.inline[..self.len]
+        } else {
+            &mut self.heap
+        }
     }
 
     /// Stores a field's value; for a duplicate key the last one wins, as in `json.loads`.
     #[inline]
     pub fn set(&mut self, field: usize, value: Obj<'py>) {
-        let slot = &mut self.values[field];
+        let slot = if self.heap.capacity() == 0 {
+            &mut self.inline[field]
+        } else {
+            &mut self.heap[field]
+        };
         if slot.is_some() {
             Self::replace(slot, value);
         } else {
             *slot = Some(value);
+            self.present += 1;
         }
     }
 
@@ -554,29 +596,40 @@ impl<'py> RecordBuilder<'py> {
     }
 
     /// Fills defaults, reports missing fields, and creates the instance. The common case (a
-    /// dataclass whose fields are set by CPython alone) is kept to a loop over the fields and
-    /// one [`FieldAccess::create`](crate::py::fields::FieldAccess::create); defaults, the other
-    /// record kinds and user code are out of line.
+    /// dataclass whose fields are set by CPython alone, every field present) is one count
+    /// comparison and one [`FieldAccess::create`](crate::py::fields::FieldAccess::create);
+    /// defaults, the other record kinds and user code are out of line.
     #[inline]
     pub fn finish(mut self, py: Python<'py>, spec: &RecordSpec) -> Result<Obj<'py>> {
-        for (slot, field) in self.values.iter_mut().zip(&spec.fields) {
-            if slot.is_none() {
-                Self::default_value(py, slot, field)?;
-            }
+        if self.present != spec.fields.len() {
+            Self::defaults(py, self.values(), spec)?;
         }
         if spec.kind != RecordKind::Dataclass || spec.user_setattr {
             return self.finish_other(py, spec);
         }
         let cls = spec.cls.bind(py).cast::<PyType>().map_err(PyErr::from)?;
-        let instance = spec.access.create(cls, &spec.fields, &mut self.values)?;
+        let instance = spec.access.create(cls, &spec.fields, self.values())?;
+        // `create` took every value: nothing is left for the drop to release.
+        self.len = 0;
         if spec.post_init {
             post_init(&instance)?;
         }
         Ok(instance)
     }
 
-    /// Fills a field the input left out with its default, or reports it missing.
+    /// Fills the fields the input left out with their defaults, or reports one missing.
     #[inline(never)]
+    fn defaults(py: Python<'py>, values: &mut [Option<Obj<'py>>], spec: &RecordSpec) -> Result<()> {
+        for (slot, field) in values.iter_mut().zip(&spec.fields) {
+            if slot.is_none() {
+                Self::default_value(py, slot, field)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Fills a field the input left out with its default, or reports it missing.
+    #[inline]
     fn default_value(py: Python<'py>, slot: &mut Option<Obj<'py>>, field: &Field) -> Result<()> {
         match &field.default {
             FieldDefault::Value(value) => *slot = Some(value.bind(py).clone()),
@@ -601,14 +654,13 @@ impl<'py> RecordBuilder<'py> {
     #[inline(never)]
     fn finish_other(mut self, py: Python<'py>, spec: &RecordSpec) -> Result<Obj<'py>> {
         let cls = spec.cls.bind(py);
+        let values = self.values();
         match spec.kind {
             RecordKind::Dataclass => {
                 let cls = cls.cast::<PyType>().map_err(PyErr::from)?;
                 // A descriptor's `__set__` is Python code.
                 let instance = spec.access.new_instance(cls)?;
-                py::user_code(py, || {
-                    spec.access.fill(&instance, &spec.fields, &mut self.values)
-                })?;
+                py::user_code(py, || spec.access.fill(&instance, &spec.fields, values))?;
                 if spec.post_init {
                     post_init(&instance)?;
                 }
@@ -616,19 +668,30 @@ impl<'py> RecordBuilder<'py> {
             }
             RecordKind::TypedDict => {
                 let dict = py::new_dict(py)?;
-                for (value, field) in self.values.into_iter().zip(&spec.fields) {
-                    if let Some(value) = value {
+                for (value, field) in values.iter_mut().zip(&spec.fields) {
+                    if let Some(value) = value.take() {
                         dict.set_item(field.name.bind(py), value)?;
                     }
                 }
                 Ok(dict.into_any())
             }
             RecordKind::NamedTuple => {
-                let items: Vec<Obj<'py>> = self.values.into_iter().flatten().collect();
+                let items: Vec<Obj<'py>> = values.iter_mut().filter_map(Option::take).collect();
                 let args = crate::py::new_tuple(py, items.into_iter())?;
                 // A named tuple's `__new__` is Python code.
                 Ok(py::user_code(py, || cls.call1(args))?)
             }
+        }
+    }
+}
+
+impl Drop for RecordBuilder<'_> {
+    /// Releases the values a record that failed (or was left) halfway still holds; the heap
+    /// `Vec` drops its own.
+    #[inline]
+    fn drop(&mut self) {
+        for slot in &mut self.inline[..self.len] {
+            drop(slot.take());
         }
     }
 }

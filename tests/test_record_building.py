@@ -275,3 +275,61 @@ def test_record_building_duplicate_keys_release_the_earlier_value(path: str, fmt
         del decoded
         gc.collect()
         assert (sys.getrefcount(Colour.BLUE), sys.getrefcount(Colour.RED)) == before
+
+
+@pytest.mark.parametrize("fmt", ["json", "msgpack"])
+def test_record_building_duplicate_key_does_not_count_as_a_missing_field(
+    path: str, fmt: str
+) -> None:
+    # The builder counts the fields set to skip the defaults when all arrived: a key given
+    # twice is one field, so the field left out is still reported (as msgspec does).
+    if fmt == "json":
+        data = b'{"colour":"blue","colour":"red"}'
+    else:
+        data = b"\x82\xa6colour\xa4blue\xa6colour\xa3red"
+    for cls in CLASSES:
+        with pytest.raises(msgspec.ValidationError, match="missing required field `count`"):
+            msgspec.convert({"colour": "red"}, msgspec.defstruct("S", ["colour", "count"]))
+        with pytest.raises(polycodec.ValidationError) as info:
+            polycodec.Codec(cls, format=fmt).decode_one(data)
+        assert str(info.value) == "object missing required field `count` (at $)"
+
+
+WIDE_FIELDS = [f"f{index}" for index in range(20)]
+
+
+def _wide(slots: bool) -> Any:
+    """A dataclass with more fields (20) than the record builder keeps inline (16); the last
+    field has a default."""
+    fields: list[Any] = [(name, Colour) for name in WIDE_FIELDS[:-1]]
+    fields.append((WIDE_FIELDS[-1], str, dataclasses.field(default=DEFAULT_NOTE)))
+    return dataclasses.make_dataclass("Wide", fields, slots=slots)
+
+
+@pytest.mark.parametrize("fmt", ["json", "msgpack", "builtins"])
+@pytest.mark.parametrize("slots", [True, False], ids=["slots", "plain"])
+def test_record_building_wide_record_keeps_reference_counts(
+    path: str, fmt: str, slots: bool
+) -> None:
+    # Complete records, records taking the default, and records failing at their 18th field
+    # (after 17 values were decoded) all give back every reference they took.
+    cls = _wide(slots)
+    full = {name: "blue" for name in WIDE_FIELDS[:-1]}
+    broken = dict(full, f17="green")
+    decode = _decoder(fmt, list[cls])
+    decode([full])
+    gc.collect()
+    before = (sys.getrefcount(Colour.BLUE), sys.getrefcount(DEFAULT_NOTE))
+    decoded = decode([full, dict(full, f19="x")] * 5)
+    assert decoded[0] == cls(*[Colour.BLUE] * 19)
+    assert decoded[1] == cls(*[Colour.BLUE] * 19, "x")
+    assert decoded[0].f19 is DEFAULT_NOTE
+    del decoded
+    for _ in range(10):
+        with pytest.raises(polycodec.ValidationError) as info:
+            decode([full, broken])
+        assert info.value.path == "$[1].f17"
+    del info
+    gc.collect()
+    assert (sys.getrefcount(Colour.BLUE), sys.getrefcount(DEFAULT_NOTE)) == before
+    assert not [obj for obj in gc.get_objects() if type(obj) is cls]

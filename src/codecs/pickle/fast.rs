@@ -1158,7 +1158,9 @@ impl<'a, 'f, 'p, 'py> FastDecoder<'a, 'f, 'p, 'py> {
         let memo = self.pending_memo()?;
         self.enter()?;
         let depth = self.depth;
-        let builder = nested(depth, || self.state(record_id, spec))?;
+        // Made here and filled in place: the builder is not moved out of `state`.
+        let mut builder = RecordBuilder::new(spec);
+        nested(depth, || self.state(record_id, spec, &mut builder))?;
         self.depth -= 1;
         let object = builder.finish(self.ctx.py, spec).ok()?;
         // A later get of the instance at the same plan position gets the same object, as in
@@ -1170,15 +1172,19 @@ impl<'a, 'f, 'p, 'py> FastDecoder<'a, 'f, 'p, 'py> {
     /// The state: a dict of the fields (`EMPTY_DICT`, items, `BUILD`), or for a class with
     /// `__slots__` and no `__dict__` (`slots=True`) the pair `(None, {slot: value})` that
     /// `object.__reduce_ex__` makes (`NONE EMPTY_DICT`, items, `TUPLE2 BUILD`).
-    fn state(&mut self, record_id: NodeId, spec: &'p RecordSpec) -> Fast<RecordBuilder<'py>> {
-        let mut builder = RecordBuilder::new(spec);
+    fn state(
+        &mut self,
+        record_id: NodeId,
+        spec: &'p RecordSpec,
+        builder: &mut RecordBuilder<'py>,
+    ) -> Fast<()> {
         let slots = match self.input.get(self.pos..self.pos + 2) {
             Some(&[NONE, EMPTY_DICT]) => {
                 self.pos += 1;
                 true
             }
             Some(&[EMPTY_DICT, _]) => false,
-            _ => return Some(builder),
+            _ => return Some(()),
         };
         self.pos += 1;
         self.memo_ops(|| Entry::Opaque)?;
@@ -1189,23 +1195,23 @@ impl<'a, 'f, 'p, 'py> FastDecoder<'a, 'f, 'p, 'py> {
             match self.peek()? {
                 BUILD if !slots => {
                     self.pos += 1;
-                    return Some(builder);
+                    return Some(());
                 }
                 TUPLE2 if slots => {
                     self.pos += 1;
                     self.memo_ops(|| Entry::Opaque)?;
                     self.expect(BUILD)?;
-                    return Some(builder);
+                    return Some(());
                 }
                 MARK => {
                     self.pos += 1;
                     while self.peek()? != SETITEMS {
-                        hint = self.field(record_id, spec, names, hint, &mut builder)?;
+                        hint = self.field(record_id, spec, names, hint, builder)?;
                     }
                     self.pos += 1;
                 }
                 _ => {
-                    hint = self.field(record_id, spec, names, hint, &mut builder)?;
+                    hint = self.field(record_id, spec, names, hint, builder)?;
                     self.expect(SETITEM)?;
                 }
             }
