@@ -167,6 +167,33 @@ def test_malformed_number_errors_are_unchanged(literal: str, message: str) -> No
 
 
 @dataclasses.dataclass
+class Measured:
+    count: int
+    weight: float
+
+
+@pytest.mark.parametrize("literal", [x for x in NUMBER_LITERALS if "e" not in x.lower()])
+def test_peeked_numbers_after_whitespace_match_the_json_module(literal: str) -> None:
+    # int and float fields read their number right after the peeked first byte; whitespace
+    # before it (skipped by the peek) must not change what is read.
+    expected = json.loads(literal)
+    if not isinstance(expected, int):
+        return
+    payload = f'{{ "count" :\t {literal} ,\n "weight" :  {literal} }}'.encode()
+    got = polycodec.Codec(Measured, format="json").decode_one(payload)
+    assert got == Measured(expected, float(expected))
+    assert type(got.count) is int and type(got.weight) is float
+
+
+def test_peeked_number_errors_after_whitespace_are_unchanged() -> None:
+    codec = polycodec.Codec(Measured, format="json")
+    with pytest.raises(polycodec.DecodeError, match="leading zeros are not allowed"):
+        codec.decode_one(b'{"count":  01, "weight": 1.5}')
+    with pytest.raises(polycodec.DecodeError, match="expected digit after decimal point"):
+        codec.decode_one(b'{"count": 1, "weight":  1.x}')
+
+
+@dataclasses.dataclass
 class Stamped:
     at: datetime
     note: str

@@ -501,6 +501,17 @@ impl<'a> Reader<'a> {
         }
     }
 
+    /// [`Reader::read_number`] for a caller that has just peeked the number's first byte
+    /// ([`Reader::peek_byte`] skipped the whitespace): the one-pass short literal inlined at the
+    /// call site, the general reader out of line.
+    #[inline(always)]
+    pub fn read_number_peeked(&mut self) -> Result<Number<'a>, SyntaxError> {
+        match self.short_number() {
+            Some(number) => Ok(number),
+            None => self.any_number(),
+        }
+    }
+
     /// The common literal in one pass: `-?[1-9][0-9]*` or `-?0`, optionally with a fraction,
     /// no exponent, at most 18 significant digits, and (for a fraction) a value Clinger's fast
     /// path gives exactly. `None`, with nothing consumed, for every other literal, valid or

@@ -209,7 +209,7 @@ impl<'p, 'py, 'k> WireReader<'p, 'py> for Decoder<'p, 'py, JsonInput<'_, 'k>> {
             }
             Node::Int(bounds) => {
                 if let Some(b'-' | b'0'..=b'9') = byte {
-                    return match self.reader.read_number().map_err(syntax)? {
+                    return match self.reader.read_number_peeked().map_err(syntax)? {
                         Number::Int(value) => {
                             bounds.check(value)?;
                             Ok(crate::py::new_int(py, value)?)
@@ -220,7 +220,7 @@ impl<'p, 'py, 'k> WireReader<'p, 'py> for Decoder<'p, 'py, JsonInput<'_, 'k>> {
             }
             Node::Float(bounds) => {
                 if let Some(b'-' | b'0'..=b'9') = byte {
-                    let value = match self.reader.read_number().map_err(syntax)? {
+                    let value = match self.reader.read_number_peeked().map_err(syntax)? {
                         Number::Float { value, .. } if value.is_finite() => value,
                         Number::Int(value) => value as f64,
                         number => return self.number_read(id, number),
