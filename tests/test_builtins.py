@@ -599,6 +599,28 @@ def test_int_and_float_subclasses_become_exact_types_in_from_builtins() -> None:
     assert type(out.anything) is float and out.anything == 2.5
 
 
+def test_dict_and_list_subclasses_and_floats_after_the_reordered_type_checks() -> None:
+    # from_builtins tests dict and list before float: subclasses of each still read as JSON's
+    # object, array and number, and a float where an object or list is expected fails as in JSON.
+    class MyDict(dict):  # type: ignore[type-arg]
+        pass
+
+    class MyList(list):  # type: ignore[type-arg]
+        pass
+
+    class MyFloat(float):
+        pass
+
+    out = polycodec.Codec(dict[str, list[float]], "json").from_builtins(
+        MyDict(a=MyList([MyFloat(1.5), 2.5]))
+    )
+    assert out == {"a": [1.5, 2.5]} and type(out) is dict and type(out["a"]) is list
+    assert type(out["a"][0]) is float
+    same_failure(dict[str, list[float]], {"a": 1.5})
+    same_failure(dict[str, list[float]], 1.5)
+    same_failure(Numbers, {"count": 1, "ratio": [1.0], "bounded": 1})
+
+
 def test_keys_not_written_by_to_builtins_match_by_text() -> None:
     class MyStr(str):
         pass

@@ -349,6 +349,16 @@ impl<'p, 'py> WireReader<'p, 'py> for Decoder<'p, 'py, ObjectInput<'py>> {
         if value.is_instance_of::<PyInt>() {
             return self.int(id, &value);
         }
+        let value = match value.cast_into::<PyDict>() {
+            Ok(dict) => return nested(self.depth, || self.map(id, Cursor::dict(dict))),
+            Err(err) => err.into_inner(),
+        };
+        let value = match value.cast_into::<PyList>() {
+            Ok(list) => return nested(self.depth, || self.array(id, Cursor::list(list))),
+            Err(err) => err.into_inner(),
+        };
+        // After dict and list (both one flag test each): a float check that fails calls
+        // PyType_IsSubtype.
         if let Ok(float) = value.cast::<PyFloat>() {
             let number = float.value();
             if !number.is_finite() {
@@ -358,14 +368,6 @@ impl<'p, 'py> WireReader<'p, 'py> for Decoder<'p, 'py, ObjectInput<'py>> {
             }
             return self.float(id, number, &value);
         }
-        let value = match value.cast_into::<PyDict>() {
-            Ok(dict) => return nested(self.depth, || self.map(id, Cursor::dict(dict))),
-            Err(err) => err.into_inner(),
-        };
-        let value = match value.cast_into::<PyList>() {
-            Ok(list) => return nested(self.depth, || self.array(id, Cursor::list(list))),
-            Err(err) => err.into_inner(),
-        };
         let value = match value.cast_into::<PyTuple>() {
             Ok(tuple) => return nested(self.depth, || self.array(id, Cursor::tuple(tuple))),
             Err(err) => err.into_inner(),
