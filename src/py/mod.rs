@@ -6,7 +6,6 @@
 
 pub mod avro;
 pub mod builders;
-pub mod entry;
 pub mod fields;
 pub mod floor;
 pub mod inline_values;
