@@ -1,6 +1,7 @@
-//! Containers filled in place, for `to_builtins`: a list allocated at its expected length whose
-//! slots are set as the items come (no Rust vector in between), and a dict allocated for the
-//! number of entries a record will have (no resizes while its fields are inserted).
+//! Containers filled in place, for `to_builtins` and the Avro decoder: a list allocated at its
+//! expected length whose slots are set as the items come (no Rust vector in between), and a
+//! dict allocated for the number of entries a record will have (no resizes while its fields
+//! are inserted).
 
 use pyo3::ffi;
 use pyo3::prelude::*;
@@ -74,10 +75,24 @@ impl<'py> ListFill<'py> {
                     item.into_ptr(),
                 )
             };
-            self.filled += 1;
-            return Ok(());
+        } else {
+            self.list.append(item)?;
         }
-        self.list.append(item)
+        self.filled += 1;
+        Ok(())
+    }
+
+    /// The number of items placed so far.
+    #[inline]
+    pub fn count(&self) -> usize {
+        self.filled
+    }
+
+    /// The list, only if every preallocated slot was filled (`None` otherwise, so a list with
+    /// empty slots never reaches Python code): for callers that were told the length up front.
+    #[inline]
+    pub fn filled(self) -> Option<Bound<'py, PyList>> {
+        (self.filled >= self.length).then_some(self.list)
     }
 
     /// The list, without the slots no item came for.

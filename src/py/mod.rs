@@ -4,7 +4,6 @@
 //! what PyO3's safe API cannot do as fast (building an ASCII str with one copy, allocating an
 //! instance without running `__init__`, setting an attribute past a frozen class's `__setattr__`).
 
-pub mod avro;
 pub mod builders;
 pub mod fields;
 pub mod floor;

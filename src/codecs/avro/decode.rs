@@ -424,7 +424,7 @@ impl<'a, 'p, 'py> Decoder<'a, 'p, 'py> {
         let value = if spec.kind == SequenceKind::List {
             // Lists are filled in place: the first block's count sizes the list.
             let first = self.block_count(item)?;
-            let mut list = py::avro::ListFiller::new(py, first)?;
+            let mut list = py::builders::ListFill::new(py, first)?;
             let mut count = first;
             while count > 0 {
                 let paid = self.begin_paid(item);
@@ -436,7 +436,7 @@ impl<'a, 'p, 'py> Decoder<'a, 'p, 'py> {
                 count = self.block_count(item)?;
             }
             spec.length.check(list.count(), "items")?;
-            list.finish()
+            list.filled()
                 .ok_or_else(|| Error::decode("internal: Avro list not filled"))?
                 .into_any()
         } else {

@@ -323,7 +323,7 @@ impl WireFormat for Avro {
                 &crate::py::new_str(py, text.as_bytes(), false)?,
             )?
         };
-        let mut items: Option<crate::py::avro::ListFiller<'py>> = None;
+        let mut items: Option<crate::py::builders::ListFill<'py>> = None;
         // The budget of values that take no bytes is for the whole call, not per block.
         let mut empty_items = 0;
         while let Some((count, data)) = container::read_block(&mut reader, &header)? {
@@ -333,7 +333,7 @@ impl WireFormat for Avro {
             // The first block's count sizes the list; later blocks append.
             let list = match &mut items {
                 Some(list) => list,
-                None => items.insert(crate::py::avro::ListFiller::new(py, count)?),
+                None => items.insert(crate::py::builders::ListFill::new(py, count)?),
             };
             let paid = decoder.begin_paid(program.root);
             for _ in 0..count {
@@ -351,7 +351,7 @@ impl WireFormat for Avro {
         }
         match items {
             Some(list) => Ok(list
-                .finish()
+                .filled()
                 .ok_or_else(|| Error::decode("internal: Avro list not filled"))?
                 .into_any()),
             None => Ok(PyList::empty(py).into_any()),
