@@ -522,16 +522,7 @@ impl<'a> Reader<'a> {
         let start = self.pos;
         let neg = bytes.get(start) == Some(&b'-');
         let digits = start + usize::from(neg);
-        let mut i = digits;
-        let mut mant: u64 = 0;
-        while let Some(&b) = bytes.get(i) {
-            let digit = b.wrapping_sub(b'0');
-            if digit > 9 {
-                break;
-            }
-            mant = mant.wrapping_mul(10).wrapping_add(u64::from(digit));
-            i += 1;
-        }
+        let (mut i, mut mant) = accumulate_digits(bytes, digits, 0);
         let int_digits = i - digits;
         // No digits, a leading zero followed by more, or too many for `mant`.
         if int_digits == 0 || int_digits > 18 || (int_digits > 1 && bytes[digits] == b'0') {
@@ -548,15 +539,7 @@ impl<'a> Reader<'a> {
             }
         }
         let point = i;
-        i += 1;
-        while let Some(&b) = bytes.get(i) {
-            let digit = b.wrapping_sub(b'0');
-            if digit > 9 {
-                break;
-            }
-            mant = mant.wrapping_mul(10).wrapping_add(u64::from(digit));
-            i += 1;
-        }
+        (i, mant) = accumulate_digits(bytes, i + 1, mant);
         let fraction_digits = i - point - 1;
         if fraction_digits == 0
             || int_digits + fraction_digits > 18
@@ -1127,6 +1110,21 @@ fn bad_u_escape(bytes: &[u8], i: usize) -> SyntaxError {
     } else {
         SyntaxError::new(i, "invalid \\u escape")
     }
+}
+
+/// Reads the ASCII digits from `i` on into `mant` (wrapping: callers bound the digit count):
+/// the position after the last digit, and the new `mant`.
+#[inline(always)]
+fn accumulate_digits(bytes: &[u8], mut i: usize, mut mant: u64) -> (usize, u64) {
+    while let Some(&b) = bytes.get(i) {
+        let digit = b.wrapping_sub(b'0');
+        if digit > 9 {
+            break;
+        }
+        mant = mant.wrapping_mul(10).wrapping_add(u64::from(digit));
+        i += 1;
+    }
+    (i, mant)
 }
 
 #[cfg(test)]
