@@ -2,6 +2,7 @@
 //! entry points for one format.
 
 use std::borrow::Cow;
+use std::cell::Cell;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
@@ -212,24 +213,18 @@ impl Codec {
     /// Encodes one value.
     #[pyo3(signature = (value, /))]
     fn encode_one<'py>(&self, value: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyBytes>> {
-        let py = value.py();
-        let mut out = Vec::with_capacity(self.size_hint.load(Ordering::Relaxed));
-        let result = self.wire.encode_one(&self.plan, value, &mut out);
-        result.map_err(|e| e.into_pyerr(py, ErrorKind::Encode))?;
-        self.size_hint.store(out.len(), Ordering::Relaxed);
-        crate::py::new_bytes(py, &out)
+        self.encode_into(value.py(), |out| {
+            self.wire.encode_one(&self.plan, value, out)
+        })
     }
 
     /// Encodes a sequence of values as one message: a JSON or MessagePack array, an Avro object
     /// container file, a pickled list.
     #[pyo3(signature = (values, /))]
     fn encode_many<'py>(&self, values: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyBytes>> {
-        let py = values.py();
-        let mut out = Vec::with_capacity(self.size_hint.load(Ordering::Relaxed));
-        let result = self.wire.encode_many(&self.plan, values, &mut out);
-        result.map_err(|e| e.into_pyerr(py, ErrorKind::Encode))?;
-        self.size_hint.store(out.len(), Ordering::Relaxed);
-        crate::py::new_bytes(py, &out)
+        self.encode_into(values.py(), |out| {
+            self.wire.encode_many(&self.plan, values, out)
+        })
     }
 
     /// Decodes one value from bytes, bytearray, memoryview (or, for JSON, str). Avro also takes
@@ -257,12 +252,8 @@ impl Codec {
     /// Decodes a message written by `encode_many` into a list.
     #[pyo3(signature = (buf, /))]
     fn decode_many<'py>(&self, buf: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
-        let py = buf.py();
         let input = input_bytes(buf, self.wire.accepts_str())?;
-        let _pause = GcPause::new(py);
-        self.wire
-            .decode_many(py, &self.plan, self.strict, &input)
-            .map_err(|e: Error| e.into_pyerr(py, ErrorKind::Validation))
+        self.decode_many_bytes(buf.py(), &input)
     }
 
     /// Encodes any iterable of values in the format's stream form (see `src/stream.rs`).
@@ -357,6 +348,89 @@ impl Codec {
 }
 
 impl Codec {
+    /// `encode_one` on a value (shared by the PyO3 method and the short entry in src/py/).
+    pub(crate) fn encode_one_value<'py>(
+        &self,
+        py: Python<'py>,
+        value: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let out = self.encode_into(py, |out| self.wire.encode_one(&self.plan, value, out))?;
+        Ok(out.into_any())
+    }
+
+    /// `encode_many` on a sequence of values.
+    pub(crate) fn encode_many_values<'py>(
+        &self,
+        py: Python<'py>,
+        values: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let out = self.encode_into(py, |out| self.wire.encode_many(&self.plan, values, out))?;
+        Ok(out.into_any())
+    }
+
+    /// `decode_one` on input bytes, without a writer schema.
+    pub(crate) fn decode_one_bytes<'py>(
+        &self,
+        py: Python<'py>,
+        input: &[u8],
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let _pause = GcPause::new(py);
+        self.wire
+            .decode_one(py, &self.plan, self.strict, input, None)
+            .map_err(|e: Error| e.into_pyerr(py, ErrorKind::Validation))
+    }
+
+    /// `decode_many` on input bytes.
+    pub(crate) fn decode_many_bytes<'py>(
+        &self,
+        py: Python<'py>,
+        input: &[u8],
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let _pause = GcPause::new(py);
+        self.wire
+            .decode_many(py, &self.plan, self.strict, input)
+            .map_err(|e: Error| e.into_pyerr(py, ErrorKind::Validation))
+    }
+}
+
+thread_local! {
+    /// The encoders' output buffer, reused from call to call on this thread (a nested encode,
+    /// from user code run by an outer one, finds it taken and starts a buffer of its own).
+    static OUTPUT: Cell<Vec<u8>> = const { Cell::new(Vec::new()) };
+}
+
+/// The largest output buffer kept for the next encode on the thread; a larger one is freed.
+const OUTPUT_KEPT: usize = 1 << 16;
+
+impl Codec {
+    /// Runs an encoder into the thread's output buffer and returns its bytes: no allocation
+    /// beyond the `bytes` object once the buffer has grown to the codec's output size.
+    #[inline]
+    fn encode_into<'py>(
+        &self,
+        py: Python<'py>,
+        encode: impl FnOnce(&mut Vec<u8>) -> Result<(), Error>,
+    ) -> PyResult<Bound<'py, PyBytes>> {
+        let mut out = OUTPUT.take();
+        out.clear();
+        let hint = self.size_hint.load(Ordering::Relaxed);
+        if out.capacity() < hint {
+            // A fresh buffer rather than `reserve`, which would copy the old allocation.
+            out = Vec::with_capacity(hint);
+        }
+        let result = match encode(&mut out) {
+            Ok(()) => {
+                self.size_hint.store(out.len(), Ordering::Relaxed);
+                crate::py::new_bytes(py, &out)
+            }
+            Err(e) => Err(e.into_pyerr(py, ErrorKind::Encode)),
+        };
+        if out.capacity() <= OUTPUT_KEPT {
+            OUTPUT.set(out);
+        }
+        result
+    }
+
     /// Decodes one complete unit of a stream (a JSON line, a MessagePack value, a pickle).
     pub(crate) fn decode_unit<'py>(&self, py: Python<'py>, unit: &[u8]) -> Result<Obj<'py>, Error> {
         self.wire
@@ -407,7 +481,17 @@ pub fn encode_json_spec<'py>(
 
 /// The input bytes: borrowed from immutable `bytes` and `str`, copied from mutable buffers
 /// (user code such as `__post_init__` could resize them while the decoder reads).
+#[inline]
 fn input_bytes<'a>(buf: &'a Bound<'_, PyAny>, accepts_str: bool) -> PyResult<Cow<'a, [u8]>> {
+    // Exact bytes, the common input, by one type comparison and without a call.
+    if let Ok(bytes) = buf.cast_exact::<PyBytes>() {
+        return Ok(Cow::Borrowed(bytes.as_bytes()));
+    }
+    other_input_bytes(buf, accepts_str)
+}
+
+/// [`input_bytes`] for everything but exact `bytes`: subclasses, str, bytearray, memoryview.
+fn other_input_bytes<'a>(buf: &'a Bound<'_, PyAny>, accepts_str: bool) -> PyResult<Cow<'a, [u8]>> {
     if let Ok(bytes) = buf.cast::<PyBytes>() {
         return Ok(Cow::Borrowed(bytes.as_bytes()));
     }

@@ -22,6 +22,7 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 #[pymodule]
 fn _polycodec(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_class::<api::Codec>()?;
+    py::entry::install(&module.py().get_type::<api::Codec>())?;
     module.add_class::<stream::StreamDecoder>()?;
     module.add_class::<stream::FileIter>()?;
     module.add_function(wrap_pyfunction!(api::rebuild_codec, module)?)?;

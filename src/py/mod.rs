@@ -5,6 +5,7 @@
 //! instance without running `__init__`, setting an attribute past a frozen class's `__setattr__`).
 
 pub mod builders;
+pub mod entry;
 pub mod fields;
 pub mod floor;
 pub mod inline_values;

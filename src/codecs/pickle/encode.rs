@@ -116,8 +116,12 @@ impl Seen {
 impl Drop for Writer<'_, '_, '_, '_> {
     fn drop(&mut self) {
         let mut seen = std::mem::take(&mut self.seen);
-        // Releases the references (the GIL is held: the writer lives inside a call from Python).
-        seen.objects.clear();
+        // Releases the references through `Bound`, whose drop is a plain decref (the thread is
+        // attached: the writer lives inside a call from Python); a `Py`'s own drop would first
+        // ask PyO3, through a thread-local, whether it is, once per object.
+        for (object, _) in seen.objects.drain(..) {
+            drop(object.into_bound(self.py));
+        }
         seen.slots.clear();
         seen.names.clear();
         if seen.slots.capacity() <= KEPT_CAPACITY {
