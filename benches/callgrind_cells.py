@@ -8,7 +8,10 @@
 default), ``slots`` (polycodec on the ``slots=True`` twins of ``benches/idioms.py``) or
 ``msgspec`` (msgspec's typed ``Encoder`` / ``Decoder``, ``to_builtins`` and ``convert`` on the
 ``Struct`` classes of ``adapters/msgspec_structs.py``, its users' idiom; JSON, MessagePack and
-builtins only), so one cell can be compared instruction for instruction. ``builtins-from`` reads
+builtins only), so one cell can be compared instruction for instruction. ``--dicts`` first pickles
+the value, which materialises every plain instance's ``__dict__`` (CPython 3.11 then keeps the
+attributes in that dict instead of the instance's inline values), as happens to the full
+benchmark's shared objects when the pickle and orjson adapters check them before timing. ``builtins-from`` reads
 what the same library's ``to_builtins`` gave, as the benchmark does.
 
 Run it under ``valgrind --tool=callgrind`` with ``N`` = 0 and ``N`` = 100: the difference of the
@@ -18,6 +21,7 @@ two totals, divided by 100, is the cell's instruction count per call.
 from __future__ import annotations
 
 import argparse
+import pickle
 from typing import Any, Callable
 
 import polycodec
@@ -70,11 +74,19 @@ def main() -> None:
     parser.add_argument("--model", default="hierarchy", choices=sorted(MODELS))
     parser.add_argument("--lib", default="polycodec", choices=["polycodec", "slots", "msgspec"])
     parser.add_argument("--many", type=int, default=0, help="a list of this many instances")
+    parser.add_argument(
+        "--dicts",
+        action="store_true",
+        help="materialise each plain instance's __dict__ first (as pickle and orjson do to the "
+        "benchmark's shared objects before the timed runs)",
+    )
     args = parser.parse_args()
     model = MODELS[args.model]
     values = generate(args.model, max(args.many, 1))
     value: Any = values if args.many else values[0]
     root: Any = model.root
+    if args.dicts:
+        pickle.dumps(value)
     fmt, op = args.cell.split("-")
     if args.lib == "msgspec":
         run = _msgspec_run(fmt, op, root, value)

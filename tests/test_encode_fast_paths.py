@@ -10,7 +10,7 @@ import datetime
 import decimal
 import pickle
 import zoneinfo
-from typing import Any, List, Optional
+from typing import Any, List, Literal, Optional, Union
 
 import msgspec
 import pytest
@@ -275,3 +275,107 @@ def test_padded_field_name_entries_bytes_equal_msgspec(fmt: str, slots: bool) ->
     data = codec.encode_one(values)
     assert data == _msgspec_encode(fmt, [dataclasses.asdict(v) for v in values])
     assert codec.decode_one(data) == values
+
+
+class PlainChild(Plain):
+    pass
+
+
+class ListDict(dict):  # type: ignore[type-arg]
+    pass
+
+
+def _materialised_cases() -> List[Any]:
+    # Instances whose __dict__ was materialised (CPython 3.11 then keeps their attributes in
+    # a split dict over the class's shared keys, read by index) and every way it can differ.
+    pickled = Plain(1, "x", [1, 2])
+    vars(pickled)  # what pickle, copy and orjson do
+    extra = Plain(2, "y")
+    vars(extra)["extra"] = 1  # one more shared key
+    deleted = Plain(3, "z")
+    vars(deleted)
+    del deleted.b  # an empty slot: the class attribute, the default, is read
+    combined = Plain(4, "w")
+    for index in range(40):  # more keys than a split dict shares: a combined dict
+        setattr(combined, f"extra{index}", index)
+    replaced = Plain(5, "v")
+    replaced.__dict__ = {"c": [5], "a": 5, "b": "v"}  # a dict of its own, in another order
+    subclassed = Plain(6, "u")
+    subclassed.__dict__ = ListDict(a=6, b="u", c=None)
+    child = PlainChild(7, "t", [7])
+    vars(child)
+    return [pickled, extra, deleted, combined, replaced, subclassed, child]
+
+
+@pytest.mark.parametrize("values_path", ["inline", "portable"])
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_materialised_dict_fields_read_by_shared_keys_index(
+    fmt: str, values_path: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    if values_path == "portable":
+        monkeypatch.setenv("POLYCODEC_PORTABLE_VALUES", "1")
+    codec = polycodec.Codec(List[Plain], format=fmt)
+    values = _materialised_cases()
+    expected = [
+        Plain(1, "x", [1, 2]),
+        Plain(2, "y"),
+        Plain(3),
+        Plain(4, "w"),
+        Plain(5, "v", [5]),
+        Plain(6, "u"),
+        Plain(7, "t", [7]),
+    ]
+    data = codec.encode_one(values)
+    assert data == _msgspec_encode(fmt, [dataclasses.asdict(v) for v in expected])
+    assert codec.encode_one(pickle.loads(pickle.dumps(values))) == data
+    assert codec.decode_one(data) == expected
+
+
+@dataclasses.dataclass
+class FileNode:
+    name: str
+    size: int
+    kind: Literal["file"] = "file"
+
+
+@dataclasses.dataclass
+class DirNode:
+    name: str
+    children: List[Union[FileNode, DirNode]]
+    kind: Literal["dir"] = "dir"
+
+
+@pytest.mark.parametrize("values_path", ["inline", "portable"])
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_materialised_dict_tagged_variant_tag_read_out_of_order(
+    fmt: str, values_path: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A tagged variant leads with its tag, the field __init__ sets last: a dict walked in
+    # order meets it out of order, and the fields after it must still read right.
+    if values_path == "portable":
+        monkeypatch.setenv("POLYCODEC_PORTABLE_VALUES", "1")
+    codec = polycodec.Codec(DirNode, format=fmt)
+
+    def tree() -> DirNode:
+        return DirNode("root", [FileNode("a", 1), DirNode("sub", [FileNode("b", 2)])])
+
+    fresh = codec.encode_one(tree())
+    materialised = tree()
+    pickle.dumps(materialised)
+    assert codec.encode_one(materialised) == fresh
+    odd = tree()
+    odd.children[0].__dict__ = {"kind": "file", "size": 1, "name": "a"}
+    assert codec.encode_one(odd) == fresh
+    wrong = tree()
+    vars(wrong.children[0])["kind"] = "dir"
+    with pytest.raises(polycodec.EncodeError):
+        codec.encode_one(wrong)
+    expected = {
+        "kind": "dir",
+        "name": "root",
+        "children": [
+            {"kind": "file", "name": "a", "size": 1},
+            {"kind": "dir", "name": "sub", "children": [{"kind": "file", "name": "b", "size": 2}]},
+        ],
+    }
+    assert fresh == _msgspec_encode(fmt, expected)

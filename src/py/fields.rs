@@ -7,7 +7,9 @@
 //!   index in the keys the class's instances share (found once per class, see [`InlineValues`]);
 //!   elsewhere, or where `POLYCODEC_PORTABLE_VALUES=1` is set when the plan is built, each field
 //!   is stored the way `object.__setattr__` stores it. An instance that still keeps its
-//!   attributes there is read the same way, by index, instead of through its `__dict__`.
+//!   attributes there is read the same way, by index, instead of through its `__dict__`; so is
+//!   one whose `__dict__` was materialised (by `vars()`, `pickle`, orjson) while that dict is
+//!   still a split table over the class's shared keys, which keeps the same values array.
 //! - A class whose every field is a plain slot (`slots=True`) is read and filled at the slots'
 //!   byte offsets, taken once from the class's member descriptors. Where this build does not
 //!   know the object layout that needs, or `POLYCODEC_PORTABLE_SLOTS=1` is set when the plan is
@@ -603,11 +605,15 @@ impl<'py> FieldReader<'_, 'py> {
             How::Dict(dict) => {
                 let mut key: *mut ffi::PyObject = std::ptr::null_mut();
                 let mut item: *mut ffi::PyObject = std::ptr::null_mut();
+                let position = self.position;
                 // SAFETY: `held` is the instance dict; PyDict_Next bounds-checks the position
                 // against the current size and returns borrowed references.
                 let found =
                     unsafe { ffi::PyDict_Next(dict, &mut self.position, &mut key, &mut item) };
                 if found == 0 || key != name.as_ptr() {
+                    // The entry stays for the next field: one field out of order (a tagged
+                    // variant's tag, read first but set last) costs only its own lookup.
+                    self.position = position;
                     return settle(self.not_next(value, name));
                 }
                 item

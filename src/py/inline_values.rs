@@ -175,9 +175,49 @@ mod imp {
         /// [`InlineValues::read_from`] (else its `__dict__` serves): what the interpreter's
         /// specialised `LOAD_ATTR` reads. The checks hold until Python code runs, which may
         /// change the instance, so a reader checks again after it has.
+        ///
+        /// An instance whose `__dict__` was materialised (by `vars()`, `pickle`, `copy`, orjson)
+        /// keeps its attributes in that dict, which stays a split table over the same shared
+        /// keys and values array while it only gains keys the class's instances share: its
+        /// values array is read the same way, by index.
         #[inline(always)]
         pub fn readable_values(&self, instance: &Obj<'_>) -> Option<*mut *mut ffi::PyObject> {
-            self.values(instance)
+            let tp = instance.get_type_ptr();
+            if tp as usize != self.type_addr {
+                return None;
+            }
+            // SAFETY: the instance is of exactly the probed class, a live heap type with a
+            // managed dict; its keys pointer and the instance's pointers are read, and a
+            // non-NULL dict pointer is a live dict object (the instance owns it), whose fields
+            // are read only once its type is exactly dict.
+            unsafe {
+                if (*tp.cast::<ffi::PyHeapTypeObject>()).ht_cached_keys as usize != self.keys {
+                    return None;
+                }
+                let (values, dict) = pointers(instance.as_ptr());
+                if !values.is_null() {
+                    return dict.is_null().then_some(values);
+                }
+                Self::split_values(dict, self.keys)
+            }
+        }
+
+        /// The values array of a materialised instance dict `dict` (or NULL) when it is an
+        /// exact dict in split form over the shared `keys`.
+        ///
+        /// # Safety
+        /// `dict` must be NULL or a live object.
+        #[inline(always)]
+        unsafe fn split_values(
+            dict: *mut ffi::PyObject,
+            keys: usize,
+        ) -> Option<*mut *mut ffi::PyObject> {
+            if dict.is_null() || ffi::PyDict_CheckExact(dict) == 0 {
+                return None;
+            }
+            let dict = dict.cast::<ffi::PyDictObject>();
+            let values = (*dict).ma_values.cast::<*mut ffi::PyObject>();
+            ((*dict).ma_keys as usize == keys && !values.is_null()).then_some(values)
         }
 
         /// Field `index`, borrowed from the values array `values`; `None` when its slot is
