@@ -102,6 +102,7 @@ impl<'p, 'py> Decoding<'p, 'py> {
         }
     }
 
+    #[cfg_attr(target_os = "linux", link_section = ".text.hot.polycodec")]
     fn resolve_union(&self, spec: &UnionSpec, token: Token) -> Result<NodeId> {
         let chosen = match token {
             Token::Null => spec.none,
@@ -146,6 +147,7 @@ impl<'p, 'py> Decoding<'p, 'py> {
         }
     }
 
+    #[cfg_attr(target_os = "linux", link_section = ".text.hot.polycodec")]
     pub fn int(&self, id: NodeId, value: i64) -> Result<Obj<'py>> {
         let id = self.resolve(id, Token::Int)?;
         match self.plan.node(id) {
@@ -241,6 +243,7 @@ impl<'p, 'py> Decoding<'p, 'py> {
 
     /// A string token, as validated UTF-8 bytes. Formats handle `bytes` nodes themselves
     /// (base64 in JSON, raw in msgpack) before calling this.
+    #[cfg_attr(target_os = "linux", link_section = ".text.hot.polycodec")]
     pub fn string(&self, id: NodeId, bytes: &[u8], ascii: bool) -> Result<Obj<'py>> {
         let id = self.resolve(id, Token::Str)?;
         let py = self.py;
@@ -600,6 +603,7 @@ impl<'py> RecordBuilder<'py> {
     /// comparison and one [`FieldAccess::create`](crate::py::fields::FieldAccess::create);
     /// defaults, the other record kinds and user code are out of line.
     #[inline]
+    #[cfg_attr(target_os = "linux", link_section = ".text.hot.polycodec")]
     pub fn finish(mut self, py: Python<'py>, spec: &RecordSpec) -> Result<Obj<'py>> {
         if self.present != spec.fields.len() {
             Self::defaults(py, self.values(), spec)?;
@@ -609,8 +613,12 @@ impl<'py> RecordBuilder<'py> {
         }
         let cls = spec.cls.bind(py).cast::<PyType>().map_err(PyErr::from)?;
         let instance = spec.access.create(cls, &spec.fields, self.values())?;
-        // `create` took every value: nothing is left for the drop to release.
+        // `create` took every value: nothing is left for the drop to release, and inline
+        // slots hold no allocation, so the builder is forgotten rather than dropped (no call).
         self.len = 0;
+        if self.heap.capacity() == 0 {
+            std::mem::forget(self);
+        }
         if spec.post_init {
             post_init(&instance)?;
         }

@@ -75,14 +75,14 @@ pub fn new_bytearray<'py>(py: Python<'py>, data: &[u8]) -> PyResult<Obj<'py>> {
 }
 
 /// An `int`; a failed allocation is a MemoryError (PyO3's conversion panics).
-#[inline]
+#[inline(always)]
 pub fn new_int(py: Python<'_>, value: i64) -> PyResult<Obj<'_>> {
     // SAFETY: a new reference, or NULL with an exception set.
     unsafe { Bound::from_owned_ptr_or_err(py, ffi::PyLong_FromLongLong(value)) }
 }
 
 /// A `float`; a failed allocation is a MemoryError (PyO3's `PyFloat::new` panics).
-#[inline]
+#[inline(always)]
 pub fn new_float(py: Python<'_>, value: f64) -> PyResult<Obj<'_>> {
     // SAFETY: a new reference, or NULL with an exception set.
     unsafe { Bound::from_owned_ptr_or_err(py, ffi::PyFloat_FromDouble(value)) }
@@ -96,6 +96,7 @@ pub fn new_dict(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
 }
 
 /// A list holding `items`; a failed allocation is a MemoryError (PyO3's `PyList::new` panics).
+#[cfg_attr(target_os = "linux", link_section = ".text.hot.polycodec")]
 pub fn new_list<'py>(
     py: Python<'py>,
     items: impl ExactSizeIterator<Item = Obj<'py>>,
