@@ -266,22 +266,6 @@ impl<'p, 'py> Decoding<'p, 'py> {
                     .map_err(|e| Error::validation(e.message()))?;
                 Ok(temporal::new_date(py, &parts)?)
             }
-            Node::Time(rule) => {
-                let parts = text::temporal::parse_time(bytes)
-                    .map_err(|e| Error::validation(e.message()))?;
-                check_tz(*rule, parts.offset_seconds.is_some(), "time")?;
-                Ok(temporal::new_time(py, &parts)?)
-            }
-            Node::TimeDelta => {
-                let parts = text::temporal::parse_duration(bytes)
-                    .map_err(|e| Error::validation(e.message()))?;
-                Ok(temporal::new_timedelta(py, &parts)?)
-            }
-            Node::Uuid => {
-                let value =
-                    text::uuid::parse_uuid(bytes).map_err(|e| Error::validation(e.message()))?;
-                Ok(py::new_uuid(py, value)?)
-            }
             Node::Decimal(spec) => {
                 // From the bytes: the text is only needed (checked as UTF-8) for constraints
                 // and messages.
@@ -308,6 +292,32 @@ impl<'p, 'py> Decoding<'p, 'py> {
                 Some(object) => Ok(object.bind(py).clone()),
                 None => literal(spec, &LiteralValue::Str(utf8(bytes).to_owned()), py),
             },
+            node => self.string_other(id, node, bytes),
+        }
+    }
+
+    /// [`Self::string`] for the nodes a str rarely decodes to (a time, a timedelta, a UUID, a
+    /// lax number or bool), out of line so the common ones stay in fewer cache lines.
+    #[inline(never)]
+    fn string_other(&self, id: NodeId, node: &Node, bytes: &[u8]) -> Result<Obj<'py>> {
+        let py = self.py;
+        match node {
+            Node::Time(rule) => {
+                let parts = text::temporal::parse_time(bytes)
+                    .map_err(|e| Error::validation(e.message()))?;
+                check_tz(*rule, parts.offset_seconds.is_some(), "time")?;
+                Ok(temporal::new_time(py, &parts)?)
+            }
+            Node::TimeDelta => {
+                let parts = text::temporal::parse_duration(bytes)
+                    .map_err(|e| Error::validation(e.message()))?;
+                Ok(temporal::new_timedelta(py, &parts)?)
+            }
+            Node::Uuid => {
+                let value =
+                    text::uuid::parse_uuid(bytes).map_err(|e| Error::validation(e.message()))?;
+                Ok(py::new_uuid(py, value)?)
+            }
             Node::Int(_) if !self.strict => {
                 let text = utf8(bytes);
                 self.integer_text(id, text).unwrap_or_else(|| {

@@ -201,18 +201,34 @@ where
         Ok(())
     }
 
-    /// An array, as the node (or the union variant for arrays) `id` asks.
+    /// An array, as the node (or the union variant for arrays) `id` asks. Sequences, the common
+    /// case, are read here; every other node in [`Self::array_other`], out of line.
     #[cfg_attr(target_os = "linux", link_section = ".text.hot.polycodec")]
-    pub fn array(&mut self, id: NodeId, mut items: Left<'p, 'py, R>) -> Result<Obj<'py>> {
+    pub fn array(&mut self, id: NodeId, items: Left<'p, 'py, R>) -> Result<Obj<'py>> {
         let ctx = &self.ctx;
-        let (plan, py) = (ctx.plan, ctx.py);
+        let plan = ctx.plan;
         let id = ctx.resolve(id, Token::Array)?;
         self.enter()?;
         let result = match plan.node(id) {
             Node::Sequence(spec) => self.sequence(spec, items),
+            node => self.array_other(id, node, items),
+        };
+        self.depth -= 1;
+        result
+    }
+
+    /// An array read as anything but a sequence (see [`Self::array`]).
+    #[inline(never)]
+    fn array_other(
+        &mut self,
+        id: NodeId,
+        node: &'p Node,
+        mut items: Left<'p, 'py, R>,
+    ) -> Result<Obj<'py>> {
+        match node {
             Node::Any => {
                 let base = self.items_onto_stack(id, items)?;
-                let result = crate::py::new_list(py, self.stack.drain(base..));
+                let result = crate::py::new_list(self.ctx.py, self.stack.drain(base..));
                 Ok(result?.into_any())
             }
             Node::Tuple(item_nodes) => self.tuple(item_nodes, items),
@@ -225,9 +241,7 @@ where
                 self.positional_tagged(spec, items)
             }
             node => Err(mismatch(node, Token::Array)),
-        };
-        self.depth -= 1;
-        result
+        }
     }
 
     /// A list, tuple, set or frozenset of one item type.
@@ -596,6 +610,19 @@ where
 /// A sequence node's collection from its items.
 #[inline(always)]
 fn collect<'py>(
+    py: Python<'py>,
+    kind: SequenceKind,
+    items: impl ExactSizeIterator<Item = Obj<'py>>,
+) -> Result<Obj<'py>> {
+    match kind {
+        SequenceKind::List => Ok(crate::py::new_list(py, items.into_iter())?.into_any()),
+        kind => collect_other(py, kind, items),
+    }
+}
+
+/// [`collect`] for a tuple, set or frozenset (out of line: lists are the common case).
+#[inline(never)]
+fn collect_other<'py>(
     py: Python<'py>,
     kind: SequenceKind,
     items: impl ExactSizeIterator<Item = Obj<'py>>,
