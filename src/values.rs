@@ -102,6 +102,7 @@ impl<'p, 'py> Decoding<'p, 'py> {
         }
     }
 
+    #[cfg_attr(target_os = "linux", link_section = ".text.hot.polycodec")]
     fn resolve_union(&self, spec: &UnionSpec, token: Token) -> Result<NodeId> {
         let chosen = match token {
             Token::Null => spec.none,
@@ -146,6 +147,7 @@ impl<'p, 'py> Decoding<'p, 'py> {
         }
     }
 
+    #[cfg_attr(target_os = "linux", link_section = ".text.hot.polycodec")]
     pub fn int(&self, id: NodeId, value: i64) -> Result<Obj<'py>> {
         let id = self.resolve(id, Token::Int)?;
         match self.plan.node(id) {
@@ -241,6 +243,7 @@ impl<'p, 'py> Decoding<'p, 'py> {
 
     /// A string token, as validated UTF-8 bytes. Formats handle `bytes` nodes themselves
     /// (base64 in JSON, raw in msgpack) before calling this.
+    #[cfg_attr(target_os = "linux", link_section = ".text.hot.polycodec")]
     pub fn string(&self, id: NodeId, bytes: &[u8], ascii: bool) -> Result<Obj<'py>> {
         let id = self.resolve(id, Token::Str)?;
         let py = self.py;
@@ -262,22 +265,6 @@ impl<'p, 'py> Decoding<'p, 'py> {
                 let parts = text::temporal::parse_date(bytes)
                     .map_err(|e| Error::validation(e.message()))?;
                 Ok(temporal::new_date(py, &parts)?)
-            }
-            Node::Time(rule) => {
-                let parts = text::temporal::parse_time(bytes)
-                    .map_err(|e| Error::validation(e.message()))?;
-                check_tz(*rule, parts.offset_seconds.is_some(), "time")?;
-                Ok(temporal::new_time(py, &parts)?)
-            }
-            Node::TimeDelta => {
-                let parts = text::temporal::parse_duration(bytes)
-                    .map_err(|e| Error::validation(e.message()))?;
-                Ok(temporal::new_timedelta(py, &parts)?)
-            }
-            Node::Uuid => {
-                let value =
-                    text::uuid::parse_uuid(bytes).map_err(|e| Error::validation(e.message()))?;
-                Ok(py::new_uuid(py, value)?)
             }
             Node::Decimal(spec) => {
                 // From the bytes: the text is only needed (checked as UTF-8) for constraints
@@ -305,6 +292,32 @@ impl<'p, 'py> Decoding<'p, 'py> {
                 Some(object) => Ok(object.bind(py).clone()),
                 None => literal(spec, &LiteralValue::Str(utf8(bytes).to_owned()), py),
             },
+            node => self.string_other(id, node, bytes),
+        }
+    }
+
+    /// [`Self::string`] for the nodes a str rarely decodes to (a time, a timedelta, a UUID, a
+    /// lax number or bool), out of line so the common ones stay in fewer cache lines.
+    #[inline(never)]
+    fn string_other(&self, id: NodeId, node: &Node, bytes: &[u8]) -> Result<Obj<'py>> {
+        let py = self.py;
+        match node {
+            Node::Time(rule) => {
+                let parts = text::temporal::parse_time(bytes)
+                    .map_err(|e| Error::validation(e.message()))?;
+                check_tz(*rule, parts.offset_seconds.is_some(), "time")?;
+                Ok(temporal::new_time(py, &parts)?)
+            }
+            Node::TimeDelta => {
+                let parts = text::temporal::parse_duration(bytes)
+                    .map_err(|e| Error::validation(e.message()))?;
+                Ok(temporal::new_timedelta(py, &parts)?)
+            }
+            Node::Uuid => {
+                let value =
+                    text::uuid::parse_uuid(bytes).map_err(|e| Error::validation(e.message()))?;
+                Ok(py::new_uuid(py, value)?)
+            }
             Node::Int(_) if !self.strict => {
                 let text = utf8(bytes);
                 self.integer_text(id, text).unwrap_or_else(|| {
@@ -600,6 +613,7 @@ impl<'py> RecordBuilder<'py> {
     /// comparison and one [`FieldAccess::create`](crate::py::fields::FieldAccess::create);
     /// defaults, the other record kinds and user code are out of line.
     #[inline]
+    #[cfg_attr(target_os = "linux", link_section = ".text.hot.polycodec")]
     pub fn finish(mut self, py: Python<'py>, spec: &RecordSpec) -> Result<Obj<'py>> {
         if self.present != spec.fields.len() {
             Self::defaults(py, self.values(), spec)?;
@@ -609,8 +623,12 @@ impl<'py> RecordBuilder<'py> {
         }
         let cls = spec.cls.bind(py).cast::<PyType>().map_err(PyErr::from)?;
         let instance = spec.access.create(cls, &spec.fields, self.values())?;
-        // `create` took every value: nothing is left for the drop to release.
+        // `create` took every value: nothing is left for the drop to release, and inline
+        // slots hold no allocation, so the builder is forgotten rather than dropped (no call).
         self.len = 0;
+        if self.heap.capacity() == 0 {
+            std::mem::forget(self);
+        }
         if spec.post_init {
             post_init(&instance)?;
         }

@@ -8,7 +8,7 @@ from __future__ import annotations
 import dataclasses
 import json
 from datetime import datetime, timezone
-from typing import Literal, Optional, Union
+from typing import Annotated, Literal, Optional, Union
 
 import msgspec
 import pytest
@@ -265,3 +265,83 @@ def test_union_variants_and_errors_are_unchanged() -> None:
         codec.decode_one(b'{"maybe":3,"either":{}}')
     with pytest.raises(polycodec.DecodeError, match="expected 'null'"):
         codec.decode_one(b'{"maybe":nul,"either":null}')
+
+
+# The (node, first byte) dispatch reads numbers for int and float nodes through one reader and
+# strs for every str-like node through one reader; bounds checks are skipped inline only when a
+# node has no bounds. Each case below is checked against msgspec, or against the error the
+# general path words.
+
+
+@dataclasses.dataclass
+class Numbers:
+    count: int
+    ratio: float
+    bounded: Annotated[int, polycodec.Meta(ge=0, le=10)]
+    positive: Annotated[float, polycodec.Meta(gt=0)]
+
+
+class NumbersStruct(msgspec.Struct):
+    count: int
+    ratio: float
+    bounded: Annotated[int, msgspec.Meta(ge=0, le=10)]
+    positive: Annotated[float, msgspec.Meta(gt=0)]
+
+
+@pytest.mark.parametrize(
+    "payload",
+    [
+        b'{"count":1,"ratio":2,"bounded":10,"positive":3}',
+        b'{"count":-7,"ratio":-2.5e3,"bounded":0,"positive":0.5}',
+        b'{"count":123456789012345678901234567890,"ratio":1,"bounded":5,"positive":1e-300}',
+    ],
+)
+def test_int_and_float_nodes_read_numbers_as_msgspec(payload: bytes) -> None:
+    got = polycodec.Codec(Numbers, format="json").decode_one(payload)
+    expected = msgspec.json.decode(payload, type=NumbersStruct)
+    assert dataclasses.astuple(got) == tuple(msgspec.structs.astuple(expected))
+    assert type(got.ratio) is float and type(got.count) is int
+
+
+@pytest.mark.parametrize(
+    ("payload", "where"),
+    [
+        (b'{"count":1.5,"ratio":2,"bounded":1,"positive":1}', r"\$\.count"),
+        (b'{"count":1,"ratio":1e400,"bounded":1,"positive":1}', r"\$\.ratio"),
+        (b'{"count":1,"ratio":2,"bounded":11,"positive":1}', r"\$\.bounded"),
+        (b'{"count":1,"ratio":2,"bounded":-1,"positive":1}', r"\$\.bounded"),
+        (b'{"count":1,"ratio":2,"bounded":1,"positive":0}', r"\$\.positive"),
+        (b'{"count":1,"ratio":2,"bounded":1,"positive":-3.5}', r"\$\.positive"),
+    ],
+)
+def test_number_node_errors_name_the_field_as_msgspec_refuses(payload: bytes, where: str) -> None:
+    with pytest.raises(msgspec.ValidationError):
+        msgspec.json.decode(payload, type=NumbersStruct)
+    with pytest.raises(polycodec.ValidationError, match=where):
+        polycodec.Codec(Numbers, format="json").decode_one(payload)
+
+
+def test_lax_union_without_a_str_variant_reads_a_str_as_msgspec() -> None:
+    codec = polycodec.Codec(Optional[int], format="json", strict=False)
+    expected = msgspec.json.decode(b'"3"', type=Optional[int], strict=False)
+    assert codec.decode_one(b'"3"') == expected
+    assert polycodec.Codec(int, format="json", strict=False).decode_one(b'"-4"') == -4
+    with pytest.raises(
+        polycodec.ValidationError, match=r"^expected int \| null, got str \(at \$\)$"
+    ):
+        polycodec.Codec(Optional[int], format="json").decode_one(b'"3"')
+
+
+def test_str_like_nodes_read_strs_as_msgspec() -> None:
+    short = Annotated[str, polycodec.Meta(max_length=2)]
+    assert polycodec.Codec(list[str], format="json").decode_one(b'["a","\\u00e9",""]') == [
+        "a",
+        "\u00e9",
+        "",
+    ]
+    assert polycodec.Codec(Literal["x", "y"], format="json").decode_one(b'"y"') == "y"
+    assert polycodec.Codec(short, format="json").decode_one(b'"ab"') == "ab"
+    with pytest.raises(polycodec.ValidationError, match="length <= 2"):
+        polycodec.Codec(short, format="json").decode_one(b'"abc"')
+    with pytest.raises(msgspec.ValidationError):
+        msgspec.json.decode(b'"abc"', type=Annotated[str, msgspec.Meta(max_length=2)])

@@ -159,6 +159,7 @@ where
     Self: WireReader<'p, 'py>,
 {
     /// Decodes one value of the plan's root type.
+    #[cfg_attr(target_os = "linux", link_section = ".text.hot.polycodec")]
     pub fn decode_one(mut self) -> Result<Obj<'py>> {
         let value = self.value(self.ctx.plan.root)?;
         self.finish()?;
@@ -166,6 +167,7 @@ where
     }
 
     /// Decodes an array of root-type values into a list.
+    #[cfg_attr(target_os = "linux", link_section = ".text.hot.polycodec")]
     pub fn decode_many(mut self) -> Result<Obj<'py>> {
         let mut left = self.begin_many()?;
         let root = self.ctx.plan.root;
@@ -199,17 +201,34 @@ where
         Ok(())
     }
 
-    /// An array, as the node (or the union variant for arrays) `id` asks.
-    pub fn array(&mut self, id: NodeId, mut items: Left<'p, 'py, R>) -> Result<Obj<'py>> {
+    /// An array, as the node (or the union variant for arrays) `id` asks. Sequences, the common
+    /// case, are read here; every other node in [`Self::array_other`], out of line.
+    #[cfg_attr(target_os = "linux", link_section = ".text.hot.polycodec")]
+    pub fn array(&mut self, id: NodeId, items: Left<'p, 'py, R>) -> Result<Obj<'py>> {
         let ctx = &self.ctx;
-        let (plan, py) = (ctx.plan, ctx.py);
+        let plan = ctx.plan;
         let id = ctx.resolve(id, Token::Array)?;
         self.enter()?;
         let result = match plan.node(id) {
             Node::Sequence(spec) => self.sequence(spec, items),
+            node => self.array_other(id, node, items),
+        };
+        self.depth -= 1;
+        result
+    }
+
+    /// An array read as anything but a sequence (see [`Self::array`]).
+    #[inline(never)]
+    fn array_other(
+        &mut self,
+        id: NodeId,
+        node: &'p Node,
+        mut items: Left<'p, 'py, R>,
+    ) -> Result<Obj<'py>> {
+        match node {
             Node::Any => {
                 let base = self.items_onto_stack(id, items)?;
-                let result = crate::py::new_list(py, self.stack.drain(base..));
+                let result = crate::py::new_list(self.ctx.py, self.stack.drain(base..));
                 Ok(result?.into_any())
             }
             Node::Tuple(item_nodes) => self.tuple(item_nodes, items),
@@ -222,12 +241,11 @@ where
                 self.positional_tagged(spec, items)
             }
             node => Err(mismatch(node, Token::Array)),
-        };
-        self.depth -= 1;
-        result
+        }
     }
 
     /// A list, tuple, set or frozenset of one item type.
+    #[cfg_attr(target_os = "linux", link_section = ".text.hot.polycodec")]
     fn sequence(&mut self, spec: &SequenceSpec, items: Left<'p, 'py, R>) -> Result<Obj<'py>> {
         let known = Self::count_left(&items);
         if let Some(count) = known {
@@ -244,6 +262,7 @@ where
     }
 
     /// Reads an array's items as node `item` onto the stack; returns where they start.
+    #[cfg_attr(target_os = "linux", link_section = ".text.hot.polycodec")]
     pub fn items_onto_stack(&mut self, item: NodeId, mut items: Left<'p, 'py, R>) -> Result<usize> {
         self.begin_array(&mut items)?;
         let stack = &mut self.stack;
@@ -302,6 +321,7 @@ where
     }
 
     /// A map, as the node (or the union variant for maps) `id` asks.
+    #[cfg_attr(target_os = "linux", link_section = ".text.hot.polycodec")]
     pub fn map(&mut self, id: NodeId, mut entries: Left<'p, 'py, R>) -> Result<Obj<'py>> {
         let ctx = &self.ctx;
         let plan = ctx.plan;
@@ -324,6 +344,7 @@ where
     }
 
     /// A map read as a record.
+    #[cfg_attr(target_os = "linux", link_section = ".text.hot.polycodec")]
     fn record(
         &mut self,
         id: NodeId,
@@ -338,6 +359,7 @@ where
 
     /// Reads a map's entries into a record, through its end. The field expected next (in
     /// declaration order) is tried first, so ordered input never searches the field names.
+    #[cfg_attr(target_os = "linux", link_section = ".text.hot.polycodec")]
     fn record_fields(
         &mut self,
         id: NodeId,
@@ -465,6 +487,7 @@ where
     /// A tagged union written as a map. With the tag first (as polycodec and msgspec write it),
     /// its key is matched against the precomputed bytes and the rest is read as the variant's
     /// record; otherwise see [`Self::tagged_anywhere`].
+    #[cfg_attr(target_os = "linux", link_section = ".text.hot.polycodec")]
     fn tagged(
         &mut self,
         id: NodeId,
@@ -488,6 +511,7 @@ where
     }
 
     /// The rest of a tagged union's map, its tag (at `tag` in `spec.tags`) read first.
+    #[cfg_attr(target_os = "linux", link_section = ".text.hot.polycodec")]
     fn tagged_variant(
         &mut self,
         spec: &TaggedUnionSpec,
@@ -586,6 +610,19 @@ where
 /// A sequence node's collection from its items.
 #[inline(always)]
 fn collect<'py>(
+    py: Python<'py>,
+    kind: SequenceKind,
+    items: impl ExactSizeIterator<Item = Obj<'py>>,
+) -> Result<Obj<'py>> {
+    match kind {
+        SequenceKind::List => Ok(crate::py::new_list(py, items.into_iter())?.into_any()),
+        kind => collect_other(py, kind, items),
+    }
+}
+
+/// [`collect`] for a tuple, set or frozenset (out of line: lists are the common case).
+#[inline(never)]
+fn collect_other<'py>(
     py: Python<'py>,
     kind: SequenceKind,
     items: impl ExactSizeIterator<Item = Obj<'py>>,

@@ -13,13 +13,22 @@ pub struct LengthBounds {
 }
 
 impl LengthBounds {
-    #[inline]
+    #[inline(always)]
     pub fn is_unbounded(&self) -> bool {
-        self.min.is_none() && self.max.is_none()
+        self.min.is_none() & self.max.is_none()
     }
 
-    #[inline]
+    /// Checks a length; an unbounded length (the common case) is two comparisons, inline.
+    #[inline(always)]
     pub fn check(&self, length: usize, unit: &str) -> Result<()> {
+        if self.is_unbounded() {
+            return Ok(());
+        }
+        self.check_bounded(length, unit)
+    }
+
+    #[inline(never)]
+    fn check_bounded(&self, length: usize, unit: &str) -> Result<()> {
         if let Some(min) = self.min {
             if length < min {
                 return Err(Error::validation(format!(
@@ -50,11 +59,26 @@ pub struct IntBounds {
 }
 
 impl IntBounds {
-    #[inline]
+    /// Whether no bound is set.
+    #[inline(always)]
+    pub fn is_unbounded(&self) -> bool {
+        self.ge.is_none()
+            & self.gt.is_none()
+            & self.le.is_none()
+            & self.lt.is_none()
+            & self.multiple_of.is_none()
+    }
+
+    /// Checks an int; an unbounded int (the common case) is checked inline, without a call.
+    #[inline(always)]
     pub fn check(&self, value: i64) -> Result<()> {
+        if self.is_unbounded() {
+            return Ok(());
+        }
         self.check_wide(i128::from(value))
     }
 
+    #[inline(never)]
     pub fn check_wide(&self, value: i128) -> Result<()> {
         let fail = |relation: &str, bound: i128| {
             Err(Error::validation(format!(
@@ -122,7 +146,27 @@ pub struct FloatBounds {
 }
 
 impl FloatBounds {
+    /// Whether no bound is set.
+    #[inline(always)]
+    pub fn is_unbounded(&self) -> bool {
+        self.ge.is_none()
+            & self.gt.is_none()
+            & self.le.is_none()
+            & self.lt.is_none()
+            & self.multiple_of.is_none()
+    }
+
+    /// Checks a float; an unbounded float (the common case) is checked inline, without a call.
+    #[inline(always)]
     pub fn check(&self, value: f64) -> Result<()> {
+        if self.is_unbounded() {
+            return Ok(());
+        }
+        self.check_bounded(value)
+    }
+
+    #[inline(never)]
+    fn check_bounded(&self, value: f64) -> Result<()> {
         let fail = |relation: &str, bound: f64| {
             Err(Error::validation(format!(
                 "expected float {relation} {bound}, got {value}"

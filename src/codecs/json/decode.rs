@@ -57,6 +57,7 @@ fn syntax(err: SyntaxError) -> Error {
 }
 
 impl<'p, 'py> Decoder<'p, 'py, JsonInput<'_, '_>> {
+    #[cfg_attr(target_os = "linux", link_section = ".text.hot.polycodec")]
     fn string(&mut self, id: NodeId) -> Result<Obj<'py>> {
         let id = self.ctx.resolve(id, Token::Str)?;
         if let Node::Bytes(spec) = self.ctx.plan.node(id) {
@@ -69,6 +70,7 @@ impl<'p, 'py> Decoder<'p, 'py, JsonInput<'_, '_>> {
     /// The general path of a value starting with `byte`: the token's own reading, which words
     /// every error (kept out of `value`, whose direct paths then need a smaller frame).
     #[inline(never)]
+    #[cfg_attr(target_os = "linux", link_section = ".text.hot.polycodec")]
     fn general(&mut self, id: NodeId, byte: Option<u8>) -> Result<Obj<'py>> {
         match byte {
             Some(b'"') => self.string(id),
@@ -93,6 +95,7 @@ impl<'p, 'py> Decoder<'p, 'py, JsonInput<'_, '_>> {
 
     /// A datetime node's string (the next byte is its quote).
     #[inline(never)]
+    #[cfg_attr(target_os = "linux", link_section = ".text.hot.polycodec")]
     fn datetime(&mut self, rule: crate::plan::TzRule) -> Result<Obj<'py>> {
         // The UTC forms polycodec and msgspec write are matched in place, unscanned (their
         // templates admit digits and `-T:.Z` only).
@@ -132,12 +135,14 @@ impl<'p, 'py> Decoder<'p, 'py, JsonInput<'_, '_>> {
         })
     }
 
+    #[cfg_attr(target_os = "linux", link_section = ".text.hot.polycodec")]
     fn number(&mut self, id: NodeId) -> Result<Obj<'py>> {
         let number = self.reader.read_number().map_err(syntax)?;
         self.number_read(id, number)
     }
 
     /// The number read, as node `id` asks.
+    #[cfg_attr(target_os = "linux", link_section = ".text.hot.polycodec")]
     fn number_read(&mut self, id: NodeId, number: Number<'_>) -> Result<Obj<'py>> {
         match number {
             Number::Int(value) => self.ctx.int(id, value),
@@ -191,43 +196,29 @@ impl<'p, 'py, 'k> WireReader<'p, 'py> for Decoder<'p, 'py, JsonInput<'_, 'k>> {
     /// the common pairs (a plain str, a datetime, an int, an optional's null, a union's variant
     /// for the token) are decoded here directly; every other pair takes the general path of the
     /// token, which words any error.
+    #[cfg_attr(target_os = "linux", link_section = ".text.hot.polycodec")]
     fn value(&mut self, id: NodeId) -> Result<Obj<'py>> {
         let plan = self.ctx.plan;
         let byte = self.reader.peek_byte();
         let py = self.ctx.py;
         match plan.node(id) {
-            Node::Str(spec) => {
-                if byte == Some(b'"') && spec.is_unconstrained() {
-                    let text = self.reader.read_str().map_err(syntax)?;
-                    return Ok(crate::py::new_str(py, text.bytes, text.ascii)?);
-                }
-            }
-            Node::DateTime(rule) => {
-                if byte == Some(b'"') {
-                    return self.datetime(*rule);
-                }
-            }
-            Node::Int(bounds) => {
-                if let Some(b'-' | b'0'..=b'9') = byte {
-                    return match self.reader.read_number_peeked().map_err(syntax)? {
-                        Number::Int(value) => {
-                            bounds.check(value)?;
-                            Ok(crate::py::new_int(py, value)?)
-                        }
-                        number => self.number_read(id, number),
-                    };
-                }
-            }
-            Node::Float(bounds) => {
-                if let Some(b'-' | b'0'..=b'9') = byte {
-                    let value = match self.reader.read_number_peeked().map_err(syntax)? {
-                        Number::Float { value, .. } if value.is_finite() => value,
-                        Number::Int(value) => value as f64,
-                        number => return self.number_read(id, number),
-                    };
+            Node::DateTime(rule) if byte == Some(b'"') => return self.datetime(*rule),
+            // One number read for both numeric nodes (one copy of the inlined reader).
+            node @ (Node::Int(_) | Node::Float(_)) if matches!(byte, Some(b'-' | b'0'..=b'9')) => {
+                let number = self.reader.read_number_peeked().map_err(syntax)?;
+                let value = match (node, number) {
+                    (Node::Int(bounds), Number::Int(value)) => {
+                        bounds.check(value)?;
+                        return Ok(crate::py::new_int(py, value)?);
+                    }
+                    (Node::Float(_), Number::Int(value)) => value as f64,
+                    (Node::Float(_), Number::Float { value, .. }) if value.is_finite() => value,
+                    (_, number) => return self.number_read(id, number),
+                };
+                if let Node::Float(bounds) = node {
                     bounds.check(value)?;
-                    return Ok(crate::py::new_float(py, value)?);
                 }
+                return Ok(crate::py::new_float(py, value)?);
             }
             Node::Bool => match byte {
                 Some(b't') => {
@@ -248,25 +239,34 @@ impl<'p, 'py, 'k> WireReader<'p, 'py> for Decoder<'p, 'py, JsonInput<'_, 'k>> {
                     }
                 }
                 // The variant for a str, object or array (chosen before the value is read, as
-                // the general path does), decoded as that node.
+                // the general path does), decoded as that node. A union without one (an error,
+                // or a lax str read as a number) takes the general path, which resolves it.
                 Some(first @ (b'"' | b'{' | b'[')) => {
-                    let token = match first {
-                        b'"' => Token::Str,
-                        b'{' => Token::Object,
-                        _ => Token::Array,
+                    let variant = match first {
+                        b'"' => spec.str,
+                        b'{' => spec.object,
+                        _ => spec.array,
                     };
-                    let variant = self.ctx.resolve(id, token)?;
-                    if !matches!(plan.node(variant), Node::Union(_) | Node::Extension(_)) {
-                        return self.value(variant);
+                    if let Some(variant) = variant {
+                        if !matches!(plan.node(variant), Node::Union(_) | Node::Extension(_)) {
+                            return self.value(variant);
+                        }
                     }
                 }
                 _ => {}
             },
             Node::Extension(spec) => return self.extension(spec),
             Node::Bytes(_) => {}
-            _ => {
+            // A str for any other node (the general path would resolve the node to itself and
+            // read the same str): one copy of the inlined string reader for all of them.
+            node => {
                 if byte == Some(b'"') {
                     let text = self.reader.read_str().map_err(syntax)?;
+                    if let Node::Str(spec) = node {
+                        if spec.is_unconstrained() {
+                            return Ok(crate::py::new_str(py, text.bytes, text.ascii)?);
+                        }
+                    }
                     return self.ctx.string(id, text.bytes, text.ascii);
                 }
             }
@@ -390,6 +390,7 @@ impl<'p, 'py, 'k> WireReader<'p, 'py> for Decoder<'p, 'py, JsonInput<'_, 'k>> {
         None
     }
 
+    #[cfg_attr(target_os = "linux", link_section = ".text.hot.polycodec")]
     fn begin_many(&mut self) -> Result<bool> {
         if self.reader.peek_kind().map_err(syntax)? != ValueKind::Array {
             return Err(Error::validation(
@@ -401,6 +402,7 @@ impl<'p, 'py, 'k> WireReader<'p, 'py> for Decoder<'p, 'py, JsonInput<'_, 'k>> {
     }
 
     /// Only whitespace may follow.
+    #[cfg_attr(target_os = "linux", link_section = ".text.hot.polycodec")]
     fn finish(&mut self) -> Result<()> {
         self.reader.finish().map_err(syntax)
     }
