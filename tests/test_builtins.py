@@ -968,3 +968,37 @@ def test_direct_walk_runs_user_code_as_often_as_json_decoding(tp: Any) -> None:
     assert calls == from_json and calls
     calls.clear()
     assert codec.from_builtins(data[:2]) == codec.decode_one(json.dumps(data[:2]))
+
+
+@dataclass
+class Stamped:
+    shade: Shade
+    level: Level
+    when: datetime.datetime
+    day: datetime.date
+    aware: Annotated[datetime.datetime, polycodec.Meta(tz=True)]
+    naive: Annotated[datetime.datetime, polycodec.Meta(tz=False)]
+
+
+def test_direct_walk_enum_date_and_datetime_strs_read_as_json_reads_them() -> None:
+    good = {
+        "shade": "dark",
+        "level": 1,
+        "when": "2024-02-29T23:59:59.123456+05:30",
+        "day": "2024-02-29",
+        "aware": "2024-01-01T00:00:00Z",
+        "naive": "2024-01-01T00:00:00",
+    }
+    same_as_json(Stamped, good)
+    for key, bad in [
+        ("shade", "purple"),
+        ("shade", 1),
+        ("level", "2"),
+        ("when", "2023-02-29T00:00:00"),
+        ("when", "yesterday"),
+        ("day", "2024-02-30"),
+        ("day", "2024-02-29T00:00:00"),
+        ("aware", "2024-01-01T00:00:00"),
+        ("naive", "2024-01-01T00:00:00Z"),
+    ]:
+        same_as_json(Stamped, {**good, key: bad})

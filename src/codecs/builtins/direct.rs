@@ -17,8 +17,9 @@ use crate::codecs::decoder::{set_tag, tag_field, variant, Decoder, WireReader};
 use crate::plan::constraints::{FloatBounds, IntBounds};
 use crate::plan::{Node, NodeId, RecordKind, RecordSpec, SequenceKind, TaggedUnionSpec};
 use crate::py::builders::ListFill;
-use crate::py::{self, Obj};
-use crate::values::{nested, RecordBuilder, Token, MAX_DEPTH};
+use crate::py::{self, temporal, Obj};
+use crate::values::{check_tz, nested, RecordBuilder, Token, MAX_DEPTH};
+use polycodec_formats::text;
 
 /// The walk gave up: the shared decoder reads the whole value again.
 pub struct Bail;
@@ -26,8 +27,94 @@ pub struct Bail;
 type Out<'py> = std::result::Result<Obj<'py>, Bail>;
 
 impl<'p, 'py> Decoder<'p, 'py, ObjectInput<'py>> {
-    /// Value `value` as node `id`.
+    /// Value `value` as node `id`: first what the node expects (one type test in the common
+    /// case), then by the value's type.
     pub fn direct(&mut self, id: NodeId, value: Obj<'py>) -> Out<'py> {
+        let plan = self.ctx.plan;
+        match plan.node(id) {
+            Node::Str(spec) => {
+                if spec.is_unconstrained() && value.is_exact_instance_of::<PyString>() {
+                    return Ok(value);
+                }
+            }
+            Node::Int(bounds) => {
+                if value.is_exact_instance_of::<PyInt>() {
+                    if let Some(number) = py::int_as_i64(&value) {
+                        if *bounds == IntBounds::default() || bounds.check(number).is_ok() {
+                            return Ok(value);
+                        }
+                    }
+                }
+            }
+            Node::Float(bounds) => {
+                if let Ok(float) = value.cast_exact::<PyFloat>() {
+                    let number = float.value();
+                    if number.is_finite()
+                        && (*bounds == FloatBounds::default() || bounds.check(number).is_ok())
+                    {
+                        return Ok(value);
+                    }
+                }
+            }
+            Node::Bool => {
+                if value.is_exact_instance_of::<PyBool>() {
+                    return Ok(value);
+                }
+            }
+            Node::Record(spec) if !spec.array_like && spec.kind != RecordKind::NamedTuple => {
+                if let Ok(dict) = value.cast::<PyDict>() {
+                    return self.level(|walk| walk.direct_record(spec, dict, None, 0));
+                }
+            }
+            Node::TaggedUnion(spec) => {
+                if let Ok(dict) = value.cast::<PyDict>() {
+                    return self.level(|walk| walk.direct_tagged(spec, dict));
+                }
+            }
+            // The str forms JSON reads them from, without the shared conversion's dispatch.
+            Node::DateTime(rule) => {
+                if let Ok(text) = value.cast_exact::<PyString>() {
+                    let text = py::str_utf8(text).map_err(|_| Bail)?;
+                    let parts =
+                        text::temporal::parse_datetime(text.as_bytes()).map_err(|_| Bail)?;
+                    check_tz(*rule, parts.offset_seconds.is_some(), "datetime")
+                        .map_err(|_| Bail)?;
+                    return temporal::new_datetime(self.ctx.py, &parts).map_err(|_| Bail);
+                }
+            }
+            Node::Date => {
+                if let Ok(text) = value.cast_exact::<PyString>() {
+                    let text = py::str_utf8(text).map_err(|_| Bail)?;
+                    let parts = text::temporal::parse_date(text.as_bytes()).map_err(|_| Bail)?;
+                    return temporal::new_date(self.ctx.py, &parts).map_err(|_| Bail);
+                }
+            }
+            Node::Enum(spec) => {
+                if let Ok(text) = value.cast_exact::<PyString>() {
+                    let text = py::str_utf8(text).map_err(|_| Bail)?;
+                    if let Some(member) = spec.by_str(text.as_bytes()) {
+                        return Ok(member.bind(self.ctx.py).clone());
+                    }
+                    return Err(Bail);
+                }
+            }
+            Node::Literal(_) | Node::Decimal(_) | Node::Uuid => {
+                if let Ok(text) = value.cast_exact::<PyString>() {
+                    let text = py::str_utf8(text).map_err(|_| Bail)?;
+                    return self
+                        .ctx
+                        .string(id, text.as_bytes(), text.is_ascii())
+                        .map_err(|_| Bail);
+                }
+            }
+            _ => {}
+        }
+        self.by_type(id, value)
+    }
+
+    /// Value `value` as node `id`, by the value's type.
+    #[inline(never)]
+    fn by_type(&mut self, id: NodeId, value: Obj<'py>) -> Out<'py> {
         let plan = self.ctx.plan;
         // Exact str, int, float and None values are their own result where the node takes
         // them as they are (as the shared decoder returns them).
