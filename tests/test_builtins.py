@@ -816,7 +816,9 @@ def test_direct_walk_duplicate_looking_keys_around_a_late_tag() -> None:
         {OddHash("label"): "a", "kind": "square", "label": "b", "size": 1},
     ]:
         same_as_json(tp, data)
-    out = polycodec.from_builtins({OddHash("size"): 3, "kind": "square", "size": 4, "label": ""}, tp)
+    out = polycodec.from_builtins(
+        {OddHash("size"): 3, "kind": "square", "size": 4, "label": ""}, tp
+    )
     assert out == Square("square", 3, "")
 
 

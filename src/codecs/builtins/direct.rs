@@ -32,17 +32,15 @@ impl<'p, 'py> Decoder<'p, 'py, ObjectInput<'py>> {
     pub fn direct(&mut self, id: NodeId, value: Obj<'py>) -> Out<'py> {
         let plan = self.ctx.plan;
         match plan.node(id) {
-            Node::Str(spec) => {
-                if spec.is_unconstrained() && value.is_exact_instance_of::<PyString>() {
-                    return Ok(value);
-                }
+            Node::Str(spec)
+                if spec.is_unconstrained() && value.is_exact_instance_of::<PyString>() =>
+            {
+                return Ok(value);
             }
-            Node::Int(bounds) => {
-                if value.is_exact_instance_of::<PyInt>() {
-                    if let Some(number) = py::int_as_i64(&value) {
-                        if *bounds == IntBounds::default() || bounds.check(number).is_ok() {
-                            return Ok(value);
-                        }
+            Node::Int(bounds) if value.is_exact_instance_of::<PyInt>() => {
+                if let Some(number) = py::int_as_i64(&value) {
+                    if *bounds == IntBounds::default() || bounds.check(number).is_ok() {
+                        return Ok(value);
                     }
                 }
             }
@@ -56,11 +54,7 @@ impl<'p, 'py> Decoder<'p, 'py, ObjectInput<'py>> {
                     }
                 }
             }
-            Node::Bool => {
-                if value.is_exact_instance_of::<PyBool>() {
-                    return Ok(value);
-                }
-            }
+            Node::Bool if value.is_exact_instance_of::<PyBool>() => return Ok(value),
             Node::Record(spec) if !spec.array_like && spec.kind != RecordKind::NamedTuple => {
                 if let Ok(dict) = value.cast::<PyDict>() {
                     return self.level(|walk| walk.direct_record(spec, dict, None, 0));
@@ -271,7 +265,7 @@ impl<'p, 'py> Decoder<'p, 'py, ObjectInput<'py>> {
         }
         let mut hint = 0;
         let mut position = 0;
-        while let Some((key, value)) = py::next_entry(dict, &mut position) {
+        while let Some((key, value)) = py::next_entry_borrowed_key(dict, &mut position) {
             if position == skip {
                 continue;
             }
@@ -283,7 +277,7 @@ impl<'p, 'py> Decoder<'p, 'py, ObjectInput<'py>> {
                     let Ok(text) = key.cast::<PyString>() else {
                         return Err(Bail);
                     };
-                    let text = py::str_utf8(text).map_err(|_| Bail)?;
+                    let text = py::str_utf8(&text).map_err(|_| Bail)?;
                     spec.find_wire_field(text.as_bytes(), hint)
                 }
             };
