@@ -765,3 +765,242 @@ def test_to_builtins_direct_walk_refuses_nan_deep_in_a_list() -> None:
     with pytest.raises(polycodec.EncodeError, match="no JSON representation") as error:
         polycodec.to_builtins(value, tp)
     assert error.value.path == json_error.value.path == '$["a"][1]'
+
+
+# from_builtins' direct walk (issue 12): the node and the object looked at together, and on any
+# error the shared decoder reads the whole value again, so values and errors stay JSON's
+
+
+def same_as_json(tp: Any, data: Any, **options: Any) -> None:
+    """``data`` decodes from_builtins as its JSON text decodes, or fails the same way."""
+    codec = polycodec.Codec(tp, "json", **options)
+    try:
+        expected = codec.decode_one(json.dumps(data))
+    except polycodec.DecodeError:
+        same_failure(tp, data, **options)
+    else:
+        assert_same(codec.from_builtins(data), expected)
+
+
+class OddHash(str):
+    """A str subclass a dict keeps apart from the str of the same text (JSON's duplicate key)."""
+
+    def __hash__(self) -> int:
+        return 7
+
+    def __eq__(self, other: object) -> bool:
+        return self is other
+
+
+def test_direct_walk_duplicate_looking_keys_last_wins_as_in_json() -> None:
+    for data in [
+        {"first_name": "a", OddHash("first_name"): "b"},
+        {OddHash("first_name"): "b", "first_name": "a", "score": 1},
+        {"first_name": "a", OddHash("score"): 1, "score": "2"},
+    ]:
+        assert len(data) >= 2
+        same_as_json(Options, data)
+
+
+def test_direct_walk_duplicate_looking_keys_around_a_late_tag() -> None:
+    # Keys before the tag are read in an order of the shared decoder's own: the direct walk
+    # leaves such dicts to it.
+    tp = Union[Square, Named]
+    for data in [
+        {"size": 3, OddHash("size"): "x", "kind": "square", "label": "a"},
+        {OddHash("size"): "x", "size": 3, "kind": "square", "label": "a"},
+        {"label": "a", "kind": "named", OddHash("size"): "x", "size": "y"},
+        {"kind": "named", OddHash("kind"): "square", "size": "y", "label": "l"},
+        # Read before the tag but stored after the entries that follow it: 3 wins, as in JSON.
+        {OddHash("size"): 3, "kind": "square", "size": 4, "label": "a"},
+        {OddHash("label"): "a", "kind": "square", "label": "b", "size": 1},
+    ]:
+        same_as_json(tp, data)
+    out = polycodec.from_builtins(
+        {OddHash("size"): 3, "kind": "square", "size": 4, "label": ""}, tp
+    )
+    assert out == Square("square", 3, "")
+
+
+@dataclass
+class OnlyA:
+    kind: Literal["a"]
+    x: int
+
+
+@dataclass
+class OnlyB:
+    kind: Literal["b"]
+    y: str
+
+
+def test_direct_walk_key_of_another_variant_before_the_tag_is_read_as_json_reads_it() -> None:
+    # JSON decoding reads `y` before it knows the variant, with the node of the only variant
+    # that has it, and so refuses 5 even though the variant named does not have `y`.
+    tp = Union[OnlyA, OnlyB]
+    same_as_json(tp, {"y": 5, "kind": "a", "x": 1})
+    same_as_json(tp, {"y": "s", "kind": "a", "x": 1})
+    same_as_json(tp, {"kind": "a", "y": 5, "x": 1})
+    same_as_json(tp, {"x": 1, "kind": "a"}, forbid_unknown_fields=True)
+    same_as_json(tp, {"y": "s", "kind": "a", "x": 1}, forbid_unknown_fields=True)
+
+
+def test_direct_walk_missing_extra_and_wrong_fields_fail_as_json() -> None:
+    good = {"name": "x", "animal": {"kind": "cat", "lives": 9}}
+    same_as_json(Pet, good)
+    for data in [
+        {"name": "x"},
+        {"animal": {"kind": "cat", "lives": 9}},
+        {**good, "animal": {"kind": "cat"}},
+        {**good, "animal": {"kind": "cat", "lives": 9, "extra": [1]}},
+        {**good, "animal": {"kind": "cat", "lives": True}},
+        {**good, "animal": {"kind": "dog", "good": 1}},
+        {**good, "name": None},
+        {**good, "animal": {"kind": None, "lives": 1}},
+        {**good, "animal": {"lives": 1}},
+    ]:
+        same_as_json(Pet, data)
+        same_as_json(Pet, data, forbid_unknown_fields=True)
+    # Keys JSON cannot give.
+    for data, path in [
+        ({**good, 1: 2}, "$"),
+        ({**good, "animal": {"kind": "cat", 1: 2}}, "$.animal"),
+        ({**good, "animal": {1: 2, "kind": "cat"}}, "$.animal"),
+    ]:
+        with pytest.raises(polycodec.ValidationError, match="str object key, got int") as error:
+            polycodec.from_builtins(data, Pet)
+        assert error.value.path == path
+    deep = {"value": "a", "next": {"value": "b", "next": {"value": 3}}}
+    assert same_failure(Linked, deep).path == "$.next.next.value"
+    same_as_json(list[Chunk], [{"name": "a", "nbytes": 1}, {"name": "b", "nbytes": "2"}])
+
+
+def test_direct_walk_reads_dict_and_list_subclasses_as_their_items() -> None:
+    class Loud(dict):  # type: ignore[type-arg]
+        def __getitem__(self, key: Any) -> Any:
+            raise AssertionError("from_builtins reads entries, not items")
+
+        def items(self) -> Any:
+            raise AssertionError("from_builtins reads entries, not items")
+
+    class Long(list):  # type: ignore[type-arg]
+        def __iter__(self) -> Any:
+            raise AssertionError("from_builtins reads items directly")
+
+    data = Loud(name="x", animal=Loud(kind="dog", good=True))
+    assert polycodec.from_builtins(data, Pet) == Pet("x", Dog("dog", True))
+    chunks = Long([Loud(name="a", nbytes=1)])
+    assert polycodec.from_builtins(chunks, list[Chunk]) == [Chunk("a", 1)]
+
+
+def test_direct_walk_leaves_its_input_alone() -> None:
+    data = {"name": "x", "animal": {"lives": 9, "kind": "cat"}, "extra": [{"a": 1}]}
+    before = copy.deepcopy(data)
+    keys = [id(key) for key in data]
+    assert polycodec.from_builtins(data, Pet) == Pet("x", Cat("cat", 9))
+    with pytest.raises(polycodec.ValidationError):
+        polycodec.from_builtins({**data, "name": 1}, Pet)
+    assert data == before and [id(key) for key in data] == keys
+
+
+def test_direct_walk_nesting_limit_is_json_decodings() -> None:
+    loop: dict[str, Any] = {"value": "a"}
+    loop["next"] = loop
+    with pytest.raises(polycodec.DecodeError, match="nested deeper"):
+        polycodec.from_builtins(loop, Linked)
+    chain: dict[str, Any] = {"value": "end"}
+    for _ in range(300):
+        chain = {"value": "v", "next": chain}
+    out = polycodec.from_builtins(chain, Linked)
+    assert polycodec.to_builtins(out) == polycodec.to_builtins(
+        polycodec.decode_one(json.dumps(chain), Linked)
+    )
+
+
+calls: list[str] = []
+
+
+@dataclass
+class Counted:
+    name: str
+    size: int = 0
+
+    def __post_init__(self) -> None:
+        calls.append(self.name)
+
+
+def _made() -> list[int]:
+    calls.append("factory")
+    return []
+
+
+@dataclass
+class Made:
+    name: str
+    items: list[int] = field(default_factory=_made)
+
+
+class Fresh:
+    def __new__(cls) -> Any:
+        calls.append("new")
+        return super().__new__(cls)
+
+
+@dataclass
+class NewCounted(Fresh):
+    name: str
+    size: int = 0
+
+
+@pytest.mark.parametrize("tp", [Counted, Made, NewCounted])
+def test_direct_walk_runs_user_code_as_often_as_json_decoding(tp: Any) -> None:
+    # Decoding a failing list runs __post_init__, a default factory or __new__ for the items
+    # before the bad one: once, not again for a second reading of the input.
+    data = [{"name": "a"}, {"name": "b"}, {"name": 3}]
+    codec = polycodec.Codec(list[tp], "json")
+    calls.clear()
+    with pytest.raises(polycodec.ValidationError):
+        codec.decode_one(json.dumps(data))
+    from_json = list(calls)
+    calls.clear()
+    same_failure(list[tp], data)
+    calls.clear()
+    with pytest.raises(polycodec.ValidationError):
+        codec.from_builtins(data)
+    assert calls == from_json and calls
+    calls.clear()
+    assert codec.from_builtins(data[:2]) == codec.decode_one(json.dumps(data[:2]))
+
+
+@dataclass
+class Stamped:
+    shade: Shade
+    level: Level
+    when: datetime.datetime
+    day: datetime.date
+    aware: Annotated[datetime.datetime, polycodec.Meta(tz=True)]
+    naive: Annotated[datetime.datetime, polycodec.Meta(tz=False)]
+
+
+def test_direct_walk_enum_date_and_datetime_strs_read_as_json_reads_them() -> None:
+    good = {
+        "shade": "dark",
+        "level": 1,
+        "when": "2024-02-29T23:59:59.123456+05:30",
+        "day": "2024-02-29",
+        "aware": "2024-01-01T00:00:00Z",
+        "naive": "2024-01-01T00:00:00",
+    }
+    same_as_json(Stamped, good)
+    for key, bad in [
+        ("shade", "purple"),
+        ("shade", 1),
+        ("level", "2"),
+        ("when", "2023-02-29T00:00:00"),
+        ("when", "yesterday"),
+        ("day", "2024-02-30"),
+        ("day", "2024-02-29T00:00:00"),
+        ("aware", "2024-01-01T00:00:00"),
+        ("naive", "2024-01-01T00:00:00Z"),
+    ]:
+        same_as_json(Stamped, {**good, key: bad})

@@ -679,7 +679,11 @@ fn invalid_tag(spec: &TaggedUnionSpec, tag: TagRef<'_>) -> Error {
 
 /// The variant of the tag at `tag` in `spec.tags` (a record, checked when the plan was built),
 /// with its node id.
-fn variant<'p>(plan: &'p Plan, spec: &TaggedUnionSpec, tag: usize) -> (NodeId, &'p RecordSpec) {
+pub(crate) fn variant<'p>(
+    plan: &'p Plan,
+    spec: &TaggedUnionSpec,
+    tag: usize,
+) -> (NodeId, &'p RecordSpec) {
     let id = spec.tags[tag].1;
     match plan.node(id) {
         Node::Record(record) => (id, record),
@@ -690,7 +694,10 @@ fn variant<'p>(plan: &'p Plan, spec: &TaggedUnionSpec, tag: usize) -> (NodeId, &
 /// The tag field of the union's first variant (its node id, the field's index, the field):
 /// its precomputed key bytes are the tag key's.
 #[inline]
-fn tag_field<'p>(plan: &'p Plan, spec: &TaggedUnionSpec) -> Option<(NodeId, usize, &'p Field)> {
+pub(crate) fn tag_field<'p>(
+    plan: &'p Plan,
+    spec: &TaggedUnionSpec,
+) -> Option<(NodeId, usize, &'p Field)> {
     let &(_, id) = spec.tags.first()?;
     match plan.node(id) {
         Node::Record(record) => record
@@ -703,7 +710,7 @@ fn tag_field<'p>(plan: &'p Plan, spec: &TaggedUnionSpec) -> Option<(NodeId, usiz
 
 /// Sets the variant's tag field (when it declares one) from the tag value read.
 #[inline(always)]
-fn set_tag<'py>(
+pub(crate) fn set_tag<'py>(
     ctx: &Decoding<'_, 'py>,
     record: &RecordSpec,
     tag: &LiteralValue,

@@ -26,12 +26,14 @@ pub fn build_plan(spec: &Bound<'_, PyAny>) -> PyResult<Plan> {
         root,
         any,
         has_extensions,
+        decode_is_pure: false,
     };
     validate_indices(&plan)?;
     resolve_unions(&mut plan);
     resolve_tagged_union_keys(&mut plan);
     resolve_plain_rules(&mut plan);
     resolve_fixed_tags(&mut plan);
+    plan.decode_is_pure = decode_is_pure(spec.py(), &plan)?;
     Ok(plan)
 }
 
@@ -670,4 +672,51 @@ fn get_object(data: &Bound<'_, PyDict>, key: &str) -> PyResult<Option<Py<PyAny>>
         Some(value) if !value.is_none() => Ok(Some(value.unbind())),
         _ => Ok(None),
     }
+}
+
+/// Whether decoding a value of the plan runs no Python code with side effects (see
+/// `Plan::decode_is_pure`): running it twice, as `from_builtins` does for input it refuses,
+/// is then invisible.
+fn decode_is_pure(py: Python<'_>, plan: &Plan) -> PyResult<bool> {
+    let builtins = py.import("builtins")?;
+    let object_new = builtins.getattr("object")?.getattr("__new__")?;
+    // Default factories that are builtin types make a new empty value and nothing else.
+    let pure_factories = [
+        "list",
+        "dict",
+        "set",
+        "frozenset",
+        "tuple",
+        "str",
+        "int",
+        "float",
+    ]
+    .iter()
+    .map(|name| builtins.getattr(*name))
+    .collect::<PyResult<Vec<_>>>()?;
+    for node in &plan.nodes {
+        match node {
+            Node::Extension(_) => return Ok(false),
+            Node::Record(spec) => {
+                if spec.kind == RecordKind::NamedTuple || spec.post_init || spec.user_setattr {
+                    return Ok(false);
+                }
+                if spec.kind == RecordKind::Dataclass
+                    && !spec.cls.bind(py).getattr("__new__")?.is(&object_new)
+                {
+                    return Ok(false);
+                }
+                for field in &spec.fields {
+                    if let FieldDefault::Factory(factory) = &field.default {
+                        let factory = factory.bind(py);
+                        if !pure_factories.iter().any(|pure| factory.is(pure)) {
+                            return Ok(false);
+                        }
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    Ok(true)
 }

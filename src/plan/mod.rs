@@ -32,6 +32,12 @@ pub struct Plan {
     /// Whether some node is a `Node::Extension`: the JSON and MessagePack decoders look for
     /// one at each value only then, so plans without extensions pay one predictable branch.
     pub has_extensions: bool,
+    /// Whether decoding runs no Python code with side effects: no extension, and every record
+    /// a dataclass or TypedDict without `__post_init__`, Python field setters, its own
+    /// `__new__` or a default factory other than a builtin type. `from_builtins` then tries
+    /// its direct walk first and, on any error, decodes the whole value again with the shared
+    /// decoder, which words the error (see `codecs::builtins::direct`).
+    pub decode_is_pure: bool,
 }
 
 impl Plan {

@@ -544,6 +544,31 @@ pub fn next_entry<'py>(
     }
 }
 
+/// The next entry of a dict walk started at position 0: its key borrowed (to be matched at
+/// once, before any Python code can change the dict) and its value as an owned reference;
+/// `None` at the end.
+#[inline]
+pub fn next_entry_borrowed_key<'a, 'py>(
+    dict: &'a Bound<'py, PyDict>,
+    position: &mut ffi::Py_ssize_t,
+) -> Option<(pyo3::Borrowed<'a, 'py, PyAny>, Obj<'py>)> {
+    let mut key: *mut ffi::PyObject = std::ptr::null_mut();
+    let mut value: *mut ffi::PyObject = std::ptr::null_mut();
+    // SAFETY: the dict is live; PyDict_Next bounds-checks `position` and returns borrowed
+    // references; the value is increfed at once, the key stays borrowed from the dict.
+    if unsafe { ffi::PyDict_Next(dict.as_ptr(), position, &mut key, &mut value) } == 0 {
+        return None;
+    }
+    let py = dict.py();
+    // SAFETY: both are non-NULL references held by the dict, which `'a` keeps borrowed.
+    unsafe {
+        Some((
+            pyo3::Borrowed::from_ptr(py, key),
+            Bound::from_borrowed_ptr(py, value),
+        ))
+    }
+}
+
 /// The value of the dict entry at `position` when its key is `name` (the object itself, as
 /// `to_builtins` writes it, or any str of text `text`), moving `position` past it; `None`, with
 /// `position` unchanged, when that entry has another key or there is none. The key is compared

@@ -43,6 +43,12 @@ impl<'py> ObjectInput<'py> {
             marks: RefCell::new(Vec::new()),
         }
     }
+
+    /// Makes `value` the value read next.
+    #[inline(always)]
+    pub fn set_next(&mut self, value: Obj<'py>) {
+        self.next = Some(value);
+    }
 }
 
 /// Where the decoder is in a container.

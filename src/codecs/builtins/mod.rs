@@ -15,6 +15,7 @@
 //! and accepted as themselves on the way in.
 
 pub mod decode;
+pub mod direct;
 pub mod encode;
 pub mod walk;
 
@@ -111,6 +112,16 @@ pub fn from_builtins<'py>(
     data: &Obj<'py>,
     keep: Keep,
 ) -> Result<Obj<'py>> {
+    // The direct walk, where reading a value twice is invisible (no Python code with side
+    // effects; a kept Decimal is read through its `__str__`); when it gives up (an error to
+    // report), the shared decoder does it all.
+    if plan.decode_is_pure && !keep.decimal {
+        let input = decode::ObjectInput::new(data.clone(), keep);
+        let mut decoder = super::decoder::Decoder::new(py, plan, strict, input);
+        if let Ok(value) = decoder.direct(plan.root, data.clone()) {
+            return Ok(value);
+        }
+    }
     let input = decode::ObjectInput::new(data.clone(), keep);
     super::decoder::Decoder::new(py, plan, strict, input).decode_one()
 }

@@ -1,0 +1,344 @@
+//! The direct walk behind `from_builtins`: the node and the input object are looked at
+//! together, so the common shapes (records from dicts, lists, tagged unions, str, int and
+//! float values that are their own result) skip the shared decoder's reader protocol (a
+//! pending value, cursors, one call per key and per item). Every other value is handed to the
+//! shared decoder ([`WireReader::value`]) at once, which is the reference for every rule.
+//!
+//! The walk never reports an error itself: on anything it would refuse it gives up ([`Bail`]),
+//! and `from_builtins` runs the shared decoder over the whole value instead, which raises the
+//! error with its path. It runs only for plans whose decoding runs no Python code with side
+//! effects (`Plan::decode_is_pure`), so reading a value twice is invisible.
+
+use pyo3::prelude::*;
+use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString};
+
+use super::decode::ObjectInput;
+use crate::codecs::decoder::{set_tag, tag_field, variant, Decoder, WireReader};
+use crate::plan::constraints::{FloatBounds, IntBounds};
+use crate::plan::{Node, NodeId, RecordKind, RecordSpec, SequenceKind, TaggedUnionSpec};
+use crate::py::builders::ListFill;
+use crate::py::{self, temporal, Obj};
+use crate::values::{check_tz, nested, RecordBuilder, Token, MAX_DEPTH};
+use polycodec_formats::text;
+
+/// The walk gave up: the shared decoder reads the whole value again.
+pub struct Bail;
+
+type Out<'py> = std::result::Result<Obj<'py>, Bail>;
+
+impl<'p, 'py> Decoder<'p, 'py, ObjectInput<'py>> {
+    /// Value `value` as node `id`: first what the node expects (one type test in the common
+    /// case), then by the value's type.
+    pub fn direct(&mut self, id: NodeId, value: Obj<'py>) -> Out<'py> {
+        let plan = self.ctx.plan;
+        match plan.node(id) {
+            Node::Str(spec)
+                if spec.is_unconstrained() && value.is_exact_instance_of::<PyString>() =>
+            {
+                return Ok(value);
+            }
+            Node::Int(bounds) if value.is_exact_instance_of::<PyInt>() => {
+                if let Some(number) = py::int_as_i64(&value) {
+                    if *bounds == IntBounds::default() || bounds.check(number).is_ok() {
+                        return Ok(value);
+                    }
+                }
+            }
+            Node::Float(bounds) => {
+                if let Ok(float) = value.cast_exact::<PyFloat>() {
+                    let number = float.value();
+                    if number.is_finite()
+                        && (*bounds == FloatBounds::default() || bounds.check(number).is_ok())
+                    {
+                        return Ok(value);
+                    }
+                }
+            }
+            Node::Bool if value.is_exact_instance_of::<PyBool>() => return Ok(value),
+            Node::Record(spec) if !spec.array_like && spec.kind != RecordKind::NamedTuple => {
+                if let Ok(dict) = value.cast::<PyDict>() {
+                    return self.level(|walk| walk.direct_record(spec, dict, None, 0));
+                }
+            }
+            Node::TaggedUnion(spec) => {
+                if let Ok(dict) = value.cast::<PyDict>() {
+                    return self.level(|walk| walk.direct_tagged(spec, dict));
+                }
+            }
+            // The str forms JSON reads them from, without the shared conversion's dispatch.
+            Node::DateTime(rule) => {
+                if let Ok(text) = value.cast_exact::<PyString>() {
+                    let text = py::str_utf8(text).map_err(|_| Bail)?;
+                    let parts =
+                        text::temporal::parse_datetime(text.as_bytes()).map_err(|_| Bail)?;
+                    check_tz(*rule, parts.offset_seconds.is_some(), "datetime")
+                        .map_err(|_| Bail)?;
+                    return temporal::new_datetime(self.ctx.py, &parts).map_err(|_| Bail);
+                }
+            }
+            Node::Date => {
+                if let Ok(text) = value.cast_exact::<PyString>() {
+                    let text = py::str_utf8(text).map_err(|_| Bail)?;
+                    let parts = text::temporal::parse_date(text.as_bytes()).map_err(|_| Bail)?;
+                    return temporal::new_date(self.ctx.py, &parts).map_err(|_| Bail);
+                }
+            }
+            Node::Enum(spec) => {
+                if let Ok(text) = value.cast_exact::<PyString>() {
+                    let text = py::str_utf8(text).map_err(|_| Bail)?;
+                    if let Some(member) = spec.by_str(text.as_bytes()) {
+                        return Ok(member.bind(self.ctx.py).clone());
+                    }
+                    return Err(Bail);
+                }
+            }
+            Node::Literal(_) | Node::Decimal(_) | Node::Uuid => {
+                if let Ok(text) = value.cast_exact::<PyString>() {
+                    let text = py::str_utf8(text).map_err(|_| Bail)?;
+                    return self
+                        .ctx
+                        .string(id, text.as_bytes(), text.is_ascii())
+                        .map_err(|_| Bail);
+                }
+            }
+            _ => {}
+        }
+        self.by_type(id, value)
+    }
+
+    /// Value `value` as node `id`, by the value's type.
+    #[inline(never)]
+    fn by_type(&mut self, id: NodeId, value: Obj<'py>) -> Out<'py> {
+        let plan = self.ctx.plan;
+        // Exact str, int, float and None values are their own result where the node takes
+        // them as they are (as the shared decoder returns them).
+        if let Ok(text) = value.cast_exact::<PyString>() {
+            let Ok(id) = self.ctx.resolve(id, Token::Str) else {
+                return Err(Bail);
+            };
+            return match plan.node(id) {
+                Node::Str(spec) if spec.is_unconstrained() => Ok(value),
+                Node::Any => Ok(value),
+                // Base64 and the kept types are the shared decoder's.
+                Node::Bytes(_) => self.shared(id, value),
+                _ => {
+                    let text = py::str_utf8(text).map_err(|_| Bail)?;
+                    self.ctx
+                        .string(id, text.as_bytes(), text.is_ascii())
+                        .map_err(|_| Bail)
+                }
+            };
+        }
+        if value.is_none() {
+            let Ok(id) = self.ctx.resolve(id, Token::Null) else {
+                return Err(Bail);
+            };
+            return match plan.node(id) {
+                Node::None | Node::Any => Ok(value),
+                _ => Err(Bail),
+            };
+        }
+        if value.is_exact_instance_of::<PyBool>() {
+            let Ok(id) = self.ctx.resolve(id, Token::Bool) else {
+                return Err(Bail);
+            };
+            return match plan.node(id) {
+                Node::Bool | Node::Any => Ok(value),
+                _ => self.shared(id, value),
+            };
+        }
+        if value.is_exact_instance_of::<PyInt>() {
+            let Ok(id) = self.ctx.resolve(id, Token::Int) else {
+                return Err(Bail);
+            };
+            if let Node::Int(bounds) = plan.node(id) {
+                if let Some(number) = py::int_as_i64(&value) {
+                    if *bounds == IntBounds::default() || bounds.check(number).is_ok() {
+                        return Ok(value);
+                    }
+                }
+            }
+            return self.shared(id, value);
+        }
+        if let Ok(float) = value.cast_exact::<PyFloat>() {
+            let Ok(id) = self.ctx.resolve(id, Token::Float) else {
+                return Err(Bail);
+            };
+            if let Node::Float(bounds) = plan.node(id) {
+                let number = float.value();
+                if number.is_finite()
+                    && (*bounds == FloatBounds::default() || bounds.check(number).is_ok())
+                {
+                    return Ok(value);
+                }
+            }
+            return self.shared(id, value);
+        }
+        if value.is_instance_of::<PyDict>() {
+            let dict = value.cast_into::<PyDict>().map_err(|_| Bail)?;
+            {
+                let Ok(id) = self.ctx.resolve(id, Token::Object) else {
+                    return Err(Bail);
+                };
+                return match plan.node(id) {
+                    Node::Record(spec)
+                        if !spec.array_like && spec.kind != RecordKind::NamedTuple =>
+                    {
+                        self.level(|walk| walk.direct_record(spec, &dict, None, 0))
+                    }
+                    Node::TaggedUnion(spec) => self.level(|walk| walk.direct_tagged(spec, &dict)),
+                    _ => self.shared(id, dict.into_any()),
+                };
+            }
+        }
+        if value.is_instance_of::<PyList>() {
+            let list = value.cast_into::<PyList>().map_err(|_| Bail)?;
+            {
+                let Ok(id) = self.ctx.resolve(id, Token::Array) else {
+                    return Err(Bail);
+                };
+                return match plan.node(id) {
+                    Node::Sequence(spec) if spec.kind == SequenceKind::List => {
+                        if spec.length.check(list.len(), "items").is_err() {
+                            return Err(Bail);
+                        }
+                        self.level(|walk| walk.direct_list(spec.item, &list))
+                    }
+                    _ => self.shared(id, list.into_any()),
+                };
+            }
+        }
+        self.shared(id, value)
+    }
+
+    /// The shared decoder's reading of `value` as node `id`.
+    #[inline(never)]
+    fn shared(&mut self, id: NodeId, value: Obj<'py>) -> Out<'py> {
+        self.reader.set_next(value);
+        self.value(id).map_err(|_| Bail)
+    }
+
+    /// One more level of nesting, as the shared decoder counts them.
+    #[inline(always)]
+    fn level(&mut self, read: impl FnOnce(&mut Self) -> Out<'py>) -> Out<'py> {
+        self.depth += 1;
+        if self.depth > MAX_DEPTH {
+            return Err(Bail);
+        }
+        let result = nested(self.depth - 1, || read(self));
+        self.depth -= 1;
+        result
+    }
+
+    /// A list's items as node `item`, into a list of the same length.
+    fn direct_list(&mut self, item: NodeId, list: &Bound<'py, PyList>) -> Out<'py> {
+        let length = list.len();
+        let mut out = ListFill::new(self.ctx.py, length).map_err(|_| Bail)?;
+        for index in 0..length {
+            // No Python code runs while the walk reads, so the list keeps its length.
+            let Some(value) = py::list_item(list, index) else {
+                return Err(Bail);
+            };
+            let value = self.direct(item, value)?;
+            out.push(value).map_err(|_| Bail)?;
+        }
+        out.filled().map(Bound::into_any).ok_or(Bail)
+    }
+
+    /// A dict's entries as a record's fields. With `tag`, the variant's tag (at that position
+    /// in the union's tags) was read from the entry before dict position `tag_end`, which is
+    /// skipped; `early` is where the entries the shared decoder reads before knowing the
+    /// variant end (0 when the tag came first).
+    fn direct_record(
+        &mut self,
+        spec: &RecordSpec,
+        dict: &Bound<'py, PyDict>,
+        tag: Option<(&TaggedUnionSpec, usize, isize)>,
+        early: isize,
+    ) -> Out<'py> {
+        let py = self.ctx.py;
+        let mut builder = RecordBuilder::new(spec);
+        let mut skip = -1;
+        if let Some((union, tag, tag_end)) = tag {
+            set_tag(&self.ctx, spec, &union.tags[tag].0, &mut builder).map_err(|_| Bail)?;
+            skip = tag_end;
+        }
+        let mut hint = 0;
+        let mut position = 0;
+        while let Some((key, value)) = py::next_entry_borrowed_key(dict, &mut position) {
+            if position == skip {
+                continue;
+            }
+            // Keys `to_builtins` wrote (or literal and `json.loads` keys, often interned) are
+            // the plan's own str: matched by pointer first.
+            let found = match spec.wire_fields.get(hint) {
+                Some(&index) if key.is(spec.fields[index].wire_key.bind(py)) => Some(hint),
+                _ => {
+                    let Ok(text) = key.cast::<PyString>() else {
+                        return Err(Bail);
+                    };
+                    let text = py::str_utf8(&text).map_err(|_| Bail)?;
+                    spec.find_wire_field(text.as_bytes(), hint)
+                }
+            };
+            let Some(found) = found else {
+                // Before the tag, the shared decoder reads a key another variant knows with
+                // that variant's node, which may refuse the value.
+                if spec.forbid_unknown_fields || position < early {
+                    return Err(Bail);
+                }
+                continue;
+            };
+            hint = found + 1;
+            let index = spec.wire_fields[found];
+            let value = self.direct(spec.fields[index].node, value)?;
+            builder.set(index, value);
+        }
+        builder.finish(py, spec).map_err(|_| Bail)
+    }
+
+    /// A tagged union's dict: its tag entry wherever it is, then the variant's fields from the
+    /// other entries.
+    fn direct_tagged(&mut self, spec: &TaggedUnionSpec, dict: &Bound<'py, PyDict>) -> Out<'py> {
+        let plan = self.ctx.plan;
+        let py = self.ctx.py;
+        let Some((_, _, field)) = tag_field(plan, spec) else {
+            return Err(Bail);
+        };
+        let tag_key = field.wire_key.bind(py);
+        let mut position = 0;
+        let mut first = true;
+        let (tag_value, tag_end) = loop {
+            let Some((key, value)) = py::next_entry(dict, &mut position) else {
+                return Err(Bail);
+            };
+            let is_tag = key.is(tag_key)
+                || key
+                    .cast::<PyString>()
+                    .is_ok_and(|key| py::str_utf8(key).is_ok_and(|key| key == spec.tag_field));
+            if is_tag {
+                break (value, position);
+            }
+            // The shared decoder reads entries before the tag in an order of its own; that
+            // order shows only when two keys name one field, which takes a str subclass.
+            if !key.is_exact_instance_of::<PyString>() {
+                return Err(Bail);
+            }
+            first = false;
+        };
+        if !first {
+            // As above, for the entries after the tag.
+            let mut rest = tag_end;
+            while let Some((key, _)) = py::next_entry(dict, &mut rest) {
+                if !key.is_exact_instance_of::<PyString>() {
+                    return Err(Bail);
+                }
+            }
+        }
+        self.reader.set_next(tag_value);
+        let tag = self.tag(spec).map_err(|_| Bail)?;
+        let (_, record) = variant(plan, spec, tag);
+        let early = if first { 0 } else { tag_end };
+        self.direct_record(record, dict, Some((spec, tag, tag_end)), early)
+    }
+}
