@@ -806,20 +806,36 @@ fn put_offset(buf: &mut [u8], at: usize, offset: Option<i32>) -> usize {
 /// two-digit group rather than panicking.
 #[inline]
 pub fn write_datetime(out: &mut Vec<u8>, dt: &DateTime) {
-    let mut buf = [0u8; 36];
-    put_date(&mut buf, &dt.date);
-    buf[10] = b'T';
-    let end = put_time(&mut buf, 11, &dt.time);
-    let end = put_offset(&mut buf, end, dt.offset_seconds);
+    let mut buf = [0u8; DATETIME_MAX_LEN];
+    let end = format_datetime(&mut buf, dt);
     out.extend_from_slice(&buf[..end]);
+}
+
+/// The longest text [`format_datetime`] writes: `YYYY-MM-DDTHH:MM:SS.ffffff±HH:MM:SS`.
+pub const DATETIME_MAX_LEN: usize = 35;
+
+/// Writes what [`write_datetime`] appends at the start of `buf`, returning its length (19 to
+/// [`DATETIME_MAX_LEN`] bytes), for a caller that makes the text into an object of its own.
+#[inline(always)]
+pub fn format_datetime(buf: &mut [u8; DATETIME_MAX_LEN], dt: &DateTime) -> usize {
+    put_date(buf, &dt.date);
+    buf[10] = b'T';
+    let end = put_time(buf, 11, &dt.time);
+    put_offset(buf, end, dt.offset_seconds)
+}
+
+/// `YYYY-MM-DD`, what [`write_date`] appends.
+#[inline(always)]
+pub fn format_date(d: &Date) -> [u8; 10] {
+    let mut buf = [0u8; 10];
+    put_date(&mut buf, d);
+    buf
 }
 
 /// Appends `YYYY-MM-DD`.
 #[inline]
 pub fn write_date(out: &mut Vec<u8>, d: &Date) {
-    let mut buf = [0u8; 10];
-    put_date(&mut buf, d);
-    out.extend_from_slice(&buf);
+    out.extend_from_slice(&format_date(d));
 }
 
 /// Appends `HH:MM:SS[.ffffff][Z|±HH:MM[:SS]]`, as msgspec does for whole-minute offsets.
