@@ -49,6 +49,18 @@ fn boxed(err: Error) -> Box<Error> {
 
 #[cold]
 #[inline(never)]
+fn not_finite(number: f64) -> Box<Error> {
+    Box::new(non_finite(number))
+}
+
+#[cold]
+#[inline(never)]
+fn wrong_type(node: &Node, value: &Obj<'_>) -> Box<Error> {
+    Box::new(mismatch(node, value))
+}
+
+#[cold]
+#[inline(never)]
 #[allow(clippy::boxed_local)] // Boxed where it comes from: `Out` stays two words.
 fn at_field(err: Box<Error>, wire_name: &str) -> Box<Error> {
     Box::new((*err).at_field(wire_name))
@@ -59,6 +71,12 @@ fn at_field(err: Box<Error>, wire_name: &str) -> Box<Error> {
 #[allow(clippy::boxed_local)] // Boxed where it comes from: `Out` stays two words.
 fn at_index(err: Box<Error>, index: usize) -> Box<Error> {
     Box::new((*err).at_index(index))
+}
+
+#[cold]
+#[inline(never)]
+fn not_this_record(spec: &RecordSpec, value: &Obj<'_>) -> Box<Error> {
+    Box::new(not_a_record(spec, value))
 }
 
 /// The key as the shared encoder's dict path shows it.
@@ -93,6 +111,12 @@ impl<'p, 'py> Walk<'p, 'py> {
 
     /// Value `value` of node `id` as its JSON-form object (the value itself for an exact str,
     /// int, float, bool or None: they are immutable).
+    ///
+    /// The containers (records, lists, unions) are walked from here and the values inside
+    /// them come back here, so this function, [`Self::record`] and [`Self::dataclass`] keep
+    /// small stack frames: every leaf conversion (texts, enums, literals, Decimals) and every
+    /// error is out of line, so that a deep value does not spread the walk over many cache
+    /// lines of stack.
     pub fn value(&mut self, id: NodeId, value: Obj<'py>) -> Out<'py> {
         let node = self.plan.node(id);
         match node {
@@ -102,7 +126,7 @@ impl<'p, 'py> Walk<'p, 'py> {
                 if let Ok(float) = value.cast_exact::<PyFloat>() {
                     let number = float.value();
                     if !number.is_finite() {
-                        return Err(boxed(non_finite(number)));
+                        return Err(not_finite(number));
                     }
                     return Ok(value);
                 }
@@ -124,10 +148,25 @@ impl<'p, 'py> Walk<'p, 'py> {
                 };
                 match variant {
                     Some(variant) => self.value(variant, value),
-                    None => Err(boxed(mismatch(node, &value))),
+                    None => Err(wrong_type(node, &value)),
                 }
             }
             Node::TaggedUnion(spec) => self.tagged(node, spec, &value),
+            Node::Dict(spec) if matches!(self.plan.node(spec.key), Node::Str(_) | Node::Any) => {
+                match value.cast::<PyDict>() {
+                    Ok(dict) => self.dict(spec.key, spec.value, dict),
+                    Err(_) => Err(wrong_type(node, &value)),
+                }
+            }
+            _ => self.leaf(id, node, value),
+        }
+    }
+
+    /// The values [`Self::value`] does not walk itself: texts, enums, literals, Decimals and
+    /// `Any`'s plain values, and the shared encoder for the rest.
+    #[inline(never)]
+    fn leaf(&mut self, id: NodeId, node: &'p Node, value: Obj<'py>) -> Out<'py> {
+        match node {
             Node::DateTime(_) => self.datetime(id, value),
             Node::Date => match value.cast_exact::<PyDate>() {
                 Ok(_) if self.keep.date => Ok(value),
@@ -179,12 +218,6 @@ impl<'p, 'py> Walk<'p, 'py> {
                 }
                 None => self.general(id, &value),
             },
-            Node::Dict(spec) if matches!(self.plan.node(spec.key), Node::Str(_) | Node::Any) => {
-                match value.cast::<PyDict>() {
-                    Ok(dict) => self.dict(spec.key, spec.value, dict),
-                    Err(_) => Err(boxed(mismatch(node, &value))),
-                }
-            }
             Node::Any => {
                 if value.is_exact_instance_of::<PyString>()
                     || value.is_exact_instance_of::<PyInt>()
@@ -215,7 +248,7 @@ impl<'p, 'py> Walk<'p, 'py> {
                     if let Ok(float) = value.cast_exact::<PyFloat>() {
                         let number = float.value();
                         if !number.is_finite() {
-                            return Err(boxed(non_finite(number)));
+                            return Err(not_finite(number));
                         }
                         return Ok(value);
                     }
@@ -235,7 +268,7 @@ impl<'p, 'py> Walk<'p, 'py> {
 
     /// A datetime as its RFC 3339 text, made straight into a new str; any datetime but an
     /// exact naive or fixed-offset one (and anything else) goes to the shared encoder.
-    #[inline(always)]
+    #[inline(never)]
     fn datetime(&mut self, id: NodeId, value: Obj<'py>) -> Out<'py> {
         match temporal::utc_or_naive_parts(&value) {
             Some(_) if self.keep.datetime => Ok(value),
@@ -272,7 +305,7 @@ impl<'p, 'py> Walk<'p, 'py> {
         };
         match exact.or_else(|| shape::tagged_variant(self.plan, spec, value)) {
             Some((record_id, record)) => self.record(record_id, record, value),
-            None => Err(boxed(mismatch(node, value))),
+            None => Err(wrong_type(node, value)),
         }
     }
 
@@ -385,7 +418,7 @@ impl<'p, 'py> Walk<'p, 'py> {
             },
         };
         if !shape::is_record(spec, value) {
-            return Err(boxed(not_a_record(spec, value)));
+            return Err(not_this_record(spec, value));
         }
         shape::enter_nested(&mut self.depth).map_err(boxed)?;
         let result = nested(self.depth, || self.dataclass(spec, value, tag));
