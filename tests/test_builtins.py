@@ -1004,3 +1004,148 @@ def test_direct_walk_enum_date_and_datetime_strs_read_as_json_reads_them() -> No
         ("naive", "2024-01-01T00:00:00Z"),
     ]:
         same_as_json(Stamped, {**good, key: bad})
+
+
+# Every value is walked once: user code run while reading a value (an extension's hook, a
+# field read through a custom __getattribute__) runs once per value, on success and on failure,
+# and failures raise what the JSON encoder raises, at the same path.
+
+
+class Counted:
+    """A value class written through an extension hook that counts its calls."""
+
+    def __init__(self, n: int) -> None:
+        self.n = n
+
+
+@dataclass
+class Ship:
+    kind: Literal["ship"]
+    cargo: Counted
+
+
+@dataclass
+class Hooked:
+    first: Counted
+    ratio: float
+    many: list[Counted]
+    named: dict[str, Counted]
+    numbered: dict[Any, Counted]
+    maybe: Optional[Counted]
+    vessel: Union[Ship, Dog]
+    pair: tuple[Counted, float]
+
+
+def counting_codec(calls: list[int]) -> polycodec.Codec[Hooked]:
+    def encode(value: Counted) -> int:
+        calls.append(value.n)
+        if value.n < 0:
+            raise ValueError(f"negative {value.n}")
+        return value.n
+
+    hook = polycodec.Extension(int, encode=encode, decode=Counted)
+    return polycodec.Codec(Hooked, "json", extensions={Counted: hook})
+
+
+def hooked(**changes: Any) -> Hooked:
+    value = Hooked(
+        Counted(1),
+        0.5,
+        [Counted(2), Counted(3)],
+        {"a": Counted(4)},
+        {5: Counted(5), "s": Counted(6)},
+        Counted(7),
+        Ship("ship", Counted(8)),
+        (Counted(9), 1.5),
+    )
+    return dataclasses.replace(value, **changes)
+
+
+HOOKED_FAILURES = [
+    pytest.param({"ratio": float("nan")}, id="nan-after-a-hooked-field"),
+    pytest.param({"many": [Counted(2), Counted(-3), Counted(4)]}, id="hook-fails-in-a-list"),
+    pytest.param({"many": [Counted(2), "x"]}, id="wrong-type-in-a-list"),
+    pytest.param({"named": {"a": Counted(4), "b": Counted(-1)}}, id="hook-fails-in-a-dict"),
+    pytest.param({"numbered": {1: Counted(5), 2.5: Counted(-6)}}, id="hook-fails-after-an-int-key"),
+    pytest.param({"numbered": {"s": Counted(5), object(): Counted(6)}}, id="bad-key"),
+    pytest.param({"maybe": Counted(-7)}, id="hook-fails-in-an-optional"),
+    pytest.param({"vessel": Ship("boat", Counted(8))}, id="bad-tag-after-a-hooked-field"),  # type: ignore[arg-type]
+    pytest.param({"vessel": Ship("ship", Counted(-8))}, id="hook-fails-in-a-variant"),
+    pytest.param({"vessel": Counted(8)}, id="not-a-variant"),
+    pytest.param({"pair": (Counted(9), float("inf"))}, id="inf-in-a-tuple-after-a-hook"),
+    pytest.param({"pair": (Counted(9),)}, id="short-tuple"),
+]
+
+
+def test_to_builtins_runs_each_hook_once_on_success() -> None:
+    calls: list[int] = []
+    codec = counting_codec(calls)
+    out = codec.to_builtins(hooked())
+    assert sorted(calls) == list(range(1, 10))
+    assert out == json.loads(codec.encode_one(hooked()))
+
+
+@pytest.mark.parametrize("changes", HOOKED_FAILURES)
+def test_to_builtins_runs_each_hook_once_on_failure_with_the_json_error(
+    changes: dict[str, Any],
+) -> None:
+    json_calls: list[int] = []
+    with pytest.raises(polycodec.EncodeError) as json_error:
+        counting_codec(json_calls).encode_one(hooked(**changes))
+    calls: list[int] = []
+    with pytest.raises(polycodec.EncodeError) as error:
+        counting_codec(calls).to_builtins(hooked(**changes))
+    assert calls == json_calls
+    assert len(calls) == len(set(calls))
+    assert type(error.value) is type(json_error.value)
+    assert str(error.value) == str(json_error.value)
+    assert error.value.path == json_error.value.path
+    cause, json_cause = error.value.__cause__, json_error.value.__cause__
+    assert type(cause) is type(json_cause) and str(cause) == str(json_cause)
+
+
+class Watched:
+    """A dataclass whose field reads run user code (its own __getattribute__), counted."""
+
+    reads: list[str] = []
+
+    def __getattribute__(self, name: str) -> Any:
+        if not name.startswith("__"):
+            Watched.reads.append(name)
+        return object.__getattribute__(self, name)
+
+
+@dataclass
+class WatchedRecord(Watched):
+    a: int
+    b: float
+    c: list[int]
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        pytest.param(WatchedRecord(1, 2.0, [3]), id="success"),
+        pytest.param(WatchedRecord(1, float("nan"), [3]), id="nan"),
+        pytest.param(WatchedRecord(1, 2.0, [3, "x"]), id="bad-item"),  # type: ignore[list-item]
+    ],
+)
+def test_to_builtins_reads_each_field_once(value: WatchedRecord) -> None:
+    codec = polycodec.Codec(list[WatchedRecord], "json")
+    Watched.reads = []
+    try:
+        expected: Any = json.loads(codec.encode_one([value]))
+    except polycodec.EncodeError as err:
+        expected = err
+    json_reads, Watched.reads = Watched.reads, []
+    try:
+        out: Any = codec.to_builtins([value])
+    except polycodec.EncodeError as err:
+        out = err
+    assert Watched.reads == json_reads
+    assert Watched.reads == ["a", "b", "c"][: len(Watched.reads)] and Watched.reads
+    if isinstance(expected, Exception):
+        assert type(out) is type(expected) and str(out) == str(expected)
+        assert out.path == expected.path
+    else:
+        assert out == expected

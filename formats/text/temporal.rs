@@ -724,23 +724,28 @@ pub fn parse_duration(s: &[u8]) -> Result<Duration, TextError> {
 
 // ---------------------------------------------------------------- writing
 
-/// `"00" "01" .. "99"`: two ASCII digits per index.
-const DIGITS2: [u8; 200] = {
-    let mut t = [0u8; 200];
+/// `"00" "01" .. "99"`, then again from 100 on: the two ASCII digits of `i % 100` at index
+/// `i`, so that a byte-sized part (month, day, hour, minute, second) needs no division.
+const PAIRS: [[u8; 2]; 256] = {
+    let mut t = [[0u8; 2]; 256];
     let mut i = 0;
-    while i < 100 {
-        t[2 * i] = b'0' + (i / 10) as u8;
-        t[2 * i + 1] = b'0' + (i % 10) as u8;
+    while i < 256 {
+        t[i] = [b'0' + (i % 100 / 10) as u8, b'0' + (i % 10) as u8];
         i += 1;
     }
     t
 };
 
+/// Writes the two digits of `v % 100` at `buf[at..at + 2]`.
 #[inline(always)]
 fn put2(buf: &mut [u8], at: usize, v: u32) {
-    let i = (v % 100) as usize * 2;
-    buf[at] = DIGITS2[i];
-    buf[at + 1] = DIGITS2[i + 1];
+    put_pair(buf, at, (v % 100) as u8);
+}
+
+/// Writes the two digits of `v % 100` at `buf[at..at + 2]`, for a byte-sized `v`.
+#[inline(always)]
+fn put_pair(buf: &mut [u8], at: usize, v: u8) {
+    buf[at..at + 2].copy_from_slice(&PAIRS[usize::from(v)]);
 }
 
 /// Writes `YYYY-MM-DD` into `buf[0..10]`.
@@ -749,27 +754,29 @@ fn put_date(buf: &mut [u8], d: &Date) {
     put2(buf, 0, u32::from(d.year) / 100);
     put2(buf, 2, u32::from(d.year));
     buf[4] = b'-';
-    put2(buf, 5, u32::from(d.month));
+    put_pair(buf, 5, d.month);
     buf[7] = b'-';
-    put2(buf, 8, u32::from(d.day));
+    put_pair(buf, 8, d.day);
 }
 
 /// Writes `HH:MM:SS[.ffffff]` at `buf[at..]`, returning the end index.
 #[inline(always)]
 fn put_time(buf: &mut [u8], at: usize, t: &Time) -> usize {
-    put2(buf, at, u32::from(t.hour));
+    put_pair(buf, at, t.hour);
     buf[at + 2] = b':';
-    put2(buf, at + 3, u32::from(t.minute));
+    put_pair(buf, at + 3, t.minute);
     buf[at + 5] = b':';
-    put2(buf, at + 6, u32::from(t.second));
+    put_pair(buf, at + 6, t.second);
     if t.microsecond == 0 {
         return at + 8;
     }
     let us = t.microsecond;
     buf[at + 8] = b'.';
     put2(buf, at + 9, us / 10_000);
-    put2(buf, at + 11, us / 100);
-    put2(buf, at + 13, us);
+    // The last four digits: both pairs are below 100, as `(us / 100) % 100` and `us % 100`.
+    let rest = us % 10_000;
+    put_pair(buf, at + 11, (rest / 100) as u8);
+    put_pair(buf, at + 13, (rest % 100) as u8);
     at + 15
 }
 
@@ -806,20 +813,36 @@ fn put_offset(buf: &mut [u8], at: usize, offset: Option<i32>) -> usize {
 /// two-digit group rather than panicking.
 #[inline]
 pub fn write_datetime(out: &mut Vec<u8>, dt: &DateTime) {
-    let mut buf = [0u8; 36];
-    put_date(&mut buf, &dt.date);
-    buf[10] = b'T';
-    let end = put_time(&mut buf, 11, &dt.time);
-    let end = put_offset(&mut buf, end, dt.offset_seconds);
+    let mut buf = [0u8; DATETIME_MAX_LEN];
+    let end = format_datetime(&mut buf, dt);
     out.extend_from_slice(&buf[..end]);
+}
+
+/// The longest text [`format_datetime`] writes: `YYYY-MM-DDTHH:MM:SS.ffffff±HH:MM:SS`.
+pub const DATETIME_MAX_LEN: usize = 35;
+
+/// Writes what [`write_datetime`] appends at the start of `buf`, returning its length (19 to
+/// [`DATETIME_MAX_LEN`] bytes), for a caller that makes the text into an object of its own.
+#[inline(always)]
+pub fn format_datetime(buf: &mut [u8; DATETIME_MAX_LEN], dt: &DateTime) -> usize {
+    put_date(buf, &dt.date);
+    buf[10] = b'T';
+    let end = put_time(buf, 11, &dt.time);
+    put_offset(buf, end, dt.offset_seconds)
+}
+
+/// `YYYY-MM-DD`, what [`write_date`] appends.
+#[inline(always)]
+pub fn format_date(d: &Date) -> [u8; 10] {
+    let mut buf = [0u8; 10];
+    put_date(&mut buf, d);
+    buf
 }
 
 /// Appends `YYYY-MM-DD`.
 #[inline]
 pub fn write_date(out: &mut Vec<u8>, d: &Date) {
-    let mut buf = [0u8; 10];
-    put_date(&mut buf, d);
-    out.extend_from_slice(&buf);
+    out.extend_from_slice(&format_date(d));
 }
 
 /// Appends `HH:MM:SS[.ffffff][Z|±HH:MM[:SS]]`, as msgspec does for whole-minute offsets.
@@ -950,6 +973,43 @@ mod tests {
 
     // Expected strings below are what msgspec 0.23.0 `msgspec.json.encode`
     // printed for the equivalent Python values (the oracle), quotes removed.
+
+    #[test]
+    fn write_datetime_digits_match_format_for_every_part_value() {
+        // Every in-range value of each part (microseconds in steps that cover each digit
+        // position), against the same text made by `format!`.
+        let mut cases = Vec::new();
+        for year in [1, 9, 10, 99, 100, 999, 1000, 1970, 2024, 9999] {
+            cases.push(dt(year, 1, 1, 0, 0, 0, 0, None));
+        }
+        for part in 0u32..60 {
+            let p = part as u8;
+            cases.push(dt(2024, 1 + p % 12, 1 + p % 31, p % 24, p, p, 0, Some(0)));
+        }
+        for us in (1..1_000_000)
+            .step_by(997)
+            .chain([999_999, 10, 100, 10_000, 100_000])
+        {
+            cases.push(dt(2024, 12, 31, 23, 59, 59, us, None));
+        }
+        for case in cases {
+            let (d, t) = (case.date, case.time);
+            let mut want = format!(
+                "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}",
+                d.year, d.month, d.day, t.hour, t.minute, t.second
+            );
+            if t.microsecond != 0 {
+                want.push_str(&format!(".{:06}", t.microsecond));
+            }
+            if case.offset_seconds == Some(0) {
+                want.push('Z');
+            }
+            assert_eq!(w_dt(&case), want);
+            let mut buf = [0u8; DATETIME_MAX_LEN];
+            let length = format_datetime(&mut buf, &case);
+            assert_eq!(&buf[..length], want.as_bytes());
+        }
+    }
 
     #[test]
     fn write_datetime_matches_msgspec() {

@@ -83,13 +83,19 @@ const POSITIONS: [usize; 16] = [0, 2, 4, 6, 9, 11, 14, 16, 19, 21, 24, 26, 28, 3
 /// Appends the canonical lowercase hyphenated form of `v` (36 bytes).
 #[inline]
 pub fn write_uuid(out: &mut Vec<u8>, v: u128) {
+    out.extend_from_slice(&format_uuid(v));
+}
+
+/// The 36 bytes [`write_uuid`] appends, for a caller that makes them into an object of its own.
+#[inline]
+pub fn format_uuid(v: u128) -> [u8; 36] {
     let mut buf = [b'-'; 36];
     for (&byte, &at) in v.to_be_bytes().iter().zip(POSITIONS.iter()) {
         let [hi, lo] = HEX_PAIRS[usize::from(byte)];
         buf[at] = hi;
         buf[at + 1] = lo;
     }
-    out.extend_from_slice(&buf);
+    buf
 }
 
 #[cfg(test)]

@@ -297,6 +297,18 @@ pub fn encode_at<W: WireWriter>(
     Encoder::new(plan, writer, depth).value(id, value)
 }
 
+/// Writes the dict key `key` as node `key_node`, as a dict's entries are written (into a map
+/// the writer has open): for `to_builtins`'s walk, which hands over the keys it does not cover.
+pub fn encode_key<W: WireWriter>(
+    plan: &Plan,
+    key_node: NodeId,
+    key: &Obj<'_>,
+    writer: &mut W,
+    depth: usize,
+) -> Result<()> {
+    Encoder::new(plan, writer, depth).key(key_node, key)
+}
+
 /// Encodes a sequence of root-type values as one array.
 pub fn encode_many<W: WireWriter>(plan: &Plan, values: &Obj<'_>, writer: &mut W) -> Result<()> {
     Encoder::new(plan, writer, 0).array(
@@ -313,8 +325,19 @@ pub struct Encoder<'p, 'w, W> {
     depth: usize,
 }
 
-fn mismatch(node: &Node, value: &Obj<'_>) -> Error {
+/// The error for a value of the wrong type for `node`.
+pub fn mismatch(node: &Node, value: &Obj<'_>) -> Error {
     Error::expected(ErrorKind::Encode, node.describe(), &shape::type_name(value))
+}
+
+/// The error for a value that is not an instance of the record's class.
+#[cold]
+pub fn not_a_record(spec: &RecordSpec, value: &Obj<'_>) -> Error {
+    Error::encode(format!(
+        "expected {}, got {}",
+        spec.qualname,
+        shape::type_name(value)
+    ))
 }
 
 fn encode_error(err: PyErr) -> Error {
@@ -635,11 +658,7 @@ impl<'p, 'w, W: WireWriter> Encoder<'p, 'w, W> {
     #[inline(never)]
     fn record(&mut self, id: NodeId, spec: &RecordSpec, value: &Obj<'_>) -> Result<()> {
         if !shape::is_record(spec, value) {
-            return Err(Error::encode(format!(
-                "expected {}, got {}",
-                spec.qualname,
-                shape::type_name(value)
-            )));
+            return Err(not_a_record(spec, value));
         }
         self.enter()?;
         let names = self.w.record_names(self.plan, id);

@@ -22,6 +22,63 @@ use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple, PyType};
 /// An owned Python object.
 pub type Obj<'py> = Bound<'py, PyAny>;
 
+/// A new str of the ASCII text `buf[..length]`, for the short texts of the text forms (dates,
+/// datetimes, UUIDs) written into a stack buffer: the copy into the str is made of fixed
+/// 16-byte pieces (the last one overlapping the one before), with no call of `memcpy`.
+/// `length` must be at least 16 and at most `N`; `buf[..length]` must be ASCII.
+#[inline(always)]
+pub fn ascii_str_from<'py, const N: usize>(
+    py: Python<'py>,
+    buf: &[u8; N],
+    length: usize,
+) -> PyResult<Obj<'py>> {
+    const { assert!(N >= 16) };
+    debug_assert!((16..=N).contains(&length) && buf[..length].is_ascii());
+    let length = length.clamp(16, N);
+    // SAFETY: PyUnicode_New returns a new reference (or NULL with an exception set), checked.
+    let raw = unsafe { ffi::PyUnicode_New(length as ffi::Py_ssize_t, 127) };
+    let Some(raw) = NonNull::new(raw) else {
+        return Err(PyErr::fetch(py));
+    };
+    // SAFETY: a fresh maxchar-127 str has a 1-byte buffer of exactly `length` bytes (plus its
+    // terminating NUL, already written); each 16-byte piece lies within both `buf` and that
+    // buffer, since 16 <= length <= N; the caller's bytes are ASCII.
+    unsafe {
+        let data = ffi::PyUnicode_DATA(raw.as_ptr()) as *mut u8;
+        let mut at = 0;
+        while at + 16 < length {
+            std::ptr::copy_nonoverlapping(buf.as_ptr().add(at), data.add(at), 16);
+            at += 16;
+        }
+        let last = length - 16;
+        std::ptr::copy_nonoverlapping(buf.as_ptr().add(last), data.add(last), 16);
+        Ok(Bound::from_owned_ptr(py, raw.as_ptr()))
+    }
+}
+
+/// A new str of the ASCII text `buf` (of a fixed length, at least 2 bytes: a date, a UUID).
+#[inline(always)]
+pub fn ascii_str_exact<'py, const N: usize>(py: Python<'py>, buf: &[u8; N]) -> PyResult<Obj<'py>> {
+    if N < 2 {
+        return new_str(py, buf, true);
+    }
+    // SAFETY: PyUnicode_New returns a new reference (or NULL with an exception set), checked.
+    let raw = unsafe { ffi::PyUnicode_New(N as ffi::Py_ssize_t, 127) };
+    let Some(raw) = NonNull::new(raw) else {
+        return Err(PyErr::fetch(py));
+    };
+    // SAFETY: a fresh maxchar-127 str of length N has a 1-byte buffer of N bytes; the
+    // caller's bytes are ASCII.
+    unsafe {
+        std::ptr::copy_nonoverlapping(
+            buf.as_ptr(),
+            ffi::PyUnicode_DATA(raw.as_ptr()) as *mut u8,
+            N,
+        );
+        Ok(Bound::from_owned_ptr(py, raw.as_ptr()))
+    }
+}
+
 /// Builds a `str` from UTF-8 bytes a reader has validated. `ascii` (every byte < 0x80, known
 /// to the reader) lets CPython's compact ASCII layout be filled with a single copy.
 #[inline]

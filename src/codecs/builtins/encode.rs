@@ -72,6 +72,29 @@ impl<'py> ObjectWriter<'py> {
             .unwrap_or_else(|| self.py.None().into_bound(self.py)))
     }
 
+    /// The dict key `key` of node `key_node` as the str its JSON form has, by the shared
+    /// encoder's key rules (for a key the direct walk does not cover: not an exact str).
+    pub fn dict_key(
+        py: Python<'py>,
+        keep: Keep,
+        plan: &Plan,
+        key_node: NodeId,
+        key: &Obj<'py>,
+        depth: usize,
+    ) -> Result<Obj<'py>> {
+        let mut writer = ObjectWriter::new(py, keep);
+        writer.top = Frame::Map(PyDict::new(py), None);
+        crate::codecs::encoder::encode_key(plan, key_node, key, &mut writer, depth)?;
+        if let Some(err) = writer.failed.take() {
+            return Err(err.into());
+        }
+        match &mut writer.top {
+            Frame::Map(_, written) => written.take(),
+            _ => None,
+        }
+        .ok_or_else(|| Error::encode("internal error: to_builtins key not written"))
+    }
+
     #[cold]
     fn fail(&mut self, err: PyErr) {
         self.failed.get_or_insert(err);

@@ -7,9 +7,10 @@
 //! next value, the next key, is there another item) from existing Python objects. So both follow
 //! the JSON codec's rules, options, constraints, errors and paths by construction.
 //!
-//! `to_builtins` first runs [`walk::Walk`], a direct walk that returns each value's object
-//! (no writer in between) for the common shapes and hands the others to the shared encoder;
-//! on any error it gives up and the shared encoder does the whole value, which reports it.
+//! `to_builtins` runs [`walk::Walk`], a direct walk that returns each value's object (no
+//! writer in between) for the common shapes and hands each other value, alone, to the shared
+//! encoder with the `ObjectWriter`; it raises the shared encoder's errors and paths itself, so
+//! every value is read once (user code such as an extension's hook runs once per value).
 //!
 //! [`Keep`] is the `builtin_types=` option: value types left as Python objects on the way out
 //! and accepted as themselves on the way in.
@@ -95,13 +96,9 @@ impl Keep {
 
 /// `value` as the JSON form of the plan's root type, as Python objects.
 pub fn to_builtins<'py>(plan: &Plan, value: &Obj<'py>, keep: Keep) -> Result<Obj<'py>> {
-    // The direct walk; when it gives up (an error to report), the shared encoder does it all.
-    if let Ok(out) = walk::Walk::new(plan, value.py(), keep).value(plan.root, value.clone()) {
-        return Ok(out);
-    }
-    let mut writer = encode::ObjectWriter::new(value.py(), keep);
-    super::encoder::encode_one(plan, value, &mut writer)?;
-    writer.finish()
+    walk::Walk::new(plan, value.py(), keep)
+        .value(plan.root, value.clone())
+        .map_err(|err| *err)
 }
 
 /// A value of the plan's root type from its JSON form given as Python objects.

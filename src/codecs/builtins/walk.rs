@@ -1,53 +1,102 @@
 //! The direct walk behind `to_builtins`: each value is returned as its JSON-form object (as
 //! msgspec's `to_builtins` does), with no writer state between a value and its container. It
-//! covers the common shapes (dataclass records, tagged and plain unions, lists, str-keyed dicts,
-//! the scalars, enums, literals, datetimes, dates, UUIDs, Decimals); any other node is handed to
-//! the shared encoder with [`ObjectWriter`], which is the reference for every rule.
+//! covers the common shapes (dataclass records, tagged and plain unions, lists, tuples,
+//! str-keyed dicts, the scalars, enums, literals, datetimes, dates, UUIDs, Decimals); any other
+//! value is handed, alone, to the shared encoder with [`ObjectWriter`], which is the reference
+//! for every rule.
 //!
-//! The walk never reports an error itself: on anything it would refuse it gives up ([`Bail`]),
-//! and `to_builtins` runs the shared encoder over the whole value instead, which raises the
-//! error with its path. Until then the walk runs no user code but what reading a field runs.
-
-use std::cell::Cell;
+//! Every value is walked once: the walk raises the shared encoder's own errors (the same
+//! messages, built by the same functions, with the same path segments added on the way out),
+//! and hands the encoder only a value it has not begun reading, so that user code run for a
+//! value (a field's property, an extension's `encode` hook, `__instancecheck__`) runs once,
+//! whether the value succeeds or fails.
 
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDate, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
 
 use super::encode::ObjectWriter;
 use super::Keep;
-use crate::codecs::encoder;
-use crate::plan::{LiteralValue, Node, NodeId, Plan, RecordKind, RecordSpec};
+use crate::codecs::encoder::{self, mismatch, not_a_record};
+use crate::codecs::json::encode::non_finite;
+use crate::errors::Error;
+use crate::plan::{
+    LiteralSpec, LiteralValue, Node, NodeId, Plain, PlainRule, Plan, RecordKind, RecordSpec,
+    TaggedUnionSpec,
+};
 use crate::py::builders::{presized_dict, ListFill};
 use crate::py::fields::Next;
 use crate::py::{self, temporal, Obj};
 use crate::shape;
-use crate::values::{nested, MAX_DEPTH};
+use crate::values::nested;
 use polycodec_formats::text;
+use polycodec_formats::text::temporal::DATETIME_MAX_LEN;
 
-/// The walk gave up: the shared encoder does the whole value again.
-pub struct Bail;
+/// A value's JSON form, or the error the shared encoder raises for it (boxed, so that the
+/// result is two words, returned in registers).
+pub type Out<'py> = std::result::Result<Obj<'py>, Box<Error>>;
 
-type Out<'py> = std::result::Result<Obj<'py>, Bail>;
-
-thread_local! {
-    /// The text buffer of the last walk, reused so that a call allocates none.
-    static SCRATCH: Cell<Vec<u8>> = const { Cell::new(Vec::new()) };
+#[cold]
+#[inline(never)]
+fn py_err(err: PyErr) -> Box<Error> {
+    Box::new(Error::from(err))
 }
+
+#[cold]
+#[inline(never)]
+fn boxed(err: Error) -> Box<Error> {
+    Box::new(err)
+}
+
+#[cold]
+#[inline(never)]
+fn not_finite(number: f64) -> Box<Error> {
+    Box::new(non_finite(number))
+}
+
+#[cold]
+#[inline(never)]
+fn wrong_type(node: &Node, value: &Obj<'_>) -> Box<Error> {
+    Box::new(mismatch(node, value))
+}
+
+#[cold]
+#[inline(never)]
+#[allow(clippy::boxed_local)] // Boxed where it comes from: `Out` stays two words.
+fn at_field(err: Box<Error>, wire_name: &str) -> Box<Error> {
+    Box::new((*err).at_field(wire_name))
+}
+
+#[cold]
+#[inline(never)]
+#[allow(clippy::boxed_local)] // Boxed where it comes from: `Out` stays two words.
+fn at_index(err: Box<Error>, index: usize) -> Box<Error> {
+    Box::new((*err).at_index(index))
+}
+
+#[cold]
+#[inline(never)]
+fn not_this_record(spec: &RecordSpec, value: &Obj<'_>) -> Box<Error> {
+    Box::new(not_a_record(spec, value))
+}
+
+/// The key as the shared encoder's dict path shows it.
+#[cold]
+#[inline(never)]
+#[allow(clippy::boxed_local)] // Boxed where it comes from: `Out` stays two words.
+fn at_key(err: Box<Error>, key: &Obj<'_>) -> Box<Error> {
+    let shown = key.str().map(|s| s.to_string()).unwrap_or_default();
+    Box::new((*err).at_key(&shown))
+}
+
+/// A tagged-union variant's tag: the tag field's index, its `Literal` and the one object that
+/// `Literal` allows (an exact str or int), written as the record's first entry.
+type Tag<'p> = (usize, &'p LiteralSpec, &'p Py<PyAny>);
 
 pub struct Walk<'p, 'py> {
     plan: &'p Plan,
     py: Python<'py>,
     keep: Keep,
     depth: usize,
-    /// Text written by the shared text forms (dates, UUIDs) before it becomes a str.
-    scratch: Vec<u8>,
-}
-
-impl Drop for Walk<'_, '_> {
-    fn drop(&mut self) {
-        let scratch = std::mem::take(&mut self.scratch);
-        SCRATCH.with(|cell| cell.set(scratch));
-    }
 }
 
 impl<'p, 'py> Walk<'p, 'py> {
@@ -57,12 +106,17 @@ impl<'p, 'py> Walk<'p, 'py> {
             py,
             keep,
             depth: 0,
-            scratch: SCRATCH.with(Cell::take),
         }
     }
 
     /// Value `value` of node `id` as its JSON-form object (the value itself for an exact str,
     /// int, float, bool or None: they are immutable).
+    ///
+    /// The containers (records, lists, unions) are walked from here and the values inside
+    /// them come back here, so this function, [`Self::record`] and [`Self::dataclass`] keep
+    /// small stack frames: every leaf conversion (texts, enums, literals, Decimals) and every
+    /// error is out of line, so that a deep value does not spread the walk over many cache
+    /// lines of stack.
     pub fn value(&mut self, id: NodeId, value: Obj<'py>) -> Out<'py> {
         let node = self.plan.node(id);
         match node {
@@ -70,8 +124,9 @@ impl<'p, 'py> Walk<'p, 'py> {
             Node::Int(_) if value.is_exact_instance_of::<PyInt>() => Ok(value),
             Node::Float(_) => {
                 if let Ok(float) = value.cast_exact::<PyFloat>() {
-                    if !float.value().is_finite() {
-                        return Err(Bail);
+                    let number = float.value();
+                    if !number.is_finite() {
+                        return Err(not_finite(number));
                     }
                     return Ok(value);
                 }
@@ -93,32 +148,31 @@ impl<'p, 'py> Walk<'p, 'py> {
                 };
                 match variant {
                     Some(variant) => self.value(variant, value),
-                    None => Err(Bail),
+                    None => Err(wrong_type(node, &value)),
                 }
             }
-            Node::TaggedUnion(spec) => {
-                // The value's exact class first, by pointer (as `tagged_variant` does it).
-                let class = value.get_type_ptr() as usize;
-                if let Some(&(_, record_id)) = spec.classes.iter().find(|(c, _)| *c == class) {
-                    if let Node::Record(record) = self.plan.node(record_id) {
-                        return self.record(record_id, record, &value);
-                    }
-                }
-                match shape::tagged_variant(self.plan, spec, &value) {
-                    Some((record_id, record)) => self.record(record_id, record, &value),
-                    None => Err(Bail),
+            Node::TaggedUnion(spec) => self.tagged(node, spec, &value),
+            Node::Dict(spec) if matches!(self.plan.node(spec.key), Node::Str(_) | Node::Any) => {
+                match value.cast::<PyDict>() {
+                    Ok(dict) => self.dict(spec.key, spec.value, dict),
+                    Err(_) => Err(wrong_type(node, &value)),
                 }
             }
-            Node::DateTime(_) => match temporal::utc_or_naive_parts(&value) {
-                Some(_) if self.keep.datetime => Ok(value),
-                Some(parts) => self.text(|out| text::temporal::write_datetime(out, &parts)),
-                None => self.general(id, &value),
-            },
+            _ => self.leaf(id, node, value),
+        }
+    }
+
+    /// The values [`Self::value`] does not walk itself: texts, enums, literals, Decimals and
+    /// `Any`'s plain values, and the shared encoder for the rest.
+    #[inline(never)]
+    fn leaf(&mut self, id: NodeId, node: &'p Node, value: Obj<'py>) -> Out<'py> {
+        match node {
+            Node::DateTime(_) => self.datetime(id, value),
             Node::Date => match value.cast_exact::<PyDate>() {
                 Ok(_) if self.keep.date => Ok(value),
                 Ok(date) => {
-                    let parts = temporal::date_parts(date);
-                    self.text(|out| text::temporal::write_date(out, &parts))
+                    let text = text::temporal::format_date(&temporal::date_parts(date));
+                    py::ascii_str_exact(self.py, &text).map_err(py_err)
                 }
                 Err(_) => self.general(id, &value),
             },
@@ -126,18 +180,18 @@ impl<'p, 'py> Walk<'p, 'py> {
                 if self.keep.uuid {
                     return Ok(value);
                 }
-                let bits = py::uuid_value(&value).map_err(|_| Bail)?;
-                self.text(|out| text::uuid::write_uuid(out, bits))
+                let bits = py::uuid_value(&value).map_err(py_err)?;
+                py::ascii_str_exact(self.py, &text::uuid::format_uuid(bits)).map_err(py_err)
             }
             Node::Decimal(_) if shape::is_decimal(&value) => {
                 if self.keep.decimal {
                     return Ok(value);
                 }
-                value.str().map(Bound::into_any).map_err(|_| Bail)
+                value.str().map(Bound::into_any).map_err(py_err)
             }
             Node::Enum(spec) => {
                 let Some(index) = shape::enum_member_index(spec, &value) else {
-                    return Err(Bail);
+                    return Err(boxed(shape::not_a_member(spec, &value)));
                 };
                 let member = &spec.members[index];
                 let object = member.value_object.bind(self.py);
@@ -153,7 +207,7 @@ impl<'p, 'py> Walk<'p, 'py> {
             }
             Node::Literal(spec) => match shape::find_literal(spec, &value) {
                 Some(LiteralValue::Str(text)) => {
-                    py::dict_key_str(self.py, text.as_bytes(), text.is_ascii()).map_err(|_| Bail)
+                    py::dict_key_str(self.py, text.as_bytes(), text.is_ascii()).map_err(py_err)
                 }
                 Some(LiteralValue::Int(number)) => {
                     let Ok(number) = number.into_pyobject(self.py);
@@ -164,12 +218,6 @@ impl<'p, 'py> Walk<'p, 'py> {
                 }
                 None => self.general(id, &value),
             },
-            Node::Dict(spec) if matches!(self.plan.node(spec.key), Node::Str(_) | Node::Any) => {
-                match value.cast::<PyDict>() {
-                    Ok(dict) => self.dict(id, spec.value, dict),
-                    Err(_) => Err(Bail),
-                }
-            }
             Node::Any => {
                 if value.is_exact_instance_of::<PyString>()
                     || value.is_exact_instance_of::<PyInt>()
@@ -184,90 +232,96 @@ impl<'p, 'py> Walk<'p, 'py> {
         }
     }
 
-    /// Whether `value` is its own JSON form as node `id` (an exact str, int, bool or None, a
-    /// finite float, where the node takes it; `Optional` of those): the common field and item,
-    /// checked here without a call of [`Self::value`].
+    /// [`Self::value`] for a field or item whose node has the plain rule `rule` (precomputed
+    /// for record fields): a value that is its own JSON form is returned with no dispatch on
+    /// the node, a datetime is written at once.
     #[inline(always)]
-    fn is_own_form(&self, id: NodeId, value: &Obj<'py>) -> bool {
-        let own = |node: &Node| match node {
-            Node::Str(_) => value.is_exact_instance_of::<PyString>(),
-            Node::Int(_) => value.is_exact_instance_of::<PyInt>(),
-            Node::Bool => value.is_exact_instance_of::<PyBool>(),
-            Node::Float(_) => value
-                .cast_exact::<PyFloat>()
-                .is_ok_and(|float| float.value().is_finite()),
-            _ => false,
-        };
-        match self.plan.node(id) {
-            Node::Union(spec) => match (spec.none, spec.variants.as_slice()) {
-                (Some(_), [_, _]) if value.is_none() => true,
-                (Some(none), [a, b]) => own(self.plan.node(if *a == none { *b } else { *a })),
-                _ => false,
-            },
-            node => own(node),
+    fn convert(&mut self, id: NodeId, rule: Option<PlainRule>, value: Obj<'py>) -> Out<'py> {
+        if let Some(rule) = rule {
+            if rule.nullable && value.is_none() {
+                return Ok(value);
+            }
+            match rule.kind {
+                Plain::Str if value.is_exact_instance_of::<PyString>() => return Ok(value),
+                Plain::Int if value.is_exact_instance_of::<PyInt>() => return Ok(value),
+                Plain::Float => {
+                    if let Ok(float) = value.cast_exact::<PyFloat>() {
+                        let number = float.value();
+                        if !number.is_finite() {
+                            return Err(not_finite(number));
+                        }
+                        return Ok(value);
+                    }
+                    if value.is_exact_instance_of::<PyInt>() {
+                        return Ok(value);
+                    }
+                }
+                Plain::Bool if value.is_exact_instance_of::<PyBool>() => return Ok(value),
+                // Of the datetime node or the `Optional` around it: the shared encoder takes
+                // either for a datetime it leaves to it.
+                Plain::DateTime => return self.datetime(id, value),
+                _ => {}
+            }
+        }
+        self.value(id, value)
+    }
+
+    /// A datetime as its RFC 3339 text, made straight into a new str; any datetime but an
+    /// exact naive or fixed-offset one (and anything else) goes to the shared encoder.
+    #[inline(never)]
+    fn datetime(&mut self, id: NodeId, value: Obj<'py>) -> Out<'py> {
+        match temporal::utc_or_naive_parts(&value) {
+            Some(_) if self.keep.datetime => Ok(value),
+            Some(parts) => {
+                let mut buf = [0u8; DATETIME_MAX_LEN];
+                let length = text::temporal::format_datetime(&mut buf, &parts);
+                py::ascii_str_from(self.py, &buf, length).map_err(py_err)
+            }
+            None => self.general(id, &value),
         }
     }
 
-    /// Node `id` by the shared encoder, at the walk's depth.
+    /// Node `id` by the shared encoder, at the walk's depth: for a value the walk has not
+    /// begun reading, so nothing it runs has run before.
+    #[cold]
     #[inline(never)]
     fn general(&mut self, id: NodeId, value: &Obj<'py>) -> Out<'py> {
         let mut writer = ObjectWriter::new(self.py, self.keep);
-        encoder::encode_at(self.plan, id, value, &mut writer, self.depth).map_err(|_| Bail)?;
-        writer.finish().map_err(|_| Bail)
+        encoder::encode_at(self.plan, id, value, &mut writer, self.depth).map_err(boxed)?;
+        writer.finish().map_err(boxed)
     }
 
-    /// ASCII text from the shared text forms as a str.
-    fn text(&mut self, write: impl FnOnce(&mut Vec<u8>)) -> Out<'py> {
-        self.scratch.clear();
-        write(&mut self.scratch);
-        py::new_str(self.py, &self.scratch, true).map_err(|_| Bail)
-    }
-
-    /// One more level of nesting: past the encoder's limit the shared encoder reports it.
+    /// A tagged union's value: the record of its class (found by pointer first, as the shared
+    /// encoder does).
     #[inline(always)]
-    fn enter(&mut self) -> std::result::Result<(), Bail> {
-        self.depth += 1;
-        if self.depth > MAX_DEPTH {
-            return Err(Bail);
+    fn tagged(&mut self, node: &Node, spec: &'p TaggedUnionSpec, value: &Obj<'py>) -> Out<'py> {
+        let class = value.get_type_ptr() as usize;
+        let exact = match spec.classes.iter().find(|(c, _)| *c == class) {
+            Some(&(_, record_id)) => match self.plan.node(record_id) {
+                Node::Record(record) => Some((record_id, record)),
+                _ => None,
+            },
+            None => None,
+        };
+        match exact.or_else(|| shape::tagged_variant(self.plan, spec, value)) {
+            Some((record_id, record)) => self.record(record_id, record, value),
+            None => Err(wrong_type(node, value)),
         }
-        Ok(())
     }
 
     fn sequence(&mut self, id: NodeId, item: NodeId, value: &Obj<'py>) -> Out<'py> {
         if let Ok(list) = value.cast_exact::<PyList>() {
-            self.enter()?;
-            let depth = self.depth;
-            let result = nested(depth, || {
-                let mut items = ListFill::new(self.py, list.len()).map_err(|_| Bail)?;
-                let mut index = 0;
-                while let Some(element) = py::list_item(list, index) {
-                    let converted = if self.is_own_form(item, &element) {
-                        element
-                    } else {
-                        self.value(item, element)?
-                    };
-                    items.push(converted).map_err(|_| Bail)?;
-                    index += 1;
-                }
-                items.finish().map(Bound::into_any).map_err(|_| Bail)
+            shape::enter_nested(&mut self.depth).map_err(boxed)?;
+            let result = nested(self.depth, || {
+                self.items(item, list.len(), |index| py::list_item(list, index))
             });
             self.depth -= 1;
             return result;
         }
         if let Ok(tuple) = value.cast_exact::<PyTuple>() {
-            self.enter()?;
-            let depth = self.depth;
-            let result = nested(depth, || {
-                let mut items = ListFill::new(self.py, tuple.len()).map_err(|_| Bail)?;
-                for element in tuple.iter() {
-                    let converted = if self.is_own_form(item, &element) {
-                        element
-                    } else {
-                        self.value(item, element)?
-                    };
-                    items.push(converted).map_err(|_| Bail)?;
-                }
-                items.finish().map(Bound::into_any).map_err(|_| Bail)
+            shape::enter_nested(&mut self.depth).map_err(boxed)?;
+            let result = nested(self.depth, || {
+                self.items(item, tuple.len(), |index| tuple.get_item(index).ok())
             });
             self.depth -= 1;
             return result;
@@ -275,109 +329,184 @@ impl<'p, 'py> Walk<'p, 'py> {
         self.general(id, value)
     }
 
-    /// A dict whose keys are all exact strs (kept as they are); any other key, and the whole
-    /// dict goes to the shared encoder.
-    fn dict(&mut self, id: NodeId, value_node: NodeId, dict: &Bound<'py, PyDict>) -> Out<'py> {
-        self.enter()?;
-        let depth = self.depth;
-        let result = nested(depth, || {
-            let out = presized_dict(self.py, dict.len()).map_err(|_| Bail)?;
-            let mut position = 0;
-            while let Some((key, item)) = py::next_entry(dict, &mut position) {
-                if !key.is_exact_instance_of::<PyString>() {
-                    return Ok(None);
-                }
-                let converted = self.value(value_node, item)?;
-                py::dict_set(&out, &key, &converted).map_err(|_| Bail)?;
+    /// A new list of the items `next` gives (by index, until `None`), each as node `item`:
+    /// records and tagged unions (the common items) without the node dispatch per item.
+    #[inline(always)]
+    fn items(
+        &mut self,
+        item: NodeId,
+        length: usize,
+        next: impl Fn(usize) -> Option<Obj<'py>>,
+    ) -> Out<'py> {
+        match self.plan.node(item) {
+            node @ Node::TaggedUnion(spec) => self.fill(length, next, |walk, element| {
+                walk.tagged(node, spec, &element)
+            }),
+            Node::Record(spec) => self.fill(length, next, |walk, element| {
+                walk.record(item, spec, &element)
+            }),
+            _ => {
+                let rule = PlainRule::for_node(self.plan, item);
+                self.fill(length, next, |walk, element| {
+                    walk.convert(item, rule, element)
+                })
             }
-            Ok(Some(out.into_any()))
-        });
-        self.depth -= 1;
-        match result? {
-            Some(out) => Ok(out),
-            None => self.general(id, dict.as_any()),
         }
     }
 
-    /// A dataclass written with every field as a dict (tag first for a tagged-union variant);
-    /// other records go to the shared encoder.
-    fn record(&mut self, id: NodeId, spec: &'p RecordSpec, value: &Obj<'py>) -> Out<'py> {
-        if !shape::is_record(spec, value) {
-            return Err(Bail);
+    #[inline(always)]
+    fn fill(
+        &mut self,
+        length: usize,
+        next: impl Fn(usize) -> Option<Obj<'py>>,
+        mut each: impl FnMut(&mut Self, Obj<'py>) -> Out<'py>,
+    ) -> Out<'py> {
+        let mut items = ListFill::new(self.py, length).map_err(py_err)?;
+        let mut index = 0;
+        while let Some(element) = next(index) {
+            let converted = each(self, element).map_err(|err| at_index(err, index))?;
+            items.push(converted).map_err(py_err)?;
+            index += 1;
         }
+        items.finish().map(Bound::into_any).map_err(py_err)
+    }
+
+    /// A dict of str keys (or keys of `Any`): exact str keys are kept as they are, any other
+    /// is made the str its JSON form has by the shared encoder's key rules.
+    fn dict(
+        &mut self,
+        key_node: NodeId,
+        value_node: NodeId,
+        dict: &Bound<'py, PyDict>,
+    ) -> Out<'py> {
+        shape::enter_nested(&mut self.depth).map_err(boxed)?;
+        let result = nested(self.depth, || {
+            let py = self.py;
+            let out = presized_dict(py, dict.len()).map_err(py_err)?;
+            let mut position = 0;
+            while let Some((key, item)) = py::next_entry(dict, &mut position) {
+                let key_text = if key.is_exact_instance_of::<PyString>() {
+                    key.clone()
+                } else {
+                    ObjectWriter::dict_key(py, self.keep, self.plan, key_node, &key, self.depth)
+                        .map_err(boxed)?
+                };
+                let converted = self
+                    .value(value_node, item)
+                    .map_err(|err| at_key(err, &key))?;
+                py::dict_set(&out, &key_text, &converted).map_err(py_err)?;
+            }
+            Ok(out.into_any())
+        });
+        self.depth -= 1;
+        result
+    }
+
+    /// A record: a dataclass written as a dict of every field (tag first for a tagged-union
+    /// variant); other records go to the shared encoder.
+    fn record(&mut self, id: NodeId, spec: &'p RecordSpec, value: &Obj<'py>) -> Out<'py> {
+        // What sends the record to the shared encoder is known before the value is looked at,
+        // so that nothing is asked of the value twice.
         if spec.array_like || spec.omit_defaults || spec.kind != RecordKind::Dataclass {
             return self.general(id, value);
         }
-        self.enter()?;
-        let depth = self.depth;
-        let result = nested(depth, || self.dataclass(spec, value));
-        self.depth -= 1;
-        match result? {
-            Some(out) => Ok(out),
-            None => self.general(id, value),
+        let tag = match &spec.tag {
+            None => None,
+            Some((index, _)) => match self.fixed_tag(spec, *index) {
+                Some(tag) => Some(tag),
+                None => return self.general(id, value),
+            },
+        };
+        if !shape::is_record(spec, value) {
+            return Err(not_this_record(spec, value));
         }
+        shape::enter_nested(&mut self.depth).map_err(boxed)?;
+        let result = nested(self.depth, || self.dataclass(spec, value, tag));
+        self.depth -= 1;
+        result
     }
 
-    /// The dataclass's dict; `None` for a tag this walk does not check (the shared encoder
-    /// does the record).
+    /// The tag a variant's dict leads with, when its `Literal` allows one exact str or int;
+    /// `None` leaves the record to the shared encoder.
+    #[inline(always)]
+    fn fixed_tag(&self, spec: &'p RecordSpec, index: usize) -> Option<Tag<'p>> {
+        let Node::Literal(literal) = self.plan.node(spec.fields[index].node) else {
+            return None;
+        };
+        let [(_, object)] = literal.values.as_slice() else {
+            return None;
+        };
+        let bound = object.bind(self.py);
+        let plain = bound.is_exact_instance_of::<PyString>()
+            || (bound.is_exact_instance_of::<PyInt>() && !bound.is_exact_instance_of::<PyBool>());
+        plain.then_some((index, literal, object))
+    }
+
+    /// The dataclass's dict, every field read once, in the shared encoder's order.
     #[inline(always)]
     fn dataclass(
         &mut self,
         spec: &'p RecordSpec,
         value: &Obj<'py>,
-    ) -> std::result::Result<Option<Obj<'py>>, Bail> {
+        tag: Option<Tag<'p>>,
+    ) -> Out<'py> {
         let py = self.py;
-        let out = presized_dict(py, spec.wire_fields.len()).map_err(|_| Bail)?;
+        let out = presized_dict(py, spec.wire_fields.len()).map_err(py_err)?;
         let mut reader = spec.access.reader(value);
         // `usize::MAX` matches no field.
-        let mut tag_index = usize::MAX;
-        let mut tag = None;
-        if let Some((index, _)) = &spec.tag {
-            let field = &spec.fields[*index];
-            let Node::Literal(literal) = self.plan.node(field.node) else {
-                return Ok(None);
-            };
-            let [(_, object)] = literal.values.as_slice() else {
-                return Ok(None);
-            };
-            let object = object.bind(py);
-            if !(object.is_exact_instance_of::<PyString>()
-                || (object.is_exact_instance_of::<PyInt>()
-                    && !object.is_exact_instance_of::<PyBool>()))
-            {
-                return Ok(None);
+        let tag_index = match &tag {
+            Some((index, _, object)) => {
+                let key = spec.fields[*index].wire_key.bind(py);
+                py::dict_set(&out, key.as_any(), object.bind(py)).map_err(py_err)?;
+                *index
             }
-            py::dict_set(&out, field.wire_key.bind(py).as_any(), object).map_err(|_| Bail)?;
-            tag = Some((literal, object));
-            tag_index = *index;
-        }
+            None => usize::MAX,
+        };
         for &index in &spec.wire_fields {
             let field = &spec.fields[index];
             let name = field.name.bind(py);
             if index == tag_index {
-                let Some((literal, object)) = tag else {
-                    return Err(Bail);
-                };
-                match reader.next_unless(value, index, name, object.as_unbound()) {
-                    Next::Written | Next::Missing => {}
-                    Next::Value(item) if shape::find_literal(literal, &item).is_some() => {}
-                    Next::Value(_) => return Ok(None),
-                    Next::Failed(_) => return Err(Bail),
+                if let Some((_, literal, object)) = &tag {
+                    self.check_tag(&mut reader, value, index, field, literal, object)?;
                 }
                 continue;
             }
             let item = match reader.next(value, index, name, None, |_| false) {
                 Next::Value(item) => item,
                 Next::Written | Next::Missing => continue,
-                Next::Failed(_) => return Err(Bail),
+                Next::Failed(err) => return Err(py_err(*err)),
             };
-            let converted = if self.is_own_form(field.node, &item) {
-                item
-            } else {
-                self.value(field.node, item)?
-            };
-            py::dict_set(&out, field.wire_key.bind(py).as_any(), &converted).map_err(|_| Bail)?;
+            let converted = self
+                .convert(field.node, field.plain, item)
+                .map_err(|err| at_field(err, &field.wire_name))?;
+            py::dict_set(&out, field.wire_key.bind(py).as_any(), &converted).map_err(py_err)?;
         }
-        Ok(Some(out.into_any()))
+        Ok(out.into_any())
+    }
+
+    /// The tag field where the field walk meets it: read and checked (as the shared encoder's
+    /// `check_tag` does), not written again. The class's own tag object passes by identity.
+    #[inline(always)]
+    fn check_tag(
+        &self,
+        reader: &mut py::fields::FieldReader<'_, 'py>,
+        value: &Obj<'py>,
+        index: usize,
+        field: &crate::plan::Field,
+        literal: &LiteralSpec,
+        object: &Py<PyAny>,
+    ) -> Result<(), Box<Error>> {
+        let name = field.name.bind(self.py);
+        match reader.next_unless(value, index, name, object) {
+            Next::Written | Next::Missing => Ok(()),
+            Next::Value(item) => {
+                if shape::find_literal(literal, &item).is_none() {
+                    shape::allowed_literal(literal, &item)
+                        .map_err(|err| at_field(boxed(err), &field.wire_name))?;
+                }
+                Ok(())
+            }
+            Next::Failed(err) => Err(py_err(*err)),
+        }
     }
 }
