@@ -1011,7 +1011,7 @@ def test_direct_walk_enum_date_and_datetime_strs_read_as_json_reads_them() -> No
 # and failures raise what the JSON encoder raises, at the same path.
 
 
-class Counted:
+class HookCounted:
     """A value class written through an extension hook that counts its calls."""
 
     def __init__(self, n: int) -> None:
@@ -1021,59 +1021,63 @@ class Counted:
 @dataclass
 class Ship:
     kind: Literal["ship"]
-    cargo: Counted
+    cargo: HookCounted
 
 
 @dataclass
 class Hooked:
-    first: Counted
+    first: HookCounted
     ratio: float
-    many: list[Counted]
-    named: dict[str, Counted]
-    numbered: dict[Any, Counted]
-    maybe: Optional[Counted]
+    many: list[HookCounted]
+    named: dict[str, HookCounted]
+    numbered: dict[Any, HookCounted]
+    maybe: Optional[HookCounted]
     vessel: Union[Ship, Dog]
-    pair: tuple[Counted, float]
+    pair: tuple[HookCounted, float]
 
 
 def counting_codec(calls: list[int]) -> polycodec.Codec[Hooked]:
-    def encode(value: Counted) -> int:
+    def encode(value: HookCounted) -> int:
         calls.append(value.n)
         if value.n < 0:
             raise ValueError(f"negative {value.n}")
         return value.n
 
-    hook = polycodec.Extension(int, encode=encode, decode=Counted)
-    return polycodec.Codec(Hooked, "json", extensions={Counted: hook})
+    hook = polycodec.Extension(int, encode=encode, decode=HookCounted)
+    return polycodec.Codec(Hooked, "json", extensions={HookCounted: hook})
 
 
 def hooked(**changes: Any) -> Hooked:
     value = Hooked(
-        Counted(1),
+        HookCounted(1),
         0.5,
-        [Counted(2), Counted(3)],
-        {"a": Counted(4)},
-        {5: Counted(5), "s": Counted(6)},
-        Counted(7),
-        Ship("ship", Counted(8)),
-        (Counted(9), 1.5),
+        [HookCounted(2), HookCounted(3)],
+        {"a": HookCounted(4)},
+        {5: HookCounted(5), "s": HookCounted(6)},
+        HookCounted(7),
+        Ship("ship", HookCounted(8)),
+        (HookCounted(9), 1.5),
     )
     return dataclasses.replace(value, **changes)
 
 
 HOOKED_FAILURES = [
     pytest.param({"ratio": float("nan")}, id="nan-after-a-hooked-field"),
-    pytest.param({"many": [Counted(2), Counted(-3), Counted(4)]}, id="hook-fails-in-a-list"),
-    pytest.param({"many": [Counted(2), "x"]}, id="wrong-type-in-a-list"),
-    pytest.param({"named": {"a": Counted(4), "b": Counted(-1)}}, id="hook-fails-in-a-dict"),
-    pytest.param({"numbered": {1: Counted(5), 2.5: Counted(-6)}}, id="hook-fails-after-an-int-key"),
-    pytest.param({"numbered": {"s": Counted(5), object(): Counted(6)}}, id="bad-key"),
-    pytest.param({"maybe": Counted(-7)}, id="hook-fails-in-an-optional"),
-    pytest.param({"vessel": Ship("boat", Counted(8))}, id="bad-tag-after-a-hooked-field"),  # type: ignore[arg-type]
-    pytest.param({"vessel": Ship("ship", Counted(-8))}, id="hook-fails-in-a-variant"),
-    pytest.param({"vessel": Counted(8)}, id="not-a-variant"),
-    pytest.param({"pair": (Counted(9), float("inf"))}, id="inf-in-a-tuple-after-a-hook"),
-    pytest.param({"pair": (Counted(9),)}, id="short-tuple"),
+    pytest.param(
+        {"many": [HookCounted(2), HookCounted(-3), HookCounted(4)]}, id="hook-fails-in-a-list"
+    ),
+    pytest.param({"many": [HookCounted(2), "x"]}, id="wrong-type-in-a-list"),
+    pytest.param({"named": {"a": HookCounted(4), "b": HookCounted(-1)}}, id="hook-fails-in-a-dict"),
+    pytest.param(
+        {"numbered": {1: HookCounted(5), 2.5: HookCounted(-6)}}, id="hook-fails-after-an-int-key"
+    ),
+    pytest.param({"numbered": {"s": HookCounted(5), object(): HookCounted(6)}}, id="bad-key"),
+    pytest.param({"maybe": HookCounted(-7)}, id="hook-fails-in-an-optional"),
+    pytest.param({"vessel": Ship("boat", HookCounted(8))}, id="bad-tag-after-a-hooked-field"),  # type: ignore[arg-type]
+    pytest.param({"vessel": Ship("ship", HookCounted(-8))}, id="hook-fails-in-a-variant"),
+    pytest.param({"vessel": HookCounted(8)}, id="not-a-variant"),
+    pytest.param({"pair": (HookCounted(9), float("inf"))}, id="inf-in-a-tuple-after-a-hook"),
+    pytest.param({"pair": (HookCounted(9),)}, id="short-tuple"),
 ]
 
 
