@@ -243,7 +243,7 @@ impl Codec {
             )));
         }
         let input = input_bytes(buf, self.wire.accepts_str())?;
-        let _pause = GcPause::new(py);
+        let _pause = GcPause::for_input(py, input.len());
         self.wire
             .decode_one(py, &self.plan, self.strict, &input, writer_schema)
             .map_err(|e: Error| e.into_pyerr(py, ErrorKind::Validation))
@@ -374,7 +374,7 @@ impl Codec {
         py: Python<'py>,
         input: &[u8],
     ) -> PyResult<Bound<'py, PyAny>> {
-        let _pause = GcPause::new(py);
+        let _pause = GcPause::for_input(py, input.len());
         self.wire
             .decode_one(py, &self.plan, self.strict, input, None)
             .map_err(|e: Error| e.into_pyerr(py, ErrorKind::Validation))

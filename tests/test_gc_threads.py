@@ -96,10 +96,10 @@ class WithEnumKeys:
     by_key: Dict[Key, int]
 
 
-def _sample(cls: type) -> Any:
+def _sample(cls: type, count: int = 20) -> Any:
     if cls is WithEnumKeys:
-        return [WithEnumKeys(i, {Key.A: 1, Key.B: 2}) for i in range(20)]
-    return [cls(n=i) for i in range(20)]
+        return [WithEnumKeys(i, {Key.A: 1, Key.B: 2}) for i in range(count)]
+    return [cls(n=i) for i in range(count)]
 
 
 CLASSES = [WithPostInit, WithFactory, WithNew, WithDescriptor, WithEnumKeys]
@@ -140,12 +140,17 @@ def _decode(cls: type, fmt: str, data: bytes) -> Any:
 @pytest.mark.parametrize("fmt", FORMATS)
 @pytest.mark.parametrize("cls", CLASSES, ids=lambda c: c.__name__)
 @pytest.mark.parametrize("last_call", ["disable", "enable"])
+# 20 values: an input under 4 KiB, decoded with the collector left alone (no pause); 1000: a
+# longer input, decoded under the pause that user code suspends.
+@pytest.mark.parametrize("count", [20, 1000])
 def test_case4_decoding_does_not_undo_another_threads_gc_call(
-    cls: type, fmt: str, last_call: str
+    cls: type, fmt: str, last_call: str, count: int
 ) -> None:
     if fmt == "avro" and cls is WithEnumKeys:
         pytest.skip("Avro map keys are strings")
-    data = _encode(cls, fmt, _sample(cls))
+    data = _encode(cls, fmt, _sample(cls, count))
+    if fmt != "avro":
+        assert (len(data) >= 4096) is (count == 1000)
     _decode(cls, fmt, data)  # compile the codecs (and warm the caches) first
     # The other thread makes its call while the decode is inside user code, then the decode
     # goes on and finishes.
@@ -172,7 +177,7 @@ def test_case4_decoding_does_not_undo_another_threads_gc_call(
     finally:
         HOOK.clear()
     assert inside.is_set() and done.is_set()
-    assert [v.n for v in decoded] == list(range(20))
+    assert [v.n for v in decoded] == list(range(count))
     assert gc.isenabled() is (last_call == "enable")
 
 
@@ -215,6 +220,21 @@ def test_case4_gc_is_paused_during_plain_decoding_and_restored() -> None:
         with pytest.raises(polycodec.DecodeError):
             polycodec.decode_one(b'[{"a": [1, 2]}, {"b": nul', List[Dict[str, Any]])
         assert gc.isenabled() is enabled
+
+
+def test_short_input_decodes_without_a_pause_and_long_input_with_one() -> None:
+    # Inputs under 4 KiB leave the collector alone (a pause costs more than it saves there);
+    # longer ones pause it. Either way values, errors and the collector's state are unchanged.
+    short = b'[{"a": [1, 2]}, {"b": null}]'
+    long = short[:-1] + b" " * 5000 + b"]"
+    for enabled in [True, False]:
+        gc.enable() if enabled else gc.disable()
+        for data in [short, long]:
+            assert polycodec.decode_one(data, List[Dict[str, Any]]) == [{"a": [1, 2]}, {"b": None}]
+            assert gc.isenabled() is enabled
+            with pytest.raises(polycodec.DecodeError, match=r"at byte"):
+                polycodec.decode_one(data.replace(b"null", b"nul"), List[Dict[str, Any]])
+            assert gc.isenabled() is enabled
 
 
 def test_case4_user_code_sees_the_collector_enabled() -> None:
