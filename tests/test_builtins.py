@@ -1153,3 +1153,40 @@ def test_to_builtins_reads_each_field_once(value: WatchedRecord) -> None:
         assert out.path == expected.path
     else:
         assert out == expected
+
+
+class LeafColour(enum.Enum):
+    RED = "red"
+    BLUE = "blue"
+
+
+@dataclass(slots=True)
+class LeafLevel:
+    when: datetime.datetime
+    day: datetime.date
+    colour: LeafColour
+    amount: Decimal
+    ident: uuid.UUID
+    kind: Literal["a", "b"]
+    child: Optional[LeafLevel] = None
+
+
+def test_from_builtins_str_leaves_out_of_line_match_json() -> None:
+    """The direct walk's out-of-line str conversions (datetime, date, enum, Decimal, UUID,
+    Literal) at several nesting levels read as JSON does, and refuse what JSON refuses."""
+    leaf = LeafLevel(
+        datetime.datetime(2024, 5, 6, 7, 8, 9, tzinfo=datetime.timezone.utc),
+        datetime.date(2024, 5, 6),
+        LeafColour.BLUE,
+        Decimal("12.50"),
+        uuid.UUID(int=7),
+        "b",
+    )
+    deep = dataclasses.replace(leaf, child=dataclasses.replace(leaf, child=leaf))
+    good = check(LeafLevel, deep)
+    bad_values = [3, None, "nope", 1.5, [], {}]
+    for key in ("when", "day", "colour", "amount", "ident", "kind"):
+        for bad in bad_values:
+            data = copy.deepcopy(good)
+            data["child"]["child"][key] = bad
+            same_failure(LeafLevel, data)

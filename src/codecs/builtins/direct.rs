@@ -15,10 +15,13 @@ use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString};
 use super::decode::ObjectInput;
 use crate::codecs::decoder::{set_tag, tag_field, variant, Decoder, WireReader};
 use crate::plan::constraints::{FloatBounds, IntBounds};
-use crate::plan::{Node, NodeId, RecordKind, RecordSpec, SequenceKind, TaggedUnionSpec};
+use crate::plan::{
+    EnumSpec, LiteralValue, Node, NodeId, RecordKind, RecordSpec, SequenceKind, TaggedUnionSpec,
+    TzRule,
+};
 use crate::py::builders::ListFill;
 use crate::py::{self, temporal, Obj};
-use crate::values::{check_tz, nested, RecordBuilder, Token, MAX_DEPTH};
+use crate::values::{check_tz, nested, Decoding, RecordBuilder, Token, MAX_DEPTH};
 use polycodec_formats::text;
 
 /// The walk gave up: the shared decoder reads the whole value again.
@@ -65,43 +68,63 @@ impl<'p, 'py> Decoder<'p, 'py, ObjectInput<'py>> {
                     return self.level(|walk| walk.direct_tagged(spec, dict));
                 }
             }
-            // The str forms JSON reads them from, without the shared conversion's dispatch.
-            Node::DateTime(rule) => {
-                if let Ok(text) = value.cast_exact::<PyString>() {
-                    let text = py::str_utf8(text).map_err(|_| Bail)?;
-                    let parts =
-                        text::temporal::parse_datetime(text.as_bytes()).map_err(|_| Bail)?;
-                    check_tz(*rule, parts.offset_seconds.is_some(), "datetime")
-                        .map_err(|_| Bail)?;
-                    return temporal::new_datetime(self.ctx.py, &parts).map_err(|_| Bail);
-                }
-            }
-            Node::Date => {
-                if let Ok(text) = value.cast_exact::<PyString>() {
-                    let text = py::str_utf8(text).map_err(|_| Bail)?;
-                    let parts = text::temporal::parse_date(text.as_bytes()).map_err(|_| Bail)?;
-                    return temporal::new_date(self.ctx.py, &parts).map_err(|_| Bail);
-                }
-            }
-            Node::Enum(spec) => {
-                if let Ok(text) = value.cast_exact::<PyString>() {
-                    let text = py::str_utf8(text).map_err(|_| Bail)?;
-                    if let Some(member) = spec.by_str(text.as_bytes()) {
-                        return Ok(member.bind(self.ctx.py).clone());
-                    }
-                    return Err(Bail);
-                }
-            }
-            Node::Literal(_) | Node::Decimal(_) | Node::Uuid => {
-                if let Ok(text) = value.cast_exact::<PyString>() {
-                    let text = py::str_utf8(text).map_err(|_| Bail)?;
-                    return self
-                        .ctx
-                        .string(id, text.as_bytes(), text.is_ascii())
-                        .map_err(|_| Bail);
-                }
-            }
+            // The str forms JSON reads them from, without the shared conversion's dispatch;
+            // out of line, as their locals would otherwise widen the stack frame that every
+            // nesting level keeps live.
+            Node::DateTime(rule) => return self.datetime_str(id, *rule, value),
+            Node::Date => return self.date_str(id, value),
+            Node::Enum(spec) => return self.enum_str(id, spec, value),
+            Node::Literal(_) | Node::Decimal(_) | Node::Uuid => return self.other_str(id, value),
             _ => {}
+        }
+        self.by_type(id, value)
+    }
+
+    /// [`Self::direct`] for a datetime node.
+    #[inline(never)]
+    fn datetime_str(&mut self, id: NodeId, rule: TzRule, value: Obj<'py>) -> Out<'py> {
+        if let Ok(text) = value.cast_exact::<PyString>() {
+            let text = py::str_utf8(text).map_err(|_| Bail)?;
+            let parts = text::temporal::parse_datetime(text.as_bytes()).map_err(|_| Bail)?;
+            check_tz(rule, parts.offset_seconds.is_some(), "datetime").map_err(|_| Bail)?;
+            return temporal::new_datetime(self.ctx.py, &parts).map_err(|_| Bail);
+        }
+        self.by_type(id, value)
+    }
+
+    /// [`Self::direct`] for a date node.
+    #[inline(never)]
+    fn date_str(&mut self, id: NodeId, value: Obj<'py>) -> Out<'py> {
+        if let Ok(text) = value.cast_exact::<PyString>() {
+            let text = py::str_utf8(text).map_err(|_| Bail)?;
+            let parts = text::temporal::parse_date(text.as_bytes()).map_err(|_| Bail)?;
+            return temporal::new_date(self.ctx.py, &parts).map_err(|_| Bail);
+        }
+        self.by_type(id, value)
+    }
+
+    /// [`Self::direct`] for an enum node.
+    #[inline(never)]
+    fn enum_str(&mut self, id: NodeId, spec: &EnumSpec, value: Obj<'py>) -> Out<'py> {
+        if let Ok(text) = value.cast_exact::<PyString>() {
+            let text = py::str_utf8(text).map_err(|_| Bail)?;
+            if let Some(member) = spec.by_str(text.as_bytes()) {
+                return Ok(member.bind(self.ctx.py).clone());
+            }
+            return Err(Bail);
+        }
+        self.by_type(id, value)
+    }
+
+    /// [`Self::direct`] for a Literal, Decimal or UUID node.
+    #[inline(never)]
+    fn other_str(&mut self, id: NodeId, value: Obj<'py>) -> Out<'py> {
+        if let Ok(text) = value.cast_exact::<PyString>() {
+            let text = py::str_utf8(text).map_err(|_| Bail)?;
+            return self
+                .ctx
+                .string(id, text.as_bytes(), text.is_ascii())
+                .map_err(|_| Bail);
         }
         self.by_type(id, value)
     }
@@ -260,7 +283,7 @@ impl<'p, 'py> Decoder<'p, 'py, ObjectInput<'py>> {
         let mut builder = RecordBuilder::new(spec);
         let mut skip = -1;
         if let Some((union, tag, tag_end)) = tag {
-            set_tag(&self.ctx, spec, &union.tags[tag].0, &mut builder).map_err(|_| Bail)?;
+            start_variant(&self.ctx, spec, &union.tags[tag].0, &mut builder)?;
             skip = tag_end;
         }
         let mut hint = 0;
@@ -273,13 +296,7 @@ impl<'p, 'py> Decoder<'p, 'py, ObjectInput<'py>> {
             // the plan's own str: matched by pointer first.
             let found = match spec.wire_fields.get(hint) {
                 Some(&index) if key.is(spec.fields[index].wire_key.bind(py)) => Some(hint),
-                _ => {
-                    let Ok(text) = key.cast::<PyString>() else {
-                        return Err(Bail);
-                    };
-                    let text = py::str_utf8(&text).map_err(|_| Bail)?;
-                    spec.find_wire_field(text.as_bytes(), hint)
-                }
+                _ => find_field(spec, &key, hint)?,
             };
             let Some(found) = found else {
                 // Before the tag, the shared decoder reads a key another variant knows with
@@ -294,7 +311,7 @@ impl<'p, 'py> Decoder<'p, 'py, ObjectInput<'py>> {
             let value = self.direct(spec.fields[index].node, value)?;
             builder.set(index, value);
         }
-        builder.finish(py, spec).map_err(|_| Bail)
+        finish(py, builder, spec)
     }
 
     /// A tagged union's dict: its tag entry wherever it is, then the variant's fields from the
@@ -341,4 +358,39 @@ impl<'p, 'py> Decoder<'p, 'py, ObjectInput<'py>> {
         let early = if first { 0 } else { tag_end };
         self.direct_record(record, dict, Some((spec, tag, tag_end)), early)
     }
+}
+
+// Out of line, so that their locals stay out of the stack frame that every nesting level of
+// the walk (`direct_record` calls `direct`, which calls `direct_record`) keeps live.
+
+/// The position in `spec.wire_fields` of the field whose wire key has the text of `key`
+/// (a key that is not the plan's own str), searching from `hint`.
+#[inline(never)]
+fn find_field(
+    spec: &RecordSpec,
+    key: &Bound<'_, PyAny>,
+    hint: usize,
+) -> Result<Option<usize>, Bail> {
+    let Ok(text) = key.cast::<PyString>() else {
+        return Err(Bail);
+    };
+    let text = py::str_utf8(text).map_err(|_| Bail)?;
+    Ok(spec.find_wire_field(text.as_bytes(), hint))
+}
+
+/// The record built from the fields read.
+#[inline(never)]
+fn finish<'py>(py: Python<'py>, builder: RecordBuilder<'py>, spec: &RecordSpec) -> Out<'py> {
+    builder.finish(py, spec).map_err(|_| Bail)
+}
+
+/// Sets the tag field of a union's variant record.
+#[inline(never)]
+fn start_variant<'py>(
+    ctx: &Decoding<'_, 'py>,
+    spec: &RecordSpec,
+    tag: &LiteralValue,
+    builder: &mut RecordBuilder<'py>,
+) -> Result<(), Bail> {
+    set_tag(ctx, spec, tag, builder).map_err(|_| Bail)
 }
