@@ -606,21 +606,7 @@ pub fn next_entry<'py>(
     dict: &Bound<'py, PyDict>,
     position: &mut ffi::Py_ssize_t,
 ) -> Option<(Obj<'py>, Obj<'py>)> {
-    let mut key: *mut ffi::PyObject = std::ptr::null_mut();
-    let mut value: *mut ffi::PyObject = std::ptr::null_mut();
-    // SAFETY: the dict is live; PyDict_Next bounds-checks `position` and returns borrowed
-    // references, which are increfed at once below.
-    if unsafe { ffi::PyDict_Next(dict.as_ptr(), position, &mut key, &mut value) } == 0 {
-        return None;
-    }
-    let py = dict.py();
-    // SAFETY: both are borrowed references from the dict, valid until it changes.
-    unsafe {
-        Some((
-            Bound::from_borrowed_ptr(py, key),
-            Bound::from_borrowed_ptr(py, value),
-        ))
-    }
+    next_entry_borrowed_key(dict, position).map(|(key, value)| (key.to_owned(), value))
 }
 
 /// The next entry of a dict walk started at position 0: its key borrowed (to be matched at
