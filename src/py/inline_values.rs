@@ -138,11 +138,13 @@ mod imp {
             }))
         }
 
-        /// The values array of `instance` when it is of exactly the probed class, with the
-        /// keys the indices were found in, and keeps its attributes there (no `__dict__`
-        /// materialised).
+        /// The instance's values array and managed dict pointers when it is of exactly the
+        /// probed class and the class still shares the keys the indices were found in.
         #[inline(always)]
-        fn values(&self, instance: &Obj<'_>) -> Option<*mut *mut ffi::PyObject> {
+        fn probed_pointers(
+            &self,
+            instance: &Obj<'_>,
+        ) -> Option<(*mut *mut ffi::PyObject, *mut ffi::PyObject)> {
             let tp = instance.get_type_ptr();
             if tp as usize != self.type_addr {
                 return None;
@@ -153,12 +155,17 @@ mod imp {
                 if (*tp.cast::<ffi::PyHeapTypeObject>()).ht_cached_keys as usize != self.keys {
                     return None;
                 }
-                let (values, dict) = pointers(instance.as_ptr());
-                if values.is_null() || !dict.is_null() {
-                    return None;
-                }
-                Some(values)
+                Some(pointers(instance.as_ptr()))
             }
+        }
+
+        /// The values array of `instance` when it is of exactly the probed class, with the
+        /// keys the indices were found in, and keeps its attributes there (no `__dict__`
+        /// materialised).
+        #[inline(always)]
+        fn values(&self, instance: &Obj<'_>) -> Option<*mut *mut ffi::PyObject> {
+            let (values, dict) = self.probed_pointers(instance)?;
+            (!values.is_null() && dict.is_null()).then_some(values)
         }
 
         /// The values array of `instance` when it can take `stores` more new entries here.
@@ -182,24 +189,13 @@ mod imp {
         /// values array is read the same way, by index.
         #[inline(always)]
         pub fn readable_values(&self, instance: &Obj<'_>) -> Option<*mut *mut ffi::PyObject> {
-            let tp = instance.get_type_ptr();
-            if tp as usize != self.type_addr {
-                return None;
+            let (values, dict) = self.probed_pointers(instance)?;
+            if !values.is_null() {
+                return dict.is_null().then_some(values);
             }
-            // SAFETY: the instance is of exactly the probed class, a live heap type with a
-            // managed dict; its keys pointer and the instance's pointers are read, and a
-            // non-NULL dict pointer is a live dict object (the instance owns it), whose fields
-            // are read only once its type is exactly dict.
-            unsafe {
-                if (*tp.cast::<ffi::PyHeapTypeObject>()).ht_cached_keys as usize != self.keys {
-                    return None;
-                }
-                let (values, dict) = pointers(instance.as_ptr());
-                if !values.is_null() {
-                    return dict.is_null().then_some(values);
-                }
-                Self::split_values(dict, self.keys)
-            }
+            // SAFETY: a non-NULL dict pointer is a live dict object (the instance owns it),
+            // whose fields are read only once its type is exactly dict.
+            unsafe { Self::split_values(dict, self.keys) }
         }
 
         /// The values array of a materialised instance dict `dict` (or NULL) when it is an
