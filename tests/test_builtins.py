@@ -1190,3 +1190,146 @@ def test_from_builtins_str_leaves_out_of_line_match_json() -> None:
             data = copy.deepcopy(good)
             data["child"]["child"][key] = bad
             same_failure(LeafLevel, data)
+
+
+@dataclass
+class TableChild:
+    name: str
+
+
+@dataclass
+class TableA:
+    n: int
+    kind: Literal["a"] = "a"
+
+
+@dataclass
+class TableB:
+    s: str
+    kind: Literal["b"] = "b"
+
+
+@dataclass
+class TableKinds:
+    s: str
+    i: int
+    f: float
+    b: bool
+    dt: datetime.datetime
+    d: datetime.date
+    e: LeafColour
+    dec: Decimal
+    u: uuid.UUID
+    lit: Literal["x", "y"]
+    rec: TableChild
+    tagged: Union[TableA, TableB]
+    items: list[TableChild]
+    words: list[str]
+    bounded: Annotated[int, annotated_types.Ge(0)]
+    short: Annotated[str, annotated_types.MaxLen(3)]
+    os: Optional[str]
+    oi: Optional[int]
+    of: Optional[float]
+    ob: Optional[bool]
+    odt: Optional[datetime.datetime]
+    od: Optional[datetime.date]
+    oe: Optional[LeafColour]
+    odec: Optional[Decimal]
+    ou: Optional[uuid.UUID]
+    olit: Optional[Literal["x", "y"]]
+    orec: Optional[TableChild]
+    otagged: Optional[Union[TableA, TableB]]
+    oitems: Optional[list[TableChild]]
+    either: Union[int, str]
+
+
+def _same_outcome(codec: polycodec.Codec, data: Any) -> None:
+    """``data`` reads through from_builtins as its JSON text reads through decode_one: an equal
+    value (each field of the same type) or the same error and path."""
+    try:
+        expected = codec.decode_one(json.dumps(data))
+    except polycodec.DecodeError as err:
+        with pytest.raises(polycodec.DecodeError) as got:
+            codec.from_builtins(data)
+        assert type(got.value) is type(err)
+        assert str(got.value) == str(err)
+        assert got.value.path == err.path
+    else:
+        got = codec.from_builtins(data)
+        assert got == expected
+        assert [type(getattr(got, f.name)) for f in dataclasses.fields(got)] == [
+            type(getattr(expected, f.name)) for f in dataclasses.fields(expected)
+        ]
+
+
+def test_from_builtins_field_table_kinds_match_json() -> None:
+    """The direct walk's per-record field table (a kind per field, `Optional` members
+    included) reads every kind's values, and every value of another type, as JSON does, in
+    strict and lax mode, with keys that are the plan's own str and with keys that are not."""
+    child = {"name": "c"}
+    good: dict[str, Any] = {
+        "s": "text",
+        "i": 5,
+        "f": 1.5,
+        "b": True,
+        "dt": "2024-05-06T07:08:09Z",
+        "d": "2024-05-06",
+        "e": "red",
+        "dec": "12.50",
+        "u": str(uuid.UUID(int=7)),
+        "lit": "y",
+        "rec": child,
+        "tagged": {"kind": "b", "s": "z"},
+        "items": [child, child],
+        "words": ["a", "b"],
+        "bounded": 3,
+        "short": "abc",
+        "os": "o",
+        "oi": 6,
+        "of": 2.5,
+        "ob": False,
+        "odt": "2024-05-06T07:08:09",
+        "od": "2024-05-07",
+        "oe": "blue",
+        "odec": "1.25",
+        "ou": str(uuid.UUID(int=9)),
+        "olit": "x",
+        "orec": child,
+        "otagged": {"n": 1, "kind": "a"},
+        "oitems": [child],
+        "either": "e",
+    }
+    odd_values: list[Any] = [
+        None,
+        True,
+        0,
+        -1,
+        2**70,
+        1.0,
+        "5",
+        "x",
+        "red",
+        "true",
+        "2024-05-06",
+        "2024-05-06T07:08:09Z",
+        "abcd",
+        [],
+        ["a"],
+        [child],
+        {},
+        child,
+        {"kind": "a", "n": 2},
+        {"kind": "c"},
+    ]
+    for strict in (True, False):
+        codec = polycodec.Codec(TableKinds, "json", strict=strict)
+        _same_outcome(codec, good)
+        # Keys that are not the plan's own str objects (the text is compared instead).
+        _same_outcome(codec, {"".join(key): value for key, value in good.items()})
+        _same_outcome(codec, dict(reversed(list(good.items()))))
+        for key in good:
+            for odd in odd_values:
+                _same_outcome(codec, {**good, key: odd})
+            missing = dict(good)
+            del missing[key]
+            _same_outcome(codec, missing)

@@ -33,6 +33,7 @@ pub fn build_plan(spec: &Bound<'_, PyAny>) -> PyResult<Plan> {
     resolve_tagged_union_keys(&mut plan);
     resolve_plain_rules(&mut plan);
     resolve_fixed_tags(&mut plan);
+    direct::resolve_direct_fields(&mut plan);
     plan.decode_is_pure = decode_is_pure(spec.py(), &plan)?;
     Ok(plan)
 }
@@ -248,6 +249,7 @@ fn build_record(kind: RecordKind, data: &Bound<'_, PyDict>) -> PyResult<Node> {
         tag,
         fixed_tag: false,
         wire_fields,
+        direct: Box::default(),
     }))
 }
 

@@ -9,6 +9,7 @@
 
 mod build;
 pub mod constraints;
+mod direct;
 mod extension;
 
 use pyo3::prelude::*;
@@ -19,6 +20,7 @@ use crate::py::fields::FieldAccess;
 
 pub use build::build_plan;
 pub use constraints::{DecimalBounds, FloatBounds, IntBounds, LengthBounds};
+pub use direct::{DirectField, DirectKind};
 pub use extension::ExtensionSpec;
 
 pub type NodeId = usize;
@@ -529,6 +531,9 @@ pub struct RecordSpec {
     pub fixed_tag: bool,
     /// Positions of the fields that are on the wire, in declaration order.
     pub wire_fields: Vec<usize>,
+    /// `from_builtins`' view of the wire fields, in the same order (see [`DirectField`]);
+    /// empty for a record whose fields do not fit its entries.
+    pub direct: Box<[DirectField]>,
 }
 
 impl RecordSpec {

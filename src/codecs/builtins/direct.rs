@@ -16,8 +16,8 @@ use super::decode::ObjectInput;
 use crate::codecs::decoder::{set_tag, tag_field, variant, Decoder, WireReader};
 use crate::plan::constraints::{FloatBounds, IntBounds};
 use crate::plan::{
-    EnumSpec, LiteralValue, Node, NodeId, RecordKind, RecordSpec, SequenceKind, TaggedUnionSpec,
-    TzRule,
+    DirectField, DirectKind, EnumSpec, LiteralValue, Node, NodeId, RecordKind, RecordSpec,
+    SequenceKind, TaggedUnionSpec, TzRule,
 };
 use crate::py::builders::ListFill;
 use crate::py::{self, temporal, Obj};
@@ -84,49 +84,72 @@ impl<'p, 'py> Decoder<'p, 'py, ObjectInput<'py>> {
     #[inline(never)]
     fn datetime_str(&mut self, id: NodeId, rule: TzRule, value: Obj<'py>) -> Out<'py> {
         if let Ok(text) = value.cast_exact::<PyString>() {
-            let text = py::str_utf8(text).map_err(|_| Bail)?;
-            let parts = text::temporal::parse_datetime(text.as_bytes()).map_err(|_| Bail)?;
-            check_tz(rule, parts.offset_seconds.is_some(), "datetime").map_err(|_| Bail)?;
-            return temporal::new_datetime(self.ctx.py, &parts).map_err(|_| Bail);
+            return self.datetime_text(rule, text);
         }
         self.by_type(id, value)
+    }
+
+    /// A datetime from its str form.
+    #[inline(never)]
+    fn datetime_text(&self, rule: TzRule, text: &Bound<'py, PyString>) -> Out<'py> {
+        let text = py::str_utf8(text).map_err(|_| Bail)?;
+        let parts = text::temporal::parse_datetime(text.as_bytes()).map_err(|_| Bail)?;
+        check_tz(rule, parts.offset_seconds.is_some(), "datetime").map_err(|_| Bail)?;
+        temporal::new_datetime(self.ctx.py, &parts).map_err(|_| Bail)
     }
 
     /// [`Self::direct`] for a date node.
     #[inline(never)]
     fn date_str(&mut self, id: NodeId, value: Obj<'py>) -> Out<'py> {
         if let Ok(text) = value.cast_exact::<PyString>() {
-            let text = py::str_utf8(text).map_err(|_| Bail)?;
-            let parts = text::temporal::parse_date(text.as_bytes()).map_err(|_| Bail)?;
-            return temporal::new_date(self.ctx.py, &parts).map_err(|_| Bail);
+            return self.date_text(text);
         }
         self.by_type(id, value)
+    }
+
+    /// A date from its str form.
+    #[inline(never)]
+    fn date_text(&self, text: &Bound<'py, PyString>) -> Out<'py> {
+        let text = py::str_utf8(text).map_err(|_| Bail)?;
+        let parts = text::temporal::parse_date(text.as_bytes()).map_err(|_| Bail)?;
+        temporal::new_date(self.ctx.py, &parts).map_err(|_| Bail)
     }
 
     /// [`Self::direct`] for an enum node.
     #[inline(never)]
     fn enum_str(&mut self, id: NodeId, spec: &EnumSpec, value: Obj<'py>) -> Out<'py> {
         if let Ok(text) = value.cast_exact::<PyString>() {
-            let text = py::str_utf8(text).map_err(|_| Bail)?;
-            if let Some(member) = spec.by_str(text.as_bytes()) {
-                return Ok(member.bind(self.ctx.py).clone());
-            }
-            return Err(Bail);
+            return self.enum_text(spec, text);
         }
         self.by_type(id, value)
+    }
+
+    /// The member of enum `spec` whose value is the text of `text`.
+    #[inline(never)]
+    fn enum_text(&self, spec: &EnumSpec, text: &Bound<'py, PyString>) -> Out<'py> {
+        let text = py::str_utf8(text).map_err(|_| Bail)?;
+        match spec.by_str(text.as_bytes()) {
+            Some(member) => Ok(member.bind(self.ctx.py).clone()),
+            None => Err(Bail),
+        }
     }
 
     /// [`Self::direct`] for a Literal, Decimal or UUID node.
     #[inline(never)]
     fn other_str(&mut self, id: NodeId, value: Obj<'py>) -> Out<'py> {
         if let Ok(text) = value.cast_exact::<PyString>() {
-            let text = py::str_utf8(text).map_err(|_| Bail)?;
-            return self
-                .ctx
-                .string(id, text.as_bytes(), text.is_ascii())
-                .map_err(|_| Bail);
+            return self.other_text(id, text);
         }
         self.by_type(id, value)
+    }
+
+    /// A Literal, Decimal or UUID (node `id`) from its str form.
+    #[inline(never)]
+    fn other_text(&self, id: NodeId, text: &Bound<'py, PyString>) -> Out<'py> {
+        let text = py::str_utf8(text).map_err(|_| Bail)?;
+        self.ctx
+            .string(id, text.as_bytes(), text.is_ascii())
+            .map_err(|_| Bail)
     }
 
     /// Value `value` as node `id`, by the value's type.
@@ -272,6 +295,10 @@ impl<'p, 'py> Decoder<'p, 'py, ObjectInput<'py>> {
     /// in the union's tags) was read from the entry before dict position `tag_end`, which is
     /// skipped; `early` is where the entries the shared decoder reads before knowing the
     /// variant end (0 when the tag came first).
+    ///
+    /// Keys and values are matched through the record's [`DirectField`] table (small entries
+    /// in wire order), so a field whose value is a common leaf reads neither its `Field` nor
+    /// its node.
     fn direct_record(
         &mut self,
         spec: &RecordSpec,
@@ -280,6 +307,10 @@ impl<'p, 'py> Decoder<'p, 'py, ObjectInput<'py>> {
         early: isize,
     ) -> Out<'py> {
         let py = self.ctx.py;
+        let table = &*spec.direct;
+        if table.len() != spec.wire_fields.len() {
+            return Err(Bail);
+        }
         let mut builder = RecordBuilder::new(spec);
         let mut skip = -1;
         if let Some((union, tag, tag_end)) = tag {
@@ -294,24 +325,103 @@ impl<'p, 'py> Decoder<'p, 'py, ObjectInput<'py>> {
             }
             // Keys `to_builtins` wrote (or literal and `json.loads` keys, often interned) are
             // the plan's own str: matched by pointer first.
-            let found = match spec.wire_fields.get(hint) {
-                Some(&index) if key.is(spec.fields[index].wire_key.bind(py)) => Some(hint),
-                _ => find_field(spec, &key, hint)?,
-            };
-            let Some(found) = found else {
-                // Before the tag, the shared decoder reads a key another variant knows with
-                // that variant's node, which may refuse the value.
-                if spec.forbid_unknown_fields || position < early {
-                    return Err(Bail);
-                }
-                continue;
+            let found = match table.get(hint) {
+                Some(entry) if entry.key == key.as_ptr() as usize => hint,
+                _ => match find_field(spec, &key, hint)? {
+                    Some(found) => found,
+                    None => {
+                        // Before the tag, the shared decoder reads a key another variant knows
+                        // with that variant's node, which may refuse the value.
+                        if spec.forbid_unknown_fields || position < early {
+                            return Err(Bail);
+                        }
+                        continue;
+                    }
+                },
             };
             hint = found + 1;
-            let index = spec.wire_fields[found];
-            let value = self.direct(spec.fields[index].node, value)?;
-            builder.set(index, value);
+            let entry = &table[found];
+            let value = self.field(spec, entry, value)?;
+            builder.set(entry.index as usize, value);
         }
         finish(py, builder, spec)
+    }
+
+    /// Value `value` of the field `entry` of record `spec`: the common leaves here, by the
+    /// entry's kind, the rest (and every value the kind does not take) by the field's node.
+    #[inline(always)]
+    fn field(&mut self, spec: &RecordSpec, entry: &DirectField, value: Obj<'py>) -> Out<'py> {
+        let node = entry.node as NodeId;
+        // The commonest kind first, without the jump on the kind.
+        if entry.kind == DirectKind::Str && value.is_exact_instance_of::<PyString>() {
+            return Ok(value);
+        }
+        if entry.nullable && value.is_none() {
+            return Ok(value);
+        }
+        match entry.kind {
+            DirectKind::Other => return self.direct(node, value),
+            DirectKind::Str => {}
+            DirectKind::Int => {
+                if value.is_exact_instance_of::<PyInt>() && py::int_as_i64(&value).is_some() {
+                    return Ok(value);
+                }
+            }
+            DirectKind::Float => {
+                if let Ok(float) = value.cast_exact::<PyFloat>() {
+                    if float.value().is_finite() {
+                        return Ok(value);
+                    }
+                }
+            }
+            DirectKind::Bool => {
+                if value.is_exact_instance_of::<PyBool>() {
+                    return Ok(value);
+                }
+            }
+            DirectKind::DateTime(rule) => {
+                if let Ok(text) = value.cast_exact::<PyString>() {
+                    return self.datetime_text(rule, text);
+                }
+            }
+            DirectKind::Date => {
+                if let Ok(text) = value.cast_exact::<PyString>() {
+                    return self.date_text(text);
+                }
+            }
+            DirectKind::Enum => {
+                if let (Ok(text), Node::Enum(spec)) =
+                    (value.cast_exact::<PyString>(), self.ctx.plan.node(node))
+                {
+                    return self.enum_text(spec, text);
+                }
+            }
+            DirectKind::Text | DirectKind::Literal => {
+                if let Ok(text) = value.cast_exact::<PyString>() {
+                    return self.other_text(node, text);
+                }
+            }
+            DirectKind::Record => {
+                if let (Ok(dict), Node::Record(spec)) =
+                    (value.cast::<PyDict>(), self.ctx.plan.node(node))
+                {
+                    return self.level(|walk| walk.direct_record(spec, dict, None, 0));
+                }
+            }
+            DirectKind::Tagged => {
+                if let (Ok(dict), Node::TaggedUnion(spec)) =
+                    (value.cast::<PyDict>(), self.ctx.plan.node(node))
+                {
+                    return self.level(|walk| walk.direct_tagged(spec, dict));
+                }
+            }
+            DirectKind::List => {
+                if let Ok(list) = value.cast::<PyList>() {
+                    return self.level(|walk| walk.direct_list(node, list));
+                }
+            }
+        }
+        self.direct(spec.fields[entry.index as usize].node, value)
     }
 
     /// A tagged union's dict: its tag entry wherever it is, then the variant's fields from the
