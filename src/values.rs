@@ -230,8 +230,11 @@ impl<'p, 'py> Decoding<'p, 'py> {
                 let owned;
                 let text = match text {
                     Some(text) => utf8(text),
+                    // Python's repr (what `json.dumps` writes and msgspec reads a Decimal
+                    // from): shortest round trip, a ".0" on integral values, exponent form
+                    // below 1e-4 and from 1e16 on; Rust's Debug follows the same rules.
                     None => {
-                        owned = value.to_string();
+                        owned = format!("{value:?}");
                         &owned
                     }
                 };

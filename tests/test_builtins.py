@@ -1333,3 +1333,17 @@ def test_from_builtins_field_table_kinds_match_json() -> None:
             missing = dict(good)
             del missing[key]
             _same_outcome(codec, missing)
+
+
+@pytest.mark.parametrize("number", [1.0, 1e20, 1e16, 9999999999999998.0, 0.00001, -0.0, 2.5e-7])
+def test_from_builtins_lax_decimal_from_float_matches_json_decoding(number: float) -> None:
+    @dataclass
+    class Price:
+        amount: Decimal
+
+    codec = polycodec.Codec(Price, "json", strict=False)
+    text = json.dumps({"amount": number}).encode()
+    expected = codec.decode_one(text)
+    ours = codec.from_builtins(json.loads(text))
+    assert str(ours.amount) == str(expected.amount)
+    assert ours == expected

@@ -426,6 +426,17 @@ def test_decimal_from_numbers_only_in_lax_mode() -> None:
         polycodec.decode_one(data, Decimal, format="msgpack")
 
 
+LAX_DECIMAL_FLOATS = [1.0, 1e20, 1e16, 9999999999999998.0, 0.0001, 0.00001, 1.5, -0.0, 123.0]
+
+
+@pytest.mark.parametrize("number", LAX_DECIMAL_FLOATS)
+def test_lax_decimal_from_float_keeps_the_float_repr_as_msgspec_does(number: float) -> None:
+    data = msgpack.packb(number)
+    expected = msgspec.msgpack.decode(data, type=Decimal, strict=False)
+    ours = polycodec.decode_one(data, Decimal, format="msgpack", strict=False)
+    assert (ours, str(ours)) == (expected, str(expected))
+
+
 @dataclasses.dataclass
 class Plain:
     text: str
