@@ -3,8 +3,9 @@
 //!
 //! - A plain dataclass is read through its instance `__dict__`, walked in insertion order (the
 //!   order `__init__` set the fields in), so most fields cost one pointer comparison. On CPython
-//!   3.11 a new instance is filled by writing its inline values array directly, at each field's
-//!   index in the keys the class's instances share (found once per class, see [`InlineValues`]);
+//!   3.11 a new instance is created with its inline values array already written, each field at
+//!   its index in the keys the class's instances share (found once per class, see
+//!   [`InlineValues`]), or an existing one filled the same way;
 //!   elsewhere, or where `POLYCODEC_PORTABLE_VALUES=1` is set when the plan is built, each field
 //!   is stored the way `object.__setattr__` stores it. An instance that still keeps its
 //!   attributes there is read the same way, by index, instead of through its `__dict__`; so is
@@ -246,8 +247,9 @@ impl FieldAccess {
 
     /// A new instance of the dataclass `cls` holding the values given (by field index; the
     /// values are taken, and an absent one leaves its field unset): [`FieldAccess::new_instance`]
-    /// then [`FieldAccess::fill`], or for a `slots=True` class (on CPython 3.11) the instance
-    /// allocated with its slots written in one step ([`super::create_slotted`]).
+    /// then [`FieldAccess::fill`], or on CPython 3.11 the instance allocated with its fields
+    /// written in one step: a `slots=True` class's slots ([`super::create_slotted`]), a plain
+    /// class's inline values ([`InlineValues::create`]).
     #[inline]
     pub fn create<'py>(
         &self,
@@ -255,12 +257,20 @@ impl FieldAccess {
         fields: &[impl FieldName],
         values: &mut [Option<Obj<'py>>],
     ) -> PyResult<Obj<'py>> {
-        if let FieldAccess::Offsets { type_addr, offsets } = self {
-            if cls.as_type_ptr() as usize == *type_addr {
+        match self {
+            FieldAccess::Offsets { type_addr, offsets }
+                if cls.as_type_ptr() as usize == *type_addr =>
+            {
                 if let Some(instance) = super::create_slotted(cls, offsets, values) {
                     return instance;
                 }
             }
+            FieldAccess::Dict(Some(inline)) => {
+                if let Some(instance) = inline.create(cls, values) {
+                    return instance;
+                }
+            }
+            _ => {}
         }
         let instance = self.new_instance(cls)?;
         self.fill(&instance, fields, values)?;

@@ -9,7 +9,9 @@
 //! with an index it cached. [`InlineValues`] does the same: each field's index is found once per
 //! class, by storing distinct values into a probe instance the generic way and reading where
 //! they landed, and a store then writes the slot and appends the index to the insertion order,
-//! exactly as the interpreter's specialised store does.
+//! exactly as the interpreter's specialised store does. A decoder's new instance is made in one
+//! step ([`InlineValues::create`]): its values array allocated already holding the fields, then
+//! attached to an instance allocated without `object.__new__`'s argument checks.
 //!
 //! The layout is private to CPython 3.11 (3.12 changed it), so this is compiled only for 3.11;
 //! every other interpreter gets the portable path (`object.__setattr__`), which is also what
@@ -32,10 +34,76 @@ mod imp {
         keys: usize,
         /// Each field's index in the values array (by field index).
         indices: Box<[u8]>,
+        /// The largest of `indices`: a values array needs more slots than this.
+        max_index: u8,
+        /// Whether field `k` is at index `k` for every field (the class's first instance
+        /// was filled in field order, by `__init__` or the probe): its values array is then
+        /// written front to back.
+        dense: bool,
+    }
+
+    /// The head of CPython 3.11's `PyDictKeysObject` (`Include/internal/pycore_dict.h`), as
+    /// far as [`InlineValues::create`] reads it: how many more keys the class's shared keys
+    /// take, and how many they hold (the fields before them are there for the layout).
+    #[repr(C)]
+    #[allow(dead_code)]
+    struct DictKeysHead {
+        dk_refcnt: ffi::Py_ssize_t,
+        dk_log2_size: u8,
+        dk_log2_index_bytes: u8,
+        dk_kind: u8,
+        dk_version: u32,
+        dk_usable: ffi::Py_ssize_t,
+        dk_nentries: ffi::Py_ssize_t,
     }
 
     /// The most keys CPython 3.11 shares between instances (`SHARED_KEYS_MAX_SIZE`).
     const SHARED_KEYS_MAX: usize = 30;
+
+    /// Sets `count` words from `words` to NULL, one store each (a handful of words: a call
+    /// of `memset` would cost more than the stores).
+    ///
+    /// # Safety
+    /// `words` must be valid for `count` word writes.
+    #[inline(always)]
+    unsafe fn clear_words(words: *mut *mut ffi::PyObject, count: usize) {
+        for k in 0..count {
+            std::ptr::write_volatile(words.add(k), std::ptr::null_mut());
+        }
+    }
+
+    /// The MemoryError of a values array that could not be allocated.
+    #[cold]
+    #[inline(never)]
+    fn no_memory(py: Python<'_>) -> PyErr {
+        // SAFETY: sets MemoryError (the GIL is held); the class is left as
+        // `object.__new__` leaves it.
+        unsafe { ffi::PyErr_NoMemory() };
+        PyErr::fetch(py)
+    }
+
+    /// The error of an instance that could not be allocated, after its values array
+    /// (`values`, in the block `memory`) is released: its values' references dropped and the
+    /// block freed, as `_PyObject_FreeInstanceAttributes` does.
+    ///
+    /// # Safety
+    /// `memory` must be a block from `PyMem_Malloc` owned by the caller, `values` the array
+    /// of `size` slots in it, each NULL or an owned reference.
+    #[cold]
+    #[inline(never)]
+    unsafe fn release_values(
+        py: Python<'_>,
+        memory: *mut u8,
+        values: *mut *mut ffi::PyObject,
+        size: usize,
+    ) -> PyErr {
+        let err = PyErr::fetch(py);
+        for slot in 0..size {
+            ffi::Py_XDECREF(*values.add(slot));
+        }
+        ffi::PyMem_Free(memory.cast());
+        err
+    }
 
     /// An instance's values array and managed dict pointers: the words 4 and 3 pointers before
     /// the object (`_PyObject_ValuesPointer`, `_PyObject_ManagedDictPointer` in 3.11).
@@ -131,11 +199,199 @@ mod imp {
             // SAFETY: as above; the keys pointer is re-read to check it did not change.
             let same_keys =
                 unsafe { (*tp.cast::<ffi::PyHeapTypeObject>()).ht_cached_keys as usize == keys };
+            let max_index = indices.iter().copied().max().unwrap_or(0);
+            let dense = indices
+                .iter()
+                .enumerate()
+                .all(|(k, &index)| k == index as usize);
             Ok(same_keys.then(|| InlineValues {
                 type_addr: tp as usize,
                 keys,
                 indices: indices.into_boxed_slice(),
+                max_index,
+                dense,
             }))
+        }
+
+        /// A new instance of `cls` holding `items` (by field index; taken, and an absent one
+        /// leaves its field unset), made in one step: what `object.__new__(cls)` and
+        /// `__init__`'s stores make, without the argument checks, the zeroing of a values array
+        /// that is written at once, and the per-store checks. `None`: take `object.__new__` and
+        /// [`InlineValues::fill`].
+        ///
+        /// On 3.11, `object.__new__` of a class with a managed dict is `PyType_GenericAlloc`
+        /// (`PyObject_GC_New` with the preheader and body zeroed, tracked) followed by
+        /// `_PyObject_InitializeDict`: one less key left for later instances of the class
+        /// (`dk_usable`, while more than one), then a values array of `dk_usable + dk_nentries`
+        /// slots from `PyMem_Malloc`, behind a prefix of insertion-order bytes rounded up to a
+        /// word (its last byte the prefix's size, the one before it the order's count), every
+        /// slot NULL. Here the same array is made with the fields' values in their slots and
+        /// their indices in field order (as `__init__` stores them), then attached to an
+        /// instance from `PyObject_GC_New`, whose body past the header is zeroed (the
+        /// `__weakref__` slot), and the instance is tracked once it is complete. Checked on
+        /// every call, since a class can gain a `__new__` later: exactly the probed class,
+        /// `object.__new__` and the generic allocator, collected, with a managed dict, not
+        /// abstract, no items, and still the shared keys the indices were found in, which
+        /// hold every probed index.
+        #[inline]
+        #[cfg_attr(target_os = "linux", link_section = ".text.hot.polycodec")]
+        pub fn create<'py>(
+            &self,
+            cls: &Bound<'py, PyType>,
+            items: &mut [Option<Obj<'py>>],
+        ) -> Option<PyResult<Obj<'py>>> {
+            let tp = cls.as_type_ptr();
+            if tp as usize != self.type_addr || items.len() != self.indices.len() {
+                return None;
+            }
+            let py = cls.py();
+            // SAFETY: a live heap type (the probed class, checked above); its slots and shared
+            // keys pointer are read. `object`'s slot is never written after startup.
+            let (new, alloc, flags, item_size, basic_size, keys, object_new) = unsafe {
+                (
+                    (*tp).tp_new,
+                    (*tp).tp_alloc,
+                    (*tp).tp_flags,
+                    (*tp).tp_itemsize,
+                    (*tp).tp_basicsize,
+                    (*tp.cast::<ffi::PyHeapTypeObject>()).ht_cached_keys as usize,
+                    (*std::ptr::addr_of!(ffi::PyBaseObject_Type)).tp_new,
+                )
+            };
+            let wanted =
+                ffi::Py_TPFLAGS_HEAPTYPE | ffi::Py_TPFLAGS_MANAGED_DICT | ffi::Py_TPFLAGS_HAVE_GC;
+            let generic = ffi::PyType_GenericAlloc as *const () as usize;
+            let header = std::mem::size_of::<ffi::PyObject>();
+            let plain = matches!((new, object_new), (Some(new), Some(object_new))
+                    if std::ptr::fn_addr_eq(new, object_new))
+                && alloc.map(|f| f as usize) == Some(generic)
+                && flags & (wanted | ffi::Py_TPFLAGS_IS_ABSTRACT) == wanted
+                && item_size == 0
+                && basic_size as usize >= header
+                && keys == self.keys;
+            if !plain {
+                return None;
+            }
+            let keys = keys as *mut DictKeysHead;
+            // SAFETY: the class's shared keys (a live keys object the class owns, checked to be
+            // the one probed); `_PyObject_InitializeDict` reads and updates the same two
+            // fields, and no other thread runs while the GIL is held.
+            let size = unsafe {
+                let usable = (*keys).dk_usable;
+                let left = if usable > 1 { usable - 1 } else { usable };
+                let size = left + (*keys).dk_nentries;
+                if size <= self.max_index as ffi::Py_ssize_t
+                    || size > SHARED_KEYS_MAX as ffi::Py_ssize_t
+                {
+                    return None;
+                }
+                (*keys).dk_usable = left;
+                size as usize
+            };
+            let word = std::mem::size_of::<*mut ffi::PyObject>();
+            let prefix = (size + 2).div_ceil(word) * word;
+            // SAFETY: PyMem_Malloc (with the GIL held) returns a block of the size asked, or
+            // NULL.
+            let memory = unsafe { ffi::PyMem_Malloc(prefix + size * word) }.cast::<u8>();
+            if memory.is_null() {
+                return Some(Err(no_memory(py)));
+            }
+            // SAFETY: the block holds `prefix` order bytes then `size` slots: the prefix's
+            // size goes in its last byte, the order's count in the one before and the order
+            // below that (at most `items.len() <= max_index + 1 <= size` bytes, and `prefix`
+            // is at least `size + 2`); every slot is set, to NULL or a value's reference (the
+            // probed indices are below `size`).
+            let values = unsafe {
+                *memory.add(prefix - 1) = prefix as u8;
+                let values = memory.add(prefix).cast::<*mut ffi::PyObject>();
+                let count_byte = memory.add(prefix - 2);
+                let count = if self.dense {
+                    // The slots past the fields (`size` is more than the largest index, which
+                    // is `items.len() - 1` here).
+                    clear_words(values.add(items.len()), size - items.len());
+                    Self::write_dense(values, count_byte, items)
+                } else {
+                    Self::write_scattered(values, size, count_byte, &self.indices, items)
+                };
+                *count_byte = count as u8;
+                values
+            };
+            // SAFETY: a collected type with no items: GC_New allocates the preheader (values
+            // and dict pointers, zeroed) and the basic size, linked but untracked, sets the
+            // type (a reference for a heap type) and the reference count, and returns NULL
+            // with an exception set when memory runs out. A collection it starts may run
+            // Python code; the values array is not reachable from anything yet (the values it
+            // holds keep their references).
+            let raw = unsafe { ffi::PyObject_GC_New::<ffi::PyObject>(tp) };
+            if raw.is_null() {
+                // SAFETY: the array made above, owned here, with `size` slots.
+                return Some(Err(unsafe { release_values(py, memory, values, size) }));
+            }
+            // SAFETY: the new instance of a managed-dict class: its values pointer is the word
+            // 4 pointers before it (NULL from GC_New), which takes the array; its body past the
+            // header (whole words, as every basic size is) is zeroed as the generic allocator
+            // zeroes it; it is complete and not yet tracked.
+            unsafe {
+                *raw.cast::<*mut *mut ffi::PyObject>().sub(4) = values;
+                clear_words(
+                    raw.cast::<u8>().add(header).cast(),
+                    (basic_size as usize - header) / word,
+                );
+                ffi::PyObject_GC_Track(raw.cast());
+            }
+            // SAFETY: the new reference GC_New returned.
+            Some(Ok(unsafe { Bound::from_owned_ptr(py, raw) }))
+        }
+
+        /// Writes `items` into slots `0..items.len()` of a new values array (NULL for an
+        /// absent one) and the present ones' indices into the insertion order below
+        /// `count_byte`; returns how many were present.
+        ///
+        /// # Safety
+        /// `values` must have at least `items.len()` slots and `count_byte` that many order
+        /// bytes below it.
+        #[inline(always)]
+        unsafe fn write_dense(
+            values: *mut *mut ffi::PyObject,
+            count_byte: *mut u8,
+            items: &mut [Option<Obj<'_>>],
+        ) -> usize {
+            let mut count = 0;
+            for (index, item) in items.iter_mut().enumerate() {
+                let item = item.take().map_or(std::ptr::null_mut(), Bound::into_ptr);
+                std::ptr::write_volatile(values.add(index), item);
+                if !item.is_null() {
+                    count += 1;
+                    *count_byte.sub(count) = index as u8;
+                }
+            }
+            count
+        }
+
+        /// [`InlineValues::write_dense`] for fields at any indices: every slot cleared first,
+        /// then each present item written at its index.
+        ///
+        /// # Safety
+        /// `values` must have `size` slots, more than any of `indices`, and `count_byte` at
+        /// least `items.len()` order bytes below it.
+        #[inline(never)]
+        unsafe fn write_scattered(
+            values: *mut *mut ffi::PyObject,
+            size: usize,
+            count_byte: *mut u8,
+            indices: &[u8],
+            items: &mut [Option<Obj<'_>>],
+        ) -> usize {
+            clear_words(values, size);
+            let mut count = 0;
+            for (item, &index) in items.iter_mut().zip(indices) {
+                if let Some(item) = item.take() {
+                    *values.add(index as usize) = item.into_ptr();
+                    count += 1;
+                    *count_byte.sub(count) = index;
+                }
+            }
+            count
         }
 
         /// The instance's values array and managed dict pointers when it is of exactly the
@@ -398,6 +654,14 @@ mod imp {
             _names: &[Py<PyString>],
         ) -> PyResult<Option<InlineValues>> {
             Ok(None)
+        }
+
+        pub fn create<'py>(
+            &self,
+            _cls: &Bound<'py, PyType>,
+            _items: &mut [Option<Obj<'py>>],
+        ) -> Option<PyResult<Obj<'py>>> {
+            match *self {}
         }
 
         pub fn fill<'py>(
