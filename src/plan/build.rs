@@ -27,6 +27,7 @@ pub fn build_plan(spec: &Bound<'_, PyAny>) -> PyResult<Plan> {
         any,
         has_extensions,
         decode_is_pure: false,
+        builtins_out: Default::default(),
     };
     validate_indices(&plan)?;
     resolve_unions(&mut plan);
@@ -34,6 +35,7 @@ pub fn build_plan(spec: &Bound<'_, PyAny>) -> PyResult<Plan> {
     resolve_plain_rules(&mut plan);
     resolve_fixed_tags(&mut plan);
     plan.decode_is_pure = decode_is_pure(spec.py(), &plan)?;
+    plan.builtins_out = crate::codecs::builtins::table::Table::build(spec.py(), &plan);
     Ok(plan)
 }
 
