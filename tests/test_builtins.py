@@ -1190,3 +1190,114 @@ def test_from_builtins_str_leaves_out_of_line_match_json() -> None:
             data = copy.deepcopy(good)
             data["child"]["child"][key] = bad
             same_failure(LeafLevel, data)
+
+
+@dataclass(slots=True)
+class TableChild:
+    label: str
+    size: float
+
+
+@dataclass
+class TableRecord:
+    when: Optional[datetime.date]
+    amount: Optional[Decimal]
+    child: Optional[TableChild]
+    first_name: str
+    flag: bool
+    count: int
+    stamp: Optional[datetime.datetime]
+
+
+class TableChildSub(TableChild):
+    pass
+
+
+@dataclass
+class TableVariant:
+    value: int
+    kind: Literal["v", "w"] = "v"
+
+
+@dataclass
+class TableOther:
+    kind: Literal["o"] = "o"
+
+
+TableUnion = Union[TableVariant, TableOther]
+
+
+def test_to_builtins_field_table_kinds_match_json() -> None:
+    codec = polycodec.Codec(TableRecord, "json", rename="camel")
+    values = [
+        TableRecord(
+            datetime.date(2024, 5, 6),
+            Decimal("-1.50"),
+            TableChild("c", 2.5),
+            "ann",
+            True,
+            7,
+            datetime.datetime(2024, 1, 2, 3, 4, 5),
+        ),
+        TableRecord(None, None, None, "bob", False, -3, None),
+        TableRecord(
+            datetime.date(1, 1, 1), Decimal("1e30"), TableChildSub("s", 1), "c", True, 0, None
+        ),
+    ]
+    for value in values:
+        out = codec.to_builtins(value)
+        assert_same(out, json.loads(codec.encode_one(value)))
+    kept = codec.to_builtins(values[0], builtin_types=ALL_KEPT)
+    assert kept["when"] is values[0].when and kept["amount"] is values[0].amount
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        TableRecord(datetime.datetime(2024, 1, 1), None, None, "a", True, 1, None),
+        TableRecord(None, 1.5, None, "a", True, 1, None),  # type: ignore[arg-type]
+        TableRecord(None, None, "x", "a", True, 1, None),  # type: ignore[arg-type]
+        TableRecord(None, None, TableChild("c", float("nan")), "a", True, 1, None),
+        TableRecord(None, None, None, 5, True, 1, None),  # type: ignore[arg-type]
+        TableRecord(None, None, None, "a", 1, 1, None),  # type: ignore[arg-type]
+        TableRecord(None, None, None, "a", True, 1, "noon"),  # type: ignore[arg-type]
+    ],
+)
+def test_to_builtins_field_table_errors_match_json(bad: TableRecord) -> None:
+    codec = polycodec.Codec(TableRecord, "json", rename="camel")
+    try:
+        expected = json.loads(codec.encode_one(bad))
+    except polycodec.EncodeError as json_error:
+        with pytest.raises(polycodec.EncodeError) as builtins_error:
+            codec.to_builtins(bad)
+        assert str(builtins_error.value) == str(json_error)
+        assert builtins_error.value.path == json_error.path
+    else:
+        assert_same(codec.to_builtins(bad), expected)
+
+
+def test_to_builtins_field_table_tags_match_json() -> None:
+    codec = polycodec.Codec(list[TableUnion], "json")  # type: ignore[valid-type]
+    good = [TableVariant(1), TableOther(), TableVariant(2, "w")]
+    # A "w" tag is not the class's own: the variant goes to the shared encoder.
+    assert_same(codec.to_builtins(good), json.loads(codec.encode_one(good)))
+    bad = [TableVariant(1), TableVariant(2, "z")]  # type: ignore[arg-type]
+    with pytest.raises(polycodec.EncodeError) as json_error:
+        codec.encode_one(bad)
+    with pytest.raises(polycodec.EncodeError) as builtins_error:
+        codec.to_builtins(bad)
+    assert str(builtins_error.value) == str(json_error.value)
+    assert builtins_error.value.path == json_error.value.path
+
+
+def test_to_builtins_field_table_fixed_tag_checked_as_json_checks_it() -> None:
+    codec = polycodec.Codec(list[TableUnion], "json")  # type: ignore[valid-type]
+    equal = TableOther("".join(["o"]))  # type: ignore[arg-type]
+    assert_same(codec.to_builtins([equal]), json.loads(codec.encode_one([equal])))
+    bad = [TableOther(), TableOther("p")]  # type: ignore[arg-type]
+    with pytest.raises(polycodec.EncodeError) as json_error:
+        codec.encode_one(bad)
+    with pytest.raises(polycodec.EncodeError) as builtins_error:
+        codec.to_builtins(bad)
+    assert str(builtins_error.value) == str(json_error.value)
+    assert builtins_error.value.path == json_error.value.path == "$[1].kind"
