@@ -1347,3 +1347,114 @@ def test_from_builtins_lax_decimal_from_float_matches_json_decoding(number: floa
     ours = codec.from_builtins(json.loads(text))
     assert str(ours.amount) == str(expected.amount)
     assert ours == expected
+
+
+@dataclass(slots=True)
+class OutTableChild:
+    label: str
+    size: float
+
+
+@dataclass
+class OutTableRecord:
+    when: Optional[datetime.date]
+    amount: Optional[Decimal]
+    child: Optional[OutTableChild]
+    first_name: str
+    flag: bool
+    count: int
+    stamp: Optional[datetime.datetime]
+
+
+class OutTableChildSub(OutTableChild):
+    pass
+
+
+@dataclass
+class OutTableVariant:
+    value: int
+    kind: Literal["v", "w"] = "v"
+
+
+@dataclass
+class OutTableOther:
+    kind: Literal["o"] = "o"
+
+
+TableUnion = Union[OutTableVariant, OutTableOther]
+
+
+def test_to_builtins_field_table_kinds_match_json() -> None:
+    codec = polycodec.Codec(OutTableRecord, "json", rename="camel")
+    values = [
+        OutTableRecord(
+            datetime.date(2024, 5, 6),
+            Decimal("-1.50"),
+            OutTableChild("c", 2.5),
+            "ann",
+            True,
+            7,
+            datetime.datetime(2024, 1, 2, 3, 4, 5),
+        ),
+        OutTableRecord(None, None, None, "bob", False, -3, None),
+        OutTableRecord(
+            datetime.date(1, 1, 1), Decimal("1e30"), OutTableChildSub("s", 1), "c", True, 0, None
+        ),
+    ]
+    for value in values:
+        out = codec.to_builtins(value)
+        assert_same(out, json.loads(codec.encode_one(value)))
+    kept = codec.to_builtins(values[0], builtin_types=ALL_KEPT)
+    assert kept["when"] is values[0].when and kept["amount"] is values[0].amount
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        OutTableRecord(datetime.datetime(2024, 1, 1), None, None, "a", True, 1, None),
+        OutTableRecord(None, 1.5, None, "a", True, 1, None),  # type: ignore[arg-type]
+        OutTableRecord(None, None, "x", "a", True, 1, None),  # type: ignore[arg-type]
+        OutTableRecord(None, None, OutTableChild("c", float("nan")), "a", True, 1, None),
+        OutTableRecord(None, None, None, 5, True, 1, None),  # type: ignore[arg-type]
+        OutTableRecord(None, None, None, "a", 1, 1, None),  # type: ignore[arg-type]
+        OutTableRecord(None, None, None, "a", True, 1, "noon"),  # type: ignore[arg-type]
+    ],
+)
+def test_to_builtins_field_table_errors_match_json(bad: OutTableRecord) -> None:
+    codec = polycodec.Codec(OutTableRecord, "json", rename="camel")
+    try:
+        expected = json.loads(codec.encode_one(bad))
+    except polycodec.EncodeError as json_error:
+        with pytest.raises(polycodec.EncodeError) as builtins_error:
+            codec.to_builtins(bad)
+        assert str(builtins_error.value) == str(json_error)
+        assert builtins_error.value.path == json_error.path
+    else:
+        assert_same(codec.to_builtins(bad), expected)
+
+
+def test_to_builtins_field_table_tags_match_json() -> None:
+    codec = polycodec.Codec(list[TableUnion], "json")  # type: ignore[valid-type]
+    good = [OutTableVariant(1), OutTableOther(), OutTableVariant(2, "w")]
+    # A "w" tag is not the class's own: the variant goes to the shared encoder.
+    assert_same(codec.to_builtins(good), json.loads(codec.encode_one(good)))
+    bad = [OutTableVariant(1), OutTableVariant(2, "z")]  # type: ignore[arg-type]
+    with pytest.raises(polycodec.EncodeError) as json_error:
+        codec.encode_one(bad)
+    with pytest.raises(polycodec.EncodeError) as builtins_error:
+        codec.to_builtins(bad)
+    assert str(builtins_error.value) == str(json_error.value)
+    assert builtins_error.value.path == json_error.value.path
+
+
+def test_to_builtins_field_table_fixed_tag_checked_as_json_checks_it() -> None:
+    codec = polycodec.Codec(list[TableUnion], "json")  # type: ignore[valid-type]
+    equal = OutTableOther("".join(["o"]))  # type: ignore[arg-type]
+    assert_same(codec.to_builtins([equal]), json.loads(codec.encode_one([equal])))
+    bad = [OutTableOther(), OutTableOther("p")]  # type: ignore[arg-type]
+    with pytest.raises(polycodec.EncodeError) as json_error:
+        codec.encode_one(bad)
+    with pytest.raises(polycodec.EncodeError) as builtins_error:
+        codec.to_builtins(bad)
+    assert str(builtins_error.value) == str(json_error.value)
+    assert builtins_error.value.path == json_error.value.path == "$[1].kind"

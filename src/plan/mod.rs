@@ -40,6 +40,8 @@ pub struct Plan {
     /// its direct walk first and, on any error, decodes the whole value again with the shared
     /// decoder, which words the error (see `codecs::builtins::direct`).
     pub decode_is_pure: bool,
+    /// The records' compact field tables for `to_builtins`'s direct walk.
+    pub builtins_out: crate::codecs::builtins::table::Table,
 }
 
 impl Plan {

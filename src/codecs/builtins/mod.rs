@@ -18,6 +18,7 @@
 pub mod decode;
 pub mod direct;
 pub mod encode;
+pub mod table;
 pub mod walk;
 
 use pyo3::exceptions::PyTypeError;

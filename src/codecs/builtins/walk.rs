@@ -15,13 +15,13 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDate, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
 
 use super::encode::ObjectWriter;
+use super::table::{Entry, Kind, Mode, Row, RowTag};
 use super::Keep;
 use crate::codecs::encoder::{self, mismatch, not_a_record};
 use crate::codecs::json::encode::non_finite;
 use crate::errors::Error;
 use crate::plan::{
-    LiteralSpec, LiteralValue, Node, NodeId, Plain, PlainRule, Plan, RecordKind, RecordSpec,
-    TaggedUnionSpec,
+    LiteralValue, Node, NodeId, Plain, PlainRule, Plan, RecordSpec, TaggedUnionSpec,
 };
 use crate::py::builders::{presized_dict, ListFill};
 use crate::py::fields::Next;
@@ -88,10 +88,6 @@ fn at_key(err: Box<Error>, key: &Obj<'_>) -> Box<Error> {
     Box::new((*err).at_key(&shown))
 }
 
-/// A tagged-union variant's tag: the tag field's index, its `Literal` and the one object that
-/// `Literal` allows (an exact str or int), written as the record's first entry.
-type Tag<'p> = (usize, &'p LiteralSpec, &'p Py<PyAny>);
-
 pub struct Walk<'p, 'py> {
     plan: &'p Plan,
     py: Python<'py>,
@@ -137,7 +133,7 @@ impl<'p, 'py> Walk<'p, 'py> {
             }
             Node::Bool if value.is_exact_instance_of::<PyBool>() => Ok(value),
             Node::None if value.is_none() => Ok(value),
-            Node::Record(spec) => self.record(id, spec, &value),
+            Node::Record(_) => self.record(id, &value),
             Node::Sequence(spec) => self.sequence(id, spec.item, &value),
             Node::Union(spec) => {
                 // `Optional[X]` without the search (as `pick_variant` does it).
@@ -168,14 +164,7 @@ impl<'p, 'py> Walk<'p, 'py> {
     fn leaf(&mut self, id: NodeId, node: &'p Node, value: Obj<'py>) -> Out<'py> {
         match node {
             Node::DateTime(_) => self.datetime(id, value),
-            Node::Date => match value.cast_exact::<PyDate>() {
-                Ok(_) if self.keep.date => Ok(value),
-                Ok(date) => {
-                    let text = text::temporal::format_date(&temporal::date_parts(date));
-                    py::ascii_str_exact(self.py, &text).map_err(py_err)
-                }
-                Err(_) => self.general(id, &value),
-            },
+            Node::Date => self.date(id, value),
             Node::Uuid if shape::is_uuid(&value) => {
                 if self.keep.uuid {
                     return Ok(value);
@@ -183,12 +172,7 @@ impl<'p, 'py> Walk<'p, 'py> {
                 let bits = py::uuid_value(&value).map_err(py_err)?;
                 py::ascii_str_exact(self.py, &text::uuid::format_uuid(bits)).map_err(py_err)
             }
-            Node::Decimal(_) if shape::is_decimal(&value) => {
-                if self.keep.decimal {
-                    return Ok(value);
-                }
-                value.str().map(Bound::into_any).map_err(py_err)
-            }
+            Node::Decimal(_) => self.decimal(id, value),
             Node::Enum(spec) => {
                 let Some(index) = shape::enum_member_index(spec, &value) else {
                     return Err(boxed(shape::not_a_member(spec, &value)));
@@ -266,6 +250,32 @@ impl<'p, 'py> Walk<'p, 'py> {
         self.value(id, value)
     }
 
+    /// A date (node `id`) as its ISO 8601 text; anything but an exact date goes to the shared
+    /// encoder.
+    #[inline(never)]
+    fn date(&mut self, id: NodeId, value: Obj<'py>) -> Out<'py> {
+        match value.cast_exact::<PyDate>() {
+            Ok(_) if self.keep.date => Ok(value),
+            Ok(date) => {
+                let text = text::temporal::format_date(&temporal::date_parts(date));
+                py::ascii_str_exact(self.py, &text).map_err(py_err)
+            }
+            Err(_) => self.general(id, &value),
+        }
+    }
+
+    /// A Decimal (node `id`) as its str; anything else goes to the shared encoder.
+    #[inline(never)]
+    fn decimal(&mut self, id: NodeId, value: Obj<'py>) -> Out<'py> {
+        if !shape::is_decimal(&value) {
+            return self.general(id, &value);
+        }
+        if self.keep.decimal {
+            return Ok(value);
+        }
+        value.str().map(Bound::into_any).map_err(py_err)
+    }
+
     /// A datetime as its RFC 3339 text, made straight into a new str; any datetime but an
     /// exact naive or fixed-offset one (and anything else) goes to the shared encoder.
     #[inline(never)]
@@ -296,15 +306,13 @@ impl<'p, 'py> Walk<'p, 'py> {
     #[inline(always)]
     fn tagged(&mut self, node: &Node, spec: &'p TaggedUnionSpec, value: &Obj<'py>) -> Out<'py> {
         let class = value.get_type_ptr() as usize;
-        let exact = match spec.classes.iter().find(|(c, _)| *c == class) {
-            Some(&(_, record_id)) => match self.plan.node(record_id) {
-                Node::Record(record) => Some((record_id, record)),
-                _ => None,
-            },
-            None => None,
-        };
-        match exact.or_else(|| shape::tagged_variant(self.plan, spec, value)) {
-            Some((record_id, record)) => self.record(record_id, record, value),
+        let exact = spec
+            .classes
+            .iter()
+            .find(|(c, _)| *c == class)
+            .map(|&(_, record_id)| record_id);
+        match exact.or_else(|| shape::tagged_variant(self.plan, spec, value).map(|(id, _)| id)) {
+            Some(record_id) => self.record(record_id, value),
             None => Err(wrong_type(node, value)),
         }
     }
@@ -342,9 +350,12 @@ impl<'p, 'py> Walk<'p, 'py> {
             node @ Node::TaggedUnion(spec) => self.fill(length, next, |walk, element| {
                 walk.tagged(node, spec, &element)
             }),
-            Node::Record(spec) => self.fill(length, next, |walk, element| {
-                walk.record(item, spec, &element)
-            }),
+            Node::Record(_) => match self.plan.builtins_out.row(item) {
+                Some(row) => self.fill(length, next, |walk, element| {
+                    walk.record_row(item, row, &element)
+                }),
+                None => self.fill(length, next, |walk, element| walk.general(item, &element)),
+            },
             _ => {
                 let rule = PlainRule::for_node(self.plan, item);
                 self.fill(length, next, |walk, element| {
@@ -404,70 +415,58 @@ impl<'p, 'py> Walk<'p, 'py> {
 
     /// A record: a dataclass written as a dict of every field (tag first for a tagged-union
     /// variant); other records go to the shared encoder.
-    fn record(&mut self, id: NodeId, spec: &'p RecordSpec, value: &Obj<'py>) -> Out<'py> {
+    #[inline]
+    fn record(&mut self, id: NodeId, value: &Obj<'py>) -> Out<'py> {
+        match self.plan.builtins_out.row(id) {
+            Some(row) => self.record_row(id, row, value),
+            None => self.general(id, value),
+        }
+    }
+
+    /// Record node `id`, whose table row is `row`.
+    fn record_row(&mut self, id: NodeId, row: u32, value: &Obj<'py>) -> Out<'py> {
+        let plan = self.plan;
+        let row = &plan.builtins_out.rows[row as usize];
         // What sends the record to the shared encoder is known before the value is looked at,
         // so that nothing is asked of the value twice.
-        if spec.array_like || spec.omit_defaults || spec.kind != RecordKind::Dataclass {
+        if row.mode == Mode::General {
             return self.general(id, value);
         }
-        let tag = match &spec.tag {
-            None => None,
-            Some((index, _)) => match self.fixed_tag(spec, *index) {
-                Some(tag) => Some(tag),
-                None => return self.general(id, value),
-            },
+        let Node::Record(spec) = plan.node(id) else {
+            return self.general(id, value);
         };
-        if !shape::is_record(spec, value) {
+        if !py::has_exact_type(value, row.type_addr) && !shape::is_record(spec, value) {
             return Err(not_this_record(spec, value));
         }
         shape::enter_nested(&mut self.depth).map_err(boxed)?;
-        let result = nested(self.depth, || self.dataclass(spec, value, tag));
+        let result = nested(self.depth, || self.dataclass(spec, row, value));
         self.depth -= 1;
         result
     }
 
-    /// The tag a variant's dict leads with, when its `Literal` allows one exact str or int;
-    /// `None` leaves the record to the shared encoder.
+    /// The dataclass's dict, every field read once, in the shared encoder's order, from the
+    /// record's table row.
     #[inline(always)]
-    fn fixed_tag(&self, spec: &'p RecordSpec, index: usize) -> Option<Tag<'p>> {
-        let Node::Literal(literal) = self.plan.node(spec.fields[index].node) else {
-            return None;
-        };
-        let [(_, object)] = literal.values.as_slice() else {
-            return None;
-        };
-        let bound = object.bind(self.py);
-        let plain = bound.is_exact_instance_of::<PyString>()
-            || (bound.is_exact_instance_of::<PyInt>() && !bound.is_exact_instance_of::<PyBool>());
-        plain.then_some((index, literal, object))
-    }
-
-    /// The dataclass's dict, every field read once, in the shared encoder's order.
-    #[inline(always)]
-    fn dataclass(
-        &mut self,
-        spec: &'p RecordSpec,
-        value: &Obj<'py>,
-        tag: Option<Tag<'p>>,
-    ) -> Out<'py> {
+    fn dataclass(&mut self, spec: &'p RecordSpec, row: &'p Row, value: &Obj<'py>) -> Out<'py> {
         let py = self.py;
-        let out = presized_dict(py, spec.wire_fields.len()).map_err(py_err)?;
+        let entries = &self.plan.builtins_out.entries[row.start as usize..row.end as usize];
+        let out = presized_dict(py, entries.len()).map_err(py_err)?;
         let mut reader = spec.access.reader(value);
         // `usize::MAX` matches no field.
-        let tag_index = match &tag {
-            Some((index, _, object)) => {
-                let key = spec.fields[*index].wire_key.bind(py);
-                py::dict_set(&out, key.as_any(), object.bind(py)).map_err(py_err)?;
-                *index
+        let tag_index = match &row.tag {
+            Some(tag) => {
+                py::dict_set(&out, tag.key.bind(py).as_any(), tag.object.bind(py))
+                    .map_err(py_err)?;
+                tag.index
             }
             None => usize::MAX,
         };
-        for &index in &spec.wire_fields {
-            let field = &spec.fields[index];
-            let name = field.name.bind(py);
+        for entry in entries {
+            let index = entry.index as usize;
+            let name = entry.name.bind(py);
             if index == tag_index {
-                if let Some((_, literal, object)) = &tag {
-                    self.check_tag(&mut reader, value, index, field, literal, object)?;
+                if let Some(tag) = &row.tag {
+                    self.check_tag(&mut reader, value, spec, name, tag)?;
                 }
                 continue;
             }
@@ -477,11 +476,44 @@ impl<'p, 'py> Walk<'p, 'py> {
                 Next::Failed(err) => return Err(py_err(*err)),
             };
             let converted = self
-                .convert(field.node, field.plain, item)
-                .map_err(|err| at_field(err, &field.wire_name))?;
-            py::dict_set(&out, field.wire_key.bind(py).as_any(), &converted).map_err(py_err)?;
+                .entry(entry, item)
+                .map_err(|err| at_field(err, &spec.fields[index].wire_name))?;
+            py::dict_set(&out, entry.key.bind(py).as_any(), &converted).map_err(py_err)?;
         }
         Ok(out.into_any())
+    }
+
+    /// A field's value by its table entry: the common kinds without reading the field's node
+    /// (as [`Self::value`] converts them).
+    #[inline(always)]
+    fn entry(&mut self, entry: &'p Entry, value: Obj<'py>) -> Out<'py> {
+        if entry.nullable && value.is_none() {
+            return Ok(value);
+        }
+        let id = entry.node as NodeId;
+        match entry.kind {
+            Kind::Str if value.is_exact_instance_of::<PyString>() => return Ok(value),
+            Kind::Int if value.is_exact_instance_of::<PyInt>() => return Ok(value),
+            Kind::Float => {
+                if let Ok(float) = value.cast_exact::<PyFloat>() {
+                    let number = float.value();
+                    if !number.is_finite() {
+                        return Err(not_finite(number));
+                    }
+                    return Ok(value);
+                }
+                if value.is_exact_instance_of::<PyInt>() {
+                    return Ok(value);
+                }
+            }
+            Kind::Bool if value.is_exact_instance_of::<PyBool>() => return Ok(value),
+            Kind::DateTime => return self.datetime(id, value),
+            Kind::Date => return self.date(id, value),
+            Kind::Decimal => return self.decimal(id, value),
+            Kind::Record => return self.record_row(id, entry.child, &value),
+            _ => {}
+        }
+        self.value(id, value)
     }
 
     /// The tag field where the field walk meets it: read and checked (as the shared encoder's
@@ -491,22 +523,34 @@ impl<'p, 'py> Walk<'p, 'py> {
         &self,
         reader: &mut py::fields::FieldReader<'_, 'py>,
         value: &Obj<'py>,
-        index: usize,
-        field: &crate::plan::Field,
-        literal: &LiteralSpec,
-        object: &Py<PyAny>,
+        spec: &'p RecordSpec,
+        name: &Bound<'py, PyString>,
+        tag: &'p RowTag,
     ) -> Result<(), Box<Error>> {
-        let name = field.name.bind(self.py);
-        match reader.next_unless(value, index, name, object) {
+        match reader.next_unless(value, tag.index, name, &tag.object) {
             Next::Written | Next::Missing => Ok(()),
-            Next::Value(item) => {
-                if shape::find_literal(literal, &item).is_none() {
-                    shape::allowed_literal(literal, &item)
-                        .map_err(|err| at_field(boxed(err), &field.wire_name))?;
-                }
-                Ok(())
-            }
+            Next::Value(item) => self.other_tag(spec, tag, &item),
             Next::Failed(err) => Err(py_err(*err)),
         }
+    }
+
+    /// A tag field holding another object than the class's tag: checked against the
+    /// `Literal`.
+    #[cold]
+    #[inline(never)]
+    fn other_tag(
+        &self,
+        spec: &RecordSpec,
+        tag: &RowTag,
+        item: &Obj<'py>,
+    ) -> Result<(), Box<Error>> {
+        let Node::Literal(literal) = self.plan.node(tag.literal) else {
+            return Ok(());
+        };
+        if shape::find_literal(literal, item).is_none() {
+            shape::allowed_literal(literal, item)
+                .map_err(|err| at_field(boxed(err), &spec.fields[tag.index].wire_name))?;
+        }
+        Ok(())
     }
 }

@@ -1,0 +1,226 @@
+//! The compact field tables `to_builtins`'s direct walk ([`super::walk`]) reads records from.
+//!
+//! A record's fields, as the plan holds them ([`Field`](crate::plan::Field), about 80 bytes
+//! each, plus the node of each field), spread one record over some twenty cache lines; a deep
+//! value (the ten-level hierarchy) then reads more plan than the first-level data cache holds
+//! next to the value itself, and each call misses on the plan again. The table keeps what the
+//! walk reads per field in one 32-byte entry (the attribute name and the key objects, the node,
+//! and what kind of value the node takes, so that the common kinds are converted without
+//! reading their node), and per record one row (the class, the entries, whether the walk
+//! writes it itself), all in two arrays.
+//!
+//! Built once per plan ([`Table::build`]); the plan's own records stay the reference (for
+//! every error, tag and slow path).
+
+use pyo3::prelude::*;
+use pyo3::types::{PyBool, PyInt, PyString};
+
+use crate::plan::{Node, NodeId, Plan, RecordKind, RecordSpec};
+
+/// What a field's node takes, as far as the walk converts it without reading the node.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Kind {
+    Str,
+    Int,
+    /// Exact floats and exact ints.
+    Float,
+    Bool,
+    DateTime,
+    Date,
+    Decimal,
+    /// A record: [`Entry::child`] is its row.
+    Record,
+    /// Any other node: the walk dispatches on it.
+    Other,
+}
+
+/// One field of a record, in the order its dict is written.
+pub struct Entry {
+    /// The attribute name (the plan's interned str).
+    pub name: Py<PyString>,
+    /// The dict key written (the plan's interned wire name).
+    pub key: Py<PyString>,
+    /// The node the value is converted as: for an `Optional[X]` of a kind other than
+    /// [`Kind::Other`] or [`Kind::DateTime`], the node of `X` (None is checked first, by
+    /// [`Entry::nullable`]).
+    pub node: u32,
+    /// For [`Kind::Record`], the child record's row.
+    pub child: u32,
+    /// The field's index in its record.
+    pub index: u32,
+    pub kind: Kind,
+    /// `Optional[...]`: None is written as itself.
+    pub nullable: bool,
+}
+
+/// How the walk writes a record.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Mode {
+    /// A dataclass with no tag, written from its entries.
+    Plain,
+    /// A tagged-union variant: its tag is looked at first, from the plan's record.
+    Tagged,
+    /// Every other record (array-like, `omit_defaults`, TypedDict, NamedTuple): the shared
+    /// encoder writes it.
+    General,
+}
+
+/// A tagged-union variant's tag, when its `Literal` allows one exact str or int: written as
+/// the record's first entry.
+pub struct RowTag {
+    /// The tag field's index.
+    pub index: usize,
+    /// Its dict key.
+    pub key: Py<PyString>,
+    /// The one object the `Literal` allows.
+    pub object: Py<PyAny>,
+    /// The `Literal` node, for a field value that is not `object` itself.
+    pub literal: NodeId,
+}
+
+/// One record of the plan.
+pub struct Row {
+    /// The record's class, for the exact-type check.
+    pub type_addr: usize,
+    /// Its entries: `entries[start..end]`.
+    pub start: u32,
+    pub end: u32,
+    pub mode: Mode,
+    /// The tag, for [`Mode::Tagged`].
+    pub tag: Option<RowTag>,
+}
+
+/// The tables of every record of a plan.
+#[derive(Default)]
+pub struct Table {
+    pub rows: Vec<Row>,
+    pub entries: Vec<Entry>,
+    /// Each node's row (`u32::MAX` for a node that is not a record).
+    pub row_of: Vec<u32>,
+}
+
+impl Table {
+    /// The row of record node `id`.
+    #[inline(always)]
+    pub fn row(&self, id: NodeId) -> Option<u32> {
+        match self.row_of.get(id) {
+            Some(&row) if row != u32::MAX => Some(row),
+            _ => None,
+        }
+    }
+
+    pub fn build(py: Python<'_>, plan: &Plan) -> Table {
+        let mut row_of = vec![u32::MAX; plan.nodes.len()];
+        let mut count = 0u32;
+        for (id, node) in plan.nodes.iter().enumerate() {
+            if let Node::Record(_) = node {
+                row_of[id] = count;
+                count += 1;
+            }
+        }
+        let mut rows = Vec::with_capacity(count as usize);
+        let mut entries = Vec::new();
+        for node in &plan.nodes {
+            let Node::Record(spec) = node else {
+                continue;
+            };
+            let start = entries.len() as u32;
+            for &index in &spec.wire_fields {
+                let field = &spec.fields[index];
+                let (kind, nullable, target) = classify(plan, field.node);
+                let child = match kind {
+                    Kind::Record => row_of[target],
+                    _ => u32::MAX,
+                };
+                entries.push(Entry {
+                    name: field.name.clone_ref(py),
+                    key: field.wire_key.clone_ref(py),
+                    node: target as u32,
+                    child,
+                    index: index as u32,
+                    kind,
+                    nullable,
+                });
+            }
+            let tag = spec
+                .tag
+                .as_ref()
+                .and_then(|(index, _)| fixed_tag(py, plan, spec, *index));
+            let mode =
+                if spec.array_like || spec.omit_defaults || spec.kind != RecordKind::Dataclass {
+                    Mode::General
+                } else if spec.tag.is_none() {
+                    Mode::Plain
+                } else if tag.is_some() {
+                    Mode::Tagged
+                } else {
+                    // A tag whose `Literal` allows more than one object: the shared encoder.
+                    Mode::General
+                };
+            rows.push(Row {
+                type_addr: spec.type_addr,
+                start,
+                end: entries.len() as u32,
+                mode,
+                tag,
+            });
+        }
+        Table {
+            rows,
+            entries,
+            row_of,
+        }
+    }
+}
+
+/// The tag of a variant whose tag field (`index`) has a `Literal` of one exact str or int.
+fn fixed_tag(py: Python<'_>, plan: &Plan, spec: &RecordSpec, index: usize) -> Option<RowTag> {
+    let field = &spec.fields[index];
+    let Node::Literal(literal) = plan.node(field.node) else {
+        return None;
+    };
+    let [(_, object)] = literal.values.as_slice() else {
+        return None;
+    };
+    let bound = object.bind(py);
+    let plain = bound.is_exact_instance_of::<PyString>()
+        || (bound.is_exact_instance_of::<PyInt>() && !bound.is_exact_instance_of::<PyBool>());
+    plain.then(|| RowTag {
+        index,
+        key: field.wire_key.clone_ref(py),
+        object: object.clone_ref(py),
+        literal: field.node,
+    })
+}
+
+/// The kind of node `id`, whether it is `Optional[...]` of that kind, and the node the value
+/// is converted as.
+fn classify(plan: &Plan, id: NodeId) -> (Kind, bool, NodeId) {
+    fn kind(node: &Node) -> Kind {
+        match node {
+            Node::Str(_) => Kind::Str,
+            Node::Int(_) => Kind::Int,
+            Node::Float(_) => Kind::Float,
+            Node::Bool => Kind::Bool,
+            Node::DateTime(_) => Kind::DateTime,
+            Node::Date => Kind::Date,
+            Node::Decimal(_) => Kind::Decimal,
+            Node::Record(_) => Kind::Record,
+            _ => Kind::Other,
+        }
+    }
+    if let Node::Union(spec) = plan.node(id) {
+        if let (Some(none), &[a, b]) = (spec.none, spec.variants.as_slice()) {
+            let other = if a == none { b } else { a };
+            return match kind(plan.node(other)) {
+                Kind::Other => (Kind::Other, false, id),
+                // The shared encoder takes the `Optional` for a datetime the walk leaves to it
+                // (as the walk's plain rule does).
+                Kind::DateTime => (Kind::DateTime, true, id),
+                found => (found, true, other),
+            };
+        }
+        return (Kind::Other, false, id);
+    }
+    (kind(plan.node(id)), false, id)
+}
