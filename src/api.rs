@@ -31,6 +31,8 @@ pub struct Codec {
     options: Py<PyDict>,
     /// The size of the last output, to reserve the next buffer in one step.
     size_hint: AtomicUsize,
+    /// The size of the last `encode_many` output, to allocate the next one's `bytes` at once.
+    many_hint: AtomicUsize,
     /// `json_schema()`'s derived schemas by `ref_template` (None or a str), derived once:
     /// each call returns a deep copy.
     json_schemas: Py<PyDict>,
@@ -96,6 +98,7 @@ impl Codec {
             target: r#type.unbind(),
             options: options.unbind(),
             size_hint: AtomicUsize::new(64),
+            many_hint: AtomicUsize::new(0),
             json_schemas: PyDict::new(py).unbind(),
         })
     }
@@ -222,9 +225,7 @@ impl Codec {
     /// container file, a pickled list.
     #[pyo3(signature = (values, /))]
     fn encode_many<'py>(&self, values: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyBytes>> {
-        self.encode_into(values.py(), |out| {
-            self.wire.encode_many(&self.plan, values, out)
-        })
+        self.encode_many_into(values.py(), values)
     }
 
     /// Decodes one value from bytes, bytearray, memoryview (or, for JSON, str). Avro also takes
@@ -364,8 +365,7 @@ impl Codec {
         py: Python<'py>,
         values: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let out = self.encode_into(py, |out| self.wire.encode_many(&self.plan, values, out))?;
-        Ok(out.into_any())
+        Ok(self.encode_many_into(py, values)?.into_any())
     }
 
     /// `decode_one` on input bytes, without a writer schema.
@@ -422,6 +422,38 @@ impl Codec {
             Ok(()) => {
                 self.size_hint.store(out.len(), Ordering::Relaxed);
                 crate::py::new_bytes(py, &out)
+            }
+            Err(e) => Err(e.into_pyerr(py, ErrorKind::Encode)),
+        };
+        if out.capacity() <= OUTPUT_KEPT {
+            OUTPUT.set(out);
+        }
+        result
+    }
+
+    /// `encode_many`: as [`Self::encode_into`], except that a format that streams its output
+    /// hands each finished stretch of it straight to the `bytes` object (`py::output`), so the
+    /// thread's buffer holds one stretch, not the whole output.
+    fn encode_many_into<'py>(
+        &self,
+        py: Python<'py>,
+        values: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyBytes>> {
+        if !self.wire.streams_many() {
+            return self.encode_into(py, |out| self.wire.encode_many(&self.plan, values, out));
+        }
+        let mut out = OUTPUT.take();
+        out.clear();
+        let hint = self.many_hint.load(Ordering::Relaxed);
+        let mut bytes = crate::py::output::BytesBuilder::new(py, hint);
+        let result = self
+            .wire
+            .encode_many_streamed(&self.plan, values, &mut out, &mut bytes);
+        let result = match result {
+            Ok(()) => {
+                self.many_hint
+                    .store(bytes.taken() + out.len(), Ordering::Relaxed);
+                bytes.finish(&out)
             }
             Err(e) => Err(e.into_pyerr(py, ErrorKind::Encode)),
         };

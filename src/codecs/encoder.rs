@@ -309,13 +309,38 @@ pub fn encode_key<W: WireWriter>(
     Encoder::new(plan, writer, depth).key(key_node, key)
 }
 
-/// Encodes a sequence of root-type values as one array.
-pub fn encode_many<W: WireWriter>(plan: &Plan, values: &Obj<'_>, writer: &mut W) -> Result<()> {
-    Encoder::new(plan, writer, 0).array(
-        values,
-        || Ok(values.len().unwrap_or(0)),
-        |_| Some(plan.root),
-    )
+/// Encodes a sequence of root-type values as one array, calling `between` with the writer after
+/// each value (where a byte writer may hand its output so far over, see `py::output`).
+pub fn encode_many<W: WireWriter>(
+    plan: &Plan,
+    values: &Obj<'_>,
+    writer: &mut W,
+    between: impl FnMut(&mut W) -> Result<()>,
+) -> Result<()> {
+    let open = writer.begin_array(|| Ok(values.len().unwrap_or(0)))?;
+    let count = encode_items(plan, values, writer, between)?;
+    writer.end_array(open, count)
+}
+
+/// The values of [`encode_many`]'s array, without its opening and closing: returns how many
+/// were written.
+pub fn encode_items<W: WireWriter>(
+    plan: &Plan,
+    values: &Obj<'_>,
+    writer: &mut W,
+    mut between: impl FnMut(&mut W) -> Result<()>,
+) -> Result<usize> {
+    let mut encoder = Encoder::new(plan, writer, 0);
+    let mut index = 0;
+    shape::for_each_item(values, |element| {
+        encoder.w.separator(index);
+        encoder
+            .value(plan.root, element)
+            .map_err(|e| e.at_index(index))?;
+        index += 1;
+        between(encoder.w)
+    })?;
+    Ok(index)
 }
 
 /// One walk of a plan and a value, writing with `W`.

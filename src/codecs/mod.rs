@@ -112,11 +112,45 @@ pub struct OpenArgs<'a, 'py> {
     pub options: &'a Bound<'py, PyDict>,
 }
 
+/// The output an `encode_many_streamed` collects before it hands it over: small enough to stay
+/// in the L1 data cache until it is copied.
+pub const STRETCH: usize = 2 * 1024;
+
+/// Where `WireFormat::encode_many_streamed` hands its output over: the API's `bytes` object
+/// under construction (`py::output::BytesBuilder`).
+pub trait OutputSink {
+    /// Takes the next stretch of output.
+    fn append(&mut self, stretch: &[u8]) -> Result<()>;
+    /// Replaces the first `old_length` bytes taken with `front`: a MessagePack array header
+    /// written for the expected count, when the count written differs (an iterable without a
+    /// length, a list that user code resized while it was encoded).
+    fn replace_front(&mut self, old_length: usize, front: &[u8]) -> Result<()>;
+}
+
 /// One wire format's encoder and decoder, bound to one codec's plan.
 pub trait WireFormat: Send + Sync {
     fn encode_one(&self, plan: &Plan, value: &Obj<'_>, out: &mut Vec<u8>) -> Result<()>;
 
     fn encode_many(&self, plan: &Plan, values: &Obj<'_>, out: &mut Vec<u8>) -> Result<()>;
+
+    /// `encode_many` that may hand its output over to `sink` as it goes, a stretch of at least
+    /// [`STRETCH`] bytes at a time (between two values), leaving the rest in `out` (what
+    /// follows the stretches): the API copies each stretch into the `bytes` object while it is
+    /// still in the cache (see `py::output`). By default everything stays in `out`.
+    fn encode_many_streamed(
+        &self,
+        plan: &Plan,
+        values: &Obj<'_>,
+        out: &mut Vec<u8>,
+        _sink: &mut dyn OutputSink,
+    ) -> Result<()> {
+        self.encode_many(plan, values, out)
+    }
+
+    /// Whether `encode_many_streamed` hands its output over as it goes.
+    fn streams_many(&self) -> bool {
+        false
+    }
 
     /// `writer_schema` is only ever passed to formats whose `takes_writer_schema` is true.
     fn decode_one<'py>(

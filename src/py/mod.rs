@@ -9,6 +9,7 @@ pub mod entry;
 pub mod fields;
 pub mod floor;
 pub mod inline_values;
+pub mod output;
 pub mod temporal;
 
 use std::ptr::NonNull;

@@ -98,8 +98,30 @@ impl WireFormat for Json {
 
     fn encode_many(&self, plan: &Plan, values: &Obj<'_>, out: &mut Vec<u8>) -> Result<()> {
         let mut writer = encode::JsonWriter::new(std::mem::take(out), plan, &self.keys);
-        let result =
-            crate::errors::output_result(|| encoder::encode_many(plan, values, &mut writer));
+        let result = crate::errors::output_result(|| {
+            encoder::encode_many(plan, values, &mut writer, |_| Ok(()))
+        });
+        *out = writer.out;
+        result
+    }
+
+    fn encode_many_streamed(
+        &self,
+        plan: &Plan,
+        values: &Obj<'_>,
+        out: &mut Vec<u8>,
+        sink: &mut dyn super::OutputSink,
+    ) -> Result<()> {
+        let mut writer = encode::JsonWriter::new(std::mem::take(out), plan, &self.keys);
+        let result = crate::errors::output_result(|| {
+            encoder::encode_many(plan, values, &mut writer, |w| {
+                if w.out.len() >= super::STRETCH {
+                    sink.append(&w.out)?;
+                    w.out.clear();
+                }
+                Ok(())
+            })
+        });
         *out = writer.out;
         result
     }
@@ -138,6 +160,10 @@ impl WireFormat for Json {
     }
 
     fn accepts_str(&self) -> bool {
+        true
+    }
+
+    fn streams_many(&self) -> bool {
         true
     }
 }

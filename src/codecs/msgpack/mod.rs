@@ -46,10 +46,55 @@ impl WireFormat for MessagePack {
 
     fn encode_many(&self, plan: &Plan, values: &Obj<'_>, out: &mut Vec<u8>) -> Result<()> {
         let mut writer = encode::MessagePackWriter::new(std::mem::take(out), plan, &self.names);
-        let result =
-            crate::errors::output_result(|| encoder::encode_many(plan, values, &mut writer));
+        let result = crate::errors::output_result(|| {
+            encoder::encode_many(plan, values, &mut writer, |_| Ok(()))
+        });
         *out = writer.out;
         result
+    }
+
+    /// The array header goes out for the expected count (the sequence's length); when the count
+    /// written differs, the header is rewritten where it is, in `out` or in the stretches
+    /// already handed over.
+    fn encode_many_streamed(
+        &self,
+        plan: &Plan,
+        values: &Obj<'_>,
+        out: &mut Vec<u8>,
+        sink: &mut dyn super::OutputSink,
+    ) -> Result<()> {
+        let mut writer = encode::MessagePackWriter::new(std::mem::take(out), plan, &self.names);
+        let result = crate::errors::output_result(|| {
+            let expected = values.len().unwrap_or(0);
+            let start = writer.out.len();
+            write::write_container(&mut writer.out, write::Container::Array, expected);
+            let header = writer.out.len() - start;
+            let mut handed = false;
+            let count = encoder::encode_items(plan, values, &mut writer, |w| {
+                if w.out.len() >= super::STRETCH {
+                    sink.append(&w.out)?;
+                    w.out.clear();
+                    handed = true;
+                }
+                Ok(())
+            })?;
+            if count != expected {
+                let mut front = Vec::with_capacity(5);
+                write::write_container(&mut front, write::Container::Array, count);
+                if handed {
+                    sink.replace_front(header, &front)?;
+                } else {
+                    writer.out.splice(start..start + header, front);
+                }
+            }
+            Ok(())
+        });
+        *out = writer.out;
+        result
+    }
+
+    fn streams_many(&self) -> bool {
+        true
     }
 
     fn decode_one<'py>(
