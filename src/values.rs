@@ -102,7 +102,7 @@ impl<'p, 'py> Decoding<'p, 'py> {
         }
     }
 
-    #[cfg_attr(target_os = "linux", link_section = ".text.hot.polycodec")]
+    #[cfg_attr(target_os = "linux", link_section = ".text.hot.polycodec.3shared")]
     fn resolve_union(&self, spec: &UnionSpec, token: Token) -> Result<NodeId> {
         let chosen = match token {
             Token::Null => spec.none,
@@ -147,7 +147,7 @@ impl<'p, 'py> Decoding<'p, 'py> {
         }
     }
 
-    #[cfg_attr(target_os = "linux", link_section = ".text.hot.polycodec")]
+    #[cfg_attr(target_os = "linux", link_section = ".text.hot.polycodec.3shared")]
     pub fn int(&self, id: NodeId, value: i64) -> Result<Obj<'py>> {
         let id = self.resolve(id, Token::Int)?;
         match self.plan.node(id) {
@@ -246,7 +246,7 @@ impl<'p, 'py> Decoding<'p, 'py> {
 
     /// A string token, as validated UTF-8 bytes. Formats handle `bytes` nodes themselves
     /// (base64 in JSON, raw in msgpack) before calling this.
-    #[cfg_attr(target_os = "linux", link_section = ".text.hot.polycodec")]
+    #[cfg_attr(target_os = "linux", link_section = ".text.hot.polycodec.3shared")]
     pub fn string(&self, id: NodeId, bytes: &[u8], ascii: bool) -> Result<Obj<'py>> {
         let id = self.resolve(id, Token::Str)?;
         let py = self.py;
@@ -616,7 +616,7 @@ impl<'py> RecordBuilder<'py> {
     /// comparison and one [`FieldAccess::create`](crate::py::fields::FieldAccess::create);
     /// defaults, the other record kinds and user code are out of line.
     #[inline]
-    #[cfg_attr(target_os = "linux", link_section = ".text.hot.polycodec")]
+    #[cfg_attr(target_os = "linux", link_section = ".text.hot.polycodec.3shared")]
     pub fn finish(mut self, py: Python<'py>, spec: &RecordSpec) -> Result<Obj<'py>> {
         if self.present != spec.fields.len() {
             Self::defaults(py, self.values(), spec)?;

@@ -159,7 +159,7 @@ where
     Self: WireReader<'p, 'py>,
 {
     /// Decodes one value of the plan's root type.
-    #[cfg_attr(target_os = "linux", link_section = ".text.hot.polycodec")]
+    #[cfg_attr(target_os = "linux", link_section = ".text.hot.polycodec.1entry")]
     pub fn decode_one(mut self) -> Result<Obj<'py>> {
         let value = self.value(self.ctx.plan.root)?;
         self.finish()?;
@@ -167,7 +167,7 @@ where
     }
 
     /// Decodes an array of root-type values into a list.
-    #[cfg_attr(target_os = "linux", link_section = ".text.hot.polycodec")]
+    #[cfg_attr(target_os = "linux", link_section = ".text.hot.polycodec.3shared")]
     pub fn decode_many(mut self) -> Result<Obj<'py>> {
         let mut left = self.begin_many()?;
         let root = self.ctx.plan.root;
@@ -203,7 +203,8 @@ where
 
     /// An array, as the node (or the union variant for arrays) `id` asks. Sequences, the common
     /// case, are read here; every other node in [`Self::array_other`], out of line.
-    #[cfg_attr(target_os = "linux", link_section = ".text.hot.polycodec")]
+    #[inline(never)]
+    #[cfg_attr(target_os = "linux", link_section = ".text.hot.polycodec.3shared")]
     pub fn array(&mut self, id: NodeId, items: Left<'p, 'py, R>) -> Result<Obj<'py>> {
         let ctx = &self.ctx;
         let plan = ctx.plan;
@@ -245,7 +246,7 @@ where
     }
 
     /// A list, tuple, set or frozenset of one item type.
-    #[cfg_attr(target_os = "linux", link_section = ".text.hot.polycodec")]
+    #[cfg_attr(target_os = "linux", link_section = ".text.hot.polycodec.3shared")]
     fn sequence(&mut self, spec: &SequenceSpec, items: Left<'p, 'py, R>) -> Result<Obj<'py>> {
         let known = Self::count_left(&items);
         if let Some(count) = known {
@@ -262,7 +263,7 @@ where
     }
 
     /// Reads an array's items as node `item` onto the stack; returns where they start.
-    #[cfg_attr(target_os = "linux", link_section = ".text.hot.polycodec")]
+    #[cfg_attr(target_os = "linux", link_section = ".text.hot.polycodec.3shared")]
     pub fn items_onto_stack(&mut self, item: NodeId, mut items: Left<'p, 'py, R>) -> Result<usize> {
         self.begin_array(&mut items)?;
         let stack = &mut self.stack;
@@ -321,7 +322,8 @@ where
     }
 
     /// A map, as the node (or the union variant for maps) `id` asks.
-    #[cfg_attr(target_os = "linux", link_section = ".text.hot.polycodec")]
+    #[inline(never)]
+    #[cfg_attr(target_os = "linux", link_section = ".text.hot.polycodec.3shared")]
     pub fn map(&mut self, id: NodeId, mut entries: Left<'p, 'py, R>) -> Result<Obj<'py>> {
         let ctx = &self.ctx;
         let plan = ctx.plan;
@@ -344,7 +346,7 @@ where
     }
 
     /// A map read as a record.
-    #[cfg_attr(target_os = "linux", link_section = ".text.hot.polycodec")]
+    #[cfg_attr(target_os = "linux", link_section = ".text.hot.polycodec.3shared")]
     fn record(
         &mut self,
         id: NodeId,
@@ -359,7 +361,7 @@ where
 
     /// Reads a map's entries into a record, through its end. The field expected next (in
     /// declaration order) is tried first, so ordered input never searches the field names.
-    #[cfg_attr(target_os = "linux", link_section = ".text.hot.polycodec")]
+    #[cfg_attr(target_os = "linux", link_section = ".text.hot.polycodec.3shared")]
     fn record_fields(
         &mut self,
         id: NodeId,
@@ -487,7 +489,7 @@ where
     /// A tagged union written as a map. With the tag first (as polycodec and msgspec write it),
     /// its key is matched against the precomputed bytes and the rest is read as the variant's
     /// record; otherwise see [`Self::tagged_anywhere`].
-    #[cfg_attr(target_os = "linux", link_section = ".text.hot.polycodec")]
+    #[cfg_attr(target_os = "linux", link_section = ".text.hot.polycodec.3shared")]
     fn tagged(
         &mut self,
         id: NodeId,
@@ -511,7 +513,7 @@ where
     }
 
     /// The rest of a tagged union's map, its tag (at `tag` in `spec.tags`) read first.
-    #[cfg_attr(target_os = "linux", link_section = ".text.hot.polycodec")]
+    #[cfg_attr(target_os = "linux", link_section = ".text.hot.polycodec.3shared")]
     fn tagged_variant(
         &mut self,
         spec: &TaggedUnionSpec,

@@ -53,8 +53,12 @@ unsafe fn run<'py>(
     call(py, codec).map(Bound::into_ptr)
 }
 
+// `$attr`: attributes of both functions (the decoders' entries lead their hot section, see
+// the end of `py/mod.rs`).
 macro_rules! entry {
-    ($name:ident, $index:expr, $accept:expr, |$py:ident, $codec:ident, $arg:ident| $body:expr) => {
+    ($(#[$attr:meta])* $name:ident, $index:expr, $accept:expr,
+     |$py:ident, $codec:ident, $arg:ident| $body:expr) => {
+        $(#[$attr])*
         unsafe extern "C" fn $name(
             slf: *mut ffi::PyObject,
             args: *const *mut ffi::PyObject,
@@ -65,6 +69,7 @@ macro_rules! entry {
             ///
             /// # Safety
             /// As [`run`]; `args` points to one borrowed argument.
+            $(#[$attr])*
             unsafe fn short(
                 py: Python<'_>,
                 slf: *mut ffi::PyObject,
@@ -107,12 +112,14 @@ entry!(encode_one, 0, |_| true, |py, codec, arg| codec
 entry!(encode_many, 1, |_| true, |py, codec, arg| codec
     .encode_many_values(py, &arg));
 entry!(
+    #[cfg_attr(target_os = "linux", link_section = ".text.hot.polycodec.1entry")]
     decode_one,
     2,
     |raw| unsafe { ffi::PyBytes_CheckExact(raw) != 0 },
     |py, codec, arg| codec.decode_one_bytes(py, arg.cast_unchecked::<PyBytes>().as_bytes())
 );
 entry!(
+    #[cfg_attr(target_os = "linux", link_section = ".text.hot.polycodec.1entry")]
     decode_many,
     3,
     |raw| unsafe { ffi::PyBytes_CheckExact(raw) != 0 },

@@ -234,7 +234,7 @@ mod imp {
         /// abstract, no items, and still the shared keys the indices were found in, which
         /// hold every probed index.
         #[inline]
-        #[cfg_attr(target_os = "linux", link_section = ".text.hot.polycodec")]
+        #[cfg_attr(target_os = "linux", link_section = ".text.hot.polycodec.3shared")]
         pub fn create<'py>(
             &self,
             cls: &Bound<'py, PyType>,

@@ -155,7 +155,7 @@ pub fn new_dict(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
 }
 
 /// A list holding `items`; a failed allocation is a MemoryError (PyO3's `PyList::new` panics).
-#[cfg_attr(target_os = "linux", link_section = ".text.hot.polycodec")]
+#[cfg_attr(target_os = "linux", link_section = ".text.hot.polycodec.3shared")]
 pub fn new_list<'py>(
     py: Python<'py>,
     items: impl ExactSizeIterator<Item = Obj<'py>>,
@@ -826,16 +826,29 @@ pub fn dict_set(dict: &Bound<'_, PyDict>, key: &Obj<'_>, value: &Obj<'_>) -> PyR
     Ok(())
 }
 
-// The decoders' hot functions share the section `.text.hot.polycodec` (their
-// `link_section` attributes), which the linker groups; this sets that section's alignment to a
-// page, so where their code falls in the instruction cache's sets (address mod 4 KiB) depends on
-// the hot functions alone, not on the size of everything linked before them.
+// The decoders' hot functions sit in four sections (their `link_section` attributes), named
+// `.text.hot.polycodec.N<part>`: 1entry (the call entries and each format's `decode_one`),
+// 2json (the JSON reader's value paths), 3shared (the format-generic records, arrays and
+// values) and 4msgpack. The assembler creates sections in the order the assembly first names
+// them, and this module-level assembly comes before every function, so it fixes their order;
+// the linkers (LLD, GNU ld) keep one object's input sections in that order within `.text` (both
+// merge `.text.hot.*` there). So a JSON call runs through one contiguous stretch (entry, JSON,
+// shared) and a MessagePack call through another (entry, shared, MessagePack), instead of an
+// order left to the code generator. The first section is aligned to a page, so where that code
+// falls in the instruction cache's sets (address mod 4 KiB) depends on the hot functions alone,
+// not on the size of everything linked before them.
 #[cfg(all(
     target_os = "linux",
     any(target_arch = "x86_64", target_arch = "aarch64")
 ))]
 std::arch::global_asm!(
-    ".pushsection .text.hot.polycodec,\"ax\",%progbits",
+    ".pushsection .text.hot.polycodec.1entry,\"ax\",%progbits",
     ".p2align 12",
+    ".popsection",
+    ".pushsection .text.hot.polycodec.2json,\"ax\",%progbits",
+    ".popsection",
+    ".pushsection .text.hot.polycodec.3shared,\"ax\",%progbits",
+    ".popsection",
+    ".pushsection .text.hot.polycodec.4msgpack,\"ax\",%progbits",
     ".popsection"
 );

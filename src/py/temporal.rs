@@ -46,7 +46,7 @@ fn zone_for_offset(py: Python<'_>, offset_seconds: i32) -> PyResult<Bound<'_, Py
     Ok(zone)
 }
 
-#[cfg_attr(target_os = "linux", link_section = ".text.hot.polycodec")]
+#[cfg_attr(target_os = "linux", link_section = ".text.hot.polycodec.3shared")]
 pub fn new_datetime<'py>(py: Python<'py>, parts: &DateTime) -> PyResult<Obj<'py>> {
     if parts.offset_seconds == Some(0) {
         if let Some(value) = new_utc_datetime(py, parts) {

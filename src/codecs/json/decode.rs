@@ -56,8 +56,16 @@ fn syntax(err: SyntaxError) -> Error {
     Error::decode(format!("malformed JSON: {err}"))
 }
 
+/// [`text::temporal::canonical_utc`] as one function in the JSON decoder's hot section, which
+/// both of [`Decoder::datetime`]'s tries call (the inlined copy was an out-of-section shim).
+#[inline(never)]
+#[cfg_attr(target_os = "linux", link_section = ".text.hot.polycodec.2json")]
+fn canonical_utc(s: &[u8]) -> Option<text::temporal::DateTime> {
+    text::temporal::canonical_utc(s)
+}
+
 impl<'p, 'py> Decoder<'p, 'py, JsonInput<'_, '_>> {
-    #[cfg_attr(target_os = "linux", link_section = ".text.hot.polycodec")]
+    #[cfg_attr(target_os = "linux", link_section = ".text.hot.polycodec.2json")]
     fn string(&mut self, id: NodeId) -> Result<Obj<'py>> {
         let id = self.ctx.resolve(id, Token::Str)?;
         if let Node::Bytes(spec) = self.ctx.plan.node(id) {
@@ -70,7 +78,7 @@ impl<'p, 'py> Decoder<'p, 'py, JsonInput<'_, '_>> {
     /// The general path of a value starting with `byte`: the token's own reading, which words
     /// every error (kept out of `value`, whose direct paths then need a smaller frame).
     #[inline(never)]
-    #[cfg_attr(target_os = "linux", link_section = ".text.hot.polycodec")]
+    #[cfg_attr(target_os = "linux", link_section = ".text.hot.polycodec.2json")]
     fn general(&mut self, id: NodeId, byte: Option<u8>) -> Result<Obj<'py>> {
         match byte {
             Some(b'"') => self.string(id),
@@ -95,11 +103,11 @@ impl<'p, 'py> Decoder<'p, 'py, JsonInput<'_, '_>> {
 
     /// A datetime node's string (the next byte is its quote).
     #[inline(never)]
-    #[cfg_attr(target_os = "linux", link_section = ".text.hot.polycodec")]
+    #[cfg_attr(target_os = "linux", link_section = ".text.hot.polycodec.2json")]
     fn datetime(&mut self, rule: crate::plan::TzRule) -> Result<Obj<'py>> {
         // The UTC forms polycodec and msgspec write are matched in place, unscanned (their
         // templates admit digits and `-T:.Z` only).
-        let canonical = text::temporal::canonical_utc;
+        let canonical = canonical_utc;
         let parts = match self.reader.take_str_of(27, canonical) {
             Some(parts) => parts,
             None => match self.reader.take_str_of(20, canonical) {
@@ -135,14 +143,14 @@ impl<'p, 'py> Decoder<'p, 'py, JsonInput<'_, '_>> {
         })
     }
 
-    #[cfg_attr(target_os = "linux", link_section = ".text.hot.polycodec")]
+    #[cfg_attr(target_os = "linux", link_section = ".text.hot.polycodec.2json")]
     fn number(&mut self, id: NodeId) -> Result<Obj<'py>> {
         let number = self.reader.read_number().map_err(syntax)?;
         self.number_read(id, number)
     }
 
     /// The number read, as node `id` asks.
-    #[cfg_attr(target_os = "linux", link_section = ".text.hot.polycodec")]
+    #[cfg_attr(target_os = "linux", link_section = ".text.hot.polycodec.2json")]
     fn number_read(&mut self, id: NodeId, number: Number<'_>) -> Result<Obj<'py>> {
         match number {
             Number::Int(value) => self.ctx.int(id, value),
@@ -196,7 +204,7 @@ impl<'p, 'py, 'k> WireReader<'p, 'py> for Decoder<'p, 'py, JsonInput<'_, 'k>> {
     /// the common pairs (a plain str, a datetime, an int, an optional's null, a union's variant
     /// for the token) are decoded here directly; every other pair takes the general path of the
     /// token, which words any error.
-    #[cfg_attr(target_os = "linux", link_section = ".text.hot.polycodec")]
+    #[cfg_attr(target_os = "linux", link_section = ".text.hot.polycodec.2json")]
     fn value(&mut self, id: NodeId) -> Result<Obj<'py>> {
         let plan = self.ctx.plan;
         let byte = self.reader.peek_byte();
@@ -390,7 +398,7 @@ impl<'p, 'py, 'k> WireReader<'p, 'py> for Decoder<'p, 'py, JsonInput<'_, 'k>> {
         None
     }
 
-    #[cfg_attr(target_os = "linux", link_section = ".text.hot.polycodec")]
+    #[cfg_attr(target_os = "linux", link_section = ".text.hot.polycodec.2json")]
     fn begin_many(&mut self) -> Result<bool> {
         if self.reader.peek_kind().map_err(syntax)? != ValueKind::Array {
             return Err(Error::validation(
@@ -402,7 +410,7 @@ impl<'p, 'py, 'k> WireReader<'p, 'py> for Decoder<'p, 'py, JsonInput<'_, 'k>> {
     }
 
     /// Only whitespace may follow.
-    #[cfg_attr(target_os = "linux", link_section = ".text.hot.polycodec")]
+    #[cfg_attr(target_os = "linux", link_section = ".text.hot.polycodec.2json")]
     fn finish(&mut self) -> Result<()> {
         self.reader.finish().map_err(syntax)
     }

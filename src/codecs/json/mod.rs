@@ -126,6 +126,7 @@ impl WireFormat for Json {
         result
     }
 
+    #[cfg_attr(target_os = "linux", link_section = ".text.hot.polycodec.1entry")]
     fn decode_one<'py>(
         &self,
         py: Python<'py>,

@@ -216,7 +216,7 @@ impl<'a, 'p, 'py> Decoder<'p, 'py, MsgpackInput<'a, '_>> {
         }
     }
 
-    #[cfg_attr(target_os = "linux", link_section = ".text.hot.polycodec")]
+    #[cfg_attr(target_os = "linux", link_section = ".text.hot.polycodec.4msgpack")]
     fn general(&mut self, id: NodeId, head: Head<'a>) -> Result<Obj<'py>> {
         match head {
             Head::Str(bytes) => self.string(id, bytes),
@@ -249,7 +249,7 @@ impl<'a, 'p, 'py> Decoder<'p, 'py, MsgpackInput<'a, '_>> {
         }
     }
 
-    #[cfg_attr(target_os = "linux", link_section = ".text.hot.polycodec")]
+    #[cfg_attr(target_os = "linux", link_section = ".text.hot.polycodec.4msgpack")]
     fn string(&mut self, id: NodeId, bytes: &[u8]) -> Result<Obj<'py>> {
         let ascii = check_utf8(bytes)?;
         let id = self.ctx.resolve(id, Token::Str)?;
@@ -277,7 +277,7 @@ impl<'a, 'p, 'py> Decoder<'p, 'py, MsgpackInput<'a, '_>> {
         }
     }
 
-    #[cfg_attr(target_os = "linux", link_section = ".text.hot.polycodec")]
+    #[cfg_attr(target_os = "linux", link_section = ".text.hot.polycodec.4msgpack")]
     fn ext(&mut self, id: NodeId, kind: i64, payload: &[u8]) -> Result<Obj<'py>> {
         if kind != -1 {
             return match self.ctx.plan.node(id) {
@@ -352,7 +352,7 @@ impl<'p, 'py, 'k> WireReader<'p, 'py> for Decoder<'p, 'py, MsgpackInput<'_, 'k>>
     type Left = usize;
 
     #[inline(always)]
-    #[cfg_attr(target_os = "linux", link_section = ".text.hot.polycodec")]
+    #[cfg_attr(target_os = "linux", link_section = ".text.hot.polycodec.4msgpack")]
     fn value(&mut self, id: NodeId) -> Result<Obj<'py>> {
         if self.ctx.plan.has_extensions {
             if let Node::Extension(spec) = self.ctx.plan.node(id) {
@@ -477,7 +477,7 @@ impl<'p, 'py, 'k> WireReader<'p, 'py> for Decoder<'p, 'py, MsgpackInput<'_, 'k>>
         Some(*left)
     }
 
-    #[cfg_attr(target_os = "linux", link_section = ".text.hot.polycodec")]
+    #[cfg_attr(target_os = "linux", link_section = ".text.hot.polycodec.4msgpack")]
     fn begin_many(&mut self) -> Result<usize> {
         match self.reader.next().map_err(malformed)? {
             Head::Array(count) => Ok(count),
@@ -489,7 +489,7 @@ impl<'p, 'py, 'k> WireReader<'p, 'py> for Decoder<'p, 'py, MsgpackInput<'_, 'k>>
     }
 
     /// Nothing may follow.
-    #[cfg_attr(target_os = "linux", link_section = ".text.hot.polycodec")]
+    #[cfg_attr(target_os = "linux", link_section = ".text.hot.polycodec.4msgpack")]
     fn finish(&mut self) -> Result<()> {
         self.reader.finish().map_err(malformed)
     }

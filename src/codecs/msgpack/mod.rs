@@ -97,6 +97,7 @@ impl WireFormat for MessagePack {
         true
     }
 
+    #[cfg_attr(target_os = "linux", link_section = ".text.hot.polycodec.1entry")]
     fn decode_one<'py>(
         &self,
         py: Python<'py>,
