@@ -310,8 +310,6 @@ fn validate_indices(plan: &Plan) -> PyResult<()> {
     Ok(())
 }
 
-/// Lists, for every tagged union, the field names of its variants and whether one node decodes
-/// each of them in every variant.
 /// Each record field's plain scalar kind, once the union nodes it may point at are final.
 fn resolve_plain_rules(plan: &mut Plan) {
     for id in 0..plan.nodes.len() {
@@ -352,6 +350,8 @@ fn resolve_fixed_tags(plan: &mut Plan) {
     }
 }
 
+/// Lists, for every tagged union, the field names of its variants and whether one node decodes
+/// each of them in every variant.
 fn resolve_tagged_union_keys(plan: &mut Plan) {
     let mut all_keys = Vec::new();
     for node in &plan.nodes {
