@@ -148,14 +148,11 @@ mod imp {
                 let wanted = ffi::Py_TPFLAGS_HEAPTYPE
                     | ffi::Py_TPFLAGS_MANAGED_DICT
                     | ffi::Py_TPFLAGS_HAVE_GC;
-                let object_new = (*std::ptr::addr_of!(ffi::PyBaseObject_Type)).tp_new;
-                let generic_alloc = ffi::PyType_GenericAlloc as *const () as usize;
                 // Collected (the pointers sit below the GC header), made by object.__new__ with
                 // the generic allocator (no user code, inline values set up), and freed without
                 // a finalizer (the probe runs none).
                 if flags & wanted != wanted
-                    || (*tp).tp_new.map(|f| f as usize) != object_new.map(|f| f as usize)
-                    || (*tp).tp_alloc.map(|f| f as usize) != Some(generic_alloc)
+                    || !crate::py::made_by_object_new(tp)
                     || (*tp).tp_finalize.is_some()
                     || (*tp).tp_del.is_some()
                 {
@@ -246,25 +243,20 @@ mod imp {
             }
             let py = cls.py();
             // SAFETY: a live heap type (the probed class, checked above); its slots and shared
-            // keys pointer are read. `object`'s slot is never written after startup.
-            let (new, alloc, flags, item_size, basic_size, keys, object_new) = unsafe {
+            // keys pointer are read.
+            let (flags, item_size, basic_size, keys, object_made) = unsafe {
                 (
-                    (*tp).tp_new,
-                    (*tp).tp_alloc,
                     (*tp).tp_flags,
                     (*tp).tp_itemsize,
                     (*tp).tp_basicsize,
                     (*tp.cast::<ffi::PyHeapTypeObject>()).ht_cached_keys as usize,
-                    (*std::ptr::addr_of!(ffi::PyBaseObject_Type)).tp_new,
+                    crate::py::made_by_object_new(tp),
                 )
             };
             let wanted =
                 ffi::Py_TPFLAGS_HEAPTYPE | ffi::Py_TPFLAGS_MANAGED_DICT | ffi::Py_TPFLAGS_HAVE_GC;
-            let generic = ffi::PyType_GenericAlloc as *const () as usize;
             let header = std::mem::size_of::<ffi::PyObject>();
-            let plain = matches!((new, object_new), (Some(new), Some(object_new))
-                    if std::ptr::fn_addr_eq(new, object_new))
-                && alloc.map(|f| f as usize) == Some(generic)
+            let plain = object_made
                 && flags & (wanted | ffi::Py_TPFLAGS_IS_ABSTRACT) == wanted
                 && item_size == 0
                 && basic_size as usize >= header

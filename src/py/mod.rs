@@ -375,6 +375,30 @@ fn allocate_plain<'py>(
     Some(unsafe { Bound::from_owned_ptr_or_err(py, alloc?(type_ptr, 0)) })
 }
 
+/// Whether instances of type `tp` come from `object.__new__` with the generic allocator: no
+/// user code runs, and a fresh instance is laid out as CPython's own creation leaves it. The
+/// shared check of the three direct creations (slotted, inline values, and the probe of the
+/// latter), since a class can gain a `__new__` or an allocator later.
+///
+/// # Safety
+/// `tp` is a live type object.
+#[cfg(all(Py_3_11, not(Py_3_12), not(Py_LIMITED_API), not(PyPy), not(GraalPy)))]
+#[inline(always)]
+pub(crate) unsafe fn made_by_object_new(tp: *mut ffi::PyTypeObject) -> bool {
+    // SAFETY: the caller's live type object; `object`'s slot is never written after startup.
+    let (new, alloc, object_new) = unsafe {
+        (
+            (*tp).tp_new,
+            (*tp).tp_alloc,
+            (*std::ptr::addr_of!(ffi::PyBaseObject_Type)).tp_new,
+        )
+    };
+    let generic = ffi::PyType_GenericAlloc as *const () as usize;
+    matches!((new, object_new), (Some(new), Some(object_new))
+            if std::ptr::fn_addr_eq(new, object_new))
+        && alloc.map(|f| f as usize) == Some(generic)
+}
+
 /// Elsewhere `object.__new__` itself (what it does beyond `tp_alloc` differs by version).
 #[cfg(not(all(Py_3_11, not(Py_3_12), not(Py_LIMITED_API), not(PyPy), not(GraalPy))))]
 #[inline(always)]
@@ -404,27 +428,21 @@ pub fn create_slotted<'py>(
 ) -> Option<PyResult<Obj<'py>>> {
     let py = cls.py();
     let type_ptr = cls.as_type_ptr();
-    // SAFETY: a live type object; six of its slots are read. `object`'s slot is never
-    // written after startup.
-    let (new, alloc, flags, dict_offset, item_size, basic_size, object_new) = unsafe {
+    // SAFETY: a live type object; four of its slots are read, and two by the shared check.
+    let (flags, dict_offset, item_size, basic_size, object_made) = unsafe {
         (
-            (*type_ptr).tp_new,
-            (*type_ptr).tp_alloc,
             (*type_ptr).tp_flags,
             (*type_ptr).tp_dictoffset,
             (*type_ptr).tp_itemsize,
             (*type_ptr).tp_basicsize,
-            (*std::ptr::addr_of!(ffi::PyBaseObject_Type)).tp_new,
+            made_by_object_new(type_ptr),
         )
     };
     let word = std::mem::size_of::<*mut ffi::PyObject>();
     let dense = basic_size as usize == std::mem::size_of::<ffi::PyObject>() + offsets.len() * word
         && values.len() == offsets.len();
     let refused = ffi::Py_TPFLAGS_IS_ABSTRACT | ffi::Py_TPFLAGS_MANAGED_DICT;
-    let generic = ffi::PyType_GenericAlloc as *const () as usize;
-    let plain = matches!((new, object_new), (Some(new), Some(object_new))
-            if std::ptr::fn_addr_eq(new, object_new))
-        && alloc.map(|f| f as usize) == Some(generic)
+    let plain = object_made
         && flags & (ffi::Py_TPFLAGS_HAVE_GC | refused) == ffi::Py_TPFLAGS_HAVE_GC
         && dict_offset == 0
         && item_size == 0;
