@@ -43,11 +43,32 @@ pub enum Failure {
     Python(PyErr),
 }
 
-/// An error with the path to where it happened, innermost segment first.
+/// An error with the path to where it happened, innermost segment first. Boxed: a
+/// `Result<Obj>` is then two words, not the ~90 bytes of the failure and path inline, so the
+/// decoders' recursive frames (one set per nesting level) stay small enough for a deep value's
+/// whole stack to stay in the L1 data cache between calls (issue 10).
 #[derive(Debug)]
-pub struct Error {
+pub struct Error(Box<ErrorInner>);
+
+/// What an [`Error`] holds (reached through `Deref`: `error.failure`).
+#[derive(Debug)]
+pub struct ErrorInner {
     pub failure: Failure,
     path: Vec<PathSegment>,
+}
+
+impl std::ops::Deref for Error {
+    type Target = ErrorInner;
+
+    fn deref(&self) -> &ErrorInner {
+        &self.0
+    }
+}
+
+impl std::ops::DerefMut for Error {
+    fn deref_mut(&mut self) -> &mut ErrorInner {
+        &mut self.0
+    }
 }
 
 pub type Result<T> = std::result::Result<T, Error>;
@@ -59,10 +80,10 @@ impl Error {
     pub fn new(kind: ErrorKind, message: impl Into<String>) -> Self {
         // Unwinding from here may drop objects whose `__del__` runs Python code.
         crate::py::gc_give_up();
-        Error {
+        Error(Box::new(ErrorInner {
             failure: Failure::Message(kind, message.into()),
             path: Vec::new(),
-        }
+        }))
     }
 
     #[cold]
@@ -169,7 +190,7 @@ impl Error {
             Ok(loc) => loc,
             Err(err) => return err,
         };
-        let (kind, message, cause) = match self.failure {
+        let (kind, message, cause) = match self.0.failure {
             Failure::Message(kind, message) => (kind, message, None),
             Failure::Python(err) => {
                 let wrap = err.is_instance_of::<PyTypeError>(py)
@@ -207,10 +228,10 @@ impl From<PyErr> for Error {
     #[cold]
     fn from(err: PyErr) -> Self {
         crate::py::gc_give_up();
-        Error {
+        Error(Box::new(ErrorInner {
             failure: Failure::Python(err),
             path: Vec::new(),
-        }
+        }))
     }
 }
 
@@ -330,6 +351,15 @@ fn exception_class(py: Python<'_>, kind: ErrorKind) -> &Bound<'_, PyType> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn error_is_one_pointer_so_results_stay_two_words() {
+        assert_eq!(std::mem::size_of::<Error>(), std::mem::size_of::<usize>());
+        assert_eq!(
+            std::mem::size_of::<Result<crate::py::Obj<'static>>>(),
+            2 * std::mem::size_of::<usize>()
+        );
+    }
 
     #[test]
     fn path_is_built_innermost_first() {

@@ -372,13 +372,12 @@ where
         let names = self.record_names(id);
         let mut hint = 0;
         loop {
-            if let Some(&index) = spec.wire_fields.get(hint) {
-                let field = &spec.fields[index];
-                if self.take_field(&mut entries, names, index, field) {
+            if let Some(&(index, node)) = spec.wire_order.get(hint) {
+                if self.take_field(&mut entries, names, index, &spec.fields[index]) {
                     hint += 1;
                     let value = self
-                        .value(field.node)
-                        .map_err(|e| e.at_field(&field.wire_name))?;
+                        .value(node)
+                        .map_err(|e| e.at_field(&spec.fields[index].wire_name))?;
                     builder.set(index, value);
                     continue;
                 }

@@ -229,7 +229,8 @@ fn build_record(kind: RecordKind, data: &Bound<'_, PyDict>) -> PyResult<Node> {
         .enumerate()
         .filter(|(_, f)| f.on_wire)
         .map(|(i, _)| i)
-        .collect();
+        .collect::<Vec<_>>();
+    let wire_order = wire_fields.iter().map(|&i| (i, fields[i].node)).collect();
     let user_setattr = kind == RecordKind::Dataclass && has_python_descriptor(&cls, &fields)?;
     let names: Vec<Py<PyString>> = fields.iter().map(|f| f.name.clone_ref(py)).collect();
     let access = FieldAccess::for_class(kind, &cls, &names)?;
@@ -251,6 +252,7 @@ fn build_record(kind: RecordKind, data: &Bound<'_, PyDict>) -> PyResult<Node> {
         tag,
         fixed_tag: false,
         wire_fields,
+        wire_order,
         direct: Box::default(),
     }))
 }
