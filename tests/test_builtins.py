@@ -1006,6 +1006,63 @@ def test_direct_walk_enum_date_and_datetime_strs_read_as_json_reads_them() -> No
         same_as_json(Stamped, {**good, key: bad})
 
 
+@dataclass
+class Bounded:
+    name: Annotated[str, annotated_types.MinLen(2), annotated_types.MaxLen(4)]
+    size: Annotated[int, annotated_types.Ge(0), annotated_types.Lt(100)]
+    ident: uuid.UUID
+    maybe: Optional[Annotated[str, annotated_types.MinLen(1)]] = None
+    tags: list[Annotated[str, annotated_types.MaxLen(2)]] = field(default_factory=list)
+
+
+def test_direct_walk_bounded_str_int_and_uuid_read_as_json_reads_them() -> None:
+    good = {
+        "name": "abc",
+        "size": 5,
+        "ident": "12345678-1234-5678-1234-567812345678",
+        "maybe": "x",
+        "tags": ["a", "bc"],
+    }
+    same_as_json(Bounded, good)
+    out = polycodec.from_builtins(good, Bounded)
+    # A str that passes its bounds is its own result, as an unconstrained one is.
+    assert out.name is good["name"] and out.maybe is good["maybe"]
+    assert out.tags[1] is good["tags"][1]
+    assert type(out.ident) is uuid.UUID and out.ident == uuid.UUID(str(good["ident"]))
+    for key, bad in [
+        ("name", "a"),
+        ("name", "abcde"),
+        # Characters, not bytes or UTF-16 units, are counted.
+        ("name", "\u00e9\u00e9"),
+        ("name", "\U0001f600\U0001f600\U0001f600\U0001f600"),
+        ("name", "\U0001f600\U0001f600\U0001f600\U0001f600\U0001f600"),
+        ("name", 12),
+        ("name", None),
+        ("maybe", ""),
+        ("maybe", None),
+        ("tags", ["abc"]),
+        ("tags", ["\u00e9\u00e9"]),
+        ("size", -1),
+        ("size", 100),
+        ("size", 99),
+        ("size", 2**70),
+        ("size", True),
+        ("size", 5.0),
+        ("size", "5"),
+        ("ident", "12345678-1234-5678-1234-56781234567"),
+        ("ident", "12345678123456781234567812345678"),
+        ("ident", "{12345678-1234-5678-1234-567812345678}"),
+        ("ident", "1234567g-1234-5678-1234-567812345678"),
+        ("ident", 5),
+    ]:
+        same_as_json(Bounded, {**good, key: bad})
+        same_as_json(Bounded, {**good, key: bad}, strict=False)
+    # A str subclass or a str with a lone surrogate is left to the shared decoder.
+    same_as_json(Bounded, {**good, "name": Shade.DARK})
+    with pytest.raises(polycodec.DecodeError):
+        polycodec.from_builtins({**good, "name": "a\ud800"}, Bounded)
+
+
 # Every value is walked once: user code run while reading a value (an extension's hook, a
 # field read through a custom __getattribute__) runs once per value, on success and on failure,
 # and failures raise what the JSON encoder raises, at the same path.

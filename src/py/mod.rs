@@ -254,6 +254,20 @@ pub fn dict_key_str<'py>(py: Python<'py>, bytes: &[u8], ascii: bool) -> PyResult
     })
 }
 
+/// The length of `text` when it is a compact ASCII str (then its length in characters is its
+/// length in bytes, and it has no surrogates), else `None`.
+#[inline(always)]
+pub fn ascii_len(text: &Bound<'_, PyString>) -> Option<usize> {
+    let raw = text.as_ptr();
+    // SAFETY: `raw` is a live str; the macros only read its state bits and length.
+    unsafe {
+        if ffi::PyUnicode_IS_COMPACT_ASCII(raw) != 0 {
+            return Some(ffi::PyUnicode_GET_LENGTH(raw) as usize);
+        }
+    }
+    None
+}
+
 /// A str's UTF-8 view. A compact ASCII str is read straight from its buffer (the common case:
 /// no call into CPython); any other str through CPython's cached UTF-8 form.
 #[inline]

@@ -17,7 +17,7 @@ use crate::codecs::decoder::{set_tag, tag_field, variant, Decoder, WireReader};
 use crate::plan::constraints::{FloatBounds, IntBounds};
 use crate::plan::{
     DirectField, DirectKind, EnumSpec, LiteralValue, Node, NodeId, RecordKind, RecordSpec,
-    SequenceKind, TaggedUnionSpec, TzRule,
+    SequenceKind, StrSpec, TaggedUnionSpec, TzRule,
 };
 use crate::py::builders::ListFill;
 use crate::py::{self, temporal, Obj};
@@ -35,10 +35,12 @@ impl<'p, 'py> Decoder<'p, 'py, ObjectInput<'py>> {
     pub fn direct(&mut self, id: NodeId, value: Obj<'py>) -> Out<'py> {
         let plan = self.ctx.plan;
         match plan.node(id) {
-            Node::Str(spec)
-                if spec.is_unconstrained() && value.is_exact_instance_of::<PyString>() =>
-            {
-                return Ok(value);
+            Node::Str(spec) => {
+                if let Ok(text) = value.cast_exact::<PyString>() {
+                    if spec.is_unconstrained() || str_fits(spec, text) {
+                        return Ok(value);
+                    }
+                }
             }
             Node::Int(bounds) if value.is_exact_instance_of::<PyInt>() => {
                 if let Some(number) = py::int_as_i64(&value) {
@@ -74,7 +76,8 @@ impl<'p, 'py> Decoder<'p, 'py, ObjectInput<'py>> {
             Node::DateTime(rule) => return self.datetime_str(id, *rule, value),
             Node::Date => return self.date_str(id, value),
             Node::Enum(spec) => return self.enum_str(id, spec, value),
-            Node::Literal(_) | Node::Decimal(_) | Node::Uuid => return self.other_str(id, value),
+            Node::Uuid => return self.uuid_str(id, value),
+            Node::Literal(_) | Node::Decimal(_) => return self.other_str(id, value),
             _ => {}
         }
         self.by_type(id, value)
@@ -134,7 +137,24 @@ impl<'p, 'py> Decoder<'p, 'py, ObjectInput<'py>> {
         }
     }
 
-    /// [`Self::direct`] for a Literal, Decimal or UUID node.
+    /// [`Self::direct`] for a UUID node.
+    #[inline(never)]
+    fn uuid_str(&mut self, id: NodeId, value: Obj<'py>) -> Out<'py> {
+        if let Ok(text) = value.cast_exact::<PyString>() {
+            return self.uuid_text(text);
+        }
+        self.by_type(id, value)
+    }
+
+    /// A UUID from its str form.
+    #[inline(never)]
+    fn uuid_text(&self, text: &Bound<'py, PyString>) -> Out<'py> {
+        let text = py::str_utf8(text).map_err(|_| Bail)?;
+        let value = text::uuid::parse_uuid(text.as_bytes()).map_err(|_| Bail)?;
+        py::new_uuid(self.ctx.py, value).map_err(|_| Bail)
+    }
+
+    /// [`Self::direct`] for a Literal or Decimal node.
     #[inline(never)]
     fn other_str(&mut self, id: NodeId, value: Obj<'py>) -> Out<'py> {
         if let Ok(text) = value.cast_exact::<PyString>() {
@@ -143,7 +163,7 @@ impl<'p, 'py> Decoder<'p, 'py, ObjectInput<'py>> {
         self.by_type(id, value)
     }
 
-    /// A Literal, Decimal or UUID (node `id`) from its str form.
+    /// A Literal or Decimal (node `id`) from its str form.
     #[inline(never)]
     fn other_text(&self, id: NodeId, text: &Bound<'py, PyString>) -> Out<'py> {
         let text = py::str_utf8(text).map_err(|_| Bail)?;
@@ -362,9 +382,28 @@ impl<'p, 'py> Decoder<'p, 'py, ObjectInput<'py>> {
         match entry.kind {
             DirectKind::Other => return self.direct(node, value),
             DirectKind::Str => {}
+            DirectKind::StrBounded => {
+                if let (Ok(text), Node::Str(spec)) =
+                    (value.cast_exact::<PyString>(), self.ctx.plan.node(node))
+                {
+                    if str_fits(spec, text) {
+                        return Ok(value);
+                    }
+                }
+            }
             DirectKind::Int => {
                 if value.is_exact_instance_of::<PyInt>() && py::int_as_i64(&value).is_some() {
                     return Ok(value);
+                }
+            }
+            DirectKind::IntBounded => {
+                if let (true, Node::Int(bounds)) = (
+                    value.is_exact_instance_of::<PyInt>(),
+                    self.ctx.plan.node(node),
+                ) {
+                    if py::int_as_i64(&value).is_some_and(|number| bounds.check(number).is_ok()) {
+                        return Ok(value);
+                    }
                 }
             }
             DirectKind::Float => {
@@ -394,6 +433,11 @@ impl<'p, 'py> Decoder<'p, 'py, ObjectInput<'py>> {
                     (value.cast_exact::<PyString>(), self.ctx.plan.node(node))
                 {
                     return self.enum_text(spec, text);
+                }
+            }
+            DirectKind::Uuid => {
+                if let Ok(text) = value.cast_exact::<PyString>() {
+                    return self.uuid_text(text);
                 }
             }
             DirectKind::Text | DirectKind::Literal => {
@@ -486,6 +530,15 @@ fn find_field(
     };
     let text = py::str_utf8(text).map_err(|_| Bail)?;
     Ok(spec.find_wire_field(text.as_bytes(), hint))
+}
+
+/// Whether the exact str `text` passes the length bounds of `spec` (which has no pattern) as
+/// it is: only a compact ASCII str is judged here (its length is its character count); any
+/// other str, or a spec with a pattern, goes the shared way.
+#[inline(always)]
+fn str_fits(spec: &StrSpec, text: &Bound<'_, PyString>) -> bool {
+    spec.pattern.is_none()
+        && py::ascii_len(text).is_some_and(|length| spec.length.check(length, "").is_ok())
 }
 
 /// The record built from the fields read.
