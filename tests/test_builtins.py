@@ -822,6 +822,31 @@ def test_direct_walk_duplicate_looking_keys_around_a_late_tag() -> None:
     assert out == Square("square", 3, "")
 
 
+def test_direct_walk_tag_at_the_position_of_the_previous_dicts_tag() -> None:
+    # The walk tries the entry where the previous dict had its tag first; the dicts after the
+    # first below have their tag there too, with keys around it that JSON reads in its order.
+    tp = list[Union[Square, Named]]
+    lead = {"size": 3, "label": "a", "kind": "square"}
+    for data in [
+        {OddHash("size"): "x", "size": 3, "kind": "square", "label": "a"},
+        {"size": 3, OddHash("kind"): "named", "kind": "square", "label": "a"},
+        {"label": "a", OddHash("size"): 3, "kind": "square", "size": 4},
+        {"label": "a", "size": 3, "kind": "square", OddHash("label"): "b"},
+        {"label": "a", "size": "3", "kind": "named"},
+        {"label": "a", "size": 3, "kind": "named"},
+        {"label": "a", "size": 3, "kind": "circle"},
+        {"label": "a", "size": 3, "kind": "square", "extra": 1},
+        {"kind": "square", "size": 3, "label": "a"},
+        {"size": 3, "label": "a"},
+    ]:
+        same_as_json(tp, [lead, lead, data, lead])
+        same_as_json(tp, [lead, data], forbid_unknown_fields=True)
+    out = polycodec.from_builtins([lead, {"label": "b", "size": "s", "kind": "named"}], tp)
+    assert out == [Square("square", 3, "a"), Named("named", "s", "b")]
+    with pytest.raises(polycodec.ValidationError, match=r"str object key.*\$\[1\]"):
+        polycodec.from_builtins([lead, {"label": "a", "size": 3, "kind": "square", 5: "b"}], tp)
+
+
 @dataclass
 class OnlyA:
     kind: Literal["a"]

@@ -301,6 +301,24 @@ pub fn list_item<'py>(list: &Bound<'py, PyList>, index: usize) -> Option<Obj<'py
     }
 }
 
+/// Item `index` of `list`, borrowed from it (no reference taken), or `None` past its end. The
+/// caller runs no Python code while it holds the item, so the list keeps it alive.
+#[inline(always)]
+pub fn list_item_borrowed<'a, 'py>(
+    list: &'a Bound<'py, PyList>,
+    index: usize,
+) -> Option<pyo3::Borrowed<'a, 'py, PyAny>> {
+    // SAFETY: `list` is a live list; its size is read before the item, under the GIL; the item
+    // is a non-NULL reference the list holds for as long as `'a` keeps the list borrowed.
+    unsafe {
+        if index >= ffi::PyList_GET_SIZE(list.as_ptr()) as usize {
+            return None;
+        }
+        let item = ffi::PyList_GET_ITEM(list.as_ptr(), index as ffi::Py_ssize_t);
+        Some(pyo3::Borrowed::from_ptr(list.py(), item))
+    }
+}
+
 /// The number of code points in a UTF-8 string (length constraints count characters, as Python does).
 #[inline]
 pub fn char_count(text: &str, ascii: bool) -> usize {
@@ -663,6 +681,34 @@ pub fn next_entry_borrowed_key<'a, 'py>(
         Some((
             pyo3::Borrowed::from_ptr(py, key),
             Bound::from_borrowed_ptr(py, value),
+        ))
+    }
+}
+
+/// The next entry of a dict walk, key and value both borrowed from the dict (no references
+/// taken); `None` at the end. The caller runs no Python code while it holds them, so the dict
+/// keeps them alive.
+#[inline(always)]
+pub fn next_entry_borrowed<'a, 'py>(
+    dict: &'a Bound<'py, PyDict>,
+    position: &mut ffi::Py_ssize_t,
+) -> Option<(
+    pyo3::Borrowed<'a, 'py, PyAny>,
+    pyo3::Borrowed<'a, 'py, PyAny>,
+)> {
+    let mut key: *mut ffi::PyObject = std::ptr::null_mut();
+    let mut value: *mut ffi::PyObject = std::ptr::null_mut();
+    // SAFETY: the dict is live; PyDict_Next bounds-checks `position` and returns borrowed
+    // references, which stay valid while `'a` keeps the dict borrowed and unchanged.
+    if unsafe { ffi::PyDict_Next(dict.as_ptr(), position, &mut key, &mut value) } == 0 {
+        return None;
+    }
+    let py = dict.py();
+    // SAFETY: both are non-NULL references held by the dict.
+    unsafe {
+        Some((
+            pyo3::Borrowed::from_ptr(py, key),
+            pyo3::Borrowed::from_ptr(py, value),
         ))
     }
 }
