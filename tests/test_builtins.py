@@ -847,6 +847,39 @@ def test_direct_walk_tag_at_the_position_of_the_previous_dicts_tag() -> None:
         polycodec.from_builtins([lead, {"label": "a", "size": 3, "kind": "square", 5: "b"}], tp)
 
 
+class Holder:
+    """A plain class: its instances' __dict__ is a key-sharing (split) table on CPython 3.11."""
+
+    def __init__(self, size: Any, label: Any, kind: Any) -> None:
+        self.size = size
+        self.label = label
+        self.kind = kind
+
+
+def test_direct_walk_reads_every_dict_table_layout() -> None:
+    # Dicts with holes left by deleted keys, presized ones (to_builtins), key-by-key ones
+    # (json.loads), split tables (an instance __dict__) and tables with non-str keys are all
+    # read entry by entry in order, as PyDict_Next gives them.
+    holed: dict[Any, Any] = {"gone": 1, "size": 3, "x": 0, "label": "a", "kind": "square"}
+    del holed["gone"], holed["x"]
+    holed_last: dict[Any, Any] = {"size": 3, "label": "a", "kind": "square", "gone": 1}
+    del holed_last["gone"]
+    emptied: dict[Any, Any] = {"gone": 1}
+    del emptied["gone"]
+    codec = polycodec.Codec(Union[Square, Named], "json")
+    presized = codec.to_builtins(Square("square", 3, "a"))
+    shared = Holder(3, "a", "square").__dict__
+    for data in [holed, holed_last, presized, json.loads(json.dumps(presized)), shared]:
+        assert codec.from_builtins(data) == Square("square", 3, "a")
+        same_as_json(Union[Square, Named], data)
+        same_as_json(list[Union[Square, Named]], [data, data])
+    same_as_json(Union[Square, Named], emptied)
+    same_as_json(Square, emptied)
+    for bad in [Holder(3, 4, "square").__dict__, {**holed, 7: 1}, {**holed, "size": "3"}]:
+        with pytest.raises(polycodec.ValidationError):
+            codec.from_builtins(bad)
+
+
 @dataclass
 class OnlyA:
     kind: Literal["a"]

@@ -5,6 +5,7 @@
 //! instance without running `__init__`, setting an attribute past a frozen class's `__setattr__`).
 
 pub mod builders;
+pub mod dict_entries;
 pub mod entry;
 pub mod fields;
 pub mod floor;
@@ -696,6 +697,18 @@ pub fn next_entry_borrowed<'a, 'py>(
     pyo3::Borrowed<'a, 'py, PyAny>,
     pyo3::Borrowed<'a, 'py, PyAny>,
 )> {
+    let py = dict.py();
+    // SAFETY: the dict is live and the GIL held (the `py` token).
+    if let Some(found) = unsafe { dict_entries::next_unicode_entry(dict.as_ptr(), position) } {
+        let (key, value) = found?;
+        // SAFETY: both are non-NULL references held by the dict's table.
+        return unsafe {
+            Some((
+                pyo3::Borrowed::from_ptr(py, key),
+                pyo3::Borrowed::from_ptr(py, value),
+            ))
+        };
+    }
     let mut key: *mut ffi::PyObject = std::ptr::null_mut();
     let mut value: *mut ffi::PyObject = std::ptr::null_mut();
     // SAFETY: the dict is live; PyDict_Next bounds-checks `position` and returns borrowed
@@ -703,7 +716,6 @@ pub fn next_entry_borrowed<'a, 'py>(
     if unsafe { ffi::PyDict_Next(dict.as_ptr(), position, &mut key, &mut value) } == 0 {
         return None;
     }
-    let py = dict.py();
     // SAFETY: both are non-NULL references held by the dict.
     unsafe {
         Some((
