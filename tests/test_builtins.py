@@ -1573,3 +1573,31 @@ def test_to_builtins_field_table_fixed_tag_checked_as_json_checks_it() -> None:
         codec.to_builtins(bad)
     assert str(builtins_error.value) == str(json_error.value)
     assert builtins_error.value.path == json_error.value.path == "$[1].kind"
+
+
+@dataclass
+class Ident:
+    ident: uuid.UUID
+
+
+@pytest.mark.parametrize(
+    "value",
+    [0, 1, 2**30, 2**64 - 1, 2**64, 2**90 - 1, 2**90, 2**120, 2**127 + 12345, 2**128 - 1],
+)
+def test_uuid_ints_across_the_digit_boundaries(value: int) -> None:
+    # A UUID's int is made digit by digit on CPython 3.11 from 2**64 on: it must be the
+    # normalised int of that value (equal, same hash, same text, usable in arithmetic).
+    text = str(uuid.UUID(int=value))
+    for out in [
+        polycodec.from_builtins({"ident": text}, Ident),
+        polycodec.Codec(Ident, "json").decode_one(json.dumps({"ident": text})),
+        polycodec.Codec(Ident, "msgpack").decode_one(
+            polycodec.Codec(Ident, "msgpack").encode_one(Ident(uuid.UUID(int=value)))
+        ),
+    ]:
+        got = out.ident
+        assert type(got) is uuid.UUID and type(got.int) is int
+        assert got.int == value and hash(got.int) == hash(value) and str(got.int) == str(value)
+        assert got == uuid.UUID(text) and hash(got) == hash(uuid.UUID(text))
+        assert got.int + 1 == value + 1 and got.int.bit_length() == value.bit_length()
+        assert got.int >> 64 == value >> 64 and str(got) == text

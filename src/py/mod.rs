@@ -12,6 +12,7 @@ pub mod floor;
 pub mod inline_values;
 pub mod output;
 pub mod temporal;
+pub mod wide_int;
 
 use std::ptr::NonNull;
 
@@ -818,7 +819,7 @@ pub fn stdlib(py: Python<'_>) -> &Stdlib {
 pub fn new_uuid(py: Python<'_>, value: u128) -> PyResult<Obj<'_>> {
     let lib = stdlib(py);
     let instance = new_instance(lib.uuid.bind(py))?;
-    let int = value.into_pyobject(py)?.into_any();
+    let int = wide_int::int_from_u128(py, value)?;
     if let Some((int_at, safe_at)) = lib.uuid_slots {
         // SAFETY: `instance` is a fresh UUID made by tp_new, whose object slots at these
         // offsets (read from the class's member descriptors) are still NULL; each slot takes
