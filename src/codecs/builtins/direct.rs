@@ -13,7 +13,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString};
 
 use super::decode::ObjectInput;
-use crate::codecs::decoder::{set_tag, tag_field, variant, Decoder, WireReader};
+use crate::codecs::decoder::{find_tag, set_tag, tag_field, variant, Decoder, TagRef, WireReader};
 use crate::plan::constraints::{FloatBounds, IntBounds};
 use crate::plan::{
     DirectField, DirectKind, EnumSpec, LiteralValue, Node, NodeId, RecordKind, RecordSpec,
@@ -488,19 +488,38 @@ impl<'p, 'py> Decoder<'p, 'py, ObjectInput<'py>> {
         // `find_field`): a key with the tag's text, or not an exact str, gives up.
         let hint = self.reader.tag_hint;
         let mut position = hint;
-        let (tag_value, tag_end, first) = match py::next_entry_borrowed(dict, &mut position) {
-            Some((key, value)) if key.is(tag_key) => (value.to_owned(), position, hint == 0),
+        let (tag, tag_end, first) = match py::next_entry_borrowed(dict, &mut position) {
+            Some((key, value)) if key.is(tag_key) => {
+                (self.direct_tag(spec, &value)?, position, hint == 0)
+            }
             _ => {
                 let (value, end, first) = scan_tag(spec, tag_key, dict)?;
                 self.reader.tag_hint = end - 1;
-                (value, end, first)
+                (self.direct_tag(spec, &value)?, end, first)
             }
         };
-        self.reader.set_next(tag_value);
-        let tag = self.tag(spec).map_err(|_| Bail)?;
         let (_, record) = variant(plan, spec, tag);
         let early = if first { 0 } else { tag_end };
         self.direct_record(record, dict, Some((spec, tag, tag_end)), early)
+    }
+}
+
+impl<'p, 'py> Decoder<'p, 'py, ObjectInput<'py>> {
+    /// The position in `spec.tags` of the tag `value`: an exact str's text is looked up at
+    /// once, any other value is the shared decoder's (`WireReader::tag`, which reads a str the
+    /// same way).
+    #[inline(always)]
+    fn direct_tag(
+        &mut self,
+        spec: &TaggedUnionSpec,
+        value: &Bound<'py, PyAny>,
+    ) -> Result<usize, Bail> {
+        if let Ok(text) = value.cast_exact::<PyString>() {
+            let text = py::str_utf8(text).map_err(|_| Bail)?;
+            return find_tag(spec, TagRef::Str(text.as_bytes())).map_err(|_| Bail);
+        }
+        self.reader.set_next(value.clone());
+        self.tag(spec).map_err(|_| Bail)
     }
 }
 
