@@ -822,6 +822,64 @@ def test_direct_walk_duplicate_looking_keys_around_a_late_tag() -> None:
     assert out == Square("square", 3, "")
 
 
+def test_direct_walk_tag_at_the_position_of_the_previous_dicts_tag() -> None:
+    # The walk tries the entry where the previous dict had its tag first; the dicts after the
+    # first below have their tag there too, with keys around it that JSON reads in its order.
+    tp = list[Union[Square, Named]]
+    lead = {"size": 3, "label": "a", "kind": "square"}
+    for data in [
+        {OddHash("size"): "x", "size": 3, "kind": "square", "label": "a"},
+        {"size": 3, OddHash("kind"): "named", "kind": "square", "label": "a"},
+        {"label": "a", OddHash("size"): 3, "kind": "square", "size": 4},
+        {"label": "a", "size": 3, "kind": "square", OddHash("label"): "b"},
+        {"label": "a", "size": "3", "kind": "named"},
+        {"label": "a", "size": 3, "kind": "named"},
+        {"label": "a", "size": 3, "kind": "circle"},
+        {"label": "a", "size": 3, "kind": "square", "extra": 1},
+        {"kind": "square", "size": 3, "label": "a"},
+        {"size": 3, "label": "a"},
+    ]:
+        same_as_json(tp, [lead, lead, data, lead])
+        same_as_json(tp, [lead, data], forbid_unknown_fields=True)
+    out = polycodec.from_builtins([lead, {"label": "b", "size": "s", "kind": "named"}], tp)
+    assert out == [Square("square", 3, "a"), Named("named", "s", "b")]
+    with pytest.raises(polycodec.ValidationError, match=r"str object key.*\$\[1\]"):
+        polycodec.from_builtins([lead, {"label": "a", "size": 3, "kind": "square", 5: "b"}], tp)
+
+
+class Holder:
+    """A plain class: its instances' __dict__ is a key-sharing (split) table on CPython 3.11."""
+
+    def __init__(self, size: Any, label: Any, kind: Any) -> None:
+        self.size = size
+        self.label = label
+        self.kind = kind
+
+
+def test_direct_walk_reads_every_dict_table_layout() -> None:
+    # Dicts with holes left by deleted keys, presized ones (to_builtins), key-by-key ones
+    # (json.loads), split tables (an instance __dict__) and tables with non-str keys are all
+    # read entry by entry in order, as PyDict_Next gives them.
+    holed: dict[Any, Any] = {"gone": 1, "size": 3, "x": 0, "label": "a", "kind": "square"}
+    del holed["gone"], holed["x"]
+    holed_last: dict[Any, Any] = {"size": 3, "label": "a", "kind": "square", "gone": 1}
+    del holed_last["gone"]
+    emptied: dict[Any, Any] = {"gone": 1}
+    del emptied["gone"]
+    codec = polycodec.Codec(Union[Square, Named], "json")
+    presized = codec.to_builtins(Square("square", 3, "a"))
+    shared = Holder(3, "a", "square").__dict__
+    for data in [holed, holed_last, presized, json.loads(json.dumps(presized)), shared]:
+        assert codec.from_builtins(data) == Square("square", 3, "a")
+        same_as_json(Union[Square, Named], data)
+        same_as_json(list[Union[Square, Named]], [data, data])
+    same_as_json(Union[Square, Named], emptied)
+    same_as_json(Square, emptied)
+    for bad in [Holder(3, 4, "square").__dict__, {**holed, 7: 1}, {**holed, "size": "3"}]:
+        with pytest.raises(polycodec.ValidationError):
+            codec.from_builtins(bad)
+
+
 @dataclass
 class OnlyA:
     kind: Literal["a"]
@@ -1004,6 +1062,63 @@ def test_direct_walk_enum_date_and_datetime_strs_read_as_json_reads_them() -> No
         ("naive", "2024-01-01T00:00:00Z"),
     ]:
         same_as_json(Stamped, {**good, key: bad})
+
+
+@dataclass
+class Bounded:
+    name: Annotated[str, annotated_types.MinLen(2), annotated_types.MaxLen(4)]
+    size: Annotated[int, annotated_types.Ge(0), annotated_types.Lt(100)]
+    ident: uuid.UUID
+    maybe: Optional[Annotated[str, annotated_types.MinLen(1)]] = None
+    tags: list[Annotated[str, annotated_types.MaxLen(2)]] = field(default_factory=list)
+
+
+def test_direct_walk_bounded_str_int_and_uuid_read_as_json_reads_them() -> None:
+    good = {
+        "name": "abc",
+        "size": 5,
+        "ident": "12345678-1234-5678-1234-567812345678",
+        "maybe": "x",
+        "tags": ["a", "bc"],
+    }
+    same_as_json(Bounded, good)
+    out = polycodec.from_builtins(good, Bounded)
+    # A str that passes its bounds is its own result, as an unconstrained one is.
+    assert out.name is good["name"] and out.maybe is good["maybe"]
+    assert out.tags[1] is good["tags"][1]
+    assert type(out.ident) is uuid.UUID and out.ident == uuid.UUID(str(good["ident"]))
+    for key, bad in [
+        ("name", "a"),
+        ("name", "abcde"),
+        # Characters, not bytes or UTF-16 units, are counted.
+        ("name", "\u00e9\u00e9"),
+        ("name", "\U0001f600\U0001f600\U0001f600\U0001f600"),
+        ("name", "\U0001f600\U0001f600\U0001f600\U0001f600\U0001f600"),
+        ("name", 12),
+        ("name", None),
+        ("maybe", ""),
+        ("maybe", None),
+        ("tags", ["abc"]),
+        ("tags", ["\u00e9\u00e9"]),
+        ("size", -1),
+        ("size", 100),
+        ("size", 99),
+        ("size", 2**70),
+        ("size", True),
+        ("size", 5.0),
+        ("size", "5"),
+        ("ident", "12345678-1234-5678-1234-56781234567"),
+        ("ident", "12345678123456781234567812345678"),
+        ("ident", "{12345678-1234-5678-1234-567812345678}"),
+        ("ident", "1234567g-1234-5678-1234-567812345678"),
+        ("ident", 5),
+    ]:
+        same_as_json(Bounded, {**good, key: bad})
+        same_as_json(Bounded, {**good, key: bad}, strict=False)
+    # A str subclass or a str with a lone surrogate is left to the shared decoder.
+    same_as_json(Bounded, {**good, "name": Shade.DARK})
+    with pytest.raises(polycodec.DecodeError):
+        polycodec.from_builtins({**good, "name": "a\ud800"}, Bounded)
 
 
 # Every value is walked once: user code run while reading a value (an extension's hook, a
@@ -1458,3 +1573,31 @@ def test_to_builtins_field_table_fixed_tag_checked_as_json_checks_it() -> None:
         codec.to_builtins(bad)
     assert str(builtins_error.value) == str(json_error.value)
     assert builtins_error.value.path == json_error.value.path == "$[1].kind"
+
+
+@dataclass
+class Ident:
+    ident: uuid.UUID
+
+
+@pytest.mark.parametrize(
+    "value",
+    [0, 1, 2**30, 2**64 - 1, 2**64, 2**90 - 1, 2**90, 2**120, 2**127 + 12345, 2**128 - 1],
+)
+def test_uuid_ints_across_the_digit_boundaries(value: int) -> None:
+    # A UUID's int is made digit by digit on CPython 3.11 from 2**64 on: it must be the
+    # normalised int of that value (equal, same hash, same text, usable in arithmetic).
+    text = str(uuid.UUID(int=value))
+    for out in [
+        polycodec.from_builtins({"ident": text}, Ident),
+        polycodec.Codec(Ident, "json").decode_one(json.dumps({"ident": text})),
+        polycodec.Codec(Ident, "msgpack").decode_one(
+            polycodec.Codec(Ident, "msgpack").encode_one(Ident(uuid.UUID(int=value)))
+        ),
+    ]:
+        got = out.ident
+        assert type(got) is uuid.UUID and type(got.int) is int
+        assert got.int == value and hash(got.int) == hash(value) and str(got.int) == str(value)
+        assert got == uuid.UUID(text) and hash(got) == hash(uuid.UUID(text))
+        assert got.int + 1 == value + 1 and got.int.bit_length() == value.bit_length()
+        assert got.int >> 64 == value >> 64 and str(got) == text

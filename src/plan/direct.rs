@@ -13,8 +13,14 @@ pub enum DirectKind {
     Other,
     /// An unconstrained str: an exact str is its own result.
     Str,
+    /// A str with length bounds only (`node` is the str): an exact ASCII str whose length
+    /// passes them is its own result.
+    StrBounded,
     /// An int without bounds: an exact int that fits in 64 bits is its own result.
     Int,
+    /// An int with bounds (`node` is the int): an exact int that fits in 64 bits and passes
+    /// them is its own result.
+    IntBounded,
     /// A float without bounds: an exact finite float is its own result.
     Float,
     /// An exact bool is its own result.
@@ -25,8 +31,10 @@ pub enum DirectKind {
     Date,
     /// An enum (`node` is the enum), read from its str value.
     Enum,
-    /// A Decimal or UUID (`node`), read from its str form.
+    /// A Decimal (`node`), read from its str form.
     Text,
+    /// A UUID, read from its str form.
+    Uuid,
     /// A Literal (`node`), read from its str form (never `nullable`).
     Literal,
     /// A record (`node`) read from a dict's entries.
@@ -97,11 +105,13 @@ fn classify(plan: &Plan, id: NodeId) -> (DirectKind, NodeId, bool) {
     // resolves them (then the member's reading is the union's).
     let routed = match kind {
         DirectKind::Str
+        | DirectKind::StrBounded
         | DirectKind::DateTime(_)
         | DirectKind::Date
         | DirectKind::Enum
-        | DirectKind::Text => union.str,
-        DirectKind::Int => union.int,
+        | DirectKind::Text
+        | DirectKind::Uuid => union.str,
+        DirectKind::Int | DirectKind::IntBounded => union.int,
         DirectKind::Float => union.float,
         DirectKind::Bool => union.bool,
         DirectKind::Record | DirectKind::Tagged => union.object,
@@ -119,13 +129,16 @@ fn classify(plan: &Plan, id: NodeId) -> (DirectKind, NodeId, bool) {
 fn kind(plan: &Plan, id: NodeId) -> (DirectKind, NodeId) {
     let kind = match plan.node(id) {
         Node::Str(spec) if spec.is_unconstrained() => DirectKind::Str,
+        Node::Str(spec) if spec.pattern.is_none() => DirectKind::StrBounded,
         Node::Int(bounds) if *bounds == IntBounds::default() => DirectKind::Int,
+        Node::Int(_) => DirectKind::IntBounded,
         Node::Float(bounds) if *bounds == FloatBounds::default() => DirectKind::Float,
         Node::Bool => DirectKind::Bool,
         Node::DateTime(rule) => DirectKind::DateTime(*rule),
         Node::Date => DirectKind::Date,
         Node::Enum(_) => DirectKind::Enum,
-        Node::Decimal(_) | Node::Uuid => DirectKind::Text,
+        Node::Decimal(_) => DirectKind::Text,
+        Node::Uuid => DirectKind::Uuid,
         Node::Literal(_) => DirectKind::Literal,
         Node::Record(spec) if !spec.array_like && spec.kind != RecordKind::NamedTuple => {
             DirectKind::Record

@@ -5,12 +5,14 @@
 //! instance without running `__init__`, setting an attribute past a frozen class's `__setattr__`).
 
 pub mod builders;
+pub mod dict_entries;
 pub mod entry;
 pub mod fields;
 pub mod floor;
 pub mod inline_values;
 pub mod output;
 pub mod temporal;
+pub mod wide_int;
 
 use std::ptr::NonNull;
 
@@ -254,6 +256,20 @@ pub fn dict_key_str<'py>(py: Python<'py>, bytes: &[u8], ascii: bool) -> PyResult
     })
 }
 
+/// The length of `text` when it is a compact ASCII str (then its length in characters is its
+/// length in bytes, and it has no surrogates), else `None`.
+#[inline(always)]
+pub fn ascii_len(text: &Bound<'_, PyString>) -> Option<usize> {
+    let raw = text.as_ptr();
+    // SAFETY: `raw` is a live str; the macros only read its state bits and length.
+    unsafe {
+        if ffi::PyUnicode_IS_COMPACT_ASCII(raw) != 0 {
+            return Some(ffi::PyUnicode_GET_LENGTH(raw) as usize);
+        }
+    }
+    None
+}
+
 /// A str's UTF-8 view. A compact ASCII str is read straight from its buffer (the common case:
 /// no call into CPython); any other str through CPython's cached UTF-8 form.
 #[inline]
@@ -284,6 +300,24 @@ pub fn list_item<'py>(list: &Bound<'py, PyList>, index: usize) -> Option<Obj<'py
         }
         let item = ffi::PyList_GET_ITEM(list.as_ptr(), index as ffi::Py_ssize_t);
         Some(Bound::from_borrowed_ptr(list.py(), item))
+    }
+}
+
+/// Item `index` of `list`, borrowed from it (no reference taken), or `None` past its end. The
+/// caller runs no Python code while it holds the item, so the list keeps it alive.
+#[inline(always)]
+pub fn list_item_borrowed<'a, 'py>(
+    list: &'a Bound<'py, PyList>,
+    index: usize,
+) -> Option<pyo3::Borrowed<'a, 'py, PyAny>> {
+    // SAFETY: `list` is a live list; its size is read before the item, under the GIL; the item
+    // is a non-NULL reference the list holds for as long as `'a` keeps the list borrowed.
+    unsafe {
+        if index >= ffi::PyList_GET_SIZE(list.as_ptr()) as usize {
+            return None;
+        }
+        let item = ffi::PyList_GET_ITEM(list.as_ptr(), index as ffi::Py_ssize_t);
+        Some(pyo3::Borrowed::from_ptr(list.py(), item))
     }
 }
 
@@ -653,6 +687,45 @@ pub fn next_entry_borrowed_key<'a, 'py>(
     }
 }
 
+/// The next entry of a dict walk, key and value both borrowed from the dict (no references
+/// taken); `None` at the end. The caller runs no Python code while it holds them, so the dict
+/// keeps them alive.
+#[inline(always)]
+pub fn next_entry_borrowed<'a, 'py>(
+    dict: &'a Bound<'py, PyDict>,
+    position: &mut ffi::Py_ssize_t,
+) -> Option<(
+    pyo3::Borrowed<'a, 'py, PyAny>,
+    pyo3::Borrowed<'a, 'py, PyAny>,
+)> {
+    let py = dict.py();
+    // SAFETY: the dict is live and the GIL held (the `py` token).
+    if let Some(found) = unsafe { dict_entries::next_unicode_entry(dict.as_ptr(), position) } {
+        let (key, value) = found?;
+        // SAFETY: both are non-NULL references held by the dict's table.
+        return unsafe {
+            Some((
+                pyo3::Borrowed::from_ptr(py, key),
+                pyo3::Borrowed::from_ptr(py, value),
+            ))
+        };
+    }
+    let mut key: *mut ffi::PyObject = std::ptr::null_mut();
+    let mut value: *mut ffi::PyObject = std::ptr::null_mut();
+    // SAFETY: the dict is live; PyDict_Next bounds-checks `position` and returns borrowed
+    // references, which stay valid while `'a` keeps the dict borrowed and unchanged.
+    if unsafe { ffi::PyDict_Next(dict.as_ptr(), position, &mut key, &mut value) } == 0 {
+        return None;
+    }
+    // SAFETY: both are non-NULL references held by the dict.
+    unsafe {
+        Some((
+            pyo3::Borrowed::from_ptr(py, key),
+            pyo3::Borrowed::from_ptr(py, value),
+        ))
+    }
+}
+
 /// The value of the dict entry at `position` when its key is `name` (the object itself, as
 /// `to_builtins` writes it, or any str of text `text`), moving `position` past it; `None`, with
 /// `position` unchanged, when that entry has another key or there is none. The key is compared
@@ -746,7 +819,7 @@ pub fn stdlib(py: Python<'_>) -> &Stdlib {
 pub fn new_uuid(py: Python<'_>, value: u128) -> PyResult<Obj<'_>> {
     let lib = stdlib(py);
     let instance = new_instance(lib.uuid.bind(py))?;
-    let int = value.into_pyobject(py)?.into_any();
+    let int = wide_int::int_from_u128(py, value)?;
     if let Some((int_at, safe_at)) = lib.uuid_slots {
         // SAFETY: `instance` is a fresh UUID made by tp_new, whose object slots at these
         // offsets (read from the class's member descriptors) are still NULL; each slot takes

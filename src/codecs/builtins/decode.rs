@@ -32,6 +32,9 @@ pub struct ObjectInput<'py> {
     keep: Keep,
     /// Values the decoder asked the position of (`offset`), to go back to them (`rewind`).
     marks: RefCell<Vec<Option<Obj<'py>>>>,
+    /// The dict position (as `PyDict_Next` counts) where the direct walk last found a tagged
+    /// union's tag entry, tried first in the next tagged dict.
+    pub(super) tag_hint: isize,
 }
 
 impl<'py> ObjectInput<'py> {
@@ -41,6 +44,7 @@ impl<'py> ObjectInput<'py> {
             key: None,
             keep,
             marks: RefCell::new(Vec::new()),
+            tag_hint: 0,
         }
     }
 

@@ -13,11 +13,11 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString};
 
 use super::decode::ObjectInput;
-use crate::codecs::decoder::{set_tag, tag_field, variant, Decoder, WireReader};
+use crate::codecs::decoder::{find_tag, set_tag, tag_field, variant, Decoder, TagRef, WireReader};
 use crate::plan::constraints::{FloatBounds, IntBounds};
 use crate::plan::{
     DirectField, DirectKind, EnumSpec, LiteralValue, Node, NodeId, RecordKind, RecordSpec,
-    SequenceKind, TaggedUnionSpec, TzRule,
+    SequenceKind, StrSpec, TaggedUnionSpec, TzRule,
 };
 use crate::py::builders::ListFill;
 use crate::py::{self, temporal, Obj};
@@ -32,18 +32,20 @@ type Out<'py> = std::result::Result<Obj<'py>, Bail>;
 impl<'p, 'py> Decoder<'p, 'py, ObjectInput<'py>> {
     /// Value `value` as node `id`: first what the node expects (one type test in the common
     /// case), then by the value's type.
-    pub fn direct(&mut self, id: NodeId, value: Obj<'py>) -> Out<'py> {
+    pub fn direct(&mut self, id: NodeId, value: &Bound<'py, PyAny>) -> Out<'py> {
         let plan = self.ctx.plan;
         match plan.node(id) {
-            Node::Str(spec)
-                if spec.is_unconstrained() && value.is_exact_instance_of::<PyString>() =>
-            {
-                return Ok(value);
+            Node::Str(spec) => {
+                if let Ok(text) = value.cast_exact::<PyString>() {
+                    if spec.is_unconstrained() || str_fits(spec, text) {
+                        return Ok(value.clone());
+                    }
+                }
             }
             Node::Int(bounds) if value.is_exact_instance_of::<PyInt>() => {
-                if let Some(number) = py::int_as_i64(&value) {
+                if let Some(number) = py::int_as_i64(value) {
                     if *bounds == IntBounds::default() || bounds.check(number).is_ok() {
-                        return Ok(value);
+                        return Ok(value.clone());
                     }
                 }
             }
@@ -53,11 +55,11 @@ impl<'p, 'py> Decoder<'p, 'py, ObjectInput<'py>> {
                     if number.is_finite()
                         && (*bounds == FloatBounds::default() || bounds.check(number).is_ok())
                     {
-                        return Ok(value);
+                        return Ok(value.clone());
                     }
                 }
             }
-            Node::Bool if value.is_exact_instance_of::<PyBool>() => return Ok(value),
+            Node::Bool if value.is_exact_instance_of::<PyBool>() => return Ok(value.clone()),
             Node::Record(spec) if !spec.array_like && spec.kind != RecordKind::NamedTuple => {
                 if let Ok(dict) = value.cast::<PyDict>() {
                     return self.level(|walk| walk.direct_record(spec, dict, None, 0));
@@ -74,7 +76,8 @@ impl<'p, 'py> Decoder<'p, 'py, ObjectInput<'py>> {
             Node::DateTime(rule) => return self.datetime_str(id, *rule, value),
             Node::Date => return self.date_str(id, value),
             Node::Enum(spec) => return self.enum_str(id, spec, value),
-            Node::Literal(_) | Node::Decimal(_) | Node::Uuid => return self.other_str(id, value),
+            Node::Uuid => return self.uuid_str(id, value),
+            Node::Literal(_) | Node::Decimal(_) => return self.other_str(id, value),
             _ => {}
         }
         self.by_type(id, value)
@@ -82,7 +85,7 @@ impl<'p, 'py> Decoder<'p, 'py, ObjectInput<'py>> {
 
     /// [`Self::direct`] for a datetime node.
     #[inline(never)]
-    fn datetime_str(&mut self, id: NodeId, rule: TzRule, value: Obj<'py>) -> Out<'py> {
+    fn datetime_str(&mut self, id: NodeId, rule: TzRule, value: &Bound<'py, PyAny>) -> Out<'py> {
         if let Ok(text) = value.cast_exact::<PyString>() {
             return self.datetime_text(rule, text);
         }
@@ -100,7 +103,7 @@ impl<'p, 'py> Decoder<'p, 'py, ObjectInput<'py>> {
 
     /// [`Self::direct`] for a date node.
     #[inline(never)]
-    fn date_str(&mut self, id: NodeId, value: Obj<'py>) -> Out<'py> {
+    fn date_str(&mut self, id: NodeId, value: &Bound<'py, PyAny>) -> Out<'py> {
         if let Ok(text) = value.cast_exact::<PyString>() {
             return self.date_text(text);
         }
@@ -117,7 +120,7 @@ impl<'p, 'py> Decoder<'p, 'py, ObjectInput<'py>> {
 
     /// [`Self::direct`] for an enum node.
     #[inline(never)]
-    fn enum_str(&mut self, id: NodeId, spec: &EnumSpec, value: Obj<'py>) -> Out<'py> {
+    fn enum_str(&mut self, id: NodeId, spec: &EnumSpec, value: &Bound<'py, PyAny>) -> Out<'py> {
         if let Ok(text) = value.cast_exact::<PyString>() {
             return self.enum_text(spec, text);
         }
@@ -134,16 +137,33 @@ impl<'p, 'py> Decoder<'p, 'py, ObjectInput<'py>> {
         }
     }
 
-    /// [`Self::direct`] for a Literal, Decimal or UUID node.
+    /// [`Self::direct`] for a UUID node.
     #[inline(never)]
-    fn other_str(&mut self, id: NodeId, value: Obj<'py>) -> Out<'py> {
+    fn uuid_str(&mut self, id: NodeId, value: &Bound<'py, PyAny>) -> Out<'py> {
+        if let Ok(text) = value.cast_exact::<PyString>() {
+            return self.uuid_text(text);
+        }
+        self.by_type(id, value)
+    }
+
+    /// A UUID from its str form.
+    #[inline(never)]
+    fn uuid_text(&self, text: &Bound<'py, PyString>) -> Out<'py> {
+        let text = py::str_utf8(text).map_err(|_| Bail)?;
+        let value = text::uuid::parse_uuid(text.as_bytes()).map_err(|_| Bail)?;
+        py::new_uuid(self.ctx.py, value).map_err(|_| Bail)
+    }
+
+    /// [`Self::direct`] for a Literal or Decimal node.
+    #[inline(never)]
+    fn other_str(&mut self, id: NodeId, value: &Bound<'py, PyAny>) -> Out<'py> {
         if let Ok(text) = value.cast_exact::<PyString>() {
             return self.other_text(id, text);
         }
         self.by_type(id, value)
     }
 
-    /// A Literal, Decimal or UUID (node `id`) from its str form.
+    /// A Literal or Decimal (node `id`) from its str form.
     #[inline(never)]
     fn other_text(&self, id: NodeId, text: &Bound<'py, PyString>) -> Out<'py> {
         let text = py::str_utf8(text).map_err(|_| Bail)?;
@@ -154,7 +174,7 @@ impl<'p, 'py> Decoder<'p, 'py, ObjectInput<'py>> {
 
     /// Value `value` as node `id`, by the value's type.
     #[inline(never)]
-    fn by_type(&mut self, id: NodeId, value: Obj<'py>) -> Out<'py> {
+    fn by_type(&mut self, id: NodeId, value: &Bound<'py, PyAny>) -> Out<'py> {
         let plan = self.ctx.plan;
         // Exact str, int, float and None values are their own result where the node takes
         // them as they are (as the shared decoder returns them).
@@ -163,10 +183,10 @@ impl<'p, 'py> Decoder<'p, 'py, ObjectInput<'py>> {
                 return Err(Bail);
             };
             return match plan.node(id) {
-                Node::Str(spec) if spec.is_unconstrained() => Ok(value),
-                Node::Any => Ok(value),
+                Node::Str(spec) if spec.is_unconstrained() => Ok(value.clone()),
+                Node::Any => Ok(value.clone()),
                 // Base64 and the kept types are the shared decoder's.
-                Node::Bytes(_) => self.shared(id, value),
+                Node::Bytes(_) => self.shared(id, value.clone()),
                 _ => {
                     let text = py::str_utf8(text).map_err(|_| Bail)?;
                     self.ctx
@@ -180,7 +200,7 @@ impl<'p, 'py> Decoder<'p, 'py, ObjectInput<'py>> {
                 return Err(Bail);
             };
             return match plan.node(id) {
-                Node::None | Node::Any => Ok(value),
+                Node::None | Node::Any => Ok(value.clone()),
                 _ => Err(Bail),
             };
         }
@@ -189,8 +209,8 @@ impl<'p, 'py> Decoder<'p, 'py, ObjectInput<'py>> {
                 return Err(Bail);
             };
             return match plan.node(id) {
-                Node::Bool | Node::Any => Ok(value),
-                _ => self.shared(id, value),
+                Node::Bool | Node::Any => Ok(value.clone()),
+                _ => self.shared(id, value.clone()),
             };
         }
         if value.is_exact_instance_of::<PyInt>() {
@@ -198,13 +218,13 @@ impl<'p, 'py> Decoder<'p, 'py, ObjectInput<'py>> {
                 return Err(Bail);
             };
             if let Node::Int(bounds) = plan.node(id) {
-                if let Some(number) = py::int_as_i64(&value) {
+                if let Some(number) = py::int_as_i64(value) {
                     if *bounds == IntBounds::default() || bounds.check(number).is_ok() {
-                        return Ok(value);
+                        return Ok(value.clone());
                     }
                 }
             }
-            return self.shared(id, value);
+            return self.shared(id, value.clone());
         }
         if let Ok(float) = value.cast_exact::<PyFloat>() {
             let Ok(id) = self.ctx.resolve(id, Token::Float) else {
@@ -215,13 +235,13 @@ impl<'p, 'py> Decoder<'p, 'py, ObjectInput<'py>> {
                 if number.is_finite()
                     && (*bounds == FloatBounds::default() || bounds.check(number).is_ok())
                 {
-                    return Ok(value);
+                    return Ok(value.clone());
                 }
             }
-            return self.shared(id, value);
+            return self.shared(id, value.clone());
         }
         if value.is_instance_of::<PyDict>() {
-            let dict = value.cast_into::<PyDict>().map_err(|_| Bail)?;
+            let dict = value.cast::<PyDict>().map_err(|_| Bail)?;
             {
                 let Ok(id) = self.ctx.resolve(id, Token::Object) else {
                     return Err(Bail);
@@ -230,15 +250,15 @@ impl<'p, 'py> Decoder<'p, 'py, ObjectInput<'py>> {
                     Node::Record(spec)
                         if !spec.array_like && spec.kind != RecordKind::NamedTuple =>
                     {
-                        self.level(|walk| walk.direct_record(spec, &dict, None, 0))
+                        self.level(|walk| walk.direct_record(spec, dict, None, 0))
                     }
-                    Node::TaggedUnion(spec) => self.level(|walk| walk.direct_tagged(spec, &dict)),
-                    _ => self.shared(id, dict.into_any()),
+                    Node::TaggedUnion(spec) => self.level(|walk| walk.direct_tagged(spec, dict)),
+                    _ => self.shared(id, value.clone()),
                 };
             }
         }
         if value.is_instance_of::<PyList>() {
-            let list = value.cast_into::<PyList>().map_err(|_| Bail)?;
+            let list = value.cast::<PyList>().map_err(|_| Bail)?;
             {
                 let Ok(id) = self.ctx.resolve(id, Token::Array) else {
                     return Err(Bail);
@@ -248,13 +268,13 @@ impl<'p, 'py> Decoder<'p, 'py, ObjectInput<'py>> {
                         if spec.length.check(list.len(), "items").is_err() {
                             return Err(Bail);
                         }
-                        self.level(|walk| walk.direct_list(spec.item, &list))
+                        self.level(|walk| walk.direct_list(spec.item, list))
                     }
-                    _ => self.shared(id, list.into_any()),
+                    _ => self.shared(id, value.clone()),
                 };
             }
         }
-        self.shared(id, value)
+        self.shared(id, value.clone())
     }
 
     /// The shared decoder's reading of `value` as node `id`.
@@ -282,10 +302,10 @@ impl<'p, 'py> Decoder<'p, 'py, ObjectInput<'py>> {
         let mut out = ListFill::new(self.ctx.py, length).map_err(|_| Bail)?;
         for index in 0..length {
             // No Python code runs while the walk reads, so the list keeps its length.
-            let Some(value) = py::list_item(list, index) else {
+            let Some(value) = py::list_item_borrowed(list, index) else {
                 return Err(Bail);
             };
-            let value = self.direct(item, value)?;
+            let value = self.direct(item, &value)?;
             out.push(value).map_err(|_| Bail)?;
         }
         out.filled().map(Bound::into_any).ok_or(Bail)
@@ -319,7 +339,7 @@ impl<'p, 'py> Decoder<'p, 'py, ObjectInput<'py>> {
         }
         let mut hint = 0;
         let mut position = 0;
-        while let Some((key, value)) = py::next_entry_borrowed_key(dict, &mut position) {
+        while let Some((key, value)) = py::next_entry_borrowed(dict, &mut position) {
             if position == skip {
                 continue;
             }
@@ -327,7 +347,7 @@ impl<'p, 'py> Decoder<'p, 'py, ObjectInput<'py>> {
             // the plan's own str: matched by pointer first.
             let found = match table.get(hint) {
                 Some(entry) if entry.key == key.as_ptr() as usize => hint,
-                _ => match find_field(spec, &key, hint)? {
+                _ => match find_field(spec, &key, hint, tag.map(|(union, _, _)| union), early)? {
                     Some(found) => found,
                     None => {
                         // Before the tag, the shared decoder reads a key another variant knows
@@ -341,7 +361,7 @@ impl<'p, 'py> Decoder<'p, 'py, ObjectInput<'py>> {
             };
             hint = found + 1;
             let entry = &table[found];
-            let value = self.field(spec, entry, value)?;
+            let value = self.field(spec, entry, &value)?;
             builder.set(entry.index as usize, value);
         }
         finish(py, builder, spec)
@@ -350,33 +370,57 @@ impl<'p, 'py> Decoder<'p, 'py, ObjectInput<'py>> {
     /// Value `value` of the field `entry` of record `spec`: the common leaves here, by the
     /// entry's kind, the rest (and every value the kind does not take) by the field's node.
     #[inline(always)]
-    fn field(&mut self, spec: &RecordSpec, entry: &DirectField, value: Obj<'py>) -> Out<'py> {
+    fn field(
+        &mut self,
+        spec: &RecordSpec,
+        entry: &DirectField,
+        value: &Bound<'py, PyAny>,
+    ) -> Out<'py> {
         let node = entry.node as NodeId;
         // The commonest kind first, without the jump on the kind.
         if entry.kind == DirectKind::Str && value.is_exact_instance_of::<PyString>() {
-            return Ok(value);
+            return Ok(value.clone());
         }
         if entry.nullable && value.is_none() {
-            return Ok(value);
+            return Ok(value.clone());
         }
         match entry.kind {
             DirectKind::Other => return self.direct(node, value),
             DirectKind::Str => {}
+            DirectKind::StrBounded => {
+                if let (Ok(text), Node::Str(spec)) =
+                    (value.cast_exact::<PyString>(), self.ctx.plan.node(node))
+                {
+                    if str_fits(spec, text) {
+                        return Ok(value.clone());
+                    }
+                }
+            }
             DirectKind::Int => {
-                if value.is_exact_instance_of::<PyInt>() && py::int_as_i64(&value).is_some() {
-                    return Ok(value);
+                if value.is_exact_instance_of::<PyInt>() && py::int_as_i64(value).is_some() {
+                    return Ok(value.clone());
+                }
+            }
+            DirectKind::IntBounded => {
+                if let (true, Node::Int(bounds)) = (
+                    value.is_exact_instance_of::<PyInt>(),
+                    self.ctx.plan.node(node),
+                ) {
+                    if py::int_as_i64(value).is_some_and(|number| bounds.check(number).is_ok()) {
+                        return Ok(value.clone());
+                    }
                 }
             }
             DirectKind::Float => {
                 if let Ok(float) = value.cast_exact::<PyFloat>() {
                     if float.value().is_finite() {
-                        return Ok(value);
+                        return Ok(value.clone());
                     }
                 }
             }
             DirectKind::Bool => {
                 if value.is_exact_instance_of::<PyBool>() {
-                    return Ok(value);
+                    return Ok(value.clone());
                 }
             }
             DirectKind::DateTime(rule) => {
@@ -394,6 +438,11 @@ impl<'p, 'py> Decoder<'p, 'py, ObjectInput<'py>> {
                     (value.cast_exact::<PyString>(), self.ctx.plan.node(node))
                 {
                     return self.enum_text(spec, text);
+                }
+            }
+            DirectKind::Uuid => {
+                if let Ok(text) = value.cast_exact::<PyString>() {
+                    return self.uuid_text(text);
                 }
             }
             DirectKind::Text | DirectKind::Literal => {
@@ -433,41 +482,86 @@ impl<'p, 'py> Decoder<'p, 'py, ObjectInput<'py>> {
             return Err(Bail);
         };
         let tag_key = field.wire_key.bind(py);
-        let mut position = 0;
-        let mut first = true;
-        let (tag_value, tag_end) = loop {
-            let Some((key, value)) = py::next_entry(dict, &mut position) else {
-                return Err(Bail);
-            };
-            let is_tag = key.is(tag_key)
-                || key
-                    .cast::<PyString>()
-                    .is_ok_and(|key| py::str_utf8(key).is_ok_and(|key| key == spec.tag_field));
-            if is_tag {
-                break (value, position);
+        // The dicts of one input mostly put the tag at one position: the entry there is tried
+        // first, by the pointer of its key (the plan's own str, as `to_builtins` writes it).
+        // The entries before it are then checked as the record's fields are read (see
+        // `find_field`): a key with the tag's text, or not an exact str, gives up.
+        let hint = self.reader.tag_hint;
+        let mut position = hint;
+        let (tag, tag_end, first) = match py::next_entry_borrowed(dict, &mut position) {
+            Some((key, value)) if key.is(tag_key) => {
+                (self.direct_tag(spec, &value)?, position, hint == 0)
             }
-            // The shared decoder reads entries before the tag in an order of its own; that
-            // order shows only when two keys name one field, which takes a str subclass.
-            if !key.is_exact_instance_of::<PyString>() {
-                return Err(Bail);
+            _ => {
+                let (value, end, first) = scan_tag(spec, tag_key, dict)?;
+                self.reader.tag_hint = end - 1;
+                (self.direct_tag(spec, &value)?, end, first)
             }
-            first = false;
         };
-        if !first {
-            // As above, for the entries after the tag.
-            let mut rest = tag_end;
-            while let Some((key, _)) = py::next_entry(dict, &mut rest) {
-                if !key.is_exact_instance_of::<PyString>() {
-                    return Err(Bail);
-                }
-            }
-        }
-        self.reader.set_next(tag_value);
-        let tag = self.tag(spec).map_err(|_| Bail)?;
         let (_, record) = variant(plan, spec, tag);
         let early = if first { 0 } else { tag_end };
         self.direct_record(record, dict, Some((spec, tag, tag_end)), early)
     }
+}
+
+impl<'p, 'py> Decoder<'p, 'py, ObjectInput<'py>> {
+    /// The position in `spec.tags` of the tag `value`: an exact str's text is looked up at
+    /// once, any other value is the shared decoder's (`WireReader::tag`, which reads a str the
+    /// same way).
+    #[inline(always)]
+    fn direct_tag(
+        &mut self,
+        spec: &TaggedUnionSpec,
+        value: &Bound<'py, PyAny>,
+    ) -> Result<usize, Bail> {
+        if let Ok(text) = value.cast_exact::<PyString>() {
+            let text = py::str_utf8(text).map_err(|_| Bail)?;
+            return find_tag(spec, TagRef::Str(text.as_bytes())).map_err(|_| Bail);
+        }
+        self.reader.set_next(value.clone());
+        self.tag(spec).map_err(|_| Bail)
+    }
+}
+
+/// The first entry of `dict` whose key is the tag key `tag_key` (the object itself or any str
+/// of its text): its value, the dict position after it, and whether it came first. Gives up
+/// when there is none, or when it does not come first and a key is not an exact str.
+#[inline(never)]
+fn scan_tag<'py>(
+    spec: &TaggedUnionSpec,
+    tag_key: &Bound<'py, PyString>,
+    dict: &Bound<'py, PyDict>,
+) -> Result<(Obj<'py>, isize, bool), Bail> {
+    let mut position = 0;
+    let mut first = true;
+    let (tag_value, tag_end) = loop {
+        let Some((key, value)) = py::next_entry(dict, &mut position) else {
+            return Err(Bail);
+        };
+        let is_tag = key.is(tag_key)
+            || key
+                .cast::<PyString>()
+                .is_ok_and(|key| py::str_utf8(key).is_ok_and(|key| key == spec.tag_field));
+        if is_tag {
+            break (value, position);
+        }
+        // The shared decoder reads entries before the tag in an order of its own; that
+        // order shows only when two keys name one field, which takes a str subclass.
+        if !key.is_exact_instance_of::<PyString>() {
+            return Err(Bail);
+        }
+        first = false;
+    };
+    if !first {
+        // As above, for the entries after the tag.
+        let mut rest = tag_end;
+        while let Some((key, _)) = py::next_entry(dict, &mut rest) {
+            if !key.is_exact_instance_of::<PyString>() {
+                return Err(Bail);
+            }
+        }
+    }
+    Ok((tag_value, tag_end, first))
 }
 
 // Out of line, so that their locals stay out of the stack frame that every nesting level of
@@ -475,17 +569,39 @@ impl<'p, 'py> Decoder<'p, 'py, ObjectInput<'py>> {
 
 /// The position in `spec.wire_fields` of the field whose wire key has the text of `key`
 /// (a key that is not the plan's own str), searching from `hint`.
+///
+/// In a tagged union's variant (`union`), a key with the tag field's text gives up (the walk
+/// found the tag entry by the pointer of its key, so such a key may be the entry the shared
+/// decoder takes for the tag), and so does a key that is not an exact str when the tag did not
+/// come first (`early` > 0: the shared decoder's reading order shows for such keys).
 #[inline(never)]
 fn find_field(
     spec: &RecordSpec,
     key: &Bound<'_, PyAny>,
     hint: usize,
+    union: Option<&TaggedUnionSpec>,
+    early: isize,
 ) -> Result<Option<usize>, Bail> {
     let Ok(text) = key.cast::<PyString>() else {
         return Err(Bail);
     };
+    if early > 0 && !key.is_exact_instance_of::<PyString>() {
+        return Err(Bail);
+    }
     let text = py::str_utf8(text).map_err(|_| Bail)?;
+    if union.is_some_and(|union| union.tag_field == text) {
+        return Err(Bail);
+    }
     Ok(spec.find_wire_field(text.as_bytes(), hint))
+}
+
+/// Whether the exact str `text` passes the length bounds of `spec` (which has no pattern) as
+/// it is: only a compact ASCII str is judged here (its length is its character count); any
+/// other str, or a spec with a pattern, goes the shared way.
+#[inline(always)]
+fn str_fits(spec: &StrSpec, text: &Bound<'_, PyString>) -> bool {
+    spec.pattern.is_none()
+        && py::ascii_len(text).is_some_and(|length| spec.length.check(length, "").is_ok())
 }
 
 /// The record built from the fields read.

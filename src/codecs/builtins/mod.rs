@@ -116,7 +116,7 @@ pub fn from_builtins<'py>(
     if plan.decode_is_pure && !keep.decimal {
         let input = decode::ObjectInput::new(data.clone(), keep);
         let mut decoder = super::decoder::Decoder::new(py, plan, strict, input);
-        if let Ok(value) = decoder.direct(plan.root, data.clone()) {
+        if let Ok(value) = decoder.direct(plan.root, data) {
             return Ok(value);
         }
     }
