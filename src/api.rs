@@ -33,6 +33,9 @@ pub struct Codec {
     size_hint: AtomicUsize,
     /// The size of the last `encode_many` output, to allocate the next one's `bytes` at once.
     many_hint: AtomicUsize,
+    /// The longest stretch of the last `encode_many` output its buffer held before handing it
+    /// over (about its largest item), to size the next one's buffer at once.
+    many_stretch_hint: AtomicUsize,
     /// `json_schema()`'s derived schemas by `ref_template` (None or a str), derived once:
     /// each call returns a deep copy.
     json_schemas: Py<PyDict>,
@@ -99,6 +102,7 @@ impl Codec {
             options: options.unbind(),
             size_hint: AtomicUsize::new(64),
             many_hint: AtomicUsize::new(0),
+            many_stretch_hint: AtomicUsize::new(0),
             json_schemas: PyDict::new(py).unbind(),
         })
     }
@@ -411,13 +415,8 @@ impl Codec {
         py: Python<'py>,
         encode: impl FnOnce(&mut Vec<u8>) -> Result<(), Error>,
     ) -> PyResult<Bound<'py, PyBytes>> {
-        let mut out = OUTPUT.take();
-        out.clear();
-        let hint = self.size_hint.load(Ordering::Relaxed);
-        if out.capacity() < hint {
-            // A fresh buffer rather than `reserve`, which would copy the old allocation.
-            out = Vec::with_capacity(hint);
-        }
+        let mut out =
+            crate::py::output::buffer_for(OUTPUT.take(), self.size_hint.load(Ordering::Relaxed));
         let result = match encode(&mut out) {
             Ok(()) => {
                 self.size_hint.store(out.len(), Ordering::Relaxed);
@@ -442,8 +441,12 @@ impl Codec {
         if !self.wire.streams_many() {
             return self.encode_into(py, |out| self.wire.encode_many(&self.plan, values, out));
         }
-        let mut out = OUTPUT.take();
-        out.clear();
+        // Sized for the longest stretch of the previous call: an item larger than the buffer
+        // the thread keeps is then written without regrowing the buffer on every call.
+        let mut out = crate::py::output::buffer_for(
+            OUTPUT.take(),
+            self.many_stretch_hint.load(Ordering::Relaxed),
+        );
         let hint = self.many_hint.load(Ordering::Relaxed);
         let mut bytes = crate::py::output::BytesBuilder::new(py, hint);
         let result = self
@@ -453,6 +456,8 @@ impl Codec {
             Ok(()) => {
                 self.many_hint
                     .store(bytes.taken() + out.len(), Ordering::Relaxed);
+                self.many_stretch_hint
+                    .store(bytes.longest().max(out.len()), Ordering::Relaxed);
                 bytes.finish(&out)
             }
             Err(e) => Err(e.into_pyerr(py, ErrorKind::Encode)),

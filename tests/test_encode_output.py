@@ -66,6 +66,29 @@ def test_encode_output_many_growing_and_shrinking_between_calls(fmt: str) -> Non
 
 
 @pytest.mark.parametrize("fmt", FORMATS)
+def test_encode_output_many_single_item_over_64k_between_calls(fmt: str) -> None:
+    # An item larger than the buffer the thread keeps (64 KiB): the next call's buffer is sized
+    # from the previous call's longest stretch. Items that grow, shrink, and sit among small ones
+    # (so a stretch ends mid-list), with the same codec, give the oracle's bytes every time.
+    codec = Codec(Item, fmt)
+    for widths in [
+        [100_000],
+        [100_000],
+        [3, 250_000, 7],
+        [70_000, 70_000, 70_000],
+        [5] * 50,
+        [65_000, 1, 90_000] + [2] * 30,
+        [300_000],
+        [10],
+    ]:
+        values = [
+            Item(i, "é" * (w // 2) if i % 2 else "x" * w, ["t"], None)
+            for i, w in enumerate(widths)
+        ]
+        assert codec.encode_many(values) == _oracle(fmt, values), widths
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
 @pytest.mark.parametrize("count", [0, 3, 15, 16, 2000, 70000])
 def test_encode_output_many_of_tuples_and_iterables(fmt: str, count: int) -> None:
     # An iterable has no length: MessagePack's array header, written for 0 items, is rewritten
