@@ -12,8 +12,11 @@ import dataclasses
 import datetime
 import enum
 import json
+import os
 import pathlib
 import random
+import subprocess
+import sys
 import uuid
 from dataclasses import dataclass, field
 from decimal import Decimal
@@ -1601,3 +1604,41 @@ def test_uuid_ints_across_the_digit_boundaries(value: int) -> None:
         assert got == uuid.UUID(text) and hash(got) == hash(uuid.UUID(text))
         assert got.int + 1 == value + 1 and got.int.bit_length() == value.bit_length()
         assert got.int >> 64 == value >> 64 and str(got) == text
+
+
+def test_uuid_ints_on_the_portable_path_match_the_fast_path() -> None:
+    # The digit-by-digit int is CPython 3.11's; POLYCODEC_PORTABLE_VALUES=1 (read once per
+    # process) selects PyO3's conversion that every other interpreter uses. Both must give the
+    # same ints, so the portable one runs here in a fresh interpreter.
+    script = (
+        "import json, uuid, polycodec\n"
+        "from dataclasses import dataclass\n"
+        "@dataclass\n"
+        "class Ident:\n"
+        "    ident: uuid.UUID\n"
+        "out = []\n"
+        "for value in [2**64 - 1, 2**64, 2**90, 2**127 + 12345, 2**128 - 1]:\n"
+        "    text = str(uuid.UUID(int=value))\n"
+        "    got = polycodec.from_builtins({'ident': text}, Ident).ident\n"
+        "    again = polycodec.Codec(Ident, 'json').decode_one(json.dumps({'ident': text}))\n"
+        "    assert got.int == value == again.ident.int and hash(got.int) == hash(value)\n"
+        "    out.append(str(got.int))\n"
+        "print(' '.join(out))\n"
+    )
+    expected = " ".join(str(v) for v in [2**64 - 1, 2**64, 2**90, 2**127 + 12345, 2**128 - 1])
+    for portable in ["0", "1"]:
+        env = {
+            **os.environ,
+            "PYTHONPATH": os.pathsep.join(p for p in sys.path if p),
+            "POLYCODEC_PORTABLE_VALUES": portable,
+        }
+        done = subprocess.run(
+            [sys.executable, "-c", script],
+            env=env,
+            capture_output=True,
+            text=True,
+            check=False,
+            timeout=120,
+        )
+        assert done.returncode == 0, done.stderr
+        assert done.stdout.split() == expected.split()

@@ -46,7 +46,7 @@ pub const PORTABLE_SLOTS_ENV: &str = "POLYCODEC_PORTABLE_SLOTS";
 pub const PORTABLE_VALUES_ENV: &str = "POLYCODEC_PORTABLE_VALUES";
 
 /// Whether the environment variable `name` is set to something other than "" or "0".
-fn env_flag(name: &str) -> bool {
+pub(crate) fn env_flag(name: &str) -> bool {
     std::env::var_os(name).is_some_and(|v| !v.is_empty() && v != "0")
 }
 

@@ -45,11 +45,15 @@ mod imp {
     }
 
     /// Whether this interpreter's ints have 30-bit digits stored in 32 bits (the default build;
-    /// `--enable-big-digits=15` makes 15-bit ones).
+    /// `--enable-big-digits=15` makes 15-bit ones) and the portable path was not asked for
+    /// (`POLYCODEC_PORTABLE_VALUES=1`, read once, so that tests can run the fallback on 3.11).
     static THIRTY_BIT_DIGITS: OnceLock<bool> = OnceLock::new();
 
     fn thirty_bit_digits(py: Python<'_>) -> bool {
         *THIRTY_BIT_DIGITS.get_or_init(|| {
+            if crate::py::fields::env_flag(crate::py::fields::PORTABLE_VALUES_ENV) {
+                return false;
+            }
             let info = || -> PyResult<bool> {
                 let info = py.import("sys")?.getattr("int_info")?;
                 let bits: u32 = info.getattr("bits_per_digit")?.extract()?;
