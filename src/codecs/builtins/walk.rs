@@ -28,7 +28,7 @@ use crate::py::dict_template::Filling;
 use crate::py::fields::Next;
 use crate::py::{self, temporal, Obj};
 use crate::shape;
-use crate::values::nested;
+use crate::values::{nested, nested_runs_directly, MAX_DEPTH};
 use polycodec_formats::text;
 use polycodec_formats::text::temporal::DATETIME_MAX_LEN;
 
@@ -490,13 +490,40 @@ impl<'p, 'py> Walk<'p, 'py> {
         let Node::Record(spec) = plan.node(id) else {
             return self.general(id, value);
         };
-        if !py::has_exact_type(value, row.type_addr) && !shape::is_record(spec, value) {
-            return Err(not_this_record(spec, value));
+        if !py::has_exact_type(value, row.type_addr) {
+            self.other_class(spec, value)?;
         }
-        shape::enter_nested(&mut self.depth).map_err(boxed)?;
-        let result = nested(self.depth, || self.dataclass(spec, row, value));
+        // The depth check, the stack check and their errors out of line, so that this
+        // function and the dataclass's fields share one small stack frame per nesting level.
+        self.depth += 1;
+        let result = if self.depth <= MAX_DEPTH && nested_runs_directly(self.depth) {
+            self.dataclass(spec, row, value)
+        } else {
+            self.dataclass_deep(spec, row, value)
+        };
         self.depth -= 1;
         result
+    }
+
+    /// A value of another class than the record's own: an instance of a subclass passes.
+    #[cold]
+    #[inline(never)]
+    fn other_class(&self, spec: &RecordSpec, value: &Obj<'py>) -> Result<(), Box<Error>> {
+        if shape::is_record(spec, value) {
+            Ok(())
+        } else {
+            Err(not_this_record(spec, value))
+        }
+    }
+
+    /// [`Self::dataclass`] at a depth where the nesting limit or the stack is checked (the
+    /// depth already counts this level).
+    #[cold]
+    #[inline(never)]
+    fn dataclass_deep(&mut self, spec: &'p RecordSpec, row: &'p Row, value: &Obj<'py>) -> Out<'py> {
+        let mut outer = self.depth - 1;
+        shape::enter_nested(&mut outer).map_err(boxed)?;
+        nested(self.depth, || self.dataclass(spec, row, value))
     }
 
     /// The dataclass's dict, every field read once, in the shared encoder's order, from the
