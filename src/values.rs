@@ -57,13 +57,20 @@ pub const MAX_DEPTH: usize = 1024;
 /// Shallow values, the common case, never pay for the check.
 #[inline]
 pub fn nested<R>(depth: usize, level: impl FnOnce() -> R) -> R {
-    const CHECK_EVERY: usize = 16;
     const RED_ZONE: usize = 128 * 1024;
     const SEGMENT: usize = 2 * 1024 * 1024;
-    if depth % CHECK_EVERY != CHECK_EVERY - 1 {
+    if nested_runs_directly(depth) {
         return level();
     }
     stacker::maybe_grow(RED_ZONE, SEGMENT, level)
+}
+
+/// Whether [`nested`] runs the level at `depth` directly, with no stack check: a caller that
+/// keeps the check out of line calls `nested` only when this is false.
+#[inline(always)]
+pub fn nested_runs_directly(depth: usize) -> bool {
+    const CHECK_EVERY: usize = 16;
+    depth % CHECK_EVERY != CHECK_EVERY - 1
 }
 
 pub fn mismatch(expected: &Node, token: Token) -> Error {

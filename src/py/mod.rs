@@ -6,6 +6,7 @@
 
 pub mod builders;
 pub mod dict_entries;
+pub mod dict_template;
 pub mod entry;
 pub mod fields;
 pub mod floor;
@@ -35,7 +36,7 @@ pub fn ascii_str_from<'py, const N: usize>(
     buf: &[u8; N],
     length: usize,
 ) -> PyResult<Obj<'py>> {
-    const { assert!(N >= 16) };
+    const { assert!(N >= 16 && N <= 48) };
     debug_assert!((16..=N).contains(&length) && buf[..length].is_ascii());
     let length = length.clamp(16, N);
     // SAFETY: PyUnicode_New returns a new reference (or NULL with an exception set), checked.
@@ -43,15 +44,21 @@ pub fn ascii_str_from<'py, const N: usize>(
     let Some(raw) = NonNull::new(raw) else {
         return Err(PyErr::fetch(py));
     };
-    // SAFETY: a fresh maxchar-127 str has a 1-byte buffer of exactly `length` bytes (plus its
-    // terminating NUL, already written); each 16-byte piece lies within both `buf` and that
-    // buffer, since 16 <= length <= N; the caller's bytes are ASCII.
+    // SAFETY: a fresh maxchar-127 str is compact ASCII: its 1-byte buffer of exactly `length`
+    // bytes (plus its terminating NUL, already written) follows the PyASCIIObject header (as
+    // PyUnicode_DATA finds it for such a str); each 16-byte piece lies within both `buf` and
+    // that buffer, since 16 <= length <= N <= 48 (so three pieces cover it, the second only
+    // past 32 bytes; a loop here would be made a call of `memcpy`); the caller's bytes are
+    // ASCII.
     unsafe {
-        let data = ffi::PyUnicode_DATA(raw.as_ptr()) as *mut u8;
-        let mut at = 0;
-        while at + 16 < length {
-            std::ptr::copy_nonoverlapping(buf.as_ptr().add(at), data.add(at), 16);
-            at += 16;
+        let data = raw
+            .as_ptr()
+            .cast::<ffi::PyASCIIObject>()
+            .add(1)
+            .cast::<u8>();
+        std::ptr::copy_nonoverlapping(buf.as_ptr(), data, 16);
+        if length > 32 {
+            std::ptr::copy_nonoverlapping(buf.as_ptr().add(16), data.add(16), 16);
         }
         let last = length - 16;
         std::ptr::copy_nonoverlapping(buf.as_ptr().add(last), data.add(last), 16);

@@ -15,7 +15,8 @@
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyInt, PyString};
 
-use crate::plan::{Node, NodeId, Plan, RecordKind, RecordSpec};
+use crate::plan::{EnumSpec, LiteralValue, Node, NodeId, Plan, RecordKind, RecordSpec};
+use crate::py::dict_template::{self, DictTemplate};
 
 /// What a field's node takes, as far as the walk converts it without reading the node.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -30,6 +31,8 @@ pub enum Kind {
     Decimal,
     /// A record: [`Entry::child`] is its row.
     Record,
+    /// An enum: [`Entry::child`] is where its members start in [`Table::members`].
+    Enum,
     /// Any other node: the walk dispatches on it.
     Other,
 }
@@ -44,7 +47,8 @@ pub struct Entry {
     /// [`Kind::Other`] or [`Kind::DateTime`], the node of `X` (None is checked first, by
     /// [`Entry::nullable`]).
     pub node: u32,
-    /// For [`Kind::Record`], the child record's row.
+    /// For [`Kind::Record`], the child record's row; for [`Kind::Enum`], the first of its
+    /// members in [`Table::members`].
     pub child: u32,
     /// The field's index in its record.
     pub index: u32,
@@ -88,6 +92,18 @@ pub struct Row {
     pub mode: Mode,
     /// The tag, for [`Mode::Tagged`].
     pub tag: Option<RowTag>,
+    /// For [`Mode::Plain`] and [`Mode::Tagged`], the record's dict with `None` for every value
+    /// (the tag's key first, then the entries'), which the walk copies and fills by position;
+    /// `None` where dicts are filled key by key (see [`crate::py::dict_template`]).
+    pub template: Option<DictTemplate>,
+}
+
+/// An enum member whose value is an exact str or int (its JSON form is that object itself).
+pub struct Member {
+    /// The member's address (members are compared by identity); 0 ends an enum's members.
+    pub addr: usize,
+    /// The member's `.value` (`None` for the end).
+    pub value: Py<PyAny>,
 }
 
 /// The tables of every record of a plan.
@@ -95,6 +111,8 @@ pub struct Row {
 pub struct Table {
     pub rows: Vec<Row>,
     pub entries: Vec<Entry>,
+    /// The members of each enum an entry takes, each enum's ended by a member of address 0.
+    pub members: Vec<Member>,
     /// Each node's row (`u32::MAX` for a node that is not a record).
     pub row_of: Vec<u32>,
 }
@@ -120,6 +138,7 @@ impl Table {
         }
         let mut rows = Vec::with_capacity(count as usize);
         let mut entries = Vec::new();
+        let mut members = Vec::new();
         for node in &plan.nodes {
             let Node::Record(spec) = node else {
                 continue;
@@ -128,8 +147,13 @@ impl Table {
             for &index in &spec.wire_fields {
                 let field = &spec.fields[index];
                 let (kind, nullable, target) = classify(plan, field.node);
-                let child = match kind {
-                    Kind::Record => row_of[target],
+                let child = match (kind, plan.node(target)) {
+                    (Kind::Record, _) => row_of[target],
+                    (Kind::Enum, Node::Enum(spec)) => {
+                        let start = members.len() as u32;
+                        members.extend(enum_members(py, spec));
+                        start
+                    }
                     _ => u32::MAX,
                 };
                 entries.push(Entry {
@@ -157,17 +181,36 @@ impl Table {
                     // A tag whose `Literal` allows more than one object: the shared encoder.
                     Mode::General
                 };
+            let template = match mode {
+                Mode::General => None,
+                Mode::Plain | Mode::Tagged => {
+                    let tag_index = tag.as_ref().map(|t| t.index);
+                    let keys: Vec<_> = tag
+                        .iter()
+                        .map(|t| t.key.bind(py).clone())
+                        .chain(
+                            entries[start as usize..]
+                                .iter()
+                                .filter(|e| Some(e.index as usize) != tag_index)
+                                .map(|e| e.key.bind(py).clone()),
+                        )
+                        .collect();
+                    dict_template::template(py, &keys)
+                }
+            };
             rows.push(Row {
                 type_addr: spec.type_addr,
                 start,
                 end: entries.len() as u32,
                 mode,
                 tag,
+                template,
             });
         }
         Table {
             rows,
             entries,
+            members,
             row_of,
         }
     }
@@ -193,6 +236,32 @@ fn fixed_tag(py: Python<'_>, plan: &Plan, spec: &RecordSpec, index: usize) -> Op
     })
 }
 
+/// The members of `spec` whose value is an exact str or int (as the walk's generic enum path
+/// returns those values themselves), then the end.
+fn enum_members(py: Python<'_>, spec: &EnumSpec) -> Vec<Member> {
+    let mut members: Vec<Member> = spec
+        .members
+        .iter()
+        .filter(|m| {
+            let object = m.value_object.bind(py);
+            match m.value {
+                LiteralValue::Str(_) => object.is_exact_instance_of::<PyString>(),
+                LiteralValue::Int(_) => object.is_exact_instance_of::<PyInt>(),
+                _ => false,
+            }
+        })
+        .map(|m| Member {
+            addr: m.member.as_ptr() as usize,
+            value: m.value_object.clone_ref(py),
+        })
+        .collect();
+    members.push(Member {
+        addr: 0,
+        value: py.None(),
+    });
+    members
+}
+
 /// The kind of node `id`, whether it is `Optional[...]` of that kind, and the node the value
 /// is converted as.
 fn classify(plan: &Plan, id: NodeId) -> (Kind, bool, NodeId) {
@@ -206,6 +275,7 @@ fn classify(plan: &Plan, id: NodeId) -> (Kind, bool, NodeId) {
             Node::Date => Kind::Date,
             Node::Decimal(_) => Kind::Decimal,
             Node::Record(_) => Kind::Record,
+            Node::Enum(_) => Kind::Enum,
             _ => Kind::Other,
         }
     }

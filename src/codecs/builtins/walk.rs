@@ -24,10 +24,11 @@ use crate::plan::{
     LiteralValue, Node, NodeId, Plain, PlainRule, Plan, RecordSpec, TaggedUnionSpec,
 };
 use crate::py::builders::{presized_dict, ListFill};
+use crate::py::dict_template::Filling;
 use crate::py::fields::Next;
 use crate::py::{self, temporal, Obj};
 use crate::shape;
-use crate::values::nested;
+use crate::values::{nested, nested_runs_directly, MAX_DEPTH};
 use polycodec_formats::text;
 use polycodec_formats::text::temporal::DATETIME_MAX_LEN;
 
@@ -86,6 +87,60 @@ fn not_this_record(spec: &RecordSpec, value: &Obj<'_>) -> Box<Error> {
 fn at_key(err: Box<Error>, key: &Obj<'_>) -> Box<Error> {
     let shown = key.str().map(|s| s.to_string()).unwrap_or_default();
     Box::new((*err).at_key(&shown))
+}
+
+/// Where a record's entries go: a template's copy (by position) or a dict (by key).
+trait RecordOut<'py> {
+    fn put(&mut self, position: usize, key: &Bound<'py, PyString>, value: Obj<'py>)
+        -> PyResult<()>;
+    /// An entry the record does not have (a field absent from its value).
+    fn skip(&mut self, position: usize, key: &Bound<'py, PyString>) -> PyResult<()>;
+    fn finish(self) -> Obj<'py>;
+}
+
+impl<'py> RecordOut<'py> for Filling<'py> {
+    #[inline(always)]
+    fn put(
+        &mut self,
+        position: usize,
+        _key: &Bound<'py, PyString>,
+        value: Obj<'py>,
+    ) -> PyResult<()> {
+        Filling::put(self, position, value);
+        Ok(())
+    }
+
+    #[cold]
+    fn skip(&mut self, _position: usize, key: &Bound<'py, PyString>) -> PyResult<()> {
+        self.dict().cast::<PyDict>()?.del_item(key)
+    }
+
+    #[inline(always)]
+    fn finish(self) -> Obj<'py> {
+        Filling::finish(self)
+    }
+}
+
+impl<'py> RecordOut<'py> for Bound<'py, PyDict> {
+    #[inline(always)]
+    fn put(
+        &mut self,
+        _position: usize,
+        key: &Bound<'py, PyString>,
+        value: Obj<'py>,
+    ) -> PyResult<()> {
+        py::dict_set(self, key.as_any(), &value)
+    }
+
+    #[inline(always)]
+    fn skip(&mut self, _position: usize, _key: &Bound<'py, PyString>) -> PyResult<()> {
+        Ok(())
+    }
+
+    #[inline(always)]
+    fn finish(self) -> Obj<'py> {
+        self.into_any()
+    }
 }
 
 pub struct Walk<'p, 'py> {
@@ -435,28 +490,88 @@ impl<'p, 'py> Walk<'p, 'py> {
         let Node::Record(spec) = plan.node(id) else {
             return self.general(id, value);
         };
-        if !py::has_exact_type(value, row.type_addr) && !shape::is_record(spec, value) {
-            return Err(not_this_record(spec, value));
+        if !py::has_exact_type(value, row.type_addr) {
+            self.other_class(spec, value)?;
         }
-        shape::enter_nested(&mut self.depth).map_err(boxed)?;
-        let result = nested(self.depth, || self.dataclass(spec, row, value));
+        // The depth check, the stack check and their errors out of line, so that this
+        // function and the dataclass's fields share one small stack frame per nesting level.
+        self.depth += 1;
+        let result = if self.depth <= MAX_DEPTH && nested_runs_directly(self.depth) {
+            self.dataclass(spec, row, value)
+        } else {
+            self.dataclass_deep(spec, row, value)
+        };
         self.depth -= 1;
         result
     }
 
+    /// A value of another class than the record's own: an instance of a subclass passes.
+    #[cold]
+    #[inline(never)]
+    fn other_class(&self, spec: &RecordSpec, value: &Obj<'py>) -> Result<(), Box<Error>> {
+        if shape::is_record(spec, value) {
+            Ok(())
+        } else {
+            Err(not_this_record(spec, value))
+        }
+    }
+
+    /// [`Self::dataclass`] at a depth where the nesting limit or the stack is checked (the
+    /// depth already counts this level).
+    #[cold]
+    #[inline(never)]
+    fn dataclass_deep(&mut self, spec: &'p RecordSpec, row: &'p Row, value: &Obj<'py>) -> Out<'py> {
+        let mut outer = self.depth - 1;
+        shape::enter_nested(&mut outer).map_err(boxed)?;
+        nested(self.depth, || self.dataclass(spec, row, value))
+    }
+
     /// The dataclass's dict, every field read once, in the shared encoder's order, from the
-    /// record's table row.
+    /// record's table row: a copy of the row's template filled by position, or (without a
+    /// template) a dict filled key by key.
     #[inline(always)]
     fn dataclass(&mut self, spec: &'p RecordSpec, row: &'p Row, value: &Obj<'py>) -> Out<'py> {
+        match &row.template {
+            Some(template) => {
+                let out = template.copy(self.py).map_err(py_err)?;
+                self.fields(spec, row, value, out)
+            }
+            None => self.dataclass_by_key(spec, row, value),
+        }
+    }
+
+    /// [`Self::dataclass`] without a template.
+    #[inline(never)]
+    fn dataclass_by_key(
+        &mut self,
+        spec: &'p RecordSpec,
+        row: &'p Row,
+        value: &Obj<'py>,
+    ) -> Out<'py> {
+        let entries = &self.plan.builtins_out.entries[row.start as usize..row.end as usize];
+        let out = presized_dict(self.py, entries.len()).map_err(py_err)?;
+        self.fields(spec, row, value, out)
+    }
+
+    /// Reads and converts the record's fields into `out`.
+    #[inline(always)]
+    fn fields<O: RecordOut<'py>>(
+        &mut self,
+        spec: &'p RecordSpec,
+        row: &'p Row,
+        value: &Obj<'py>,
+        mut out: O,
+    ) -> Out<'py> {
         let py = self.py;
         let entries = &self.plan.builtins_out.entries[row.start as usize..row.end as usize];
-        let out = presized_dict(py, entries.len()).map_err(py_err)?;
         let mut reader = spec.access.reader(value);
+        let mut position = 0;
         // `usize::MAX` matches no field.
         let tag_index = match &row.tag {
             Some(tag) => {
-                py::dict_set(&out, tag.key.bind(py).as_any(), tag.object.bind(py))
+                out.put(position, tag.key.bind(py), tag.object.bind(py).clone())
                     .map_err(py_err)?;
+                position += 1;
                 tag.index
             }
             None => usize::MAX,
@@ -470,17 +585,23 @@ impl<'p, 'py> Walk<'p, 'py> {
                 }
                 continue;
             }
+            let key = entry.key.bind(py);
             let item = match reader.next(value, index, name, None, |_| false) {
                 Next::Value(item) => item,
-                Next::Written | Next::Missing => continue,
+                Next::Written | Next::Missing => {
+                    out.skip(position, key).map_err(py_err)?;
+                    position += 1;
+                    continue;
+                }
                 Next::Failed(err) => return Err(py_err(*err)),
             };
             let converted = self
                 .entry(entry, item)
                 .map_err(|err| at_field(err, &spec.fields[index].wire_name))?;
-            py::dict_set(&out, entry.key.bind(py).as_any(), &converted).map_err(py_err)?;
+            out.put(position, key, converted).map_err(py_err)?;
+            position += 1;
         }
-        Ok(out.into_any())
+        Ok(out.finish())
     }
 
     /// A field's value by its table entry: the common kinds without reading the field's node
@@ -511,6 +632,18 @@ impl<'p, 'py> Walk<'p, 'py> {
             Kind::Date => return self.date(id, value),
             Kind::Decimal => return self.decimal(id, value),
             Kind::Record => return self.record_row(id, entry.child, &value),
+            Kind::Enum => {
+                let members = &self.plan.builtins_out.members[entry.child as usize..];
+                let addr = value.as_ptr() as usize;
+                for member in members {
+                    if member.addr == addr {
+                        return Ok(member.value.bind(self.py).clone());
+                    }
+                    if member.addr == 0 {
+                        break;
+                    }
+                }
+            }
             _ => {}
         }
         self.value(id, value)
