@@ -82,8 +82,7 @@ def test_encode_output_many_single_item_over_64k_between_calls(fmt: str) -> None
         [10],
     ]:
         values = [
-            Item(i, "é" * (w // 2) if i % 2 else "x" * w, ["t"], None)
-            for i, w in enumerate(widths)
+            Item(i, "é" * (w // 2) if i % 2 else "x" * w, ["t"], None) for i, w in enumerate(widths)
         ]
         assert codec.encode_many(values) == _oracle(fmt, values), widths
 
