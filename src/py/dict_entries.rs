@@ -24,45 +24,9 @@ pub unsafe fn next_unicode_entry(
     dict: *mut ffi::PyObject,
     position: &mut ffi::Py_ssize_t,
 ) -> Option<Option<(*mut ffi::PyObject, *mut ffi::PyObject)>> {
-    /// The head of `PyDictObject` (`Include/cpython/dictobject.h`).
-    #[repr(C)]
-    struct DictObject {
-        ob_base: ffi::PyObject,
-        ma_used: ffi::Py_ssize_t,
-        ma_version_tag: u64,
-        ma_keys: *const DictKeys,
-        ma_values: *const std::ffi::c_void,
-    }
-    /// `PyDictKeysObject` up to its index table (`Include/internal/pycore_dict.h`).
-    #[repr(C)]
-    #[allow(dead_code)]
-    struct DictKeys {
-        dk_refcnt: ffi::Py_ssize_t,
-        dk_log2_size: u8,
-        dk_log2_index_bytes: u8,
-        dk_kind: u8,
-        dk_version: u32,
-        dk_usable: ffi::Py_ssize_t,
-        dk_nentries: ffi::Py_ssize_t,
-    }
-    /// `PyDictUnicodeEntry`.
-    #[repr(C)]
-    struct UnicodeEntry {
-        me_key: *mut ffi::PyObject,
-        me_value: *mut ffi::PyObject,
-    }
-    /// `PyDictKeyEntry`.
-    #[repr(C)]
-    struct GeneralEntry {
-        me_hash: ffi::Py_hash_t,
-        me_key: *mut ffi::PyObject,
-        me_value: *mut ffi::PyObject,
-    }
-    /// `DICT_KEYS_GENERAL`: a combined table of any keys, entries with their hashes (what
-    /// `_PyDict_NewPresized` makes, whatever the keys).
-    const DICT_KEYS_GENERAL: u8 = 0;
-    /// `DICT_KEYS_UNICODE`: a combined table of exact str keys, entries without hashes.
-    const DICT_KEYS_UNICODE: u8 = 1;
+    use crate::py::dict_layout::{
+        entries, DictObject, GeneralEntry, UnicodeEntry, DICT_KEYS_GENERAL, DICT_KEYS_UNICODE,
+    };
 
     /// The next entry of a table of `count` entries of type `E` at or after `position`.
     #[inline(always)]
@@ -98,18 +62,17 @@ pub unsafe fn next_unicode_entry(
             return None;
         }
         let keys = (*dict).ma_keys;
-        let entries = (keys as *const u8)
-            .add(std::mem::size_of::<DictKeys>() + (1usize << (*keys).dk_log2_index_bytes));
+        let first = entries(keys);
         let count = (*keys).dk_nentries;
         match (*keys).dk_kind {
             DICT_KEYS_GENERAL => Some(scan(
-                entries as *const GeneralEntry,
+                first as *const GeneralEntry,
                 count,
                 position,
                 |entry| (entry.me_key, entry.me_value),
             )),
             DICT_KEYS_UNICODE => Some(scan(
-                entries as *const UnicodeEntry,
+                first as *const UnicodeEntry,
                 count,
                 position,
                 |entry| (entry.me_key, entry.me_value),

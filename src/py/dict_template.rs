@@ -30,34 +30,8 @@ mod imp {
     use pyo3::prelude::*;
     use pyo3::types::{PyDict, PyString};
 
+    use crate::py::dict_layout::{DictKeysHead, DictObject, DICT_KEYS_UNICODE};
     use crate::py::Obj;
-
-    /// CPython 3.11's `PyDictKeysObject` header (Objects/dict-common.h); the index array and
-    /// then the entries follow it.
-    #[repr(C)]
-    struct KeysHeader {
-        dk_refcnt: ffi::Py_ssize_t,
-        dk_log2_size: u8,
-        dk_log2_index_bytes: u8,
-        dk_kind: u8,
-        dk_version: u32,
-        dk_usable: ffi::Py_ssize_t,
-        dk_nentries: ffi::Py_ssize_t,
-    }
-
-    /// `DICT_KEYS_UNICODE`: a combined table whose keys are all exact strs, with entries of
-    /// `{key, value}` (`PyDictUnicodeEntry`).
-    const DICT_KEYS_UNICODE: u8 = 1;
-
-    /// CPython 3.11's `PyDictObject`.
-    #[repr(C)]
-    struct DictObject {
-        ob_base: ffi::PyObject,
-        ma_used: ffi::Py_ssize_t,
-        ma_version_tag: u64,
-        ma_keys: *mut KeysHeader,
-        ma_values: *mut ffi::PyObject,
-    }
 
     /// A record's dict with `None` for every value.
     pub struct DictTemplate {
@@ -75,7 +49,7 @@ mod imp {
     /// # Safety
     /// `dict` must be a live exact dict.
     #[inline(always)]
-    unsafe fn table(dict: *mut ffi::PyObject) -> (*mut KeysHeader, *mut ffi::PyObject) {
+    unsafe fn table(dict: *mut ffi::PyObject) -> (*mut DictKeysHead, *mut ffi::PyObject) {
         let dict = dict.cast::<DictObject>();
         ((*dict).ma_keys, (*dict).ma_values)
     }
@@ -113,7 +87,7 @@ mod imp {
                     return None;
                 }
                 let entries =
-                    std::mem::size_of::<KeysHeader>() + (1usize << header.dk_log2_index_bytes);
+                    std::mem::size_of::<DictKeysHead>() + (1usize << header.dk_log2_index_bytes);
                 let first = keys_table
                     .cast::<u8>()
                     .add(entries)

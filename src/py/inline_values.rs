@@ -23,6 +23,7 @@ mod imp {
     use pyo3::prelude::*;
     use pyo3::types::{PyString, PyType};
 
+    use crate::py::dict_layout::DictKeysHead;
     use crate::py::fields::FieldName;
     use crate::py::Obj;
 
@@ -40,21 +41,6 @@ mod imp {
         /// was filled in field order, by `__init__` or the probe): its values array is then
         /// written front to back.
         dense: bool,
-    }
-
-    /// The head of CPython 3.11's `PyDictKeysObject` (`Include/internal/pycore_dict.h`), as
-    /// far as [`InlineValues::create`] reads it: how many more keys the class's shared keys
-    /// take, and how many they hold (the fields before them are there for the layout).
-    #[repr(C)]
-    #[allow(dead_code)]
-    struct DictKeysHead {
-        dk_refcnt: ffi::Py_ssize_t,
-        dk_log2_size: u8,
-        dk_log2_index_bytes: u8,
-        dk_kind: u8,
-        dk_version: u32,
-        dk_usable: ffi::Py_ssize_t,
-        dk_nentries: ffi::Py_ssize_t,
     }
 
     /// The most keys CPython 3.11 shares between instances (`SHARED_KEYS_MAX_SIZE`).

@@ -6,6 +6,8 @@
 
 pub mod builders;
 pub mod dict_entries;
+#[cfg(all(Py_3_11, not(Py_3_12), not(Py_LIMITED_API), not(PyPy), not(GraalPy)))]
+pub mod dict_layout;
 pub mod dict_template;
 pub mod entry;
 pub mod fields;
