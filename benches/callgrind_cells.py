@@ -12,7 +12,10 @@ builtins only), so one cell can be compared instruction for instruction. ``--dic
 the value, which materialises every plain instance's ``__dict__`` (CPython 3.11 then keeps the
 attributes in that dict instead of the instance's inline values), as happens to the full
 benchmark's shared objects when the pickle and orjson adapters check them before timing. ``builtins-from`` reads
-what the same library's ``to_builtins`` gave, as the benchmark does.
+what the same library's ``to_builtins`` gave, as the benchmark does. ``--no-gc`` disables the
+cyclic garbage collector around the calls, as the timing harness does while it samples: without
+it, a library whose decoders allocate tracked objects (msgspec's Structs) pays for collections
+the benchmark never sees.
 
 Run it under ``valgrind --tool=callgrind`` with ``N`` = 0 and ``N`` = 100: the difference of the
 two totals, divided by 100, is the cell's instruction count per call.
@@ -21,6 +24,7 @@ two totals, divided by 100, is the cell's instruction count per call.
 from __future__ import annotations
 
 import argparse
+import gc
 import pickle
 from typing import Any, Callable
 
@@ -80,6 +84,11 @@ def main() -> None:
         help="materialise each plain instance's __dict__ first (as pickle and orjson do to the "
         "benchmark's shared objects before the timed runs)",
     )
+    parser.add_argument(
+        "--no-gc",
+        action="store_true",
+        help="disable the garbage collector around the calls, as the timing harness does",
+    )
     args = parser.parse_args()
     model = MODELS[args.model]
     values = generate(args.model, max(args.many, 1))
@@ -95,6 +104,9 @@ def main() -> None:
             value = converter(SLOTS)(value)
             root = SLOTS.get(root, root)
         run = _polycodec_run(fmt, op, root, value)
+    if args.no_gc:
+        gc.collect()
+        gc.disable()
     run()
     for _ in range(args.count):
         run()
