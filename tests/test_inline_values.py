@@ -440,3 +440,78 @@ def test_created_instances_release_their_values(values_path: str, fmt: str) -> N
     assert all(ref() is None for ref in refs)
     counts = [sys.getrefcount(c) for c in held]
     assert [sys.getrefcount(c) for c in inner] == counts * len(inner)
+
+
+@dataclasses.dataclass
+class Five:
+    """Five fields: a values array of 6 slots would be a 56-byte block, in pymalloc's 64-byte
+    size class with dicts and lists; one-step creation makes it a slot longer (72 bytes)."""
+
+    a: int
+    b: str
+    c: Optional[float]
+    d: list[int]
+    e: str = "e"
+
+
+def _fives(count: int) -> list[Five]:
+    return [Five(k, str(k), k / 2 if k % 3 else None, [k, k + 1], f"e{k}") for k in range(count)]
+
+
+@pytest.mark.parametrize("fmt", [*FORMATS, "builtins"])
+def test_inline_values_five_field_class_padded_out_of_the_dict_size_class(
+    values_path: str, fmt: str
+) -> None:
+    # Enough instances that the class's shared keys have one spare key left (every instance
+    # made takes one while more than one is left), as in a long-running program: the values
+    # arrays are then 6 slots in CPython and 7 here. The instances must still behave exactly
+    # like __init__-made ones, through every CPython path that reads or copies the array.
+    values = _fives(40)
+    codec: Any = polycodec.Codec(list[Five], format="json" if fmt == "builtins" else fmt)
+    assert codec._field_access()["Five"] == _access(values_path)
+    if fmt == "builtins":
+        decoded = codec.from_builtins(codec.to_builtins(values))
+    else:
+        decoded = codec.decode_one(codec.encode_one(values))
+    assert decoded == values
+    for got, want in zip(decoded, values):
+        _same_instance(got, want)
+    first, second, third, fourth = decoded[:4]
+    # The class's last spare shared key goes to a new attribute, in the array's sixth slot.
+    first.extra = "x"
+    assert list(vars(first).items()) == [*vars(values[0]).items(), ("extra", "x")]
+    second.extra = "y"
+    assert second.extra == "y"
+    # No key left: the next new attribute materialises a __dict__ from the array.
+    third.more = 1
+    assert list(vars(third)) == ["a", "b", "c", "d", "e", "more"]
+    assert vars(fourth).copy() == vars(values[3])
+    assert list(vars(fourth).copy()) == ["a", "b", "c", "d", "e"]
+    assert copy.copy(decoded[4]) == values[4]
+    assert copy.deepcopy(decoded[5]) == values[5]
+    assert pickle.loads(pickle.dumps(decoded[6])) == values[6]
+    del decoded[7].b
+    decoded[7].b = "again"
+    assert list(vars(decoded[7])) == ["a", "c", "d", "e", "b"]
+    assert weakref.ref(decoded[8])() is decoded[8]
+    del decoded, first, second, third, fourth
+    gc.collect()
+
+
+@pytest.mark.skipif(not INLINE, reason="inline values are written on CPython 3.11 only")
+def test_inline_values_five_field_arrays_are_72_byte_blocks() -> None:
+    import tracemalloc
+
+    _fives(40)  # the class's shared keys down to their last spare key
+    codec: Any = polycodec.Codec(list[Five], format="json")
+    data = codec.to_builtins(_fives(100))
+    tracemalloc.start()
+    try:
+        decoded = codec.from_builtins(data)
+        sizes = [trace.size for trace in tracemalloc.take_snapshot().traces]
+    finally:
+        tracemalloc.stop()
+    assert decoded == _fives(100)
+    # One 72-byte values array per instance (CPython's own would be 56 bytes, as the
+    # instances themselves are).
+    assert sizes.count(72) >= 100

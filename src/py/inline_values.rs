@@ -46,6 +46,29 @@ mod imp {
     /// The most keys CPython 3.11 shares between instances (`SHARED_KEYS_MAX_SIZE`).
     const SHARED_KEYS_MAX: usize = 30;
 
+    /// The slots of a new values array that needs `size` (`word`-sized slots, behind an
+    /// order prefix rounded up to a word): one more when the block would otherwise fall in
+    /// pymalloc's 64-byte size class (49 to 64 bytes: a class of 5 fields), the class of dicts,
+    /// lists, 3-tuples and the instance object itself. A decoder's output is then not
+    /// scattered over the holes that freed dicts and lists leave among long-lived ones in that
+    /// class's pools (each block popped from a pool's free list is a dependent read of memory
+    /// long out of the cache), as `from_builtins`, whose input is dicts and lists, showed
+    /// (1,000 trees of 5-field nodes: see the commit that made this).
+    ///
+    /// A larger array is what CPython would make for a class with more room left in its
+    /// shared keys: every reader goes by the keys' entry count (never more than the slots an
+    /// array was made with, as keys only grow into the room counted then), and the order
+    /// bytes by their count, below the values pointer, whatever the prefix's size.
+    #[inline(always)]
+    fn out_of_dict_class(size: usize, word: usize) -> usize {
+        let bytes = (size + 2).div_ceil(word) * word + size * word;
+        if (49..=64).contains(&bytes) && size < SHARED_KEYS_MAX {
+            size + 1
+        } else {
+            size
+        }
+    }
+
     /// Sets `count` words from `words` to NULL, one store each (a handful of words: a call
     /// of `memset` would cost more than the stores).
     ///
@@ -208,10 +231,11 @@ mod imp {
         /// (`dk_usable`, while more than one), then a values array of `dk_usable + dk_nentries`
         /// slots from `PyMem_Malloc`, behind a prefix of insertion-order bytes rounded up to a
         /// word (its last byte the prefix's size, the one before it the order's count), every
-        /// slot NULL. Here the same array is made with the fields' values in their slots and
-        /// their indices in field order (as `__init__` stores them), then attached to an
-        /// instance from `PyObject_GC_New`, whose body past the header is zeroed (the
-        /// `__weakref__` slot), and the instance is tracked once it is complete. Checked on
+        /// slot NULL. Here the same array (one slot longer when that keeps it out of the
+        /// 64-byte size class, see [`out_of_dict_class`]) is made with the fields' values in
+        /// their slots and their indices in field order (as `__init__` stores them), then
+        /// attached to an instance from `PyObject_GC_New`, whose body past the header is zeroed
+        /// (the `__weakref__` slot), and the instance is tracked once it is complete. Checked on
         /// every call, since a class can gain a `__new__` later: exactly the probed class,
         /// `object.__new__` and the generic allocator, collected, with a managed dict, not
         /// abstract, no items, and still the shared keys the indices were found in, which
@@ -267,6 +291,7 @@ mod imp {
                 size as usize
             };
             let word = std::mem::size_of::<*mut ffi::PyObject>();
+            let size = out_of_dict_class(size, word);
             let prefix = (size + 2).div_ceil(word) * word;
             // SAFETY: PyMem_Malloc (with the GIL held) returns a block of the size asked, or
             // NULL.
