@@ -15,7 +15,8 @@ use pyo3::types::{
 
 use crate::errors::{Error, ErrorKind, Result};
 use crate::plan::{
-    EnumSpec, Field, FieldDefault, LiteralValue, Node, NodeId, Plan, RecordKind, RecordSpec,
+    EnumSpec, Field, FieldDefault, LiteralValue, Node, NodeId, PlainRule, Plan, RecordKind,
+    RecordSpec,
 };
 use crate::py::fields::{FieldReader, Next, PlainDateTime, PlainValue};
 use crate::py::{self, temporal, Obj};
@@ -80,8 +81,10 @@ pub trait WireWriter {
     }
 
     /// A plain field value taken straight from an instance dict (see `py::fields`); false when
-    /// the format cannot write it, so the general path raises the error.
-    #[inline]
+    /// the format cannot write it, so the general path raises the error. Always inlined: out
+    /// of line, its dispatch on the value's kind is one indirect jump for every field,
+    /// mispredicted as the kinds alternate.
+    #[inline(always)]
     fn plain(&mut self, value: PlainValue<'_>) -> bool {
         match value {
             PlainValue::None => self.none(),
@@ -185,6 +188,19 @@ pub trait WireWriter {
     /// between it and the value; `index` is the field's position in `RecordSpec::fields`.
     fn field_name(&mut self, names: Self::Names, index: usize, field: &Field, first: bool);
 
+    /// The record's wire fields among its `names`, in wire order, for the common record walk
+    /// (`Encoder::dataclass_fields`); empty when the format has none for the record (the walk
+    /// then reads the plan's fields and writes names with `field_name`).
+    #[inline(always)]
+    fn field_entries(_names: &Self::Names) -> &[FieldEntry] {
+        &[]
+    }
+
+    /// A record field's name from its entry (one of `field_entries(&names)`), as `field_name`
+    /// writes it; `first` is only set right after `begin_map`. Only called for a writer whose
+    /// `field_entries` gives some.
+    fn entry_name(&mut self, _names: Self::Names, _entry: &FieldEntry, _first: bool) {}
+
     /// A tagged record's first entry, its tag, when the format has it precomputed among the
     /// record's `names` (only for `RecordSpec::fixed_tag`); false when the format writes it
     /// the general way (name, then the tag's value).
@@ -197,15 +213,44 @@ pub trait WireWriter {
 /// A byte format's precomputed record names, built once per codec from the plan (which holds
 /// no format's bytes): for every record node, each field's name entry as the format writes it,
 /// and the whole leading tag entry of a variant whose tag is fixed (`RecordSpec::fixed_tag`),
-/// so that writing either is one copy.
+/// so that writing either is one copy; and each record's [`FieldEntry`] row, which the common
+/// record walk (`Encoder::dataclass_fields`) reads instead of the plan's fields.
 pub struct NameTable {
     records: Vec<RecordBytes>,
+    entries: Vec<FieldEntry>,
 }
 
 #[derive(Default)]
 struct RecordBytes {
     members: Box<[Box<[u8]>]>,
     tag: Option<Box<[u8]>>,
+    /// Its entries: `entries[start..end]`.
+    start: u32,
+    end: u32,
+}
+
+/// The longest name entry a [`FieldEntry`] holds itself.
+pub const KEY_INLINE: usize = 24;
+
+/// One wire field of a record, in wire order, as the common record walk reads it: the plan's
+/// `Field` is 72 bytes and the name entry another allocation, so a record's fields spread over
+/// a dozen or more cache lines, which a deep value's output displaces from the first-level
+/// data cache between two calls (issue 10, the hierarchy's `encode_many`). A record's entries
+/// are 48 bytes each, next to each other.
+pub struct FieldEntry {
+    /// The name entry as the format writes it (JSON: `,"name":`), when it is at most
+    /// [`KEY_INLINE`] bytes, padded with zeros.
+    pub key: [u8; KEY_INLINE],
+    /// The attribute name (the plan's interned str).
+    pub name: Py<PyString>,
+    /// The field's node.
+    pub node: u32,
+    /// The field's index in `RecordSpec::fields`.
+    pub index: u32,
+    /// The length of `key`; 0 when the entry is longer (the record's `members` hold it).
+    pub key_len: u8,
+    /// `Field::plain`.
+    pub plain: Option<PlainRule>,
 }
 
 /// One record's entry of a [`NameTable`], looked up once per record written.
@@ -215,6 +260,9 @@ pub struct RecordNames<'k> {
     pub members: &'k [Box<[u8]>],
     /// The fixed tag entry, name and value.
     pub tag: Option<&'k [u8]>,
+    /// The record's wire fields, in wire order (empty for a record the table was not built
+    /// for).
+    pub entries: &'k [FieldEntry],
 }
 
 impl RecordNames<'static> {
@@ -223,6 +271,7 @@ impl RecordNames<'static> {
     pub const NONE: RecordNames<'static> = RecordNames {
         members: &[],
         tag: None,
+        entries: &[],
     };
 }
 
@@ -234,28 +283,55 @@ impl NameTable {
         member: impl Fn(&str) -> Vec<u8>,
         tag_entry: impl Fn(&[u8], &LiteralValue) -> Vec<u8>,
     ) -> NameTable {
-        let records = plan
-            .nodes
-            .iter()
-            .map(|node| match node {
-                Node::Record(spec) => {
-                    let members: Box<[Box<[u8]>]> = spec
-                        .fields
-                        .iter()
-                        .map(|field| member(&field.wire_name).into_boxed_slice())
-                        .collect();
-                    let tag = match &spec.tag {
-                        Some((index, tag)) if spec.fixed_tag => {
-                            Some(tag_entry(&members[*index], tag).into_boxed_slice())
+        let mut entries = Vec::new();
+        let records = Python::attach(|py| {
+            plan.nodes
+                .iter()
+                .map(|node| match node {
+                    Node::Record(spec) => {
+                        let members: Box<[Box<[u8]>]> = spec
+                            .fields
+                            .iter()
+                            .map(|field| member(&field.wire_name).into_boxed_slice())
+                            .collect();
+                        let tag = match &spec.tag {
+                            Some((index, tag)) if spec.fixed_tag => {
+                                Some(tag_entry(&members[*index], tag).into_boxed_slice())
+                            }
+                            _ => None,
+                        };
+                        let start = entries.len() as u32;
+                        for &index in &spec.wire_fields {
+                            let field = &spec.fields[index];
+                            let bytes = &members[index];
+                            let mut key = [0; KEY_INLINE];
+                            let key_len = if bytes.len() <= KEY_INLINE {
+                                key[..bytes.len()].copy_from_slice(bytes);
+                                bytes.len() as u8
+                            } else {
+                                0
+                            };
+                            entries.push(FieldEntry {
+                                key,
+                                name: field.name.clone_ref(py),
+                                node: field.node as u32,
+                                index: index as u32,
+                                key_len,
+                                plain: field.plain,
+                            });
                         }
-                        _ => None,
-                    };
-                    RecordBytes { members, tag }
-                }
-                _ => RecordBytes::default(),
-            })
-            .collect();
-        NameTable { records }
+                        RecordBytes {
+                            members,
+                            tag,
+                            start,
+                            end: entries.len() as u32,
+                        }
+                    }
+                    _ => RecordBytes::default(),
+                })
+                .collect()
+        });
+        NameTable { records, entries }
     }
 
     /// The names of record node `id` (none for any other node).
@@ -265,6 +341,7 @@ impl NameTable {
         RecordNames {
             members: &record.members,
             tag: record.tag.as_deref(),
+            entries: &self.entries[record.start as usize..record.end as usize],
         }
     }
 }
@@ -867,8 +944,31 @@ impl<'p, 'w, W: WireWriter> Encoder<'p, 'w, W> {
         }
     }
 
-    /// The common record: a dataclass written as a map with every field. Plain field values
-    /// are written straight from the instance (see `py::fields`).
+    /// The tag field where the entry walk of [`Self::dataclass_fields`] meets it.
+    #[inline(always)]
+    fn entry_tag<'py>(
+        &mut self,
+        reader: &mut FieldReader<'_, 'py>,
+        index: usize,
+        tag_object: Option<&Py<PyAny>>,
+        spec: &RecordSpec,
+        value: &Obj<'py>,
+    ) -> Result<()> {
+        let field = &spec.fields[index];
+        if let Some(expected) = tag_object {
+            let name = field.name.bind(value.py());
+            return match reader.next_unless(value, index, name, expected) {
+                Next::Written | Next::Missing => Ok(()),
+                Next::Value(item) => self.check_tag(field, &item),
+                Next::Failed(err) => Err(Error::from(*err)),
+            };
+        }
+        self.skip_tag(reader, index, field, value)
+    }
+
+    /// The common record: a dataclass written as a map with every field, from the record's
+    /// entries in the writer's table (see [`FieldEntry`]). Plain field values are written
+    /// straight from the instance (see `py::fields`).
     fn dataclass_fields(
         &mut self,
         spec: &RecordSpec,
@@ -888,20 +988,53 @@ impl<'p, 'w, W: WireWriter> Encoder<'p, 'w, W> {
             None => (usize::MAX, None),
         };
         let mut first = tag_index == usize::MAX;
+        let entries = W::field_entries(&names);
+        if entries.len() != length {
+            self.plan_fields(spec, names, value, &mut reader, tag_index, tag_object)?;
+            return self.w.end_map(open, length);
+        }
+        for entry in entries {
+            let index = entry.index as usize;
+            if index == tag_index {
+                self.entry_tag(&mut reader, index, tag_object, spec, value)?;
+                continue;
+            }
+            self.w.entry_name(names, entry, first);
+            first = false;
+            let name = entry.name.bind(py);
+            let w = &mut *self.w;
+            let item = match reader.next(value, index, name, entry.plain, |plain| w.plain(plain)) {
+                // A dataclass reader never misses a field (that is for TypedDicts).
+                Next::Written | Next::Missing => continue,
+                Next::Value(item) => item,
+                Next::Failed(err) => return Err(Error::from(*err)),
+            };
+            self.value(entry.node as NodeId, &item)
+                .map_err(|e| e.at_field(&spec.fields[index].wire_name))?;
+        }
+        self.w.end_map(open, length)
+    }
+
+    /// [`Self::dataclass_fields`]'s fields read from the plan, for a writer without entries
+    /// for the record (`to_builtins`'s, or a record of another plan under `Any`).
+    #[cold]
+    #[inline(never)]
+    #[allow(clippy::too_many_arguments)]
+    fn plan_fields<'py>(
+        &mut self,
+        spec: &RecordSpec,
+        names: W::Names,
+        value: &Obj<'py>,
+        reader: &mut FieldReader<'_, 'py>,
+        tag_index: usize,
+        tag_object: Option<&Py<PyAny>>,
+    ) -> Result<()> {
+        let py = value.py();
+        let mut first = tag_index == usize::MAX;
         for &index in &spec.wire_fields {
             let field = &spec.fields[index];
             if index == tag_index {
-                // The common tag value, the class's own tag object, is accepted by identity.
-                if let Some(expected) = tag_object {
-                    let name = field.name.bind(py);
-                    match reader.next_unless(value, index, name, expected) {
-                        Next::Written | Next::Missing => continue,
-                        Next::Value(item) => self.check_tag(field, &item)?,
-                        Next::Failed(err) => return Err(Error::from(*err)),
-                    }
-                    continue;
-                }
-                self.skip_tag(&mut reader, index, field, value)?;
+                self.entry_tag(reader, index, tag_object, spec, value)?;
                 continue;
             }
             self.w.field_name(names, index, field, first);
@@ -917,7 +1050,6 @@ impl<'p, 'w, W: WireWriter> Encoder<'p, 'w, W> {
             self.value(field.node, &item)
                 .map_err(|e| e.at_field(&field.wire_name))?;
         }
-        self.w.end_map(open, length)?;
         Ok(())
     }
 

@@ -6,7 +6,7 @@ use pyo3::prelude::*;
 use pyo3::types::PyInt;
 
 use super::write::{write_f64, write_i64, write_str};
-use crate::codecs::encoder::{KeyStart, RecordNames, WireWriter};
+use crate::codecs::encoder::{FieldEntry, KeyStart, RecordNames, WireWriter};
 use crate::errors::{Error, Result};
 use crate::plan::{Field, NodeId, Plan};
 use crate::py::fields::PlainDateTime;
@@ -182,6 +182,33 @@ impl<'k> WireWriter for JsonWriter<'k> {
                     .extend_from_slice(if first { &member[1..] } else { member });
             }
             None => self.unkeyed_field_name(field, first),
+        }
+    }
+
+    #[inline(always)]
+    fn field_entries(names: &Self::Names) -> &[FieldEntry] {
+        names.entries
+    }
+
+    /// The entry's `,"name":` bytes, copied as a whole [`KEY_INLINE`](crate::codecs::encoder::KEY_INLINE) block (no call, no
+    /// branch on the length) and cut to length; the first member's comma is written over the
+    /// `{` just before it, which is then put back.
+    #[inline(always)]
+    fn entry_name(&mut self, names: Self::Names, entry: &FieldEntry, first: bool) {
+        let length = entry.key_len as usize;
+        if length == 0 {
+            let member = &names.members[entry.index as usize];
+            self.out
+                .extend_from_slice(if first { &member[1..] } else { member });
+            return;
+        }
+        debug_assert!(!first || self.out.last() == Some(&b'{'));
+        let at = self.out.len() - usize::from(first);
+        self.out.truncate(at);
+        self.out.extend_from_slice(&entry.key);
+        self.out.truncate(at + length);
+        if first {
+            self.out[at] = b'{';
         }
     }
 

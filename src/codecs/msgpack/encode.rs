@@ -10,7 +10,7 @@ use super::write::{
     write_bin, write_bool, write_f64, write_i64, write_nil, write_str, write_timestamp, write_u64,
     Container, Pending,
 };
-use crate::codecs::encoder::{NameTable, RecordNames, WireWriter};
+use crate::codecs::encoder::{FieldEntry, NameTable, RecordNames, WireWriter};
 use crate::errors::{Error, Result};
 use crate::plan::{Field, LiteralValue, NodeId, Plan};
 use crate::py::fields::PlainDateTime;
@@ -227,6 +227,26 @@ impl<'k> WireWriter for MessagePackWriter<'k> {
             Some(member) => self.out.extend_from_slice(member),
             None => write_str(&mut self.out, &field.wire_name),
         }
+    }
+
+    #[inline(always)]
+    fn field_entries(names: &Self::Names) -> &[FieldEntry] {
+        names.entries
+    }
+
+    /// The entry's name str, copied as a whole [`KEY_INLINE`](crate::codecs::encoder::KEY_INLINE) block (no call, no branch on
+    /// the length) and cut to length.
+    #[inline(always)]
+    fn entry_name(&mut self, names: Self::Names, entry: &FieldEntry, _first: bool) {
+        let length = entry.key_len as usize;
+        if length == 0 {
+            self.out
+                .extend_from_slice(&names.members[entry.index as usize]);
+            return;
+        }
+        let at = self.out.len();
+        self.out.extend_from_slice(&entry.key);
+        self.out.truncate(at + length);
     }
 
     /// The tag entry's precomputed bytes.
