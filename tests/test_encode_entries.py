@@ -8,6 +8,9 @@ oracles exactly."""
 from __future__ import annotations
 
 import dataclasses
+import datetime
+import decimal
+import enum
 import json
 from typing import Any, Literal, Optional, Union
 
@@ -15,6 +18,7 @@ import msgpack
 import msgspec
 import pytest
 
+import polycodec
 from polycodec import Codec
 
 FORMATS = ["json", "msgpack"]
@@ -143,3 +147,100 @@ def test_encode_entries_tagged_variants_with_long_names(fmt: str) -> None:
     oracle = msgspec.json.encode(structs) if fmt == "json" else msgspec.msgpack.encode(structs)
     assert codec.encode_one(values) == oracle
     assert Codec(Union[Cat, Dog], fmt).encode_many(values) == oracle
+
+
+class Color(enum.Enum):
+    RED = "red"
+    LONG = "a value well over twenty-four bytes long"
+    QUOTE = 'q"é'
+
+
+class Level(enum.IntEnum):
+    LOW = 1
+    HIGH = 2**40
+
+
+class OtherColor(enum.Enum):
+    RED = "red"
+
+
+@dataclasses.dataclass
+class Kinds:
+    color: Color
+    level: Level
+    day: datetime.date
+    price: decimal.Decimal
+    maybe_color: Optional[Color]
+    maybe_day: Optional[datetime.date]
+    maybe_price: Optional[decimal.Decimal]
+
+
+class MyDate(datetime.date):
+    pass
+
+
+class MyDecimal(decimal.Decimal):
+    pass
+
+
+KINDS_VALUES = [
+    Kinds(
+        Color.RED,
+        Level.LOW,
+        datetime.date(2024, 2, 29),
+        decimal.Decimal("1.50"),
+        None,
+        None,
+        None,
+    ),
+    Kinds(
+        Color.LONG,
+        Level.HIGH,
+        MyDate(1, 1, 1),
+        MyDecimal("-0"),
+        Color.QUOTE,
+        datetime.date(9999, 12, 31),
+        decimal.Decimal("1E+3"),
+    ),
+]
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+@pytest.mark.parametrize("value", KINDS_VALUES)
+def test_encode_entries_enum_date_decimal_fields_match_msgspec(fmt: str, value: Kinds) -> None:
+    codec = Codec(Kinds, fmt)
+    # msgspec refuses subclasses of date and Decimal: its oracle gets exact ones.
+    exact = dataclasses.replace(
+        value,
+        day=datetime.date.fromordinal(value.day.toordinal()),
+        price=decimal.Decimal(str(value.price)),
+    )
+    oracle = msgspec.json.encode(exact) if fmt == "json" else msgspec.msgpack.encode(exact)
+    assert codec.encode_one(value) == oracle
+    many = b"[" + oracle + b"," + oracle + b"]" if fmt == "json" else b"\x92" + oracle * 2
+    assert codec.encode_many([value, value]) == many
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+@pytest.mark.parametrize(
+    ("field", "bad", "message"),
+    [
+        ("color", OtherColor.RED, "$.color"),
+        ("color", "red", "$.color"),
+        ("level", 1, "$.level"),
+        ("day", datetime.datetime(2024, 1, 1), "$.day"),
+        ("price", 1.5, "$.price"),
+        ("maybe_color", OtherColor.RED, "$.maybe_color"),
+        ("maybe_day", "2024-01-01", "$.maybe_day"),
+        ("maybe_price", 3, "$.maybe_price"),
+        ("day", None, "$.day"),
+    ],
+)
+def test_encode_entries_enum_date_decimal_errors_name_the_field(
+    fmt: str, field: str, bad: Any, message: str
+) -> None:
+    value = dataclasses.replace(KINDS_VALUES[0])
+    setattr(value, field, bad)
+    with pytest.raises(polycodec.EncodeError) as info:
+        Codec(Kinds, fmt).encode_one(value)
+    assert message in str(info.value)

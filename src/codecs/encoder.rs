@@ -196,6 +196,16 @@ pub trait WireWriter {
         &[]
     }
 
+    /// The table's enum values (see [`EntryKind::Enum`]) among a record's `names`.
+    #[inline(always)]
+    fn enum_values(_names: &Self::Names) -> &[EnumValue] {
+        &[]
+    }
+
+    /// Bytes the format's table holds already written (an enum value, see [`EnumValue`]):
+    /// `bytes[..length]`. Only called for a writer whose `field_entries` gives some.
+    fn written(&mut self, _bytes: &[u8; KEY_INLINE], _length: usize) {}
+
     /// A record field's name from its entry (one of `field_entries(&names)`), as `field_name`
     /// writes it; `first` is only set right after `begin_map`. Only called for a writer whose
     /// `field_entries` gives some.
@@ -218,6 +228,30 @@ pub trait WireWriter {
 pub struct NameTable {
     records: Vec<RecordBytes>,
     entries: Vec<FieldEntry>,
+    enum_values: Vec<EnumValue>,
+}
+
+/// How [`Encoder::dataclass_fields`] writes a field value the reader hands back (one that is
+/// not a plain value, see `py::fields`) without reading its node first; any value it does not
+/// expect goes to the general path, which words every error.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum EntryKind {
+    /// The general path, by the field's node.
+    Other,
+    /// An exact `date`.
+    Date,
+    /// An exact `Decimal`.
+    Decimal,
+    /// An enum member, found by identity among [`FieldEntry::enum_start`]'s values.
+    Enum,
+}
+
+/// An enum member's value as the format writes it, for [`EntryKind::Enum`].
+pub struct EnumValue {
+    /// The member's address (members are compared by identity); 0 ends an enum's values.
+    pub addr: usize,
+    pub bytes: [u8; KEY_INLINE],
+    pub len: u8,
 }
 
 #[derive(Default)]
@@ -247,10 +281,16 @@ pub struct FieldEntry {
     pub node: u32,
     /// The field's index in `RecordSpec::fields`.
     pub index: u32,
+    /// For [`EntryKind::Enum`], where the enum's values start in the table's enum values.
+    pub enum_start: u32,
     /// The length of `key`; 0 when the entry is longer (the record's `members` hold it).
     pub key_len: u8,
     /// `Field::plain`.
     pub plain: Option<PlainRule>,
+    /// How a value the reader hands back is written (of `X`, for an `Optional[X]`).
+    pub kind: EntryKind,
+    /// `Optional[X]` for a kind other than [`EntryKind::Other`]: None is written as null.
+    pub nullable: bool,
 }
 
 /// One record's entry of a [`NameTable`], looked up once per record written.
@@ -263,6 +303,8 @@ pub struct RecordNames<'k> {
     /// The record's wire fields, in wire order (empty for a record the table was not built
     /// for).
     pub entries: &'k [FieldEntry],
+    /// The table's enum values (see [`EntryKind::Enum`]).
+    pub enum_values: &'k [EnumValue],
 }
 
 impl RecordNames<'static> {
@@ -272,18 +314,22 @@ impl RecordNames<'static> {
         members: &[],
         tag: None,
         entries: &[],
+        enum_values: &[],
     };
 }
 
 impl NameTable {
     /// `member` gives a field's name entry from its wire name; `tag_entry` a fixed tag's whole
-    /// entry from its field's name entry and the tag.
+    /// entry from its field's name entry and the tag; `literal` a literal or enum value as the
+    /// format writes it.
     pub fn new(
         plan: &Plan,
         member: impl Fn(&str) -> Vec<u8>,
         tag_entry: impl Fn(&[u8], &LiteralValue) -> Vec<u8>,
+        literal: impl Fn(&LiteralValue) -> Vec<u8>,
     ) -> NameTable {
         let mut entries = Vec::new();
+        let mut enum_values = Vec::new();
         let records = Python::attach(|py| {
             plan.nodes
                 .iter()
@@ -311,13 +357,27 @@ impl NameTable {
                             } else {
                                 0
                             };
+                            let (mut kind, nullable, target) = entry_kind(plan, field.node);
+                            let mut enum_start = u32::MAX;
+                            if let (EntryKind::Enum, Node::Enum(spec)) = (kind, plan.node(target)) {
+                                match enum_entry_values(py, spec, &literal) {
+                                    Some(values) => {
+                                        enum_start = enum_values.len() as u32;
+                                        enum_values.extend(values);
+                                    }
+                                    None => kind = EntryKind::Other,
+                                }
+                            }
                             entries.push(FieldEntry {
                                 key,
                                 name: field.name.clone_ref(py),
                                 node: field.node as u32,
                                 index: index as u32,
+                                enum_start,
                                 key_len,
                                 plain: field.plain,
+                                kind,
+                                nullable: nullable && kind != EntryKind::Other,
                             });
                         }
                         RecordBytes {
@@ -331,7 +391,11 @@ impl NameTable {
                 })
                 .collect()
         });
-        NameTable { records, entries }
+        NameTable {
+            records,
+            entries,
+            enum_values,
+        }
     }
 
     /// The names of record node `id` (none for any other node).
@@ -342,8 +406,59 @@ impl NameTable {
             members: &record.members,
             tag: record.tag.as_deref(),
             entries: &self.entries[record.start as usize..record.end as usize],
+            enum_values: &self.enum_values,
         }
     }
+}
+
+/// The [`EntryKind`] of a field of node `id`, whether it is `Optional[...]` of that kind, and
+/// the node of that kind.
+fn entry_kind(plan: &Plan, id: NodeId) -> (EntryKind, bool, NodeId) {
+    fn kind(node: &Node) -> EntryKind {
+        match node {
+            Node::Date => EntryKind::Date,
+            Node::Decimal(_) => EntryKind::Decimal,
+            Node::Enum(_) => EntryKind::Enum,
+            _ => EntryKind::Other,
+        }
+    }
+    if let Node::Union(spec) = plan.node(id) {
+        if let (Some(none), &[a, b]) = (spec.none, spec.variants.as_slice()) {
+            let other = if a == none { b } else { a };
+            return (kind(plan.node(other)), true, other);
+        }
+        return (EntryKind::Other, false, id);
+    }
+    (kind(plan.node(id)), false, id)
+}
+
+/// Each member of `spec` with its value as the format writes it (`literal`), then the end;
+/// `None` when some value is longer than an [`EnumValue`] holds.
+fn enum_entry_values(
+    py: Python<'_>,
+    spec: &EnumSpec,
+    literal: &impl Fn(&LiteralValue) -> Vec<u8>,
+) -> Option<Vec<EnumValue>> {
+    let mut values = Vec::with_capacity(spec.members.len() + 1);
+    for member in &spec.members {
+        let written = literal(&member.value);
+        if written.len() > KEY_INLINE {
+            return None;
+        }
+        let mut bytes = [0; KEY_INLINE];
+        bytes[..written.len()].copy_from_slice(&written);
+        values.push(EnumValue {
+            addr: member.member.bind(py).as_ptr() as usize,
+            bytes,
+            len: written.len() as u8,
+        });
+    }
+    values.push(EnumValue {
+        addr: 0,
+        bytes: [0; KEY_INLINE],
+        len: 0,
+    });
+    Some(values)
 }
 
 /// Where a dict key starts in a byte writer's output.
@@ -1009,10 +1124,50 @@ impl<'p, 'w, W: WireWriter> Encoder<'p, 'w, W> {
                 Next::Value(item) => item,
                 Next::Failed(err) => return Err(Error::from(*err)),
             };
-            self.value(entry.node as NodeId, &item)
+            self.entry_value(entry, names, &item)
                 .map_err(|e| e.at_field(&spec.fields[index].wire_name))?;
         }
         self.w.end_map(open, length)
+    }
+
+    /// A field value the reader handed back, by its entry's kind: the common kinds without
+    /// reading the field's node; anything else (and every error) by the general path.
+    #[inline(always)]
+    fn entry_value(&mut self, entry: &FieldEntry, names: W::Names, item: &Obj<'_>) -> Result<()> {
+        match entry.kind {
+            EntryKind::Other => {}
+            _ if entry.nullable && item.is_none() => {
+                self.w.none();
+                return Ok(());
+            }
+            EntryKind::Date => {
+                if let Ok(date) = item.cast_exact::<PyDate>() {
+                    let parts = temporal::date_parts(date);
+                    return self.w.temporal(Temporal::Date, item, |out| {
+                        text::temporal::write_date(out, &parts)
+                    });
+                }
+            }
+            EntryKind::Decimal => {
+                if shape::is_decimal(item) {
+                    return self.w.decimal_value(item);
+                }
+            }
+            EntryKind::Enum => {
+                let values = W::enum_values(&names);
+                let addr = item.as_ptr() as usize;
+                for value in values.get(entry.enum_start as usize..).unwrap_or_default() {
+                    if value.addr == addr {
+                        self.w.written(&value.bytes, value.len as usize);
+                        return Ok(());
+                    }
+                    if value.addr == 0 {
+                        break;
+                    }
+                }
+            }
+        }
+        self.value(entry.node as NodeId, item)
     }
 
     /// [`Self::dataclass_fields`]'s fields read from the plan, for a writer without entries

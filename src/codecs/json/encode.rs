@@ -6,7 +6,9 @@ use pyo3::prelude::*;
 use pyo3::types::PyInt;
 
 use super::write::{write_f64, write_i64, write_str};
-use crate::codecs::encoder::{FieldEntry, KeyStart, RecordNames, WireWriter};
+use crate::codecs::encoder::{
+    EnumValue, FieldEntry, KeyStart, RecordNames, WireWriter, KEY_INLINE,
+};
 use crate::errors::{Error, Result};
 use crate::plan::{Field, NodeId, Plan};
 use crate::py::fields::PlainDateTime;
@@ -188,6 +190,19 @@ impl<'k> WireWriter for JsonWriter<'k> {
     #[inline(always)]
     fn field_entries(names: &Self::Names) -> &[FieldEntry] {
         names.entries
+    }
+
+    #[inline(always)]
+    fn enum_values(names: &Self::Names) -> &[EnumValue] {
+        names.enum_values
+    }
+
+    /// Copied as a whole block and cut to length, as a field's name entry.
+    #[inline(always)]
+    fn written(&mut self, bytes: &[u8; KEY_INLINE], length: usize) {
+        let at = self.out.len();
+        self.out.extend_from_slice(bytes);
+        self.out.truncate(at + length);
     }
 
     /// The entry's `,"name":` bytes, copied as a whole [`KEY_INLINE`](crate::codecs::encoder::KEY_INLINE) block (no call, no
