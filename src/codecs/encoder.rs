@@ -15,7 +15,8 @@ use pyo3::types::{
 
 use crate::errors::{Error, ErrorKind, Result};
 use crate::plan::{
-    EnumSpec, Field, FieldDefault, LiteralValue, Node, NodeId, Plan, RecordKind, RecordSpec,
+    EnumSpec, Field, FieldDefault, LiteralValue, Node, NodeId, PlainRule, Plan, RecordKind,
+    RecordSpec,
 };
 use crate::py::fields::{FieldReader, Next, PlainDateTime, PlainValue};
 use crate::py::{self, temporal, Obj};
@@ -80,8 +81,10 @@ pub trait WireWriter {
     }
 
     /// A plain field value taken straight from an instance dict (see `py::fields`); false when
-    /// the format cannot write it, so the general path raises the error.
-    #[inline]
+    /// the format cannot write it, so the general path raises the error. Always inlined: out
+    /// of line, its dispatch on the value's kind is one indirect jump for every field,
+    /// mispredicted as the kinds alternate.
+    #[inline(always)]
     fn plain(&mut self, value: PlainValue<'_>) -> bool {
         match value {
             PlainValue::None => self.none(),
@@ -185,6 +188,29 @@ pub trait WireWriter {
     /// between it and the value; `index` is the field's position in `RecordSpec::fields`.
     fn field_name(&mut self, names: Self::Names, index: usize, field: &Field, first: bool);
 
+    /// The record's wire fields among its `names`, in wire order, for the common record walk
+    /// (`Encoder::dataclass_fields`); empty when the format has none for the record (the walk
+    /// then reads the plan's fields and writes names with `field_name`).
+    #[inline(always)]
+    fn field_entries(_names: &Self::Names) -> &[FieldEntry] {
+        &[]
+    }
+
+    /// The table's enum values (see [`EntryKind::Enum`]) among a record's `names`.
+    #[inline(always)]
+    fn enum_values(_names: &Self::Names) -> &[EnumValue] {
+        &[]
+    }
+
+    /// Bytes the format's table holds already written (an enum value, see [`EnumValue`]):
+    /// `bytes[..length]`. Only called for a writer whose `field_entries` gives some.
+    fn written(&mut self, _bytes: &[u8; KEY_INLINE], _length: usize) {}
+
+    /// A record field's name from its entry (one of `field_entries(&names)`), as `field_name`
+    /// writes it; `first` is only set right after `begin_map`. Only called for a writer whose
+    /// `field_entries` gives some.
+    fn entry_name(&mut self, _names: Self::Names, _entry: &FieldEntry, _first: bool) {}
+
     /// A tagged record's first entry, its tag, when the format has it precomputed among the
     /// record's `names` (only for `RecordSpec::fixed_tag`); false when the format writes it
     /// the general way (name, then the tag's value).
@@ -197,15 +223,74 @@ pub trait WireWriter {
 /// A byte format's precomputed record names, built once per codec from the plan (which holds
 /// no format's bytes): for every record node, each field's name entry as the format writes it,
 /// and the whole leading tag entry of a variant whose tag is fixed (`RecordSpec::fixed_tag`),
-/// so that writing either is one copy.
+/// so that writing either is one copy; and each record's [`FieldEntry`] row, which the common
+/// record walk (`Encoder::dataclass_fields`) reads instead of the plan's fields.
 pub struct NameTable {
     records: Vec<RecordBytes>,
+    entries: Vec<FieldEntry>,
+    enum_values: Vec<EnumValue>,
+}
+
+/// How [`Encoder::dataclass_fields`] writes a field value the reader hands back (one that is
+/// not a plain value, see `py::fields`) without reading its node first; any value it does not
+/// expect goes to the general path, which words every error.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum EntryKind {
+    /// The general path, by the field's node.
+    Other,
+    /// An exact `date`.
+    Date,
+    /// An exact `Decimal`.
+    Decimal,
+    /// An enum member, found by identity among [`FieldEntry::enum_start`]'s values.
+    Enum,
+}
+
+/// An enum member's value as the format writes it, for [`EntryKind::Enum`].
+pub struct EnumValue {
+    /// The member's address (members are compared by identity); 0 ends an enum's values.
+    pub addr: usize,
+    pub bytes: [u8; KEY_INLINE],
+    pub len: u8,
 }
 
 #[derive(Default)]
 struct RecordBytes {
     members: Box<[Box<[u8]>]>,
     tag: Option<Box<[u8]>>,
+    /// Its entries: `entries[start..end]`.
+    start: u32,
+    end: u32,
+}
+
+/// The longest name entry a [`FieldEntry`] holds itself.
+pub const KEY_INLINE: usize = 24;
+
+/// One wire field of a record, in wire order, as the common record walk reads it: the plan's
+/// `Field` is 72 bytes and the name entry another allocation, so a record's fields spread over
+/// a dozen or more cache lines, which a deep value's output displaces from the first-level
+/// data cache between two calls (issue 10, the hierarchy's `encode_many`). A record's entries
+/// are 48 bytes each, next to each other.
+pub struct FieldEntry {
+    /// The name entry as the format writes it (JSON: `,"name":`), when it is at most
+    /// [`KEY_INLINE`] bytes, padded with zeros.
+    pub key: [u8; KEY_INLINE],
+    /// The attribute name (the plan's interned str).
+    pub name: Py<PyString>,
+    /// The field's node.
+    pub node: u32,
+    /// The field's index in `RecordSpec::fields`.
+    pub index: u32,
+    /// For [`EntryKind::Enum`], where the enum's values start in the table's enum values.
+    pub enum_start: u32,
+    /// The length of `key`; 0 when the entry is longer (the record's `members` hold it).
+    pub key_len: u8,
+    /// `Field::plain`.
+    pub plain: Option<PlainRule>,
+    /// How a value the reader hands back is written (of `X`, for an `Optional[X]`).
+    pub kind: EntryKind,
+    /// `Optional[X]` for a kind other than [`EntryKind::Other`]: None is written as null.
+    pub nullable: bool,
 }
 
 /// One record's entry of a [`NameTable`], looked up once per record written.
@@ -215,6 +300,11 @@ pub struct RecordNames<'k> {
     pub members: &'k [Box<[u8]>],
     /// The fixed tag entry, name and value.
     pub tag: Option<&'k [u8]>,
+    /// The record's wire fields, in wire order (empty for a record the table was not built
+    /// for).
+    pub entries: &'k [FieldEntry],
+    /// The table's enum values (see [`EntryKind::Enum`]).
+    pub enum_values: &'k [EnumValue],
 }
 
 impl RecordNames<'static> {
@@ -223,39 +313,89 @@ impl RecordNames<'static> {
     pub const NONE: RecordNames<'static> = RecordNames {
         members: &[],
         tag: None,
+        entries: &[],
+        enum_values: &[],
     };
 }
 
 impl NameTable {
     /// `member` gives a field's name entry from its wire name; `tag_entry` a fixed tag's whole
-    /// entry from its field's name entry and the tag.
+    /// entry from its field's name entry and the tag; `literal` a literal or enum value as the
+    /// format writes it.
     pub fn new(
         plan: &Plan,
         member: impl Fn(&str) -> Vec<u8>,
         tag_entry: impl Fn(&[u8], &LiteralValue) -> Vec<u8>,
+        literal: impl Fn(&LiteralValue) -> Vec<u8>,
     ) -> NameTable {
-        let records = plan
-            .nodes
-            .iter()
-            .map(|node| match node {
-                Node::Record(spec) => {
-                    let members: Box<[Box<[u8]>]> = spec
-                        .fields
-                        .iter()
-                        .map(|field| member(&field.wire_name).into_boxed_slice())
-                        .collect();
-                    let tag = match &spec.tag {
-                        Some((index, tag)) if spec.fixed_tag => {
-                            Some(tag_entry(&members[*index], tag).into_boxed_slice())
+        let mut entries = Vec::new();
+        let mut enum_values = Vec::new();
+        let records = Python::attach(|py| {
+            plan.nodes
+                .iter()
+                .map(|node| match node {
+                    Node::Record(spec) => {
+                        let members: Box<[Box<[u8]>]> = spec
+                            .fields
+                            .iter()
+                            .map(|field| member(&field.wire_name).into_boxed_slice())
+                            .collect();
+                        let tag = match &spec.tag {
+                            Some((index, tag)) if spec.fixed_tag => {
+                                Some(tag_entry(&members[*index], tag).into_boxed_slice())
+                            }
+                            _ => None,
+                        };
+                        let start = entries.len() as u32;
+                        for &index in &spec.wire_fields {
+                            let field = &spec.fields[index];
+                            let bytes = &members[index];
+                            let mut key = [0; KEY_INLINE];
+                            let key_len = if bytes.len() <= KEY_INLINE {
+                                key[..bytes.len()].copy_from_slice(bytes);
+                                bytes.len() as u8
+                            } else {
+                                0
+                            };
+                            let (mut kind, nullable, target) = entry_kind(plan, field.node);
+                            let mut enum_start = u32::MAX;
+                            if let (EntryKind::Enum, Node::Enum(spec)) = (kind, plan.node(target)) {
+                                match enum_entry_values(py, spec, &literal) {
+                                    Some(values) => {
+                                        enum_start = enum_values.len() as u32;
+                                        enum_values.extend(values);
+                                    }
+                                    None => kind = EntryKind::Other,
+                                }
+                            }
+                            entries.push(FieldEntry {
+                                key,
+                                name: field.name.clone_ref(py),
+                                node: field.node as u32,
+                                index: index as u32,
+                                enum_start,
+                                key_len,
+                                plain: field.plain,
+                                kind,
+                                nullable: nullable && kind != EntryKind::Other,
+                            });
                         }
-                        _ => None,
-                    };
-                    RecordBytes { members, tag }
-                }
-                _ => RecordBytes::default(),
-            })
-            .collect();
-        NameTable { records }
+                        RecordBytes {
+                            members,
+                            tag,
+                            start,
+                            end: entries.len() as u32,
+                        }
+                    }
+                    _ => RecordBytes::default(),
+                })
+                .collect()
+        });
+        NameTable {
+            records,
+            entries,
+            enum_values,
+        }
     }
 
     /// The names of record node `id` (none for any other node).
@@ -265,8 +405,60 @@ impl NameTable {
         RecordNames {
             members: &record.members,
             tag: record.tag.as_deref(),
+            entries: &self.entries[record.start as usize..record.end as usize],
+            enum_values: &self.enum_values,
         }
     }
+}
+
+/// The [`EntryKind`] of a field of node `id`, whether it is `Optional[...]` of that kind, and
+/// the node of that kind.
+fn entry_kind(plan: &Plan, id: NodeId) -> (EntryKind, bool, NodeId) {
+    fn kind(node: &Node) -> EntryKind {
+        match node {
+            Node::Date => EntryKind::Date,
+            Node::Decimal(_) => EntryKind::Decimal,
+            Node::Enum(_) => EntryKind::Enum,
+            _ => EntryKind::Other,
+        }
+    }
+    if let Node::Union(spec) = plan.node(id) {
+        if let (Some(none), &[a, b]) = (spec.none, spec.variants.as_slice()) {
+            let other = if a == none { b } else { a };
+            return (kind(plan.node(other)), true, other);
+        }
+        return (EntryKind::Other, false, id);
+    }
+    (kind(plan.node(id)), false, id)
+}
+
+/// Each member of `spec` with its value as the format writes it (`literal`), then the end;
+/// `None` when some value is longer than an [`EnumValue`] holds.
+fn enum_entry_values(
+    py: Python<'_>,
+    spec: &EnumSpec,
+    literal: &impl Fn(&LiteralValue) -> Vec<u8>,
+) -> Option<Vec<EnumValue>> {
+    let mut values = Vec::with_capacity(spec.members.len() + 1);
+    for member in &spec.members {
+        let written = literal(&member.value);
+        if written.len() > KEY_INLINE {
+            return None;
+        }
+        let mut bytes = [0; KEY_INLINE];
+        bytes[..written.len()].copy_from_slice(&written);
+        values.push(EnumValue {
+            addr: member.member.bind(py).as_ptr() as usize,
+            bytes,
+            len: written.len() as u8,
+        });
+    }
+    values.push(EnumValue {
+        addr: 0,
+        bytes: [0; KEY_INLINE],
+        len: 0,
+    });
+    Some(values)
 }
 
 /// Where a dict key starts in a byte writer's output.
@@ -867,8 +1059,31 @@ impl<'p, 'w, W: WireWriter> Encoder<'p, 'w, W> {
         }
     }
 
-    /// The common record: a dataclass written as a map with every field. Plain field values
-    /// are written straight from the instance (see `py::fields`).
+    /// The tag field where the entry walk of [`Self::dataclass_fields`] meets it.
+    #[inline(always)]
+    fn entry_tag<'py>(
+        &mut self,
+        reader: &mut FieldReader<'_, 'py>,
+        index: usize,
+        tag_object: Option<&Py<PyAny>>,
+        spec: &RecordSpec,
+        value: &Obj<'py>,
+    ) -> Result<()> {
+        let field = &spec.fields[index];
+        if let Some(expected) = tag_object {
+            let name = field.name.bind(value.py());
+            return match reader.next_unless(value, index, name, expected) {
+                Next::Written | Next::Missing => Ok(()),
+                Next::Value(item) => self.check_tag(field, &item),
+                Next::Failed(err) => Err(Error::from(*err)),
+            };
+        }
+        self.skip_tag(reader, index, field, value)
+    }
+
+    /// The common record: a dataclass written as a map with every field, from the record's
+    /// entries in the writer's table (see [`FieldEntry`]). Plain field values are written
+    /// straight from the instance (see `py::fields`).
     fn dataclass_fields(
         &mut self,
         spec: &RecordSpec,
@@ -888,20 +1103,93 @@ impl<'p, 'w, W: WireWriter> Encoder<'p, 'w, W> {
             None => (usize::MAX, None),
         };
         let mut first = tag_index == usize::MAX;
+        let entries = W::field_entries(&names);
+        if entries.len() != length {
+            self.plan_fields(spec, names, value, &mut reader, tag_index, tag_object)?;
+            return self.w.end_map(open, length);
+        }
+        for entry in entries {
+            let index = entry.index as usize;
+            if index == tag_index {
+                self.entry_tag(&mut reader, index, tag_object, spec, value)?;
+                continue;
+            }
+            self.w.entry_name(names, entry, first);
+            first = false;
+            let name = entry.name.bind(py);
+            let w = &mut *self.w;
+            let item = match reader.next(value, index, name, entry.plain, |plain| w.plain(plain)) {
+                // A dataclass reader never misses a field (that is for TypedDicts).
+                Next::Written | Next::Missing => continue,
+                Next::Value(item) => item,
+                Next::Failed(err) => return Err(Error::from(*err)),
+            };
+            self.entry_value(entry, names, &item)
+                .map_err(|e| e.at_field(&spec.fields[index].wire_name))?;
+        }
+        self.w.end_map(open, length)
+    }
+
+    /// A field value the reader handed back, by its entry's kind: the common kinds without
+    /// reading the field's node; anything else (and every error) by the general path.
+    #[inline(always)]
+    fn entry_value(&mut self, entry: &FieldEntry, names: W::Names, item: &Obj<'_>) -> Result<()> {
+        match entry.kind {
+            EntryKind::Other => {}
+            _ if entry.nullable && item.is_none() => {
+                self.w.none();
+                return Ok(());
+            }
+            EntryKind::Date => {
+                if let Ok(date) = item.cast_exact::<PyDate>() {
+                    let parts = temporal::date_parts(date);
+                    return self.w.temporal(Temporal::Date, item, |out| {
+                        text::temporal::write_date(out, &parts)
+                    });
+                }
+            }
+            EntryKind::Decimal => {
+                if shape::is_decimal(item) {
+                    return self.w.decimal_value(item);
+                }
+            }
+            EntryKind::Enum => {
+                let values = W::enum_values(&names);
+                let addr = item.as_ptr() as usize;
+                for value in values.get(entry.enum_start as usize..).unwrap_or_default() {
+                    if value.addr == addr {
+                        self.w.written(&value.bytes, value.len as usize);
+                        return Ok(());
+                    }
+                    if value.addr == 0 {
+                        break;
+                    }
+                }
+            }
+        }
+        self.value(entry.node as NodeId, item)
+    }
+
+    /// [`Self::dataclass_fields`]'s fields read from the plan, for a writer without entries
+    /// for the record (`to_builtins`'s, or a record of another plan under `Any`).
+    #[cold]
+    #[inline(never)]
+    #[allow(clippy::too_many_arguments)]
+    fn plan_fields<'py>(
+        &mut self,
+        spec: &RecordSpec,
+        names: W::Names,
+        value: &Obj<'py>,
+        reader: &mut FieldReader<'_, 'py>,
+        tag_index: usize,
+        tag_object: Option<&Py<PyAny>>,
+    ) -> Result<()> {
+        let py = value.py();
+        let mut first = tag_index == usize::MAX;
         for &index in &spec.wire_fields {
             let field = &spec.fields[index];
             if index == tag_index {
-                // The common tag value, the class's own tag object, is accepted by identity.
-                if let Some(expected) = tag_object {
-                    let name = field.name.bind(py);
-                    match reader.next_unless(value, index, name, expected) {
-                        Next::Written | Next::Missing => continue,
-                        Next::Value(item) => self.check_tag(field, &item)?,
-                        Next::Failed(err) => return Err(Error::from(*err)),
-                    }
-                    continue;
-                }
-                self.skip_tag(&mut reader, index, field, value)?;
+                self.entry_tag(reader, index, tag_object, spec, value)?;
                 continue;
             }
             self.w.field_name(names, index, field, first);
@@ -917,7 +1205,6 @@ impl<'p, 'w, W: WireWriter> Encoder<'p, 'w, W> {
             self.value(field.node, &item)
                 .map_err(|e| e.at_field(&field.wire_name))?;
         }
-        self.w.end_map(open, length)?;
         Ok(())
     }
 

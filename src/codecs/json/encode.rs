@@ -6,7 +6,9 @@ use pyo3::prelude::*;
 use pyo3::types::PyInt;
 
 use super::write::{write_f64, write_i64, write_str};
-use crate::codecs::encoder::{KeyStart, RecordNames, WireWriter};
+use crate::codecs::encoder::{
+    EnumValue, FieldEntry, KeyStart, RecordNames, WireWriter, KEY_INLINE,
+};
 use crate::errors::{Error, Result};
 use crate::plan::{Field, NodeId, Plan};
 use crate::py::fields::PlainDateTime;
@@ -182,6 +184,46 @@ impl<'k> WireWriter for JsonWriter<'k> {
                     .extend_from_slice(if first { &member[1..] } else { member });
             }
             None => self.unkeyed_field_name(field, first),
+        }
+    }
+
+    #[inline(always)]
+    fn field_entries(names: &Self::Names) -> &[FieldEntry] {
+        names.entries
+    }
+
+    #[inline(always)]
+    fn enum_values(names: &Self::Names) -> &[EnumValue] {
+        names.enum_values
+    }
+
+    /// Copied as a whole block and cut to length, as a field's name entry.
+    #[inline(always)]
+    fn written(&mut self, bytes: &[u8; KEY_INLINE], length: usize) {
+        let at = self.out.len();
+        self.out.extend_from_slice(bytes);
+        self.out.truncate(at + length);
+    }
+
+    /// The entry's `,"name":` bytes, copied as a whole [`KEY_INLINE`](crate::codecs::encoder::KEY_INLINE) block (no call, no
+    /// branch on the length) and cut to length; the first member's comma is written over the
+    /// `{` just before it, which is then put back.
+    #[inline(always)]
+    fn entry_name(&mut self, names: Self::Names, entry: &FieldEntry, first: bool) {
+        let length = entry.key_len as usize;
+        if length == 0 {
+            let member = &names.members[entry.index as usize];
+            self.out
+                .extend_from_slice(if first { &member[1..] } else { member });
+            return;
+        }
+        debug_assert!(!first || self.out.last() == Some(&b'{'));
+        let at = self.out.len() - usize::from(first);
+        self.out.truncate(at);
+        self.out.extend_from_slice(&entry.key);
+        self.out.truncate(at + length);
+        if first {
+            self.out[at] = b'{';
         }
     }
 

@@ -56,17 +56,27 @@ pub type Keys = NameTable;
 
 /// The codec's [`Keys`] for `plan`.
 pub fn keys(plan: &Plan) -> Keys {
-    NameTable::new(plan, member, |member, tag| {
-        let mut entry = member[1..].to_vec();
-        match tag {
-            LiteralValue::Str(value) => write::write_str(&mut entry, value),
-            LiteralValue::Int(value) => write::write_i64(&mut entry, *value),
-            LiteralValue::Bool(value) => {
-                entry.extend_from_slice(if *value { b"true" } else { b"false" })
-            }
-        }
-        entry
-    })
+    NameTable::new(
+        plan,
+        member,
+        |member, tag| {
+            let mut entry = member[1..].to_vec();
+            entry.extend_from_slice(&literal(tag));
+            entry
+        },
+        literal,
+    )
+}
+
+/// A literal or enum value as JSON bytes.
+fn literal(value: &LiteralValue) -> Vec<u8> {
+    let mut out = Vec::new();
+    match value {
+        LiteralValue::Str(text) => write::write_str(&mut out, text),
+        LiteralValue::Int(number) => write::write_i64(&mut out, *number),
+        LiteralValue::Bool(flag) => out.extend_from_slice(if *flag { b"true" } else { b"false" }),
+    }
+    out
 }
 
 /// `,"wire_name":` as JSON bytes.

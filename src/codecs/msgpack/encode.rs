@@ -10,7 +10,9 @@ use super::write::{
     write_bin, write_bool, write_f64, write_i64, write_nil, write_str, write_timestamp, write_u64,
     Container, Pending,
 };
-use crate::codecs::encoder::{NameTable, RecordNames, WireWriter};
+use crate::codecs::encoder::{
+    EnumValue, FieldEntry, NameTable, RecordNames, WireWriter, KEY_INLINE,
+};
 use crate::errors::{Error, Result};
 use crate::plan::{Field, LiteralValue, NodeId, Plan};
 use crate::py::fields::PlainDateTime;
@@ -61,14 +63,22 @@ pub fn names(plan: &Plan) -> NameTable {
         },
         |member, tag| {
             let mut entry = member.to_vec();
-            match tag {
-                LiteralValue::Str(value) => write_str(&mut entry, value),
-                LiteralValue::Int(value) => write_i64(&mut entry, *value),
-                LiteralValue::Bool(value) => write_bool(&mut entry, *value),
-            }
+            entry.extend_from_slice(&literal(tag));
             entry
         },
+        literal,
     )
+}
+
+/// A literal or enum value as MessagePack bytes.
+fn literal(value: &LiteralValue) -> Vec<u8> {
+    let mut out = Vec::new();
+    match value {
+        LiteralValue::Str(text) => write_str(&mut out, text),
+        LiteralValue::Int(number) => write_i64(&mut out, *number),
+        LiteralValue::Bool(flag) => write_bool(&mut out, *flag),
+    }
+    out
 }
 
 impl<'k> WireWriter for MessagePackWriter<'k> {
@@ -227,6 +237,39 @@ impl<'k> WireWriter for MessagePackWriter<'k> {
             Some(member) => self.out.extend_from_slice(member),
             None => write_str(&mut self.out, &field.wire_name),
         }
+    }
+
+    #[inline(always)]
+    fn field_entries(names: &Self::Names) -> &[FieldEntry] {
+        names.entries
+    }
+
+    #[inline(always)]
+    fn enum_values(names: &Self::Names) -> &[EnumValue] {
+        names.enum_values
+    }
+
+    /// Copied as a whole block and cut to length, as a field's name entry.
+    #[inline(always)]
+    fn written(&mut self, bytes: &[u8; KEY_INLINE], length: usize) {
+        let at = self.out.len();
+        self.out.extend_from_slice(bytes);
+        self.out.truncate(at + length);
+    }
+
+    /// The entry's name str, copied as a whole [`KEY_INLINE`](crate::codecs::encoder::KEY_INLINE) block (no call, no branch on
+    /// the length) and cut to length.
+    #[inline(always)]
+    fn entry_name(&mut self, names: Self::Names, entry: &FieldEntry, _first: bool) {
+        let length = entry.key_len as usize;
+        if length == 0 {
+            self.out
+                .extend_from_slice(&names.members[entry.index as usize]);
+            return;
+        }
+        let at = self.out.len();
+        self.out.extend_from_slice(&entry.key);
+        self.out.truncate(at + length);
     }
 
     /// The tag entry's precomputed bytes.
