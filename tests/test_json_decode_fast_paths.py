@@ -6,8 +6,10 @@ the same input written with whitespace, which only the general paths read."""
 from __future__ import annotations
 
 import dataclasses
+import enum
 import json
-from datetime import datetime, timezone
+from datetime import date, datetime, timezone
+from decimal import Decimal
 from typing import Annotated, Literal, Optional, Union
 
 import msgspec
@@ -345,3 +347,116 @@ def test_str_like_nodes_read_strs_as_msgspec() -> None:
         polycodec.Codec(short, format="json").decode_one(b'"abc"')
     with pytest.raises(msgspec.ValidationError):
         msgspec.json.decode(b'"abc"', type=Annotated[str, msgspec.Meta(max_length=2)])
+
+
+class Color(enum.Enum):
+    RED = "red"
+    GREEN = "green"
+
+
+@dataclasses.dataclass
+class Shortcuts:
+    """One field of each kind the per-node shortcut table (`Plain`) reads without the node."""
+
+    name: str
+    count: int
+    ratio: float
+    flag: bool
+    price: Decimal
+    day: date
+    color: Color
+    note: Optional[str]
+    inner: Optional[Leaf]
+    items: list[int]
+    maybe_items: Optional[list[int]]
+
+
+class ShortcutsStruct(msgspec.Struct):
+    name: str
+    count: int
+    ratio: float
+    flag: bool
+    price: Decimal
+    day: date
+    color: Color
+    note: Optional[str]
+    inner: Optional[dict[str, object]]
+    items: list[int]
+    maybe_items: Optional[list[int]]
+
+
+SHORTCUTS = polycodec.Codec(Shortcuts, format="json")
+GOOD = (
+    b'{"name":"a","count":-3,"ratio":2,"flag":false,"price":"1.50","day":"2024-02-29",'
+    b'"color":"green","note":null,"inner":{"size":4,"kind":"leaf"},"items":[1,2],'
+    b'"maybe_items":null}'
+)
+
+
+def test_shortcut_table_kinds_decode_as_msgspec() -> None:
+    got = SHORTCUTS.decode_one(GOOD)
+    expected = msgspec.json.decode(GOOD, type=ShortcutsStruct)
+    assert got == Shortcuts(
+        name=expected.name,
+        count=expected.count,
+        ratio=expected.ratio,
+        flag=expected.flag,
+        price=expected.price,
+        day=expected.day,
+        color=expected.color,
+        note=expected.note,
+        inner=Leaf(size=4),
+        items=expected.items,
+        maybe_items=expected.maybe_items,
+    )
+    assert type(got.ratio) is float and got.price == Decimal("1.50")
+    many = polycodec.Codec(Shortcuts, format="json").decode_many(b"[" + GOOD + b"," + GOOD + b"]")
+    assert many == [got, got]
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "message"),
+    [
+        ("color", '"blue"', r'invalid enum value "blue" for Color.*\(at \$\.color\)'),
+        ("color", "3", r"\$\.color"),
+        ("flag", '"x"', r"\$\.flag"),
+        ("price", '"abc"', r'invalid decimal "abc" \(at \$\.price\)'),
+        ("day", '"2024-02-30"', r"\$\.day"),
+        ("inner", "[1]", r"\$\.inner"),
+        ("inner", '"x"', r"\$\.inner"),
+        ("maybe_items", "{}", r"\$\.maybe_items"),
+        ("count", "1.5", r"\$\.count"),
+        ("ratio", "1e999", r"out of range for a float \(at \$\.ratio\)"),
+        ("name", "1", r"\$\.name"),
+    ],
+)
+def test_shortcut_table_errors_name_the_field(field: str, value: str, message: str) -> None:
+    payload = json.loads(GOOD)
+    raw = GOOD.decode().replace(
+        f'"{field}":{json.dumps(payload[field], separators=(",", ":"))}', f'"{field}":{value}'
+    )
+    assert raw != GOOD.decode()
+    with pytest.raises(polycodec.ValidationError, match=message):
+        SHORTCUTS.decode_one(raw.encode())
+
+
+def test_shortcut_table_errors_match_the_general_path() -> None:
+    # The same bad values written with whitespace after each colon reach the fields through
+    # the key scanner; the messages must not depend on which path read them.
+    for field, value in [
+        ("color", '"blue"'),
+        ("price", '"abc"'),
+        ("inner", "[1]"),
+        ("count", "1.5"),
+    ]:
+        payload = json.loads(GOOD)
+        tight = GOOD.decode().replace(
+            f'"{field}":{json.dumps(payload[field], separators=(",", ":"))}', f'"{field}":{value}'
+        )
+        loose = tight.replace('":', '": ')
+        errors = []
+        for text in (tight, loose):
+            with pytest.raises(polycodec.ValidationError) as info:
+                SHORTCUTS.decode_one(text.encode())
+            errors.append(str(info.value))
+        assert errors[0] == errors[1]

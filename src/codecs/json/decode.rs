@@ -1,34 +1,255 @@
 //! The JSON side of the shared decoder (`codecs/decoder.rs`): the value dispatch on the next
-//! token, strings (base64 for bytes), numbers, object keys matched against each field's
-//! precomputed `"name":` bytes (the codec's [`Keys`]), and dict keys read out of strings.
+//! token (through each node's precomputed [`Plain`] shortcut first), strings (base64 for
+//! bytes), numbers, object keys matched against each field's precomputed `"name":` bytes
+//! (packed in the [`PlainTable`]), and dict keys read out of strings.
 
 use pyo3::prelude::*;
 
 use super::read::{Number, Reader, SyntaxError, ValueKind};
-use super::{Keys, TagEntries};
+use super::TagEntries;
 use crate::codecs::decoder::{find_tag, Decoder, TagRef, WireReader};
 use crate::errors::{Error, Result};
-use crate::plan::{Field, LiteralValue, Node, NodeId, TaggedUnionSpec};
+use crate::plan::{
+    Field, FloatBounds, IntBounds, LiteralValue, Node, NodeId, Plan, TaggedUnionSpec, TzRule,
+};
 use crate::py::temporal;
 use crate::py::Obj;
 use crate::values::{check_tz, nested, utf8, Decoding, Token, MAX_DEPTH};
 use polycodec_formats::text;
 
-/// What the JSON decoder reads: the input, and the codec's precomputed field keys and tag
-/// entries.
+/// What the JSON decoder reads: the input, and the codec's precomputed tag entries and
+/// per-node [`Plain`] shortcuts (with the records' field keys).
 pub struct JsonInput<'a, 'k> {
     reader: Reader<'a>,
-    keys: &'k Keys,
     tags: &'k TagEntries,
+    plain: &'k PlainTable,
 }
 
 impl<'a, 'k> JsonInput<'a, 'k> {
-    pub fn new(input: &'a [u8], keys: &'k Keys, tags: &'k TagEntries) -> Self {
+    pub fn new(input: &'a [u8], tags: &'k TagEntries, plain: &'k PlainTable) -> Self {
         JsonInput {
             reader: Reader::new(input),
-            keys,
             tags,
+            plain,
         }
+    }
+}
+
+/// What a node takes from its value's first byte with nothing to check but the token (see
+/// [`Plain`]), or `Other`.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum PlainKind {
+    /// A union or an extension type: the node's own path (`value_node`) takes every value.
+    Node,
+    /// Any other node: an object or array is read as the node's map or array at once, the
+    /// rest by the node's own path.
+    Other,
+    /// An unconstrained str.
+    Str,
+    /// An int without bounds.
+    Int,
+    /// A float without bounds.
+    Float,
+    Bool,
+    Null,
+    DateTime(TzRule),
+    Date,
+    /// An unconstrained Decimal.
+    Decimal,
+    /// A record read from an object (not array-like, not a NamedTuple).
+    Record,
+    /// An enum with str values: `aux` is where its values start in [`PlainTable::enum_values`].
+    Enum,
+}
+
+/// One node's shortcut for the value dispatch, looked up by node id in a table of 8-byte
+/// entries instead of reading the node (224 bytes, its union's variants, their constraints):
+/// `Optional[X]` is `X`'s kind with `nullable`, and `node` is `X`'s id.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct Plain {
+    kind: PlainKind,
+    nullable: bool,
+    node: u32,
+    /// What the kind keeps besides (an enum's values).
+    aux: u32,
+}
+
+/// Every node's [`Plain`] shortcut, by node id, and what they refer to.
+pub struct PlainTable {
+    nodes: Box<[Plain]>,
+    /// The str values of every enum node, packed (one scan of a few adjacent bytes instead of
+    /// one heap string per member): at an enum's `aux`, the index of its first member in
+    /// `enum_members` (4 bytes, little-endian) and the value count (1 byte), then each value's
+    /// length (1 byte) and bytes.
+    enum_values: Box<[u8]>,
+    /// The members of those values, in the same order.
+    enum_members: Box<[Py<PyAny>]>,
+    /// Every record node's field members `,"wire_name":` (see [`super::member`]), packed: from
+    /// the record's `aux` on, field `i`'s member is the span `record_spans[aux + i]` of
+    /// `record_bytes`. A record's keys then sit in a few adjacent cache lines, found from the
+    /// entry the value dispatch has just read.
+    record_spans: Box<[(u32, u32)]>,
+    record_bytes: Box<[u8]>,
+}
+
+/// One record's packed field members (see [`PlainTable::record_spans`]).
+#[derive(Clone, Copy)]
+pub struct RecordMembers<'k> {
+    spans: &'k [(u32, u32)],
+    bytes: &'k [u8],
+}
+
+impl<'k> RecordMembers<'k> {
+    /// Field `index`'s member (empty for a record the table could not pack).
+    #[inline(always)]
+    fn member(self, index: usize) -> &'k [u8] {
+        match self.spans.get(index) {
+            Some(&(start, end)) => self.bytes.get(start as usize..end as usize).unwrap_or(&[]),
+            None => &[],
+        }
+    }
+}
+
+impl PlainTable {
+    /// The member of enum values at `aux` whose value is `text`.
+    #[inline]
+    fn enum_member(&self, aux: u32, text: &[u8]) -> Option<&Py<PyAny>> {
+        let values = self.enum_values.get(aux as usize..)?;
+        let (head, mut rest) = values.split_at_checked(5)?;
+        let base = u32::from_le_bytes([head[0], head[1], head[2], head[3]]) as usize;
+        for position in 0..usize::from(head[4]) {
+            let (&len, tail) = rest.split_first()?;
+            let (value, tail) = tail.split_at_checked(usize::from(len))?;
+            if value == text {
+                return self.enum_members.get(base + position);
+            }
+            rest = tail;
+        }
+        None
+    }
+}
+
+/// The codec's [`PlainTable`] for `plan`.
+pub fn plain_table(py: Python<'_>, plan: &Plan) -> PlainTable {
+    let mut record_spans = Vec::new();
+    let mut record_bytes = Vec::new();
+    // Each record node's members packed once (`aux`), when they fit the packing.
+    let record_aux: Vec<Option<u32>> = plan
+        .nodes
+        .iter()
+        .map(|node| {
+            let Node::Record(spec) = node else {
+                return None;
+            };
+            let aux = u32::try_from(record_spans.len()).ok()?;
+            let mut spans = Vec::new();
+            let mut bytes = Vec::new();
+            for field in &spec.fields {
+                let start = u32::try_from(record_bytes.len() + bytes.len()).ok()?;
+                bytes.extend_from_slice(&super::member(&field.wire_name));
+                let end = u32::try_from(record_bytes.len() + bytes.len()).ok()?;
+                spans.push((start, end));
+            }
+            record_spans.extend_from_slice(&spans);
+            record_bytes.extend_from_slice(&bytes);
+            Some(aux)
+        })
+        .collect();
+    let mut enum_values = Vec::new();
+    let mut enum_members = Vec::new();
+    // Each enum node with str values packed once (`aux`), when its values fit the packing.
+    let enum_aux: Vec<Option<u32>> = plan
+        .nodes
+        .iter()
+        .map(|node| {
+            let Node::Enum(spec) = node else { return None };
+            let values: Vec<(&[u8], &Py<PyAny>)> = spec
+                .members
+                .iter()
+                .filter_map(|m| match &m.value {
+                    LiteralValue::Str(text) => Some((text.as_bytes(), &m.member)),
+                    _ => None,
+                })
+                .collect();
+            let count = u8::try_from(values.len()).ok()?;
+            if count == 0 || values.iter().any(|(v, _)| v.len() > usize::from(u8::MAX)) {
+                return None;
+            }
+            let aux = u32::try_from(enum_values.len()).ok()?;
+            let base = u32::try_from(enum_members.len()).ok()?;
+            enum_values.extend_from_slice(&base.to_le_bytes());
+            enum_values.push(count);
+            for (value, member) in values {
+                enum_values.push(value.len() as u8);
+                enum_values.extend_from_slice(value);
+                enum_members.push(member.clone_ref(py));
+            }
+            Some(aux)
+        })
+        .collect();
+    let kind = |node: &Node| match node {
+        Node::Str(spec) if spec.is_unconstrained() => PlainKind::Str,
+        Node::Int(bounds) if *bounds == IntBounds::default() => PlainKind::Int,
+        Node::Float(bounds) if *bounds == FloatBounds::default() => PlainKind::Float,
+        Node::Bool => PlainKind::Bool,
+        Node::None => PlainKind::Null,
+        Node::DateTime(rule) => PlainKind::DateTime(*rule),
+        Node::Date => PlainKind::Date,
+        Node::Decimal(spec) if !spec.is_constrained() => PlainKind::Decimal,
+        Node::Record(spec)
+            if !spec.array_like && spec.kind != crate::plan::RecordKind::NamedTuple =>
+        {
+            PlainKind::Record
+        }
+        Node::Enum(_) => PlainKind::Enum,
+        Node::Union(_) | Node::Extension(_) => PlainKind::Node,
+        _ => PlainKind::Other,
+    };
+    let entry = |kind: PlainKind, nullable: bool, node: NodeId| {
+        // A node's own `aux` (an enum's values, a record's members, for every record: the
+        // tagged-union and array paths take its members too).
+        let aux = match plan.node(node) {
+            Node::Enum(_) if kind == PlainKind::Enum => enum_aux[node],
+            Node::Record(_) => record_aux[node],
+            _ => Some(0),
+        };
+        match (u32::try_from(node), aux) {
+            (Ok(node), Some(aux)) => Plain {
+                kind,
+                nullable,
+                node,
+                aux,
+            },
+            // Unpacked: no shortcut, and no members (`record_names` finds none).
+            _ => Plain {
+                kind: PlainKind::Node,
+                nullable: false,
+                node: 0,
+                aux: u32::MAX,
+            },
+        }
+    };
+    let nodes = plan
+        .nodes
+        .iter()
+        .enumerate()
+        .map(|(id, node)| match node {
+            Node::Union(spec) => match (spec.none, spec.variants.as_slice()) {
+                (Some(none), &[a, b]) => {
+                    let inner = if a == none { b } else { a };
+                    entry(kind(plan.node(inner)), true, inner)
+                }
+                _ => entry(PlainKind::Node, false, id),
+            },
+            node => entry(kind(node), false, id),
+        })
+        .collect();
+    PlainTable {
+        nodes,
+        enum_values: enum_values.into_boxed_slice(),
+        enum_members: enum_members.into_boxed_slice(),
+        record_spans: record_spans.into_boxed_slice(),
+        record_bytes: record_bytes.into_boxed_slice(),
     }
 }
 
@@ -78,7 +299,6 @@ impl<'p, 'py> Decoder<'p, 'py, JsonInput<'_, '_>> {
     /// The general path of a value starting with `byte`: the token's own reading, which words
     /// every error (kept out of `value`, whose direct paths then need a smaller frame).
     #[inline(never)]
-    #[cfg_attr(target_os = "linux", link_section = ".text.hot.polycodec.2json")]
     fn general(&mut self, id: NodeId, byte: Option<u8>) -> Result<Obj<'py>> {
         match byte {
             Some(b'"') => self.string(id),
@@ -101,6 +321,89 @@ impl<'p, 'py> Decoder<'p, 'py, JsonInput<'_, '_>> {
         }
     }
 
+    /// The next value as node `id` by the node itself, `byte` its first byte: the pairs the
+    /// node's [`Plain`] shortcut does not take (kept out of line, so the shortcut's dispatch
+    /// stays a few cache lines). The common remaining pairs (a constrained str or number, a
+    /// union's variant for the token) are decoded here directly; every other pair takes the
+    /// general path of the token, which words any error.
+    /// Outside the hot section with [`Self::general`]: the shortcut takes the common values.
+    #[inline(never)]
+    fn value_node(&mut self, id: NodeId, byte: Option<u8>) -> Result<Obj<'py>> {
+        let plan = self.ctx.plan;
+        let py = self.ctx.py;
+        match plan.node(id) {
+            Node::DateTime(rule) if byte == Some(b'"') => return self.datetime(*rule),
+            // One number read for both numeric nodes (one copy of the inlined reader).
+            node @ (Node::Int(_) | Node::Float(_)) if matches!(byte, Some(b'-' | b'0'..=b'9')) => {
+                let number = self.reader.read_number_peeked().map_err(syntax)?;
+                let value = match (node, number) {
+                    (Node::Int(bounds), Number::Int(value)) => {
+                        bounds.check(value)?;
+                        return Ok(crate::py::new_int(py, value)?);
+                    }
+                    (Node::Float(_), Number::Int(value)) => value as f64,
+                    (Node::Float(_), Number::Float { value, .. }) if value.is_finite() => value,
+                    (_, number) => return self.number_read(id, number),
+                };
+                if let Node::Float(bounds) = node {
+                    bounds.check(value)?;
+                }
+                return Ok(crate::py::new_float(py, value)?);
+            }
+            Node::Bool => match byte {
+                Some(b't') => {
+                    self.reader.read_true().map_err(syntax)?;
+                    return Ok(pyo3::types::PyBool::new(py, true).to_owned().into_any());
+                }
+                Some(b'f') => {
+                    self.reader.read_false().map_err(syntax)?;
+                    return Ok(pyo3::types::PyBool::new(py, false).to_owned().into_any());
+                }
+                _ => {}
+            },
+            Node::Union(spec) => match byte {
+                Some(b'n') => {
+                    if let Some(Node::None) = spec.none.map(|none| plan.node(none)) {
+                        self.reader.read_null().map_err(syntax)?;
+                        return Ok(py.None().into_bound(py));
+                    }
+                }
+                // The variant for a str, object or array (chosen before the value is read, as
+                // the general path does), decoded as that node. A union without one (an error,
+                // or a lax str read as a number) takes the general path, which resolves it.
+                Some(first @ (b'"' | b'{' | b'[')) => {
+                    let variant = match first {
+                        b'"' => spec.str,
+                        b'{' => spec.object,
+                        _ => spec.array,
+                    };
+                    if let Some(variant) = variant {
+                        if !matches!(plan.node(variant), Node::Union(_) | Node::Extension(_)) {
+                            return self.value(variant);
+                        }
+                    }
+                }
+                _ => {}
+            },
+            Node::Extension(spec) => return self.extension(spec),
+            Node::Bytes(_) => {}
+            // A str for any other node (the general path would resolve the node to itself and
+            // read the same str): one copy of the inlined string reader for all of them.
+            node => {
+                if byte == Some(b'"') {
+                    let text = self.reader.read_str().map_err(syntax)?;
+                    if let Node::Str(spec) = node {
+                        if spec.is_unconstrained() {
+                            return Ok(crate::py::new_str(py, text.bytes, text.ascii)?);
+                        }
+                    }
+                    return self.ctx.string(id, text.bytes, text.ascii);
+                }
+            }
+        }
+        self.general(id, byte)
+    }
+
     /// A datetime node's string (the next byte is its quote).
     #[inline(never)]
     #[cfg_attr(target_os = "linux", link_section = ".text.hot.polycodec.2json")]
@@ -121,6 +424,30 @@ impl<'p, 'py> Decoder<'p, 'py, JsonInput<'_, '_>> {
         };
         check_tz(rule, parts.offset_seconds.is_some(), "datetime")?;
         Ok(temporal::new_datetime(self.ctx.py, &parts)?)
+    }
+
+    /// A date node's string (the next byte is its quote), as [`Decoding::string`] reads it.
+    #[inline(never)]
+    #[cfg_attr(target_os = "linux", link_section = ".text.hot.polycodec.2json")]
+    fn date(&mut self) -> Result<Obj<'py>> {
+        let text = self.reader.read_str().map_err(syntax)?;
+        let parts =
+            text::temporal::parse_date(text.bytes).map_err(|e| Error::validation(e.message()))?;
+        Ok(temporal::new_date(self.ctx.py, &parts)?)
+    }
+
+    /// An unconstrained Decimal node's string (the next byte is its quote), as
+    /// [`Decoding::string`] reads it.
+    #[inline(never)]
+    #[cfg_attr(target_os = "linux", link_section = ".text.hot.polycodec.2json")]
+    fn decimal(&mut self) -> Result<Obj<'py>> {
+        let text = self.reader.read_str().map_err(syntax)?;
+        crate::py::new_decimal_from_bytes(self.ctx.py, text.bytes, text.ascii).map_err(|_| {
+            Error::validation(format!(
+                "invalid decimal {}",
+                crate::errors::quote(utf8(text.bytes))
+            ))
+        })
     }
 
     /// Bytes, written in JSON as base64 text (kept out of `string`, the str hot path).
@@ -206,80 +533,72 @@ impl<'p, 'py, 'k> WireReader<'p, 'py> for Decoder<'p, 'py, JsonInput<'_, 'k>> {
     /// token, which words any error.
     #[cfg_attr(target_os = "linux", link_section = ".text.hot.polycodec.2json")]
     fn value(&mut self, id: NodeId) -> Result<Obj<'py>> {
-        let plan = self.ctx.plan;
         let byte = self.reader.peek_byte();
         let py = self.ctx.py;
-        match plan.node(id) {
-            Node::DateTime(rule) if byte == Some(b'"') => return self.datetime(*rule),
-            // One number read for both numeric nodes (one copy of the inlined reader).
-            node @ (Node::Int(_) | Node::Float(_)) if matches!(byte, Some(b'-' | b'0'..=b'9')) => {
-                let number = self.reader.read_number_peeked().map_err(syntax)?;
-                let value = match (node, number) {
-                    (Node::Int(bounds), Number::Int(value)) => {
-                        bounds.check(value)?;
-                        return Ok(crate::py::new_int(py, value)?);
-                    }
-                    (Node::Float(_), Number::Int(value)) => value as f64,
-                    (Node::Float(_), Number::Float { value, .. }) if value.is_finite() => value,
-                    (_, number) => return self.number_read(id, number),
-                };
-                if let Node::Float(bounds) = node {
-                    bounds.check(value)?;
-                }
-                return Ok(crate::py::new_float(py, value)?);
-            }
-            Node::Bool => match byte {
-                Some(b't') => {
-                    self.reader.read_true().map_err(syntax)?;
-                    return Ok(pyo3::types::PyBool::new(py, true).to_owned().into_any());
-                }
-                Some(b'f') => {
-                    self.reader.read_false().map_err(syntax)?;
-                    return Ok(pyo3::types::PyBool::new(py, false).to_owned().into_any());
-                }
-                _ => {}
-            },
-            Node::Union(spec) => match byte {
-                Some(b'n') => {
-                    if let Some(Node::None) = spec.none.map(|none| plan.node(none)) {
-                        self.reader.read_null().map_err(syntax)?;
-                        return Ok(py.None().into_bound(py));
-                    }
-                }
-                // The variant for a str, object or array (chosen before the value is read, as
-                // the general path does), decoded as that node. A union without one (an error,
-                // or a lax str read as a number) takes the general path, which resolves it.
-                Some(first @ (b'"' | b'{' | b'[')) => {
-                    let variant = match first {
-                        b'"' => spec.str,
-                        b'{' => spec.object,
-                        _ => spec.array,
-                    };
-                    if let Some(variant) = variant {
-                        if !matches!(plan.node(variant), Node::Union(_) | Node::Extension(_)) {
-                            return self.value(variant);
-                        }
-                    }
-                }
-                _ => {}
-            },
-            Node::Extension(spec) => return self.extension(spec),
-            Node::Bytes(_) => {}
-            // A str for any other node (the general path would resolve the node to itself and
-            // read the same str): one copy of the inlined string reader for all of them.
-            node => {
-                if byte == Some(b'"') {
+        // The node's shortcut first (an 8-byte entry): the common pairs of kind and first byte
+        // are decoded without reading the node. Every other pair, and every error but the
+        // token's own syntax, takes the node's path (`value_node`) with `id` itself.
+        if let Some(&plain) = self.reader.plain.nodes.get(id) {
+            let node = plain.node as NodeId;
+            match (plain.kind, byte) {
+                (PlainKind::Str | PlainKind::Enum, Some(b'"')) => {
+                    let table: &PlainTable = self.reader.plain;
                     let text = self.reader.read_str().map_err(syntax)?;
-                    if let Node::Str(spec) = node {
-                        if spec.is_unconstrained() {
-                            return Ok(crate::py::new_str(py, text.bytes, text.ascii)?);
-                        }
+                    if plain.kind == PlainKind::Str {
+                        return Ok(crate::py::new_str(py, text.bytes, text.ascii)?);
                     }
-                    return self.ctx.string(id, text.bytes, text.ascii);
+                    if let Some(member) = table.enum_member(plain.aux, text.bytes) {
+                        return Ok(member.bind(py).clone());
+                    }
+                    // Not one of the enum's values: the node's own reading words the error.
+                    return self.ctx.string(node, text.bytes, text.ascii);
                 }
+                // One number read for both numeric kinds (one copy of the inlined reader).
+                (PlainKind::Int | PlainKind::Float, Some(b'-' | b'0'..=b'9')) => {
+                    let number = self.reader.read_number_peeked().map_err(syntax)?;
+                    let value = match (plain.kind, number) {
+                        (PlainKind::Int, Number::Int(value)) => {
+                            return Ok(crate::py::new_int(py, value)?);
+                        }
+                        (PlainKind::Float, Number::Int(value)) => value as f64,
+                        (PlainKind::Float, Number::Float { value, .. }) if value.is_finite() => {
+                            value
+                        }
+                        (_, number) => return self.number_read(id, number),
+                    };
+                    return Ok(crate::py::new_float(py, value)?);
+                }
+                (PlainKind::Bool, Some(first @ (b't' | b'f'))) => {
+                    let flag = first == b't';
+                    if flag {
+                        self.reader.read_true().map_err(syntax)?;
+                    } else {
+                        self.reader.read_false().map_err(syntax)?;
+                    }
+                    return Ok(pyo3::types::PyBool::new(py, flag).to_owned().into_any());
+                }
+                (PlainKind::DateTime(rule), Some(b'"')) => return self.datetime(rule),
+                (PlainKind::Date, Some(b'"')) => return self.date(),
+                (PlainKind::Decimal, Some(b'"')) => return self.decimal(),
+                (PlainKind::Record, Some(b'{')) => {
+                    return nested(self.depth, || self.map(node, true));
+                }
+                // As the general path reads them (the map or array of `id`, which picks a
+                // union's variant), without the node's own dispatch first.
+                (PlainKind::Other, Some(b'{')) => {
+                    return nested(self.depth, || self.map(id, true));
+                }
+                (PlainKind::Other, Some(b'[')) => {
+                    return nested(self.depth, || self.array(id, true));
+                }
+                (kind, Some(b'n')) if plain.nullable || kind == PlainKind::Null => {
+                    self.reader.read_null().map_err(syntax)?;
+                    return Ok(py.None().into_bound(py));
+                }
+                _ => {}
             }
         }
-        self.general(id, byte)
+        self.value_node(id, byte)
     }
 
     /// A tag's value: a str or an int.
@@ -302,12 +621,21 @@ impl<'p, 'py, 'k> WireReader<'p, 'py> for Decoder<'p, 'py, JsonInput<'_, 'k>> {
         self.reader.begin_object().map_err(syntax)
     }
 
-    /// The record's precomputed `,"name":` members.
-    type Names = &'k [Box<[u8]>];
+    /// The record's precomputed `,"name":` members, packed (see
+    /// [`PlainTable::record_spans`]).
+    type Names = RecordMembers<'k>;
 
     #[inline(always)]
     fn record_names(&self, id: NodeId) -> Self::Names {
-        self.reader.keys.record(id).members
+        let plain: &'k PlainTable = self.reader.plain;
+        let aux = plain
+            .nodes
+            .get(id)
+            .map_or(usize::MAX, |entry| entry.aux as usize);
+        RecordMembers {
+            spans: plain.record_spans.get(aux..).unwrap_or(&[]),
+            bytes: &plain.record_bytes,
+        }
     }
 
     #[inline(always)]
@@ -318,7 +646,11 @@ impl<'p, 'py, 'k> WireReader<'p, 'py> for Decoder<'p, 'py, JsonInput<'_, 'k>> {
         index: usize,
         _field: &Field,
     ) -> bool {
-        let taken = self.reader.take_member(*first, &names[index]);
+        let member = names.member(index);
+        if member.is_empty() {
+            return false;
+        }
+        let taken = self.reader.take_member(*first, member);
         if taken {
             *first = false;
         }

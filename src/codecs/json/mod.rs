@@ -17,6 +17,7 @@ use crate::py::Obj;
 pub struct Json {
     keys: Keys,
     tags: TagEntries,
+    plain: decode::PlainTable,
 }
 
 /// For each tagged union node, each of its tags' whole entry as polycodec writes it first in
@@ -50,8 +51,8 @@ pub fn tag_entries(plan: &Plan) -> TagEntries {
 
 /// Each record field's JSON member prefix `,"wire_name":` (the name escaped and quoted once,
 /// when the codec is built), and each fixed tag's entry `"tag_field":"tag"`. Without its
-/// leading comma a member is the first one written and the bytes the decoder matches a key
-/// against.
+/// leading comma a member is the first one written. The decoder matches keys against the same
+/// members packed per record in its own table (`decode::PlainTable`).
 pub type Keys = NameTable;
 
 /// The codec's [`Keys`] for `plan`.
@@ -95,6 +96,7 @@ pub fn open(args: &OpenArgs<'_, '_>) -> PyResult<Box<dyn WireFormat>> {
     Ok(Box::new(Json {
         keys: keys(args.plan),
         tags: tag_entries(args.plan),
+        plain: decode::plain_table(args.spec.py(), args.plan),
     }))
 }
 
@@ -149,7 +151,7 @@ impl WireFormat for Json {
             py,
             plan,
             strict,
-            decode::JsonInput::new(input, &self.keys, &self.tags),
+            decode::JsonInput::new(input, &self.tags, &self.plain),
         )
         .decode_one()
     }
@@ -165,7 +167,7 @@ impl WireFormat for Json {
             py,
             plan,
             strict,
-            decode::JsonInput::new(input, &self.keys, &self.tags),
+            decode::JsonInput::new(input, &self.tags, &self.plain),
         )
         .decode_many()
     }
