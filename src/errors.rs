@@ -47,8 +47,11 @@ pub enum Failure {
 /// `Result<Obj>` is then two words, not the ~90 bytes of the failure and path inline, so the
 /// decoders' recursive frames (one set per nesting level) stay small enough for a deep value's
 /// whole stack to stay in the L1 data cache between calls (issue 10).
+///
+/// The box is a one-item array only so that it can be allocated fallibly in safe code
+/// (`Vec::try_reserve_exact`, then `Box<[T]>` into `Box<[T; 1]>`): see [`boxed`].
 #[derive(Debug)]
-pub struct Error(Box<ErrorInner>);
+pub struct Error(Box<[ErrorInner; 1]>);
 
 /// What an [`Error`] holds (reached through `Deref`: `error.failure`).
 #[derive(Debug)]
@@ -61,13 +64,92 @@ impl std::ops::Deref for Error {
     type Target = ErrorInner;
 
     fn deref(&self) -> &ErrorInner {
-        &self.0
+        &self.0[0]
     }
 }
 
 impl std::ops::DerefMut for Error {
     fn deref_mut(&mut self) -> &mut ErrorInner {
-        &mut self.0
+        &mut self.0[0]
+    }
+}
+
+/// A box kept for the error raised when memory has run out: the box of that error (a
+/// MemoryError from CPython, seen on its way up) is then taken from here instead of the heap,
+/// where a failed allocation would abort the interpreter. Refilled by the next error that
+/// finds memory again.
+static SPARE: std::sync::Mutex<Option<Box<[ErrorInner; 1]>>> = std::sync::Mutex::new(None);
+/// Whether [`SPARE`] holds a box (checked without the lock by every error).
+static SPARE_HELD: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+/// Path segments the spare box has room for, so that the first containers an out-of-memory
+/// error passes through can still add their segment.
+const SPARE_PATH_ROOM: usize = 8;
+
+/// A heap box for `inner`, or `None` when the allocation failed.
+fn try_box(inner: ErrorInner) -> std::result::Result<Box<[ErrorInner; 1]>, ErrorInner> {
+    let mut items = Vec::new();
+    if items.try_reserve_exact(1).is_err() {
+        return Err(inner);
+    }
+    items.push(inner);
+    Ok(items
+        .into_boxed_slice()
+        .try_into()
+        .expect("a vector of one item is a box of one item"))
+}
+
+/// Puts a box in [`SPARE`] if it holds none and memory allows. Called when the module is
+/// loaded and after each error that found memory.
+pub fn reserve_spare() {
+    use std::sync::atomic::Ordering;
+    if SPARE_HELD.load(Ordering::Relaxed) {
+        return;
+    }
+    let mut path = Vec::new();
+    if path.try_reserve_exact(SPARE_PATH_ROOM).is_err() {
+        return;
+    }
+    let placeholder = ErrorInner {
+        failure: Failure::Message(ErrorKind::Decode, String::new()),
+        path,
+    };
+    if let Ok(spare) = try_box(placeholder) {
+        let mut slot = SPARE
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        *slot = Some(spare);
+        SPARE_HELD.store(true, Ordering::Relaxed);
+    }
+}
+
+/// The box of a new error: from the heap, or when that fails, the spare one (its path's room
+/// kept). Only with neither left does the allocation abort, as Rust's own would.
+fn boxed(failure: Failure) -> Error {
+    use std::sync::atomic::Ordering;
+    let inner = ErrorInner {
+        failure,
+        path: Vec::new(),
+    };
+    match try_box(inner) {
+        Ok(boxed) => {
+            reserve_spare();
+            Error(boxed)
+        }
+        Err(inner) => {
+            let spare = SPARE
+                .lock()
+                .unwrap_or_else(|poisoned| poisoned.into_inner())
+                .take();
+            SPARE_HELD.store(false, Ordering::Relaxed);
+            match spare {
+                Some(mut spare) => {
+                    spare[0].failure = inner.failure;
+                    spare[0].path.clear();
+                    Error(spare)
+                }
+                None => Error(Box::new([inner])),
+            }
+        }
     }
 }
 
@@ -80,10 +162,7 @@ impl Error {
     pub fn new(kind: ErrorKind, message: impl Into<String>) -> Self {
         // Unwinding from here may drop objects whose `__del__` runs Python code.
         crate::py::gc_give_up();
-        Error(Box::new(ErrorInner {
-            failure: Failure::Message(kind, message.into()),
-            path: Vec::new(),
-        }))
+        boxed(Failure::Message(kind, message.into()))
     }
 
     #[cold]
@@ -107,16 +186,22 @@ impl Error {
         Self::new(kind, format!("expected {what}, got {found}"))
     }
 
-    /// Adds the segment of the container the error passed through on its way up.
+    /// Adds the segment of the container the error passed through on its way up; when memory
+    /// has run out the segment is left off (a shorter path, not an abort).
     #[cold]
     pub fn at(mut self, segment: PathSegment) -> Self {
-        self.path.push(segment);
+        if self.path.try_reserve(1).is_ok() {
+            self.path.push(segment);
+        }
         self
     }
 
     #[cold]
     pub fn at_field(self, wire_name: &str) -> Self {
-        self.at(PathSegment::Field(wire_name.to_owned()))
+        match owned(wire_name) {
+            Some(name) => self.at(PathSegment::Field(name)),
+            None => self,
+        }
     }
 
     #[cold]
@@ -131,7 +216,10 @@ impl Error {
             .char_indices()
             .nth(MAX_QUOTED_CHARS + 1)
             .map_or(key, |(cut, _)| &key[..cut]);
-        self.at(PathSegment::Key(kept.to_owned()))
+        match owned(kept) {
+            Some(key) => self.at(PathSegment::Key(key)),
+            None => self,
+        }
     }
 
     /// The path in the JSONPath-like notation users see: `$.contents[3].nbytes`, `$.tags["a b"]`.
@@ -185,20 +273,29 @@ impl Error {
     /// with the path and the original as its cause; any other exception (MemoryError,
     /// KeyboardInterrupt, a user-defined error) passes through unchanged.
     pub fn into_pyerr(self, py: Python<'_>, context: ErrorKind) -> PyErr {
+        // A passed-through exception (a MemoryError among them) is returned before anything
+        // is allocated for the path.
+        if let Failure::Python(err) = &self.failure {
+            let wrap = err.is_instance_of::<PyTypeError>(py)
+                || err.is_instance_of::<PyValueError>(py)
+                || err.is_instance_of::<PyAttributeError>(py);
+            if !wrap || err.is_instance(py, exception_class(py, context)) {
+                let [inner] = *self.0;
+                let Failure::Python(err) = inner.failure else {
+                    unreachable!("matched as a Python failure above")
+                };
+                return err;
+            }
+        }
         let path = self.path_string();
         let loc = match self.loc(py) {
             Ok(loc) => loc,
             Err(err) => return err,
         };
-        let (kind, message, cause) = match self.0.failure {
+        let [inner] = *self.0;
+        let (kind, message, cause) = match inner.failure {
             Failure::Message(kind, message) => (kind, message, None),
             Failure::Python(err) => {
-                let wrap = err.is_instance_of::<PyTypeError>(py)
-                    || err.is_instance_of::<PyValueError>(py)
-                    || err.is_instance_of::<PyAttributeError>(py);
-                if !wrap || err.is_instance(py, exception_class(py, context)) {
-                    return err;
-                }
                 let message = err.value(py).to_string();
                 (context, message, Some(err))
             }
@@ -228,10 +325,7 @@ impl From<PyErr> for Error {
     #[cold]
     fn from(err: PyErr) -> Self {
         crate::py::gc_give_up();
-        Error(Box::new(ErrorInner {
-            failure: Failure::Python(err),
-            path: Vec::new(),
-        }))
+        boxed(Failure::Python(err))
     }
 }
 
@@ -294,6 +388,14 @@ impl From<polycodec_formats::avro::Error> for Error {
             }
         }
     }
+}
+
+/// `text` as an owned `String`, or `None` when memory has run out.
+fn owned(text: &str) -> Option<String> {
+    let mut out = String::new();
+    out.try_reserve_exact(text.len()).ok()?;
+    out.push_str(text);
+    Some(out)
 }
 
 fn is_plain_identifier(name: &str) -> bool {

@@ -21,6 +21,7 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 #[pymodule]
 fn _polycodec(module: &Bound<'_, PyModule>) -> PyResult<()> {
+    errors::reserve_spare();
     module.add_class::<api::Codec>()?;
     py::entry::install(&module.py().get_type::<api::Codec>())?;
     module.add_class::<stream::StreamDecoder>()?;
