@@ -269,9 +269,12 @@ pub fn tagged_variant<'p>(
 /// as a record field takes subclass instances (written with the base class's fields).
 #[inline]
 pub fn pick_variant(plan: &Plan, spec: &UnionSpec, value: &Obj<'_>) -> Option<NodeId> {
-    if let (Some(none), [a, b]) = (spec.none, spec.variants.as_slice()) {
-        let other = if *a == none { *b } else { *a };
-        return Some(if value.is_none() { none } else { other });
+    if let Some(other) = spec.optional_member() {
+        return if value.is_none() {
+            spec.none
+        } else {
+            Some(other)
+        };
     }
     if !spec.records.is_empty() {
         if let Some(id) = spec.record_of_class(value.get_type_ptr() as usize) {

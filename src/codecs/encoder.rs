@@ -423,8 +423,7 @@ fn entry_kind(plan: &Plan, id: NodeId) -> (EntryKind, bool, NodeId) {
         }
     }
     if let Node::Union(spec) = plan.node(id) {
-        if let (Some(none), &[a, b]) = (spec.none, spec.variants.as_slice()) {
-            let other = if a == none { b } else { a };
+        if let Some(other) = spec.optional_member() {
             return (kind(plan.node(other)), true, other);
         }
         return (EntryKind::Other, false, id);

@@ -96,10 +96,9 @@ fn classify(plan: &Plan, id: NodeId) -> (DirectKind, NodeId, bool) {
         let (kind, node) = kind(plan, id);
         return (kind, node, false);
     };
-    let (Some(none), &[a, b]) = (union.none, union.variants.as_slice()) else {
+    let Some(member) = union.optional_member() else {
         return (DirectKind::Other, id, false);
     };
-    let member = if a == none { b } else { a };
     let (kind, node) = kind(plan, member);
     // The union must send the values the kind takes to that member, as the shared decoder
     // resolves them (then the member's reading is the union's).

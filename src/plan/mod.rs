@@ -361,6 +361,15 @@ pub struct UnionSpec {
 }
 
 impl UnionSpec {
+    /// `X`'s node when the union is `Optional[X]`: exactly two variants, one of them `None`.
+    #[inline]
+    pub fn optional_member(&self) -> Option<NodeId> {
+        match (self.none, self.variants.as_slice()) {
+            (Some(none), &[a, b]) => Some(if a == none { b } else { a }),
+            _ => None,
+        }
+    }
+
     /// The record variant whose class is exactly `type_addr`.
     #[inline]
     pub fn record_of_class(&self, type_addr: usize) -> Option<NodeId> {
@@ -472,16 +481,12 @@ impl PlainRule {
             }
         }
         match plan.node(id) {
-            Node::Union(spec) => match (spec.none, spec.variants.as_slice()) {
-                (Some(none), &[a, b]) => {
-                    let other = if a == none { b } else { a };
-                    kind(plan.node(other)).map(|kind| PlainRule {
-                        kind,
-                        nullable: true,
-                    })
-                }
-                _ => None,
-            },
+            Node::Union(spec) => spec.optional_member().and_then(|other| {
+                kind(plan.node(other)).map(|kind| PlainRule {
+                    kind,
+                    nullable: true,
+                })
+            }),
             node => kind(node).map(|kind| PlainRule {
                 kind,
                 nullable: false,

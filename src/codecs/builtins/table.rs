@@ -280,8 +280,7 @@ fn classify(plan: &Plan, id: NodeId) -> (Kind, bool, NodeId) {
         }
     }
     if let Node::Union(spec) = plan.node(id) {
-        if let (Some(none), &[a, b]) = (spec.none, spec.variants.as_slice()) {
-            let other = if a == none { b } else { a };
+        if let Some(other) = spec.optional_member() {
             return match kind(plan.node(other)) {
                 Kind::Other => (Kind::Other, false, id),
                 // The shared encoder takes the `Optional` for a datetime the walk leaves to it

@@ -190,18 +190,10 @@ impl<'p, 'py> Walk<'p, 'py> {
             Node::None if value.is_none() => Ok(value),
             Node::Record(_) => self.record(id, &value),
             Node::Sequence(spec) => self.sequence(id, spec.item, &value),
-            Node::Union(spec) => {
-                // `Optional[X]` without the search (as `pick_variant` does it).
-                let variant = match (spec.none, spec.variants.as_slice()) {
-                    (Some(none), [_, _]) if value.is_none() => Some(none),
-                    (Some(none), [a, b]) => Some(if *a == none { *b } else { *a }),
-                    _ => shape::pick_variant(self.plan, spec, &value),
-                };
-                match variant {
-                    Some(variant) => self.value(variant, value),
-                    None => Err(wrong_type(node, &value)),
-                }
-            }
+            Node::Union(spec) => match shape::pick_variant(self.plan, spec, &value) {
+                Some(variant) => self.value(variant, value),
+                None => Err(wrong_type(node, &value)),
+            },
             Node::TaggedUnion(spec) => self.tagged(node, spec, &value),
             Node::Dict(spec) if matches!(self.plan.node(spec.key), Node::Str(_) | Node::Any) => {
                 match value.cast::<PyDict>() {

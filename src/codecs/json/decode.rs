@@ -234,12 +234,9 @@ pub fn plain_table(py: Python<'_>, plan: &Plan) -> PlainTable {
         .iter()
         .enumerate()
         .map(|(id, node)| match node {
-            Node::Union(spec) => match (spec.none, spec.variants.as_slice()) {
-                (Some(none), &[a, b]) => {
-                    let inner = if a == none { b } else { a };
-                    entry(kind(plan.node(inner)), true, inner)
-                }
-                _ => entry(PlainKind::Node, false, id),
+            Node::Union(spec) => match spec.optional_member() {
+                Some(inner) => entry(kind(plan.node(inner)), true, inner),
+                None => entry(PlainKind::Node, false, id),
             },
             node => entry(kind(node), false, id),
         })

@@ -80,16 +80,13 @@ pub fn plain_table(plan: &Plan) -> Box<[Plain]> {
         .iter()
         .enumerate()
         .map(|(id, node)| match node {
-            Node::Union(spec) => match (spec.none, spec.variants.as_slice()) {
-                (Some(none), &[a, b]) => {
-                    let inner = if a == none { b } else { a };
-                    Plain {
-                        kind: kind(plan.node(inner)),
-                        nullable: true,
-                        node: inner,
-                    }
-                }
-                _ => Plain {
+            Node::Union(spec) => match spec.optional_member() {
+                Some(inner) => Plain {
+                    kind: kind(plan.node(inner)),
+                    nullable: true,
+                    node: inner,
+                },
+                None => Plain {
                     kind: PlainKind::Other,
                     nullable: false,
                     node: id,

@@ -494,9 +494,7 @@ impl<'a, 'f, 'p, 'py> FastDecoder<'a, 'f, 'p, 'py> {
         let op = *self.input.get(self.pos)?;
         let mut target = plan.node(node);
         if let Node::Union(spec) = target {
-            let (Some(none), &[a, b]) = (spec.none, spec.variants.as_slice()) else {
-                return None;
-            };
+            let other = spec.optional_member()?;
             if op == NONE {
                 self.pos += 1;
                 let value = py.None().into_bound(py);
@@ -505,7 +503,7 @@ impl<'a, 'f, 'p, 'py> FastDecoder<'a, 'f, 'p, 'py> {
                         .map(|()| value),
                 );
             }
-            target = plan.node(if a == none { b } else { a });
+            target = plan.node(other);
         }
         let value = match (op, target) {
             (SHORT_BINUNICODE, Node::Str(spec)) if spec.is_unconstrained() => {
@@ -578,10 +576,7 @@ impl<'a, 'f, 'p, 'py> FastDecoder<'a, 'f, 'p, 'py> {
         // variant depends on the pickled value's kind.
         let target = match plan.node(node) {
             Node::Union(spec) => {
-                let (Some(none), &[a, b]) = (spec.none, spec.variants.as_slice()) else {
-                    return None;
-                };
-                let other = if a == none { b } else { a };
+                let other = spec.optional_member()?;
                 if op == NONE {
                     self.pos += 1;
                     let value = self.ctx.py.None().into_bound(self.ctx.py);
@@ -845,9 +840,9 @@ impl<'a, 'f, 'p, 'py> FastDecoder<'a, 'f, 'p, 'py> {
         let plan = self.ctx.plan;
         let mut node = plan.node(item);
         if let Node::Union(spec) = node {
-            match (spec.none, spec.variants.as_slice()) {
-                (Some(none), &[a, b]) => node = plan.node(if a == none { b } else { a }),
-                _ => return false,
+            match spec.optional_member() {
+                Some(other) => node = plan.node(other),
+                None => return false,
             }
         }
         if !matches!(node, Node::Record(_) | Node::TaggedUnion(_) | Node::Enum(_)) {
