@@ -272,33 +272,31 @@ impl Error {
     /// becomes a `ValidationError` when decoding or an `EncodeError` when encoding (`context`),
     /// with the path and the original as its cause; any other exception (MemoryError,
     /// KeyboardInterrupt, a user-defined error) passes through unchanged.
-    pub fn into_pyerr(self, py: Python<'_>, context: ErrorKind) -> PyErr {
-        // A passed-through exception (a MemoryError among them) is returned before anything
-        // is allocated for the path.
-        if let Failure::Python(err) = &self.failure {
-            let wrap = err.is_instance_of::<PyTypeError>(py)
-                || err.is_instance_of::<PyValueError>(py)
-                || err.is_instance_of::<PyAttributeError>(py);
-            if !wrap || err.is_instance(py, exception_class(py, context)) {
-                let [inner] = *self.0;
-                let Failure::Python(err) = inner.failure else {
-                    unreachable!("matched as a Python failure above")
-                };
-                return err;
+    pub fn into_pyerr(mut self, py: Python<'_>, context: ErrorKind) -> PyErr {
+        // The failure is taken out (an empty message, which allocates nothing, left in its
+        // place) so that a passed-through exception, a MemoryError among them, is returned
+        // before anything is allocated for the path.
+        let failure = std::mem::replace(
+            &mut self.failure,
+            Failure::Message(ErrorKind::Decode, String::new()),
+        );
+        let (kind, message, cause) = match failure {
+            Failure::Message(kind, message) => (kind, message, None),
+            Failure::Python(err) => {
+                let wrap = err.is_instance_of::<PyTypeError>(py)
+                    || err.is_instance_of::<PyValueError>(py)
+                    || err.is_instance_of::<PyAttributeError>(py);
+                if !wrap || err.is_instance(py, exception_class(py, context)) {
+                    return err;
+                }
+                let message = err.value(py).to_string();
+                (context, message, Some(err))
             }
-        }
+        };
         let path = self.path_string();
         let loc = match self.loc(py) {
             Ok(loc) => loc,
             Err(err) => return err,
-        };
-        let [inner] = *self.0;
-        let (kind, message, cause) = match inner.failure {
-            Failure::Message(kind, message) => (kind, message, None),
-            Failure::Python(err) => {
-                let message = err.value(py).to_string();
-                (context, message, Some(err))
-            }
         };
         let text = format!("{} (at {path})", bounded(message));
         // Built fallibly: under memory pressure the MemoryError is raised, not a panic.
