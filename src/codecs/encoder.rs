@@ -266,6 +266,16 @@ struct RecordBytes {
 /// The longest name entry a [`FieldEntry`] holds itself.
 pub const KEY_INLINE: usize = 24;
 
+/// Appends `block[..length]` to `out` by copying the whole block and cutting it to length: a
+/// fixed-size copy, with no call to `memcpy` and no branch on the length (a name entry or an
+/// enum value of a byte writer's table).
+#[inline(always)]
+pub fn push_cut(out: &mut Vec<u8>, block: &[u8; KEY_INLINE], length: usize) {
+    let at = out.len();
+    out.extend_from_slice(block);
+    out.truncate(at + length);
+}
+
 /// One wire field of a record, in wire order, as the common record walk reads it: the plan's
 /// `Field` is 72 bytes and the name entry another allocation, so a record's fields spread over
 /// a dozen or more cache lines, which a deep value's output displaces from the first-level

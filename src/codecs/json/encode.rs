@@ -7,7 +7,7 @@ use pyo3::types::PyInt;
 
 use super::write::{write_f64, write_i64, write_str};
 use crate::codecs::encoder::{
-    EnumValue, FieldEntry, KeyStart, RecordNames, WireWriter, KEY_INLINE,
+    push_cut, EnumValue, FieldEntry, KeyStart, RecordNames, WireWriter, KEY_INLINE,
 };
 use crate::errors::{Error, Result};
 use crate::plan::{Field, NodeId, Plan};
@@ -197,17 +197,14 @@ impl<'k> WireWriter for JsonWriter<'k> {
         names.enum_values
     }
 
-    /// Copied as a whole block and cut to length, as a field's name entry.
     #[inline(always)]
     fn written(&mut self, bytes: &[u8; KEY_INLINE], length: usize) {
-        let at = self.out.len();
-        self.out.extend_from_slice(bytes);
-        self.out.truncate(at + length);
+        push_cut(&mut self.out, bytes, length);
     }
 
-    /// The entry's `,"name":` bytes, copied as a whole [`KEY_INLINE`](crate::codecs::encoder::KEY_INLINE) block (no call, no
-    /// branch on the length) and cut to length; the first member's comma is written over the
-    /// `{` just before it, which is then put back.
+    /// The entry's `,"name":` bytes, copied as a whole block and cut to length (as
+    /// [`push_cut`] does); the first member's comma is written over the `{` just before it,
+    /// which is then put back.
     #[inline(always)]
     fn entry_name(&mut self, names: Self::Names, entry: &FieldEntry, first: bool) {
         let length = entry.key_len as usize;
@@ -218,6 +215,8 @@ impl<'k> WireWriter for JsonWriter<'k> {
             return;
         }
         debug_assert!(!first || self.out.last() == Some(&b'{'));
+        // `push_cut`'s copy, inline: cut from the `at` already known, where `push_cut` would
+        // read the length again (+340 instructions per hierarchy `encode_one` in callgrind).
         let at = self.out.len() - usize::from(first);
         self.out.truncate(at);
         self.out.extend_from_slice(&entry.key);

@@ -11,7 +11,7 @@ use super::write::{
     Container, Pending,
 };
 use crate::codecs::encoder::{
-    EnumValue, FieldEntry, NameTable, RecordNames, WireWriter, KEY_INLINE,
+    push_cut, EnumValue, FieldEntry, NameTable, RecordNames, WireWriter, KEY_INLINE,
 };
 use crate::errors::{Error, Result};
 use crate::plan::{Field, LiteralValue, NodeId, Plan};
@@ -249,16 +249,12 @@ impl<'k> WireWriter for MessagePackWriter<'k> {
         names.enum_values
     }
 
-    /// Copied as a whole block and cut to length, as a field's name entry.
     #[inline(always)]
     fn written(&mut self, bytes: &[u8; KEY_INLINE], length: usize) {
-        let at = self.out.len();
-        self.out.extend_from_slice(bytes);
-        self.out.truncate(at + length);
+        push_cut(&mut self.out, bytes, length);
     }
 
-    /// The entry's name str, copied as a whole [`KEY_INLINE`](crate::codecs::encoder::KEY_INLINE) block (no call, no branch on
-    /// the length) and cut to length.
+    /// The entry's name str (see [`push_cut`]).
     #[inline(always)]
     fn entry_name(&mut self, names: Self::Names, entry: &FieldEntry, _first: bool) {
         let length = entry.key_len as usize;
@@ -267,9 +263,7 @@ impl<'k> WireWriter for MessagePackWriter<'k> {
                 .extend_from_slice(&names.members[entry.index as usize]);
             return;
         }
-        let at = self.out.len();
-        self.out.extend_from_slice(&entry.key);
-        self.out.truncate(at + length);
+        push_cut(&mut self.out, &entry.key, length);
     }
 
     /// The tag entry's precomputed bytes.
