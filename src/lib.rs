@@ -16,12 +16,22 @@ mod oracles;
 
 use pyo3::prelude::*;
 
+// The CPython layouts in `py::cpython` are those of the interpreters with the GIL; a
+// free-threaded build lays out objects differently and has not been tested.
+#[cfg(Py_GIL_DISABLED)]
+compile_error!(
+    "polycodec does not support free-threaded CPython builds yet (3.13t, 3.14t): \
+     build it with an interpreter that has the GIL"
+);
+
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 #[pymodule]
 fn _polycodec(module: &Bound<'_, PyModule>) -> PyResult<()> {
     errors::reserve_spare();
+    py::cpython::check_layouts(module.py())?;
+    module.add_function(wrap_pyfunction!(py::cpython::_layouts, module)?)?;
     module.add_class::<api::Codec>()?;
     py::entry::install(&module.py().get_type::<api::Codec>())?;
     module.add_class::<stream::StreamDecoder>()?;

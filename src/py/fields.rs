@@ -796,16 +796,12 @@ unsafe fn plain_value<'a>(value: *mut ffi::PyObject, rule: PlainRule) -> Option<
     }
     match rule.kind {
         Plain::Str => {
-            if ffi::PyUnicode_CheckExact(value) != 0 && ffi::PyUnicode_IS_COMPACT_ASCII(value) != 0
-            {
-                // A compact ASCII str stores exactly `length` ASCII bytes at PyUnicode_DATA.
-                let bytes = std::slice::from_raw_parts(
-                    ffi::PyUnicode_DATA(value) as *const u8,
-                    ffi::PyUnicode_GET_LENGTH(value) as usize,
-                );
-                return Some(PlainValue::Ascii(std::str::from_utf8_unchecked(bytes)));
+            if ffi::PyUnicode_CheckExact(value) == 0 {
+                return None;
             }
-            None
+            // ASCII is valid UTF-8, and the bytes live as long as the str.
+            super::cpython::str_state::compact_ascii(value)
+                .map(|bytes| PlainValue::Ascii(std::str::from_utf8_unchecked(bytes)))
         }
         Plain::Int => exact_int(value),
         Plain::Float => {

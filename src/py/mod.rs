@@ -5,6 +5,7 @@
 //! instance without running `__init__`, setting an attribute past a frozen class's `__setattr__`).
 
 pub mod builders;
+pub mod cpython;
 pub mod dict_entries;
 #[cfg(all(Py_3_11, not(Py_3_12), not(Py_LIMITED_API), not(PyPy), not(GraalPy)))]
 pub mod dict_layout;
@@ -53,11 +54,7 @@ pub fn ascii_str_from<'py, const N: usize>(
     // past 32 bytes; a loop here would be made a call of `memcpy`); the caller's bytes are
     // ASCII.
     unsafe {
-        let data = raw
-            .as_ptr()
-            .cast::<ffi::PyASCIIObject>()
-            .add(1)
-            .cast::<u8>();
+        let data = cpython::str_state::fresh_ascii_buffer(raw.as_ptr());
         std::ptr::copy_nonoverlapping(buf.as_ptr(), data, 16);
         if length > 32 {
             std::ptr::copy_nonoverlapping(buf.as_ptr().add(16), data.add(16), 16);
@@ -84,7 +81,7 @@ pub fn ascii_str_exact<'py, const N: usize>(py: Python<'py>, buf: &[u8; N]) -> P
     unsafe {
         std::ptr::copy_nonoverlapping(
             buf.as_ptr(),
-            ffi::PyUnicode_DATA(raw.as_ptr()) as *mut u8,
+            cpython::str_state::fresh_ascii_buffer(raw.as_ptr()),
             N,
         );
         Ok(Bound::from_owned_ptr(py, raw.as_ptr()))
@@ -114,7 +111,7 @@ pub fn new_str<'py>(py: Python<'py>, bytes: &[u8], ascii: bool) -> PyResult<Obj<
     unsafe {
         std::ptr::copy_nonoverlapping(
             bytes.as_ptr(),
-            ffi::PyUnicode_DATA(raw.as_ptr()) as *mut u8,
+            cpython::str_state::fresh_ascii_buffer(raw.as_ptr()),
             bytes.len(),
         );
         Ok(Bound::from_owned_ptr(py, raw.as_ptr()))
@@ -269,31 +266,18 @@ pub fn dict_key_str<'py>(py: Python<'py>, bytes: &[u8], ascii: bool) -> PyResult
 /// length in bytes, and it has no surrogates), else `None`.
 #[inline(always)]
 pub fn ascii_len(text: &Bound<'_, PyString>) -> Option<usize> {
-    let raw = text.as_ptr();
-    // SAFETY: `raw` is a live str; the macros only read its state bits and length.
-    unsafe {
-        if ffi::PyUnicode_IS_COMPACT_ASCII(raw) != 0 {
-            return Some(ffi::PyUnicode_GET_LENGTH(raw) as usize);
-        }
-    }
-    None
+    // SAFETY: a live str, borrowed for the call.
+    unsafe { cpython::str_state::compact_ascii(text.as_ptr()) }.map(<[u8]>::len)
 }
 
 /// A str's UTF-8 view. A compact ASCII str is read straight from its buffer (the common case:
 /// no call into CPython); any other str through CPython's cached UTF-8 form.
 #[inline]
 pub fn str_utf8<'a>(text: &'a Bound<'_, PyString>) -> PyResult<&'a str> {
-    let raw = text.as_ptr();
-    // SAFETY: `raw` is a live str; the macro only reads its state bits.
-    if unsafe { ffi::PyUnicode_IS_COMPACT_ASCII(raw) } != 0 {
-        // SAFETY: a compact ASCII str stores exactly `length` ASCII bytes at PyUnicode_DATA;
-        // ASCII is valid UTF-8, and the buffer lives as long as the borrowed str.
-        return Ok(unsafe {
-            std::str::from_utf8_unchecked(std::slice::from_raw_parts(
-                ffi::PyUnicode_DATA(raw) as *const u8,
-                ffi::PyUnicode_GET_LENGTH(raw) as usize,
-            ))
-        });
+    // SAFETY: a live str, borrowed for as long as the returned bytes.
+    if let Some(bytes) = unsafe { cpython::str_state::compact_ascii(text.as_ptr()) } {
+        // SAFETY: ASCII is valid UTF-8.
+        return Ok(unsafe { std::str::from_utf8_unchecked(bytes) });
     }
     text.to_str()
 }
