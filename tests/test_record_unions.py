@@ -109,8 +109,10 @@ def fastavro_read_named(schema: Any, data: bytes) -> Any:
 # The plan
 
 
+# The type as the interpreter shows it (3.14 shows Union[A, B] as A | B), without "typing.".
+UNION_SHOWN = repr(Union[File, Link]).replace("typing.", "")
 JSON_REFUSAL = (
-    "polycodec cannot handle the type 'Union[test_record_unions.File, test_record_unions.Link]': "
+    f"polycodec cannot handle the type '{UNION_SHOWN}': "
     "the dataclasses File, Link cannot be told apart: they need a shared field annotated with "
     "Literal[...] (same wire name in each class) with distinct values, e.g. "
     "kind: Literal['a'] = 'a'"

@@ -241,7 +241,10 @@ def test_slots_unset_slot_on_encode(slot_path: str, fmt: str, options: dict[str,
     codec: Any = polycodec.Codec(list[Base], format=fmt, **options)
     with pytest.raises(polycodec.EncodeError) as info:
         codec.encode_one([Base(0, "zero"), unset])
-    assert "'Base' object has no attribute 'name'" in str(info.value)
+    # The interpreter's own words for the unset slot (3.13 started naming the module).
+    with pytest.raises(AttributeError) as reading:
+        unset.name
+    assert str(reading.value) in str(info.value)
     assert isinstance(info.value.__cause__, AttributeError)
     expected_path = {"json": "$[1]", "msgpack": "$[1]", "avro": "$[1].name", "pickle": "$[1]"}
     assert info.value.path == expected_path[fmt]

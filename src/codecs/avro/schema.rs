@@ -84,7 +84,7 @@ fn with_json_dyn(
         let depth = json_depth(text);
         if depth > MAX_DEPTH {
             return Err(format!(
-                "the schema is nested {depth} levels deep in JSON, more than the {MAX_DEPTH} \
+                "the schema nests {depth} levels deep in JSON, more than the {MAX_DEPTH} \
                  supported"
             ));
         }
