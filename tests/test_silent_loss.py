@@ -25,6 +25,11 @@ class Price:
     price: float
 
 
+@dataclasses.dataclass(frozen=True)
+class FrozenPrice:
+    price: float
+
+
 class PriceStruct(msgspec.Struct):
     price: float
 
@@ -97,3 +102,88 @@ def test_huge_int_into_float_is_a_validation_error_in_pickle() -> None:
         1.5,
         10**400,
     ]
+
+
+# Item 2: omit_defaults leaves out only what reads back as the default itself.
+
+_LOOK_ALIKES = [
+    # (annotation, default, value that only compares equal to the default)
+    (Union[int, bool], 0, False),
+    (Any, 0, False),
+    (Any, 1, True),
+    (Union[int, float], 1, 1.0),
+    (float, 0.0, -0.0),
+    (Decimal, Decimal("1"), Decimal("1.00")),
+    (Decimal, Decimal("0"), Decimal("-0")),
+    (tuple[Any, ...], (1, 2), (1, 2.0)),
+    (list[Any], [0], [False]),
+    (dict[str, Any], {"a": 1, "b": 2}, {"b": 2, "a": 1}),
+    (frozenset[Any], frozenset({1}), frozenset({1.0})),
+]
+
+
+def _with_default(annotation: Any, default: Any) -> tuple[type, type]:
+    if isinstance(default, (list, dict)):
+        field: Any = dataclasses.field(default_factory=lambda: type(default)(default))
+        struct_field: Any = msgspec.field(default_factory=lambda: type(default)(default))
+    else:
+        field = struct_field = default
+    record = dataclasses.make_dataclass("Record", [("value", annotation, field)])
+    struct = msgspec.defstruct("Record", [("value", annotation, struct_field)], omit_defaults=True)
+    return record, struct
+
+
+@pytest.mark.parametrize("fmt", ["json", "msgpack"])
+@pytest.mark.parametrize("annotation, default, value", _LOOK_ALIKES)
+def test_omit_defaults_writes_values_only_equal_to_the_default(
+    fmt: str, annotation: Any, default: Any, value: Any
+) -> None:
+    record, struct = _with_default(annotation, default)
+    codec = polycodec.Codec(record, format=fmt, omit_defaults=True)
+    out = codec.encode_one(record(value))
+    oracle = getattr(msgspec, fmt).encode(struct(value))
+    assert out == oracle
+    back = codec.decode_one(out).value
+    assert type(back) is type(value) and repr(back) == repr(value)
+    # The default itself (from a factory: a copy of it) is still left out.
+    assert codec.decode_one(codec.encode_one(record())) == record()
+    assert len(codec.encode_one(record())) < len(out)
+
+
+@pytest.mark.parametrize(
+    "annotation, default, copy",
+    [
+        (int, 1000, int("1000")),
+        (str, "hello world!", " ".join(["hello", "world!"])),
+        (float, 0.5, float("0.5")),
+        (Decimal, Decimal("1.50"), Decimal("1.50")),
+        (tuple[int, ...], (1, 2), tuple([1, 2])),
+        (frozenset[str], frozenset({"a"}), frozenset(["a"])),
+        (Optional[FrozenPrice], FrozenPrice(1.0), FrozenPrice(1.0)),
+    ],
+)
+def test_omit_defaults_still_leaves_out_copies_of_the_default(
+    annotation: Any, default: Any, copy: Any
+) -> None:
+    # msgspec leaves out only the default object itself; a copy of it reads back the same, so
+    # polycodec leaves it out as well.
+    record, _ = _with_default(annotation, default)
+    for fmt in ["json", "msgpack"]:
+        codec = polycodec.Codec(record, format=fmt, omit_defaults=True)
+        assert codec.encode_one(record(copy)) == codec.encode_one(record())
+        assert polycodec.to_builtins(record(copy), omit_defaults=True) == {}
+
+
+def test_omit_defaults_writes_an_aware_datetime_in_another_zone() -> None:
+    import datetime as dt
+
+    utc = dt.datetime(2024, 5, 1, 12, tzinfo=dt.timezone.utc)
+    paris = utc.astimezone(dt.timezone(dt.timedelta(hours=2)))
+    assert paris == utc
+    record, _ = _with_default(dt.datetime, utc)
+    out = polycodec.encode_one(record(paris), omit_defaults=True)
+    assert out == b'{"value":"2024-05-01T14:00:00+02:00"}'
+    assert polycodec.to_builtins(record(paris), omit_defaults=True) == {
+        "value": "2024-05-01T14:00:00+02:00"
+    }
+    assert polycodec.encode_one(record(utc.replace()), omit_defaults=True) == b"{}"
