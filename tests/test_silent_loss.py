@@ -187,3 +187,45 @@ def test_omit_defaults_writes_an_aware_datetime_in_another_zone() -> None:
         "value": "2024-05-01T14:00:00+02:00"
     }
     assert polycodec.encode_one(record(utc.replace()), omit_defaults=True) == b"{}"
+
+
+# Item 4: a failed finish() ends the stream in every format, and says so once.
+
+_TRUNCATED = {
+    "json": b'{"a": 1}\n[1, 2',
+    "msgpack": b"\x81\xa1a\x01\x92\x01",
+    "pickle": pickle.dumps({"a": 1}, protocol=5) + b"\x80\x04K",
+    # A container file whose one block lacks its last byte.
+    "avro": polycodec.Codec(dict[str, int], format="avro").encode_many([{"a": 1}])[:-1],
+}
+
+
+@pytest.mark.parametrize("fmt", sorted(_TRUNCATED))
+def test_stream_decoder_stops_after_a_failed_finish(fmt: str) -> None:
+    codec = polycodec.Codec(dict[str, int], format=fmt)
+    decoder = codec.stream_decoder()
+    completed = decoder.feed(_TRUNCATED[fmt])
+    completed += decoder.feed(b"")
+    assert completed == ([] if fmt == "avro" else [{"a": 1}])
+    with pytest.raises(polycodec.DecodeError) as first:
+        decoder.finish()
+    assert first.value.index == 1 or fmt != "json"
+    more = codec.encode_one({"b": 2}) + (b"\n" if fmt == "json" else b"")
+    for call in [lambda: decoder.feed(more), decoder.finish, lambda: decoder.feed(b"")]:
+        with pytest.raises(polycodec.DecodeError) as later:
+            call()
+        message = str(later.value)
+        assert message.startswith("the stream cannot go on after: ")
+        assert message.count("(at $") == 1, message
+        assert str(first.value).removesuffix(" (at $)") in message
+
+
+def test_stream_decoder_stops_after_a_failed_finish_of_a_wrong_shaped_last_line() -> None:
+    # The last JSON line lacks its newline and is whole, but not an int: the input has ended, so
+    # nothing fed afterwards is read.
+    decoder = polycodec.Codec(int, format="json").stream_decoder()
+    assert decoder.feed(b'1\n"two"') == [1]
+    with pytest.raises(polycodec.ValidationError):
+        decoder.finish()
+    with pytest.raises(polycodec.DecodeError, match="cannot go on"):
+        decoder.feed(b"3\n")
