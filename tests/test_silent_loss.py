@@ -10,10 +10,11 @@ import dataclasses
 import math
 import pickle
 from decimal import Decimal
-from typing import Any, Optional, Union
+from typing import Any, Optional, TypedDict, Union
 
 import msgspec
 import pytest
+from typing_extensions import NotRequired
 
 import polycodec
 
@@ -229,3 +230,49 @@ def test_stream_decoder_stops_after_a_failed_finish_of_a_wrong_shaped_last_line(
         decoder.finish()
     with pytest.raises(polycodec.DecodeError, match="cannot go on"):
         decoder.feed(b"3\n")
+
+
+# Item 3: array_like TypedDicts with optional keys encode what they decode.
+
+
+class AllOptional(TypedDict, total=False):
+    x: int
+    y: str
+
+
+class MiddleOptional(TypedDict):
+    a: int
+    b: NotRequired[int]
+    c: NotRequired[int]
+
+
+@pytest.mark.parametrize("fmt", ["json", "msgpack"])
+@pytest.mark.parametrize(
+    "tp, value, wire",
+    [
+        (AllOptional, {}, []),
+        (AllOptional, {"x": 1}, [1]),
+        (AllOptional, {"x": 1, "y": "s"}, [1, "s"]),
+        (MiddleOptional, {"a": 1}, [1]),
+        (MiddleOptional, {"a": 1, "b": 2}, [1, 2]),
+        (MiddleOptional, {"a": 1, "b": 2, "c": 3}, [1, 2, 3]),
+    ],
+)
+def test_array_like_typeddict_with_optional_keys_round_trips(
+    fmt: str, tp: Any, value: Any, wire: list[Any]
+) -> None:
+    codec = polycodec.Codec(tp, format=fmt, array_like=True)
+    out = codec.encode_one(value)
+    assert out == getattr(msgspec, fmt).encode(wire)
+    assert codec.decode_one(out) == value
+    assert polycodec.to_builtins(value, type=tp, array_like=True) == wire
+    assert polycodec.from_builtins(wire, tp, array_like=True) == value
+
+
+@pytest.mark.parametrize("fmt", ["json", "msgpack"])
+def test_array_like_typeddict_with_optional_keys_refuses_a_gap(fmt: str) -> None:
+    for tp, value in [(AllOptional, {"y": "s"}), (MiddleOptional, {"a": 1, "c": 3})]:
+        with pytest.raises(polycodec.EncodeError, match="is left out but .* after it is not"):
+            polycodec.Codec(tp, format=fmt, array_like=True).encode_one(value)
+    with pytest.raises(polycodec.EncodeError, match="missing required field `a`"):
+        polycodec.Codec(MiddleOptional, format=fmt, array_like=True).encode_one({})

@@ -936,6 +936,8 @@ impl<'p, 'w, W: WireWriter> Encoder<'p, 'w, W> {
             .wire_fields
             .iter()
             .filter(|&&index| Some(index) != leading_tag);
+        // The first optional TypedDict key an array-like record left out: its array ends there.
+        let mut left_out: Option<&str> = None;
         for (position, &index) in fields.enumerate() {
             self.w.room()?;
             let position = position + usize::from(leading_tag.is_some());
@@ -947,6 +949,11 @@ impl<'p, 'w, W: WireWriter> Encoder<'p, 'w, W> {
                 continue;
             }
             let Some(item) = source.get(value, index, field.name.bind(value.py()))? else {
+                if positional && matches!(field.default, FieldDefault::Absent) {
+                    // A shorter array, which decodes back to the keys before it.
+                    left_out.get_or_insert(&field.wire_name);
+                    continue;
+                }
                 if positional || matches!(field.default, FieldDefault::Required) {
                     return Err(Error::encode(format!(
                         "missing required field `{}`",
@@ -955,6 +962,13 @@ impl<'p, 'w, W: WireWriter> Encoder<'p, 'w, W> {
                 }
                 continue;
             };
+            if let Some(absent) = left_out {
+                return Err(Error::encode(format!(
+                    "key `{absent}` is left out but `{}` after it is not: an array_like record \
+                     can leave out only its last keys",
+                    field.wire_name
+                )));
+            }
             if spec.omit_defaults
                 && !positional
                 && spec.tag.as_ref().map(|(i, _)| *i) != Some(index)
