@@ -207,15 +207,13 @@ pub fn is_record(spec: &RecordSpec, value: &Obj<'_>) -> bool {
     }
 }
 
-/// Whether a field's value equals its default, for `omit_defaults`. Factory defaults of the
-/// builtin containers compare with an empty container without calling the factory.
+/// Whether a field's value would be written and read back as its default, for
+/// `omit_defaults`. Factory defaults of the builtin containers compare with an empty container
+/// without calling the factory.
 pub fn equals_default(default: &FieldDefault, value: &Obj<'_>) -> Result<bool> {
     let py = value.py();
     match default {
-        FieldDefault::Value(default) => {
-            let default = default.bind(py);
-            Ok(default.is(value) || default.eq(value).unwrap_or(false))
-        }
+        FieldDefault::Value(default) => same_value(value, default.bind(py), 0),
         FieldDefault::Factory(factory) => {
             let factory = factory.bind(py);
             let empty_container = [
@@ -230,11 +228,125 @@ pub fn equals_default(default: &FieldDefault, value: &Obj<'_>) -> Result<bool> {
             if empty_container {
                 Ok(value.get_type().is(factory) && value.len().map(|n| n == 0).unwrap_or(false))
             } else {
-                Ok(factory.call0()?.eq(value).unwrap_or(false))
+                same_value(value, &factory.call0()?, 0)
             }
         }
         FieldDefault::Required | FieldDefault::Absent => Ok(false),
     }
+}
+
+/// Nesting past which two containers are not compared further (and the value is written).
+const MAX_SAME_VALUE_DEPTH: usize = 32;
+
+/// Whether `value` is `default` or a copy of it: the same exact type and the same parts, so
+/// that leaving it out loses nothing. Equality alone is not that: `False == 0`, `1.0 == 1`,
+/// `-0.0 == 0.0`, `Decimal("1.00") == Decimal("1")`, and an aware datetime equals the same
+/// instant in another zone, yet each is written (and read back) differently.
+fn same_value(value: &Obj<'_>, default: &Obj<'_>, depth: usize) -> Result<bool> {
+    if value.is(default) {
+        return Ok(true);
+    }
+    if !value.get_type().is(default.get_type()) || depth > MAX_SAME_VALUE_DEPTH {
+        return Ok(false);
+    }
+    // The types are the same from here on, so one side's type test answers for both.
+    if let (Ok(a), Ok(b)) = (value.cast::<PyFloat>(), default.cast::<PyFloat>()) {
+        return Ok(a.value().to_bits() == b.value().to_bits());
+    }
+    if value.is_instance_of::<PyInt>()
+        || value.is_instance_of::<PyString>()
+        || value.is_instance_of::<PyBytes>()
+        || value.is_instance_of::<PyDelta>()
+        || is_uuid(value)
+        || (value.is_instance_of::<PyDate>() && !value.is_instance_of::<PyDateTime>())
+    {
+        return Ok(value.eq(default).unwrap_or(false));
+    }
+    if value.is_instance_of::<PyDateTime>() || value.is_instance_of::<PyTime>() {
+        // The same zone object and fold: then `==` compares the wall-clock fields.
+        let tzinfo = value.getattr("tzinfo")?;
+        return Ok(tzinfo.is(default.getattr("tzinfo")?)
+            && value.getattr("fold")?.eq(default.getattr("fold")?)?
+            && value.eq(default).unwrap_or(false));
+    }
+    if is_decimal(value) {
+        // `str` spells out a Decimal's sign, digits and exponent.
+        let (a, b) = (value.str()?, default.str()?);
+        return Ok(a.as_any().eq(b)?);
+    }
+    if let (Ok(a), Ok(b)) = (value.cast::<PyTuple>(), default.cast::<PyTuple>()) {
+        return same_items(a.iter(), b.iter(), a.len() == b.len(), depth);
+    }
+    if let (Ok(a), Ok(b)) = (value.cast::<PyList>(), default.cast::<PyList>()) {
+        return same_items(a.iter(), b.iter(), a.len() == b.len(), depth);
+    }
+    if let (Ok(a), Ok(b)) = (value.cast::<PyDict>(), default.cast::<PyDict>()) {
+        if a.len() != b.len() {
+            return Ok(false);
+        }
+        for ((key_a, item_a), (key_b, item_b)) in a.iter().zip(b.iter()) {
+            if !same_value(&key_a, &key_b, depth + 1)? || !same_value(&item_a, &item_b, depth + 1)?
+            {
+                return Ok(false);
+            }
+        }
+        return Ok(true);
+    }
+    if value.is_instance_of::<PyFrozenSet>() || value.is_instance_of::<PySet>() {
+        // Equal sets of exact ints, strs and bytes hold the same items (no such item equals
+        // one of another of these types); any other items are compared by identity above.
+        let plain = |set: &Obj<'_>| -> Result<bool> {
+            for item in set.try_iter()? {
+                let item = item?;
+                if !(item.is_exact_instance_of::<PyInt>()
+                    || item.is_exact_instance_of::<PyString>()
+                    || item.is_exact_instance_of::<PyBytes>())
+                {
+                    return Ok(false);
+                }
+            }
+            Ok(true)
+        };
+        return Ok(value.eq(default).unwrap_or(false) && plain(value)? && plain(default)?);
+    }
+    if value.get_type().hasattr("__dataclass_fields__")? {
+        // Field by field: the generated `__eq__` compares them with `==`.
+        let fields = value
+            .py()
+            .import("dataclasses")?
+            .getattr("fields")?
+            .call1((value,))?;
+        for field in fields.try_iter()? {
+            let name = field?
+                .getattr("name")?
+                .cast_into::<PyString>()
+                .map_err(PyErr::from)?;
+            let (a, b) = (value.getattr(&name)?, default.getattr(&name)?);
+            if !same_value(&a, &b, depth + 1)? {
+                return Ok(false);
+            }
+        }
+        return Ok(true);
+    }
+    // Any other class (bytearray, an extension's type): its own equality.
+    Ok(value.eq(default).unwrap_or(false))
+}
+
+fn same_items<'py>(
+    a: impl Iterator<Item = Obj<'py>>,
+    b: impl Iterator<Item = Obj<'py>>,
+    same_length: bool,
+    depth: usize,
+) -> Result<bool> {
+    if !same_length {
+        return Ok(false);
+    }
+    for (item_a, item_b) in a.zip(b) {
+        if !same_value(&item_a, &item_b, depth + 1)? {
+            return Ok(false);
+        }
+    }
+    Ok(true)
 }
 
 /// The variant of a tagged union that encodes `value`: the record of the value's exact class

@@ -611,12 +611,14 @@ impl StreamDecoder {
                         out.push(value);
                         None
                     }
+                    // The input has ended: nothing after it to go on with, so the stream
+                    // ends here as it does for every format's truncation.
                     Err(error) => Some(Stop {
                         consumed: rest.len(),
                         error,
                         index,
                         offset: at,
-                        fatal: false,
+                        fatal: true,
                     }),
                 }
             }
@@ -668,7 +670,14 @@ impl StreamDecoder {
         let _ = instance.setattr("index", stop.index);
         let _ = instance.setattr("offset", stop.offset);
         if stop.fatal {
-            self.broken = Some(instance.to_string());
+            // Without its " (at $...)": the later errors say where they are themselves.
+            let text = instance.to_string();
+            let path = instance
+                .getattr("path")
+                .map(|path| path.to_string())
+                .unwrap_or_default();
+            let message = text.strip_suffix(&format!(" (at {path})")).unwrap_or(&text);
+            self.broken = Some(message.to_owned());
             self.buf.clear();
         }
         err

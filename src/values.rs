@@ -210,6 +210,9 @@ impl<'p, 'py> Decoding<'p, 'py> {
             Node::Any => parse_python_int(self.py, text),
             Node::Float(bounds) => {
                 let value: f64 = text.parse().unwrap_or(f64::NAN);
+                if value.is_infinite() {
+                    return Err(float_out_of_range(text));
+                }
                 bounds.check(value)?;
                 Ok(py::new_float(self.py, value)?)
             }
@@ -338,9 +341,16 @@ impl<'p, 'py> Decoding<'p, 'py> {
                 })
             }
             Node::Float(bounds) if !self.strict => {
-                let value: f64 = utf8(bytes).parse().map_err(|_| {
-                    Error::validation(format!("expected float, got str {}", quote(utf8(bytes))))
+                let text = utf8(bytes);
+                let value: f64 = text.parse().map_err(|_| {
+                    Error::validation(format!("expected float, got str {}", quote(text)))
                 })?;
+                // "inf" and "infinity" (any case, signed) name an infinity, as in msgspec; a
+                // number that only overflows to one is out of range, as it is in JSON.
+                let named = text.trim_start_matches(['+', '-']);
+                if value.is_infinite() && !named.bytes().all(|b| b.is_ascii_alphabetic()) {
+                    return Err(float_out_of_range(text));
+                }
                 bounds.check(value)?;
                 Ok(py::new_float(py, value)?)
             }
@@ -400,6 +410,12 @@ impl<'p, 'py> Decoding<'p, 'py> {
         };
         bounds.check(length, "items")
     }
+}
+
+/// A number too large for a double, read into a float: an error rather than an infinity that
+/// JSON could not write back (the message every format and `from_builtins` give).
+pub fn float_out_of_range(text: &str) -> Error {
+    Error::validation(format!("number {} is out of range for a float", cut(text)))
 }
 
 fn literal<'py>(

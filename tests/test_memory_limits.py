@@ -60,6 +60,29 @@ elif case in ("decode_list", "decode_frozenset", "decode_tuple"):
 elif case == "decode_many":
     tp, op = int, "decode_many"
     data = polycodec.Codec(int, format=fmt).encode_many(list(range(N)))
+elif case in ("encode_shared_tree", "encode_many_shared_tree", "to_builtins_shared_tree"):
+    # 2**40 leaves in 41 lists: the output outgrows any memory long before the walk could end.
+    tp, value = int, 1
+    for _ in range(40):
+        tp, value = List[tp], [value, value]
+    op = case[: -len("_shared_tree")]
+    if op == "encode_many":
+        value = [value]
+elif case == "encode_pickle_bomb":
+    # Issue 26 item 5 as found: a pickle of a few hundred bytes decoded as Any is such a tree.
+    import pickle
+    from typing import Any
+    value = 1
+    for _ in range(40):
+        value = [value, value]
+    bomb = pickle.dumps(value, protocol=5)
+    assert len(bomb) < 300
+    tp, op = Any, "encode"
+    value = polycodec.decode_one(bomb, Any, format="pickle")
+elif case == "encode_repeated_floats":
+    # One float object, referenced 8M times: its output (written out each time, never
+    # memoized) outgrows the room left.
+    tp, op, value = List[float], "encode", [1.5] * (SIZE // 8)
 elif case == "decode_escaped_str":
     tp, data = str, b'"' + b"\\n" * (SIZE // 2) + b'"'
 elif case == "decode_base64":
@@ -101,6 +124,8 @@ try:
         codec.encode_one(value)
     elif op == "encode_many":
         codec.encode_many(value)
+    elif op == "to_builtins":
+        polycodec.to_builtins(value, type=tp)
     elif op == "decode_many":
         codec.decode_many(data)
     else:
@@ -109,7 +134,7 @@ try:
 except MemoryError:
     # The codec stays usable: the next (small) encode is whole, and round-trips.
     if op.startswith("encode"):
-        small = "ab" if tp is str else b"ab"
+        small = [] if getattr(tp, "__origin__", None) is list else b"ab" if tp is bytes else "ab"
         assert codec.decode_one(codec.encode_one(small)) == small
     print("MemoryError")
 except polycodec.DecodeError:
@@ -130,6 +155,15 @@ _LARGE = (
         for case in ["decode_list", "decode_frozenset", "decode_tuple", "decode_many"]
         for fmt in FORMATS
     ]
+)
+
+# Issue 26 item 5: output that outgrows memory in many small writes (each item and field
+# makes room for its own), in every encoder, encode_many and to_builtins.
+_OUTGROWN = (
+    [(case, fmt) for case in ["encode_shared_tree", "encode_many_shared_tree"] for fmt in FORMATS]
+    + [("encode_repeated_floats", fmt) for fmt in FORMATS]
+    + [("encode_pickle_bomb", fmt) for fmt in ["json", "msgpack", "pickle"]]
+    + [("to_builtins_shared_tree", "json")]
 )
 
 _DECLARED = [
@@ -163,6 +197,14 @@ needs_proc = pytest.mark.skipif(
 @pytest.mark.parametrize("case,fmt", _LARGE)
 def test_case7_large_values_under_a_memory_limit_are_memory_errors(case: str, fmt: str) -> None:
     assert _run(case, fmt) == "MemoryError"
+
+
+@needs_proc
+@pytest.mark.parametrize("case,fmt", _OUTGROWN)
+def test_encoding_output_that_outgrows_memory_is_a_memory_error(case: str, fmt: str) -> None:
+    # Pickle writes each shared list once and refers back to it: the trees stay small there.
+    small_in_pickle = fmt == "pickle" and case != "encode_repeated_floats"
+    assert _run(case, fmt) == ("done" if small_in_pickle else "MemoryError")
 
 
 @needs_proc

@@ -164,6 +164,13 @@ pub trait WireWriter {
     fn end_map(&mut self, open: Self::Open, count: usize) -> Result<()>;
     /// Before the array item or map entry at `index`.
     fn separator(&mut self, index: usize);
+
+    /// Makes room for the small writes of the next item or field (`errors::output_room`),
+    /// asked before each; a writer whose output is not one byte buffer needs none.
+    #[inline(always)]
+    fn room(&mut self) -> Result<()> {
+        Ok(())
+    }
     /// Between a dict key and its value.
     fn key_separator(&mut self);
     /// Where a dict key that may need `finish_key` is about to be written.
@@ -534,6 +541,7 @@ pub fn encode_items<W: WireWriter>(
     let mut encoder = Encoder::new(plan, writer, 0);
     let mut index = 0;
     shape::for_each_item(values, |element| {
+        encoder.w.room()?;
         encoder.w.separator(index);
         encoder
             .value(plan.root, element)
@@ -820,6 +828,7 @@ impl<'p, 'w, W: WireWriter> Encoder<'p, 'w, W> {
             let Some(item) = item_node(index) else {
                 return Err(Error::encode("tuple changed size while being encoded"));
             };
+            self.w.room()?;
             self.w.separator(index);
             let result = self.value(item, element).map_err(|e| e.at_index(index));
             index += 1;
@@ -840,6 +849,7 @@ impl<'p, 'w, W: WireWriter> Encoder<'p, 'w, W> {
         let mut count = 0;
         let mut position = 0;
         while let Some((key, item)) = py::next_entry(dict, &mut position) {
+            self.w.room()?;
             self.w.separator(count);
             self.key(key_node, &key)?;
             self.w.key_separator();
@@ -926,7 +936,10 @@ impl<'p, 'w, W: WireWriter> Encoder<'p, 'w, W> {
             .wire_fields
             .iter()
             .filter(|&&index| Some(index) != leading_tag);
+        // The first optional TypedDict key an array-like record left out: its array ends there.
+        let mut left_out: Option<&str> = None;
         for (position, &index) in fields.enumerate() {
+            self.w.room()?;
             let position = position + usize::from(leading_tag.is_some());
             let field = &spec.fields[index];
             if Some(index) == tag_first {
@@ -936,6 +949,11 @@ impl<'p, 'w, W: WireWriter> Encoder<'p, 'w, W> {
                 continue;
             }
             let Some(item) = source.get(value, index, field.name.bind(value.py()))? else {
+                if positional && matches!(field.default, FieldDefault::Absent) {
+                    // A shorter array, which decodes back to the keys before it.
+                    left_out.get_or_insert(&field.wire_name);
+                    continue;
+                }
                 if positional || matches!(field.default, FieldDefault::Required) {
                     return Err(Error::encode(format!(
                         "missing required field `{}`",
@@ -944,6 +962,13 @@ impl<'p, 'w, W: WireWriter> Encoder<'p, 'w, W> {
                 }
                 continue;
             };
+            if let Some(absent) = left_out {
+                return Err(Error::encode(format!(
+                    "key `{absent}` is left out but `{}` after it is not: an array_like record \
+                     can leave out only its last keys",
+                    field.wire_name
+                )));
+            }
             if spec.omit_defaults
                 && !positional
                 && spec.tag.as_ref().map(|(i, _)| *i) != Some(index)
@@ -1118,6 +1143,7 @@ impl<'p, 'w, W: WireWriter> Encoder<'p, 'w, W> {
             return self.w.end_map(open, length);
         }
         for entry in entries {
+            self.w.room()?;
             let index = entry.index as usize;
             if index == tag_index {
                 self.entry_tag(&mut reader, index, tag_object, spec, value)?;
@@ -1196,6 +1222,7 @@ impl<'p, 'w, W: WireWriter> Encoder<'p, 'w, W> {
         let py = value.py();
         let mut first = tag_index == usize::MAX;
         for &index in &spec.wire_fields {
+            self.w.room()?;
             let field = &spec.fields[index];
             if index == tag_index {
                 self.entry_tag(reader, index, tag_object, spec, value)?;

@@ -357,6 +357,7 @@ impl Encoder<'_, '_> {
                 if index >= count {
                     return Err(Error::encode("sequence changed size while being encoded"));
                 }
+                crate::errors::output_room(self.out)?;
                 let result = self.value(item, element).map_err(|e| e.at_index(index));
                 index += 1;
                 result
@@ -378,6 +379,7 @@ impl Encoder<'_, '_> {
             let mut position = 0;
             let mut written = 0;
             while let Some((key, item)) = py::next_entry(dict, &mut position) {
+                crate::errors::output_room(self.out)?;
                 let Ok(text) = key.cast::<PyString>() else {
                     return Err(Error::encode(format!(
                         "expected a str dict key, got {}",
@@ -413,6 +415,7 @@ impl Encoder<'_, '_> {
         self.enter()?;
         let mut source = spec.access.reader(value);
         for &index in order {
+            crate::errors::output_room(self.out)?;
             let field = &spec.fields[index];
             let item = match source.get(value, index, field.name.bind(value.py())) {
                 Ok(Some(item)) => item,

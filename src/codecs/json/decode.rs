@@ -480,11 +480,8 @@ impl<'p, 'py> Decoder<'p, 'py, JsonInput<'_, '_>> {
             Number::Int(value) => self.ctx.int(id, value),
             Number::BigInt(text) => self.ctx.big_int(id, text),
             // JSON has no infinities: a literal too large for a float is out of range, not inf.
-            Number::Float { value, text } if value.is_infinite() => {
-                Err(Error::validation(format!(
-                    "number {} is out of range for a float",
-                    crate::errors::cut(utf8(text))
-                )))
+            Number::Float { text, value } if value.is_infinite() => {
+                Err(crate::values::float_out_of_range(utf8(text)))
             }
             Number::Float { value, text } => self.ctx.float(id, value, Some(text)),
         }

@@ -64,7 +64,9 @@ impl<'k> WireWriter for JsonWriter<'k> {
     /// JSON numbers have no size limit: the int's decimal text, as `int.__str__` writes it
     /// (through `int` so that a subclass's own `__str__` is not used).
     fn big_int(&mut self, value: &Obj<'_>) -> Result<()> {
-        self.out.extend_from_slice(big_int_text(value)?.as_bytes());
+        let text = big_int_text(value)?;
+        crate::errors::reserve(&mut self.out, text.len(), "the encoded output")?;
+        self.out.extend_from_slice(text.as_bytes());
         Ok(())
     }
 
@@ -140,6 +142,11 @@ impl<'k> WireWriter for JsonWriter<'k> {
         if index > 0 {
             self.out.push(b',');
         }
+    }
+
+    #[inline(always)]
+    fn room(&mut self) -> Result<()> {
+        crate::errors::output_room(&mut self.out)
     }
 
     #[inline(always)]

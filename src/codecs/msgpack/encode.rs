@@ -218,6 +218,11 @@ impl<'k> WireWriter for MessagePackWriter<'k> {
     fn separator(&mut self, _index: usize) {}
 
     #[inline(always)]
+    fn room(&mut self) -> Result<()> {
+        crate::errors::output_room(&mut self.out)
+    }
+
+    #[inline(always)]
     fn key_separator(&mut self) {}
 
     type Names = RecordNames<'k>;

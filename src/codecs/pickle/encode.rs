@@ -327,6 +327,7 @@ impl<'f, 'p, 'o, 'py> Writer<'f, 'p, 'o, 'py> {
         if negative && length > 1 && data[length - 1] == 0xff && data[length - 2] & 0x80 != 0 {
             length -= 1;
         }
+        crate::errors::reserve(self.out, length + 5, "the encoded output")?;
         if length < 256 {
             self.out.extend_from_slice(&[LONG1, length as u8]);
         } else {
@@ -543,6 +544,8 @@ impl<'f, 'p, 'o, 'py> Writer<'f, 'p, 'o, 'py> {
     // ---- plan-driven values ----
 
     fn value(&mut self, plan: &Plan, id: NodeId, value: &Obj<'py>) -> Result<()> {
+        // Every item and field is written through here (`errors::output_room`).
+        crate::errors::output_room(self.out)?;
         let node = plan.node(id);
         match node {
             Node::Str(_) => {
