@@ -86,41 +86,67 @@ def test_docs_outputs_match_a_script_run() -> None:
     assert checked >= 5
 
 
-def test_site_builds_strict(tmp_path: Path) -> None:
-    """``mkdocs build --strict``: a broken link, a missing anchor or a page left out of the
-    navigation fails the build (mkdocs.yml turns those checks into warnings, strict into
-    errors). The site goes to a temporary folder and is never committed."""
+def _mkdocs_build(root: Path, site: Path) -> subprocess.CompletedProcess[str]:
+    """``mkdocs build --strict`` as the test command runs it. Never with ``--quiet``: that
+    drops MkDocs' warnings before ``--strict`` counts them, and the build then always passes."""
     try:
         import mkdocs  # noqa: F401
     except ImportError:  # required, not skipped: the test command installs the "docs" extra
         pytest.fail("mkdocs is not installed: pip install -e '.[docs]'")
-    run = subprocess.run(
+    return subprocess.run(
         [
             sys.executable,
             "-m",
             "mkdocs",
             "build",
             "--strict",
-            "--quiet",
             "--config-file",
-            str(ROOT / "mkdocs.yml"),
+            str(root / "mkdocs.yml"),
             "--site-dir",
-            str(tmp_path / "site"),
+            str(site),
         ],
         capture_output=True,
         text=True,
         env={**os.environ, "NO_MKDOCS_2_WARNING": "1"},
-        cwd=ROOT,
+        cwd=root,
         timeout=300,
     )
+
+
+def test_site_builds_strict(tmp_path: Path) -> None:
+    """``mkdocs build --strict``: a broken link, a missing anchor or a page left out of the
+    navigation fails the build (mkdocs.yml turns those checks into warnings, strict into
+    errors). The site goes to a temporary folder and is never committed."""
+    run = _mkdocs_build(ROOT, tmp_path / "site")
     assert run.returncode == 0, run.stdout + run.stderr
+    assert "WARNING" not in run.stderr, run.stderr
     site = tmp_path / "site"
     for page in PAGES:
         built = site / "index.html" if page.stem == "index" else site / page.stem / "index.html"
         assert built.is_file(), page.name
-    # The benchmark report is served from benches/results/, where the harness writes it.
+    # The benchmark reports are served from benches/results/, where the harness writes them.
     assert (site / "benches" / "results" / "report" / "index.html").is_file()
+    assert (site / "benches" / "results" / "builtins-1000" / "report" / "index.html").is_file()
     assert (site / "benches" / "results" / "speed_json.png").is_file()
+
+
+def test_issue26_17_strict_site_build_fails_on_a_broken_link(tmp_path: Path) -> None:
+    """The check above can fail: the same build of a copy of the site with one broken link
+    (the kind benchmarks.md once had) exits non-zero and names the link."""
+    import shutil
+
+    copy = tmp_path / "repo"
+    shutil.copytree(ROOT / "docs", copy / "docs")
+    shutil.copytree(ROOT / "examples", copy / "examples")
+    shutil.copytree(ROOT / "benches" / "results", copy / "benches" / "results")
+    shutil.copy(ROOT / "benches" / "README.md", copy / "benches" / "README.md")
+    shutil.copy(ROOT / "mkdocs.yml", copy / "mkdocs.yml")
+    assert _mkdocs_build(copy, tmp_path / "good").returncode == 0
+    page = copy / "docs" / "limitations.md"
+    page.write_text(page.read_text() + "\nSee [the old report](../benches/results/gone.md).\n")
+    run = _mkdocs_build(copy, tmp_path / "bad")
+    assert run.returncode != 0
+    assert "../benches/results/gone.md" in run.stderr
 
 
 def test_every_page_is_in_the_navigation() -> None:
