@@ -1000,9 +1000,9 @@ def wire_names(cls: Any, **options: Any) -> List[str]:
     "rename, expected",
     [
         (None, ["user_id", "_private_value", "trailing_", "plain", "html_body_text"]),
-        ("camel", ["userId", "_privateValue", "trailing_", "plain", "htmlBodyText"]),
-        ("pascal", ["UserId", "_PrivateValue", "Trailing_", "Plain", "HtmlBodyText"]),
-        ("kebab", ["user-id", "_private-value", "trailing_", "plain", "html-body-text"]),
+        ("camel", ["userId", "_privateValue", "trailing", "plain", "htmlBodyText"]),
+        ("pascal", ["UserId", "_PrivateValue", "Trailing", "Plain", "HtmlBodyText"]),
+        ("kebab", ["user-id", "private-value", "trailing", "plain", "html-body-text"]),
         (
             "screaming_snake",
             ["USER_ID", "_PRIVATE_VALUE", "TRAILING_", "PLAIN", "HTML_BODY_TEXT"],

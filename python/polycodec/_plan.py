@@ -130,31 +130,33 @@ def _unions_need_tag(format: str) -> bool:
 # Renaming
 
 
-def _split_name(name: str) -> Tuple[str, List[str], str]:
-    """Split ``__foo_bar_`` into ("__", ["foo", "bar"], "_"): edge underscores mark privacy."""
-    core = name.strip("_")
-    lead = name[: len(name) - len(name.lstrip("_"))]
-    trail = name[len(lead) + len(core) :]
-    return lead, [part for part in core.split("_") if part], trail
-
-
-def _restyle(join: Callable[[List[str]], str]) -> Callable[[str], str]:
-    def convert(name: str) -> str:
-        lead, parts, trail = _split_name(name)
-        return lead + join(parts) + trail if parts else name
-
-    return convert
-
-
-def _upper_first(part: str) -> str:
-    return part[:1].upper() + part[1:]
+# The named styles write msgspec's names for the same attribute, so that a port from msgspec keeps
+# its wire format: camel and pascal title-case the parts between underscores (``str.title``, so
+# ``a_1b`` is ``a1B`` and ``already_camelCase`` is ``alreadyCamelcase``), keep one underscore per
+# leading empty part and drop the trailing ones; kebab strips the edge underscores and turns each
+# remaining one into a dash, case untouched.
+def _camel_parts(name: str, cap_first: bool) -> str:
+    parts = name.split("_")
+    if len(parts) == 1 and not cap_first:
+        return name
+    out = []
+    first = True
+    for part in parts:
+        if first and not part:
+            out.append("_")
+            continue
+        out.append(part.title() if cap_first or not first else part)
+        first = False
+    return "".join(out)
 
 
 _STYLES: Dict[str, Callable[[str], str]] = {
-    "camel": _restyle(lambda p: p[0] + "".join(_upper_first(x) for x in p[1:])),
-    "pascal": _restyle(lambda p: "".join(_upper_first(x) for x in p)),
-    "kebab": _restyle(lambda p: "-".join(x.lower() for x in p)),
-    "screaming_snake": _restyle(lambda p: "_".join(x.upper() for x in p)),
+    "camel": lambda name: _camel_parts(name, cap_first=False),
+    "pascal": lambda name: _camel_parts(name, cap_first=True),
+    "kebab": lambda name: name.strip("_").replace("_", "-"),
+    "lower": str.lower,
+    "upper": str.upper,
+    "screaming_snake": str.upper,
 }
 
 
