@@ -26,7 +26,7 @@ from decimal import Decimal
 from typing import Any, Callable, Dict, FrozenSet, List, Mapping, Optional, Tuple, Type, Union
 
 from ._extension import Extension, check_extensions
-from ._meta import Meta
+from ._meta import Meta, foreign_constraints
 from ._polycodec import FORMATS
 
 __all__ = ["NODEFAULT", "compile_spec"]
@@ -308,17 +308,20 @@ def _literal_category(value: Any) -> str:
 def _constraints_of(metadata: Tuple[Any, ...]) -> List[Tuple[str, Any]]:
     """Collect (key, value) constraints from ``Annotated`` metadata, in order.
 
-    ``Meta`` objects and the annotated-types constraint markers are understood; other
-    annotated-types markers that would validate (``Predicate``, ``Not``) raise ValueError;
-    anything else (including subclasses of annotated-types' classes defined by other libraries,
-    such as pydantic's) is left for other libraries and ignored. annotated-types is only looked at if it was already imported,
-    which it must have been for one of its markers to appear here.
+    ``Meta`` objects, ``msgspec.Meta`` and the annotated-types constraint markers are
+    understood; other markers that would validate (annotated-types' ``Predicate`` and ``Not``,
+    any other ``BaseMetadata``, pydantic's constrained ``Field`` and validators) raise
+    ValueError; anything else is left for other libraries and ignored. annotated-types is only
+    looked at if it was already imported, which it must have been for one of its markers to
+    appear here.
     """
     found: List[Tuple[str, Any]] = []
     at = sys.modules.get("annotated_types")
     for item in metadata:
         if isinstance(item, Meta):
             found += [(k, v) for k, v in item.settings().items() if k != "name"]
+        elif (foreign := foreign_constraints(item)) is not None:
+            found += foreign
         elif at is None:
             continue
         elif isinstance(item, at.GroupedMetadata):
@@ -337,9 +340,12 @@ def _constraints_of(metadata: Tuple[Any, ...]) -> List[Tuple[str, Any]]:
                 found.append(("tz", item.tz is Ellipsis))
             else:
                 raise ValueError("Timezone() with a specific zone is not supported")
-        elif type(item).__module__ == "annotated_types" and not isinstance(item, _at_inert(at)):
-            # A marker users would expect to be checked (Predicate, Not, ...): refusing it is
-            # better than letting them believe a validator runs.
+        elif (
+            type(item).__module__ == "annotated_types" or isinstance(item, at.BaseMetadata)
+        ) and not isinstance(item, _at_inert(at)):
+            # A marker users would expect to be checked (Predicate, Not, another library's
+            # BaseMetadata such as pydantic's Strict or a StringConstraints pattern): refusing
+            # it is better than letting them believe a validator runs.
             raise ValueError(
                 f"the annotated-types marker {item!r} is not enforced by polycodec (it checks "
                 "Gt, Ge, Lt, Le, Interval, MultipleOf, MinLen, MaxLen, Len and Timezone only)"
