@@ -39,28 +39,60 @@ def _expected_from_comments(code: str) -> str | None:
     """Output written as `# ...` comment lines right after `print(...)` lines."""
     lines = code.splitlines()
     expected = [
-        following[2:]
+        following.lstrip()[2:]
         for line, following in zip(lines, lines[1:])
-        if line.lstrip().startswith("print(") and following.startswith("# ")
+        if line.lstrip().startswith("print(") and following.lstrip().startswith("# ")
     ]
     return "\n".join(expected) + "\n" if expected else None
 
 
 @pytest.mark.parametrize("where, code, output", EXAMPLES, ids=[e[0] for e in EXAMPLES])
 def test_docs_example(
-    where: str, code: str, output: str | None, monkeypatch: pytest.MonkeyPatch
+    where: str, code: str, output: str | None, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    # As in test_readme.py: a real module named __main__, so that annotations resolve and what
-    # is printed (Avro names, pickle sizes) is what a reader running the example as a script
-    # gets.
-    module = types.ModuleType("__main__")
-    monkeypatch.setitem(sys.modules, "__main__", module)
-    captured = io.StringIO()
-    with contextlib.redirect_stdout(captured):
-        exec(compile(code, str(DOCS / where.split(":")[0]), "exec"), module.__dict__)
     expected = output if output is not None else _expected_from_comments(code)
+    if SCRIPT_GUARD in code:
+        printed = _run_as_script_file(code, tmp_path)
+    else:
+        # As in test_readme.py: a real module named __main__, so that annotations resolve and
+        # what is printed (Avro names, pickle sizes) is what a reader running the example as a
+        # script gets.
+        module = types.ModuleType("__main__")
+        monkeypatch.setitem(sys.modules, "__main__", module)
+        captured = io.StringIO()
+        with contextlib.redirect_stdout(captured):
+            exec(compile(code, str(DOCS / where.split(":")[0]), "exec"), module.__dict__)
+        printed = captured.getvalue()
     if expected is not None:
-        assert captured.getvalue() == expected
+        assert printed == expected
+
+
+SCRIPT_GUARD = 'if __name__ == "__main__":'
+
+
+def _run_as_script_file(code: str, folder: Path) -> str:
+    """What ``python example.py`` prints, in a fresh interpreter: the way a user runs a recipe
+    that starts processes (dask's workers import the main script again, which only a file
+    lets them do, and which only the ``__main__`` guard makes harmless)."""
+    script = folder / "example.py"
+    script.write_text(code)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
+    run = subprocess.run(
+        [sys.executable, str(script)],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=folder,
+        timeout=300,
+    )
+    assert run.returncode == 0, run.stderr[-3000:]
+    return run.stdout
+
+
+def test_issue26_8_recipes_that_start_processes_run_as_scripts() -> None:
+    """The dask recipe is run as a script file (above), so it must be written as one."""
+    recipes = [code for where, code, _ in EXAMPLES if "LocalCluster(" in code]
+    assert recipes and all(SCRIPT_GUARD in code for code in recipes)
 
 
 def test_docs_have_examples() -> None:
