@@ -217,3 +217,45 @@ def test_readme_is_a_short_tour() -> None:
     assert len(readme.splitlines()) <= 300
     for heading in ["## Set-up", "## Quick example", "## Benchmarks", "## Documentation"]:
         assert heading in readme
+
+
+# The pages the site shows: docs/ and the benchmark pages docs/hooks.py mounts from benches/.
+SITE_PAGES = [
+    *PAGES,
+    ROOT / "benches" / "README.md",
+    *sorted((ROOT / "benches" / "results").glob("**/*.md")),
+]
+LIST_ITEM = re.compile(r"^\s*(?:[-*+]|\d+\.) ")
+
+
+def test_issue26_16_every_list_follows_a_blank_line() -> None:
+    """Python-Markdown (MkDocs) only starts a list after a blank line; without one the items
+    render as one run-on paragraph (``... cell. - **JSON.** ...``), though GitHub shows a list."""
+    for page in SITE_PAGES:
+        lines = page.read_text().splitlines()
+        fence = False
+        for number, (before, line) in enumerate(zip(lines, lines[1:]), 2):
+            if line.startswith("```"):
+                fence = not fence
+            # A fence's closing line ends a block as a blank line does.
+            if fence or not LIST_ITEM.match(line) or not before.strip() or before == "```":
+                continue
+            # A list continues across items and their indented continuation lines.
+            assert LIST_ITEM.match(before) or before.startswith("  "), f"{page.name}:{number}"
+
+
+def test_issue26_16_benchmarks_page_shows_then_explains() -> None:
+    """The page opens with the headline table and the chart, before any section; its tables are
+    what ``python -m benches.summary --write`` makes from the committed results; and it speaks
+    of the project, not of its issue tracker."""
+    from benches import summary
+
+    page = (DOCS / "benchmarks.md").read_text()
+    first_section = page.index("\n## ")
+    assert page.index("<!-- summary: headline -->\n\n| Format |") < first_section
+    assert page.index("![JSON") < first_section
+    generated = summary.sections(ROOT / "benches" / "results")
+    assert set(generated) == {m[2] for m in summary.MARKER.finditer(page)}
+    assert summary.fill(page, generated) == page, "run: python -m benches.summary --write ..."
+    for page_path in (DOCS / "benchmarks.md", ROOT / "benches" / "README.md"):
+        assert not re.search(r"(?i)\bissue \d|\bsession\b", page_path.read_text()), page_path
