@@ -1,15 +1,19 @@
-"""README tables from committed results: ``python -m benches.summary [results dir]``.
+"""The Benchmarks page's tables from committed results.
 
-Prints, as Markdown, the per-format summary and per-cell tables that the README's Benchmarks
-section quotes (polycodec's best row and each polycodec row against the fastest peer in any idiom,
-losses marked), and the scaling table when ``scaling.json`` is there. Reads only the JSON files,
-so the README can be refreshed from a committed run without re-running it.
+``python -m benches.summary [results dir]`` prints, as Markdown, the per-format summary and
+per-cell tables (polycodec's best row and each polycodec row against the fastest peer in any
+idiom, losses marked), and the scaling tables when ``scaling.json`` is there.
+``python -m benches.summary --write docs/benchmarks.md [results dir]`` puts them into the page
+instead, each between its pair of markers (``<!-- summary: headline -->`` ...
+``<!-- /summary -->``; also ``cells`` and ``scaling``), leaving the prose around them alone.
+Reads only the JSON files, so the page is refreshed from a committed run without re-running it.
 """
 
 from __future__ import annotations
 
 import json
 import math
+import re
 import sys
 from pathlib import Path
 from typing import Any, Optional
@@ -29,8 +33,7 @@ def _tally(ratios: list[float]) -> str:
     return f"{won} / {lost} / {len(ratios)}"
 
 
-def cells_markdown(results: dict[str, Any]) -> str:
-    """Summary table plus one table per format."""
+def _cells_and_subjects(results: dict[str, Any]) -> tuple[list[Any], list[tuple[str, str]]]:
     cells = [c for c in results["cells"] if c["rows"] and c.get("best_peer")]
     subjects: list[tuple[str, str]] = []
     for c in cells:
@@ -38,6 +41,17 @@ def cells_markdown(results: dict[str, Any]) -> str:
             if is_subject(r["adapter"]) and (r["adapter"], r["label"]) not in subjects:
                 subjects.append((r["adapter"], r["label"]))
     subjects.sort(key=lambda s: s[0] != "polycodec")
+    return cells, subjects
+
+
+def cells_markdown(results: dict[str, Any]) -> str:
+    """Summary table plus one table per format."""
+    return headline_markdown(results) + "\n" + cell_tables_markdown(results)
+
+
+def headline_markdown(results: dict[str, Any]) -> str:
+    """Won / lost cells and the geometric mean of the ratios, per format and polycodec row."""
+    cells, subjects = _cells_and_subjects(results)
     out: list[str] = []
     header = "| Format | Best polycodec row: won / lost / cells | Geometric mean | Range |"
     align = "|---|--:|--:|--:|"
@@ -57,6 +71,13 @@ def cells_markdown(results: dict[str, Any]) -> str:
             tally = _tally(rs).rsplit(" / ", 1)[0] if rs else "—"
             line += f" {tally} | {fmt_verdict(_geomean(rs))} |"
         out.append(line)
+    return "\n".join(out) + "\n"
+
+
+def cell_tables_markdown(results: dict[str, Any]) -> str:
+    """One table per format: every cell's fastest peer and each polycodec row against it."""
+    cells, subjects = _cells_and_subjects(results)
+    out: list[str] = []
     for fmt in FORMATS:
         fc = [c for c in cells if c["format"] == fmt]
         if not fc:
@@ -82,7 +103,7 @@ def cells_markdown(results: dict[str, Any]) -> str:
                     else " — | — |"
                 )
             out.append(line)
-    return "\n".join(out) + "\n"
+    return "\n".join(out).lstrip("\n") + "\n"
 
 
 def _row(cell: dict[str, Any], adapter: Optional[str]) -> Any:
@@ -119,13 +140,51 @@ def scaling_markdown(scaling: dict[str, Any]) -> str:
     return "\n".join(out).lstrip("\n") + "\n"
 
 
-def main(argv: list[str]) -> int:
-    folder = Path(argv[0]) if argv else Path(__file__).resolve().parent / "results"
+MARKER = re.compile(r"(<!-- summary: (\w+) -->\n).*?(<!-- /summary -->)", re.S)
+
+
+def sections(folder: Path) -> dict[str, str]:
+    """The generated parts of the Benchmarks page, by marker name."""
     results = json.loads((folder / "results.json").read_text(encoding="utf-8"))
-    print(cells_markdown(results))
+    out = {"headline": headline_markdown(results), "cells": cell_tables_markdown(results)}
     scaling = folder / "scaling.json"
     if scaling.exists():
-        print(scaling_markdown(json.loads(scaling.read_text(encoding="utf-8"))))
+        out["scaling"] = scaling_markdown(json.loads(scaling.read_text(encoding="utf-8")))
+    return out
+
+
+def fill(page: str, generated: dict[str, str]) -> str:
+    """``page`` with each marked section replaced by its generated text (blank lines around it,
+    as Markdown needs around a table)."""
+
+    def section(match: re.Match[str]) -> str:
+        name = match[2]
+        if name not in generated:
+            raise KeyError(f"no generated section {name!r} for the marker {match[1].strip()}")
+        return f"{match[1]}\n{generated[name].strip()}\n\n{match[3]}"
+
+    return MARKER.sub(section, page)
+
+
+def main(argv: list[str]) -> int:
+    page: Optional[Path] = None
+    if argv[:1] == ["--write"]:
+        if len(argv) < 2:
+            print("usage: python -m benches.summary [--write PAGE] [results dir]", file=sys.stderr)
+            return 2
+        page, argv = Path(argv[1]), argv[2:]
+    folder = Path(argv[0]) if argv else Path(__file__).resolve().parent / "results"
+    generated = sections(folder)
+    if page is None:
+        print("\n".join(text for text in generated.values()))
+        return 0
+    text = page.read_text(encoding="utf-8")
+    filled = fill(text, generated)
+    missing = set(generated) - set(m[2] for m in MARKER.finditer(text))
+    if missing:
+        print(f"{page}: no markers for {', '.join(sorted(missing))}", file=sys.stderr)
+        return 1
+    page.write_text(filled, encoding="utf-8")
     return 0
 
 

@@ -21,6 +21,7 @@ from mkdocs.structure.files import File, Files
 MOUNTED = [
     "benches/README.md",
     "benches/results/report.md",
+    "benches/results/*/report.md",
     "benches/results/scaling.md",
     "benches/results/*.png",
     "examples/*.py",

@@ -298,7 +298,11 @@ impl Error {
             Ok(loc) => loc,
             Err(err) => return err,
         };
-        let text = format!("{} (at {path})", bounded(message));
+        let text = format!(
+            "{} (at {})",
+            bounded(message),
+            path_in_message(&path, self.path.len())
+        );
         // Built fallibly: under memory pressure the MemoryError is raised, not a panic.
         let args = crate::py::new_str(py, text.as_bytes(), false)
             .and_then(|text| Ok((text, crate::py::new_str(py, path.as_bytes(), false)?)));
@@ -442,6 +446,34 @@ fn bounded(message: String) -> String {
     }
 }
 
+/// The most characters of the path a message quotes from its start, and from its end: the
+/// start says where in the document, the end what failed. `.path` and `.loc` keep all of it.
+const PATH_HEAD_CHARS: usize = 60;
+const PATH_TAIL_CHARS: usize = 120;
+
+/// The path as a message shows it: whole when short, else its start and end around a note of
+/// what was left out, so that an error 1,000 levels deep still has a short message.
+fn path_in_message(path: &str, steps: usize) -> std::borrow::Cow<'_, str> {
+    let chars = path.chars().count();
+    if chars <= PATH_HEAD_CHARS + PATH_TAIL_CHARS {
+        return path.into();
+    }
+    let head_end = path
+        .char_indices()
+        .nth(PATH_HEAD_CHARS)
+        .map_or(0, |(at, _)| at);
+    let tail_start = path
+        .char_indices()
+        .nth(chars - PATH_TAIL_CHARS)
+        .map_or(path.len(), |(at, _)| at);
+    format!(
+        "{}...({chars} characters, {steps} steps; the whole path is in .path)...{}",
+        &path[..head_end],
+        &path[tail_start..]
+    )
+    .into()
+}
+
 static DECODE_ERROR: PyOnceLock<Py<PyType>> = PyOnceLock::new();
 static VALIDATION_ERROR: PyOnceLock<Py<PyType>> = PyOnceLock::new();
 static ENCODE_ERROR: PyOnceLock<Py<PyType>> = PyOnceLock::new();
@@ -505,5 +537,23 @@ mod tests {
         assert_eq!(quote_bytes(b"ab\xff"), "\"ab\u{fffd}\"");
         let err = Error::validation("x").at_key(&"k".repeat(10_000));
         assert!(err.path_string().len() < 100);
+    }
+
+    #[test]
+    fn a_deep_path_is_shortened_in_the_message_only() {
+        let mut err = Error::validation("x").at_field("leaf");
+        for _ in 0..1000 {
+            err = err.at_index(0);
+        }
+        let path = err.path_string();
+        assert_eq!(path.len(), 1 + 3 * 1000 + 5);
+        let shown = path_in_message(&path, 1001);
+        assert!(
+            shown.starts_with("$[0][0]") && shown.ends_with("[0][0].leaf"),
+            "{shown}"
+        );
+        assert!(shown.contains("(3006 characters, 1001 steps;"), "{shown}");
+        assert!(shown.chars().count() < 250, "{shown}");
+        assert_eq!(path_in_message("$.a[1]", 2), "$.a[1]");
     }
 }

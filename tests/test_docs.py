@@ -39,28 +39,60 @@ def _expected_from_comments(code: str) -> str | None:
     """Output written as `# ...` comment lines right after `print(...)` lines."""
     lines = code.splitlines()
     expected = [
-        following[2:]
+        following.lstrip()[2:]
         for line, following in zip(lines, lines[1:])
-        if line.lstrip().startswith("print(") and following.startswith("# ")
+        if line.lstrip().startswith("print(") and following.lstrip().startswith("# ")
     ]
     return "\n".join(expected) + "\n" if expected else None
 
 
 @pytest.mark.parametrize("where, code, output", EXAMPLES, ids=[e[0] for e in EXAMPLES])
 def test_docs_example(
-    where: str, code: str, output: str | None, monkeypatch: pytest.MonkeyPatch
+    where: str, code: str, output: str | None, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    # As in test_readme.py: a real module named __main__, so that annotations resolve and what
-    # is printed (Avro names, pickle sizes) is what a reader running the example as a script
-    # gets.
-    module = types.ModuleType("__main__")
-    monkeypatch.setitem(sys.modules, "__main__", module)
-    captured = io.StringIO()
-    with contextlib.redirect_stdout(captured):
-        exec(compile(code, str(DOCS / where.split(":")[0]), "exec"), module.__dict__)
     expected = output if output is not None else _expected_from_comments(code)
+    if SCRIPT_GUARD in code:
+        printed = _run_as_script_file(code, tmp_path)
+    else:
+        # As in test_readme.py: a real module named __main__, so that annotations resolve and
+        # what is printed (Avro names, pickle sizes) is what a reader running the example as a
+        # script gets.
+        module = types.ModuleType("__main__")
+        monkeypatch.setitem(sys.modules, "__main__", module)
+        captured = io.StringIO()
+        with contextlib.redirect_stdout(captured):
+            exec(compile(code, str(DOCS / where.split(":")[0]), "exec"), module.__dict__)
+        printed = captured.getvalue()
     if expected is not None:
-        assert captured.getvalue() == expected
+        assert printed == expected
+
+
+SCRIPT_GUARD = 'if __name__ == "__main__":'
+
+
+def _run_as_script_file(code: str, folder: Path) -> str:
+    """What ``python example.py`` prints, in a fresh interpreter: the way a user runs a recipe
+    that starts processes (dask's workers import the main script again, which only a file
+    lets them do, and which only the ``__main__`` guard makes harmless)."""
+    script = folder / "example.py"
+    script.write_text(code)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
+    run = subprocess.run(
+        [sys.executable, str(script)],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=folder,
+        timeout=300,
+    )
+    assert run.returncode == 0, run.stderr[-3000:]
+    return run.stdout
+
+
+def test_issue26_8_recipes_that_start_processes_run_as_scripts() -> None:
+    """The dask recipe is run as a script file (above), so it must be written as one."""
+    recipes = [code for where, code, _ in EXAMPLES if "LocalCluster(" in code]
+    assert recipes and all(SCRIPT_GUARD in code for code in recipes)
 
 
 def test_docs_have_examples() -> None:
@@ -86,41 +118,67 @@ def test_docs_outputs_match_a_script_run() -> None:
     assert checked >= 5
 
 
-def test_site_builds_strict(tmp_path: Path) -> None:
-    """``mkdocs build --strict``: a broken link, a missing anchor or a page left out of the
-    navigation fails the build (mkdocs.yml turns those checks into warnings, strict into
-    errors). The site goes to a temporary folder and is never committed."""
+def _mkdocs_build(root: Path, site: Path) -> subprocess.CompletedProcess[str]:
+    """``mkdocs build --strict`` as the test command runs it. Never with ``--quiet``: that
+    drops MkDocs' warnings before ``--strict`` counts them, and the build then always passes."""
     try:
         import mkdocs  # noqa: F401
     except ImportError:  # required, not skipped: the test command installs the "docs" extra
         pytest.fail("mkdocs is not installed: pip install -e '.[docs]'")
-    run = subprocess.run(
+    return subprocess.run(
         [
             sys.executable,
             "-m",
             "mkdocs",
             "build",
             "--strict",
-            "--quiet",
             "--config-file",
-            str(ROOT / "mkdocs.yml"),
+            str(root / "mkdocs.yml"),
             "--site-dir",
-            str(tmp_path / "site"),
+            str(site),
         ],
         capture_output=True,
         text=True,
         env={**os.environ, "NO_MKDOCS_2_WARNING": "1"},
-        cwd=ROOT,
+        cwd=root,
         timeout=300,
     )
+
+
+def test_site_builds_strict(tmp_path: Path) -> None:
+    """``mkdocs build --strict``: a broken link, a missing anchor or a page left out of the
+    navigation fails the build (mkdocs.yml turns those checks into warnings, strict into
+    errors). The site goes to a temporary folder and is never committed."""
+    run = _mkdocs_build(ROOT, tmp_path / "site")
     assert run.returncode == 0, run.stdout + run.stderr
+    assert "WARNING" not in run.stderr, run.stderr
     site = tmp_path / "site"
     for page in PAGES:
         built = site / "index.html" if page.stem == "index" else site / page.stem / "index.html"
         assert built.is_file(), page.name
-    # The benchmark report is served from benches/results/, where the harness writes it.
+    # The benchmark reports are served from benches/results/, where the harness writes them.
     assert (site / "benches" / "results" / "report" / "index.html").is_file()
+    assert (site / "benches" / "results" / "builtins-1000" / "report" / "index.html").is_file()
     assert (site / "benches" / "results" / "speed_json.png").is_file()
+
+
+def test_issue26_17_strict_site_build_fails_on_a_broken_link(tmp_path: Path) -> None:
+    """The check above can fail: the same build of a copy of the site with one broken link
+    (the kind benchmarks.md once had) exits non-zero and names the link."""
+    import shutil
+
+    copy = tmp_path / "repo"
+    shutil.copytree(ROOT / "docs", copy / "docs")
+    shutil.copytree(ROOT / "examples", copy / "examples")
+    shutil.copytree(ROOT / "benches" / "results", copy / "benches" / "results")
+    shutil.copy(ROOT / "benches" / "README.md", copy / "benches" / "README.md")
+    shutil.copy(ROOT / "mkdocs.yml", copy / "mkdocs.yml")
+    assert _mkdocs_build(copy, tmp_path / "good").returncode == 0
+    page = copy / "docs" / "limitations.md"
+    page.write_text(page.read_text() + "\nSee [the old report](../benches/results/gone.md).\n")
+    run = _mkdocs_build(copy, tmp_path / "bad")
+    assert run.returncode != 0
+    assert "../benches/results/gone.md" in run.stderr
 
 
 def test_every_page_is_in_the_navigation() -> None:
@@ -159,3 +217,45 @@ def test_readme_is_a_short_tour() -> None:
     assert len(readme.splitlines()) <= 300
     for heading in ["## Set-up", "## Quick example", "## Benchmarks", "## Documentation"]:
         assert heading in readme
+
+
+# The pages the site shows: docs/ and the benchmark pages docs/hooks.py mounts from benches/.
+SITE_PAGES = [
+    *PAGES,
+    ROOT / "benches" / "README.md",
+    *sorted((ROOT / "benches" / "results").glob("**/*.md")),
+]
+LIST_ITEM = re.compile(r"^\s*(?:[-*+]|\d+\.) ")
+
+
+def test_issue26_16_every_list_follows_a_blank_line() -> None:
+    """Python-Markdown (MkDocs) only starts a list after a blank line; without one the items
+    render as one run-on paragraph (``... cell. - **JSON.** ...``), though GitHub shows a list."""
+    for page in SITE_PAGES:
+        lines = page.read_text().splitlines()
+        fence = False
+        for number, (before, line) in enumerate(zip(lines, lines[1:]), 2):
+            if line.startswith("```"):
+                fence = not fence
+            # A fence's closing line ends a block as a blank line does.
+            if fence or not LIST_ITEM.match(line) or not before.strip() or before == "```":
+                continue
+            # A list continues across items and their indented continuation lines.
+            assert LIST_ITEM.match(before) or before.startswith("  "), f"{page.name}:{number}"
+
+
+def test_issue26_16_benchmarks_page_shows_then_explains() -> None:
+    """The page opens with the headline table and the chart, before any section; its tables are
+    what ``python -m benches.summary --write`` makes from the committed results; and it speaks
+    of the project, not of its issue tracker."""
+    from benches import summary
+
+    page = (DOCS / "benchmarks.md").read_text()
+    first_section = page.index("\n## ")
+    assert page.index("<!-- summary: headline -->\n\n| Format |") < first_section
+    assert page.index("![JSON") < first_section
+    generated = summary.sections(ROOT / "benches" / "results")
+    assert set(generated) == {m[2] for m in summary.MARKER.finditer(page)}
+    assert summary.fill(page, generated) == page, "run: python -m benches.summary --write ..."
+    for page_path in (DOCS / "benchmarks.md", ROOT / "benches" / "README.md"):
+        assert not re.search(r"(?i)\bissue \d|\bsession\b", page_path.read_text()), page_path

@@ -763,3 +763,56 @@ def test_case7_failed_allocations_are_memory_errors_not_panics(fmt: str) -> None
         assert run.returncode == 0, run.stderr[-2000:]
         assert run.stdout.strip() in ("MemoryError", "decoded")
         assert "Panic" not in run.stderr
+
+
+@dataclass
+class Chain:
+    value: int
+    next: Optional["Chain"] = None
+
+
+# A message's text is cut at 1,000 characters and the path it quotes at 180 plus a short note:
+# docs/errors.md's bound.
+MESSAGE_BOUND = 1300
+
+
+@pytest.mark.parametrize("fmt", ["json", "msgpack", "avro", "pickle"])
+def test_issue26_7_deep_error_messages_are_bounded(fmt: str) -> None:
+    """An error 600 records deep: the message quotes the path's start and end only, while
+    ``.path`` and ``.loc`` keep all of it."""
+    depth = 600
+    codec = polycodec.Codec(Chain, fmt)
+    leaf = Chain(0)
+    for _ in range(depth):
+        leaf = Chain(1, leaf)
+    tail: Any = leaf
+    while tail.next is not None:
+        tail = tail.next
+    tail.value = "bad"
+    with pytest.raises(polycodec.EncodeError) as info:
+        codec.encode_one(leaf)
+    full = "$" + ".next" * depth + ".value"
+    assert info.value.path == full and info.value.loc == ("next",) * depth + ("value",)
+    message = str(info.value)
+    assert len(message) < MESSAGE_BOUND, len(message)
+    assert message.endswith(".next.next.value)") and "(at $.next.next" in message
+    assert f"{len(full)} characters, {depth + 1} steps" in message
+
+
+def test_issue26_7_deep_decode_errors_and_cycles_are_bounded() -> None:
+    deep = b"[" * 1025 + b"]" * 1025
+    with pytest.raises(polycodec.DecodeError) as info:
+        polycodec.decode_one(deep, Any)
+    assert len(str(info.value)) < MESSAGE_BOUND and len(info.value.loc) >= 1024
+    assert info.value.path == "$" + "[0]" * len(info.value.loc)
+    cycle: list[Any] = []
+    cycle.append(cycle)
+    for fmt in ("json", "msgpack", "pickle"):
+        with pytest.raises(polycodec.EncodeError) as encode_info:
+            polycodec.encode_one(cycle, type=Any, format=fmt)
+        assert len(str(encode_info.value)) < MESSAGE_BOUND, fmt
+        assert len(encode_info.value.path) > 3000
+    # A short path is quoted whole.
+    with pytest.raises(polycodec.ValidationError) as short:
+        polycodec.decode_one(b'{"value": 1, "next": {"value": "x"}}', Chain)
+    assert str(short.value).endswith("(at $.next.value)")

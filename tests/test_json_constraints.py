@@ -7,6 +7,8 @@ from decimal import Decimal
 from typing import Annotated, Any
 
 import annotated_types as at
+import msgspec
+import pydantic
 import pytest
 
 import polycodec
@@ -199,3 +201,70 @@ def test_pattern_uses_search_semantics_and_unicode() -> None:
 def test_invalid_meta_is_refused(kwargs: dict[str, Any]) -> None:
     with pytest.raises(ValueError):
         Meta(**kwargs)
+
+
+# msgspec.Meta against msgspec itself: the same annotation accepts and refuses the same JSON.
+MSGSPEC_CASES = [
+    (Annotated[int, msgspec.Meta(ge=1)], ["1", "0", "-5", "7"]),
+    (Annotated[int, msgspec.Meta(gt=0, lt=10, multiple_of=3)], ["0", "3", "9", "10", "4"]),
+    (Annotated[float, msgspec.Meta(le=1.5)], ["1.5", "1.5000001", "-3"]),
+    (Annotated[str, msgspec.Meta(pattern="^[a-z]+$")], ['"abc"', '"ABC"', '""']),
+    (Annotated[str, msgspec.Meta(pattern="[0-9]", max_length=3)], ['"a1"', '"abc"', '"a123"']),
+    (Annotated[list[int], msgspec.Meta(min_length=1, description="d")], ["[]", "[1]"]),
+    (Annotated[datetime.datetime, msgspec.Meta(tz=True)], ['"2020-01-01T00:00:00"']),
+    (Annotated[datetime.datetime, msgspec.Meta(tz=False)], ['"2020-01-01T00:00:00Z"']),
+    (Annotated[int, msgspec.Meta(title="only a title")], ["-1", "5"]),
+]
+
+
+@pytest.mark.parametrize("tp, payloads", MSGSPEC_CASES, ids=lambda v: repr(v)[:40])
+def test_issue26_13_msgspec_meta_is_honoured(tp: Any, payloads: list[str]) -> None:
+    """A user moving from msgspec keeps every check ``msgspec.Meta`` made: polycodec accepts
+    exactly the payloads msgspec accepts, with the same values."""
+    codec = polycodec.Codec(tp)
+    refused = 0
+    for payload in payloads:
+        try:
+            expected = msgspec.json.decode(payload, type=tp)
+        except msgspec.ValidationError:
+            refused += 1
+            with pytest.raises(polycodec.ValidationError):
+                codec.decode_one(payload)
+        else:
+            assert_same(codec.decode_one(payload), expected)
+    assert refused or tp.__metadata__[0].title
+
+
+@pytest.mark.parametrize(
+    "marker, named",
+    [
+        (pydantic.Field(gt=0), "Gt(gt=0)"),
+        (pydantic.Field(pattern="^a"), "pattern='^a'"),
+        (pydantic.Field(alias="Value"), "alias='Value'"),
+        (pydantic.Strict(), "Strict"),
+        (pydantic.StringConstraints(pattern="^a"), "pattern='^a'"),
+        (pydantic.AfterValidator(str.strip), "AfterValidator"),
+        (pydantic.BeforeValidator(str.strip), "BeforeValidator"),
+    ],
+    ids=lambda v: repr(v)[:30],
+)
+def test_issue26_13_foreign_constraints_are_refused(marker: Any, named: str) -> None:
+    """A marker whose checks polycodec does not run is refused when the codec is built, in
+    every format, naming the field and what it carries, instead of being dropped silently."""
+
+    @dataclass
+    class Form:
+        value: Annotated[str, marker]
+
+    for fmt in ("json", "msgpack", "avro", "pickle"):
+        with pytest.raises(TypeError) as info:
+            polycodec.Codec(Form, fmt)
+        assert "Form.value" in str(info.value) and named in str(info.value)
+
+
+def test_issue26_13_descriptive_pydantic_field_is_ignored() -> None:
+    @dataclass
+    class Form:
+        value: Annotated[int, pydantic.Field(description="how many")]
+
+    assert polycodec.Codec(Form).decode_one(b'{"value": -3}') == Form(-3)

@@ -210,3 +210,61 @@ def test_codec_repr_shows_type_format_and_non_default_options() -> None:
     assert repr(polycodec.Codec(Positive)) == "Codec(Positive, format='json')"
     codec = polycodec.Codec(Positive, rename="camel", strict=False)
     assert repr(codec) == "Codec(Positive, format='json', rename='camel', strict=False)"
+
+
+@dataclasses.dataclass
+class Counted:
+    n: int
+
+
+@pytest.fixture
+def int_digit_limit() -> Any:
+    """CPython's int-to-text digit limit, restored after the test (it is process-wide)."""
+    import sys
+
+    before = sys.get_int_max_str_digits()
+    yield sys
+    sys.set_int_max_str_digits(before)
+
+
+def test_issue26_6_ints_up_to_the_digit_limit_are_exact(int_digit_limit: Any) -> None:
+    """docs/json.md: an int is read and written exactly up to ``sys.get_int_max_str_digits()``
+    digits, refused beyond it in every direction, and the limit is read at each call."""
+    int_digit_limit.set_int_max_str_digits(4300)
+    longest = int("7" * 4300)
+    payload = b'{"n": %d}' % longest
+    assert polycodec.decode_one(payload, Counted) == Counted(longest)
+    assert (
+        polycodec.encode_one(Counted(longest))
+        == json.dumps({"n": longest}).replace(" ", "").encode()
+    )
+    too_long = b'{"n": ' + b"7" * 4301 + b"}"
+    with pytest.raises(polycodec.ValidationError) as info:
+        polycodec.decode_one(too_long, Counted)
+    assert info.value.path == "$.n" and "Exceeds the limit (4300 digits)" in str(info.value)
+    with pytest.raises(polycodec.ValidationError, match="4300 digits"):
+        polycodec.decode_one(b'{"' + b"7" * 4301 + b'": 1}', dict[int, int])
+    with pytest.raises(polycodec.ValidationError, match="4300 digits"):
+        polycodec.decode_one(b'"' + b"7" * 4301 + b'"', int, strict=False)
+    with pytest.raises(polycodec.ValidationError, match="4300 digits"):
+        polycodec.from_builtins({"n": 10**4300}, Counted)
+    with pytest.raises(polycodec.EncodeError) as encode_info:
+        polycodec.encode_one(Counted(10**4300))
+    assert encode_info.value.path == "$.n"
+    # Pickle writes ints in binary: no limit there.
+    pickled = polycodec.encode_one(Counted(10**4300), format="pickle")
+    assert polycodec.decode_one(pickled, Counted, format="pickle") == Counted(10**4300)
+    # Raised, the limit lets the same input through; 0 lifts it.
+    int_digit_limit.set_int_max_str_digits(4301)
+    assert polycodec.decode_one(too_long, Counted) == Counted(int("7" * 4301))
+    int_digit_limit.set_int_max_str_digits(0)
+    huge = 10**20000
+    assert polycodec.decode_one(polycodec.encode_one(Counted(huge)), Counted) == Counted(huge)
+
+
+def test_issue26_6_a_huge_number_is_refused_with_a_short_message() -> None:
+    """A megabyte of digits is refused (the digits are counted, not converted) and the message
+    stays short."""
+    with pytest.raises(polycodec.ValidationError) as info:
+        polycodec.decode_one(b"[" + b"1" * 1_000_000 + b"]", list[int])
+    assert info.value.path == "$[0]" and len(str(info.value)) < 300

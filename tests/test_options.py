@@ -1,14 +1,20 @@
 """Codec options: rename, Meta(name=), omit_defaults, forbid_unknown_fields, strict and
 array_like."""
 
+import dataclasses
 import datetime
 import json
+import keyword
+import os
+import unicodedata
 from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Annotated, Any, Optional, Union
 
 import msgspec
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import polycodec
 from json_models import Point, Tree, assert_same, check_json
@@ -32,7 +38,7 @@ NAMES = Names(1, "Ann", 2, 3, "u")
         (None, ["user_id", "first_name", "x", "_private_value", "http_url_2"]),
         ("camel", ["userId", "firstName", "x", "_privateValue", "httpUrl2"]),
         ("pascal", ["UserId", "FirstName", "X", "_PrivateValue", "HttpUrl2"]),
-        ("kebab", ["user-id", "first-name", "x", "_private-value", "http-url-2"]),
+        ("kebab", ["user-id", "first-name", "x", "private-value", "http-url-2"]),
         ("screaming_snake", ["USER_ID", "FIRST_NAME", "X", "_PRIVATE_VALUE", "HTTP_URL_2"]),
         (
             {"user_id": "id", "x": "X coord"},
@@ -52,6 +58,68 @@ def test_rename(rename: Any, wire: list[str]) -> None:
     out = check_json(Names, NAMES, jsonable, msgspec_oracle=False, rename=rename)
     assert list(json.loads(out)) == wire
     assert_same(polycodec.decode_one(out, Names, rename=rename), NAMES)
+
+
+# Identifiers as people write them: snake_case, camelCase, digits after underscores, runs of
+# underscores, private and dunder edges, and letters whose title case is not one upper letter.
+# (Python reads identifiers in NFKC form, so only names that form keeps can be attributes.)
+IDENTIFIER_CHARS = st.sampled_from(list("abcxyzABCXYZ019_") + ["ß", "é", "İ", "ω"])
+IDENTIFIERS = st.text(IDENTIFIER_CHARS, min_size=1, max_size=16).filter(
+    lambda name: name.isidentifier()
+    and not keyword.iskeyword(name)
+    and unicodedata.normalize("NFKC", name) == name
+)
+
+
+def _msgspec_name(name: str, style: str) -> Optional[str]:
+    """The wire name msgspec gives attribute ``name`` under ``rename=style``, or None where
+    msgspec cannot have such a field (a Struct field ``__x`` is name-mangled)."""
+    try:
+        struct = msgspec.defstruct("Named", [(name, int)], rename=style)
+    except (RuntimeError, TypeError, ValueError):
+        return None
+    (wire,) = struct.__struct_encode_fields__
+    return str(wire)
+
+
+@pytest.mark.parametrize("style", ["camel", "pascal", "kebab", "lower", "upper"])
+@settings(
+    max_examples=int(os.environ.get("POLYCODEC_HYPOTHESIS_EXAMPLES", "200")),
+    derandomize=bool(os.environ.get("CI")),
+    deadline=None,
+)
+@given(name=IDENTIFIERS)
+def test_issue26_14_rename_styles_write_msgspecs_names(style: str, name: str) -> None:
+    """A port from msgspec keeps its wire format: each named style gives the name msgspec gives,
+    checked on the encoded JSON of a dataclass with that one field."""
+    expected = _msgspec_name(name, style)
+    if expected is None:
+        return
+    record = dataclasses.make_dataclass("Named", [(name, int)])
+    out = polycodec.encode_one(record(**{name: 7}), rename=style)
+    assert json.loads(out) == {expected: 7}
+    assert msgspec.json.encode(msgspec.defstruct("Named", [(name, int)], rename=style)(7)) == out
+
+
+@pytest.mark.parametrize(
+    "style, name, wire",
+    [
+        ("camel", "abc_", "abc"),
+        ("camel", "a_1b", "a1B"),
+        ("camel", "already_camelCase", "alreadyCamelcase"),
+        ("camel", "__a__b__", "__aB"),
+        ("pascal", "_private", "_Private"),
+        ("kebab", "x__y", "x--y"),
+        ("kebab", "_private", "private"),
+        ("kebab", "Mixed_Case", "Mixed-Case"),
+        ("screaming_snake", "x__y", "X__Y"),
+    ],
+)
+def test_issue26_14_rename_examples(style: str, name: str, wire: str) -> None:
+    """The cases the issue found, and ``screaming_snake`` as msgspec's ``upper``."""
+    record = dataclasses.make_dataclass("Named", [(name, int)])
+    assert json.loads(polycodec.encode_one(record(**{name: 1}), rename=style)) == {wire: 1}
+    assert polycodec.decode_one(json.dumps({wire: 1}), record, rename=style) == record(1)
 
 
 def test_rename_applies_to_nested_records_and_error_paths() -> None:

@@ -71,3 +71,31 @@ def test_readme_outputs_match_a_script_run() -> None:
         assert run.stdout == output
         checked += 1
     assert checked >= 2
+
+
+def test_issue26_9_msgspec_reads_polycodecs_json_except_offsets_with_seconds() -> None:
+    """The README's interop claim and its one exception, both as stated there: msgspec reads
+    polycodec's datetimes and times, except those whose UTC offset has seconds (refused in
+    JSON, and for a time in MessagePack)."""
+    import datetime
+
+    import msgspec
+
+    import polycodec
+
+    minutes = datetime.timezone(datetime.timedelta(hours=5, minutes=30))
+    seconds = datetime.timezone(datetime.timedelta(hours=5, minutes=30, seconds=15))
+    for tz in (minutes, seconds):
+        values = [datetime.datetime(2024, 5, 1, 12, tzinfo=tz), datetime.time(12, tzinfo=tz)]
+        for value in values:
+            for fmt, module in (("json", msgspec.json), ("msgpack", msgspec.msgpack)):
+                data = polycodec.encode_one(value, format=fmt)
+                refused = tz is seconds and (fmt == "json" or isinstance(value, datetime.time))
+                if refused:
+                    with pytest.raises(msgspec.ValidationError, match="RFC3339"):
+                        module.decode(data, type=type(value))
+                else:
+                    assert module.decode(data, type=type(value)) == value
+    claim = " ".join(README.read_text().split())
+    assert "msgspec, orjson and `json` read polycodec's JSON" in claim
+    assert "a datetime or time whose UTC offset has seconds, such as `+05:30:15`" in claim

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import sys
 from decimal import Decimal
 from typing import Any, Callable, Dict, List, Optional, Tuple, TypedDict, Union
 
@@ -200,3 +201,45 @@ class Meta:
 
     def __reduce__(self) -> Tuple[Callable[[Dict[str, Any]], Meta], Tuple[Dict[str, Any]]]:
         return (_rebuild, (self.settings(),))
+
+
+# msgspec.Meta's constraint arguments, each meaning what the Meta argument of the same name means
+# (msgspec's pattern is unanchored too); its other arguments (title, description, examples,
+# extra_json_schema, extra) only describe.
+_MSGSPEC_CONSTRAINTS: Tuple[str, ...] = tuple(
+    f for f in _FIELDS if f not in ("name", "max_digits", "decimal_places")
+)
+
+
+def foreign_constraints(item: Any) -> Optional[List[Tuple[str, Any]]]:
+    """The constraints another library's ``Annotated`` marker carries, for a user moving from it.
+
+    ``msgspec.Meta`` is read as the ``Meta`` with the same arguments. pydantic's ``Field`` with
+    constraints, an alias or a validator, and pydantic's validator markers, hold checks polycodec
+    does not run, so they raise ValueError rather than leave a codec that silently checks less.
+    None for anything else (annotated-types markers are the plan compiler's own to read).
+    Libraries are only looked at if already imported, as they must be for their markers to exist.
+    """
+    msgspec = sys.modules.get("msgspec")
+    if msgspec is not None and isinstance(item, msgspec.Meta):
+        given = {k: getattr(item, k) for k in _MSGSPEC_CONSTRAINTS}
+        try:
+            meta = Meta(**{k: v for k, v in given.items() if v is not None})
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"{item!r}: {exc}") from None
+        return list(meta.settings().items())
+    fields = sys.modules.get("pydantic.fields")
+    if fields is not None and isinstance(item, fields.FieldInfo):
+        carried = [repr(m) for m in item.metadata]
+        if item.alias is not None:
+            carried.append(f"alias={item.alias!r}")
+        if carried:
+            raise ValueError(
+                f"pydantic's Field carries {', '.join(carried)}, which polycodec does not apply; "
+                "give constraints as polycodec.Meta(...) or annotated-types markers, and a wire "
+                "name as Meta(name=...)"
+            )
+        return []
+    if type(item).__module__ == "pydantic.functional_validators":
+        raise ValueError(f"the pydantic validator {item!r} is not run by polycodec")
+    return None

@@ -26,7 +26,7 @@ from decimal import Decimal
 from typing import Any, Callable, Dict, FrozenSet, List, Mapping, Optional, Tuple, Type, Union
 
 from ._extension import Extension, check_extensions
-from ._meta import Meta
+from ._meta import Meta, foreign_constraints
 from ._polycodec import FORMATS
 
 __all__ = ["NODEFAULT", "compile_spec"]
@@ -130,31 +130,33 @@ def _unions_need_tag(format: str) -> bool:
 # Renaming
 
 
-def _split_name(name: str) -> Tuple[str, List[str], str]:
-    """Split ``__foo_bar_`` into ("__", ["foo", "bar"], "_"): edge underscores mark privacy."""
-    core = name.strip("_")
-    lead = name[: len(name) - len(name.lstrip("_"))]
-    trail = name[len(lead) + len(core) :]
-    return lead, [part for part in core.split("_") if part], trail
-
-
-def _restyle(join: Callable[[List[str]], str]) -> Callable[[str], str]:
-    def convert(name: str) -> str:
-        lead, parts, trail = _split_name(name)
-        return lead + join(parts) + trail if parts else name
-
-    return convert
-
-
-def _upper_first(part: str) -> str:
-    return part[:1].upper() + part[1:]
+# The named styles write msgspec's names for the same attribute, so that a port from msgspec keeps
+# its wire format: camel and pascal title-case the parts between underscores (``str.title``, so
+# ``a_1b`` is ``a1B`` and ``already_camelCase`` is ``alreadyCamelcase``), keep one underscore per
+# leading empty part and drop the trailing ones; kebab strips the edge underscores and turns each
+# remaining one into a dash, case untouched.
+def _camel_parts(name: str, cap_first: bool) -> str:
+    parts = name.split("_")
+    if len(parts) == 1 and not cap_first:
+        return name
+    out = []
+    first = True
+    for part in parts:
+        if first and not part:
+            out.append("_")
+            continue
+        out.append(part.title() if cap_first or not first else part)
+        first = False
+    return "".join(out)
 
 
 _STYLES: Dict[str, Callable[[str], str]] = {
-    "camel": _restyle(lambda p: p[0] + "".join(_upper_first(x) for x in p[1:])),
-    "pascal": _restyle(lambda p: "".join(_upper_first(x) for x in p)),
-    "kebab": _restyle(lambda p: "-".join(x.lower() for x in p)),
-    "screaming_snake": _restyle(lambda p: "_".join(x.upper() for x in p)),
+    "camel": lambda name: _camel_parts(name, cap_first=False),
+    "pascal": lambda name: _camel_parts(name, cap_first=True),
+    "kebab": lambda name: name.strip("_").replace("_", "-"),
+    "lower": str.lower,
+    "upper": str.upper,
+    "screaming_snake": str.upper,
 }
 
 
@@ -306,17 +308,20 @@ def _literal_category(value: Any) -> str:
 def _constraints_of(metadata: Tuple[Any, ...]) -> List[Tuple[str, Any]]:
     """Collect (key, value) constraints from ``Annotated`` metadata, in order.
 
-    ``Meta`` objects and the annotated-types constraint markers are understood; other
-    annotated-types markers that would validate (``Predicate``, ``Not``) raise ValueError;
-    anything else (including subclasses of annotated-types' classes defined by other libraries,
-    such as pydantic's) is left for other libraries and ignored. annotated-types is only looked at if it was already imported,
-    which it must have been for one of its markers to appear here.
+    ``Meta`` objects, ``msgspec.Meta`` and the annotated-types constraint markers are
+    understood; other markers that would validate (annotated-types' ``Predicate`` and ``Not``,
+    any other ``BaseMetadata``, pydantic's constrained ``Field`` and validators) raise
+    ValueError; anything else is left for other libraries and ignored. annotated-types is only
+    looked at if it was already imported, which it must have been for one of its markers to
+    appear here.
     """
     found: List[Tuple[str, Any]] = []
     at = sys.modules.get("annotated_types")
     for item in metadata:
         if isinstance(item, Meta):
             found += [(k, v) for k, v in item.settings().items() if k != "name"]
+        elif (foreign := foreign_constraints(item)) is not None:
+            found += foreign
         elif at is None:
             continue
         elif isinstance(item, at.GroupedMetadata):
@@ -335,9 +340,12 @@ def _constraints_of(metadata: Tuple[Any, ...]) -> List[Tuple[str, Any]]:
                 found.append(("tz", item.tz is Ellipsis))
             else:
                 raise ValueError("Timezone() with a specific zone is not supported")
-        elif type(item).__module__ == "annotated_types" and not isinstance(item, _at_inert(at)):
-            # A marker users would expect to be checked (Predicate, Not, ...): refusing it is
-            # better than letting them believe a validator runs.
+        elif (
+            type(item).__module__ == "annotated_types" or isinstance(item, at.BaseMetadata)
+        ) and not isinstance(item, _at_inert(at)):
+            # A marker users would expect to be checked (Predicate, Not, another library's
+            # BaseMetadata such as pydantic's Strict or a StringConstraints pattern): refusing
+            # it is better than letting them believe a validator runs.
             raise ValueError(
                 f"the annotated-types marker {item!r} is not enforced by polycodec (it checks "
                 "Gt, Ge, Lt, Le, Interval, MultipleOf, MinLen, MaxLen, Len and Timezone only)"

@@ -26,7 +26,7 @@ Format = Literal["json", "msgpack", "avro", "pickle"]
 FORMATS: Mapping[str, Mapping[str, bool]]
 Rename = Union[
     None,
-    Literal["camel", "pascal", "kebab", "screaming_snake"],
+    Literal["camel", "pascal", "kebab", "lower", "upper", "screaming_snake"],
     Mapping[str, str],
     Callable[[str], Optional[str]],
 ]
