@@ -20,7 +20,7 @@ import pickle
 import re
 import sys
 import types
-from typing import Any, Dict, Generic, List, Literal, Optional, TypedDict
+from typing import Annotated, Any, Dict, Generic, List, Literal, Optional, TypedDict
 
 import fastavro
 import jsonschema
@@ -30,6 +30,7 @@ import pytest
 import typing_extensions as te
 
 import polycodec
+from polycodec import Meta
 from polycodec._plan import compile_spec
 
 # ---------------------------------------------------------------------------------------------
@@ -244,6 +245,40 @@ def test_type_alias_recursive_through_dataclasses() -> None:
     assert schema["$defs"]["XExpr"]["discriminator"]["propertyName"] == "kind"
     assert _validates(schema, polycodec.to_builtins(value, XExpr))
     assert not _validates(schema, {"kind": "add", "left": {"kind": "num", "value": "1"}})
+
+
+XShort = te.TypeAliasType("XShort", Annotated[str, Meta(max_length=3)])
+XMutualA = te.TypeAliasType("XMutualA", "list[XMutualB] | None")
+XMutualB = te.TypeAliasType("XMutualB", "dict[str, XMutualA]")
+
+
+@dataclasses.dataclass
+class XConstrained:
+    short: XShort
+    small: Annotated[XTree, Meta(max_length=1)]
+    a: XMutualA
+    b: XMutualB
+
+
+def test_type_alias_constrained_and_mutually_recursive() -> None:
+    value = XConstrained("abc", {"x": {"y": 1, "z": 2}}, [{"k": None}, {"k": [{}]}], {"q": None})
+    _every_format(XConstrained, value)
+    codec = polycodec.Codec(XConstrained)
+    for bad, where in (
+        (b'{"short":"abcd","small":1,"a":null,"b":{}}', "$.short"),
+        # The bound is on the field's own dict, not on the trees inside it.
+        (b'{"short":"a","small":{"x":1,"y":2},"a":null,"b":{}}', "$.small"),
+        (b'{"short":"a","small":1,"a":[{"k":1}],"b":{}}', '$.a[0]["k"]'),
+    ):
+        with pytest.raises(polycodec.ValidationError, match=re.escape(f"(at {where})")):
+            codec.decode_one(bad)
+    defs = polycodec.json_schema(XConstrained)["$defs"]
+    assert defs["XMutualA"]["anyOf"][0]["items"] == {
+        "type": "object",
+        "additionalProperties": {"$ref": "#/$defs/XMutualA"},
+    }
+    assert defs["XConstrained"]["properties"]["b"] == {"$ref": "#/$defs/XMutualB"}
+    assert defs["XConstrained"]["properties"]["small"]["anyOf"][0]["maxProperties"] == 1
 
 
 @dataclasses.dataclass
