@@ -334,6 +334,8 @@ class _Deriver:
         self.definitions: Dict[str, Any] = {}  # fullname -> its schema (for field defaults)
         # fullname of a complete record -> (class of its values, attribute of each field)
         self.records: Dict[str, Tuple[type, List[str]]] = {}
+        # The records and recursive aliases' nodes being written out, outermost first.
+        self.path: List[int] = []
 
     def name_for(
         self, cls: Any, module: str, qualname: str, args: Tuple[Any, ...], owner: Any
@@ -359,6 +361,26 @@ class _Deriver:
         return full, name, declared
 
     def schema(self, index: int, where: str, default: Any = NODEFAULT) -> Any:
+        kind, data = self.nodes[index]
+        if "alias" not in data and kind not in _RECORD_KINDS:
+            return self._schema(index, where, default)
+        # A recursive alias's node: a record on the way back to it names the recursion (its
+        # second visit is a reference by name), anything else would repeat forever.
+        if kind not in _RECORD_KINDS and index in self.path:
+            since = self.path[self.path.index(index) + 1 :]
+            if not any(self.nodes[i][0] in _RECORD_KINDS for i in since):
+                raise TypeError(
+                    f"{where}: the recursive type alias {data['alias']['name']} has no Avro "
+                    "form: Avro names only records, enums and fixed types, so a recursion must "
+                    "pass through a dataclass, TypedDict or NamedTuple"
+                )
+        self.path.append(index)
+        try:
+            return self._schema(index, where, default)
+        finally:
+            self.path.pop()
+
+    def _schema(self, index: int, where: str, default: Any) -> Any:
         kind, data = self.nodes[index]
         if kind == "extension":  # written as its wire type (the default is already in it)
             return self.schema(data["wire"], where, default)
@@ -748,17 +770,36 @@ class Binding:
         self.write: List[Optional[Op]] = [None] * len(nodes)
         self.bound: Dict[int, int] = {}  # plan node -> schema node
         self.branch_plan: Dict[int, List[Optional[int]]] = {}  # union node -> plan per branch
+        self.pairs: set[Tuple[int, int]] = set()  # (plan node, schema node) pairs bound
+        # Write ops of a shared node met again inside itself, to compare once its own is known.
+        self.again: Dict[int, List[Tuple[Op, str]]] = {}
 
     def fail(self, where: str, message: str) -> TypeError:
         return TypeError(f"the Avro schema does not match the type at {where}: {message}")
 
     def bind(self, pid: int, sid: int, where: str) -> None:
+        if (pid, sid) in self.pairs:
+            return
+        self.pairs.add((pid, sid))
         if pid in self.bound:
             if self.bound[pid] != sid and not self._same(self.bound[pid], sid):
                 raise self.fail(where, "one class is bound to two different schema types")
+            if self.nodes[pid][0] in _RECORD_KINDS:
+                return
+            # A node a recursive alias shares, met again at a schema node written out anew
+            # (unions and arrays have no names to refer to): the schema nodes inside this one
+            # need their own binding too, and the node has one write op for both.
+            op = self._op(pid, sid, where)
+            if self.write[pid] is None:  # met inside itself: its own op is not known yet
+                self.again.setdefault(pid, []).append((op, where))
+            elif op != self.write[pid]:
+                raise self.fail(where, "one type is written as two differently ordered unions")
             return
         self.bound[pid] = sid
         self.write[pid] = self._op(pid, sid, where)
+        for op, at in self.again.pop(pid, []):
+            if op != self.write[pid]:
+                raise self.fail(at, "one type is written as two differently ordered unions")
 
     def _same(self, a: int, b: int) -> bool:
         na, nb = self.schema.nodes[a], self.schema.nodes[b]

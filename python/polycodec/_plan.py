@@ -6,7 +6,8 @@ once per type, so it favours clear errors over speed: every annotation polycodec
 
 Only record nodes (dataclass, TypedDict, NamedTuple) are memoised; every other node is created
 fresh for each place it occurs, so constraints can be merged into a copy without affecting any
-other use of the same type. Nodes orphaned by such copies (or by union normalisation) are
+other use of the same type. (A recursive ``type`` alias is the one exception: the references back
+to it inside its own value share its node, as references back to a class share the record's.) Nodes orphaned by such copies (or by union normalisation) are
 dropped by a final compaction pass, so the returned list holds exactly the reachable nodes.
 """
 
@@ -236,14 +237,67 @@ def _peel_field(hint: Any) -> Tuple[Optional[str], Optional[bool]]:
             return name, required
 
 
+def _unbound(param: Any, bindings: Mapping[Any, Any]) -> Any:
+    """What a type parameter left unparametrised stands for: its PEP 696 default (which may
+    mention earlier parameters, bound in ``bindings``), else its bound, else ``Any``.
+    Constraints (``TypeVar("T", int, str)``) say only that it is one of them, so ``Any``."""
+    has_default = getattr(param, "has_default", None)
+    if callable(has_default) and has_default():
+        return _subst(param.__default__, bindings)
+    bound = getattr(param, "__bound__", None)
+    # A bound written as a string (TypeVar("T", bound="Model")) names something in the
+    # TypeVar's own module that typing never resolves: the value stays unchecked, as before.
+    if bound is None or _has_forward_refs(bound):
+        return Any
+    return _subst(bound, bindings)
+
+
 def _subst(tp: Any, bindings: Mapping[Any, Any]) -> Any:
-    """Replace TypeVars in ``tp`` by their bindings; unbound ones become ``Any``."""
+    """Replace TypeVars in ``tp`` by their bindings; unbound ones by what ``_unbound`` says."""
     if isinstance(tp, typing.TypeVar):
-        return bindings.get(tp, Any)
+        return bindings[tp] if tp in bindings else _unbound(tp, bindings)
     params = getattr(tp, "__parameters__", None)
     if params and typing.get_origin(tp) is not None:
-        return tp[tuple(bindings.get(p, Any) for p in params)]
+        return tp[tuple(_subst(p, bindings) for p in params)]
     return tp
+
+
+def _unbound_args(params: Tuple[Any, ...]) -> Tuple[Any, ...]:
+    """The type arguments of a generic class or alias used without any."""
+    bindings: Dict[Any, Any] = {}
+    for param in params:
+        bindings[param] = _unbound(param, bindings)
+    return tuple(bindings.values())
+
+
+def _alias_types() -> Tuple[type, ...]:
+    """The classes of ``type X = ...`` aliases: typing's (3.12+) and typing_extensions' (which
+    on older versions is its own class; it is only consulted when the user imported it)."""
+    modules = [typing, sys.modules.get("typing_extensions")]
+    found = {getattr(m, "TypeAliasType", None) for m in modules}
+    return tuple(kind for kind in found if isinstance(kind, type))
+
+
+def _as_alias(tp: Any) -> Tuple[Any, Tuple[Any, ...]]:
+    """``(alias, type arguments)`` when ``tp`` is a type alias, bare or subscripted
+    (``Pair[int]``); ``(None, ())`` otherwise."""
+    kinds = _alias_types()
+    if not kinds:
+        return None, ()
+    if isinstance(tp, kinds):
+        return tp, ()
+    origin = typing.get_origin(tp)
+    if isinstance(origin, kinds):
+        return origin, typing.get_args(tp)
+    return None, ()
+
+
+def _has_forward_refs(tp: Any) -> bool:
+    if isinstance(tp, (str, typing.ForwardRef)):
+        return True
+    if typing.get_origin(tp) is typing.Annotated:
+        return _has_forward_refs(tp.__origin__)
+    return any(_has_forward_refs(a) for a in typing.get_args(tp))
 
 
 def _typevar_maps(cls: type, args: Tuple[Any, ...]) -> Dict[type, Dict[Any, Any]]:
@@ -415,6 +469,29 @@ def _check_ranges(data: Dict[str, Any]) -> None:
 # The compiler
 
 
+# A generic alias or class nested in itself deeper than this, with other type arguments each
+# time (``type Nest[T] = list[Nest[list[T]]]``), would expand forever: it is refused.
+_NESTING_LIMIT = 32
+
+
+def _alias_definition(alias: Any) -> str:
+    """``Ids = list[int]``, for error messages (the value only when it can be evaluated)."""
+    try:
+        return f"{_fmt(alias)} = {_fmt(alias.__value__)}"
+    except Exception:  # a value that does not evaluate is reported by the caller
+        return _fmt(alias)
+
+
+@dataclasses.dataclass
+class _BusyAlias:
+    """A type alias whose value is being compiled."""
+
+    alias: Any  # the alias as written (``Tree``, ``Pair[int]``), for messages
+    key: Tuple[Any, Tuple[Any, ...]]  # the alias object and its type arguments
+    placeholder: int  # the node a reference back to it gets until its value is compiled
+    used: bool = False  # whether such a reference was made (the alias is recursive)
+
+
 @dataclasses.dataclass
 class _Field:
     """A record field before its type is compiled."""
@@ -454,9 +531,18 @@ class _Compiler:
         }
         # (class, type args) keys can hold unhashable Annotated metadata, so a list, not a dict.
         self._records: List[Tuple[Tuple[type, Tuple[Any, ...]], int]] = []
-        self._pending_unions: List[Tuple[int, Any, Site]] = []
+        # Classes whose fields are being compiled, innermost last.
+        self._records_busy: List[type] = []
+        # (union node, its annotation, its site, the aliases it sits in) to check at the end.
+        self._pending_unions: List[Tuple[int, Any, Site, List[Any]]] = []
         self._site: Site = (None, None)
         self._typevars: Mapping[Any, Any] = {}
+        # Type aliases whose value is being compiled, innermost last (recursion finds its own).
+        self._aliases_busy: List[_BusyAlias] = []
+        # Node a recursive alias stands for -> its name, marked on the node once compiled.
+        self._recursive_aliases: Dict[int, Dict[str, Any]] = {}
+        # While unions are checked at the end: the aliases the one being checked sat in.
+        self._union_aliases: Optional[List[Any]] = None
 
     # -- errors --------------------------------------------------------------------------------
 
@@ -473,6 +559,11 @@ class _Compiler:
             where = f"the annotation {what!r} (within {_fmt(outer)!r}) of {label}"
         else:
             where = f"the annotation {what!r} of {label}"
+        trail = self._union_aliases
+        if trail is None:
+            trail = [busy.alias for busy in self._aliases_busy]
+        if trail and _fmt(trail[-1]) != what:
+            where += f", in the type alias {_alias_definition(trail[-1])!r}"
         return TypeError(f"polycodec cannot handle {where}: {reason}")
 
     # -- node construction ---------------------------------------------------------------------
@@ -490,10 +581,15 @@ class _Compiler:
         self._site = (None, tp)
         index = self.node(tp)
         self._finish_unions()
+        for target, alias in self._recursive_aliases.items():
+            self.nodes[target][1]["alias"] = alias
         return index
 
     def _variants(self, tp: Any) -> List[int]:
         """Compile ``tp`` into its union alternatives, so nested unions flatten naturally."""
+        alias, alias_args = _as_alias(tp)
+        if alias is not None:
+            return self._alias(tp, alias, alias_args)
         origin = typing.get_origin(tp)
         if _is_union(tp):
             return [v for arg in typing.get_args(tp) for v in self._variants(arg)]
@@ -504,10 +600,119 @@ class _Compiler:
         if origin is not None and origin in _qualifiers() and typing.get_args(tp):
             return self._variants(typing.get_args(tp)[0])
         if isinstance(tp, typing.TypeVar):
-            return self._variants(self._typevars.get(tp, Any))
+            return self._variants(_subst(tp, self._typevars))
         if callable(tp) and hasattr(tp, "__supertype__"):  # NewType
             return self._variants(tp.__supertype__)
         return [self._single(tp)]
+
+    def _alias(self, tp: Any, alias: Any, args: Tuple[Any, ...]) -> List[int]:
+        """Compile a ``type`` alias: transparent (its value's nodes, fresh for each place it is
+        used) unless its value refers back to it, when the value's node is shared by every
+        reference back, as a record's is (and marked with the alias's name)."""
+        params = tuple(getattr(alias, "__type_params__", None) or ())
+        if any(not isinstance(p, typing.TypeVar) for p in params):
+            raise self.fail(tp, "type aliases with a TypeVarTuple or ParamSpec are not supported")
+        if len(args) > len(params):
+            raise self.fail(tp, f"the type alias takes {len(params)} type arguments")
+        bindings: Dict[Any, Any] = {}
+        for position, param in enumerate(params):
+            if position < len(args):
+                bindings[param] = _subst(args[position], self._typevars)
+            else:
+                bindings[param] = _unbound(param, bindings)
+        key = (alias, tuple(bindings.values()))
+        for busy in self._aliases_busy:
+            if busy.key == key:
+                busy.used = True
+                return [busy.placeholder]
+        if sum(busy.key[0] is alias for busy in self._aliases_busy) >= _NESTING_LIMIT:
+            raise self.fail(
+                tp,
+                f"the type alias is nested in itself more than {_NESTING_LIMIT} times, "
+                "with other type arguments each time, so its plan would never end",
+            )
+        value = self._alias_value(tp, alias)
+        placeholder = self.add("alias", {})
+        busy = _BusyAlias(tp, key, placeholder)
+        saved = self._typevars
+        self._aliases_busy.append(busy)
+        self._typevars = bindings
+        try:
+            variants = self._variants(value)
+        finally:
+            self._aliases_busy.pop()
+            self._typevars = saved
+        if not busy.used:
+            return variants
+        if placeholder in variants:
+            self._aliases_busy.append(busy)
+            error = self.fail(
+                tp,
+                "the type alias is one of its own alternatives; a recursive alias must refer "
+                "to itself inside a container (list, dict, tuple, ...) or a class",
+            )
+            self._aliases_busy.pop()
+            raise error
+        target = variants[0] if len(variants) == 1 else self._union(variants, value)
+        self._redirect(placeholder, target)
+        if self.nodes[target][0] not in _RECORD_KINDS:
+            name = getattr(alias, "__name__", _fmt(alias))
+            module = getattr(alias, "__module__", None)
+            self._recursive_aliases[target] = {
+                "type": alias,
+                "name": name,
+                "module": module,
+                "args": tuple(bindings.values()) if args else (),
+            }
+        return [target]
+
+    def _alias_value(self, tp: Any, alias: Any) -> Any:
+        """The alias's value, with the forward references in it (strings, as a
+        ``typing_extensions.TypeAliasType`` before 3.12 needs) resolved in its module."""
+        try:
+            value = alias.__value__
+            if not _has_forward_refs(value):
+                return value
+            module = sys.modules.get(getattr(alias, "__module__", None) or "")
+            holder = types.SimpleNamespace(__annotations__={"value": value})
+            hints = typing.get_type_hints(
+                holder,
+                globalns=vars(module) if module is not None else {},
+                localns={getattr(alias, "__name__", ""): alias},
+                include_extras=True,
+            )
+            return hints["value"]
+        except Exception as exc:  # NameError, SyntaxError, TypeError from a bad value
+            raise self.fail(
+                tp,
+                f"the value of the type alias cannot be evaluated: {exc} (the names it uses "
+                "must be importable from the alias's module)",
+            ) from exc
+
+    def _redirect(self, placeholder: int, target: int) -> None:
+        """Point every reference to ``placeholder`` at ``target``: only nodes made after the
+        placeholder (while its alias's value was compiled) can hold one. A union holding it
+        takes ``target``'s alternatives in its place, so unions stay flat."""
+        for index in range(placeholder + 1, len(self.nodes)):
+            kind, data = self.nodes[index]
+            if placeholder not in _children(kind, data):
+                continue
+            if kind == "union":
+                variants: List[int] = []
+                for v in data["variants"]:
+                    variants += self._alternatives(target) if v == placeholder else [v]
+                kept = self._normalise(variants)
+                if len(kept) == 1:
+                    self.nodes[index] = (self.nodes[kept[0]][0], dict(self.nodes[kept[0]][1]))
+                else:
+                    self.nodes[index] = ("union", {**data, "variants": kept})
+            else:
+                self.nodes[index] = (kind, _renumber(kind, data, _Swap(placeholder, target)))
+
+    def _alternatives(self, index: int) -> List[int]:
+        """A node as union alternatives: a union's own (a recursive alias's value), or itself."""
+        kind, data = self.nodes[index]
+        return list(data["variants"]) if kind == "union" else [index]
 
     def _single(self, tp: Any) -> int:
         """Compile an annotation that is not a union, Literal, Annotated or alias."""
@@ -660,7 +865,8 @@ class _Compiler:
         if kind not in _DICT_KEY_KINDS or (
             kind == "literal" and any(isinstance(v, bool) for v in data["values"])
         ):
-            raise self.fail(tp, f"dict keys must be str, int, Enum, UUID or Literal, not {kind}")
+            what = "a reference back to the recursive type alias" if kind == "alias" else kind
+            raise self.fail(tp, f"dict keys must be str, int, Enum, UUID or Literal, not {what}")
         value = self.node(value_tp)
         return self.add(
             "dict", {"key": key, "value": value, "min_length": None, "max_length": None}
@@ -676,6 +882,15 @@ class _Compiler:
             constraints = _constraints_of(tp.__metadata__)
         except ValueError as exc:
             raise self.fail(tp, str(exc)) from None
+        if constraints and any(self.nodes[v][0] == "alias" for v in variants):
+            raise self.fail(
+                tp,
+                "constraints cannot be put on a reference back to a recursive type alias inside "
+                "its own value (put them on the alias's value instead)",
+            )
+        if constraints:
+            # A recursive alias is one shared node: constraints go on copies of its alternatives.
+            variants = [a for v in variants for a in self._alternatives(v)]
         copies: Dict[int, Dict[str, Any]] = {}
         for key, value in constraints:
             kinds, allowed = _APPLIES_TO[key]
@@ -704,10 +919,24 @@ class _Compiler:
 
     def _union(self, variants: List[int], tp: Any) -> int:
         """Normalise alternatives now; validation waits until every record is complete."""
-        if any(self.nodes[v][0] == "any" for v in variants):
-            return self.add("any", {})
+        variants = [a for v in variants for a in self._alternatives(v)]
         if any(self.nodes[v][0] == "extension" for v in variants):
+            if any(self.nodes[v][0] == "any" for v in variants):
+                return self.add("any", {})
             return self._nullable_extension(variants, tp)
+        kept = self._normalise(variants)
+        if len(kept) == 1:
+            return kept[0]
+        index = self.add("union", {"variants": kept})
+        aliases = [busy.alias for busy in self._aliases_busy]
+        self._pending_unions.append((index, tp, self._site, aliases))
+        return index
+
+    def _normalise(self, variants: List[int]) -> List[int]:
+        """A union's alternatives with one ``none`` at most and one merged ``literal``;
+        ``Any`` among them makes the whole union ``any``."""
+        if any(self.nodes[v][0] == "any" for v in variants):
+            return [self.add("any", {})]
         kept: List[int] = []
         literals: List[int] = []
         for v in variants:
@@ -724,16 +953,15 @@ class _Compiler:
             values = [x for v in literals for x in self.nodes[v][1]["values"]]
             merged = self.add("literal", {"values": _dedupe_literals(values)})
             kept[kept.index(literals[0])] = merged
-        if len(kept) == 1:
-            return kept[0]
-        index = self.add("union", {"variants": kept})
-        self._pending_unions.append((index, tp, self._site))
-        return index
+        return kept
 
     def _finish_unions(self) -> None:
         """Tag dataclass alternatives and check that every union can be decoded unambiguously."""
-        for index, tp, site in self._pending_unions:
+        for index, tp, site, aliases in self._pending_unions:
+            if self.nodes[index][0] != "union":  # one that a recursive alias's Any absorbed
+                continue
             self._site = site
+            self._union_aliases = aliases
             variants: List[int] = self.nodes[index][1]["variants"]
             records = [v for v in variants if self.nodes[v][0] == "dataclass"]
             if len(records) > 1:
@@ -749,6 +977,7 @@ class _Compiler:
                 variants.insert(first, self.add(*tagged))
                 self.nodes[index] = ("union", {"variants": variants})
             self._check_categories(variants, tp)
+        self._union_aliases = None
 
     def _tagged_union(self, records: List[int], tp: Any) -> Optional[Node]:
         """Find the tag field: same wire name in every class, a Literal with disjoint values.
@@ -898,11 +1127,17 @@ class _Compiler:
         if args:
             args = tuple(_subst(a, self._typevars) for a in args)
         else:
-            args = (Any,) * len(params)
+            args = _unbound_args(params)
         key = (cls, args)
         for known, index in self._records:
             if known == key:
                 return index
+        if self._records_busy.count(cls) >= _NESTING_LIMIT:
+            raise self.fail(
+                cls,
+                f"the generic class is nested in itself more than {_NESTING_LIMIT} times, with "
+                "other type arguments each time, so its plan would never end",
+            )
         data: Dict[str, Any] = {
             "cls": cls,
             "name": cls.__qualname__,
@@ -922,6 +1157,7 @@ class _Compiler:
         self._records.append((key, index))
         maps = _typevar_maps(cls, args)
         saved = (self._site, self._typevars)
+        self._records_busy.append(cls)
         try:
             fields = []
             for spec in self._field_specs(cls, kind):
@@ -931,6 +1167,7 @@ class _Compiler:
                 fields.append(self._field(spec, label))
         finally:
             self._site, self._typevars = saved
+            self._records_busy.pop()
         self._check_wire_names(cls, fields)
         data["fields"] = fields
         return index
@@ -976,8 +1213,12 @@ class _Compiler:
         }
 
     def _hints(self, cls: type) -> Dict[str, Any]:
+        # A PEP 695 class's type parameters live in a scope of their own, which string
+        # annotations (``from __future__ import annotations``) cannot see before 3.13.
+        local = {p.__name__: p for p in getattr(cls, "__type_params__", ())}
+        local[cls.__name__] = cls
         try:
-            return typing.get_type_hints(cls, localns={cls.__name__: cls}, include_extras=True)
+            return typing.get_type_hints(cls, localns=local, include_extras=True)
         except Exception as exc:  # NameError, SyntaxError, TypeError from bad annotations
             raise TypeError(
                 f"polycodec cannot resolve the annotations of {cls.__qualname__!r}: {exc} "
@@ -1053,6 +1294,16 @@ def _children(kind: str, data: Dict[str, Any]) -> List[int]:
     if kind == "extension":
         return [data["wire"]]
     return []
+
+
+class _Swap(Dict[int, int]):
+    """A node renumbering that moves one index and keeps every other."""
+
+    def __init__(self, old: int, new: int) -> None:
+        super().__init__({old: new})
+
+    def __missing__(self, index: int) -> int:
+        return index
 
 
 def _renumber(kind: str, data: Dict[str, Any], new: Dict[int, int]) -> Dict[str, Any]:
