@@ -177,7 +177,8 @@ def test_issue26_17_strict_site_build_fails_on_a_broken_link(tmp_path: Path) -> 
     page = copy / "docs" / "limitations.md"
     # A link as the pages write them, relative to docs/ (so inside the copy), to a report the
     # site does not serve.
-    missing = "/".join(["..", "benches", "results", "gone.md"])
+    gone = copy / "benches" / "results" / "gone.md"
+    missing = Path(os.path.relpath(gone, page.parent)).as_posix()
     page.write_text(page.read_text() + f"\nSee [the old report]({missing}).\n")
     run = _mkdocs_build(copy, tmp_path / "bad")
     assert run.returncode != 0
