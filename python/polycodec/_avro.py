@@ -1059,14 +1059,16 @@ class Binding:
             return False
         if kind == "enum":
             return st == "enum" and all(n in node["symbols"] for n in data["names"])
-        saved = (dict(self.bound), list(self.write), dict(self.branch_plan))
+        saved = (dict(self.bound), list(self.write), dict(self.branch_plan), set(self.pairs))
+        again = {shared: list(ops) for shared, ops in self.again.items()}
         try:
             self._op(pid, sid, "")
             return True
         except TypeError:
             return False
         finally:
-            self.bound, self.write, self.branch_plan = saved
+            self.bound, self.write, self.branch_plan, self.pairs = saved
+            self.again = again
 
 
 _INT_LOGICAL = (
