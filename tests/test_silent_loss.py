@@ -10,7 +10,7 @@ import dataclasses
 import math
 import pickle
 from decimal import Decimal
-from typing import Any, Optional, TypedDict, Union
+from typing import Any, Literal, Optional, TypedDict, Union
 
 import msgspec
 import pytest
@@ -276,3 +276,54 @@ def test_array_like_typeddict_with_optional_keys_refuses_a_gap(fmt: str) -> None
             polycodec.Codec(tp, format=fmt, array_like=True).encode_one(value)
     with pytest.raises(polycodec.EncodeError, match="missing required field `a`"):
         polycodec.Codec(MiddleOptional, format=fmt, array_like=True).encode_one({})
+
+
+# Item 10: a tag that cannot match says what it was, in one wording.
+
+
+@dataclasses.dataclass
+class One:
+    kind: Literal[1]
+
+
+@dataclasses.dataclass
+class Two:
+    kind: Literal[2]
+
+
+@pytest.mark.parametrize(
+    "tag, found",
+    [
+        (
+            10**24,
+            "invalid value 1000000000000000000000000 for tag field `kind`: expected one of 1, 2",
+        ),
+        (
+            2**64 - 1,
+            "invalid value 18446744073709551615 for tag field `kind`: expected one of 1, 2",
+        ),
+        (3, "invalid value 3 for tag field `kind`: expected one of 1, 2"),
+        (1.5, "expected a str or int tag, got float"),
+        (True, "expected a str or int tag, got bool"),
+        (None, "expected a str or int tag, got null"),
+        ([1], "expected a str or int tag, got array"),
+        ({"a": 1}, "expected a str or int tag, got object"),
+    ],
+)
+def test_big_int_tag_is_reported_as_an_int_the_same_everywhere(tag: Any, found: str) -> None:
+    tp = Union[One, Two]
+    expected = found + " (at $.kind)"
+    messages = set()
+    for fmt in ["json", "msgpack"]:
+        if fmt == "msgpack" and isinstance(tag, int) and tag >= 2**64:
+            continue  # MessagePack ints end at 2**64 - 1
+        payload = getattr(msgspec, fmt).encode({"kind": tag})
+        with pytest.raises(polycodec.ValidationError) as info:
+            polycodec.decode_one(payload, tp, format=fmt)
+        messages.add(str(info.value))
+    with pytest.raises(polycodec.ValidationError) as info:
+        polycodec.from_builtins({"kind": tag}, tp)
+    messages.add(str(info.value))
+    # MessagePack calls a map a map and null nil.
+    wording = {m.replace("got map", "got object").replace("got nil", "got null") for m in messages}
+    assert wording == {expected}

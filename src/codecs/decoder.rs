@@ -665,6 +665,24 @@ pub fn find_tag(spec: &TaggedUnionSpec, tag: TagRef<'_>) -> Result<usize> {
     found.ok_or_else(|| invalid_tag(spec, tag))
 }
 
+/// The error for a tag that is neither a str nor an int; `found` names what the input held.
+#[cold]
+pub fn not_a_tag(found: &str) -> Error {
+    Error::validation(format!("expected a str or int tag, got {found}"))
+}
+
+/// The error for an int tag beyond 64 bits (`digits`, its decimal text): an int, as a tag may
+/// be, that matches none of the union's (every int tag fits 64 bits).
+#[cold]
+pub fn big_int_tag(spec: &TaggedUnionSpec, digits: &str) -> Error {
+    Error::validation(format!(
+        "invalid value {} for tag field `{}`: expected {}",
+        crate::errors::cut(digits),
+        spec.tag_field,
+        spec.describe_tags()
+    ))
+}
+
 #[cold]
 fn invalid_tag(spec: &TaggedUnionSpec, tag: TagRef<'_>) -> Error {
     let shown = match tag {

@@ -8,7 +8,7 @@ use pyo3::types::PyBool;
 
 use super::epoch;
 use super::read::{self, Head, ReadError, Reader};
-use crate::codecs::decoder::{find_tag, Decoder, TagRef, WireReader};
+use crate::codecs::decoder::{big_int_tag, find_tag, not_a_tag, Decoder, TagRef, WireReader};
 use crate::codecs::encoder::NameTable;
 use crate::errors::{Error, Result};
 use crate::plan::{Field, FloatBounds, IntBounds, Node, NodeId, Plan, TaggedUnionSpec, TzRule};
@@ -368,7 +368,8 @@ impl<'p, 'py, 'k> WireReader<'p, 'py> for Decoder<'p, 'py, MsgpackInput<'_, 'k>>
                 find_tag(spec, TagRef::Str(bytes))
             }
             Head::Int(value) => find_tag(spec, TagRef::Int(value)),
-            other => Err(expected("a str or int tag", other.describe())),
+            Head::BigUint(value) => Err(big_int_tag(spec, &value.to_string())),
+            other => Err(not_a_tag(other.describe())),
         }
     }
 
