@@ -10,7 +10,7 @@ import dataclasses
 import math
 import pickle
 from decimal import Decimal
-from typing import Any, Literal, Optional, TypedDict, Union
+from typing import Any, Literal, NamedTuple, Optional, TypedDict, Union
 
 import msgspec
 import pytest
@@ -327,3 +327,66 @@ def test_big_int_tag_is_reported_as_an_int_the_same_everywhere(tag: Any, found: 
     # MessagePack calls a map a map and null nil.
     wording = {m.replace("got map", "got object").replace("got nil", "got null") for m in messages}
     assert wording == {expected}
+
+
+# Item 11: a set whose items cannot be hashed is refused when the codec is built.
+
+
+@dataclasses.dataclass
+class Plain:
+    x: int
+
+
+@dataclasses.dataclass(frozen=True)
+class FrozenWithList:
+    x: list[int]
+
+
+@dataclasses.dataclass(eq=False)
+class IdentityHashed:
+    x: list[int]
+
+
+class PairWithList(NamedTuple):
+    a: int
+    b: list[int]
+
+
+@pytest.mark.parametrize(
+    "tp, found",
+    [
+        (set[Plain], "Plain (a dataclass with eq and without frozen or unsafe_hash)"),
+        (set[list[int]], "list"),
+        (frozenset[dict[str, int]], "dict"),
+        (set[set[int]], "set"),
+        (set[bytearray], "bytearray"),
+        (set[FrozenWithList], "list"),
+        (set[PairWithList], "list"),
+        (set[tuple[int, list[int]]], "list"),
+        (set[Union[int, list[int]]], "list"),
+        (set[AllOptional], "AllOptional (a TypedDict: its values are dicts)"),
+    ],
+)
+def test_set_of_unhashable_items_is_refused_at_codec(tp: Any, found: str) -> None:
+    for fmt in ["json", "msgpack", "avro", "pickle"]:
+        with pytest.raises(TypeError, match="set items must be hashable") as info:
+            polycodec.Codec(tp, format=fmt)
+        assert f"and {found} is not" in str(info.value)
+
+
+@pytest.mark.parametrize(
+    "tp, value",
+    [
+        (set[FrozenPrice], {FrozenPrice(1.0)}),
+        (set[IdentityHashed], set()),
+        (set[tuple[int, ...]], {(1, 2)}),
+        (frozenset[frozenset[int]], frozenset({frozenset({1})})),
+        (set[Any], {1, "a"}),
+        (set[bytes], {b"a"}),
+    ],
+)
+def test_set_of_unhashable_items_is_refused_at_codec_but_hashable_ones_work(
+    tp: Any, value: Any
+) -> None:
+    codec = polycodec.Codec(tp)
+    assert codec.decode_one(codec.encode_one(value)) == value
