@@ -390,3 +390,26 @@ def test_set_of_unhashable_items_is_refused_at_codec_but_hashable_ones_work(
 ) -> None:
     codec = polycodec.Codec(tp)
     assert codec.decode_one(codec.encode_one(value)) == value
+
+
+# Item 12: a MessagePack map key that is an array of arrays is a tuple of tuples.
+
+
+@pytest.mark.parametrize(
+    "key",
+    [((33,),), (((33,),), 1), (), ((), ((),)), ("a", b"b", (1.5, None, True))],
+)
+def test_msgpack_array_of_arrays_key_is_read_as_nested_tuples(key: Any) -> None:
+    payload = msgspec.msgpack.encode({key: {}})
+    expected = msgspec.msgpack.decode(payload)
+    assert polycodec.decode_one(payload, Any, format="msgpack") == expected == {key: {}}
+    assert polycodec.decode_one(payload, dict[Any, Any], format="msgpack") == expected
+
+
+@pytest.mark.parametrize("payload", [b"\x81\x91\x81\x01\x02\x80", b"\x81\x91\x91\x81\x01\x02\x80"])
+def test_msgpack_array_of_arrays_key_holding_a_map_is_refused(payload: bytes) -> None:
+    with pytest.raises(msgspec.DecodeError):
+        msgspec.msgpack.decode(payload)
+    with pytest.raises(polycodec.ValidationError) as info:
+        polycodec.decode_one(payload, Any, format="msgpack")
+    assert str(info.value) == "expected a hashable dict key, got an array holding a map (at $)"

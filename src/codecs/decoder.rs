@@ -43,7 +43,7 @@ pub type ItemStack<'py> = SmallVec<[Obj<'py>; 16]>;
 /// Makes room for `additional` more items, fallibly (a MemoryError, not an abort); the common
 /// case (room left) is one comparison.
 #[inline(always)]
-fn reserve_items(stack: &mut ItemStack<'_>, additional: usize) -> Result<()> {
+pub(crate) fn reserve_items(stack: &mut ItemStack<'_>, additional: usize) -> Result<()> {
     if stack.capacity() - stack.len() < additional {
         return grow_items(stack, additional);
     }
