@@ -413,3 +413,55 @@ def test_msgpack_array_of_arrays_key_holding_a_map_is_refused(payload: bytes) ->
     with pytest.raises(polycodec.ValidationError) as info:
         polycodec.decode_one(payload, Any, format="msgpack")
     assert str(info.value) == "expected a hashable dict key, got an array holding a map (at $)"
+
+
+# Item 15: the smaller ones.
+
+
+def test_encode_many_of_a_generator_without_type() -> None:
+    for fmt in ["json", "msgpack", "pickle", "avro"]:
+        expected = polycodec.Codec(FrozenPrice, format=fmt).encode_many(
+            [FrozenPrice(1.0), FrozenPrice(2.5)]
+        )
+        made = (FrozenPrice(p) for p in [1.0, 2.5])
+        got = polycodec.encode_many(made, fmt)
+        if fmt == "avro":  # every container file has its own sync marker
+            assert polycodec.decode_many(got, FrozenPrice, "avro") == [
+                FrozenPrice(1.0),
+                FrozenPrice(2.5),
+            ]
+        else:
+            assert got == expected
+    assert polycodec.encode_many(iter([None, None])) == b"[null,null]"
+    with pytest.raises(TypeError, match="needs type="):
+        polycodec.encode_many(iter([]))
+
+
+def test_write_file_to_a_text_mode_file_is_a_type_error(tmp_path: Any) -> None:
+    codec = polycodec.Codec(int)
+    with open(tmp_path / "out.jsonl", "w") as text_file:
+        with pytest.raises(TypeError, match="binary mode") as info:
+            codec.write_file(text_file, [1, 2])
+        assert not isinstance(info.value, polycodec.EncodeError)
+    assert (tmp_path / "out.jsonl").read_bytes() == b""
+    with open(tmp_path / "out.jsonl", "wb") as binary_file:
+        assert codec.write_file(binary_file, [1, 2]) == 2
+    assert (tmp_path / "out.jsonl").read_bytes() == b"1\n2\n"
+
+
+@pytest.mark.parametrize("key", ["01", "00", "-01", "+1", " 1", "1 "])
+def test_dict_int_key_with_leading_zero_is_refused(key: str) -> None:
+    payload = ('{"%s": 1, "1": 2}' % key).encode()
+    with pytest.raises(msgspec.ValidationError):
+        msgspec.json.decode(payload, type=dict[int, int])
+    with pytest.raises(polycodec.ValidationError, match="expected an integer key"):
+        polycodec.decode_one(payload, dict[int, int])
+    # The same rule for a lax string read as an int.
+    with pytest.raises(polycodec.ValidationError):
+        polycodec.decode_one(('"%s"' % key).encode(), int, strict=False)
+
+
+def test_dict_int_key_with_leading_zero_is_refused_but_zero_and_minus_zero_read() -> None:
+    payload = b'{"0": 1, "-0": 2, "10": 3, "-7": 4}'
+    expected = msgspec.json.decode(payload, type=dict[int, int])
+    assert polycodec.decode_one(payload, dict[int, int]) == expected == {0: 2, 10: 3, -7: 4}
