@@ -465,3 +465,67 @@ def test_dict_int_key_with_leading_zero_is_refused_but_zero_and_minus_zero_read(
     payload = b'{"0": 1, "-0": 2, "10": 3, "-7": 4}'
     expected = msgspec.json.decode(payload, type=dict[int, int])
     assert polycodec.decode_one(payload, dict[int, int]) == expected == {0: 2, 10: 3, -7: 4}
+
+
+@dataclasses.dataclass
+class Reading:
+    temp: float
+
+
+@dataclasses.dataclass
+class Station:
+    name: str
+    readings: list[Reading]
+    latest: Reading
+
+
+@pytest.mark.parametrize(
+    "writer_fields, path, loc",
+    [
+        (
+            [
+                {"name": "name", "type": "string"},
+                {"name": "readings", "type": {"type": "array", "items": "Reading"}},
+                {"name": "latest", "type": "string"},
+            ],
+            "$.latest",
+            ("latest",),
+        ),
+        (
+            [
+                {"name": "name", "type": "string"},
+                {
+                    "name": "readings",
+                    "type": {
+                        "type": "array",
+                        "items": {
+                            "type": "record",
+                            "name": "R",
+                            "fields": [{"name": "temp", "type": "string"}],
+                        },
+                    },
+                },
+                {"name": "latest", "type": "R"},
+            ],
+            "$.readings[].temp",
+            ("readings", "[]", "temp"),
+        ),
+    ],
+)
+def test_avro_writer_schema_error_path_is_where_it_is(
+    writer_fields: list[Any], path: str, loc: tuple[Any, ...]
+) -> None:
+    reading = {"type": "record", "name": "Reading", "fields": [{"name": "temp", "type": "double"}]}
+    fields = [{**f, "type": reading} if f["type"] == "Reading" else f for f in writer_fields]
+    for f in fields:
+        if isinstance(f["type"], dict) and f["type"].get("items") == "Reading":
+            f["type"] = {"type": "array", "items": reading}
+    writer = {"type": "record", "name": "Station", "fields": fields}
+    codec = polycodec.Codec(Station, format="avro")
+    with pytest.raises(polycodec.DecodeError) as info:
+        codec.decode_one(b"\x02x\x00\x02y", writer_schema=writer)
+    assert info.value.path == path
+    assert info.value.loc == loc
+    message = str(info.value)
+    assert message.startswith("cannot read the writer schema: ")
+    assert message.count(path) == 1 and message.endswith(f" (at {path})")
