@@ -294,6 +294,13 @@ impl Codec {
                 "sync_interval must be at least 1",
             ));
         }
+        // Its write() would refuse the bytes, which would read as an error in the values.
+        if fp.is_instance(&py.import("io")?.getattr("TextIOBase")?)? {
+            return Err(PyTypeError::new_err(
+                "write_file needs a file opened in binary mode (open(path, \"wb\")), \
+                 not a text file",
+            ));
+        }
         stream::write_file(self, fp, values, sync_interval)
             .map_err(|e| e.into_pyerr(py, ErrorKind::Encode))
     }

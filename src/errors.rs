@@ -31,6 +31,9 @@ pub enum PathSegment {
     Field(String),
     Index(usize),
     Key(String),
+    /// Every item of an array or value of a map, as a schema has them (`[]`): where an Avro
+    /// writer schema cannot be read, which is no one value's position.
+    Items,
 }
 
 /// Why a value could not be encoded or decoded.
@@ -210,6 +213,11 @@ impl Error {
     }
 
     #[cold]
+    pub fn at_items(self) -> Self {
+        self.at(PathSegment::Items)
+    }
+
+    #[cold]
     pub fn at_key(self, key: &str) -> Self {
         // Keys come from the input: only what the path shows is kept (see `path_string`).
         let kept = key
@@ -246,6 +254,7 @@ impl Error {
                 PathSegment::Index(index) => {
                     let _ = write!(out, "[{index}]");
                 }
+                PathSegment::Items => out.push_str("[]"),
             }
         }
         out
@@ -262,6 +271,7 @@ impl Error {
                     name.as_str().into_pyobject(py)?.into_any()
                 }
                 PathSegment::Index(index) => index.into_pyobject(py)?.into_any(),
+                PathSegment::Items => "[]".into_pyobject(py)?.into_any(),
             });
         }
         PyTuple::new(py, items)

@@ -371,10 +371,15 @@ impl<'p, 'py> Decoding<'p, 'py> {
     }
 
     /// An integer written as text (a JSON object key, a lax numeric string), exact at any
-    /// size; `None` when the text is not an integer, so the caller can say what it expected.
+    /// size, in JSON's integer grammar (as msgspec reads it): no sign but `-`, no leading zero,
+    /// so that `"01"` is not the key `"1"` again. `None` when the text is not such an integer,
+    /// so the caller can say what it expected.
     pub fn integer_text(&self, id: NodeId, text: &str) -> Option<Result<Obj<'py>>> {
         let digits = text.strip_prefix('-').unwrap_or(text);
-        if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        if digits.is_empty()
+            || !digits.bytes().all(|b| b.is_ascii_digit())
+            || (digits.len() > 1 && digits.starts_with('0'))
+        {
             return None;
         }
         Some(match text.parse::<i64>() {

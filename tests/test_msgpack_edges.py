@@ -227,7 +227,9 @@ def test_wrong_types_are_validation_errors_with_paths() -> None:
     with pytest.raises(polycodec.ValidationError, match="hashable dict key"):
         decode(b"\x81\x80\x01", Any)
     with pytest.raises(polycodec.ValidationError, match="hashable dict key"):
-        decode(b"\x81\x91\x90\x01", Any)
+        decode(b"\x81\x91\x80\x01", Any)
+    # An array of arrays is a tuple of tuples, as msgspec reads it.
+    assert decode(b"\x81\x91\x90\x01", Any) == {((),): 1}
 
 
 def test_decode_many_needs_an_array() -> None:

@@ -10,7 +10,7 @@ import dataclasses
 import math
 import pickle
 from decimal import Decimal
-from typing import Any, Optional, TypedDict, Union
+from typing import Any, Literal, NamedTuple, Optional, TypedDict, Union
 
 import msgspec
 import pytest
@@ -276,3 +276,256 @@ def test_array_like_typeddict_with_optional_keys_refuses_a_gap(fmt: str) -> None
             polycodec.Codec(tp, format=fmt, array_like=True).encode_one(value)
     with pytest.raises(polycodec.EncodeError, match="missing required field `a`"):
         polycodec.Codec(MiddleOptional, format=fmt, array_like=True).encode_one({})
+
+
+# Item 10: a tag that cannot match says what it was, in one wording.
+
+
+@dataclasses.dataclass
+class One:
+    kind: Literal[1]
+
+
+@dataclasses.dataclass
+class Two:
+    kind: Literal[2]
+
+
+@pytest.mark.parametrize(
+    "tag, found",
+    [
+        (
+            10**24,
+            "invalid value 1000000000000000000000000 for tag field `kind`: expected one of 1, 2",
+        ),
+        (
+            2**64 - 1,
+            "invalid value 18446744073709551615 for tag field `kind`: expected one of 1, 2",
+        ),
+        (3, "invalid value 3 for tag field `kind`: expected one of 1, 2"),
+        (1.5, "expected a str or int tag, got float"),
+        (True, "expected a str or int tag, got bool"),
+        (None, "expected a str or int tag, got null"),
+        ([1], "expected a str or int tag, got array"),
+        ({"a": 1}, "expected a str or int tag, got object"),
+    ],
+)
+def test_big_int_tag_is_reported_as_an_int_the_same_everywhere(tag: Any, found: str) -> None:
+    tp = Union[One, Two]
+    expected = found + " (at $.kind)"
+    messages = set()
+    for fmt in ["json", "msgpack"]:
+        if fmt == "msgpack" and isinstance(tag, int) and tag >= 2**64:
+            continue  # MessagePack ints end at 2**64 - 1
+        payload = getattr(msgspec, fmt).encode({"kind": tag})
+        with pytest.raises(polycodec.ValidationError) as info:
+            polycodec.decode_one(payload, tp, format=fmt)
+        messages.add(str(info.value))
+    with pytest.raises(polycodec.ValidationError) as info:
+        polycodec.from_builtins({"kind": tag}, tp)
+    messages.add(str(info.value))
+    # MessagePack calls a map a map and null nil.
+    wording = {m.replace("got map", "got object").replace("got nil", "got null") for m in messages}
+    assert wording == {expected}
+
+
+# Item 11: a set whose items cannot be hashed is refused when the codec is built.
+
+
+@dataclasses.dataclass
+class Plain:
+    x: int
+
+
+@dataclasses.dataclass(frozen=True)
+class FrozenWithList:
+    x: list[int]
+
+
+@dataclasses.dataclass(eq=False)
+class IdentityHashed:
+    x: list[int]
+
+
+class PairWithList(NamedTuple):
+    a: int
+    b: list[int]
+
+
+@pytest.mark.parametrize(
+    "tp, found",
+    [
+        (set[Plain], "Plain (a dataclass with eq and without frozen or unsafe_hash)"),
+        (set[list[int]], "list"),
+        (frozenset[dict[str, int]], "dict"),
+        (set[set[int]], "set"),
+        (set[bytearray], "bytearray"),
+        (set[FrozenWithList], "list"),
+        (set[PairWithList], "list"),
+        (set[tuple[int, list[int]]], "list"),
+        (set[Union[int, list[int]]], "list"),
+        (set[AllOptional], "AllOptional (a TypedDict: its values are dicts)"),
+    ],
+)
+def test_set_of_unhashable_items_is_refused_at_codec(tp: Any, found: str) -> None:
+    for fmt in ["json", "msgpack", "avro", "pickle"]:
+        with pytest.raises(TypeError, match="set items must be hashable") as info:
+            polycodec.Codec(tp, format=fmt)
+        assert f"and {found} is not" in str(info.value)
+
+
+@pytest.mark.parametrize(
+    "tp, value",
+    [
+        (set[FrozenPrice], {FrozenPrice(1.0)}),
+        (set[IdentityHashed], set()),
+        (set[tuple[int, ...]], {(1, 2)}),
+        (frozenset[frozenset[int]], frozenset({frozenset({1})})),
+        (set[Any], {1, "a"}),
+        (set[bytes], {b"a"}),
+    ],
+)
+def test_set_of_unhashable_items_is_refused_at_codec_but_hashable_ones_work(
+    tp: Any, value: Any
+) -> None:
+    codec = polycodec.Codec(tp)
+    assert codec.decode_one(codec.encode_one(value)) == value
+
+
+# Item 12: a MessagePack map key that is an array of arrays is a tuple of tuples.
+
+
+@pytest.mark.parametrize(
+    "key",
+    [((33,),), (((33,),), 1), (), ((), ((),)), ("a", b"b", (1.5, None, True))],
+)
+def test_msgpack_array_of_arrays_key_is_read_as_nested_tuples(key: Any) -> None:
+    payload = msgspec.msgpack.encode({key: {}})
+    expected = msgspec.msgpack.decode(payload)
+    assert polycodec.decode_one(payload, Any, format="msgpack") == expected == {key: {}}
+    assert polycodec.decode_one(payload, dict[Any, Any], format="msgpack") == expected
+
+
+@pytest.mark.parametrize("payload", [b"\x81\x91\x81\x01\x02\x80", b"\x81\x91\x91\x81\x01\x02\x80"])
+def test_msgpack_array_of_arrays_key_holding_a_map_is_refused(payload: bytes) -> None:
+    with pytest.raises(msgspec.DecodeError):
+        msgspec.msgpack.decode(payload)
+    with pytest.raises(polycodec.ValidationError) as info:
+        polycodec.decode_one(payload, Any, format="msgpack")
+    assert str(info.value) == "expected a hashable dict key, got an array holding a map (at $)"
+
+
+# Item 15: the smaller ones.
+
+
+def test_encode_many_of_a_generator_without_type() -> None:
+    for fmt in ["json", "msgpack", "pickle", "avro"]:
+        expected = polycodec.Codec(FrozenPrice, format=fmt).encode_many(
+            [FrozenPrice(1.0), FrozenPrice(2.5)]
+        )
+        made = (FrozenPrice(p) for p in [1.0, 2.5])
+        got = polycodec.encode_many(made, fmt)
+        if fmt == "avro":  # every container file has its own sync marker
+            assert polycodec.decode_many(got, FrozenPrice, "avro") == [
+                FrozenPrice(1.0),
+                FrozenPrice(2.5),
+            ]
+        else:
+            assert got == expected
+    assert polycodec.encode_many(iter([None, None])) == b"[null,null]"
+    with pytest.raises(TypeError, match="needs type="):
+        polycodec.encode_many(iter([]))
+
+
+def test_write_file_to_a_text_mode_file_is_a_type_error(tmp_path: Any) -> None:
+    codec = polycodec.Codec(int)
+    with open(tmp_path / "out.jsonl", "w") as text_file:
+        with pytest.raises(TypeError, match="binary mode") as info:
+            codec.write_file(text_file, [1, 2])
+        assert not isinstance(info.value, polycodec.EncodeError)
+    assert (tmp_path / "out.jsonl").read_bytes() == b""
+    with open(tmp_path / "out.jsonl", "wb") as binary_file:
+        assert codec.write_file(binary_file, [1, 2]) == 2
+    assert (tmp_path / "out.jsonl").read_bytes() == b"1\n2\n"
+
+
+@pytest.mark.parametrize("key", ["01", "00", "-01", "+1", " 1", "1 "])
+def test_dict_int_key_with_leading_zero_is_refused(key: str) -> None:
+    payload = ('{"%s": 1, "1": 2}' % key).encode()
+    with pytest.raises(msgspec.ValidationError):
+        msgspec.json.decode(payload, type=dict[int, int])
+    with pytest.raises(polycodec.ValidationError, match="expected an integer key"):
+        polycodec.decode_one(payload, dict[int, int])
+    # The same rule for a lax string read as an int.
+    with pytest.raises(polycodec.ValidationError):
+        polycodec.decode_one(('"%s"' % key).encode(), int, strict=False)
+
+
+def test_dict_int_key_with_leading_zero_is_refused_but_zero_and_minus_zero_read() -> None:
+    payload = b'{"0": 1, "-0": 2, "10": 3, "-7": 4}'
+    expected = msgspec.json.decode(payload, type=dict[int, int])
+    assert polycodec.decode_one(payload, dict[int, int]) == expected == {0: 2, 10: 3, -7: 4}
+
+
+@dataclasses.dataclass
+class Reading:
+    temp: float
+
+
+@dataclasses.dataclass
+class Station:
+    name: str
+    readings: list[Reading]
+    latest: Reading
+
+
+@pytest.mark.parametrize(
+    "writer_fields, path, loc",
+    [
+        (
+            [
+                {"name": "name", "type": "string"},
+                {"name": "readings", "type": {"type": "array", "items": "Reading"}},
+                {"name": "latest", "type": "string"},
+            ],
+            "$.latest",
+            ("latest",),
+        ),
+        (
+            [
+                {"name": "name", "type": "string"},
+                {
+                    "name": "readings",
+                    "type": {
+                        "type": "array",
+                        "items": {
+                            "type": "record",
+                            "name": "R",
+                            "fields": [{"name": "temp", "type": "string"}],
+                        },
+                    },
+                },
+                {"name": "latest", "type": "R"},
+            ],
+            "$.readings[].temp",
+            ("readings", "[]", "temp"),
+        ),
+    ],
+)
+def test_avro_writer_schema_error_path_is_where_it_is(
+    writer_fields: list[Any], path: str, loc: tuple[Any, ...]
+) -> None:
+    reading = {"type": "record", "name": "Reading", "fields": [{"name": "temp", "type": "double"}]}
+    fields = [{**f, "type": reading} if f["type"] == "Reading" else f for f in writer_fields]
+    for f in fields:
+        if isinstance(f["type"], dict) and f["type"].get("items") == "Reading":
+            f["type"] = {"type": "array", "items": reading}
+    writer = {"type": "record", "name": "Station", "fields": fields}
+    codec = polycodec.Codec(Station, format="avro")
+    with pytest.raises(polycodec.DecodeError) as info:
+        codec.decode_one(b"\x02x\x00\x02y", writer_schema=writer)
+    assert info.value.path == path
+    assert info.value.loc == loc
+    message = str(info.value)
+    assert message.startswith("cannot read the writer schema: ")
+    assert message.count(path) == 1 and message.endswith(f" (at {path})")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import builtins
 import copy
 import dataclasses
+import itertools
 import threading
 import typing
 from typing import TYPE_CHECKING, Any, Hashable, Iterable, Literal, Mapping, Optional, Sequence
@@ -131,18 +132,26 @@ def encode_one(obj: Any, format: Format = "json", type: Any = None, **options: A
 
 
 def encode_many(
-    objs: Sequence[Any], format: Format = "json", type: Any = None, **options: Any
+    objs: Iterable[Any], format: Format = "json", type: Any = None, **options: Any
 ) -> bytes:
-    """Encodes a sequence of values as one message: a JSON or MessagePack array, an Avro object
-    container file, a pickled list.
+    """Encodes a sequence or other iterable of values as one message: a JSON or MessagePack
+    array, an Avro object container file, a pickled list.
 
     Without ``type``, the type of the first value is used, so ``type`` is needed for an empty
     sequence and for values of a union.
     """
     if type is None:
-        if len(objs) == 0:
+        if isinstance(objs, Sequence):
+            head: Sequence[Any] = objs[:1]
+        else:
+            # Any other iterable (a generator): its first value is taken to learn the type, then
+            # written first.
+            iterator = iter(objs)
+            head = list(itertools.islice(iterator, 1))
+            objs = itertools.chain(head, iterator)
+        if len(head) == 0:
             raise TypeError("encode_many needs type= to encode an empty sequence")
-        type = objs[0].__class__
+        type = head[0].__class__
     return codec_for(type, format, options).encode_many(objs)
 
 

@@ -1087,7 +1087,15 @@ _INT_LOGICAL = (
 
 
 class ResolutionError(TypeError):
-    """The writer schema cannot be read as the reader's (by the Avro resolution rules)."""
+    """The writer schema cannot be read as the reader's (by the Avro resolution rules).
+
+    ``where`` is the place in the schemas (``$.readings[].temp``), ``reason`` what is wrong
+    there: the codec raises a DecodeError with that path."""
+
+    def __init__(self, where: str, reason: str) -> None:
+        super().__init__(f"cannot read the writer schema at {where}: {reason}")
+        self.where = where
+        self.reason = reason
 
 
 _PROMOTIONS = {
@@ -1115,7 +1123,7 @@ class Resolver:
         return len(self.ops) - 1
 
     def fail(self, where: str, message: str) -> ResolutionError:
-        return ResolutionError(f"cannot read the writer schema at {where}: {message}")
+        return ResolutionError(where, message)
 
     def resolve(self, wid: int, rid: int, pid: int, where: str) -> int:
         key = (wid, rid, pid)
@@ -1510,7 +1518,7 @@ class AvroState:
         except ResolutionError as exc:
             if verdict is None:
                 raise
-            raise ResolutionError(f"{exc} (apache-avro: {verdict})") from None
+            raise ResolutionError(exc.where, f"{exc.reason} (apache-avro: {verdict})") from None
         return resolver.ops, root, parsed.fingerprint
 
 

@@ -24,7 +24,19 @@ import types
 import typing
 import uuid
 from decimal import Decimal
-from typing import Any, Callable, Dict, FrozenSet, List, Mapping, Optional, Tuple, Type, Union
+from typing import (
+    Any,
+    Callable,
+    Dict,
+    FrozenSet,
+    List,
+    Mapping,
+    Optional,
+    Set,
+    Tuple,
+    Type,
+    Union,
+)
 
 from ._extension import Extension, check_extensions
 from ._meta import Meta, foreign_constraints
@@ -535,6 +547,8 @@ class _Compiler:
         self._records_busy: List[type] = []
         # (union node, its annotation, its site, the aliases it sits in) to check at the end.
         self._pending_unions: List[Tuple[int, Any, Site, List[Any]]] = []
+        # Each set or frozenset node, with its item annotation and where it was met.
+        self._sets: List[Tuple[int, Any, Site]] = []
         self._site: Site = (None, None)
         self._typevars: Mapping[Any, Any] = {}
         # Type aliases whose value is being compiled, innermost last (recursion finds its own).
@@ -583,6 +597,7 @@ class _Compiler:
         self._finish_unions()
         for target, alias in self._recursive_aliases.items():
             self.nodes[target][1]["alias"] = alias
+        self._check_set_items()
         return index
 
     def _variants(self, tp: Any) -> List[int]:
@@ -855,8 +870,24 @@ class _Compiler:
         return self.add("tuple", {"items": [self.node(a) for a in args]})
 
     def _collection(self, kind: str, args: Tuple[Any, ...]) -> int:
-        item = self.node(args[0] if args else Any)
-        return self.add(kind, {"item": item, "min_length": None, "max_length": None})
+        item_tp = args[0] if args else Any
+        item = self.node(item_tp)
+        index = self.add(kind, {"item": item, "min_length": None, "max_length": None})
+        if kind in ("set", "frozenset"):
+            self._sets.append((index, item_tp, self._site))
+        return index
+
+    def _check_set_items(self) -> None:
+        """Refuse a set whose items would decode to unhashable values: every decode of a
+        non-empty one would fail (once the records are complete, so after every field)."""
+        for index, item_tp, site in self._sets:
+            found = _unhashable(self.nodes, self.nodes[index][1]["item"], set())
+            if found is not None:
+                self._site = site
+                raise self.fail(
+                    item_tp,
+                    f"set items must be hashable, and {found} is not (no item would decode)",
+                )
 
     def _dict(self, tp: Any, args: Tuple[Any, ...]) -> int:
         key_tp, value_tp = args if len(args) == 2 else (Any, Any)
@@ -1276,6 +1307,39 @@ class _Compiler:
 
 # ---------------------------------------------------------------------------------------------
 # Compaction
+
+
+def _unhashable(nodes: List[Node], index: int, seen: Set[int]) -> Optional[str]:
+    """What in node ``index`` decodes to an unhashable value (None when every value it can
+    decode to is hashable; ``Any`` and extensions are given the benefit of the doubt)."""
+    if index in seen:
+        return None
+    seen.add(index)
+    kind, data = nodes[index]
+    if kind in ("list", "set", "dict"):
+        return kind
+    if kind == "typeddict":
+        return f"{data['name']} (a TypedDict: its values are dicts)"
+    if kind == "bytes" and data["cls"] is bytearray:
+        return "bytearray"
+    if kind == "extension" or (kind == "dataclass" and data["cls"].__hash__ is object.__hash__):
+        return None
+    if kind == "dataclass":
+        cls = data["cls"]
+        if cls.__hash__ is None:
+            return f"{cls.__qualname__} (a dataclass with eq and without frozen or unsafe_hash)"
+        # A generated __hash__ hashes the fields that take part in it.
+        hashed = {
+            f.name for f in dataclasses.fields(cls) if (f.compare if f.hash is None else f.hash)
+        }
+        children = [f["type"] for f in data["fields"] if f["name"] in hashed]
+    else:
+        children = _children(kind, data)
+    for child in children:
+        found = _unhashable(nodes, child, seen)
+        if found is not None:
+            return found
+    return None
 
 
 def _children(kind: str, data: Dict[str, Any]) -> List[int]:

@@ -43,7 +43,7 @@ pub type ItemStack<'py> = SmallVec<[Obj<'py>; 16]>;
 /// Makes room for `additional` more items, fallibly (a MemoryError, not an abort); the common
 /// case (room left) is one comparison.
 #[inline(always)]
-fn reserve_items(stack: &mut ItemStack<'_>, additional: usize) -> Result<()> {
+pub(crate) fn reserve_items(stack: &mut ItemStack<'_>, additional: usize) -> Result<()> {
     if stack.capacity() - stack.len() < additional {
         return grow_items(stack, additional);
     }
@@ -663,6 +663,24 @@ pub fn find_tag(spec: &TaggedUnionSpec, tag: TagRef<'_>) -> Result<usize> {
         _ => false,
     });
     found.ok_or_else(|| invalid_tag(spec, tag))
+}
+
+/// The error for a tag that is neither a str nor an int; `found` names what the input held.
+#[cold]
+pub fn not_a_tag(found: &str) -> Error {
+    Error::validation(format!("expected a str or int tag, got {found}"))
+}
+
+/// The error for an int tag beyond 64 bits (`digits`, its decimal text): an int, as a tag may
+/// be, that matches none of the union's (every int tag fits 64 bits).
+#[cold]
+pub fn big_int_tag(spec: &TaggedUnionSpec, digits: &str) -> Error {
+    Error::validation(format!(
+        "invalid value {} for tag field `{}`: expected {}",
+        crate::errors::cut(digits),
+        spec.tag_field,
+        spec.describe_tags()
+    ))
 }
 
 #[cold]

@@ -112,11 +112,40 @@ pub fn open(args: &OpenArgs<'_, '_>) -> PyResult<Box<dyn WireFormat>> {
 /// A schema problem met while decoding (an unreadable or incompatible writer schema) is a
 /// DecodeError; anything else from Python passes through.
 fn schema_error(py: Python<'_>, err: PyErr) -> Error {
-    if err.is_instance_of::<PyValueError>(py) || err.is_instance_of::<PyTypeError>(py) {
-        Error::decode(err.value(py).to_string())
-    } else {
-        err.into()
+    if !(err.is_instance_of::<PyValueError>(py) || err.is_instance_of::<PyTypeError>(py)) {
+        return err.into();
     }
+    let value = err.value(py);
+    // A resolution error says where in the schemas it is (`$.readings[].temp`): that is the
+    // error's path, and its message is the reason alone.
+    let located = value
+        .getattr("where")
+        .and_then(|w| w.extract::<String>())
+        .and_then(|w| Ok((w, value.getattr("reason")?.extract::<String>()?)));
+    let Ok((place, reason)) = located else {
+        return Error::decode(value.to_string());
+    };
+    let mut steps = Vec::new();
+    let mut rest = place.strip_prefix('$').unwrap_or(&place);
+    while !rest.is_empty() {
+        if let Some(after) = rest.strip_prefix("[]") {
+            steps.push(None);
+            rest = after;
+        } else if let Some(after) = rest.strip_prefix('.') {
+            let end = after.find(['.', '[']).unwrap_or(after.len());
+            steps.push(Some(&after[..end]));
+            rest = &after[end..];
+        } else {
+            return Error::decode(value.to_string());
+        }
+    }
+    steps.into_iter().rev().fold(
+        Error::decode(format!("cannot read the writer schema: {reason}")),
+        |error, step| match step {
+            Some(name) => error.at_field(name),
+            None => error.at_items(),
+        },
+    )
 }
 
 impl Avro {

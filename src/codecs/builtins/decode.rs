@@ -13,7 +13,7 @@ use pyo3::types::{
 };
 
 use super::Keep;
-use crate::codecs::decoder::{find_tag, Decoder, TagRef, WireReader};
+use crate::codecs::decoder::{big_int_tag, find_tag, not_a_tag, Decoder, TagRef, WireReader};
 use crate::codecs::json::decode::dict_key;
 use crate::errors::{Error, Result};
 use crate::plan::{Field, Node, NodeId, TaggedUnionSpec};
@@ -394,11 +394,24 @@ impl<'p, 'py> WireReader<'p, 'py> for Decoder<'p, 'py, ObjectInput<'py>> {
             if let Some(number) = py::int_as_i64(&value) {
                 return find_tag(spec, TagRef::Int(number));
             }
+            let digits = crate::codecs::json::encode::big_int_text(&value)?;
+            return Err(big_int_tag(spec, &digits));
         }
-        if value.is_instance_of::<PyFloat>() {
-            return Err(Error::validation("expected a str or int tag, got float"));
-        }
-        Err(Error::validation("expected a str or int tag"))
+        // What the JSON form of the value would be called, as the JSON decoder says it.
+        let found = if value.is_none() {
+            "null".to_owned()
+        } else if value.is_instance_of::<PyBool>() {
+            "bool".to_owned()
+        } else if value.is_instance_of::<PyFloat>() {
+            "float".to_owned()
+        } else if value.is_instance_of::<PyList>() || value.is_instance_of::<PyTuple>() {
+            "array".to_owned()
+        } else if value.is_instance_of::<PyDict>() {
+            "object".to_owned()
+        } else {
+            crate::shape::type_name(&value)
+        };
+        Err(not_a_tag(&found))
     }
 
     #[inline]

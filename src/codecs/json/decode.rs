@@ -604,9 +604,13 @@ impl<'p, 'py, 'k> WireReader<'p, 'py> for Decoder<'p, 'py, JsonInput<'_, 'k>> {
             }
             ValueKind::Number => match self.reader.read_number().map_err(syntax)? {
                 Number::Int(value) => find_tag(spec, TagRef::Int(value)),
-                _ => Err(Error::validation("expected a str or int tag, got float")),
+                Number::BigInt(digits) => Err(crate::codecs::decoder::big_int_tag(spec, digits)),
+                Number::Float { .. } => Err(crate::codecs::decoder::not_a_tag("float")),
             },
-            _ => Err(Error::validation("expected a str or int tag")),
+            ValueKind::True | ValueKind::False => Err(crate::codecs::decoder::not_a_tag("bool")),
+            ValueKind::Null => Err(crate::codecs::decoder::not_a_tag("null")),
+            ValueKind::Array => Err(crate::codecs::decoder::not_a_tag("array")),
+            ValueKind::Object => Err(crate::codecs::decoder::not_a_tag("object")),
         }
     }
 

@@ -8,7 +8,7 @@ use pyo3::types::PyBool;
 
 use super::epoch;
 use super::read::{self, Head, ReadError, Reader};
-use crate::codecs::decoder::{find_tag, Decoder, TagRef, WireReader};
+use crate::codecs::decoder::{big_int_tag, find_tag, not_a_tag, Decoder, TagRef, WireReader};
 use crate::codecs::encoder::NameTable;
 use crate::errors::{Error, Result};
 use crate::plan::{Field, FloatBounds, IntBounds, Node, NodeId, Plan, TaggedUnionSpec, TzRule};
@@ -320,26 +320,43 @@ impl<'a, 'p, 'py> Decoder<'p, 'py, MsgpackInput<'a, '_>> {
                 let ascii = check_utf8(bytes)?;
                 Ok(py::dict_key_str(self.ctx.py, bytes, ascii)?)
             }
-            (Head::Array(count), Node::Any) => nested(self.depth, || {
-                self.enter()?;
-                let base = self.items_onto_stack(id, count);
-                let result = base.and_then(|base| {
-                    let items = self.stack.drain(base..);
-                    Ok(crate::py::new_tuple(self.ctx.py, items.into_iter())?.into_any())
-                });
-                self.depth -= 1;
-                let key = result?;
-                // A tuple key must hash: one holding a dict or list cannot.
-                key.hash().map_err(|_| {
-                    Error::validation(
-                        "expected a hashable dict key, got an array of non-hashable items",
-                    )
-                })?;
-                Ok(key)
-            }),
+            (Head::Array(count), Node::Any) => self.tuple_key(id, count),
             (Head::Map(_), Node::Any) => Err(expected("a hashable dict key", "map")),
             (head, _) => self.head(id, head),
         }
+    }
+
+    /// An array read as a dict key under `Any` (node `id`), as msgspec reads one: a tuple,
+    /// whose arrays are tuples too; a map anywhere in it cannot be hashed and is refused.
+    fn tuple_key(&mut self, id: NodeId, count: usize) -> Result<Obj<'py>> {
+        nested(self.depth, || {
+            self.enter()?;
+            let base = self.stack.len();
+            let mut result = Ok(());
+            // No path steps inside a key: the path is the value's, and the key is not in it.
+            for _ in 0..count {
+                let item = match self.reader.next().map_err(malformed) {
+                    Ok(Head::Array(inner)) => self.tuple_key(id, inner),
+                    Ok(Head::Map(_)) => {
+                        Err(expected("a hashable dict key", "an array holding a map"))
+                    }
+                    Ok(head) => self.head(id, head),
+                    Err(err) => Err(err),
+                };
+                result = item.and_then(|item| {
+                    crate::codecs::decoder::reserve_items(&mut self.stack, 1)?;
+                    self.stack.push(item);
+                    Ok(())
+                });
+                if result.is_err() {
+                    break;
+                }
+            }
+            self.depth -= 1;
+            let items = self.stack.drain(base..);
+            result?;
+            Ok(crate::py::new_tuple(self.ctx.py, items.into_iter())?.into_any())
+        })
     }
 }
 
@@ -368,7 +385,8 @@ impl<'p, 'py, 'k> WireReader<'p, 'py> for Decoder<'p, 'py, MsgpackInput<'_, 'k>>
                 find_tag(spec, TagRef::Str(bytes))
             }
             Head::Int(value) => find_tag(spec, TagRef::Int(value)),
-            other => Err(expected("a str or int tag", other.describe())),
+            Head::BigUint(value) => Err(big_int_tag(spec, &value.to_string())),
+            other => Err(not_a_tag(other.describe())),
         }
     }
 
