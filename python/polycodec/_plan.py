@@ -148,7 +148,7 @@ def _unions_need_tag(format: str) -> bool:
 # ``a_1b`` is ``a1B`` and ``already_camelCase`` is ``alreadyCamelcase``), keep one underscore per
 # leading empty part and drop the trailing ones; kebab strips the edge underscores and turns each
 # remaining one into a dash, case untouched.
-def _camel_parts(name: str, cap_first: bool) -> str:
+def _camelize(name: str, cap_first: bool) -> str:
     parts = name.split("_")
     if len(parts) == 1 and not cap_first:
         return name
@@ -164,8 +164,8 @@ def _camel_parts(name: str, cap_first: bool) -> str:
 
 
 _STYLES: Dict[str, Callable[[str], str]] = {
-    "camel": lambda name: _camel_parts(name, cap_first=False),
-    "pascal": lambda name: _camel_parts(name, cap_first=True),
+    "camel": lambda name: _camelize(name, cap_first=False),
+    "pascal": lambda name: _camelize(name, cap_first=True),
     "kebab": lambda name: name.strip("_").replace("_", "-"),
     "lower": str.lower,
     "upper": str.upper,
