@@ -13,12 +13,13 @@
 //! one byte at a time returns exactly what one call with the whole buffer returns.
 //!
 //! Bytes are read in place from the caller's `bytes` chunk; only the tail of an incomplete unit
-//! is copied into the decoder's `BytesMut`. Once the buffer holds bytes, later chunks are
-//! appended to it (each byte is copied once) and decoded from it in place.
+//! is copied into the decoder's buffer. Once the buffer holds bytes, later chunks are appended
+//! to it (each byte is copied once) and decoded from it in place. The buffer grows with the
+//! bytes that arrive, never with a length the input declares (a declared length is a promise
+//! of the sender's, not a size), and fallibly: memory running out is a MemoryError.
 
 use std::collections::VecDeque;
 
-use bytes::{Buf, BytesMut};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyByteArray, PyBytes, PyList, PyMemoryView};
@@ -27,7 +28,7 @@ use pyo3::{PyTraverseError, PyVisit};
 use crate::api::Codec;
 use crate::codecs::avro::stream::StreamHeader;
 use crate::codecs::pickle::ops;
-use crate::errors::{Error, ErrorKind, Failure, Result};
+use crate::errors::{self, Error, ErrorKind, Failure, Result};
 use crate::py::{GcPause, Obj};
 use crate::shape;
 
@@ -37,12 +38,12 @@ pub const DEFAULT_SYNC_INTERVAL: usize = 4000;
 /// Bytes `iter_file` asks the file for at a time.
 pub const DEFAULT_CHUNK_SIZE: usize = 64 * 1024;
 
+/// The most room a decoder keeps in its buffer between values.
+const KEPT_CAPACITY: usize = 64 * 1024;
+
 /// `write_file` hands the file its bytes once this many have been encoded (Avro: after every
 /// block).
 const WRITE_CHUNK: usize = 64 * 1024;
-
-/// The most the buffer is grown by ahead of the bytes, on a length the input states.
-const MAX_RESERVE: usize = 64 << 20;
 
 /// What a framer found at the start of the unconsumed input.
 #[derive(Debug, PartialEq, Eq)]
@@ -81,13 +82,8 @@ type Framed = std::result::Result<Step, Malformed>;
 enum Framer {
     /// JSON Lines: how far the current line has been searched for `\n`.
     Lines { scanned: usize },
-    /// MessagePack: the end of the heads read so far, the items still to read, and the length
-    /// the unit is known to need (0: unknown).
-    MessagePack {
-        pos: usize,
-        remaining: u64,
-        want: usize,
-    },
+    /// MessagePack: the end of the heads read so far and the items still to read.
+    MessagePack { pos: usize, remaining: u64 },
     /// Pickle: the end of the opcodes read so far.
     Pickle { pos: usize },
     /// Avro container: the header once read; `wait`, a length the unit is known to need.
@@ -104,7 +100,6 @@ impl Framer {
             "msgpack" => Framer::MessagePack {
                 pos: 0,
                 remaining: 1,
-                want: 0,
             },
             "pickle" => Framer::Pickle { pos: 0 },
             _ => Framer::Avro {
@@ -134,23 +129,17 @@ impl Framer {
                     }
                 }
             }
-            Framer::MessagePack {
-                pos,
-                remaining,
-                want,
-            } => loop {
+            Framer::MessagePack { pos, remaining } => loop {
                 if *remaining == 0 {
                     let end = *pos;
                     *pos = 0;
                     *remaining = 1;
-                    *want = 0;
                     return Ok(Step::Value(end));
                 }
                 let Some((size, items)) = msgpack_head(data, *pos)? else {
                     return Ok(Step::Need);
                 };
                 if data.len() - *pos < size {
-                    *want = *pos + size;
                     return Ok(Step::Need);
                 }
                 *pos += size;
@@ -192,18 +181,6 @@ impl Framer {
                     }
                 }
             }
-        }
-    }
-}
-
-impl Framer {
-    /// A length the current unit is known to need at least (0 when unknown), to size the
-    /// buffer once for a long value rather than grow it chunk by chunk.
-    fn want(&self) -> usize {
-        match self {
-            Framer::MessagePack { want, .. } => *want,
-            Framer::Avro { wait, .. } => *wait,
-            _ => 0,
         }
     }
 }
@@ -428,7 +405,10 @@ struct Stop {
 pub struct StreamDecoder {
     codec: Py<Codec>,
     framer: Framer,
-    buf: BytesMut,
+    /// The bytes of the unit not complete yet, from `buf_start` on (the bytes before it are
+    /// consumed, and dropped when the next chunk is appended).
+    buf: Vec<u8>,
+    buf_start: usize,
     /// The stream offset of the first byte not yet consumed.
     offset: u64,
     /// The values met so far (decoded or failed).
@@ -444,7 +424,8 @@ impl StreamDecoder {
         StreamDecoder {
             codec,
             framer,
-            buf: BytesMut::new(),
+            buf: Vec::new(),
+            buf_start: 0,
             offset: 0,
             index: 0,
             broken: None,
@@ -569,24 +550,46 @@ impl StreamDecoder {
         let _pause = GcPause::new(py);
         let mut out = Vec::new();
         let mut buf = std::mem::take(&mut self.buf);
-        let result = if buf.is_empty() {
+        let (result, kept) = if self.buf_start == buf.len() {
+            if buf.capacity() > KEPT_CAPACITY {
+                // A long value's room is given back once it is decoded.
+                buf = Vec::new();
+            }
+            buf.clear();
+            self.buf_start = 0;
             let result = self.run(py, codec, chunk, &mut out);
-            buf.extend_from_slice(&chunk[consumed(&result)..]);
-            result
+            let tail = &chunk[consumed(&result)..];
+            (result, append(&mut buf, tail))
         } else {
-            buf.extend_from_slice(chunk);
-            let result = self.run(py, codec, &buf, &mut out);
-            buf.advance(consumed(&result));
-            result
+            buf.drain(..self.buf_start);
+            let kept = append(&mut buf, chunk);
+            let result = match kept {
+                Ok(()) => self.run(py, codec, &buf, &mut out),
+                Err(_) => Ok(0),
+            };
+            self.buf_start = consumed(&result);
+            (result, kept)
         };
         self.offset += consumed(&result) as u64;
-        let want = self.framer.want();
-        if !buf.is_empty() && want > buf.len() {
-            buf.reserve((want - buf.len()).min(MAX_RESERVE));
-        }
         self.buf = buf;
-        let error = result.err().map(|stop| self.raise(py, stop));
+        let error = match (result, kept) {
+            (Err(stop), Ok(())) => Some(self.raise(py, stop)),
+            (_, Err(err)) => {
+                // The chunk's bytes could not be kept: the stream has lost them.
+                let message = "cannot allocate memory for the stream buffer".to_owned();
+                self.broken = Some(message);
+                self.buf = Vec::new();
+                self.buf_start = 0;
+                Some(err.into_pyerr(py, ErrorKind::Decode))
+            }
+            (Ok(_), Ok(())) => None,
+        };
         (out, error)
+    }
+
+    /// The bytes held for the unit not complete yet.
+    fn pending(&self) -> &[u8] {
+        &self.buf[self.buf_start..]
     }
 
     /// The end of the input: the values that remain, and the error if a partial value is left.
@@ -597,7 +600,9 @@ impl StreamDecoder {
         }
         let codec_ref = self.codec.clone_ref(py);
         let codec = codec_ref.get();
-        let rest = std::mem::take(&mut self.buf);
+        let mut rest = std::mem::take(&mut self.buf);
+        rest.drain(..self.buf_start);
+        self.buf_start = 0;
         let at = self.offset;
         let stop = match &self.framer {
             Framer::Lines { .. } if is_blank(&rest) => None,
@@ -669,10 +674,19 @@ impl StreamDecoder {
         let _ = instance.setattr("offset", stop.offset);
         if stop.fatal {
             self.broken = Some(instance.to_string());
-            self.buf.clear();
+            self.buf = Vec::new();
+            self.buf_start = 0;
         }
         err
     }
+}
+
+/// Appends `bytes` to the stream buffer, growing it (amortised) only by what has arrived: a
+/// MemoryError instead of an abort.
+fn append(buf: &mut Vec<u8>, bytes: &[u8]) -> Result<()> {
+    errors::reserve(buf, bytes.len(), "the stream buffer")?;
+    buf.extend_from_slice(bytes);
+    Ok(())
 }
 
 fn consumed(result: &std::result::Result<usize, Stop>) -> usize {
@@ -763,7 +777,7 @@ impl StreamDecoder {
     /// The bytes held for a value that is not complete yet.
     #[getter]
     fn buffered(&self) -> usize {
-        self.buf.len()
+        self.pending().len()
     }
 
     fn __traverse__(&self, visit: PyVisit<'_>) -> std::result::Result<(), PyTraverseError> {

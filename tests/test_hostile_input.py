@@ -1,0 +1,145 @@
+"""Issue 27: hostile input found by a fuzzing campaign, each case with the limit it now meets.
+
+Memory is measured in a subprocess (``ru_maxrss`` before and after the call, or an address-space
+limit with ``RLIMIT_AS``), so that a regression costs that process and not the test run.
+``MIMALLOC_ARENA_RESERVE=0`` maps each allocation as it grows (see test_memory_limits.py), so
+that both a peak and a limit see the extension's own buffers.
+"""
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from typing import Any
+
+import pytest
+
+import polycodec
+
+needs_proc = pytest.mark.skipif(
+    not os.path.exists("/proc/self/status"), reason="reads VmSize from /proc (Linux)"
+)
+
+_PRELUDE = r"""
+import dataclasses, json, resource, struct, sys, time, typing
+from typing import Any, List, Optional, Union
+import polycodec
+
+def vm_size():
+    line = [l for l in open("/proc/self/status") if l.startswith("VmSize")][0]
+    return int(line.split()[1]) * 1024
+
+def limit_address_space(headroom_mib):
+    limit = vm_size() + (headroom_mib << 20)
+    resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+
+def peak():
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+
+def measure(call):
+    # The peak resident memory the call adds, its time, and what it raised.
+    before, start = peak(), time.perf_counter()
+    try:
+        call()
+        outcome = "ok"
+    except Exception as exc:
+        outcome = type(exc).__name__ + ": " + str(exc)[:300]
+    return {"grew": peak() - before, "seconds": time.perf_counter() - start, "outcome": outcome}
+"""
+
+
+def run_isolated(body: str, timeout: float = 120) -> Any:
+    """Runs `body` after the prelude in a fresh interpreter; returns what it prints as JSON."""
+    package = os.path.dirname(os.path.dirname(polycodec.__file__))
+    run = subprocess.run(
+        [sys.executable, "-c", _PRELUDE + textwrap.dedent(body)],
+        capture_output=True,
+        text=True,
+        env=dict(os.environ, PYTHONPATH=package, MIMALLOC_ARENA_RESERVE="0"),
+        timeout=timeout,
+    )
+    # A negative return code is a signal (an abort is -6): never acceptable.
+    assert run.returncode == 0, (run.returncode, run.stderr[-2000:])
+    return json.loads(run.stdout.strip().splitlines()[-1])
+
+
+def avro_long(n: int) -> bytes:
+    n = (n << 1) ^ (n >> 63)
+    out = bytearray()
+    while n >= 0x80:
+        out.append((n & 0x7F) | 0x80)
+        n >>= 7
+    out.append(n)
+    return bytes(out)
+
+
+# Item 1: a declared length reserved nothing; the buffer grows with the bytes, fallibly.
+
+
+@needs_proc
+def test_issue27_item1_declared_lengths_reserve_nothing_in_a_stream_decoder() -> None:
+    # 100 decoders, each fed 5 bytes of a MessagePack str32 header declaring 4 GiB, and 100
+    # fed an Avro header and a block declaring 2**62 bytes: the address space they add stays
+    # within 16 MiB under a 64 MiB limit (a decoder used to reserve 64 MiB each, and the
+    # process died of `memory allocation failed` after 17 of them).
+    result = run_isolated(f"""
+        block = {avro_long(1) + avro_long(1 << 62)!r}
+        msgpack = polycodec.Codec(str, "msgpack")
+        avro = polycodec.Codec(bool, "avro")
+        header = avro.encode_many([])
+        keep = []
+        limit_address_space(64)
+        before = vm_size()
+        for _ in range(100):
+            decoder = msgpack.stream_decoder()
+            assert decoder.feed(b"\\xdb\\xff\\xff\\xff\\xff") == []
+            keep.append(decoder)
+            decoder = avro.stream_decoder()
+            assert decoder.feed(header + block) == []
+            keep.append(decoder)
+        print(json.dumps({{"grew": vm_size() - before,
+                           "buffered": sorted({{d.buffered for d in keep}})}}))
+        """)
+    assert result["grew"] < 16 << 20, result
+    assert result["buffered"] == [5, len(avro_long(1) + avro_long(1 << 62))]
+
+
+@needs_proc
+def test_issue27_item1_a_stream_buffer_that_cannot_grow_is_a_memory_error() -> None:
+    # A value that keeps arriving (a str32 of 2**31 bytes, fed 4 MiB at a time) under a 96 MiB
+    # address-space limit: the buffer's growth fails, `feed` raises MemoryError, and the
+    # stream is then broken (DecodeError), with the interpreter alive.
+    result = run_isolated("""
+        decoder = polycodec.Codec(str, "msgpack").stream_decoder()
+        chunk = b"x" * (4 << 20)
+        decoder.feed(b"\\xdb\\x80\\x00\\x00\\x00")
+        limit_address_space(96)
+        outcome = None
+        for _ in range(512):
+            try:
+                decoder.feed(chunk)
+            except MemoryError:
+                outcome = "MemoryError"
+                break
+        try:
+            decoder.feed(b"")
+            after = "ok"
+        except polycodec.DecodeError:
+            after = "DecodeError"
+        print(json.dumps([outcome, after]))
+        """)
+    assert result == ["MemoryError", "DecodeError"]
+
+
+def test_issue27_item1_a_long_value_fed_in_chunks_decodes_as_one_call_does() -> None:
+    codec = polycodec.Codec(list[str], "msgpack")
+    value = ["a" * 300_000, "b" * 5, "c" * 70_000]
+    data = codec.encode_stream([value, value[:1]])
+    decoder = codec.stream_decoder()
+    out = []
+    for start in range(0, len(data), 4096):
+        out += decoder.feed(data[start : start + 4096])
+        assert decoder.buffered <= len(data)
+    assert out + decoder.finish() == [value, value[:1]]
+    assert decoder.buffered == 0
