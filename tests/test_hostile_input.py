@@ -143,3 +143,61 @@ def test_issue27_item1_a_long_value_fed_in_chunks_decodes_as_one_call_does() -> 
         assert decoder.buffered <= len(data)
     assert out + decoder.finish() == [value, value[:1]]
     assert decoder.buffered == 0
+
+
+# Item 4: pickle floods are refused once the stack holds more than the rest can reduce.
+
+_FLOODS = {
+    # 10 MB of one opcode each (NONE and TUPLE1 as `N\x85` pairs), after PROTO 4.
+    "none": b"N" * 10_000_000,
+    "empty_dict": b"}" * 10_000_000,
+    "tuple1": b"N\x85" * 5_000_000,
+    "empty_set": b"\x8f" * 10_000_000,
+    "mark": b"(" * 10_000_000,
+}
+
+
+@needs_proc
+@pytest.mark.parametrize(
+    "flood, max_ratio", [("none", 8), ("empty_dict", 64), ("tuple1", 48), ("empty_set", 64)]
+)
+def test_issue27_item4_pickle_floods_are_refused_before_their_stop(
+    flood: str, max_ratio: int
+) -> None:
+    # Each used about 108 times its size (1 GB) before the DecodeError at STOP; now refused
+    # two thirds of the way in (no opcode takes more than two values off the stack below a
+    # MARK), at a peak of `max_ratio` times the input, in seconds.
+    data = b"\x80\x04" + _FLOODS[flood] + b"."
+    result = run_isolated(f"""
+        data = b"\\x80\\x04" + {_FLOODS[flood][:2]!r} * {len(_FLOODS[flood]) // 2} + b"."
+        codec = polycodec.Codec(Any, "pickle")
+        print(json.dumps(measure(lambda: codec.decode_one(data))))
+        """)
+    assert result["outcome"].startswith("DecodeError"), result
+    assert "bytes left cannot reduce to one value" in result["outcome"]
+    assert result["grew"] < max_ratio * len(data), result
+    assert result["seconds"] < 20, result
+
+
+def test_issue27_item4_a_mark_flood_is_refused_half_way() -> None:
+    codec = polycodec.Codec(Any, "pickle")
+    with pytest.raises(polycodec.DecodeError, match=r"open MARKs .* at byte (\d+)") as info:
+        codec.decode_one(b"\x80\x04" + b"(" * 1_000_000 + b".")
+    offset = int(str(info.value).split("at byte ")[1].split()[0])
+    assert offset <= 500_010
+
+
+def test_issue27_item4_deep_but_reducible_stacks_still_decode() -> None:
+    # The bound is exact: 200 values below any MARK, reduced by TUPLE3 (two values a byte)
+    # into nested tuples, then a MARK-closed list of 100,000 items.
+    pushes = 201
+    data = b"\x80\x04" + b"N" * pushes + b"\x87" * (pushes // 2) + b"."
+    import pickle
+
+    assert polycodec.Codec(Any, "pickle").decode_one(data) == pickle.loads(data)
+    items = pickle.dumps([None] * 100_000, protocol=4)
+    assert polycodec.Codec(Any, "pickle").decode_one(items) == [None] * 100_000
+    # One byte short of reducible is refused with the stack's message, not at STOP.
+    short = b"\x80\x04" + b"N" * pushes + b"\x87" * (pushes // 2 - 1) + b"."
+    with pytest.raises(polycodec.DecodeError, match="cannot reduce"):
+        polycodec.Codec(Any, "pickle").decode_one(short)
