@@ -26,7 +26,7 @@ use pyo3::types::{PyByteArray, PyBytes, PyList, PyMemoryView};
 use pyo3::{PyTraverseError, PyVisit};
 
 use crate::api::Codec;
-use crate::codecs::avro::stream::StreamHeader;
+use crate::codecs::avro::stream::{OpenBlock, StreamHeader};
 use crate::codecs::pickle::ops;
 use crate::errors::{self, Error, ErrorKind, Failure, Result};
 use crate::py::{GcPause, Obj};
@@ -416,6 +416,20 @@ pub struct StreamDecoder {
     /// Set once the stream cannot go on: the message every later call raises.
     broken: Option<String>,
     finished: bool,
+    /// Avro in `iter_file`: a block is opened, not decoded, and framing pauses until its
+    /// records are taken one at a time ([`StreamDecoder::next_in_block`]).
+    lazy_blocks: bool,
+    /// The open block and its stream offset.
+    block: Option<(OpenBlock, u64)>,
+}
+
+/// What the open block of a lazy decoder gave.
+enum InBlock<'py> {
+    Value(Obj<'py>),
+    Failed(PyErr),
+    /// The block has just been read to its end: the buffered bytes may hold more units.
+    Ended,
+    NoBlock,
 }
 
 impl StreamDecoder {
@@ -430,6 +444,50 @@ impl StreamDecoder {
             index: 0,
             broken: None,
             finished: false,
+            lazy_blocks: false,
+            block: None,
+        }
+    }
+
+    /// The next record of the open block (lazy decoders only).
+    fn next_in_block<'py>(&mut self, py: Python<'py>) -> InBlock<'py> {
+        let Some((block, offset)) = &mut self.block else {
+            return InBlock::NoBlock;
+        };
+        let offset = *offset;
+        let codec_ref = self.codec.clone_ref(py);
+        let codec = codec_ref.get();
+        let (
+            Some(avro),
+            Framer::Avro {
+                header: Some(header),
+                ..
+            },
+        ) = (codec.wire.as_avro(), &self.framer)
+        else {
+            unreachable!("only an Avro decoder opens blocks");
+        };
+        let _pause = GcPause::new(py);
+        match avro.stream_block_next(py, &codec.plan, header, block) {
+            Ok(Some(value)) => {
+                self.index += 1;
+                InBlock::Value(value)
+            }
+            Ok(None) => {
+                self.block = None;
+                InBlock::Ended
+            }
+            Err(error) => {
+                self.block = None;
+                let stop = Stop {
+                    consumed: 0,
+                    error,
+                    index: self.index,
+                    offset,
+                    fatal: true,
+                };
+                InBlock::Failed(self.raise(py, stop))
+            }
         }
     }
 
@@ -505,6 +563,25 @@ impl StreamDecoder {
                     else {
                         unreachable!("a block is framed after the header");
                     };
+                    if self.lazy_blocks {
+                        let opened = avro.stream_block_open(py, &codec.plan, header, unit);
+                        pos += n;
+                        match opened {
+                            Ok(block) => {
+                                self.block = Some((block, at));
+                                return Ok(pos);
+                            }
+                            Err(error) => {
+                                return Err(Stop {
+                                    consumed: pos,
+                                    error,
+                                    index: self.index,
+                                    offset: at,
+                                    fatal: true,
+                                })
+                            }
+                        }
+                    }
                     let before = out.len();
                     let result = avro.stream_block(py, &codec.plan, header, unit, out);
                     self.index += (out.len() - before) as u64;
@@ -595,7 +672,8 @@ impl StreamDecoder {
     /// The end of the input: the values that remain, and the error if a partial value is left.
     pub fn finish_inner<'py>(&mut self, py: Python<'py>) -> (Vec<Obj<'py>>, Option<PyErr>) {
         let (mut out, error) = self.feed_inner(py, b"");
-        if error.is_some() {
+        if error.is_some() || self.block.is_some() {
+            // A lazy decoder's open block is read before the end is checked.
             return (out, error);
         }
         let codec_ref = self.codec.clone_ref(py);
@@ -802,8 +880,10 @@ impl FileIter {
         if chunk_size == 0 {
             return Err(PyValueError::new_err("chunk_size must be at least 1"));
         }
+        let mut decoder = StreamDecoder::create(codec);
+        decoder.lazy_blocks = true;
         Ok(FileIter {
-            decoder: StreamDecoder::create(codec),
+            decoder,
             fp,
             chunk_size,
             pending: VecDeque::new(),
@@ -835,6 +915,25 @@ impl FileIter {
             }
             if let Some(err) = self.error.take() {
                 return Err(err);
+            }
+            match self.decoder.next_in_block(py) {
+                InBlock::Value(value) => return Ok(Some(value.unbind())),
+                InBlock::Failed(err) => {
+                    self.done = true;
+                    return Err(err);
+                }
+                InBlock::Ended => {
+                    // The units already buffered come before the file's next chunk.
+                    let (values, error) = if self.done {
+                        self.decoder.finish_inner(py)
+                    } else {
+                        self.decoder.feed_inner(py, b"")
+                    };
+                    self.pending.extend(values.into_iter().map(Bound::unbind));
+                    self.error = error;
+                    continue;
+                }
+                InBlock::NoBlock => {}
             }
             if self.done {
                 return Ok(None);

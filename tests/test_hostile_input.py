@@ -49,11 +49,12 @@ def measure(call):
 """
 
 
-def run_isolated(body: str, timeout: float = 120) -> Any:
-    """Runs `body` after the prelude in a fresh interpreter; returns what it prints as JSON."""
+def run_isolated(body: str, setup: str = "", timeout: float = 120) -> Any:
+    """Runs `body` after the prelude (and `setup`) in a fresh interpreter; returns what it
+    prints last, as JSON."""
     package = os.path.dirname(os.path.dirname(polycodec.__file__))
     run = subprocess.run(
-        [sys.executable, "-c", _PRELUDE + textwrap.dedent(body)],
+        [sys.executable, "-c", _PRELUDE + setup + textwrap.dedent(body)],
         capture_output=True,
         text=True,
         env=dict(os.environ, PYTHONPATH=package, MIMALLOC_ARENA_RESERVE="0"),
@@ -201,3 +202,152 @@ def test_issue27_item4_deep_but_reducible_stacks_still_decode() -> None:
     short = b"\x80\x04" + b"N" * pushes + b"\x87" * (pushes // 2 - 1) + b"."
     with pytest.raises(polycodec.DecodeError, match="cannot reduce"):
         polycodec.Codec(Any, "pickle").decode_one(short)
+
+
+# Item 2: compressed Avro blocks are bounded, and iter_file holds one block's bytes, not its
+# values.
+
+
+def _bool_container(plain: int, blocks: int, codec: bytes = b"deflate") -> bytes:
+    """An Avro container of `blocks` deflate blocks, each of `plain` False records."""
+    import zlib
+
+    sync = b"S" * 16
+    meta = [(b"avro.schema", b'"boolean"'), (b"avro.codec", codec)]
+    header = (
+        b"Obj\x01"
+        + avro_long(len(meta))
+        + b"".join(avro_long(len(k)) + k + avro_long(len(v)) + v for k, v in meta)
+        + b"\x00"
+        + sync
+    )
+    compressor = zlib.compressobj(9, zlib.DEFLATED, -15)
+    packed = compressor.compress(bytes(plain)) + compressor.flush()
+    block = avro_long(plain) + avro_long(len(packed)) + packed + sync
+    return header + block * blocks
+
+
+_BOMB = f"""
+import zlib
+sys.path.insert(0, {os.path.dirname(__file__)!r})
+from test_hostile_input import _bool_container
+"""
+
+
+@needs_proc
+def test_issue27_item2_decode_many_is_held_to_max_decompressed_size() -> None:
+    # The issue's input: 261 KB of deflate blocks (4 of 64 MiB of `boolean` records) decoded
+    # to 268M values and 2.18 GB (8,700x). With max_decompressed_size=16 MiB it is refused
+    # while the first block inflates, at a peak under 64 MiB (250x the input), in seconds;
+    # the default (128 MiB) is documented.
+    result = run_isolated(
+        setup=_BOMB,
+        body="""
+        data = _bool_container(64 << 20, 4)
+        codec = polycodec.Codec(bool, "avro", max_decompressed_size=16 << 20)
+        print(json.dumps(dict(measure(lambda: codec.decode_many(data)), size=len(data))))
+        """,
+    )
+    assert result["size"] < 270_000
+    assert result["outcome"].startswith("DecodeError"), result
+    assert "max_decompressed_size" in result["outcome"]
+    assert result["grew"] < 64 << 20, result
+    assert result["seconds"] < 10, result
+
+
+def test_issue27_item2_decode_many_counts_every_compressed_block() -> None:
+    data = _bool_container(1 << 20, 5)
+    codec = polycodec.Codec(bool, "avro", max_decompressed_size=4 << 20)
+    with pytest.raises(polycodec.DecodeError, match="more than 0 bytes"):
+        codec.decode_many(data)
+    assert polycodec.Codec(bool, "avro", max_decompressed_size=5 << 20).decode_many(data) == [
+        False
+    ] * (5 << 20)
+    # Blocks that are not compressed are the input itself: not counted.
+    plain = polycodec.Codec(bool, "avro").encode_many([False] * (5 << 20))
+    assert len(codec.decode_many(plain)) == 5 << 20
+
+
+@needs_proc
+def test_issue27_item2_iter_file_holds_one_block_not_its_values() -> None:
+    # One deflate block of 8 MiB of `boolean` records (8 KB): iter_file built all 8M values
+    # of a block at once (64 MiB of list alone); it now holds the block's bytes and hands
+    # out records one at a time, at a peak under 40 MiB.
+    result = run_isolated(
+        setup=_BOMB,
+        body="""
+        import io
+        data = _bool_container(8 << 20, 2)
+        codec = polycodec.Codec(bool, "avro")
+        count = []
+        def read():
+            count.append(sum(1 for value in codec.iter_file(io.BytesIO(data)) if not value))
+        print(json.dumps(dict(measure(read), count=count)))
+        """,
+    )
+    assert result["outcome"] == "ok", result
+    assert result["count"] == [16 << 20]
+    assert result["grew"] < 40 << 20, result
+
+
+@pytest.mark.parametrize("compression", ["deflate", "snappy", "zstandard"])
+def test_issue27_item2_a_block_past_max_block_size_is_refused_everywhere(
+    compression: str, tmp_path: "os.PathLike[str]"
+) -> None:
+    import io
+
+    import random
+
+    # Random booleans: zstandard, unlike deflate, could pack zeros past 1040x, the ratio any
+    # block is held to.
+    chooser = random.Random(27)
+    values = [chooser.random() < 0.5 for _ in range(300_000)]
+    writer = polycodec.Codec(bool, "avro", compression=compression)
+    fp = io.BytesIO()
+    writer.write_file(fp, values, sync_interval=300_000)
+    data = fp.getvalue()
+    assert len(data) < 150_000
+    small = polycodec.Codec(bool, "avro", max_block_size=256 << 10)
+    large = polycodec.Codec(bool, "avro", max_block_size=300_000)
+    for codec, refused in [(small, True), (large, False)]:
+        decoder = codec.stream_decoder()
+        calls = [
+            lambda: codec.decode_many(data),
+            lambda: list(codec.iter_file(io.BytesIO(data))),
+            lambda: decoder.feed(data) + decoder.finish(),
+        ]
+        for call in calls:
+            if refused:
+                with pytest.raises(polycodec.DecodeError, match="max_block_size"):
+                    call()
+            else:
+                assert call() == values
+
+
+def test_issue27_item2_iter_file_gives_what_one_call_gives() -> None:
+    import io
+
+    codec = polycodec.Codec(list[int], "avro", compression="deflate")
+    values = [list(range(i % 7)) for i in range(10_000)]
+    fp = io.BytesIO()
+    codec.write_file(fp, values, sync_interval=999)
+    data = fp.getvalue()
+    assert codec.decode_many(data) == values
+    for chunk_size in [1, 7, 4096, 1 << 20]:
+        assert list(codec.iter_file(io.BytesIO(data), chunk_size=chunk_size)) == values
+    # A broken block after good ones: the good values first, then the error.
+    broken = data[:-17] + bytes([data[-17] ^ 0xFF]) + data[-16:]
+    got = []
+    with pytest.raises(polycodec.DecodeError):
+        for value in codec.iter_file(io.BytesIO(broken), chunk_size=1000):
+            got.append(value)
+    assert got == values[: len(got)] and len(got) >= 9 * 999
+
+
+def test_issue27_item2_limit_options_are_checked() -> None:
+    for bad, error in [(0, ValueError), (-1, ValueError), ("1", TypeError), (True, TypeError)]:
+        for name in ["max_block_size", "max_decompressed_size"]:
+            with pytest.raises(error, match=name):
+                polycodec.Codec(bool, "avro", **{name: bad})
+    with pytest.raises(TypeError, match="max_block_size"):
+        polycodec.Codec(bool, "json", max_block_size=1)
