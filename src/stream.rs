@@ -190,6 +190,25 @@ fn is_blank(line: &[u8]) -> bool {
         .all(|b| matches!(b, b' ' | b'\t' | b'\r' | b'\n'))
 }
 
+/// Where `data`, meant to hold exactly one MessagePack value, is malformed (the byte offset and
+/// what is wrong), found by the stream's framing: `decode_one` and `decode_many` consult it
+/// when they fail on a value of the wrong shape, so that malformed bytes are a DecodeError
+/// first, as the stream decoder (which frames before it decodes) reports them.
+pub fn msgpack_malformed(data: &[u8]) -> Option<(usize, String)> {
+    match Framer::for_format("msgpack").next(data) {
+        Err(bad) => Some((bad.offset, bad.message)),
+        Ok(Step::Value(end)) if end < data.len() => Some((
+            end,
+            "malformed MessagePack: trailing bytes after the value".to_owned(),
+        )),
+        Ok(Step::Value(_)) => None,
+        Ok(_) => Some((
+            data.len(),
+            "malformed MessagePack: the input ends inside a value".to_owned(),
+        )),
+    }
+}
+
 /// The size of the MessagePack head at `pos` with its payload, and how many items follow it
 /// (a container's), or `None` when the head itself is not complete.
 fn msgpack_head(data: &[u8], pos: usize) -> std::result::Result<Option<(usize, u64)>, Malformed> {
@@ -336,7 +355,9 @@ fn avro_header_len(data: &[u8]) -> std::result::Result<Extent, Malformed> {
         );
     }
     if data.len() < 4 {
-        return Ok(Extent::Short(4));
+        // The next byte is checked against the magic as soon as it arrives, as one call with
+        // the same bytes checks it.
+        return Ok(Extent::Short(data.len() + 1));
     }
     let mut pos = 4;
     loop {
@@ -713,6 +734,14 @@ impl StreamDecoder {
                 fatal: true,
             }),
             _ if rest.is_empty() => None,
+            Framer::Avro { header: None, .. } => Some(Stop {
+                consumed: 0,
+                // What `decode_many` says of the same bytes.
+                error: crate::codecs::avro::stream::header_error(&rest),
+                index: self.index,
+                offset: at,
+                fatal: true,
+            }),
             _ => Some(Stop {
                 consumed: 0,
                 error: Error::decode(format!(

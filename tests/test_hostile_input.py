@@ -6,6 +6,7 @@ call, or an address-space limit with ``RLIMIT_AS``), so that a regression costs 
 that both a peak and a limit see the extension's own buffers.
 """
 
+import dataclasses
 import json
 import os
 import subprocess
@@ -392,3 +393,74 @@ def test_issue27_item3_a_union_of_records_with_fields_of_every_earlier_one_resol
         assert run["grew"] < 150 * run["size"], run
     assert large["grew"] / large["size"] < 1.25 * small["grew"] / small["size"], (small, large)
     assert large["seconds"] < 15, large
+
+
+# Item 7: malformed bytes are a DecodeError first, and a stream answers as one call does.
+
+
+@dataclasses.dataclass
+class _Point:
+    x: int
+    y: str
+
+
+def _outcome(call: Any) -> str:
+    try:
+        call()
+    except polycodec.DecodeError as err:
+        # The stream adds where the value sits in the stream; the rest must agree.
+        text = str(err).split(";")[0].split(" at byte")[0].split(" (at ")[0]
+        return type(err).__name__ + ": " + text
+    return "ok"
+
+
+def _stream(codec: Any, data: bytes, chunk: int) -> Any:
+    decoder = codec.stream_decoder()
+    out = []
+    for start in range(0, len(data), chunk):
+        out += decoder.feed(data[start : start + chunk])
+    return out + decoder.finish()
+
+
+def test_issue27_item7_malformed_msgpack_is_a_decode_error_before_a_wrong_shape() -> None:
+    codec = polycodec.Codec(_Point, "msgpack")
+    # A map whose first key is an int (a wrong shape) and whose value is the reserved 0xc1.
+    data = b"\x81\x01\xc1"
+    expected = "DecodeError: malformed MessagePack: reserved byte 0xc1"
+    assert _outcome(lambda: codec.decode_one(data)) == expected
+    assert _outcome(lambda: codec.decode_many(b"\x91" + data)) == expected
+    for chunk in (1, 2, 3):
+        assert _outcome(lambda: _stream(codec, data, chunk)) == expected
+    # Well-formed bytes of the wrong shape stay a ValidationError.
+    with pytest.raises(polycodec.ValidationError, match="str field name"):
+        codec.decode_one(b"\x81\x01\xc0")
+
+
+def test_issue27_item7_corrupted_msgpack_fails_alike_in_one_call_and_in_a_stream() -> None:
+    import random
+
+    codec = polycodec.Codec(list[_Point], "msgpack")
+    good = codec.encode_one([_Point(i, "p" * i) for i in range(6)])
+    chooser = random.Random(7)
+    for _ in range(400):
+        data = bytearray(good)
+        for _ in range(chooser.randint(1, 3)):
+            data[chooser.randrange(len(data))] = chooser.randrange(256)
+        one = _outcome(lambda: codec.decode_one(bytes(data)))
+        if one == "ok" or "trailing bytes" in one:
+            # Bytes after the value are the stream's next value: not one value any more.
+            continue
+        streamed = _outcome(lambda: _stream(codec, bytes(data), chooser.choice([1, 5, 64])))
+        # The same kind; a truncation is worded by where it is met (the stream: at finish).
+        assert streamed.split(":")[0] == one.split(":")[0], (bytes(data), one, streamed)
+        if "MessagePack" in streamed or "MessagePack" in one:
+            assert "ends" in one + streamed or streamed == one, (bytes(data), one, streamed)
+
+
+@pytest.mark.parametrize("data", [b"Ob", b"Obj", b"Ox", b"O\x00j", b"\x00"])
+def test_issue27_item7_a_short_avro_stream_fails_as_decode_many_does(data: bytes) -> None:
+    codec = polycodec.Codec(_Point, "avro")
+    expected = _outcome(lambda: codec.decode_many(data))
+    assert expected.startswith("DecodeError: not an Avro object container file")
+    for chunk in (1, 2, len(data)):
+        assert _outcome(lambda: _stream(codec, data, chunk)) == expected

@@ -37,6 +37,15 @@ pub struct StreamHeader {
     program: Arc<Program>,
 }
 
+/// Why `data`, the start of a container header that the stream ended in, is not a header: the
+/// error `decode_many` raises for the same bytes.
+pub fn header_error(data: &[u8]) -> Error {
+    match container::read_header(&mut Input::new(data)) {
+        Err(error) => error.into(),
+        Ok(_) => Error::decode("internal: a complete Avro header was left unframed"),
+    }
+}
+
 impl Avro {
     /// Reads a complete header (`unit` holds exactly its bytes) and resolves its schema against
     /// the codec's.
