@@ -13,21 +13,22 @@
 //! one byte at a time returns exactly what one call with the whole buffer returns.
 //!
 //! Bytes are read in place from the caller's `bytes` chunk; only the tail of an incomplete unit
-//! is copied into the decoder's `BytesMut`. Once the buffer holds bytes, later chunks are
-//! appended to it (each byte is copied once) and decoded from it in place.
+//! is copied into the decoder's buffer. Once the buffer holds bytes, later chunks are appended
+//! to it (each byte is copied once) and decoded from it in place. The buffer grows with the
+//! bytes that arrive, never with a length the input declares (a declared length is a promise
+//! of the sender's, not a size), and fallibly: memory running out is a MemoryError.
 
 use std::collections::VecDeque;
 
-use bytes::{Buf, BytesMut};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyByteArray, PyBytes, PyList, PyMemoryView};
 use pyo3::{PyTraverseError, PyVisit};
 
 use crate::api::Codec;
-use crate::codecs::avro::stream::StreamHeader;
+use crate::codecs::avro::stream::{OpenBlock, StreamHeader};
 use crate::codecs::pickle::ops;
-use crate::errors::{Error, ErrorKind, Failure, Result};
+use crate::errors::{self, Error, ErrorKind, Failure, Result};
 use crate::py::{GcPause, Obj};
 use crate::shape;
 
@@ -37,12 +38,12 @@ pub const DEFAULT_SYNC_INTERVAL: usize = 4000;
 /// Bytes `iter_file` asks the file for at a time.
 pub const DEFAULT_CHUNK_SIZE: usize = 64 * 1024;
 
+/// The most room a decoder keeps in its buffer between values.
+const KEPT_CAPACITY: usize = 64 * 1024;
+
 /// `write_file` hands the file its bytes once this many have been encoded (Avro: after every
 /// block).
 const WRITE_CHUNK: usize = 64 * 1024;
-
-/// The most the buffer is grown by ahead of the bytes, on a length the input states.
-const MAX_RESERVE: usize = 64 << 20;
 
 /// What a framer found at the start of the unconsumed input.
 #[derive(Debug, PartialEq, Eq)]
@@ -81,13 +82,8 @@ type Framed = std::result::Result<Step, Malformed>;
 enum Framer {
     /// JSON Lines: how far the current line has been searched for `\n`.
     Lines { scanned: usize },
-    /// MessagePack: the end of the heads read so far, the items still to read, and the length
-    /// the unit is known to need (0: unknown).
-    MessagePack {
-        pos: usize,
-        remaining: u64,
-        want: usize,
-    },
+    /// MessagePack: the end of the heads read so far and the items still to read.
+    MessagePack { pos: usize, remaining: u64 },
     /// Pickle: the end of the opcodes read so far.
     Pickle { pos: usize },
     /// Avro container: the header once read; `wait`, a length the unit is known to need.
@@ -104,7 +100,6 @@ impl Framer {
             "msgpack" => Framer::MessagePack {
                 pos: 0,
                 remaining: 1,
-                want: 0,
             },
             "pickle" => Framer::Pickle { pos: 0 },
             _ => Framer::Avro {
@@ -134,23 +129,17 @@ impl Framer {
                     }
                 }
             }
-            Framer::MessagePack {
-                pos,
-                remaining,
-                want,
-            } => loop {
+            Framer::MessagePack { pos, remaining } => loop {
                 if *remaining == 0 {
                     let end = *pos;
                     *pos = 0;
                     *remaining = 1;
-                    *want = 0;
                     return Ok(Step::Value(end));
                 }
                 let Some((size, items)) = msgpack_head(data, *pos)? else {
                     return Ok(Step::Need);
                 };
                 if data.len() - *pos < size {
-                    *want = *pos + size;
                     return Ok(Step::Need);
                 }
                 *pos += size;
@@ -196,21 +185,28 @@ impl Framer {
     }
 }
 
-impl Framer {
-    /// A length the current unit is known to need at least (0 when unknown), to size the
-    /// buffer once for a long value rather than grow it chunk by chunk.
-    fn want(&self) -> usize {
-        match self {
-            Framer::MessagePack { want, .. } => *want,
-            Framer::Avro { wait, .. } => *wait,
-            _ => 0,
-        }
-    }
-}
-
 fn is_blank(line: &[u8]) -> bool {
     line.iter()
         .all(|b| matches!(b, b' ' | b'\t' | b'\r' | b'\n'))
+}
+
+/// Where `data`, meant to hold exactly one MessagePack value, is malformed (the byte offset and
+/// what is wrong), found by the stream's framing: `decode_one` and `decode_many` consult it
+/// when they fail on a value of the wrong shape, so that malformed bytes are a DecodeError
+/// first, as the stream decoder (which frames before it decodes) reports them.
+pub fn msgpack_malformed(data: &[u8]) -> Option<(usize, String)> {
+    match Framer::for_format("msgpack").next(data) {
+        Err(bad) => Some((bad.offset, bad.message)),
+        Ok(Step::Value(end)) if end < data.len() => Some((
+            end,
+            "malformed MessagePack: trailing bytes after the value".to_owned(),
+        )),
+        Ok(Step::Value(_)) => None,
+        Ok(_) => Some((
+            data.len(),
+            "malformed MessagePack: the input ends inside a value".to_owned(),
+        )),
+    }
 }
 
 /// The size of the MessagePack head at `pos` with its payload, and how many items follow it
@@ -359,7 +355,9 @@ fn avro_header_len(data: &[u8]) -> std::result::Result<Extent, Malformed> {
         );
     }
     if data.len() < 4 {
-        return Ok(Extent::Short(4));
+        // The next byte is checked against the magic as soon as it arrives, as one call with
+        // the same bytes checks it.
+        return Ok(Extent::Short(data.len() + 1));
     }
     let mut pos = 4;
     loop {
@@ -428,7 +426,10 @@ struct Stop {
 pub struct StreamDecoder {
     codec: Py<Codec>,
     framer: Framer,
-    buf: BytesMut,
+    /// The bytes of the unit not complete yet, from `buf_start` on (the bytes before it are
+    /// consumed, and dropped when the next chunk is appended).
+    buf: Vec<u8>,
+    buf_start: usize,
     /// The stream offset of the first byte not yet consumed.
     offset: u64,
     /// The values met so far (decoded or failed).
@@ -436,6 +437,20 @@ pub struct StreamDecoder {
     /// Set once the stream cannot go on: the message every later call raises.
     broken: Option<String>,
     finished: bool,
+    /// Avro in `iter_file`: a block is opened, not decoded, and framing pauses until its
+    /// records are taken one at a time ([`StreamDecoder::next_in_block`]).
+    lazy_blocks: bool,
+    /// The open block and its stream offset.
+    block: Option<(OpenBlock, u64)>,
+}
+
+/// What the open block of a lazy decoder gave.
+enum InBlock<'py> {
+    Value(Obj<'py>),
+    Failed(PyErr),
+    /// The block has just been read to its end: the buffered bytes may hold more units.
+    Ended,
+    NoBlock,
 }
 
 impl StreamDecoder {
@@ -444,11 +459,56 @@ impl StreamDecoder {
         StreamDecoder {
             codec,
             framer,
-            buf: BytesMut::new(),
+            buf: Vec::new(),
+            buf_start: 0,
             offset: 0,
             index: 0,
             broken: None,
             finished: false,
+            lazy_blocks: false,
+            block: None,
+        }
+    }
+
+    /// The next record of the open block (lazy decoders only).
+    fn next_in_block<'py>(&mut self, py: Python<'py>) -> InBlock<'py> {
+        let Some((block, offset)) = &mut self.block else {
+            return InBlock::NoBlock;
+        };
+        let offset = *offset;
+        let codec_ref = self.codec.clone_ref(py);
+        let codec = codec_ref.get();
+        let (
+            Some(avro),
+            Framer::Avro {
+                header: Some(header),
+                ..
+            },
+        ) = (codec.wire.as_avro(), &self.framer)
+        else {
+            unreachable!("only an Avro decoder opens blocks");
+        };
+        let _pause = GcPause::new(py);
+        match avro.stream_block_next(py, &codec.plan, header, block) {
+            Ok(Some(value)) => {
+                self.index += 1;
+                InBlock::Value(value)
+            }
+            Ok(None) => {
+                self.block = None;
+                InBlock::Ended
+            }
+            Err(error) => {
+                self.block = None;
+                let stop = Stop {
+                    consumed: 0,
+                    error,
+                    index: self.index,
+                    offset,
+                    fatal: true,
+                };
+                InBlock::Failed(self.raise(py, stop))
+            }
         }
     }
 
@@ -524,6 +584,25 @@ impl StreamDecoder {
                     else {
                         unreachable!("a block is framed after the header");
                     };
+                    if self.lazy_blocks {
+                        let opened = avro.stream_block_open(py, &codec.plan, header, unit);
+                        pos += n;
+                        match opened {
+                            Ok(block) => {
+                                self.block = Some((block, at));
+                                return Ok(pos);
+                            }
+                            Err(error) => {
+                                return Err(Stop {
+                                    consumed: pos,
+                                    error,
+                                    index: self.index,
+                                    offset: at,
+                                    fatal: true,
+                                })
+                            }
+                        }
+                    }
                     let before = out.len();
                     let result = avro.stream_block(py, &codec.plan, header, unit, out);
                     self.index += (out.len() - before) as u64;
@@ -569,35 +648,60 @@ impl StreamDecoder {
         let _pause = GcPause::new(py);
         let mut out = Vec::new();
         let mut buf = std::mem::take(&mut self.buf);
-        let result = if buf.is_empty() {
+        let (result, kept) = if self.buf_start == buf.len() {
+            if buf.capacity() > KEPT_CAPACITY {
+                // A long value's room is given back once it is decoded.
+                buf = Vec::new();
+            }
+            buf.clear();
+            self.buf_start = 0;
             let result = self.run(py, codec, chunk, &mut out);
-            buf.extend_from_slice(&chunk[consumed(&result)..]);
-            result
+            let tail = &chunk[consumed(&result)..];
+            (result, append(&mut buf, tail))
         } else {
-            buf.extend_from_slice(chunk);
-            let result = self.run(py, codec, &buf, &mut out);
-            buf.advance(consumed(&result));
-            result
+            buf.drain(..self.buf_start);
+            let kept = append(&mut buf, chunk);
+            let result = match kept {
+                Ok(()) => self.run(py, codec, &buf, &mut out),
+                Err(_) => Ok(0),
+            };
+            self.buf_start = consumed(&result);
+            (result, kept)
         };
         self.offset += consumed(&result) as u64;
-        let want = self.framer.want();
-        if !buf.is_empty() && want > buf.len() {
-            buf.reserve((want - buf.len()).min(MAX_RESERVE));
-        }
         self.buf = buf;
-        let error = result.err().map(|stop| self.raise(py, stop));
+        let error = match (result, kept) {
+            (Err(stop), Ok(())) => Some(self.raise(py, stop)),
+            (_, Err(err)) => {
+                // The chunk's bytes could not be kept: the stream has lost them.
+                let message = "cannot allocate memory for the stream buffer".to_owned();
+                self.broken = Some(message);
+                self.buf = Vec::new();
+                self.buf_start = 0;
+                Some(err.into_pyerr(py, ErrorKind::Decode))
+            }
+            (Ok(_), Ok(())) => None,
+        };
         (out, error)
+    }
+
+    /// The bytes held for the unit not complete yet.
+    fn pending(&self) -> &[u8] {
+        &self.buf[self.buf_start..]
     }
 
     /// The end of the input: the values that remain, and the error if a partial value is left.
     pub fn finish_inner<'py>(&mut self, py: Python<'py>) -> (Vec<Obj<'py>>, Option<PyErr>) {
         let (mut out, error) = self.feed_inner(py, b"");
-        if error.is_some() {
+        if error.is_some() || self.block.is_some() {
+            // A lazy decoder's open block is read before the end is checked.
             return (out, error);
         }
         let codec_ref = self.codec.clone_ref(py);
         let codec = codec_ref.get();
-        let rest = std::mem::take(&mut self.buf);
+        let mut rest = std::mem::take(&mut self.buf);
+        rest.drain(..self.buf_start);
+        self.buf_start = 0;
         let at = self.offset;
         let stop = match &self.framer {
             Framer::Lines { .. } if is_blank(&rest) => None,
@@ -632,6 +736,14 @@ impl StreamDecoder {
                 fatal: true,
             }),
             _ if rest.is_empty() => None,
+            Framer::Avro { header: None, .. } => Some(Stop {
+                consumed: 0,
+                // What `decode_many` says of the same bytes.
+                error: crate::codecs::avro::stream::header_error(&rest),
+                index: self.index,
+                offset: at,
+                fatal: true,
+            }),
             _ => Some(Stop {
                 consumed: 0,
                 error: Error::decode(format!(
@@ -678,10 +790,19 @@ impl StreamDecoder {
                 .unwrap_or_default();
             let message = text.strip_suffix(&format!(" (at {path})")).unwrap_or(&text);
             self.broken = Some(message.to_owned());
-            self.buf.clear();
+            self.buf = Vec::new();
+            self.buf_start = 0;
         }
         err
     }
+}
+
+/// Appends `bytes` to the stream buffer, growing it (amortised) only by what has arrived: a
+/// MemoryError instead of an abort.
+fn append(buf: &mut Vec<u8>, bytes: &[u8]) -> Result<()> {
+    errors::reserve(buf, bytes.len(), "the stream buffer")?;
+    buf.extend_from_slice(bytes);
+    Ok(())
 }
 
 fn consumed(result: &std::result::Result<usize, Stop>) -> usize {
@@ -772,7 +893,7 @@ impl StreamDecoder {
     /// The bytes held for a value that is not complete yet.
     #[getter]
     fn buffered(&self) -> usize {
-        self.buf.len()
+        self.pending().len()
     }
 
     fn __traverse__(&self, visit: PyVisit<'_>) -> std::result::Result<(), PyTraverseError> {
@@ -797,8 +918,10 @@ impl FileIter {
         if chunk_size == 0 {
             return Err(PyValueError::new_err("chunk_size must be at least 1"));
         }
+        let mut decoder = StreamDecoder::create(codec);
+        decoder.lazy_blocks = true;
         Ok(FileIter {
-            decoder: StreamDecoder::create(codec),
+            decoder,
             fp,
             chunk_size,
             pending: VecDeque::new(),
@@ -830,6 +953,25 @@ impl FileIter {
             }
             if let Some(err) = self.error.take() {
                 return Err(err);
+            }
+            match self.decoder.next_in_block(py) {
+                InBlock::Value(value) => return Ok(Some(value.unbind())),
+                InBlock::Failed(err) => {
+                    self.done = true;
+                    return Err(err);
+                }
+                InBlock::Ended => {
+                    // The units already buffered come before the file's next chunk.
+                    let (values, error) = if self.done {
+                        self.decoder.finish_inner(py)
+                    } else {
+                        self.decoder.feed_inner(py, b"")
+                    };
+                    self.pending.extend(values.into_iter().map(Bound::unbind));
+                    self.error = error;
+                    continue;
+                }
+                InBlock::NoBlock => {}
             }
             if self.done {
                 return Ok(None);

@@ -14,9 +14,10 @@ pub const BLOCK_BYTES: usize = 64 * 1024;
 /// n inflates to at most this many times n (plus slack for tiny blocks).
 const MAX_INFLATE_RATIO: usize = 1040;
 
-/// No block inflates past this, whatever its ratio: writers flush blocks long before (Java
-/// every 64 KiB by default), and a hostile file could otherwise ask for ~1000x its size.
-pub const MAX_BLOCK_BYTES: usize = 128 << 20;
+/// The default most a block may inflate to, whatever its ratio (the codec option
+/// `max_block_size`): writers flush blocks long before (Java every 64 KiB by default), and a
+/// hostile file could otherwise ask for ~1000x its size.
+pub const DEFAULT_MAX_BLOCK_BYTES: usize = 64 << 20;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Codec {
@@ -148,10 +149,11 @@ pub fn read_header<'a>(input: &mut Input<'a>) -> Result<Header<'a>> {
 }
 
 /// Reads the next block (`None` at the end of the input): its record count and its data,
-/// decompressed, after checking its sync marker.
+/// decompressed to at most `max_block` bytes, after checking its sync marker.
 pub fn read_block<'a>(
     input: &mut Input<'a>,
     header: &Header<'_>,
+    max_block: usize,
 ) -> Result<Option<(usize, std::borrow::Cow<'a, [u8]>)>> {
     if input.remaining() == 0 {
         return Ok(None);
@@ -169,16 +171,24 @@ pub fn read_block<'a>(
     let data = match header.codec {
         Codec::Null => std::borrow::Cow::Borrowed(data),
         Codec::Deflate => {
-            let limit = data
-                .len()
-                .saturating_mul(MAX_INFLATE_RATIO)
-                .clamp(4096, MAX_BLOCK_BYTES);
+            let limit = inflate_limit(data, max_block);
             std::borrow::Cow::Owned(inflate(data, limit, start)?)
         }
-        Codec::Snappy => std::borrow::Cow::Owned(unsnappy(data, start)?),
-        Codec::Zstandard => std::borrow::Cow::Owned(unzstd(data, start)?),
+        Codec::Snappy => std::borrow::Cow::Owned(unsnappy(data, start, max_block)?),
+        Codec::Zstandard => std::borrow::Cow::Owned(unzstd(data, start, max_block)?),
     };
     Ok(Some((count, data)))
+}
+
+/// Where a decompression limit comes from, for the message that refuses a block.
+const LIMITS: &str = " (max_block_size, max_decompressed_size in decode_many)";
+
+/// The most `data` may decompress to: deflate's maximum ratio, held to `max_block`.
+fn inflate_limit(data: &[u8], max_block: usize) -> usize {
+    data.len()
+        .saturating_mul(MAX_INFLATE_RATIO)
+        .max(4096)
+        .min(max_block)
 }
 
 /// The MemoryError for an output buffer that could not be allocated (Rust's own allocation
@@ -206,7 +216,9 @@ fn inflate(data: &[u8], limit: usize, start: usize) -> Result<Vec<u8>> {
         let step = inflate(&mut state, input, &mut chunk, MZFlush::None);
         input = &input[step.bytes_consumed..];
         if plain.len() + step.bytes_written > limit {
-            return Err(fail(format!("it inflates to more than {limit} bytes")));
+            return Err(fail(format!(
+                "it inflates to more than {limit} bytes{LIMITS}"
+            )));
         }
         plain
             .try_reserve(step.bytes_written)
@@ -224,7 +236,7 @@ fn inflate(data: &[u8], limit: usize, start: usize) -> Result<Vec<u8>> {
     }
 }
 
-fn unsnappy(data: &[u8], start: usize) -> Result<Vec<u8>> {
+fn unsnappy(data: &[u8], start: usize, max_block: usize) -> Result<Vec<u8>> {
     let corrupt = |what: &str| {
         Error::decode(format!(
             "malformed Avro: snappy block at byte {start} {what}"
@@ -237,12 +249,11 @@ fn unsnappy(data: &[u8], start: usize) -> Result<Vec<u8>> {
     let size = snap::raw::decompress_len(packed).map_err(|_| corrupt("is corrupt"))?;
     // The snappy header states the inflated size: checked against deflate's bounds before
     // anything is allocated.
-    let limit = packed
-        .len()
-        .saturating_mul(MAX_INFLATE_RATIO)
-        .clamp(4096, MAX_BLOCK_BYTES);
+    let limit = inflate_limit(packed, max_block);
     if size > limit {
-        return Err(corrupt("claims to inflate past the limit"));
+        return Err(corrupt(&format!(
+            "claims to inflate to {size} bytes, past the limit of {limit}{LIMITS}"
+        )));
     }
     let mut plain = Vec::new();
     plain
@@ -260,24 +271,25 @@ fn unsnappy(data: &[u8], start: usize) -> Result<Vec<u8>> {
     Ok(plain)
 }
 
-fn unzstd(data: &[u8], start: usize) -> Result<Vec<u8>> {
+fn unzstd(data: &[u8], start: usize, max_block: usize) -> Result<Vec<u8>> {
     use std::io::Read;
     let corrupt = |what: &str| {
         Error::decode(format!(
             "malformed Avro: zstandard block at byte {start} {what}"
         ))
     };
-    let limit = data
-        .len()
-        .saturating_mul(MAX_INFLATE_RATIO)
-        .clamp(4096, MAX_BLOCK_BYTES);
+    let limit = inflate_limit(data, max_block);
     // The decoder reserves the frame's declared window up front, so the declaration is checked
     // first: a single-segment frame's window is its content size, held to the block limit;
     // other frames get the 8 MiB that RFC 8878 asks every decoder to support.
     match zstd_window_size(data) {
         Some((window, true)) if window <= limit as u64 => {}
         Some((window, false)) if window <= MAX_ZSTD_WINDOW => {}
-        Some(_) => return Err(corrupt("declares a window past the limit")),
+        Some((window, _)) => {
+            return Err(corrupt(&format!(
+                "declares a window past the limit ({window} bytes)"
+            )))
+        }
         None => return Err(corrupt("is corrupt")),
     }
     let mut source = data;
@@ -293,7 +305,9 @@ fn unzstd(data: &[u8], start: usize) -> Result<Vec<u8>> {
             _ => corrupt("is corrupt"),
         })?;
     if plain.len() > limit {
-        return Err(corrupt("inflates past the limit"));
+        return Err(corrupt(&format!(
+            "inflates to more than {limit} bytes{LIMITS}"
+        )));
     }
     Ok(plain)
 }

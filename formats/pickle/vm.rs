@@ -93,6 +93,9 @@ pub struct VmError {
 
 const NO_ENTRY: Id = Id::MAX;
 
+/// Stacks below this many values and marks are not checked against the input left.
+const SMALL_STACK: usize = 64;
+
 struct Machine<'a> {
     input: &'a [u8],
     pos: usize,
@@ -100,6 +103,9 @@ struct Machine<'a> {
     stack: Vec<Id>,
     marks: Vec<usize>,
     memo: Vec<Id>,
+    /// The one arena entry each of None, False and True gets however often the pickle pushes
+    /// it: a flood of these opcodes costs the stack only.
+    constants: [Option<Id>; 3],
 }
 
 type Step<T> = std::result::Result<T, String>;
@@ -148,11 +154,17 @@ pub fn run(input: &[u8]) -> std::result::Result<(Arena<'_>, Id), VmError> {
         stack: Vec::with_capacity(16),
         marks: Vec::new(),
         memo: Vec::new(),
+        constants: [None; 3],
     };
     let mut opcode_start;
     let result = loop {
         opcode_start = machine.pos;
-        match machine.step() {
+        match machine.step().and_then(|more| {
+            if more {
+                machine.reducible()?;
+            }
+            Ok(more)
+        }) {
             Ok(true) => continue,
             Ok(false) => break machine.finish(),
             Err(message) => break Err(message),
@@ -269,6 +281,47 @@ impl<'a> Machine<'a> {
         self.arena.values.push(value);
         self.stack.push(id as Id);
         Ok(id as Id)
+    }
+
+    /// Pushes None (`0`), False (`1`) or True (`2`), adding it to the arena the first time.
+    fn push_constant(&mut self, which: usize) -> Step<()> {
+        if let Some(id) = self.constants[which] {
+            room(&mut self.stack, 1)?;
+            self.stack.push(id);
+            return Ok(());
+        }
+        let value = match which {
+            0 => Value::None,
+            1 => Value::Bool(false),
+            _ => Value::Bool(true),
+        };
+        self.constants[which] = Some(self.push_value(value)?);
+        Ok(())
+    }
+
+    /// Refuses a stack that the rest of the input cannot bring down to the one value STOP
+    /// takes: each open MARK needs an opcode to close it, and below the first MARK no opcode
+    /// removes more than two values (SETITEM, TUPLE3, NEWOBJ_EX). A flood of pushes (NONE,
+    /// EMPTY_DICT, ...) is so refused once two thirds of it are read, not at its STOP. A small
+    /// stack costs nothing and is left to the more specific messages at STOP.
+    #[inline]
+    fn reducible(&self) -> Step<()> {
+        if self.stack.len() + self.marks.len() < SMALL_STACK {
+            return Ok(());
+        }
+        let base = self.marks.first().copied().unwrap_or(self.stack.len());
+        let left = self.input.len() - self.pos;
+        // The opcodes still needed, STOP included.
+        let needed = self.marks.len() + base.saturating_sub(1).div_ceil(2) + 1;
+        if needed > left {
+            return Err(format!(
+                "{} values and {} open MARKs on the stack, which the {left} bytes left cannot \
+                 reduce to one value",
+                self.stack.len(),
+                self.marks.len()
+            ));
+        }
+        Ok(())
     }
 
     /// The stack bottom the topmost MARK protects.
@@ -418,15 +471,9 @@ impl<'a> Machine<'a> {
                 room(&mut self.stack, 1)?;
                 self.stack.push(top);
             }
-            NONE => {
-                self.push_value(Value::None)?;
-            }
-            NEWTRUE => {
-                self.push_value(Value::Bool(true))?;
-            }
-            NEWFALSE => {
-                self.push_value(Value::Bool(false))?;
-            }
+            NONE => self.push_constant(0)?,
+            NEWFALSE => self.push_constant(1)?,
+            NEWTRUE => self.push_constant(2)?,
             BININT => {
                 let value = self.u32()? as i32;
                 self.push_value(Value::Int(i64::from(value)))?;

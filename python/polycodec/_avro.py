@@ -1402,6 +1402,24 @@ def _describe(node: Dict[str, Any]) -> str:
 # The codec's state, built once
 
 
+# The most one container block may decompress to, and all of a decode_many call's compressed
+# blocks together (docs/avro.md, "Bad input").
+DEFAULT_MAX_BLOCK_SIZE = 64 << 20
+DEFAULT_MAX_DECOMPRESSED_SIZE = 128 << 20
+
+
+def _byte_limit(options: Dict[str, Any], name: str, default: int) -> int:
+    """A size option: a positive int of bytes, or None for the default."""
+    value = options.pop(name, None)
+    if value is None:
+        return default
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise TypeError(f"{name} must be an int (bytes), got {type(value).__name__}")
+    if not 1 <= value < 2**63:
+        raise ValueError(f"{name} must be from 1 to 2**63-1 bytes, got {value}")
+    return value
+
+
 class AvroState:
     """What ``src/codecs/avro`` asks for when it opens a codec."""
 
@@ -1415,6 +1433,8 @@ class AvroState:
     framing: str
     schema_id: int
     compression: str
+    max_block_size: int
+    max_decompressed_size: int
     sync: bytes
 
     def __init__(self, spec: Any, target: Any, options: Dict[str, Any]) -> None:
@@ -1423,6 +1443,10 @@ class AvroState:
         framing = options.pop("framing", None) or "raw"
         schema_id = options.pop("schema_id", None)
         compression = options.pop("compression", None) or "null"
+        max_block_size = _byte_limit(options, "max_block_size", DEFAULT_MAX_BLOCK_SIZE)
+        max_decompressed_size = _byte_limit(
+            options, "max_decompressed_size", DEFAULT_MAX_DECOMPRESSED_SIZE
+        )
         if options:
             raise TypeError(
                 'Codec() got unexpected keyword argument(s) for format "avro": '
@@ -1477,6 +1501,8 @@ class AvroState:
         self.framing = framing
         self.schema_id = schema_id or 0
         self.compression = compression
+        self.max_block_size = max_block_size
+        self.max_decompressed_size = max_decompressed_size
         self.sync = os.urandom(16)
 
     def schema_copy(self) -> Any:

@@ -51,6 +51,8 @@ class Codec(Generic[T]):
         framing: Optional[Literal["single-object", "confluent"]] = None,
         schema_id: Optional[int] = None,
         compression: Optional[Literal["null", "deflate", "snappy", "zstandard"]] = None,
+        max_block_size: Optional[int] = None,
+        max_decompressed_size: Optional[int] = None,
         protocol: Optional[int] = None,
         fast_path: Union[None, bool, Literal["only"]] = None,
     ) -> None: ...
@@ -70,6 +72,8 @@ class Codec(Generic[T]):
         framing: Optional[Literal["single-object", "confluent"]] = None,
         schema_id: Optional[int] = None,
         compression: Optional[Literal["null", "deflate", "snappy", "zstandard"]] = None,
+        max_block_size: Optional[int] = None,
+        max_decompressed_size: Optional[int] = None,
         protocol: Optional[int] = None,
         fast_path: Union[None, bool, Literal["only"]] = None,
     ) -> None: ...

@@ -55,6 +55,11 @@ pub struct Avro {
     schema_json: Vec<u8>,
     framing: Framing,
     codec: Codec,
+    /// The most one container block may decompress to (`max_block_size`).
+    max_block: usize,
+    /// The most a `decode_many` call's compressed blocks may decompress to together
+    /// (`max_decompressed_size`).
+    max_decompressed: usize,
     /// Random bytes drawn once per codec; each container file gets its own sync marker from
     /// them and a counter (see `next_sync`), as the spec asks for a marker per file.
     sync_seed: [u8; 16],
@@ -96,6 +101,8 @@ pub fn open(args: &OpenArgs<'_, '_>) -> PyResult<Box<dyn WireFormat>> {
     let mut sync_seed = [0u8; 16];
     sync_seed.copy_from_slice(&sync_bytes);
     let schema_json: Vec<u8> = state.getattr("schema_json")?.extract()?;
+    let max_block = state.getattr("max_block_size")?.extract()?;
+    let max_decompressed = state.getattr("max_decompressed_size")?.extract()?;
     Ok(Box::new(Avro {
         state: state.unbind(),
         write_ops,
@@ -103,6 +110,8 @@ pub fn open(args: &OpenArgs<'_, '_>) -> PyResult<Box<dyn WireFormat>> {
         schema_json,
         framing,
         codec,
+        max_block,
+        max_decompressed,
         sync_seed,
         files_written: AtomicU64::new(0),
         resolved: Mutex::new(HashMap::new()),
@@ -355,7 +364,17 @@ impl WireFormat for Avro {
         let mut items: Option<crate::py::builders::ListFill<'py>> = None;
         // The budget of values that take no bytes is for the whole call, not per block.
         let mut empty_items = 0;
-        while let Some((count, data)) = container::read_block(&mut reader, &header)? {
+        let mut decompressed = 0usize;
+        loop {
+            // A compressed block may decompress to what is left of the call's budget, so a
+            // container refused for its total is refused while inflating, not after.
+            let budget = self.max_block.min(self.max_decompressed - decompressed);
+            let Some((count, data)) = container::read_block(&mut reader, &header, budget)? else {
+                break;
+            };
+            if header.codec != Codec::Null {
+                decompressed += data.len();
+            }
             let mut decoder = Decoder::new(py, plan, &program, &data);
             decoder.empty_items = empty_items;
             decoder.check_count(count, program.root)?;

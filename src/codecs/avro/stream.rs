@@ -18,12 +18,32 @@ use crate::errors::{Error, Result};
 use crate::plan::Plan;
 use crate::py::Obj;
 
+/// A decompressed block whose records are handed out one at a time (`iter_file`).
+pub struct OpenBlock {
+    data: Vec<u8>,
+    /// Where the next record starts in `data`.
+    pos: usize,
+    /// The records not read yet.
+    left: usize,
+    /// Zero-size values charged so far in this block.
+    empty_items: usize,
+}
+
 /// A container file's header, read once per stream, with the program that decodes its records.
 pub struct StreamHeader {
     schema: Vec<u8>,
     codec: Codec,
     sync: [u8; 16],
     program: Arc<Program>,
+}
+
+/// Why `data`, the start of a container header that the stream ended in, is not a header: the
+/// error `decode_many` raises for the same bytes.
+pub fn header_error(data: &[u8]) -> Error {
+    match container::read_header(&mut Input::new(data)) {
+        Err(error) => error.into(),
+        Ok(_) => Error::decode("internal: a complete Avro header was left unframed"),
+    }
 }
 
 impl Avro {
@@ -63,7 +83,8 @@ impl Avro {
             codec: header.codec,
             sync: header.sync,
         };
-        let Some((count, data)) = container::read_block(&mut input, &borrowed)? else {
+        let Some((count, data)) = container::read_block(&mut input, &borrowed, self.max_block)?
+        else {
             return Err(Error::decode("internal: empty Avro block unit"));
         };
         let mut decoder = Decoder::new(py, plan, &header.program, &data);
@@ -79,6 +100,63 @@ impl Avro {
             )));
         }
         Ok(())
+    }
+
+    /// Opens one complete block (`unit` as in [`Avro::stream_block`]) for its records to be
+    /// decoded one at a time: only the decompressed bytes are held, never all its values.
+    pub fn stream_block_open(
+        &self,
+        py: Python<'_>,
+        plan: &Plan,
+        header: &StreamHeader,
+        unit: &[u8],
+    ) -> Result<OpenBlock> {
+        let mut input = Input::new(unit);
+        let borrowed = container::Header {
+            schema: &header.schema,
+            codec: header.codec,
+            sync: header.sync,
+        };
+        let Some((count, data)) = container::read_block(&mut input, &borrowed, self.max_block)?
+        else {
+            return Err(Error::decode("internal: empty Avro block unit"));
+        };
+        let mut decoder = Decoder::new(py, plan, &header.program, &data);
+        decoder.check_count(count, header.program.root)?;
+        let empty_items = decoder.empty_items;
+        Ok(OpenBlock {
+            data: data.into_owned(),
+            pos: 0,
+            left: count,
+            empty_items,
+        })
+    }
+
+    /// The next record of an open block, `None` once all are read (an error if bytes are
+    /// left over then).
+    pub fn stream_block_next<'py>(
+        &self,
+        py: Python<'py>,
+        plan: &Plan,
+        header: &StreamHeader,
+        block: &mut OpenBlock,
+    ) -> Result<Option<Obj<'py>>> {
+        if block.left == 0 {
+            let left_over = block.data.len() - block.pos;
+            if left_over != 0 {
+                return Err(Error::decode(format!(
+                    "malformed Avro: {left_over} bytes left over in a block"
+                )));
+            }
+            return Ok(None);
+        }
+        let mut decoder = Decoder::new(py, plan, &header.program, &block.data[block.pos..]);
+        decoder.empty_items = block.empty_items;
+        let value = decoder.root()?;
+        block.pos += decoder.input.pos;
+        block.empty_items = decoder.empty_items;
+        block.left -= 1;
+        Ok(Some(value))
     }
 
     /// Writes a new container file's header into `out`; returns the file's sync marker.

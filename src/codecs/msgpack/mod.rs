@@ -15,10 +15,24 @@ use pyo3::prelude::*;
 use super::decoder::Decoder;
 use super::encoder::{self, NameTable};
 use super::{unexpected_option, OpenArgs, WireFormat};
-use crate::errors::Result;
+use crate::errors::{Error, ErrorKind, Failure, Result};
 use crate::plan::Plan;
 use crate::py::Obj;
 use decode::MsgpackInput;
+
+/// A value of the wrong shape in bytes that are malformed further on is reported as the
+/// malformation (a DecodeError), whatever the decoder met first: the answer does not depend on
+/// how far the decoder read, nor on whether the bytes came in one call or through a stream.
+#[cold]
+fn malformed_first(input: &[u8], error: Error) -> Error {
+    if !matches!(error.failure, Failure::Message(ErrorKind::Validation, _)) {
+        return error;
+    }
+    match crate::stream::msgpack_malformed(input) {
+        Some((offset, message)) => Error::decode(format!("{message} at byte {offset}")),
+        None => error,
+    }
+}
 
 /// One codec's MessagePack state: what MessagePack precomputes from the plan.
 pub struct MessagePack {
@@ -113,6 +127,7 @@ impl WireFormat for MessagePack {
             MsgpackInput::new(input, &self.names, &self.plain),
         )
         .decode_one()
+        .map_err(|error| malformed_first(input, error))
     }
 
     fn decode_many<'py>(
@@ -129,5 +144,6 @@ impl WireFormat for MessagePack {
             MsgpackInput::new(input, &self.names, &self.plain),
         )
         .decode_many()
+        .map_err(|error| malformed_first(input, error))
     }
 }
