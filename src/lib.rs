@@ -24,6 +24,8 @@ compile_error!(
      build it with an interpreter that has the GIL"
 );
 
+// Not under AddressSanitizer (`scripts/asan`): its arenas would hide Rust's heap from it.
+#[cfg(not(polycodec_asan))]
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 

@@ -411,3 +411,91 @@ def test_case7_deflate_bomb_message_is_short_and_memory_errors_are_not_panics(
         assert run.returncode == 0, run.stderr[-2000:]
         outcome, length = run.stdout.split()
         assert outcome in ("DecodeError", "MemoryError") and int(length) < 200, run.stdout
+
+
+# ---- issue 27, item 9 ----
+
+
+def test_issue27_item9_truncated_deflate_stream_says_so() -> None:
+    import zlib
+
+    box = dataclasses.make_dataclass("Box", [("v", bytes)])
+    codec = polycodec.Codec(box, "avro", compression="deflate")
+    compressor = zlib.compressobj(6, zlib.DEFLATED, -15)
+    plain = b"\x0cpayload"  # one record: bytes of length 6... then more than the stream holds
+    packed = compressor.compress(plain * 50) + compressor.flush()
+    for cut in (1, len(packed) // 2, len(packed) - 1):
+        data = _single_block(codec, box(b"x"), packed[:cut])
+        with pytest.raises(polycodec.DecodeError) as caught:
+            codec.decode_many(data)
+        message = str(caught.value)
+        # Used to end in "does not inflate: Buf", miniz_oxide's error code.
+        assert "Buf" not in message
+        assert "does not inflate: the deflate stream is truncated" in message
+    corrupt = _single_block(codec, box(b"x"), b"\xff" * 8)
+    with pytest.raises(
+        polycodec.DecodeError, match="does not inflate: the deflate data is corrupt"
+    ):
+        codec.decode_many(corrupt)
+
+
+@dataclasses.dataclass
+class _Tags:
+    tags: List[str]
+    scores: Dict[str, int]
+
+
+@pytest.mark.parametrize("declared_delta", [-1, 1, 100])
+def test_issue27_item9_array_and_map_block_sizes_must_match_their_items(
+    declared_delta: int,
+) -> None:
+    import fastavro
+
+    codec = polycodec.Codec(_Tags, "avro")
+    items = _avro_string(b"ab") + _avro_string(b"c")
+    entries = _avro_string(b"k") + _avro_long(7)
+    good = (
+        _avro_long(-2)
+        + _avro_long(len(items))
+        + items
+        + b"\x00"
+        + _avro_long(-1)
+        + _avro_long(len(entries))
+        + entries
+        + b"\x00"
+    )
+    # The oracle reads the sized blocks as we do.
+    schema = fastavro.parse_schema(codec.schema)
+    import io
+
+    assert fastavro.schemaless_reader(io.BytesIO(good), schema) == {
+        "tags": ["ab", "c"],
+        "scores": {"k": 7},
+    }
+    assert codec.decode_one(good) == _Tags(["ab", "c"], {"k": 7})
+    bad_array = (
+        _avro_long(-2)
+        + _avro_long(len(items) + declared_delta)
+        + items
+        + b"\x00"
+        + _avro_long(-1)
+        + _avro_long(len(entries))
+        + entries
+        + b"\x00"
+    )
+    bad_map = (
+        _avro_long(-2)
+        + _avro_long(len(items))
+        + items
+        + b"\x00"
+        + _avro_long(-1)
+        + _avro_long(len(entries) + declared_delta)
+        + entries
+        + b"\x00"
+    )
+    # Used to be accepted: the declared size was read and ignored.
+    for data, path in ((bad_array, "$.tags"), (bad_map, "$.scores")):
+        with pytest.raises(polycodec.DecodeError, match="declares") as caught:
+            codec.decode_one(data)
+        assert caught.value.path == path
+        assert not isinstance(caught.value, polycodec.ValidationError)

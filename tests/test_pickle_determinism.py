@@ -149,3 +149,63 @@ def test_an_object_met_twice_is_written_once() -> None:
     assert out.count(b"node-1\x94") == 1
     loaded = pickle.loads(out)
     assert loaded.children[0].parent_name is loaded.name
+
+
+# ---- issue 27, item 8: equal values, equal bytes ----
+
+
+@dataclasses.dataclass
+class Labels:
+    kind: str
+    names: list[str]
+    by_key: dict[str, str]
+    anything: Any
+
+
+def _labels(fresh: bool) -> Labels:
+    """The same value built with every str one object (`fresh=False`) or each its own."""
+
+    def text(s: str) -> str:
+        return "".join(list(s)) if fresh else s
+
+    return Labels(
+        text("kind"),
+        [text("kind"), text("names"), text("é✓"), text("kind")],
+        {text("kind"): text("names"), text("x"): text("é✓")},
+        [text("by_key"), {text("anything"): text("kind")}],
+    )
+
+
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+def test_issue27_item8_equal_values_give_equal_bytes_whatever_str_identity(protocol: int) -> None:
+    # The memo followed str identity: a value and its decoded copy encoded differently, and the
+    # bytes grew by 5 each round of encode(decode(...)) (107, 112, 117, 122).
+    codec = polycodec.Codec(Labels, "pickle", protocol=protocol)
+    shared, fresh = _labels(False), _labels(True)
+    assert shared == fresh
+    expected = codec.encode_one(shared)
+    assert codec.encode_one(fresh) == expected
+    # An equal str is a memo get, wherever it is met (a field name too): "kind" once.
+    assert expected.count(b"kind") == 1
+    assert pickle.loads(expected) == shared
+    data = expected
+    for fast_path in (True, False):
+        reader = polycodec.Codec(Labels, "pickle", protocol=protocol, fast_path=fast_path)
+        for _ in range(4):
+            decoded = reader.decode_one(data)
+            assert decoded == shared
+            data = codec.encode_one(decoded)
+            assert data == expected
+        assert codec.encode_one(pickle.loads(data)) == expected
+
+
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+def test_issue27_item8_any_and_tree_round_trips_are_a_fixed_point(protocol: int) -> None:
+    tree = build_tree(60)
+    for tp, value in ((Node, tree), (Any, {"a": ["a", "b", ("a",)], "b": "a"})):
+        codec = polycodec.Codec(tp, "pickle", protocol=protocol)
+        first = codec.encode_one(value)
+        assert pickle.loads(first) == value
+        again = codec.encode_one(codec.decode_one(first))
+        assert again == first
+        assert codec.encode_one(codec.decode_one(again)) == first

@@ -380,3 +380,124 @@ def test_uuids_take_the_fast_path_shared_or_not() -> None:
             decoded = only.decode_one(data)
             assert decoded == values
             assert decoded[0].previous is decoded[1].owner
+
+
+# ---- issue 27, item 5: a user hook runs at most once per value, whatever fails ----
+
+HOOK_CALLS: list[int] = []
+NEST_CODEC: list[polycodec.Codec[Any]] = []
+NEST_FAIL_AT = 16
+
+
+@dataclasses.dataclass
+class _Nest:
+    """Its `__post_init__` decodes the next level from `payload`, and raises at the last."""
+
+    level: int
+    payload: bytes
+
+    def __post_init__(self) -> None:
+        if not NEST_CODEC:  # being built by the test, not decoded
+            return
+        HOOK_CALLS.append(self.level)
+        if self.level == NEST_FAIL_AT:
+            raise ValueError(f"level {self.level} refused")
+        NEST_CODEC[0].decode_one(self.payload)
+
+
+def _nest_pickle(depth: int) -> bytes:
+    encoder = polycodec.Codec(_Nest, "pickle")
+    payload = b""
+    for level in range(depth, -1, -1):
+        payload = encoder.encode_one(_Nest(level, payload))
+    return payload
+
+
+@pytest.mark.parametrize("fast_path", [True, "only", False])
+def test_issue27_item5_post_init_that_decodes_runs_once_per_level(fast_path: Any) -> None:
+    # Used to run 2**(D+2) - 2 times (262,142 at D = 16) on the default fast path: each level's
+    # fast path gave up on the failure below it and the general path ran it all again.
+    data = _nest_pickle(NEST_FAIL_AT)
+    HOOK_CALLS.clear()
+    NEST_CODEC[:] = [polycodec.Codec(_Nest, "pickle", fast_path=fast_path)]
+    try:
+        with pytest.raises(polycodec.ValidationError) as caught:
+            NEST_CODEC[0].decode_one(data)
+    finally:
+        NEST_CODEC.clear()
+    assert HOOK_CALLS == list(range(NEST_FAIL_AT + 1))
+    innermost: BaseException = caught.value
+    while innermost.__cause__ is not None:
+        innermost = innermost.__cause__
+    assert isinstance(innermost, ValueError) and str(innermost) == "level 16 refused"
+
+
+@dataclasses.dataclass
+class _Picky:
+    name: str
+
+    def __post_init__(self) -> None:
+        HOOK_CALLS.append(len(HOOK_CALLS))
+        if self.name == "bad":
+            raise ValueError("bad name")
+        if self.name == "key":
+            raise KeyError("key name")
+
+
+@dataclasses.dataclass
+class _Holder:
+    label: str
+    items: list[_Picky]
+
+
+def _holder_pickle(names: list[str], protocol: int) -> bytes:
+    # Built with placeholder names of the same length, so no hook refuses while building.
+    value = _Holder(
+        "h", [_Picky(name.replace("bad", "bax").replace("key", "kex")) for name in names]
+    )
+    data = polycodec.Codec(_Holder, "pickle", protocol=protocol).encode_one(value)
+    return data.replace(b"bax", b"bad").replace(b"kex", b"key")
+
+
+@pytest.mark.parametrize("protocol", [2, 3, 4, 5])
+def test_issue27_item5_fast_path_only_raises_what_the_general_path_raises(protocol: int) -> None:
+    # With fast_path="only" a hook's ValueError came out as the fast path's DecodeError and its
+    # KeyError was lost; now both come out as the general path raises them.
+    only = polycodec.Codec(_Holder, "pickle", fast_path="only")
+    general = polycodec.Codec(_Holder, "pickle", fast_path=False)
+    bad = _holder_pickle(["ok", "fine", "bad"], protocol)
+    errors = []
+    for codec in (only, general):
+        HOOK_CALLS.clear()
+        with pytest.raises(polycodec.ValidationError) as caught:
+            codec.decode_one(bad)
+        assert len(HOOK_CALLS) == 3
+        assert isinstance(caught.value.__cause__, ValueError)
+        errors.append((str(caught.value), caught.value.path, caught.value.loc))
+    assert errors[0] == errors[1]
+    assert errors[0][1] == "$.items[2]"
+    keyed = _holder_pickle(["key"], protocol)
+    for codec in (only, general):
+        HOOK_CALLS.clear()
+        with pytest.raises(KeyError, match="key name"):
+            codec.decode_one(keyed)
+        assert len(HOOK_CALLS) == 1
+
+
+def test_issue27_item5_hooks_run_once_when_the_fast_path_would_give_up() -> None:
+    # An attribute the plan does not know makes the fast path give up after it built the items
+    # before it; by default a plan with hooks is read by the general path alone, so each hook
+    # runs once.
+    items = [_Picky("a"), _Picky("b"), _Picky("c")]
+    items[2].extra = 1  # type: ignore[attr-defined]
+    data = pickle.dumps(_Holder("h", items), protocol=4)
+    expected = _Holder("h", [_Picky("a"), _Picky("b"), _Picky("c")])
+    for fast_path in (True, False):
+        HOOK_CALLS.clear()
+        decoded = polycodec.Codec(_Holder, "pickle", fast_path=fast_path).decode_one(data)
+        assert len(HOOK_CALLS) == 3
+        assert decoded == expected
+    HOOK_CALLS.clear()
+    with pytest.raises(polycodec.DecodeError, match="fast path does not recognise"):
+        polycodec.Codec(_Holder, "pickle", fast_path="only").decode_one(data)
+    assert len(HOOK_CALLS) == 2  # the items before the unknown attribute, once each

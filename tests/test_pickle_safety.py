@@ -273,3 +273,45 @@ def test_serde_pickle_builtin_entries_decode_under_any() -> None:
         assert (
             polycodec.Codec(Any, "pickle").decode_one(pickle.dumps(expected, protocol)) == expected
         )
+
+
+# ---- issue 27, item 9: what a ZoneInfo key may make the decoder open or import ----
+
+_EVENTS: list[tuple[str, str]] = []
+_AUDITING: list[bool] = []
+_HOOKED: list[bool] = []
+
+
+def _audit(event: str, args: tuple[Any, ...]) -> None:
+    if _AUDITING and event in ("open", "import"):
+        _EVENTS.append((event, repr(args)))
+
+
+def test_issue27_item9_zoneinfo_keys_open_only_the_tz_database() -> None:
+    import datetime
+    import zoneinfo
+
+    if not _HOOKED:  # audit hooks cannot be removed: one, armed by _AUDITING, for the run
+        sys.addaudithook(_audit)
+        _HOOKED.append(True)
+    codec = polycodec.Codec(datetime.datetime, "pickle")
+    value = datetime.datetime(2024, 5, 6, 7, 8, tzinfo=zoneinfo.ZoneInfo("Europe/Paris"))
+    good = pickle.dumps(value, protocol=4)
+    assert b"Europe/Paris" in good
+    zoneinfo.ZoneInfo.clear_cache()
+    _EVENTS.clear()
+    _AUDITING.append(True)
+    try:
+        assert codec.decode_one(good) == value
+        opened = [args for event, args in _EVENTS if event == "open"]
+        assert opened and all("Europe/Paris" in args for args in opened), _EVENTS
+        # A key as long as Europe/Paris that climbs out of TZPATH: two dots, then etc/passw.
+        climbing = b"." * 2 + b"/etc/passw"
+        for key, words in ((climbing, "TZPATH"), (b"Nope/Nowher1", "Nope/Nowher1")):
+            _EVENTS.clear()
+            with pytest.raises(polycodec.ValidationError, match=words):
+                codec.decode_one(good.replace(b"Europe/Paris", key))
+            # A key leading outside the tz database is refused before anything is opened.
+            assert not any("passw" in args for _, args in _EVENTS), _EVENTS
+    finally:
+        _AUDITING.clear()

@@ -202,7 +202,7 @@ fn out_of_memory(bytes: usize) -> Error {
 /// Inflates a raw deflate block into a buffer grown fallibly, refusing output past `limit`.
 fn inflate(data: &[u8], limit: usize, start: usize) -> Result<Vec<u8>> {
     use miniz_oxide::inflate::stream::{inflate, InflateState};
-    use miniz_oxide::{DataFormat, MZFlush, MZStatus};
+    use miniz_oxide::{DataFormat, MZError, MZFlush, MZStatus};
     let fail = |why: String| {
         Error::decode(format!(
             "malformed Avro: block at byte {start} does not inflate: {why}"
@@ -230,8 +230,10 @@ fn inflate(data: &[u8], limit: usize, start: usize) -> Result<Vec<u8>> {
                 return Err(fail("the deflate stream is truncated".to_owned()))
             }
             Ok(_) => {}
-            // The error code only: nothing of the output goes into the message.
-            Err(err) => return Err(fail(format!("{err:?}"))),
+            // The error's kind only: nothing of the output goes into the message.
+            Err(MZError::Buf) => return Err(fail("the deflate stream is truncated".to_owned())),
+            Err(MZError::Data) => return Err(fail("the deflate data is corrupt".to_owned())),
+            Err(_) => return Err(fail("the deflate stream is corrupt".to_owned())),
         }
     }
 }

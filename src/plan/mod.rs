@@ -38,7 +38,9 @@ pub struct Plan {
     /// a dataclass or TypedDict without `__post_init__`, Python field setters, its own
     /// `__new__` or a default factory other than a builtin type. `from_builtins` then tries
     /// its direct walk first and, on any error, decodes the whole value again with the shared
-    /// decoder, which words the error (see `codecs::builtins::direct`).
+    /// decoder, which words the error (see `codecs::builtins::direct`); the pickle decoder
+    /// tries its single-pass path, which may give up and start again (`codecs::pickle::fast`),
+    /// only then.
     pub decode_is_pure: bool,
     /// The records' compact field tables for `to_builtins`'s direct walk.
     pub builtins_out: crate::codecs::builtins::table::Table,

@@ -21,6 +21,13 @@ const ITEMS: &str = "the items of an Avro array";
 /// count or a schema asks for.
 pub const MAX_EMPTY_ITEMS: usize = 1 << 20;
 
+/// An array or map block's header: its item count and, for a block that declares its size,
+/// (where the block starts, where its items start, the size).
+struct Block {
+    count: usize,
+    sized: Option<(usize, usize, usize)>,
+}
+
 pub struct Decoder<'a, 'p, 'py> {
     pub input: Input<'a>,
     pub ctx: Decoding<'p, 'py>,
@@ -102,21 +109,38 @@ impl<'a, 'p, 'py> Decoder<'a, 'p, 'py> {
     }
 
     /// Reads a block count of an array or map: 0 ends; a negative count is followed by the
-    /// block's size in bytes.
-    fn block_count(&mut self, op: usize) -> Result<usize> {
+    /// block's size in bytes, which [`Decoder::block_end`] then holds its items to.
+    fn block_count(&mut self, op: usize) -> Result<Block> {
         let start = self.input.pos;
         let count = self.input.long()?;
-        let count = if count < 0 {
-            self.input.length("block size")?;
-            count.checked_neg().ok_or_else(|| {
+        let (count, sized) = if count < 0 {
+            let size = self.input.length("block size")?;
+            let count = count.checked_neg().ok_or_else(|| {
                 Error::decode(format!("malformed Avro: bad block count at byte {start}"))
-            })?
+            })?;
+            (count, Some((start, self.input.pos, size)))
         } else {
-            count
+            (count, None)
         };
         let count = count as usize;
         self.check_count(count, op)?;
-        Ok(count)
+        Ok(Block { count, sized })
+    }
+
+    /// Checks that a block's items took exactly the bytes its header declared.
+    #[inline]
+    fn block_end(&self, block: &Block) -> Result<()> {
+        match block.sized {
+            Some((start, data, size)) if self.input.pos - data != size => {
+                Err(Error::decode(format!(
+                    "malformed Avro: the block at byte {start} declares {size} bytes, but its \
+                     {} items take {}",
+                    block.count,
+                    self.input.pos - data
+                )))
+            }
+            _ => Ok(()),
+        }
     }
 
     fn enter(&mut self) -> Result<()> {
@@ -423,17 +447,17 @@ impl<'a, 'p, 'py> Decoder<'a, 'p, 'py> {
         let py = self.ctx.py;
         let value = if spec.kind == SequenceKind::List {
             // Lists are filled in place: the first block's count sizes the list.
-            let first = self.block_count(item)?;
-            let mut list = py::builders::ListFill::new(py, first)?;
-            let mut count = first;
-            while count > 0 {
+            let mut block = self.block_count(item)?;
+            let mut list = py::builders::ListFill::new(py, block.count)?;
+            while block.count > 0 {
                 let paid = self.begin_paid(item);
-                for _ in 0..count {
+                for _ in 0..block.count {
                     let index = list.count();
                     list.push(self.value(item).map_err(|e| e.at_index(index))?)?;
                 }
                 self.end_paid(paid);
-                count = self.block_count(item)?;
+                self.block_end(&block)?;
+                block = self.block_count(item)?;
             }
             spec.length.check(list.count(), "items")?;
             list.filled()
@@ -442,19 +466,20 @@ impl<'a, 'p, 'py> Decoder<'a, 'p, 'py> {
         } else {
             let mut items: Vec<Obj<'py>> = Vec::new();
             loop {
-                let count = self.block_count(item)?;
-                if count == 0 {
+                let block = self.block_count(item)?;
+                if block.count == 0 {
                     break;
                 }
-                crate::errors::reserve(&mut items, count.min(4096), ITEMS)?;
+                crate::errors::reserve(&mut items, block.count.min(4096), ITEMS)?;
                 let paid = self.begin_paid(item);
-                for _ in 0..count {
+                for _ in 0..block.count {
                     let index = items.len();
                     let value = self.value(item).map_err(|e| e.at_index(index))?;
                     crate::errors::reserve(&mut items, 1, ITEMS)?;
                     items.push(value);
                 }
                 self.end_paid(paid);
+                self.block_end(&block)?;
             }
             spec.length.check(items.len(), "items")?;
             match spec.kind {
@@ -474,16 +499,16 @@ impl<'a, 'p, 'py> Decoder<'a, 'p, 'py> {
         self.enter()?;
         let dict = py::new_dict(self.ctx.py)?;
         loop {
-            let count = self.block_count(value)?;
-            if count == 0 {
+            let block = self.block_count(value)?;
+            if block.count == 0 {
                 break;
             }
             // Each entry also has a key of at least one byte.
-            if count > self.input.remaining() {
+            if block.count > self.input.remaining() {
                 return Err(Error::decode("malformed Avro: map count exceeds the input"));
             }
             let paid = self.begin_paid(value);
-            for _ in 0..count {
+            for _ in 0..block.count {
                 let key = self.input.bytes()?;
                 let ascii = key.is_ascii();
                 if !ascii && std::str::from_utf8(key).is_err() {
@@ -497,6 +522,7 @@ impl<'a, 'p, 'py> Decoder<'a, 'p, 'py> {
                     .store_entry(&dict, spec.key, spec.value, key_obj, item)?;
             }
             self.end_paid(paid);
+            self.block_end(&block)?;
         }
         self.depth -= 1;
         spec.length.check(dict.len(), "items")?;
@@ -586,27 +612,29 @@ impl<'a, 'p, 'py> Decoder<'a, 'p, 'py> {
             ReadOp::SkipArray(item) => {
                 self.enter()?;
                 loop {
-                    let count = self.block_count(*item)?;
-                    if count == 0 {
+                    let block = self.block_count(*item)?;
+                    if block.count == 0 {
                         break;
                     }
-                    for _ in 0..count {
+                    for _ in 0..block.count {
                         self.skip(*item)?;
                     }
+                    self.block_end(&block)?;
                 }
                 self.depth -= 1;
             }
             ReadOp::SkipMap(value) => {
                 self.enter()?;
                 loop {
-                    let count = self.block_count(*value)?;
-                    if count == 0 {
+                    let block = self.block_count(*value)?;
+                    if block.count == 0 {
                         break;
                     }
-                    for _ in 0..count {
+                    for _ in 0..block.count {
                         self.input.bytes()?;
                         self.skip(*value)?;
                     }
+                    self.block_end(&block)?;
                 }
                 self.depth -= 1;
             }

@@ -3,9 +3,11 @@
 //!
 //! Memoization follows the stdlib: a class, a field name, a module name and every object the
 //! stdlib memoizes (strs, bytes, containers, records, enum members, dates, ...) gets a memo entry
-//! when first written and is a GET the next time it is met in the same pickle, by identity. The
-//! rule looks at nothing but the value itself, never at reference counts, so the same value
-//! always gives the same bytes, whatever other threads or the caller hold.
+//! when first written and is a GET the next time it is met in the same pickle, by identity; a
+//! str also when an equal str was written before, so that which strs are one object (which
+//! decoders do not keep) does not change the bytes. The rule looks at nothing but the value
+//! itself, never at reference counts, so the same value always gives the same bytes, whatever
+//! other threads or the caller hold.
 
 use polycodec_formats::room;
 use pyo3::prelude::*;
@@ -16,7 +18,9 @@ use pyo3::types::{
 };
 
 use super::ops::*;
+use smallvec::SmallVec;
 use std::collections::hash_map::Entry;
+use std::hash::BuildHasher;
 
 use super::{KeyMap, Pickle, StateForm};
 use crate::errors::{Error, ErrorKind, Result};
@@ -94,6 +98,8 @@ struct Seen {
     objects: Vec<(Py<PyAny>, u32)>,
     /// The memo index of each distinct field name of the codec's plan (`PENDING`: not written).
     names: Vec<u32>,
+    /// The strs written, by a hash of their text: their slots in `objects`.
+    texts: KeyMap<u64, SmallVec<[u32; 1]>>,
 }
 
 /// Tables up to this many objects (under 1 MB) are kept for the thread's next pickle; bigger
@@ -124,6 +130,7 @@ impl Drop for Writer<'_, '_, '_, '_> {
         }
         seen.slots.clear();
         seen.names.clear();
+        seen.texts.clear();
         if seen.slots.capacity() <= KEPT_CAPACITY {
             SPARE.with(|spare| spare.set(Some(seen)));
         }
@@ -215,6 +222,36 @@ impl<'f, 'p, 'o, 'py> Writer<'f, 'p, 'o, 'py> {
                 entry.insert(slot as u32);
                 seen.objects.push((value.clone().unbind(), PENDING));
                 Memo::Remember(slot)
+            }
+        }
+    }
+
+    /// Looks a str up by identity, then by its text (`None`: lone surrogates, by identity
+    /// only): a GET when it or an equal str was written before in this pickle.
+    fn recall_str(&mut self, value: &Obj<'py>, text: Option<&str>) -> Memo {
+        let memo = self.recall(value);
+        let (Memo::Remember(slot), Some(text)) = (&memo, text) else {
+            return memo;
+        };
+        let slot = *slot;
+        let py = self.py;
+        let seen = &mut self.seen;
+        let hash = seen.texts.hasher().hash_one(text.as_bytes());
+        let candidates = seen.texts.entry(hash).or_default();
+        let equal = candidates.iter().find_map(|&other| {
+            let (object, index) = &seen.objects[other as usize];
+            let other_text = object.bind(py).cast::<PyString>().ok()?;
+            (py::str_utf8(other_text).ok()? == text).then_some(*index)
+        });
+        match equal {
+            Some(index) => {
+                seen.objects[slot].1 = index;
+                self.get(index);
+                Memo::Written(index)
+            }
+            None => {
+                candidates.push(slot as u32);
+                memo
             }
         }
     }
@@ -364,16 +401,17 @@ impl<'f, 'p, 'o, 'py> Writer<'f, 'p, 'o, 'py> {
         self.out.extend_from_slice(bytes);
     }
 
-    /// A `str` object: through the memo, as the stdlib memoizes every str.
+    /// A `str` object: through the memo, as the stdlib memoizes every str (and by its text).
     fn str_object(&mut self, value: &Obj<'py>) -> Result<()> {
-        let memo = self.recall(value);
+        let text = value.cast::<PyString>().map_err(PyErr::from)?;
+        let utf8 = py::str_utf8(text).ok();
+        let memo = self.recall_str(value, utf8);
         if let Memo::Written(_) = memo {
             return Ok(());
         }
-        let text = value.cast::<PyString>().map_err(PyErr::from)?;
-        match py::str_utf8(text) {
-            Ok(utf8) => self.text(utf8),
-            Err(_) => {
+        match utf8 {
+            Some(utf8) => self.text(utf8),
+            None => {
                 // Lone surrogates: pickle writes them with "surrogatepass", as we do.
                 let encoded = value.call_method1("encode", ("utf-8", "surrogatepass"))?;
                 let data = encoded.cast::<PyBytes>().map_err(PyErr::from)?.as_bytes();
@@ -851,9 +889,9 @@ impl<'f, 'p, 'o, 'py> Writer<'f, 'p, 'o, 'py> {
                 return;
             }
         }
-        // The first time: by identity, like any str (a value may be this very str object).
+        // The first time: like any str (a value may be this very str object, or an equal one).
         let name = name.bind(self.py);
-        let memo_index = match self.recall(name.as_any()) {
+        let memo_index = match self.recall_str(name.as_any(), py::str_utf8(name).ok()) {
             Memo::Written(memo_index) => memo_index,
             memo => {
                 self.text(py::str_utf8(name).unwrap_or_default());

@@ -13,8 +13,14 @@
 //! What it accepts is therefore a subset of what the general path accepts, and it builds each
 //! value with the same constructors and checks, so the result is the same; it only saves the
 //! inert machine's arena and the second walk over it. Like the general path, it calls nothing
-//! the pickle names: a global is compared by name with the class the plan expects. (When it
-//! gives up after building records, their `__post_init__` runs again in the general path.)
+//! the pickle names: a global is compared by name with the class the plan expects.
+//!
+//! A user hook (`__post_init__`, a default factory, an extension's `decode`) runs at most once
+//! per value: the default mode takes this path only for plans that run none
+//! (`Plan::decode_is_pure`), since giving up after one ran would run it again in the general
+//! path; `fast_path="only"` takes it for every plan, and has no general path to fall back on,
+//! so an exception from a hook ends the decode as it would in the general path (a ValueError
+//! as a ValidationError with the path, a KeyError unchanged).
 
 use std::borrow::Cow;
 
@@ -25,6 +31,7 @@ use smallvec::SmallVec;
 use super::ops::*;
 use super::stdlib::{latin1, make_bytes, module_alias, uuid_bits, DateState, DateTimeState};
 use super::Pickle;
+use crate::errors::{Error, Failure, Result};
 use crate::plan::{
     ExtensionSpec, Node, NodeId, Plan, RecordKind, RecordSpec, SequenceKind, TzRule,
 };
@@ -88,10 +95,13 @@ struct FastDecoder<'a, 'f, 'p, 'py> {
     ctx: Decoding<'p, 'py>,
     depth: usize,
     memo: Vec<Entry<'a, 'py>>,
+    /// The exception a user hook raised, which ends the decode instead of a give-up (its path
+    /// is added on the way out).
+    failure: Option<Error>,
 }
 
-/// Decodes `input` as one value of the plan's root type (`many`: a list of them), or `None`
-/// when the general path must decide.
+/// Decodes `input` as one value of the plan's root type (`many`: a list of them): `Ok(None)`
+/// when the general path must decide, an error only when a user hook raised one.
 pub fn decode<'py>(
     fmt: &Pickle,
     py: Python<'py>,
@@ -99,15 +109,17 @@ pub fn decode<'py>(
     strict: bool,
     input: &[u8],
     many: bool,
-) -> Fast<Obj<'py>> {
+) -> Result<Option<Obj<'py>>> {
     // Memo entries keep offsets and plan positions as u32.
     if input.len() >= u32::MAX as usize || plan.nodes.len() >= UUID_CLASS as usize {
-        return None;
+        return Ok(None);
     }
     // Stdlib pickles memoize about one value in 8 to 13 bytes. A memo that cannot be
     // allocated leaves the pickle to the machine, which reports the MemoryError.
     let mut memo = Vec::new();
-    memo.try_reserve(input.len() / 8).ok()?;
+    if memo.try_reserve(input.len() / 8).is_err() {
+        return Ok(None);
+    }
     let mut decoder = FastDecoder {
         input,
         pos: 0,
@@ -115,25 +127,12 @@ pub fn decode<'py>(
         ctx: Decoding { py, plan, strict },
         depth: 0,
         memo,
+        failure: None,
     };
-    if decoder.peek()? == PROTO {
-        decoder.pos += 1;
-        if decoder.byte()? > 5 {
-            return None;
-        }
+    match decoder.whole(many) {
+        Some(value) => Ok(Some(value)),
+        None => decoder.failure.take().map_or(Ok(None), Err),
     }
-    let value = if many {
-        if decoder.op()? != EMPTY_LIST {
-            return None;
-        }
-        decoder.list(plan.root, plan.root, SequenceKind::List, None)?
-    } else {
-        decoder.value(plan.root)?
-    };
-    if decoder.op()? != STOP || decoder.pos != input.len() {
-        return None;
-    }
-    Some(value)
 }
 
 fn is_str_op(op: u8) -> bool {
@@ -141,6 +140,44 @@ fn is_str_op(op: u8) -> bool {
 }
 
 impl<'a, 'f, 'p, 'py> FastDecoder<'a, 'f, 'p, 'py> {
+    /// The whole pickle: the protocol, the value (`many`: the list of values) and STOP.
+    fn whole(&mut self, many: bool) -> Fast<Obj<'py>> {
+        let plan = self.ctx.plan;
+        if self.peek()? == PROTO {
+            self.pos += 1;
+            if self.byte()? > 5 {
+                return None;
+            }
+        }
+        let value = if many {
+            if self.op()? != EMPTY_LIST {
+                return None;
+            }
+            self.list(plan.root, plan.root, SequenceKind::List, None)?
+        } else {
+            self.value(plan.root)?
+        };
+        if self.op()? != STOP || self.pos != self.input.len() {
+            return None;
+        }
+        Some(value)
+    }
+
+    /// The result of a call that may run a user hook: an exception the hook raised is kept
+    /// (it ends the decode), anything else is a give-up.
+    #[cold]
+    fn hook_failed(&mut self, error: Error) {
+        if matches!(error.failure, Failure::Python(_)) && self.failure.is_none() {
+            self.failure = Some(error);
+        }
+    }
+
+    /// Adds a path segment to a hook's exception on its way out.
+    #[cold]
+    fn failed_at(&mut self, segment: impl FnOnce(Error) -> Error) {
+        self.failure = self.failure.take().map(segment);
+    }
+
     // ---- reading ----
 
     #[inline]
@@ -741,12 +778,13 @@ impl<'a, 'f, 'p, 'py> FastDecoder<'a, 'f, 'p, 'py> {
         Some(value)
     }
 
-    /// An extension type's value: its wire form, then its `decode` (whose failure is left to
-    /// the general path, which calls it again and reports the error with its path).
+    /// An extension type's value: its wire form, then its `decode`.
     #[inline(never)]
     fn extension(&mut self, spec: &ExtensionSpec) -> Fast<Obj<'py>> {
         let wire = self.value(spec.wire)?;
-        spec.decode_value(wire).ok()
+        spec.decode_value(wire)
+            .map_err(|error| self.hook_failed(error))
+            .ok()
     }
 
     #[inline]
@@ -810,14 +848,14 @@ impl<'a, 'f, 'p, 'py> FastDecoder<'a, 'f, 'p, 'py> {
                 MARK => {
                     self.pos += 1;
                     while self.peek()? != APPENDS {
-                        let value = self.value(item)?;
+                        let value = self.item(item, items.len())?;
                         room(&mut items)?;
                         items.push(value);
                     }
                     self.pos += 1;
                 }
                 _ if self.append_follows(item) => {
-                    let value = self.value(item)?;
+                    let value = self.item(item, items.len())?;
                     room(&mut items)?;
                     items.push(value);
                     self.expect(APPEND)?;
@@ -825,6 +863,16 @@ impl<'a, 'f, 'p, 'py> FastDecoder<'a, 'f, 'p, 'py> {
                 _ => return Some(items),
             }
         }
+    }
+
+    /// The item at `index` of a list.
+    #[inline(always)]
+    fn item(&mut self, item: NodeId, index: usize) -> Fast<Obj<'py>> {
+        let value = self.value(item);
+        if value.is_none() {
+            self.failed_at(|error| error.at_index(index));
+        }
+        value
     }
 
     /// Whether the next value is one item followed by `APPEND` (and not what comes after the
@@ -1157,7 +1205,10 @@ impl<'a, 'f, 'p, 'py> FastDecoder<'a, 'f, 'p, 'py> {
         let mut builder = RecordBuilder::new(spec);
         nested(depth, || self.state(record_id, spec, &mut builder))?;
         self.depth -= 1;
-        let object = builder.finish(self.ctx.py, spec).ok()?;
+        let object = builder
+            .finish(self.ctx.py, spec)
+            .map_err(|error| self.hook_failed(error))
+            .ok()?;
         // A later get of the instance at the same plan position gets the same object, as in
         // the general path.
         self.finish_memo(&memo, node, &object);
@@ -1259,7 +1310,11 @@ impl<'a, 'f, 'p, 'py> FastDecoder<'a, 'f, 'p, 'py> {
         index: usize,
         builder: &mut RecordBuilder<'py>,
     ) -> Fast<usize> {
-        let value = self.value(spec.fields[index].node)?;
+        let field = &spec.fields[index];
+        let Some(value) = self.value(field.node) else {
+            self.failed_at(|error| error.at_field(&field.wire_name));
+            return None;
+        };
         builder.set(index, value);
         Some(index + 1)
     }

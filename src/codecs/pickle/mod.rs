@@ -251,7 +251,8 @@ impl WireFormat for Pickle {
 
 /// Decodes one root-type value, or (`many`) a pickled list of them: by the single-pass reader
 /// (`fast.rs`) when the codec allows it and it recognises the pickle, else by the general
-/// two-step path (`general.rs`), which decides what is refused and reports every error.
+/// two-step path (`general.rs`), which decides what is refused and reports every error (but
+/// the exceptions of user hooks under `fast_path="only"`).
 fn decode<'py>(
     fmt: &Pickle,
     py: Python<'py>,
@@ -260,8 +261,15 @@ fn decode<'py>(
     input: &[u8],
     many: bool,
 ) -> Result<Obj<'py>> {
-    if fmt.fast_path != FastPath::Off {
-        if let Some(value) = fast::decode(fmt, py, plan, strict, input, many) {
+    // A plan that runs user hooks is left to the general path by default: the fast path would
+    // run them again when it gives up part-way (see fast.rs).
+    let fast = match fmt.fast_path {
+        FastPath::Off => false,
+        FastPath::On => plan.decode_is_pure,
+        FastPath::Only => true,
+    };
+    if fast {
+        if let Some(value) = fast::decode(fmt, py, plan, strict, input, many)? {
             return Ok(value);
         }
         if fmt.fast_path == FastPath::Only {
