@@ -147,7 +147,7 @@ def test_everything_schema_shape() -> None:
         "minItems": 2,
         "maxItems": 2,
     }
-    assert props["by_int"]["propertyNames"] == {"pattern": "^-?[0-9]+$"}
+    assert props["by_int"]["propertyNames"] == {"pattern": "^-?(?:0|[1-9][0-9]*)$"}
     assert props["by_enum"]["propertyNames"] == {"enum": ["red", "green"]}
     assert props["by_uuid"]["propertyNames"] == {"format": "uuid"}
     assert props["named"] == {"$ref": "#/$defs/Pair"}
@@ -767,7 +767,7 @@ def test_lax_schema_shapes() -> None:
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "type": ["integer", "string"],
         "minimum": 0,
-        "pattern": "^-?[0-9]+$",
+        "pattern": "^-?(?:0|[1-9][0-9]*)$",
     }
     # A string goes to the int alternative only (not the bool one).
     schema = polycodec.json_schema(Union[int, bool, None], strict=False)

@@ -62,12 +62,12 @@ _BASE64 = r"^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$"
 _FINITE_DECIMAL = r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?"
 _DECIMAL = rf"^(?:{_FINITE_DECIMAL}|[+-]?(?:Infinity|Inf|s?NaN[0-9]*))$"
 _DECIMAL_FINITE_ONLY = rf"^{_FINITE_DECIMAL}$"
-# An int dict key as the decoder reads it.
-_INT_KEY = r"^-?[0-9]+$"
+# An int dict key as the decoder reads it: JSON's integer form (no leading zero).
+_INT_KEY = r"^-?(?:0|[1-9][0-9]*)$"
 
 # Lax mode (strict=False): the text the decoder also reads for an int (no sign but "-", no
-# spaces), a float (also nan and inf, in any case), and a bool.
-_LAX_INT = r"^-?[0-9]+$"
+# spaces, no leading zero), a float (also nan and inf, in any case), and a bool.
+_LAX_INT = _INT_KEY
 _LAX_FLOAT = (
     r"^[+-]?(?:(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?"
     r"|[Nn][Aa][Nn]|[Ii][Nn][Ff](?:[Ii][Nn][Ii][Tt][Yy])?)$"
