@@ -213,14 +213,14 @@ def _mutate(rng: random.Random, data: bytes, pool: list[bytes]) -> bytes:
 
 def _own_loop(argv: list[str]) -> None:
     flags = dict(arg[1:].split("=", 1) for arg in argv if arg.startswith("-") and "=" in arg)
-    folders = [Path(arg) for arg in argv if not arg.startswith("-")]
+    paths = [Path(arg) for arg in argv if not arg.startswith("-")]
     max_time = float(flags.get("max_total_time", "0")) or float("inf")
     max_runs = int(flags.get("runs", "-1"))
     prefix = flags.get("artifact_prefix", "./")
     rng = random.Random(int(flags.get("seed", "0")) or time.time_ns())
-    pool = [
-        p.read_bytes() for folder in folders if folder.is_dir() for p in sorted(folder.iterdir())
-    ]
+    # Corpus folders, or single inputs (to reproduce a finding).
+    files = [f for p in paths for f in (sorted(p.iterdir()) if p.is_dir() else [p]) if f.is_file()]
+    pool = [f.read_bytes() for f in files]
     pool = pool or seeds()
     deadline = time.monotonic() + max_time
     runs = 0
