@@ -464,3 +464,86 @@ def test_issue27_item7_a_short_avro_stream_fails_as_decode_many_does(data: bytes
     assert expected.startswith("DecodeError: not an Avro object container file")
     for chunk in (1, 2, len(data)):
         assert _outcome(lambda: _stream(codec, data, chunk)) == expected
+
+
+# Item 6: skipped values are checked as strictly as read ones.
+
+
+@dataclasses.dataclass
+class _Known:
+    a: int
+
+
+_BAD_UTF8 = b"\xa2\xff\xfe"  # a 2-byte MessagePack str that is not UTF-8
+_BAD_TIMESTAMP64 = b"\xd7\xff" + ((10**9) << 34).to_bytes(8, "big")
+
+
+@pytest.mark.parametrize("bad", [_BAD_UTF8, _BAD_TIMESTAMP64, b"\x91" + _BAD_UTF8])
+def test_issue27_item6_skipped_msgpack_values_are_checked_as_read_ones(bad: bytes) -> None:
+    codec = polycodec.Codec(_Known, "msgpack")
+    # {"a": 1, "zz": <bad>}: "zz" is not a field, so its value is skipped.
+    data = b"\x82\xa1a\x01\xa2zz" + bad
+    with pytest.raises(polycodec.DecodeError, match="malformed MessagePack"):
+        codec.decode_one(data)
+    # Read where the type asks for it, the same bytes are refused too (the oracle).
+    with pytest.raises(polycodec.DecodeError, match="malformed MessagePack"):
+        polycodec.Codec(Any, "msgpack").decode_one(bad)
+    import msgpack
+
+    with pytest.raises(Exception):
+        msgpack.unpackb(bad, timestamp=3)
+    # A well-formed skipped value still passes.
+    assert codec.decode_one(b"\x82\xa1a\x01\xa2zz\xa2ok") == _Known(1)
+
+
+def test_issue27_item6_a_skipped_avro_writer_only_string_is_checked_as_utf8() -> None:
+    writer = {
+        "type": "record",
+        "name": "_Known",
+        "fields": [
+            {"name": "a", "type": "long"},
+            {"name": "note", "type": "string"},
+            {"name": "tags", "type": {"type": "map", "values": "bytes"}},
+        ],
+    }
+    codec = polycodec.Codec(_Known, "avro")
+    good = b"\x02" + b"\x04ok" + b"\x02\x02k\x00\x00"
+    assert codec.decode_one(good, writer_schema=writer) == _Known(1)
+    bad_note = b"\x02" + b"\x04\xff\xfe" + b"\x00"
+    bad_key = b"\x02" + b"\x04ok" + b"\x02\x02\xff\x00\x00"
+    for data, what in [(bad_note, "string"), (bad_key, "map key")]:
+        with pytest.raises(polycodec.DecodeError, match=f"{what} is not valid UTF-8"):
+            codec.decode_one(data, writer_schema=writer)
+        # fastavro, the oracle, refuses a string that is not UTF-8 when it reads it.
+        import io
+
+        import fastavro
+
+        with pytest.raises(UnicodeDecodeError):
+            fastavro.schemaless_reader(io.BytesIO(data), fastavro.parse_schema(writer))
+
+
+@pytest.mark.parametrize("fast_path", [True, False])
+def test_issue27_item6_a_skipped_pickle_attribute_is_checked_as_utf8(fast_path: bool) -> None:
+    import pickle
+
+    good = pickle.dumps(_Known(1), protocol=4)
+    state = b"}\x94\x8c\x01a\x94K\x01sb."
+    assert good.endswith(state)
+
+    def with_extra(value: bytes) -> bytes:
+        # The state dict gets an attribute `zz` that is not a field (skipped), holding `value`.
+        return good[: -len(state)] + b"}\x94(\x8c\x01a\x94K\x01\x8c\x02zz" + value + b"ub."
+
+    codec = polycodec.Codec(_Known, "pickle", fast_path=fast_path)
+    assert codec.decode_one(with_extra(b"\x8c\x02ok")) == _Known(1)
+    # Lone surrogates, as pickle writes them (surrogatepass), are a str here as anywhere.
+    assert codec.decode_one(with_extra(b"\x8c\x03\xed\xa0\x80")) == _Known(1)
+    for bad in [b"\x8c\x02\xff\xfe", b"](\x8c\x02\xff\xfee"]:
+        data = with_extra(bad)
+        with pytest.raises(polycodec.DecodeError, match="not UTF-8") as info:
+            codec.decode_one(data)
+        assert "zz" in str(info.value)
+        # pickle.loads, the oracle, refuses the same bytes.
+        with pytest.raises(UnicodeDecodeError):
+            pickle.loads(data)

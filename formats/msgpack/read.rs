@@ -278,6 +278,14 @@ impl<'a> Reader<'a> {
             let items = match self.next()? {
                 Head::Array(n) => n,
                 Head::Map(n) => n * 2,
+                // A skipped value is checked as a read one is: what the decoder refuses as
+                // malformed, it refuses here too.
+                Head::Str(bytes) if !bytes.is_ascii() && std::str::from_utf8(bytes).is_err() => {
+                    return Err(self.error(start, "str is not valid UTF-8"));
+                }
+                Head::Ext(-1, payload) if timestamp(payload).is_none() => {
+                    return Err(self.error(start, "invalid timestamp extension payload"));
+                }
                 _ => continue,
             };
             if items > 0 {

@@ -1345,7 +1345,9 @@ class Resolver:
             index = self.emit(("skip_fixed", fixed[t]))
         elif t in ("int", "long", "enum"):
             index = self.emit(("skip_varint",))
-        elif t in ("string", "bytes"):
+        elif t == "string":
+            index = self.emit(("skip_string",))
+        elif t == "bytes":
             index = self.emit(("skip_bytes",))
         elif t == "fixed":
             index = self.emit(("skip_fixed", w["size"]))

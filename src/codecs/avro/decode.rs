@@ -28,6 +28,17 @@ struct Block {
     sized: Option<(usize, usize, usize)>,
 }
 
+/// A skipped string or map key is refused when it is not UTF-8, as a read one is.
+#[inline]
+fn skipped_utf8(data: &[u8], what: &str, end: usize) -> Result<()> {
+    if !data.is_ascii() && std::str::from_utf8(data).is_err() {
+        return Err(Error::decode(format!(
+            "malformed Avro: {what} is not valid UTF-8 (before byte {end})"
+        )));
+    }
+    Ok(())
+}
+
 pub struct Decoder<'a, 'p, 'py> {
     pub input: Input<'a>,
     pub ctx: Decoding<'p, 'py>,
@@ -609,6 +620,10 @@ impl<'a, 'p, 'py> Decoder<'a, 'p, 'py> {
             ReadOp::SkipBytes => {
                 self.input.bytes()?;
             }
+            ReadOp::SkipString => {
+                let data = self.input.bytes()?;
+                skipped_utf8(data, "string", self.input.pos)?;
+            }
             ReadOp::SkipArray(item) => {
                 self.enter()?;
                 loop {
@@ -631,7 +646,8 @@ impl<'a, 'p, 'py> Decoder<'a, 'p, 'py> {
                         break;
                     }
                     for _ in 0..block.count {
-                        self.input.bytes()?;
+                        let key = self.input.bytes()?;
+                        skipped_utf8(key, "map key", self.input.pos)?;
                         self.skip(*value)?;
                     }
                     self.block_end(&block)?;

@@ -111,6 +111,8 @@ pub enum ReadOp {
     SkipFixed(usize),
     SkipVarint,
     SkipBytes,
+    /// A string skipped: checked as UTF-8 as a read one is.
+    SkipString,
     SkipArray(usize),
     SkipMap(usize),
     SkipRecord(Vec<usize>),
@@ -299,6 +301,7 @@ pub fn program(
             "skip_fixed" => ReadOp::SkipFixed(field(tuple, 1)?),
             "skip_varint" => ReadOp::SkipVarint,
             "skip_bytes" => ReadOp::SkipBytes,
+            "skip_string" => ReadOp::SkipString,
             "skip_array" => ReadOp::SkipArray(field(tuple, 1)?),
             "skip_map" => ReadOp::SkipMap(field(tuple, 1)?),
             "skip_record" => ReadOp::SkipRecord(field(tuple, 1)?),
@@ -356,7 +359,8 @@ fn op_indices_valid(op: &ReadOp, count: usize, plan_len: usize) -> bool {
         | ReadOp::Error(_)
         | ReadOp::SkipFixed(_)
         | ReadOp::SkipVarint
-        | ReadOp::SkipBytes => true,
+        | ReadOp::SkipBytes
+        | ReadOp::SkipString => true,
     }
 }
 

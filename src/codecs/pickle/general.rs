@@ -773,7 +773,41 @@ impl<'a, 'v, 'f, 'p, 'py> Converter<'a, 'v, 'f, 'p, 'py> {
                         .map_err(|e| e.at_field(&field.wire_name))?;
                     builder.set(index, value);
                 }
-                None => unknown_field(spec, &show(key))?,
+                None => {
+                    unknown_field(spec, &show(key))?;
+                    self.check_skipped(item)
+                        .map_err(|e| e.at_field(&show(key)))?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Checks a skipped value (an unknown field's) as strictly as a read one: every str in it
+    /// must decode. Each value is visited once, shared or not, so the walk is linear in the
+    /// arena and ends on cycles.
+    fn check_skipped(&self, root: Id) -> Result<()> {
+        let mut seen = std::collections::HashSet::new();
+        let mut pending = vec![root];
+        while let Some(id) = pending.pop() {
+            if !seen.insert(id) {
+                continue;
+            }
+            match self.arena.get(id) {
+                Value::Str(bytes) => {
+                    if !bytes.is_ascii() && std::str::from_utf8(bytes).is_err() {
+                        surrogate_str(self.ctx.py, bytes)?;
+                    }
+                }
+                Value::Dict(pairs) => pending.extend(pairs.iter().flat_map(|&(k, v)| [k, v])),
+                Value::Call {
+                    func,
+                    args,
+                    kwargs,
+                    state,
+                    ..
+                } => pending.extend([*func, *args].into_iter().chain(*kwargs).chain(*state)),
+                value => pending.extend(value.items().unwrap_or_default()),
             }
         }
         Ok(())
@@ -800,7 +834,11 @@ impl<'a, 'v, 'f, 'p, 'py> Converter<'a, 'v, 'f, 'p, 'py> {
                         .map_err(|e| e.at_field(&field.wire_name))?;
                     builder.set(index, value);
                 }
-                None => unknown_field(spec, &show(key))?,
+                None => {
+                    unknown_field(spec, &show(key))?;
+                    self.check_skipped(item)
+                        .map_err(|e| e.at_field(&show(key)))?;
+                }
             }
         }
         builder.finish(self.ctx.py, spec)
