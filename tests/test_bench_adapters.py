@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import io
 import json
+import platform
 import sys
 from pathlib import Path
 from typing import Optional
@@ -192,6 +193,11 @@ def test_cli_end_to_end(tmp_path: Path) -> None:
     assert rc == 0
     report = (tmp_path / "report.md").read_text(encoding="utf-8")
     assert "## Environment" in report and "## Headline" in report
+    # The header names the interpreter the numbers belong to, version and build (issue 24).
+    version = f"{platform.python_implementation()} {platform.python_version()}"
+    assert report.splitlines()[2].startswith(
+        f"Interpreter: {version} ({platform.python_build()[0]}, "
+    )
     assert "### JSON / encode_one / batch 1 / record" in report
     results = json.loads((tmp_path / "results.json").read_text(encoding="utf-8"))
     cells = {(c["format"], c["op"], c["batch"]) for c in results["cells"]}
