@@ -16,6 +16,7 @@ import re
 import struct
 import subprocess
 import sys
+import sysconfig
 import time
 from datetime import datetime, timezone
 from pathlib import Path
@@ -211,10 +212,28 @@ def installed_sizes() -> list[dict[str, Any]]:
     return rows
 
 
+def interpreter() -> str:
+    """The interpreter as one line: implementation, version and build, e.g. ``CPython 3.14.10
+    (main, Oct 26 2026 15:12:11, GCC 16.2.0)``, with ``free-threaded`` or ``debug`` when the build
+    is one (timings from different builds of one version are not comparable)."""
+    build_name, build_date = platform.python_build()
+    # python_build() pads one-digit days ("May  9 2026").
+    details = [build_name, " ".join(build_date.split()), platform.python_compiler()]
+    if sysconfig.get_config_var("Py_GIL_DISABLED"):
+        details.append("free-threaded")
+    if hasattr(sys, "gettotalrefcount"):
+        details.append("debug")
+    return (
+        f"{platform.python_implementation()} {platform.python_version()} "
+        f"({', '.join(d for d in details if d)})"
+    )
+
+
 def collect(timing: Any, quick: bool) -> dict[str, Any]:
     """Everything the Environment section shows, as JSON-friendly strings."""
     clock = time.get_clock_info("perf_counter")
     return {
+        "interpreter": interpreter(),
         "python": f"{platform.python_version()} ({struct.calcsize('P') * 8}-bit) "
         f"({platform.python_implementation().lower()})",
         "python_build": " ".join(sys.version.split()),

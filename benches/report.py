@@ -142,6 +142,7 @@ def _subject_missing_reason(res: RunResult, c: Cell) -> str:
 
 def _environment(res: RunResult, env: dict[str, Any]) -> list[str]:
     labels = [
+        ("Interpreter", "interpreter"),
         ("Python", "python"),
         ("Python build", "python_build"),
         ("Platform", "platform"),
@@ -563,7 +564,9 @@ def render_markdown(res: RunResult, env: dict[str, Any], plots: list[str], plot_
     lines = [
         "# polycodec benchmark report",
         "",
-        "Hardware-specific snapshot: compare ratios, not absolute times, across machines.",
+        f"Interpreter: {env.get('interpreter', env.get('python_build', 'unknown'))}.",
+        "Hardware- and interpreter-specific snapshot: compare ratios, not absolute times, across "
+        "machines and Python versions.",
         "",
     ]
     lines += _run_conditions(res)

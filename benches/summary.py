@@ -7,6 +7,10 @@ idiom, losses marked), and the scaling tables when ``scaling.json`` is there.
 instead, each between its pair of markers (``<!-- summary: headline -->`` ...
 ``<!-- /summary -->``; also ``cells`` and ``scaling``), leaving the prose around them alone.
 Reads only the JSON files, so the page is refreshed from a committed run without re-running it.
+
+``python -m benches.summary --per-version results-3.11.json results-3.14.json ...`` prints instead
+one headline row per interpreter (``per_version_markdown``): the same runs on several CPythons,
+side by side.
 """
 
 from __future__ import annotations
@@ -140,6 +144,59 @@ def scaling_markdown(scaling: dict[str, Any]) -> str:
     return "\n".join(out).lstrip("\n") + "\n"
 
 
+def _interpreter(results: dict[str, Any]) -> str:
+    env = results.get("environment", {})
+    # Runs from before the report named its interpreter carry only "3.11.7 (64-bit) (cpython)".
+    return str(env.get("interpreter") or f"CPython {str(env.get('python', '?')).split()[0]}")
+
+
+def _version_key(results: dict[str, Any]) -> tuple[int, ...]:
+    version = str(results.get("environment", {}).get("python", "")).split(" ", 1)[0]
+    return tuple(int(part) for part in version.split(".") if part.isdigit())
+
+
+def per_version_markdown(runs: list[dict[str, Any]]) -> str:
+    """One row per run (interpreter), one column per format: the geometric mean of polycodec's
+    best row against the fastest peer in any idiom, with won / lost / cells; then the peers that
+    were not installed there, which changes what "fastest peer" means on that row."""
+    runs = sorted(runs, key=_version_key)
+    formats = [f for f in FORMATS if any(c["format"] == f for r in runs for c in r["cells"])]
+    out = [
+        "| Interpreter | " + " | ".join(FORMATS[f] for f in formats) + " | Peers unavailable |",
+        "|---|" + "--:|" * len(formats) + "---|",
+    ]
+    for run in runs:
+        line = f"| {_interpreter(run)} |"
+        for fmt in formats:
+            ratios = [
+                _row(c, c["best_subject"])["vs_best_peer"]
+                for c in run["cells"]
+                if c["format"] == fmt and c["rows"] and c.get("best_peer") and c.get("best_subject")
+            ]
+            line += f" {fmt_verdict(_geomean(ratios))} ({_tally(ratios)}) |" if ratios else " — |"
+        unavailable = sorted(
+            {s["adapter"] for s in run.get("skips", []) if s["kind"] == "unavailable"}
+        )
+        line += f" {', '.join(unavailable) or 'none'} |"
+        out.append(line)
+    out += [
+        "",
+        "Each cell: geometric mean of polycodec's best row (plain or slots dataclasses) over the "
+        "fastest peer in any idiom, measured in the same run on that interpreter (won / lost / "
+        "cells; a loss is below 1.00×).",
+    ]
+    envs = [r.get("environment", {}) for r in runs]
+    if any(str(e.get("mode", "")).startswith("quick") for e in envs):
+        out.append("Runs made with `--quick` are smoke runs: their numbers are indicative only.")
+    revisions = {str(e.get("git_revision", "unknown")) for e in envs}
+    known = sorted(r[:12] for r in revisions if not r.startswith("unknown"))
+    if len(known) > 1:
+        out.append(f"The runs are of different git revisions ({', '.join(known)}).")
+    if len(known) < len(revisions):
+        out.append("Some runs do not record their git revision (git was not available there).")
+    return "\n".join(out) + "\n"
+
+
 MARKER = re.compile(r"(<!-- summary: (\w+) -->\n).*?(<!-- /summary -->)", re.S)
 
 
@@ -167,6 +224,13 @@ def fill(page: str, generated: dict[str, str]) -> str:
 
 
 def main(argv: list[str]) -> int:
+    if argv[:1] == ["--per-version"]:
+        runs = [json.loads(Path(p).read_text(encoding="utf-8")) for p in argv[1:]]
+        if not runs:
+            print("usage: python -m benches.summary --per-version RESULTS.json...", file=sys.stderr)
+            return 2
+        print(per_version_markdown(runs))
+        return 0
     page: Optional[Path] = None
     if argv[:1] == ["--write"]:
         if len(argv) < 2:

@@ -4,60 +4,103 @@ For every adapter, every format it claims and every model: build it and check a 
 (one object at a time and as a batch) on a small batch, exactly as the harness does before timing.
 The test command installs every peer (the "bench" extra), so an adapter that does not load fails
 here; the harness itself lists such a library as missing instead. Peers may only be
-"unsupported" where the report says so on purpose (``EXPECTED_UNSUPPORTED``), and polycodec
-never, so a harness bug cannot hide as a skip.
+"unsupported" where the report says so on purpose (``UNSUPPORTED_BEFORE``, read against the
+installed version), and polycodec never, so a harness bug cannot hide as a skip.
 """
 
 from __future__ import annotations
 
+import importlib.metadata
 import io
 import json
+import platform
 import sys
 from pathlib import Path
+from typing import Optional
 
 import pytest
+from packaging.version import Version
 
 ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from benches.adapters import MODULE_ADAPTERS, SUBJECT, Unsupported, load_registry  # noqa: E402
-from benches.adapters.base import FORMATS, OBJECT_FORMATS  # noqa: E402
+from benches.adapters import (  # noqa: E402
+    ADAPTER_FORMATS,
+    MODULE_ADAPTERS,
+    SUBJECT,
+    Unsupported,
+    load_registry,
+)
+from benches.adapters.base import OBJECT_FORMATS  # noqa: E402
 from benches.models import MODELS, generate  # noqa: E402
 from benches.runner import check_round_trip, idiom_objects  # noqa: E402
 
-#: (adapter, model) pairs a peer legitimately cannot do the way its users would.
-EXPECTED_UNSUPPORTED = {
+#: (adapter, model) pairs a peer legitimately cannot do the way its users would, each with the
+#: first release of the peer's distribution that can (None: none so far). What is expected is read
+#: against the version installed, so one table holds on every interpreter: pip resolves
+#: marshmallow-recipe 0.0.64 on CPython 3.11 (its later releases require Python 3.12) and 0.0.103
+#: on 3.13+. The marshmallow-recipe releases were found by running the models on each of them.
+UNSUPPORTED_BEFORE: dict[tuple[str, str], Optional[str]] = {
     # msgspec: no unions of several dataclasses (needs Struct tag=; the msgspec-struct row has it)
-    ("msgspec", "tree"),
-    ("msgspec", "filesystem"),
-    # marshmallow-recipe: enums must subclass str or int, no Literal fields
-    ("marshmallow-recipe", "record"),
-    ("marshmallow-recipe", "hierarchy"),
-    ("marshmallow-recipe", "tree"),
-    ("marshmallow-recipe", "filesystem"),
+    ("msgspec", "tree"): None,
+    ("msgspec", "filesystem"): None,
+    # marshmallow-recipe: enums that do not subclass str or int from 0.0.73, Literal from 0.0.82
+    ("marshmallow-recipe", "record"): "0.0.73",
+    ("marshmallow-recipe", "hierarchy"): "0.0.73",
+    ("marshmallow-recipe", "tree"): "0.0.82",
+    ("marshmallow-recipe", "filesystem"): "0.0.82",
+    # its nuked backend: still no plain Enum in 0.0.103; Literal from 0.0.82, recursive
+    # dataclasses from 0.0.84
+    ("marshmallow-recipe-nuked", "record"): None,
+    ("marshmallow-recipe-nuked", "hierarchy"): None,
+    ("marshmallow-recipe-nuked", "tree"): "0.0.84",
+    ("marshmallow-recipe-nuked", "filesystem"): "0.0.84",
     # the file-system model has no hand-written marshmallow schema or serpy serializer yet
-    ("marshmallow", "filesystem"),
-    ("serpy", "filesystem"),
+    ("marshmallow", "filesystem"): None,
+    ("serpy", "filesystem"): None,
 }
+
+
+def expected_unsupported(name: str, model: str, version: str) -> bool:
+    """Whether ``name`` at the installed ``version`` is expected to refuse ``model``."""
+    if (name, model) not in UNSUPPORTED_BEFORE:
+        return False
+    first = UNSUPPORTED_BEFORE[(name, model)]
+    return first is None or Version(version) < Version(first)
+
 
 REGISTRY = load_registry()
 ALL_NAMES = [n for names in MODULE_ADAPTERS.values() for n in names]
 BATCH = 7
 
 
+#: Rows that exist only from a release of their distribution on: (distribution, first release).
+#: marshmallow-recipe's nuked backend is in 0.0.75 and later, which need Python 3.12 or newer.
+AVAILABLE_FROM: dict[str, tuple[str, str]] = {
+    "marshmallow-recipe-nuked": ("marshmallow-recipe", "0.0.75"),
+}
+
+
 def _require(name: str) -> None:
     """The test command installs every peer (the "bench" extra) and builds polycodec, so an
-    adapter that does not load is broken, and a skip would hide exactly that."""
-    if name in REGISTRY.unavailable:
-        pytest.fail(f"{name}: {REGISTRY.unavailable[name]}")
+    adapter that does not load is broken, and a skip would hide exactly that; except a row whose
+    library is installed at a release older than the one that brought it."""
+    if name not in REGISTRY.unavailable:
+        return
+    if name in AVAILABLE_FROM:
+        distribution, first = AVAILABLE_FROM[name]
+        installed = importlib.metadata.version(distribution)
+        if Version(installed) < Version(first):
+            pytest.skip(f"{name}: {distribution} {installed} predates it ({first})")
+    pytest.fail(f"{name}: {REGISTRY.unavailable[name]}")
 
 
 def _cases() -> list[tuple[str, str, str]]:
     by_name = {a.name: a for a in REGISTRY.adapters}
     cases = []
     for name in ALL_NAMES:
-        formats = by_name[name].formats if name in by_name else tuple(FORMATS)
+        formats = by_name[name].formats if name in by_name else ADAPTER_FORMATS[name]
         for fmt in formats:
             for model in MODELS:
                 cases.append((name, fmt, model))
@@ -71,13 +114,45 @@ def test_round_trip(name: str, fmt: str, model: str) -> None:
     try:
         ops = adapter.build(fmt, MODELS[model])
     except Unsupported as exc:
-        if (name, model) in EXPECTED_UNSUPPORTED:
+        if expected_unsupported(name, model, adapter.version):
             pytest.skip(str(exc))
         raise
-    assert (name, model) not in EXPECTED_UNSUPPORTED, "now supported: update EXPECTED_UNSUPPORTED"
+    assert not expected_unsupported(
+        name, model, adapter.version
+    ), f"{name} {adapter.version} now supports {model}: update UNSUPPORTED_BEFORE"
     objs = idiom_objects(ops, generate(model, BATCH))
     payloads = check_round_trip(ops, objs, [BATCH], fmt in OBJECT_FORMATS)
     assert payloads["one"] and payloads[BATCH]
+
+
+def test_expected_unsupported_follows_the_installed_version() -> None:
+    """The expectations move with the peer's release, not with the interpreter."""
+    assert expected_unsupported("marshmallow-recipe", "record", "0.0.64")
+    assert not expected_unsupported("marshmallow-recipe", "record", "0.0.103")
+    assert expected_unsupported("marshmallow-recipe", "tree", "0.0.81")
+    assert not expected_unsupported("marshmallow-recipe", "tree", "0.0.82")
+    assert expected_unsupported("marshmallow-recipe-nuked", "filesystem", "0.0.83")
+    assert not expected_unsupported("marshmallow-recipe-nuked", "filesystem", "0.0.103")
+    assert expected_unsupported("marshmallow-recipe-nuked", "record", "0.0.103")
+    assert not expected_unsupported("marshmallow-recipe", "record", "1.0")
+    assert not expected_unsupported("msgspec", "record", "0.1")
+
+
+def test_marshmallow_recipe_nuked_row_follows_the_installed_release() -> None:
+    """marshmallow-recipe's Rust backend gets its own row wherever the installed release has it,
+    and is listed as unavailable, naming that release, where it has not."""
+    mr = pytest.importorskip("marshmallow_recipe")
+    from importlib.metadata import version
+
+    installed = version("marshmallow-recipe")
+    if hasattr(mr, "nuked"):
+        assert "marshmallow-recipe-nuked" in REGISTRY.names()
+        ops = _built("marshmallow-recipe-nuked", "builtins", "tree")
+        objs = generate("tree", 3)
+        assert ops.encode_many(objs) == [mr.nuked.dump(MODELS["tree"].root, o) for o in objs]
+    else:
+        reason = REGISTRY.unavailable["marshmallow-recipe-nuked"]
+        assert f"marshmallow-recipe {installed} has no nuked backend" in reason
 
 
 def test_generator_is_deterministic() -> None:
@@ -135,6 +210,11 @@ def test_cli_end_to_end(tmp_path: Path) -> None:
     assert rc == 0
     report = (tmp_path / "report.md").read_text(encoding="utf-8")
     assert "## Environment" in report and "## Headline" in report
+    # The header names the interpreter the numbers belong to, version and build (issue 24).
+    version = f"{platform.python_implementation()} {platform.python_version()}"
+    assert report.splitlines()[2].startswith(
+        f"Interpreter: {version} ({platform.python_build()[0]}, "
+    )
     assert "### JSON / encode_one / batch 1 / record" in report
     results = json.loads((tmp_path / "results.json").read_text(encoding="utf-8"))
     cells = {(c["format"], c["op"], c["batch"]) for c in results["cells"]}

@@ -65,6 +65,7 @@ MODULE_ADAPTERS: dict[str, tuple[str, ...]] = {
         "mashumaro",
         "marshmallow",
         "marshmallow-recipe",
+        "marshmallow-recipe-nuked",
         "serpy",
     ),
 }
@@ -91,6 +92,7 @@ ADAPTER_FORMATS: dict[str, tuple[str, ...]] = {
     "hand-written": ("builtins",),
     "marshmallow": ("builtins",),
     "marshmallow-recipe": ("builtins",),
+    "marshmallow-recipe-nuked": ("builtins",),
     "serpy": ("builtins",),
 }
 

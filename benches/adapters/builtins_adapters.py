@@ -12,7 +12,9 @@ The peers are the libraries of the seed comparisons, each in its documented idio
 * mashumaro: ``mashumaro.codecs.basic.BasicEncoder/BasicDecoder(T)``, the codec form of
   ``to_dict`` / ``from_dict`` (no mixin base class needed on the shared models);
 * marshmallow: hand-written schemas with ``@post_load`` (``_builtins_schemas.py``);
-* marshmallow-recipe: ``mr.dump`` / ``mr.load`` (``dump_many`` / ``load_many``);
+* marshmallow-recipe: ``mr.dump`` / ``mr.load`` (``dump_many`` / ``load_many``), and its Rust
+  backend where the installed version has it: ``mr.nuked.dump(T, obj)`` / ``mr.nuked.load(T,
+  data)``, with ``list[T]`` for batches;
 * serpy: hand-written serializers; serpy only dumps, so its load is the hand-written
   converter (the baseline's), marked as such.
 
@@ -22,6 +24,7 @@ Each library is optional: one that does not import is listed as unavailable.
 
 from __future__ import annotations
 
+import importlib.metadata
 from typing import Any
 
 
@@ -201,6 +204,8 @@ except ImportError as exc:
 try:
     import marshmallow_recipe as mr
 
+    MARSHMALLOW_RECIPE_VERSION = importlib.metadata.version("marshmallow-recipe")
+
     def _marshmallow_recipe(fmt: str, model: ModelSpec) -> Ops:
         root = model.root
 
@@ -219,7 +224,9 @@ try:
         try:
             mr.schema(root)
         except Exception as exc:
-            raise Unsupported(f"marshmallow-recipe cannot build a schema: {exc}")
+            raise Unsupported(
+                f"marshmallow-recipe {MARSHMALLOW_RECIPE_VERSION} cannot build a schema: {exc}"
+            )
         return Ops(dump_one, load_one, dump_many, load_many)
 
     ADAPTERS.append(
@@ -232,5 +239,57 @@ try:
             how={FORMAT: "mr.dump / mr.load(T, data) (dump_many / load_many for batches)"},
         )
     )
+
+    # The Rust backend shipped inside marshmallow-recipe since 0.0.75 (whose releases need
+    # Python 3.12 or newer, so a 3.11 install resolves an older one without it).
+    nuked = getattr(mr, "nuked", None)
+    if nuked is None:
+        UNAVAILABLE["marshmallow-recipe-nuked"] = (
+            f"marshmallow-recipe {MARSHMALLOW_RECIPE_VERSION} has no nuked backend "
+            "(it is in 0.0.75 and later, which need Python 3.12 or newer)"
+        )
+    else:
+
+        def _marshmallow_recipe_nuked(fmt: str, model: ModelSpec) -> Ops:
+            root, items = model.root, model.list_type
+            dump, load = nuked.dump, nuked.load
+            try:
+                # Compiles (and caches) the Rust converters, refusing what nuked cannot do.
+                nuked.schema(root)
+            except Exception as exc:
+                raise Unsupported(
+                    f"marshmallow-recipe {MARSHMALLOW_RECIPE_VERSION} nuked: "
+                    f"{type(exc).__name__}: {exc}"
+                )
+
+            def dump_one(obj: Any) -> Any:
+                return dump(root, obj)
+
+            def load_one(data: Any) -> Any:
+                return load(root, data)
+
+            def dump_many(objs: Any) -> Any:
+                return dump(items, objs)
+
+            def load_many(data: Any) -> Any:
+                return load(items, data)
+
+            return Ops(dump_one, load_one, dump_many, load_many)
+
+        ADAPTERS.append(
+            Adapter(
+                name="marshmallow-recipe-nuked",
+                label="marshmallow-recipe (nuked)",
+                distribution="marshmallow-recipe",
+                formats=(FORMAT,),
+                build=_marshmallow_recipe_nuked,
+                how={
+                    FORMAT: "its Rust backend: mr.nuked.dump(T, obj) / mr.nuked.load(T, data), "
+                    "with list[T] as the type for batches (one call each)"
+                },
+            )
+        )
 except ImportError as exc:
-    UNAVAILABLE["marshmallow-recipe"] = f"not importable: {exc}"
+    UNAVAILABLE["marshmallow-recipe"] = UNAVAILABLE["marshmallow-recipe-nuked"] = (
+        f"not importable: {exc}"
+    )

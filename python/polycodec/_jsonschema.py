@@ -10,7 +10,9 @@ README's "JSON Schema" section): bounds and digit limits of a ``Decimal`` string
 counts it as an integer).
 
 Records (dataclasses, TypedDicts, NamedTuples) and enums become ``$defs`` entries referred to
-with ``$ref``, which is also how recursive types are written.
+with ``$ref``, which is also how recursive types are written; so does a recursive ``type``
+alias (the plan marks the node it stands for with its name), while any other alias is written
+out where it is used.
 """
 
 from __future__ import annotations
@@ -62,12 +64,12 @@ _BASE64 = r"^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$"
 _FINITE_DECIMAL = r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?"
 _DECIMAL = rf"^(?:{_FINITE_DECIMAL}|[+-]?(?:Infinity|Inf|s?NaN[0-9]*))$"
 _DECIMAL_FINITE_ONLY = rf"^{_FINITE_DECIMAL}$"
-# An int dict key as the decoder reads it: JSON's integer form (no leading zero).
+# An int dict key as the decoder reads it (JSON's integer grammar, so "01" is not "1").
 _INT_KEY = r"^-?(?:0|[1-9][0-9]*)$"
 
-# Lax mode (strict=False): the text the decoder also reads for an int (no sign but "-", no
-# spaces, no leading zero), a float (also nan and inf, in any case), and a bool.
-_LAX_INT = _INT_KEY
+# Lax mode (strict=False): the text the decoder also reads for an int (JSON's integer grammar:
+# no sign but "-", no leading zero, no spaces), a float (also nan and inf, in any case), and a bool.
+_LAX_INT = r"^-?(?:0|[1-9][0-9]*)$"
 _LAX_FLOAT = (
     r"^[+-]?(?:(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?"
     r"|[Nn][Aa][Nn]|[Ii][Nn][Ff](?:[Ii][Nn][Ii][Tt][Yy])?)$"
@@ -131,6 +133,11 @@ def _base_title(data: Dict[str, Any]) -> str:
     return f"{data['name']}[{', '.join(_arg_label(a) for a in args)}]"
 
 
+def _is_alias(kind: str, data: Dict[str, Any]) -> bool:
+    """Whether a node is what a recursive alias stands for (a record keeps its own name)."""
+    return "alias" in data and kind not in ("dataclass", "typeddict", "namedtuple")
+
+
 class _Deriver:
     def __init__(
         self,
@@ -150,9 +157,15 @@ class _Deriver:
 
     def _owner(self, index: int) -> Any:
         """What one definition stands for: a record node (``Box[int]`` and ``Box[str]`` are
-        two), or an enum class (its nodes are not shared, one per place it occurs)."""
+        two), an enum class or a recursive alias with its type arguments (their nodes are not
+        shared, one per place they occur)."""
         kind, data = self.nodes[index]
-        return ("enum", data["cls"]) if kind == "enum" else ("record", index)
+        if kind == "enum":
+            return ("enum", data["cls"])
+        if _is_alias(kind, data):
+            alias = data["alias"]
+            return ("alias", id(alias["type"]), repr(alias["args"]))
+        return ("record", index)
 
     def _name_definitions(self) -> Dict[Any, str]:
         """A unique ``$defs`` name for every record and enum, chosen in plan order.
@@ -164,13 +177,18 @@ class _Deriver:
         owners: List[Tuple[Any, str, str]] = []  # (owner, short, qualified)
         seen = set()
         for index, (kind, data) in enumerate(self.nodes):
-            if kind not in ("dataclass", "typeddict", "namedtuple", "enum"):
+            if kind not in ("dataclass", "typeddict", "namedtuple", "enum") and "alias" not in data:
                 continue
             owner = self._owner(index)
             if owner in seen:
                 continue
             seen.add(owner)
-            if kind == "enum":
+            if owner[0] == "alias":
+                alias = data["alias"]
+                label = "_".join([alias["name"], *(_arg_label(a) for a in alias["args"])])
+                short = _clean_name(label)
+                qualified = _clean_name(f"{alias['module']}.{label}")
+            elif kind == "enum":
                 cls = data["cls"]
                 short = _clean_name(cls.__qualname__)
                 qualified = _clean_name(f"{cls.__module__}.{cls.__qualname__}")
@@ -205,6 +223,12 @@ class _Deriver:
         kind, data = self.nodes[index]
         if kind == "enum":
             return self._enum(data)
+        if _is_alias(kind, data):
+            alias = data["alias"]
+            title = alias["name"]
+            if alias["args"]:
+                title += f"[{', '.join(_arg_label(a) for a in alias['args'])}]"
+            return {"title": title, **self._node_schema(index, None)}
         out: Dict[str, Any] = {"title": _base_title(data)}
         description = _description(data["cls"])
         if description is not None:
@@ -296,6 +320,12 @@ class _Deriver:
         one union variant a JSON string goes to: its text, but a bool there takes no 1 or 0
         and a Decimal no number), ``""`` (none). None: ``"full"`` or ``""`` as the ``strict``
         option says; a union decides for its variants."""
+        kind, data = self.nodes[index]
+        if _is_alias(kind, data):
+            return self.ref(index)
+        return self._node_schema(index, lax)
+
+    def _node_schema(self, index: int, lax: Optional[str]) -> Dict[str, Any]:
         kind, data = self.nodes[index]
         if kind in _LAX_KINDS:
             mode = ("full" if self.lax else "") if lax is None else lax

@@ -1,0 +1,120 @@
+"""``python -m benches.summary --per-version``: one headline row per interpreter, built from the
+results files of runs on several CPythons (issue 24), next to the single-run tables."""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from benches.summary import main, per_version_markdown  # noqa: E402
+
+
+def _cell(fmt: str, op: str, ratio: float) -> dict[str, Any]:
+    """A cell where polycodec's best row is ``ratio`` times as fast as the fastest peer."""
+    return {
+        "format": fmt,
+        "op": op,
+        "batch": 1,
+        "model": "record",
+        "best_peer": "msgspec-struct",
+        "best_subject": "polycodec",
+        "rows": [
+            {"adapter": "polycodec", "label": "polycodec", "vs_best_peer": ratio},
+            {"adapter": "msgspec-struct", "label": "msgspec (Struct)", "vs_best_peer": 1.0},
+        ],
+    }
+
+
+def _run(python: str, cells: list[dict[str, Any]], **env: str) -> dict[str, Any]:
+    environment = {
+        "python": f"{python} (64-bit) (cpython)",
+        "interpreter": f"CPython {python} (main, Oct 26 2026 15:12:11, GCC 16.2.0)",
+        "mode": "full",
+        "git_revision": "1c4ebac0000000",
+    }
+    environment.update(env)
+    return {"environment": environment, "cells": cells, "skips": []}
+
+
+def _rows(markdown: str) -> list[list[str]]:
+    lines = [line for line in markdown.splitlines() if line.startswith("| ")]
+    return [[part.strip() for part in line.strip("|").split("|")] for line in lines]
+
+
+def test_per_version_rows_are_sorted_by_version_with_geometric_means() -> None:
+    newer = _run("3.14.10", [_cell("json", "encode_one", 2.0), _cell("json", "decode_one", 0.5)])
+    older = _run("3.11.7", [_cell("json", "encode_one", 1.5), _cell("pickle", "encode_one", 4.0)])
+    older["skips"] = [
+        {"adapter": "marshmallow-recipe-nuked", "kind": "unavailable"},
+        {"adapter": "serpy", "kind": "unsupported"},
+    ]
+    header, first, second = _rows(per_version_markdown([newer, older]))
+    assert header == ["Interpreter", "JSON", "pickle", "Peers unavailable"]
+    assert first[0].startswith("CPython 3.11.7 (main")
+    assert first[1:] == [
+        "**1.50×** (1 / 0 / 1)",
+        "**4.00×** (1 / 0 / 1)",
+        "marshmallow-recipe-nuked",
+    ]
+    # One win and one loss of the same size: a geometric mean of exactly 1.
+    assert second[1:] == ["1.00× (1 / 1 / 2)", "—", "none"]
+
+
+def test_per_version_says_when_runs_are_not_alike() -> None:
+    full = _run("3.13.18", [_cell("json", "encode_one", 1.2)])
+    quick = _run("3.15.2", [_cell("json", "encode_one", 1.1)], mode="quick (CI smoke run)")
+    later = _run("3.14.10", [_cell("json", "encode_one", 1.1)], git_revision="ded575ce1bcb77")
+    unknown = _run("3.14.10", [_cell("json", "encode_one", 1.1)], git_revision="unknown (no git)")
+    assert "indicative only" in per_version_markdown([full, quick])
+    assert "different git revisions (1c4ebac00000, ded575ce1bcb)" in per_version_markdown(
+        [full, later]
+    )
+    assert "do not record their git revision" in per_version_markdown([full, unknown])
+    alike = per_version_markdown([full, full])
+    assert "indicative" not in alike and "revision" not in alike
+
+
+def test_per_version_reads_results_written_before_the_interpreter_line() -> None:
+    old = _run("3.11.7", [_cell("msgpack", "encode_one", 1.3)])
+    del old["environment"]["interpreter"]
+    (row,) = _rows(per_version_markdown([old]))[1:]
+    assert row[0] == "CPython 3.11.7"
+
+
+def test_per_version_cli_reads_the_results_files(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """From a real (tiny) run of the harness on this interpreter, through the CLI flag."""
+    from benches.__main__ import main as bench_main
+
+    rc = bench_main(
+        [
+            "--formats", "json",
+            "--models", "record",
+            "--batch", "1",
+            "--ops", "encode_one",
+            "--adapters", "json,polycodec",
+            "--rounds", "2", "--target-ms", "0.2", "--budget", "0",
+            "--no-plots", "--no-progress", "--no-memory",
+            "--out", str(tmp_path),
+        ]
+    )  # fmt: skip
+    assert rc == 0
+    results = json.loads((tmp_path / "results.json").read_text(encoding="utf-8"))
+    if not any(c.get("best_subject") for c in results["cells"]):
+        pytest.skip("polycodec not importable")
+    assert main(["--per-version", str(tmp_path / "results.json")]) == 0
+    (row,) = _rows(capsys.readouterr().out)[1:]
+    assert row[0] == results["environment"]["interpreter"]
+    assert row[0].startswith(f"CPython {sys.version_info.major}.{sys.version_info.minor}.")
+    assert re.fullmatch(r"(\*\*)?\d+\.\d\d×(\*\*)?( ✗ loss)? \(\d / \d / 1\)", row[1])
+    assert main(["--per-version"]) == 2
