@@ -455,7 +455,8 @@ fn allocate_plain<'py>(
 /// A new instance of `cls`, a class whose every field is an object slot at `offsets` (by field
 /// index), holding `values` (taken; an absent one leaves its slot unset): what
 /// `object.__new__(cls)` and one store per slot make, done in one step on CPython 3.11 and
-/// 3.13+ (where the layout passed its check at module load, [`cpython::check_layouts`]).
+/// 3.13+ (for a codec built once the layout passed its check at module load,
+/// [`cpython::check_layouts`], which calls this directly).
 /// `object.__new__` of such a class is `tp_alloc` alone, and `PyType_GenericAlloc` is
 /// `PyObject_GC_New`, a zeroed body and `PyObject_GC_Track`: here the body is written with the
 /// values instead of zeroed first (so no slot holds an old value to release), and the instance
@@ -473,25 +474,6 @@ fn allocate_plain<'py>(
 ))]
 #[inline(always)]
 pub fn create_slotted<'py>(
-    cls: &Bound<'py, PyType>,
-    offsets: &[usize],
-    values: &mut [Option<Obj<'py>>],
-) -> Option<PyResult<Obj<'py>>> {
-    if !cpython::layout_in_use(cpython::Layout::SlottedCreation) {
-        return None;
-    }
-    create_slotted_layout(cls, offsets, values)
-}
-
-/// [`create_slotted`] whether or not the layout is in use (the load check's).
-#[cfg(all(
-    any(all(Py_3_11, not(Py_3_12)), Py_3_13),
-    not(Py_LIMITED_API),
-    not(PyPy),
-    not(GraalPy)
-))]
-#[inline(always)]
-pub(crate) fn create_slotted_layout<'py>(
     cls: &Bound<'py, PyType>,
     offsets: &[usize],
     values: &mut [Option<Obj<'py>>],

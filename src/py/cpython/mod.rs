@@ -165,8 +165,7 @@ class Plain:
                 };
                 for count in [3, 2] {
                     let mut fields = items(count)?;
-                    let Some(made) = crate::py::create_slotted_layout(&cls, &offsets, &mut fields)
-                    else {
+                    let Some(made) = crate::py::create_slotted(&cls, &offsets, &mut fields) else {
                         return Ok(false);
                     };
                     if !holds(&made?, count)? {
