@@ -119,7 +119,7 @@ unsafe fn class_keeps_values(tp: *mut ffi::PyTypeObject) -> bool {
         unsafe { ((*tp).tp_flags, (*tp).tp_itemsize, (*tp).tp_basicsize) };
     let header = std::mem::size_of::<ffi::PyObject>() as ffi::Py_ssize_t;
     let placed = if cfg!(Py_3_14) {
-        basic_size >= header && basic_size as usize % std::mem::size_of::<usize>() == 0
+        basic_size >= header && (basic_size as usize).is_multiple_of(std::mem::size_of::<usize>())
     } else {
         basic_size == header
     };
