@@ -561,7 +561,7 @@ pub struct FieldReader<'a, 'py> {
 enum How<'a> {
     /// The instance dict, which `held` owns.
     Dict(*mut ffi::PyObject),
-    /// The instance's inline values (CPython 3.11), read by each field's index.
+    /// The instance's inline values (CPython 3.11 and 3.13+), read by each field's index.
     Inline(&'a InlineValues),
     Offsets(&'a [usize]),
     Descriptors(&'a [Py<PyAny>]),
