@@ -13,7 +13,7 @@ list[str]) as a plain dataclass, a ``slots=True`` dataclass and a ``msgspec.Stru
 - ``floor python``: the cheapest Python idiom, ``object.__new__(cls)`` and a
   ``__dict__.update`` (plain) or ``cls(*row)`` (slots, Struct);
 - ``portable``: the plain dataclass with ``POLYCODEC_PORTABLE_VALUES=1`` (fields stored through
-  ``object.__setattr__``'s generic path rather than written into CPython 3.11's inline values);
+  ``object.__setattr__``'s generic path rather than written into CPython's inline values, 3.11 and 3.13+);
 - ``msgspec.convert``: msgspec building the Structs from dicts of ready values;
 - ``decode <format>``: polycodec's (and for JSON/MessagePack msgspec's) full decode of the
   same 1,000 records, which also parses the input and creates the strs, floats and lists.
@@ -51,8 +51,8 @@ from .models import MODELS, generate
 NAMES = [f.name for f in dataclasses.fields(Plain)]
 
 #: The label of each class's cases; ``portable`` is the plain dataclass again, with its fields
-#: stored the portable way (``POLYCODEC_PORTABLE_VALUES=1``) instead of written into CPython
-#: 3.11's inline values.
+#: stored the portable way (``POLYCODEC_PORTABLE_VALUES=1``) instead of written into CPython's
+#: inline values (3.11 and 3.13+).
 CLASSES: tuple[tuple[str, type, bool], ...] = (
     ("dataclass", Plain, False),
     ("portable", Plain, True),

@@ -6,7 +6,7 @@
 - ``plain``, ``slots``: ``_polycodec._floor_create`` on the plain or ``slots=True`` dataclass,
   which creates the instances exactly as polycodec's record builder does and nothing else;
 - ``portable``: the plain dataclass with ``POLYCODEC_PORTABLE_VALUES=1`` (fields stored through
-  ``object.__setattr__``'s generic path instead of CPython 3.11's inline values);
+  ``object.__setattr__``'s generic path instead of CPython's inline values, 3.11 and 3.13+);
 - ``struct``: ``msgspec.Struct`` instances made by ``itertools.starmap(Struct, rows)``, msgspec's
   own constructor called from C for each row (its argument handling included).
 

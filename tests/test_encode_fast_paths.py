@@ -112,7 +112,7 @@ def _plain_cases() -> List[Any]:
 def test_plain_dataclass_fields_read_from_inline_values(
     fmt: str, values_path: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # On CPython 3.11 a plain instance's fields are read from its inline values when it still
+    # On CPython 3.11 and 3.13+ a plain instance's fields are read from its inline values when it still
     # keeps them there, else from its __dict__ or getattr: every case gives what getattr gives.
     if values_path == "portable":
         monkeypatch.setenv("POLYCODEC_PORTABLE_VALUES", "1")

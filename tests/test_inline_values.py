@@ -1,5 +1,6 @@
-"""Plain dataclasses decoded in every format, with their fields written straight into CPython
-3.11's inline instance values (field access ``"inline values"``) and again with
+"""Plain dataclasses decoded in every format, with their fields written straight into CPython's
+inline instance values (3.11's values array, 3.13+'s values inside the object: field access
+``"inline values"``, where the layout passed its check at module load) and again with
 ``POLYCODEC_PORTABLE_VALUES=1`` set when the codec is built (access ``"dict"``: every field
 stored the way ``object.__setattr__`` stores it). Other interpreters always take the portable
 path. The oracles are msgspec (JSON, MessagePack), fastavro (Avro) and the stdlib ``pickle``;
@@ -27,8 +28,9 @@ from polycodec import _polycodec
 
 FORMATS = ["json", "msgpack", "avro", "pickle"]
 
-#: Whether this interpreter's build writes inline values (CPython 3.11 only).
-INLINE = sys.implementation.name == "cpython" and sys.version_info[:2] == (3, 11)
+#: Whether this interpreter's build writes inline values (CPython 3.11 and 3.13+, when the
+#: layout passed its check at module load: tests/test_cpython_layouts.py checks that it did).
+INLINE = bool(_polycodec._layouts()["inline_values"])
 
 
 @dataclasses.dataclass
@@ -200,12 +202,14 @@ def test_inline_values_exhausted_shared_keys_fall_back_to_dict(fmt: str) -> None
     # CPython 3.11 shrinks the room in a class's shared keys with every instance made before
     # the attributes are in them; instances given a __dict__ first leave no room, so the field
     # names never become shared keys. The probe then finds no inline slots and the class is
-    # filled the portable way.
+    # filled the portable way. From 3.13 on a materialised __dict__ shares the instance's inline
+    # values and adds its keys to the class's shared keys, so the probe finds them there.
     for index in range(40):
         early = object.__new__(Late)
         early.__dict__.update({"a": index, "b": str(index)})
     codec: Any = polycodec.Codec(Late, format=fmt)
-    assert codec._field_access() == {"Late": "dict"}
+    shared = INLINE and sys.version_info >= (3, 13)
+    assert codec._field_access() == {"Late": "inline values" if shared else "dict"}
     decoded = codec.decode_many(codec.encode_many([Late(1, "x"), Late(2, "y")]))
     assert decoded == [Late(1, "x"), Late(2, "y")]
     assert list(vars(decoded[0])) == ["a", "b"]
@@ -498,7 +502,10 @@ def test_inline_values_five_field_class_padded_out_of_the_dict_size_class(
     gc.collect()
 
 
-@pytest.mark.skipif(not INLINE, reason="inline values are written on CPython 3.11 only")
+@pytest.mark.skipif(
+    not INLINE or sys.version_info >= (3, 13),
+    reason="a separate values array is made on CPython 3.11 only (3.13+ keeps it in the object)",
+)
 def test_inline_values_five_field_arrays_are_72_byte_blocks() -> None:
     import tracemalloc
 

@@ -4,12 +4,12 @@ builder (JSON, MessagePack, pickle, ``from_builtins``): reference counts of the 
 unset, classes whose ``__new__`` changes after the codec was built, and the key order of plain
 instances.
 
-On CPython 3.11 a ``slots=True`` class whose body is exactly its field slots is allocated and
+On CPython 3.11 and 3.13+ a ``slots=True`` class whose body is exactly its field slots is allocated and
 filled in one step (``create_slotted`` in ``src/py/mod.rs``); a class with any other word in its
 body (a ``__weakref__`` slot, a base class's slot) takes the portable path of ``object.__new__``
 and one store per slot. Both kinds are below, and every case runs with the offset path and the
-descriptor path (``POLYCODEC_PORTABLE_SLOTS=1``), and for plain classes with CPython 3.11's
-inline values and the portable stores (``POLYCODEC_PORTABLE_VALUES=1``).
+descriptor path (``POLYCODEC_PORTABLE_SLOTS=1``), and for plain classes with CPython's
+inline values (3.11 and 3.13+) and the portable stores (``POLYCODEC_PORTABLE_VALUES=1``).
 """
 
 from __future__ import annotations

@@ -20,6 +20,7 @@ import msgspec
 import pytest
 
 import polycodec
+from polycodec import _polycodec
 
 FORMATS = ["json", "msgpack", "avro", "pickle"]
 
@@ -293,9 +294,9 @@ WithProperty.b = property(lambda self: self.a * 10)  # type: ignore[assignment]
 
 @pytest.mark.parametrize("fmt", FORMATS)
 def test_field_access_is_chosen_per_class(slot_path: str, fmt: str) -> None:
-    # A plain dataclass: its __dict__, filled through CPython 3.11's inline values where the
-    # build knows them (tests/test_inline_values.py runs both paths).
-    inline = sys.implementation.name == "cpython" and sys.version_info[:2] == (3, 11)
+    # A plain dataclass: its __dict__, filled through CPython's inline values where the build
+    # knows them (tests/test_inline_values.py runs both paths).
+    inline = bool(_polycodec._layouts()["inline_values"])
     assert polycodec.Codec(PlainRecord, format=fmt)._field_access() == {
         "PlainRecord": "inline values" if inline else "dict"
     }

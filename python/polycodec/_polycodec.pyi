@@ -140,3 +140,9 @@ def _avro_compatible(reader: str, writer: str) -> Optional[str]:
 def _floor_create(cls: type[T], names: list[str], rows: list[tuple[Any, ...]], /) -> list[T]:
     """Instances of the dataclass ``cls`` from ready field values (each row in the order of
     ``names``), created the way the decoders create records and nothing else."""
+
+# A diagnostic for the tests (src/py/cpython/mod.rs), not an API.
+def _layouts() -> dict[str, bool]:
+    """Which of CPython's private layouts this module reads directly, by name: compiled for this
+    interpreter, passed its check when the module loaded, and not turned off by
+    ``POLYCODEC_PORTABLE``."""

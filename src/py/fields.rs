@@ -3,7 +3,7 @@
 //!
 //! - A plain dataclass is read through its instance `__dict__`, walked in insertion order (the
 //!   order `__init__` set the fields in), so most fields cost one pointer comparison. On CPython
-//!   3.11 a new instance is created with its inline values array already written, each field at
+//!   3.11 and 3.13+ a new instance is created with its inline values already written, each field at
 //!   its index in the keys the class's instances share (found once per class, see
 //!   [`InlineValues`]), or an existing one filled the same way;
 //!   elsewhere, or where `POLYCODEC_PORTABLE_VALUES=1` is set when the plan is built, each field
@@ -59,7 +59,8 @@ const KNOWS_MEMBER_LAYOUT: bool = cfg!(all(not(Py_LIMITED_API), not(PyPy), not(G
 pub enum FieldAccess {
     /// A dataclass instance's `__dict__`, walked in order; a field not found there (a class
     /// attribute, a slot of a base class) is asked for with `getattr`. Stores go through
-    /// `object.__setattr__`, or (CPython 3.11) written into the instance's inline values.
+    /// `object.__setattr__`, or (CPython 3.11 and 3.13+) written into the instance's inline
+    /// values.
     Dict(Option<InlineValues>),
     /// Every field is a slot of the class: the byte offset of each (by field index) in an
     /// instance of exactly `type_addr`. Instances of subclasses are read with `getattr`, since
@@ -67,6 +68,9 @@ pub enum FieldAccess {
     Offsets {
         type_addr: usize,
         offsets: Box<[usize]>,
+        /// Whether a new instance is made in one step ([`super::create_slotted`]): the layout
+        /// it writes passed its check at module load (`cpython::check_layouts`).
+        create_whole: bool,
     },
     /// Every field is a slot, read and stored through its member descriptor (by field index):
     /// the portable form of `Offsets`.
@@ -162,7 +166,13 @@ impl FieldAccess {
                 .iter()
                 .map(|(_, offset)| offset.unwrap_or(0))
                 .collect();
-            return Ok(FieldAccess::Offsets { type_addr, offsets });
+            let create_whole =
+                super::cpython::layout_in_use(super::cpython::Layout::SlottedCreation);
+            return Ok(FieldAccess::Offsets {
+                type_addr,
+                offsets,
+                create_whole,
+            });
         }
         let descriptors = slots.into_iter().map(|(d, _)| d.unbind()).collect();
         Ok(FieldAccess::Descriptors {
@@ -215,9 +225,9 @@ impl FieldAccess {
                 Some(dict) => (How::Dict(dict.as_ptr()), Some(dict.into_any())),
                 None => (How::Attributes, None),
             },
-            FieldAccess::Offsets { type_addr, offsets } if exact(*type_addr) => {
-                (How::Offsets(offsets), None)
-            }
+            FieldAccess::Offsets {
+                type_addr, offsets, ..
+            } if exact(*type_addr) => (How::Offsets(offsets), None),
             FieldAccess::Descriptors {
                 type_addr,
                 descriptors,
@@ -247,7 +257,7 @@ impl FieldAccess {
 
     /// A new instance of the dataclass `cls` holding the values given (by field index; the
     /// values are taken, and an absent one leaves its field unset): [`FieldAccess::new_instance`]
-    /// then [`FieldAccess::fill`], or on CPython 3.11 the instance allocated with its fields
+    /// then [`FieldAccess::fill`], or on CPython 3.11 and 3.13+ the instance allocated with its fields
     /// written in one step: a `slots=True` class's slots ([`super::create_slotted`]), a plain
     /// class's inline values ([`InlineValues::create`]).
     #[inline]
@@ -258,9 +268,11 @@ impl FieldAccess {
         values: &mut [Option<Obj<'py>>],
     ) -> PyResult<Obj<'py>> {
         match self {
-            FieldAccess::Offsets { type_addr, offsets }
-                if cls.as_type_ptr() as usize == *type_addr =>
-            {
+            FieldAccess::Offsets {
+                type_addr,
+                offsets,
+                create_whole: true,
+            } if cls.as_type_ptr() as usize == *type_addr => {
                 if let Some(instance) = super::create_slotted(cls, offsets, values) {
                     return instance;
                 }
@@ -286,7 +298,10 @@ impl FieldAccess {
         fields: &[impl FieldName],
         values: &mut [Option<Obj<'py>>],
     ) -> PyResult<()> {
-        if let FieldAccess::Offsets { type_addr, offsets } = self {
+        if let FieldAccess::Offsets {
+            type_addr, offsets, ..
+        } = self
+        {
             if instance.get_type_ptr() as usize == *type_addr {
                 let base = instance.as_ptr().cast::<u8>();
                 for (value, &offset) in values.iter_mut().zip(offsets.iter()) {
@@ -338,9 +353,9 @@ impl FieldAccess {
         value: Obj<'_>,
     ) -> PyResult<()> {
         match self {
-            FieldAccess::Offsets { type_addr, offsets }
-                if instance.get_type_ptr() as usize == *type_addr =>
-            {
+            FieldAccess::Offsets {
+                type_addr, offsets, ..
+            } if instance.get_type_ptr() as usize == *type_addr => {
                 // SAFETY: the instance is of exactly the class whose member descriptor gave
                 // this offset (a T_OBJECT_EX member inside the class's basic size, checked when
                 // the plan was built), so it addresses an object pointer slot. The slot takes
@@ -546,7 +561,7 @@ pub struct FieldReader<'a, 'py> {
 enum How<'a> {
     /// The instance dict, which `held` owns.
     Dict(*mut ffi::PyObject),
-    /// The instance's inline values (CPython 3.11), read by each field's index.
+    /// The instance's inline values (CPython 3.11 and 3.13+), read by each field's index.
     Inline(&'a InlineValues),
     Offsets(&'a [usize]),
     Descriptors(&'a [Py<PyAny>]),

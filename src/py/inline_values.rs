@@ -14,8 +14,11 @@
 //! attached to an instance allocated without `object.__new__`'s argument checks.
 //!
 //! The layout is private to CPython 3.11 (3.12 changed it), so this is compiled only for 3.11;
+//! 3.13 and later keep the values inside the object and take [`crate::py::cpython::inline_values`];
 //! every other interpreter gets the portable path (`object.__setattr__`), which is also what
-//! `POLYCODEC_PORTABLE_VALUES=1` selects and what any instance failing a check falls back to.
+//! `POLYCODEC_PORTABLE_VALUES=1` selects, what a layout that failed its check at module load
+//! ([`crate::py::cpython::check_layouts`]) selects, and what any instance failing a check falls
+//! back to.
 
 #[cfg(all(Py_3_11, not(Py_3_12), not(Py_LIMITED_API), not(PyPy), not(GraalPy)))]
 mod imp {
@@ -141,6 +144,18 @@ mod imp {
         /// The indices of `names` for instances of `cls`, or `None` when the class does not
         /// keep them all in inline values made by `object.__new__` (or any check fails).
         pub fn probe(
+            cls: &Bound<'_, PyType>,
+            names: &[Py<PyString>],
+        ) -> PyResult<Option<InlineValues>> {
+            use crate::py::cpython::{layout_in_use, Layout};
+            if !layout_in_use(Layout::InlineValues) {
+                return Ok(None);
+            }
+            Self::probe_layout(cls, names)
+        }
+
+        /// [`InlineValues::probe`] whether or not the layout is in use (the load check's).
+        pub(crate) fn probe_layout(
             cls: &Bound<'_, PyType>,
             names: &[Py<PyString>],
         ) -> PyResult<Option<InlineValues>> {
@@ -623,7 +638,15 @@ mod imp {
     }
 }
 
-#[cfg(not(all(Py_3_11, not(Py_3_12), not(Py_LIMITED_API), not(PyPy), not(GraalPy))))]
+#[cfg(all(Py_3_13, not(Py_LIMITED_API), not(PyPy), not(GraalPy)))]
+mod imp {
+    pub use crate::py::cpython::inline_values::InlineValues;
+}
+
+#[cfg(not(any(
+    all(Py_3_11, not(Py_3_12), not(Py_LIMITED_API), not(PyPy), not(GraalPy)),
+    all(Py_3_13, not(Py_LIMITED_API), not(PyPy), not(GraalPy))
+)))]
 mod imp {
     use pyo3::prelude::*;
     use pyo3::types::{PyString, PyType};

@@ -375,12 +375,18 @@ pub fn new_instance<'py>(cls: &Bound<'py, PyType>) -> PyResult<Obj<'py>> {
     }
 }
 
-/// What `object.__new__(cls)` does on CPython 3.11 for a class without an instance dict (a
-/// `slots=True` dataclass, `uuid.UUID`), done directly: refuse an abstract class (left to
-/// `object.__new__`, which words the error), then the type's `tp_alloc`; 3.11's
-/// `object_new` then initialises the instance dict, a no-op where `tp_dictoffset` is 0. Skips
-/// the argument tuple and `object_new`'s checks of it. `None`: take `object.__new__`.
-#[cfg(all(Py_3_11, not(Py_3_12), not(Py_LIMITED_API), not(PyPy), not(GraalPy)))]
+/// What `object.__new__(cls)` does on CPython 3.11 and 3.13+ for a class without an instance
+/// dict (a `slots=True` dataclass, `uuid.UUID`), done directly: refuse an abstract class (left
+/// to `object.__new__`, which words the error), then the type's `tp_alloc`; 3.11's
+/// `object_new` then initialises the instance dict, a no-op where `tp_dictoffset` is 0 (3.13's
+/// `object_new` is `tp_alloc` alone). Skips the argument tuple and `object_new`'s checks of
+/// it. `None`: take `object.__new__`.
+#[cfg(all(
+    any(all(Py_3_11, not(Py_3_12)), Py_3_13),
+    not(Py_LIMITED_API),
+    not(PyPy),
+    not(GraalPy)
+))]
 #[inline(always)]
 fn allocate_plain<'py>(
     py: Python<'py>,
@@ -409,7 +415,12 @@ fn allocate_plain<'py>(
 ///
 /// # Safety
 /// `tp` is a live type object.
-#[cfg(all(Py_3_11, not(Py_3_12), not(Py_LIMITED_API), not(PyPy), not(GraalPy)))]
+#[cfg(all(
+    any(all(Py_3_11, not(Py_3_12)), Py_3_13),
+    not(Py_LIMITED_API),
+    not(PyPy),
+    not(GraalPy)
+))]
 #[inline(always)]
 pub(crate) unsafe fn made_by_object_new(tp: *mut ffi::PyTypeObject) -> bool {
     // SAFETY: the caller's live type object; `object`'s slot is never written after startup.
@@ -427,7 +438,12 @@ pub(crate) unsafe fn made_by_object_new(tp: *mut ffi::PyTypeObject) -> bool {
 }
 
 /// Elsewhere `object.__new__` itself (what it does beyond `tp_alloc` differs by version).
-#[cfg(not(all(Py_3_11, not(Py_3_12), not(Py_LIMITED_API), not(PyPy), not(GraalPy))))]
+#[cfg(not(all(
+    any(all(Py_3_11, not(Py_3_12)), Py_3_13),
+    not(Py_LIMITED_API),
+    not(PyPy),
+    not(GraalPy)
+)))]
 #[inline(always)]
 fn allocate_plain<'py>(
     _py: Python<'py>,
@@ -438,15 +454,24 @@ fn allocate_plain<'py>(
 
 /// A new instance of `cls`, a class whose every field is an object slot at `offsets` (by field
 /// index), holding `values` (taken; an absent one leaves its slot unset): what
-/// `object.__new__(cls)` and one store per slot make, done in one step on CPython 3.11.
+/// `object.__new__(cls)` and one store per slot make, done in one step on CPython 3.11 and
+/// 3.13+ (for a codec built once the layout passed its check at module load,
+/// [`cpython::check_layouts`], which calls this directly).
 /// `object.__new__` of such a class is `tp_alloc` alone, and `PyType_GenericAlloc` is
 /// `PyObject_GC_New`, a zeroed body and `PyObject_GC_Track`: here the body is written with the
 /// values instead of zeroed first (so no slot holds an old value to release), and the instance
 /// is tracked once it is complete. Checked on every call, since a class can gain a `__new__`
 /// later: `object.__new__` and the generic allocator, collected, not abstract, no instance dict
 /// and no items, and a body that is exactly the slots (no weakref list or other word left to
-/// zero). `None`: take [`new_instance`] and the stores.
-#[cfg(all(Py_3_11, not(Py_3_12), not(Py_LIMITED_API), not(PyPy), not(GraalPy)))]
+/// zero); on 3.13+ no preheader either (`Py_TPFLAGS_MANAGED_DICT`, `_MANAGED_WEAKREF`, whose
+/// words `PyObject_GC_New` would place before the GC header). `None`: take [`new_instance`]
+/// and the stores.
+#[cfg(all(
+    any(all(Py_3_11, not(Py_3_12)), Py_3_13),
+    not(Py_LIMITED_API),
+    not(PyPy),
+    not(GraalPy)
+))]
 #[inline(always)]
 pub fn create_slotted<'py>(
     cls: &Bound<'py, PyType>,
@@ -468,7 +493,11 @@ pub fn create_slotted<'py>(
     let word = std::mem::size_of::<*mut ffi::PyObject>();
     let dense = basic_size as usize == std::mem::size_of::<ffi::PyObject>() + offsets.len() * word
         && values.len() == offsets.len();
-    let refused = ffi::Py_TPFLAGS_IS_ABSTRACT | ffi::Py_TPFLAGS_MANAGED_DICT;
+    #[cfg(not(Py_3_12))]
+    let preheader = ffi::Py_TPFLAGS_MANAGED_DICT;
+    #[cfg(Py_3_12)]
+    let preheader = ffi::Py_TPFLAGS_MANAGED_DICT | ffi::Py_TPFLAGS_MANAGED_WEAKREF;
+    let refused = ffi::Py_TPFLAGS_IS_ABSTRACT | preheader;
     let plain = object_made
         && flags & (ffi::Py_TPFLAGS_HAVE_GC | refused) == ffi::Py_TPFLAGS_HAVE_GC
         && dict_offset == 0
@@ -498,7 +527,12 @@ pub fn create_slotted<'py>(
 }
 
 /// Elsewhere the instance is made by `object.__new__` and filled by stores.
-#[cfg(not(all(Py_3_11, not(Py_3_12), not(Py_LIMITED_API), not(PyPy), not(GraalPy))))]
+#[cfg(not(all(
+    any(all(Py_3_11, not(Py_3_12)), Py_3_13),
+    not(Py_LIMITED_API),
+    not(PyPy),
+    not(GraalPy)
+)))]
 #[inline(always)]
 pub fn create_slotted<'py>(
     _cls: &Bound<'py, PyType>,

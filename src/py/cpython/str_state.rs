@@ -85,10 +85,13 @@ pub unsafe fn fresh_ascii_buffer(text: *mut ffi::PyObject) -> *mut u8 {
 /// Compares what the state bits say with what the interpreter says, for an ASCII str, a
 /// non-ASCII one and a str subclass instance (not compact), and enables the bit reads only
 /// when all agree. A disagreement is not an error (the portable path is correct everywhere);
-/// `POLYCODEC_PORTABLE_STR=1` forces that path.
+/// `POLYCODEC_PORTABLE_STR=1` or `POLYCODEC_PORTABLE=str_state` forces that path.
 pub fn check(py: Python<'_>) -> PyResult<()> {
     LAYOUT_READS_TRUE.store(false, Ordering::Relaxed);
-    if super::super::fields::env_flag("POLYCODEC_PORTABLE_STR") || cfg!(target_endian = "big") {
+    if super::super::fields::env_flag("POLYCODEC_PORTABLE_STR")
+        || super::turned_off("str_state")
+        || cfg!(target_endian = "big")
+    {
         return Ok(());
     }
     let ascii = pyo3::types::PyString::new(py, "polycodec");
