@@ -1,11 +1,11 @@
 //! Avro object container files on any bytes: the header and every block are read (and
-//! decompressed) without a panic, within the block bound; and the input's tail, written as a
+//! decompressed) without a panic, within the default block bound; and the input's tail, written as a
 //! block with each codec, reads back as itself.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
 use polycodec_formats::avro::container::{
-    read_block, read_header, write_block, write_header, Codec, MAX_BLOCK_BYTES,
+    read_block, read_header, write_block, write_header, Codec, DEFAULT_MAX_BLOCK_BYTES,
 };
 use polycodec_formats::avro::wire::Input;
 
@@ -15,8 +15,8 @@ fuzz_target!(|data: &[u8]| {
     let mut input = Input::new(data);
     if let Ok(header) = read_header(&mut input) {
         assert!(input.pos <= data.len());
-        while let Ok(Some((_, block))) = read_block(&mut input, &header) {
-            assert!(block.len() <= MAX_BLOCK_BYTES);
+        while let Ok(Some((_, block))) = read_block(&mut input, &header, DEFAULT_MAX_BLOCK_BYTES) {
+            assert!(block.len() <= DEFAULT_MAX_BLOCK_BYTES);
             assert!(input.pos <= data.len());
         }
     }
@@ -33,10 +33,13 @@ fuzz_target!(|data: &[u8]| {
     let header = read_header(&mut input).expect("our header reads back");
     assert_eq!(header.codec, codec);
     assert_eq!(header.schema, b"\"bytes\"");
-    let (count, block) = read_block(&mut input, &header)
+    let (count, block) = read_block(&mut input, &header, DEFAULT_MAX_BLOCK_BYTES)
         .unwrap_or_else(|err| panic!("{codec:?} block does not read back: {err}"))
         .expect("one block");
     assert_eq!(count, 1);
     assert_eq!(&*block, plain, "{codec:?} block changed");
-    assert!(matches!(read_block(&mut input, &header), Ok(None)));
+    assert!(matches!(
+        read_block(&mut input, &header, DEFAULT_MAX_BLOCK_BYTES),
+        Ok(None)
+    ));
 });

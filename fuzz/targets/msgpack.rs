@@ -104,6 +104,17 @@ fn check_timestamps(value: &Mp) {
     }
 }
 
+/// Whether every str in `value` is UTF-8 and every timestamp extension well formed.
+fn checked(value: &Mp) -> bool {
+    match value {
+        Mp::Str(bytes) => std::str::from_utf8(bytes).is_ok(),
+        Mp::Ext(-1, payload) => timestamp(payload).is_some(),
+        Mp::Array(items) => items.iter().all(checked),
+        Mp::Map(entries) => entries.iter().all(|(k, v)| checked(k) && checked(v)),
+        _ => true,
+    }
+}
+
 fuzz_target!(|data: &[u8]| {
     let walked = document(data);
     let mut skipper = Reader::new(data);
@@ -114,7 +125,11 @@ fuzz_target!(|data: &[u8]| {
         (Err(walk), Err(skip)) => {
             assert!(walk.offset <= data.len() && skip.offset <= data.len());
         }
-        (Ok(Some(_)), Ok(())) | (Ok(None), _) => {}
+        // skip_value checks what a read checks later, when it makes the value: a str's UTF-8
+        // and a timestamp's payload; the walk keeps their bytes.
+        (Ok(Some(tree)), Ok(())) if checked(tree) => {}
+        (Ok(Some(tree)), Err(skip)) if !checked(tree) => assert!(skip.offset <= data.len()),
+        (Ok(None), _) => {}
         _ => panic!("walk {walked:?} and skip_value {skipped:?} disagree"),
     }
     if let Ok(Some(tree)) = walked {
