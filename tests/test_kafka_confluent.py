@@ -1,0 +1,382 @@
+"""polycodec.kafka against confluent-kafka's own serializers as the oracle, both ways, on the
+`mock://` registry (and the mock cluster for headers): registration policy, subject name
+strategies, schema ids in headers, JSON Schema subjects, errors a consumer can act on, and
+confluent's dotted configuration keys."""
+
+from __future__ import annotations
+
+import json
+import time
+import uuid
+from dataclasses import asdict, dataclass
+from typing import Any, ClassVar, Optional
+
+import pytest
+from confluent_kafka import Consumer, Producer, SerializingProducer
+from confluent_kafka.schema_registry import (
+    Schema,
+    SchemaRegistryClient,
+    header_schema_id_serializer,
+    record_subject_name_strategy,
+    topic_record_subject_name_strategy,
+)
+from confluent_kafka.schema_registry.avro import AvroDeserializer, AvroSerializer
+from confluent_kafka.schema_registry.json_schema import JSONDeserializer, JSONSerializer
+from confluent_kafka.serialization import MessageField, SerializationContext, SerializationError
+
+import polycodec
+from polycodec.kafka import Deserializer, KafkaDecodeError, RegistrySchemaError, Serializer
+from queue_helpers import load_example
+
+
+@dataclass
+class Order:
+    __avro__: ClassVar[polycodec.AvroName] = {"name": "Order", "namespace": "shop"}
+    id: int
+    item: str
+    note: Optional[str] = None
+
+
+@dataclass
+class OrderV0:
+    __avro__: ClassVar[polycodec.AvroName] = {"name": "Order", "namespace": "shop"}
+    id: int
+    item: str
+
+
+def registry() -> Any:
+    return SchemaRegistryClient.new_client({"url": f"mock://{uuid.uuid4().hex}"})
+
+
+def ctx(topic: str = "shop", headers: Any = None, field: str = MessageField.VALUE) -> Any:
+    return SerializationContext(topic, field, headers)
+
+
+def to_dict(obj: Any, _: Any) -> dict[str, Any]:
+    return {k: v for k, v in asdict(obj).items()}
+
+
+def from_dict(data: dict[str, Any], _: Any) -> Order:
+    return Order(**data)
+
+
+AVRO = polycodec.Codec(Order, "avro")
+OrderV0_SCHEMA = polycodec.Codec(OrderV0, "avro").schema
+JSON = polycodec.Codec(Order, "json")
+VALUES = [Order(1, "tea"), Order(2, "jam", "x" * 40), Order(-(2**40), "")]
+
+
+def theirs_avro(reg: Any, conf: Optional[dict[str, Any]] = None) -> AvroSerializer:
+    return AvroSerializer(reg, json.dumps(AVRO.schema), to_dict, conf)
+
+
+# -- 1. registration policy ---------------------------------------------------------------
+
+
+def test_auto_register_bytes_equal_confluents_both_ways() -> None:
+    reg = registry()
+    ours, theirs = Serializer(AVRO, reg), theirs_avro(reg)
+    back = AvroDeserializer(reg, json.dumps(AVRO.schema), from_dict)
+    for value in VALUES:
+        assert ours(value, ctx()) == theirs(value, ctx())
+        assert back(ours(value, ctx()), ctx()) == value
+        assert Deserializer(AVRO, reg)(theirs(value, ctx()), ctx()) == value
+    assert reg.get_versions("shop-value") == [1]
+
+
+def test_auto_register_off_looks_up_and_says_what_is_missing() -> None:
+    reg = registry()
+    ours = Serializer(AVRO, reg, auto_register=False)
+    with pytest.raises(RegistrySchemaError, match="'shop-value' is not in the registry"):
+        ours(VALUES[0], ctx())
+    assert reg.get_subjects() == []
+    # Another schema under the subject: still absent, and the message says so.
+    reg.register_schema(
+        "shop-value", Schema(json.dumps(polycodec.Codec(OrderV0, "avro").schema), "AVRO")
+    )
+    with pytest.raises(RegistrySchemaError, match=r"version\(s\) \[1\], none of them"):
+        Serializer(AVRO, reg, auto_register=False)(VALUES[0], ctx())
+    # Registered by confluent's serializer: looked up, same bytes as confluent's lookup.
+    theirs_avro(reg)(VALUES[0], ctx())
+    ours = Serializer(AVRO, reg, auto_register=False)
+    looked_up = theirs_avro(reg, {"auto.register.schemas": False})
+    assert ours(VALUES[1], ctx()) == looked_up(VALUES[1], ctx())
+    assert sorted(reg.get_versions("shop-value")) == [1, 2]
+
+
+def test_use_latest_version_is_checked_against_the_codec() -> None:
+    reg = registry()
+    old = polycodec.Codec(OrderV0, "avro")
+    AvroSerializer(reg, json.dumps(old.schema), to_dict)(OrderV0(1, "a"), ctx())
+    # The latest version lacks `note`, which has a default: the codec binds to it.
+    ours = Serializer(AVRO, reg, auto_register=False, use_latest_version=True)
+    theirs = AvroSerializer(
+        reg,
+        json.dumps(AVRO.schema),
+        lambda o, c: {"id": o.id, "item": o.item},
+        {"auto.register.schemas": False, "use.latest.version": True},
+    )
+    value = Order(5, "tea")
+    assert ours(value, ctx()) == theirs(value, ctx())
+    assert Deserializer(old, reg)(ours(value, ctx()), ctx()) == OrderV0(5, "tea")
+    # A latest version the type does not fit is refused, saying which version.
+    reg.register_schema(
+        "other-value",
+        Schema(
+            json.dumps({"type": "record", "name": "X", "fields": [{"name": "z", "type": "int"}]}),
+            "AVRO",
+        ),
+    )
+    with pytest.raises(RegistrySchemaError, match="version 1 of subject 'other-value'"):
+        ours(value, ctx("other"))
+    with pytest.raises(ValueError, match="cannot enable both"):
+        Serializer(AVRO, reg, use_latest_version=True)
+
+
+def test_use_schema_id_and_normalize() -> None:
+    reg = registry()
+    # confluent's serializer looks the id up under the subject, so it is registered there.
+    reg.register_schema("shop-value", Schema(json.dumps(OrderV0_SCHEMA), "AVRO"))
+    schema_id = reg.register_schema("shop-value", Schema(json.dumps(AVRO.schema), "AVRO"))
+    assert schema_id == 2
+    ours = Serializer(AVRO, reg, use_schema_id=schema_id)
+    theirs = theirs_avro(reg, {"use.schema.id": schema_id})
+    assert ours(VALUES[0], ctx()) == theirs(VALUES[0], ctx())
+    assert ours(VALUES[0], ctx())[1:5] == schema_id.to_bytes(4, "big")  # type: ignore[index]
+    with pytest.raises(RegistrySchemaError, match="no schema with that id"):
+        Serializer(AVRO, reg, use_schema_id=999)(VALUES[0], ctx())
+
+    calls: list[Any] = []
+
+    class Recording:
+        def register_schema_full_response(
+            self, subject: str, schema: Any, normalize_schemas: bool
+        ) -> Any:
+            calls.append((subject, normalize_schemas))
+            return reg.register_schema_full_response(subject, schema, normalize_schemas)
+
+    Serializer(AVRO, Recording(), normalize_schemas=True)(VALUES[0], ctx())
+    Serializer(AVRO, Recording(), conf={"normalize.schemas": False})(VALUES[0], ctx("t2"))
+    assert calls == [("shop-value", True), ("t2-value", False)]
+
+
+# -- 2. subject name strategies -------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "ours, theirs, subject",
+    [
+        ("topic", None, "shop-value"),
+        ("record", record_subject_name_strategy, "shop.Order"),
+        ("topic_record", topic_record_subject_name_strategy, "shop-shop.Order"),
+        (
+            lambda c, name: f"custom-{c.topic}-{name}",
+            lambda c, name: f"custom-{c.topic}-{name}",
+            "custom-shop-shop.Order",
+        ),
+    ],
+)
+def test_subject_name_strategies_match_confluents(ours: Any, theirs: Any, subject: str) -> None:
+    reg_a, reg_b = registry(), registry()
+    conf = {} if theirs is None else {"subject.name.strategy": theirs}
+    Serializer(AVRO, reg_a, subject_name_strategy=ours)(VALUES[0], ctx())
+    theirs_avro(reg_b, conf)(VALUES[0], ctx())
+    assert reg_a.get_subjects() == reg_b.get_subjects() == [subject]
+    # confluent's strategy functions and type names are taken as they are.
+    reg_c = registry()
+    conf_c = {"subject.name.strategy.type": "RECORD"} if ours == "record" else conf
+    Serializer(AVRO, reg_c, conf=conf_c)(VALUES[0], ctx())
+    if ours in ("record", "topic") or theirs is not None:
+        assert reg_c.get_subjects() == [subject]
+
+
+def test_json_record_strategy_names_the_title() -> None:
+    reg = registry()
+    Serializer(JSON, reg, subject_name_strategy="record")(VALUES[0], ctx())
+    assert reg.get_subjects() == ["Order"]
+
+
+# -- 3. schema ids in headers ---------------------------------------------------------------
+
+
+def test_header_ids_byte_equal_and_read_both_ways() -> None:
+    reg = registry()
+    ours = Serializer(AVRO, reg, schema_id_location="header")
+    theirs = theirs_avro(reg, {"schema.id.serializer": header_schema_id_serializer})
+    ours_h: list[Any] = []
+    theirs_h: list[Any] = []
+    a = ours(VALUES[1], ctx(headers=ours_h))
+    b = theirs(VALUES[1], ctx(headers=theirs_h))
+    assert a == b == AVRO.encode_one(VALUES[1])
+    assert ours_h == theirs_h and ours_h[0][0] == "__value_schema_id"
+    assert len(ours_h[0][1]) == 17 and ours_h[0][1][0] == 1
+    key_h: dict[str, bytes] = {}
+    via_conf = Serializer(AVRO, reg, conf={"schema.id.serializer": header_schema_id_serializer})
+    via_conf(VALUES[1], ctx(headers=key_h, field=MessageField.KEY))
+    assert list(key_h) == ["__key_schema_id"]
+    back = AvroDeserializer(reg, json.dumps(AVRO.schema), from_dict)
+    assert back(a, ctx(headers=ours_h)) == VALUES[1]
+    assert Deserializer(AVRO, reg)(b, ctx(headers=theirs_h)) == VALUES[1]
+    # The header comes first, as confluent's deserializer reads it; the prefix still works.
+    assert (
+        Deserializer(AVRO, reg)(theirs_avro(reg)(VALUES[0], ctx()), ctx(headers=[("x", b"")]))
+        == VALUES[0]
+    )
+    with pytest.raises(ValueError, match="headers as a list or dict"):
+        ours(VALUES[0], ctx(headers=None))
+
+
+def test_header_ids_through_the_mock_cluster() -> None:
+    holder = Producer({"test.mock.num.brokers": 1, "log_level": 3})
+    bootstrap = ",".join(
+        f"{b.host}:{b.port}" for b in holder.list_topics(timeout=10).brokers.values()
+    )
+    topic = f"h-{uuid.uuid4().hex[:8]}"
+    reg = registry()
+    producer = SerializingProducer(
+        {
+            "bootstrap.servers": bootstrap,
+            "value.serializer": Serializer(AVRO, reg, schema_id_location="header"),
+        }
+    )
+    for value in VALUES:
+        producer.produce(topic, value=value, headers=[])
+    assert producer.flush(10) == 0
+    consumer = Consumer(
+        {
+            "bootstrap.servers": bootstrap,
+            "group.id": topic,
+            "auto.offset.reset": "earliest",
+            "log_level": 3,
+        }
+    )
+    consumer.subscribe([topic])
+    back = AvroDeserializer(reg, json.dumps(AVRO.schema), from_dict)
+    ours = Deserializer(AVRO, reg)
+    got = []
+    deadline = time.monotonic() + 60
+    try:
+        while len(got) < len(VALUES) and time.monotonic() < deadline:
+            msg = consumer.poll(0.2)
+            if msg is None or msg.error():
+                continue
+            headers = msg.headers()
+            assert headers and headers[0][0] == "__value_schema_id"
+            theirs = back(msg.value(), ctx(topic, headers))
+            assert ours.message(msg) == theirs
+            got.append(theirs)
+    finally:
+        consumer.close()
+    assert sorted(got, key=lambda o: o.id) == sorted(VALUES, key=lambda o: o.id)
+
+
+# -- 4. JSON Schema subjects ----------------------------------------------------------------
+
+
+def test_json_schema_subjects_interoperate_with_confluents() -> None:
+    reg = registry()
+    ours = Serializer(JSON, reg)
+    data = ours(VALUES[1], ctx())
+    assert data is not None and data[0] == 0
+    registered = reg.get_latest_version("shop-value")
+    assert registered.schema.schema_type == "JSON"
+    assert json.loads(registered.schema.schema_str)["title"] == "Order"
+    back = JSONDeserializer(ours.schema_str, from_dict, reg)
+    for value in VALUES:
+        assert back(ours(value, ctx()), ctx()) == value
+    theirs = JSONSerializer(ours.schema_str, reg, to_dict)
+    for value in VALUES:
+        out = theirs(value, ctx())
+        assert out[:5] == data[:5]  # the same subject version
+        assert Deserializer(JSON, reg)(out, ctx()) == value
+    # MessagePack still passes through without a registry.
+    mp = polycodec.Codec(Order, "msgpack")
+    assert Deserializer(mp)(Serializer(mp)(VALUES[0], None), None) == VALUES[0]
+
+
+def test_json_deserializer_checks_what_the_codec_checks() -> None:
+    reg = registry()
+    theirs = JSONSerializer(Serializer(JSON, reg).schema_str, reg, to_dict, {"validate": False})
+    bad = theirs(Order("nope", "tea"), ctx())  # type: ignore[arg-type]
+    with pytest.raises(KafkaDecodeError, match=r"expected int") as info:
+        Deserializer(JSON, reg, conf={"validate": True})(bad, ctx())
+    assert info.value.kind == "corrupt" and info.value.path == "$.id"
+
+
+# -- 5. errors a consumer can act on ---------------------------------------------------------
+
+
+def test_errors_carry_topic_schema_id_and_kind() -> None:
+    reg = registry()
+    de = Deserializer(AVRO, reg)
+    with pytest.raises(KafkaDecodeError) as info:
+        de(b"\x00\x00\x00\x03\xe7\x02", ctx())
+    err = info.value
+    assert (err.kind, err.topic, err.schema_id, err.field) == (
+        "unknown-schema",
+        "shop",
+        999,
+        "value",
+    )
+    assert isinstance(err, polycodec.DecodeError) and isinstance(err, SerializationError)
+    assert "schema id 999" in str(err)
+    other = reg.register_schema(
+        "x",
+        Schema(
+            json.dumps(
+                {
+                    "type": "record",
+                    "name": "shop.Order",
+                    "fields": [{"name": "id", "type": "string"}],
+                }
+            ),
+            "AVRO",
+        ),
+    )
+    with pytest.raises(KafkaDecodeError, match="cannot read the writer schema") as info:
+        de(b"\x00" + other.to_bytes(4, "big") + b"\x02a", ctx())
+    assert info.value.kind == "unresolvable-schema" and info.value.schema_id == other
+    good = Serializer(AVRO, reg)(VALUES[0], ctx())
+    assert good is not None
+    with pytest.raises(KafkaDecodeError) as info:
+        de(good[:5] + b"\x02\x09", ctx())
+    assert info.value.kind == "corrupt" and info.value.path == "$.item"
+    with pytest.raises(KafkaDecodeError) as info:
+        de(b"\x07abc", ctx())
+    assert info.value.kind == "framing"
+    json_id = reg.register_schema("j", Schema(Serializer(JSON, reg).schema_str, "JSON"))
+    with pytest.raises(KafkaDecodeError, match="JSON schema") as info:
+        de(b"\x00" + json_id.to_bytes(4, "big") + b"{}", ctx())
+    assert info.value.kind == "unresolvable-schema"
+
+
+def test_dead_letter_example_routes_bad_messages() -> None:
+    example = load_example("kafka_dead_letter")
+    good, dead = example.main(["--count", "6"])
+    assert sorted(r.value for r in good) == [float(i) for i in range(6)]
+    kinds = sorted(d["kind"] for d in dead)
+    assert kinds == ["corrupt", "framing", "unknown-schema"]
+    assert all(d["partition"] is not None and d["offset"] is not None for d in dead)
+    assert {d["schema_id"] for d in dead if d["kind"] == "unknown-schema"} == {4242}
+
+
+# -- 6. confluent's dotted keys ---------------------------------------------------------------
+
+
+def test_conf_keys_as_confluents() -> None:
+    reg = registry()
+    with pytest.raises(ValueError, match="Unrecognized properties: bogus.key"):
+        Serializer(AVRO, reg, conf={"bogus.key": 1})
+    with pytest.raises(ValueError, match="Unrecognized properties"):
+        AvroSerializer(reg, json.dumps(AVRO.schema), to_dict, {"bogus.key": 1})
+    with pytest.raises(ValueError, match="Unrecognized properties: bogus"):
+        Deserializer(AVRO, reg, conf={"bogus": 1})
+    with pytest.raises(ValueError, match="auto.register.schemas must be a boolean"):
+        Serializer(AVRO, reg, conf={"auto.register.schemas": "yes"})
+    with pytest.raises(ValueError, match="use.latest.with.metadata is not supported"):
+        Serializer(AVRO, reg, conf={"use.latest.with.metadata": {}})
+    conf = {"auto.register.schemas": False, "use.latest.version": True, "normalize.schemas": False}
+    theirs_avro(reg)(VALUES[0], ctx())
+    ser = Serializer(AVRO, reg, conf=conf)
+    assert ser.auto_register is False and ser.use_latest_version is True
+    assert ser(VALUES[0], ctx()) == theirs_avro(reg, conf)(VALUES[0], ctx())
