@@ -380,3 +380,32 @@ def test_conf_keys_as_confluents() -> None:
     ser = Serializer(AVRO, reg, conf=conf)
     assert ser.auto_register is False and ser.use_latest_version is True
     assert ser(VALUES[0], ctx()) == theirs_avro(reg, conf)(VALUES[0], ctx())
+
+
+def test_from_consume_error_unwraps_a_deserializing_consumers_error() -> None:
+    from confluent_kafka.error import ValueDeserializationError
+
+    class Msg:
+        def topic(self) -> str:
+            return "shop"
+
+        def partition(self) -> int:
+            return 3
+
+        def offset(self) -> int:
+            return 41
+
+        def value(self) -> bytes:
+            return b"\x07"
+
+    try:
+        Deserializer(AVRO, registry())(b"\x07", ctx())
+    except KafkaDecodeError as inner:
+        wrapped = ValueDeserializationError(exception=inner, kafka_message=Msg())
+    found = KafkaDecodeError.from_consume_error(wrapped)
+    assert (found.kind, found.topic, found.partition, found.offset) == ("framing", "shop", 3, 41)
+    assert "partition 3, offset 41" in str(found)
+    other = KafkaDecodeError.from_consume_error(
+        ValueDeserializationError(exception=KeyError("k"), kafka_message=Msg())
+    )
+    assert other.kind == "corrupt" and other.data == b"\x07" and other.offset == 41
