@@ -8,7 +8,12 @@
 2. Messages per second through each queue, encode and decode included: Kafka (librdkafka's
    mock cluster; polycodec's Serializer/Deserializer against msgspec, orjson and fastavro
    callables doing the same job) and Redis Streams (XADD, then XREADGROUP + decode + XACK, on a
-   redis-server started for the run, when Debian's ``redis-server`` is installed).
+   redis-server started for the run, when Debian's ``redis-server`` is installed). Kafka also
+   runs confluent-kafka's AvroSerializer and JSONSerializer (to_dict/from_dict) and a
+   pass-through of pre-encoded bytes, the ceiling the broker sets.
+3. The cost of one Kafka serializer and one deserializer call (no broker): polycodec's against
+   confluent-kafka's AvroSerializer/AvroDeserializer and JSONSerializer/JSONDeserializer with
+   to_dict/from_dict on the same dataclass.
 
 Single-threaded, best of a few repetitions; the queue numbers include the broker's own cost,
 which all candidates share. Nothing is written unless ``--out DIR`` is given.
@@ -242,6 +247,10 @@ def bench_streams(count: int, repeat: int) -> list[dict[str, Any]]:
 # --- 2. queues ---------------------------------------------------------------------------------
 
 
+#: The values the Kafka runs produce; the pass-through candidate pre-encodes them.
+PASS_VALUES: list[Message] = []
+
+
 def kafka_candidates() -> list[tuple[str, Callable[..., Any], Callable[..., Any]]]:
     """(name, serializer(value, ctx), deserializer(data, ctx)) doing the same job: a Message
     in, bytes out, a Message back."""
@@ -285,6 +294,20 @@ def kafka_candidates() -> list[tuple[str, Callable[..., Any], Callable[..., Any]
         return Message(**fastavro.schemaless_reader(buf, parsed, parsed))
 
     out.append(("fastavro (Confluent framing, fixed id)", fa_ser, fa_de))
+    for fmt, _, _, their_ser, their_de in _confluent_pairs(registry):
+        name = "AvroSerializer" if fmt == "avro" else "JSONSerializer"
+        out.append((f"confluent {name} + to_dict/from_dict", their_ser, their_de))
+    # The ceiling: bytes made before the run (the serializer looks them up by identity) and
+    # not decoded, so only the broker and the client's own cost remain.
+    pre = {id(v): avro.encode_one(v) for v in PASS_VALUES}
+
+    def pass_ser(value: Message, ctx: Any) -> bytes:
+        return pre[id(value)]
+
+    def pass_de(data: bytes, ctx: Any) -> bytes:
+        return data
+
+    out.append(("pass-through (pre-encoded bytes, ceiling)", pass_ser, pass_de))
     return out
 
 
@@ -296,6 +319,7 @@ def bench_kafka(count: int) -> list[dict[str, Any]]:
         f"{b.host}:{b.port}" for b in holder.list_topics(timeout=10).brokers.values()
     )
     values = messages(count)
+    PASS_VALUES[:] = values
     rows = []
     for name, ser, de in kafka_candidates():
         topic = f"bench-{uuid.uuid4().hex[:8]}"
@@ -434,7 +458,99 @@ def bench_redis(count: int) -> list[dict[str, Any]]:
     return rows
 
 
-def render(streams: list[dict[str, Any]], queues: list[dict[str, Any]], notes: list[str]) -> str:
+# --- 3. Kafka serializer calls (no broker) ----------------------------------------------------
+
+
+def _confluent_pairs(
+    registry: Any,
+) -> list[
+    tuple[str, str, Callable[..., Any], Callable[..., Any], Callable[..., Any], Callable[..., Any]]
+]:
+    """(format, registry, polycodec ser, polycodec de, confluent ser, confluent de) on one
+    registry, confluent's with to_dict/from_dict on the same dataclass."""
+    from confluent_kafka.schema_registry.avro import AvroDeserializer, AvroSerializer
+    from confluent_kafka.schema_registry.json_schema import JSONDeserializer, JSONSerializer
+
+    from polycodec.kafka import Deserializer, Serializer
+
+    def to_dict(value: Message, ctx: Any) -> dict[str, Any]:
+        return as_dict(value)
+
+    def from_dict(data: dict[str, Any], ctx: Any) -> Message:
+        return Message(**data)
+
+    out = []
+    avro = polycodec.Codec(Message, "avro")
+    ser = Serializer(avro, registry)
+    out.append(
+        (
+            "avro",
+            ser,
+            Deserializer(avro, registry),
+            AvroSerializer(registry, ser.schema_str, to_dict),
+            AvroDeserializer(registry, ser.schema_str, from_dict),
+        )
+    )
+    js = polycodec.Codec(Message, "json")
+    jser = Serializer(js, registry)
+    out.append(
+        (
+            "json",
+            jser,
+            Deserializer(js, registry),
+            JSONSerializer(jser.schema_str, registry, to_dict),
+            JSONDeserializer(jser.schema_str, from_dict, registry),
+        )
+    )
+    return out  # type: ignore[return-value]
+
+
+def bench_kafka_calls(count: int, repeat: int) -> list[dict[str, Any]]:
+    """Microseconds per serializer and per deserializer call, polycodec against confluent's
+    serializers with to_dict/from_dict, interleaved repetitions, the same values and context."""
+    from confluent_kafka.schema_registry import SchemaRegistryClient
+    from confluent_kafka.serialization import MessageField, SerializationContext
+
+    registry = SchemaRegistryClient.new_client({"url": f"mock://{uuid.uuid4().hex}"})
+    ctx = SerializationContext("bench", MessageField.VALUE)
+    values = messages(count)
+    rows = []
+    for fmt, ours_ser, ours_de, their_ser, their_de in _confluent_pairs(registry):
+        ours_data = [ours_ser(v, ctx) for v in values]
+        their_data = [their_ser(v, ctx) for v in values]
+        assert [ours_de(d, ctx) for d in their_data] == values, fmt
+        assert [their_de(d, ctx) for d in ours_data] == values, fmt
+        times: dict[str, list[float]] = {k: [] for k in ("os", "ts", "od", "td")}
+        for _ in range(repeat):
+            for key, fn, items in [
+                ("os", ours_ser, values),
+                ("ts", their_ser, values),
+                ("od", ours_de, ours_data),
+                ("td", their_de, their_data),
+            ]:
+                start = time.perf_counter()
+                for item in items:
+                    fn(item, ctx)
+                times[key].append(time.perf_counter() - start)
+        us = {k: min(v) / count * 1e6 for k, v in times.items()}
+        rows.append(
+            {
+                "format": fmt,
+                "polycodec_serialize_us": us["os"],
+                "confluent_serialize_us": us["ts"],
+                "polycodec_deserialize_us": us["od"],
+                "confluent_deserialize_us": us["td"],
+            }
+        )
+    return rows
+
+
+def render(
+    streams: list[dict[str, Any]],
+    queues: list[dict[str, Any]],
+    notes: list[str],
+    calls: Optional[list[dict[str, Any]]] = None,
+) -> str:
     lines = [
         "# Streams and queues",
         "",
@@ -463,6 +579,25 @@ def render(streams: list[dict[str, Any]], queues: list[dict[str, Any]], notes: l
             f"| {r['queue']} | {r['candidate']} | {r['produce_msgs_per_s']:,.0f} | "
             f"{r['consume_msgs_per_s']:,.0f} |"
         )
+    if calls:
+        lines += [
+            "",
+            "## Kafka serializer calls (no broker; microseconds per call, lower is better)",
+            "",
+            "confluent-kafka's AvroSerializer/AvroDeserializer and JSONSerializer/JSONDeserializer "
+            "with to_dict/from_dict on the same dataclass, on the same mock:// registry.",
+            "",
+            "| format | polycodec serialize | confluent serialize | ratio | polycodec "
+            "deserialize | confluent deserialize | ratio |",
+            "|---|---:|---:|---:|---:|---:|---:|",
+        ]
+        for r in calls:
+            ps, cs = r["polycodec_serialize_us"], r["confluent_serialize_us"]
+            pd, cd = r["polycodec_deserialize_us"], r["confluent_deserialize_us"]
+            lines.append(
+                f"| {r['format']} | {ps:.2f} | {cs:.2f} | {cs / ps:.1f}x | {pd:.2f} | "
+                f"{cd:.2f} | {cd / pd:.1f}x |"
+            )
     lines += [""] + notes
     return "\n".join(lines) + "\n"
 
@@ -485,11 +620,18 @@ def main(quick: bool, out: Optional[Path]) -> int:
         queues += redis_rows
     except ImportError as err:
         notes.append(f"Redis skipped: {err}")
-    text = render(streams, queues, notes)
+    calls: list[dict[str, Any]] = []
+    try:
+        calls = bench_kafka_calls(2_000 if quick else 20_000, repeat)
+    except ImportError as err:
+        notes.append(f"Kafka calls skipped: {err}")
+    text = render(streams, queues, notes, calls)
     print(text)
     if out is not None:
         out.mkdir(parents=True, exist_ok=True)
         (out / "queues.md").write_text(text)
-        (out / "queues.json").write_text(json.dumps({"streams": streams, "queues": queues}))
+        (out / "queues.json").write_text(
+            json.dumps({"streams": streams, "queues": queues, "kafka_calls": calls})
+        )
         print(f"written to {out}", file=sys.stderr)
     return 0
