@@ -23,6 +23,7 @@ MOUNTED = [
     "benches/results/report.md",
     "benches/results/*/report.md",
     "benches/results/scaling.md",
+    "benches/results/queues.md",
     "benches/results/*.png",
     "examples/*.py",
 ]
