@@ -409,3 +409,29 @@ def test_from_consume_error_unwraps_a_deserializing_consumers_error() -> None:
         ValueDeserializationError(exception=KeyError("k"), kafka_message=Msg())
     )
     assert other.kind == "corrupt" and other.data == b"\x07" and other.offset == 41
+
+
+def test_custom_schema_id_callables_are_called_as_confluent_calls_them() -> None:
+    from confluent_kafka.schema_registry import (
+        prefix_schema_id_deserializer,
+        prefix_schema_id_serializer,
+    )
+
+    reg = registry()
+    seen: list[Any] = []
+
+    def write(payload: bytes, c: Any, sid: Any) -> bytes:
+        seen.append((sid.id, sid.guid is not None))
+        return prefix_schema_id_serializer(payload, c, sid)
+
+    def read(data: bytes, c: Any, sid: Any) -> Any:
+        return prefix_schema_id_deserializer(data, c, sid)
+
+    ours = Serializer(AVRO, reg, conf={"schema.id.serializer": write})
+    data = ours(VALUES[1], ctx())
+    assert data == theirs_avro(reg)(VALUES[1], ctx())
+    assert seen == [(1, True)]
+    assert Deserializer(AVRO, reg, conf={"schema.id.deserializer": read})(data, ctx()) == VALUES[1]
+    with pytest.raises(KafkaDecodeError) as info:
+        Deserializer(AVRO, reg, conf={"schema.id.deserializer": read})(b"\x05xxxxxx", ctx())
+    assert info.value.kind == "framing"
