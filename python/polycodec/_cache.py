@@ -110,7 +110,9 @@ def lookup(tp: Any, format: str, options: dict[str, Any]) -> Any:
     try:
         key = _key(tp, format, options, own, keep)
         entry = table.get(key)
-    except TypeError:  # a value whose __hash__ or __eq__ raises: compile, do not cache
+    except (TypeError, RecursionError):
+        # A value whose __hash__ or __eq__ raises, or too deep to key (a schema= nested past
+        # the recursion limit, which the compiler refuses): compile, do not cache.
         return None
     if entry is None:
         return None
@@ -152,7 +154,7 @@ def store(tp: Any, format: str, options: dict[str, Any], compiled: Any, spec: An
     try:
         key = _key(tp, format, options, own, keep)
         hash(key)
-    except TypeError:
+    except (TypeError, RecursionError):
         return
     entry = _Entry(compiled, _checks(spec), keep)
     with _lock:
