@@ -8,6 +8,7 @@ use std::sync::Arc;
 
 use pyo3::exceptions::{PyAttributeError, PyTypeError};
 use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyByteArray, PyBytes, PyDict, PyMemoryView, PyString, PyTuple};
 use pyo3::{PyTraverseError, PyVisit};
 
@@ -25,8 +26,12 @@ use crate::stream;
 pub struct Codec {
     pub(crate) plan: Arc<Plan>,
     pub(crate) format: &'static str,
-    pub(crate) wire: Box<dyn WireFormat>,
+    pub(crate) wire: Arc<dyn WireFormat>,
     pub(crate) strict: bool,
+    /// Owns `plan` and `wire` for the garbage collector: they may be shared with other codecs
+    /// (see `Compiled`), so this codec reports the one object that holds them, not their
+    /// contents, which would be counted once per codec.
+    compiled: Py<Compiled>,
     target: Py<PyAny>,
     options: Py<PyDict>,
     /// The size of the last output, to reserve the next buffer in one step.
@@ -39,6 +44,35 @@ pub struct Codec {
     /// `json_schema()`'s derived schemas by `ref_template` (None or a str), derived once:
     /// each call returns a deep copy.
     json_schemas: Py<PyDict>,
+}
+
+/// The compiled part of a codec: its plan and its format's state, built once per type, format
+/// and options and shared by every codec of them (`polycodec._cache` keeps it).
+#[pyclass(frozen, module = "polycodec._polycodec", name = "_Compiled")]
+pub struct Compiled {
+    plan: Arc<Plan>,
+    wire: Arc<dyn WireFormat>,
+}
+
+#[pymethods]
+impl Compiled {
+    fn __traverse__(&self, visit: PyVisit<'_>) -> Result<(), PyTraverseError> {
+        self.wire.traverse(&visit)?;
+        self.plan.traverse(&visit)
+    }
+}
+
+/// `polycodec._cache.lookup` and `store`, imported once.
+fn cache_functions(py: Python<'_>) -> PyResult<(&Bound<'_, PyAny>, &Bound<'_, PyAny>)> {
+    static FUNCTIONS: PyOnceLock<(Py<PyAny>, Py<PyAny>)> = PyOnceLock::new();
+    let (lookup, store) = FUNCTIONS.get_or_try_init(py, || -> PyResult<_> {
+        let module = py.import("polycodec._cache")?;
+        Ok((
+            module.getattr("lookup")?.unbind(),
+            module.getattr("store")?.unbind(),
+        ))
+    })?;
+    Ok((lookup.bind(py), store.bind(py)))
 }
 
 /// How many `ref_template`s a codec keeps the JSON Schema of.
@@ -72,32 +106,52 @@ impl Codec {
         // The format decides which unions are allowed (Avro tells records apart by branch).
         let compile_options = options.copy()?;
         compile_options.set_item("format", format)?;
-        let spec = py
-            .import("polycodec._plan")?
-            .getattr("compile_spec")?
-            .call((&r#type,), Some(&compile_options))?;
         options.set_item("strict", strict)?;
-        let plan = build_plan(&spec)?;
         let format_options = format_options.unwrap_or_else(|| PyDict::new(py));
-        let wire = codecs::open(
-            format,
-            &OpenArgs {
-                plan: &plan,
-                spec: &spec,
-                target: &r#type,
-                options: &format_options,
-            },
-        )?;
         options.update(format_options.as_mapping())?;
         let format = codecs::FORMAT_NAMES
             .into_iter()
             .find(|name| *name == format)
-            .expect("codecs::open accepts only the names it lists");
+            .ok_or_else(|| codecs::unknown_format(format))?;
+        // A codec of the same type, format and options made before shares its compiled plan
+        // and wire state (`polycodec._cache` says when an entry is still valid).
+        let (lookup, store) = cache_functions(py)?;
+        let found = lookup.call1((&r#type, format, &options))?;
+        let compiled: Bound<'_, Compiled> = match found.cast_into::<Compiled>() {
+            Ok(compiled) => compiled,
+            Err(_) => {
+                let spec = py
+                    .import("polycodec._plan")?
+                    .getattr("compile_spec")?
+                    .call((&r#type,), Some(&compile_options))?;
+                let plan = build_plan(&spec)?;
+                let wire = codecs::open(
+                    format,
+                    &OpenArgs {
+                        plan: &plan,
+                        spec: &spec,
+                        target: &r#type,
+                        options: &format_options,
+                    },
+                )?;
+                let compiled = Bound::new(
+                    py,
+                    Compiled {
+                        plan: Arc::new(plan),
+                        wire: Arc::from(wire),
+                    },
+                )?;
+                store.call1((&r#type, format, &options, &compiled, &spec))?;
+                compiled
+            }
+        };
+        let shared = compiled.get();
         Ok(Codec {
-            plan: Arc::new(plan),
+            plan: shared.plan.clone(),
             format,
-            wire,
+            wire: shared.wire.clone(),
             strict,
+            compiled: compiled.clone().unbind(),
             target: r#type.unbind(),
             options: options.unbind(),
             size_hint: AtomicUsize::new(64),
@@ -319,8 +373,7 @@ impl Codec {
         visit.call(&self.target)?;
         visit.call(&self.options)?;
         visit.call(&self.json_schemas)?;
-        self.wire.traverse(&visit)?;
-        self.plan.traverse(&visit)
+        visit.call(&self.compiled)
     }
 
     fn __repr__(&self, py: Python<'_>) -> PyResult<String> {

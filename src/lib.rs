@@ -35,6 +35,7 @@ fn _polycodec(module: &Bound<'_, PyModule>) -> PyResult<()> {
     py::cpython::check_layouts(module.py())?;
     module.add_function(wrap_pyfunction!(py::cpython::_layouts, module)?)?;
     module.add_class::<api::Codec>()?;
+    module.add_class::<api::Compiled>()?;
     py::entry::install(&module.py().get_type::<api::Codec>())?;
     module.add_class::<stream::StreamDecoder>()?;
     module.add_class::<stream::FileIter>()?;

@@ -8,7 +8,18 @@ import dataclasses
 import itertools
 import threading
 import typing
-from typing import TYPE_CHECKING, Any, Hashable, Iterable, Literal, Mapping, Optional, Sequence
+from typing import (
+    TYPE_CHECKING,
+    Any,
+    Hashable,
+    Iterable,
+    Literal,
+    Mapping,
+    Optional,
+    Sequence,
+    TypeVar,
+    overload,
+)
 
 from ._extension import Extension
 from ._jsonschema import json_schema as _derive_json_schema
@@ -22,6 +33,8 @@ else:
     #: stub declares the same ``Literal`` for type checkers; tests/test_types_matrix.py checks
     #: that the two agree.
     Format = Literal[tuple(FORMATS)]
+
+T = TypeVar("T")
 
 _CACHE_LIMIT = 1024
 # key -> (codec, the unhashable objects whose ids the key holds, kept alive with it)
@@ -155,6 +168,22 @@ def encode_many(
     return codec_for(type, format, options).encode_many(objs)
 
 
+# The overloads let a type checker infer the result from a class (``decode_one(b, Event)`` is an
+# ``Event``); a type that is no class (``list[int]``, a union, an alias) gives ``Any``, as
+# mypy cannot yet spell "an instance of this type form".
+@overload
+def decode_one(
+    buf: Any,
+    type: builtins.type[T],
+    format: Format = ...,
+    *,
+    writer_schema: Any = ...,
+    **options: Any,
+) -> T: ...
+@overload
+def decode_one(
+    buf: Any, type: Any, format: Format = ..., *, writer_schema: Any = ..., **options: Any
+) -> Any: ...
 def decode_one(
     buf: Any, type: Any, format: Format = "json", *, writer_schema: Any = None, **options: Any
 ) -> Any:
@@ -165,6 +194,12 @@ def decode_one(
     return codec.decode_one(buf, writer_schema=writer_schema)
 
 
+@overload
+def decode_many(
+    buf: Any, type: builtins.type[T], format: Format = ..., **options: Any
+) -> list[T]: ...
+@overload
+def decode_many(buf: Any, type: Any, format: Format = ..., **options: Any) -> list[Any]: ...
 def decode_many(buf: Any, type: Any, format: Format = "json", **options: Any) -> list[Any]:
     """Decodes a message written by ``encode_many`` into a list of ``type``."""
     return codec_for(type, format, options).decode_many(buf)
@@ -182,6 +217,18 @@ def to_builtins(
     return codec_for(tp, "json", options).to_builtins(obj, builtin_types=builtin_types)
 
 
+@overload
+def from_builtins(
+    data: Any,
+    type: builtins.type[T],
+    *,
+    builtin_types: Optional[Iterable[Any]] = ...,
+    **options: Any,
+) -> T: ...
+@overload
+def from_builtins(
+    data: Any, type: Any, *, builtin_types: Optional[Iterable[Any]] = ..., **options: Any
+) -> Any: ...
 def from_builtins(
     data: Any, type: Any, *, builtin_types: Optional[Iterable[Any]] = None, **options: Any
 ) -> Any:

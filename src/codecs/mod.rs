@@ -201,15 +201,20 @@ pub trait WireFormat: Send + Sync {
 pub fn open(name: &str, args: &OpenArgs<'_, '_>) -> PyResult<Box<dyn WireFormat>> {
     match FORMATS.iter().find(|entry| entry.name == name) {
         Some(entry) => (entry.open)(args),
-        None => Err(PyValueError::new_err(format!(
-            "unknown format {name:?}; this build supports: {}",
-            FORMAT_NAMES
-                .iter()
-                .map(|n| format!("{n:?}"))
-                .collect::<Vec<_>>()
-                .join(", ")
-        ))),
+        None => Err(unknown_format(name)),
     }
+}
+
+/// The error for a format name this build does not implement.
+pub fn unknown_format(name: &str) -> PyErr {
+    PyValueError::new_err(format!(
+        "unknown format {name:?}; this build supports: {}",
+        FORMAT_NAMES
+            .iter()
+            .map(|n| format!("{n:?}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    ))
 }
 
 /// The error for a keyword option the format does not take.

@@ -1,0 +1,194 @@
+"""The compiled plans of codecs, kept so that a second ``Codec`` of the same type, format and
+options shares the first one's instead of compiling the type again (``src/api.rs`` calls
+``lookup`` and ``store``).
+
+Where an entry lives decides what it keeps alive. For a class (a dataclass, TypedDict,
+NamedTuple, enum, ...) the entries live in a dict stored on the class itself (the attribute
+``__polycodec_compiled__``): the class and its plans then form one cycle the garbage collector
+frees with the class, so the cache never keeps a class alive that nothing else uses. Any other
+type (``list[Event]``, a union, a class whose attributes cannot be set) has its entries in one
+module-level dict of at most ``_SHARED_LIMIT`` entries, emptied when full.
+
+An entry is keyed by the type's identity (a class is never ``==`` to another) and by the options'
+values, compared as ``_api._value_key`` does (``1``, ``1.0`` and ``True`` apart; callables and
+other unhashable values by identity, kept alive with the entry). It goes stale when a class the
+plan holds is redefined in its module (a reload, a notebook cell run again): the annotations of
+the other classes then name the new class. So each entry remembers, for every class of its plan
+that its module names, the module's namespace, the name and the class, and is dropped on lookup
+once one of those names refers to something else.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+from typing import Any, Dict, Hashable, List, Optional, Tuple
+
+from ._api import _type_key, _value_key
+
+__all__ = ["clear", "lookup", "store"]
+
+_ATTRIBUTE = "__polycodec_compiled__"
+# Entries per class (one per format and set of options in use) and in the shared dict.
+_PER_CLASS_LIMIT = 64
+_SHARED_LIMIT = 256
+
+# (namespace, name, class) triples: the entry holds while each namespace maps name to class.
+Checks = Tuple[Tuple[Any, str, Any], ...]
+
+
+class _Entry:
+    __slots__ = ("compiled", "checks", "keep")
+
+    def __init__(self, compiled: Any, checks: Checks, keep: List[Any]) -> None:
+        self.compiled = compiled
+        self.checks = checks
+        # Objects the key names by id (unhashable option values), alive while the key is.
+        self.keep = keep
+
+
+class _Table(Dict[Hashable, _Entry]):
+    """A class's own entries. It pickles as an empty table: cloudpickle (dask, ray) pickles a
+    class defined in ``__main__`` by value, its attributes included, and a compiled plan is no
+    value to send along (the receiving side compiles its own)."""
+
+    def __reduce__(self) -> Tuple[Any, ...]:
+        return (_Table, ())
+
+
+_shared: Dict[Hashable, _Entry] = {}
+_lock = threading.Lock()
+
+
+def _table(tp: Any, create: bool) -> Optional[Dict[Hashable, _Entry]]:
+    """The class's own entries (made on first use when ``create``), or None for a type that is
+    no class or whose attributes cannot be set."""
+    if not isinstance(tp, type):
+        return None
+    table = tp.__dict__.get(_ATTRIBUTE)
+    if isinstance(table, _Table):
+        return table
+    if not create:
+        return None
+    table = _Table()
+    try:
+        type.__setattr__(tp, _ATTRIBUTE, table)
+    except (TypeError, AttributeError):
+        return None  # a builtin or extension type, a metaclass that refuses attributes
+    return table
+
+
+# Option values keyed as themselves with their type: ``_value_key`` gives the same key for
+# them, only slower (its checks for mappings, dataclasses, ... cost most of a lookup).
+_PLAIN = frozenset({bool, int, float, str, type(None)})
+
+
+def _options_key(options: dict[str, Any], keep: List[Any]) -> Hashable:
+    values = tuple(options.values())
+    kinds = tuple(map(type, values))
+    if _PLAIN.issuperset(kinds):
+        # The common case, by the names in the order given (the codec passes its own options
+        # in one order; format options in another order only cost a second entry).
+        return (tuple(options), values, kinds)
+    return tuple((name, _value_key(value, keep)) for name, value in sorted(options.items()))
+
+
+# Environment switches read when a plan is built (its records' field access, src/py/); a plan
+# built under other settings is another plan.
+_SWITCHES = (
+    "POLYCODEC_PORTABLE",
+    "POLYCODEC_PORTABLE_DICTS",
+    "POLYCODEC_PORTABLE_SLOTS",
+    "POLYCODEC_PORTABLE_STR",
+    "POLYCODEC_PORTABLE_VALUES",
+)
+
+_encodekey = getattr(os.environ, "encodekey", None)
+_ENCODED = tuple(_encodekey(name) for name in _SWITCHES) if callable(_encodekey) else None
+
+
+def _switches() -> Tuple[Any, ...]:
+    # ``os.environ.get`` of a missing name raises and catches a KeyError inside, a few
+    # microseconds for the five; the mapping ``os.environ`` keeps its values in (a private
+    # but long-standing attribute, kept in step by ``os.environ[...] = ...``) answers at once.
+    data = getattr(os.environ, "_data", None)
+    if isinstance(data, dict) and _ENCODED is not None:
+        return tuple([data.get(name) for name in _ENCODED])
+    return tuple([os.environ.get(name) for name in _SWITCHES])
+
+
+def _key(tp: Any, format: str, options: dict[str, Any], own: bool, keep: List[Any]) -> Hashable:
+    options_key = (_options_key(options, keep), _switches())
+    if own:
+        return (format, options_key)
+    return (_type_key(tp, keep), format, options_key)
+
+
+def lookup(tp: Any, format: str, options: dict[str, Any]) -> Any:
+    """The compiled plan of an earlier codec of ``tp`` in ``format`` with ``options``, or None."""
+    table = _table(tp, create=False)
+    own = table is not None
+    if table is None:
+        table = _shared
+    keep: List[Any] = []
+    try:
+        key = _key(tp, format, options, own, keep)
+        entry = table.get(key)
+    except (TypeError, RecursionError):
+        # A value whose __hash__ or __eq__ raises, or too deep to key (a schema= nested past
+        # the recursion limit, which the compiler refuses): compile, do not cache.
+        return None
+    if entry is None:
+        return None
+    for namespace, name, cls in entry.checks:
+        if namespace.get(name) is not cls:
+            with _lock:
+                table.pop(key, None)
+            return None
+    return entry.compiled
+
+
+def _checks(spec: Any) -> Checks:
+    """For each class in the plan spec that its module names at the top level: that name."""
+    nodes, _ = spec
+    found = []
+    seen = set()
+    for _, data in nodes:
+        cls = data.get("cls") if isinstance(data, dict) else None
+        if not isinstance(cls, type) or id(cls) in seen:
+            continue
+        seen.add(id(cls))
+        module = sys.modules.get(getattr(cls, "__module__", "") or "")
+        if module is None or module.__name__ == "builtins":
+            continue
+        namespace = vars(module)
+        name = cls.__qualname__
+        if namespace.get(name) is cls:
+            found.append((namespace, name, cls))
+    return tuple(found)
+
+
+def store(tp: Any, format: str, options: dict[str, Any], compiled: Any, spec: Any) -> None:
+    """Keeps ``compiled`` (the plan of ``spec``) for the next codec of the same key."""
+    table = _table(tp, create=True)
+    own = table is not None
+    if table is None:
+        table = _shared
+    keep: List[Any] = []
+    try:
+        key = _key(tp, format, options, own, keep)
+        hash(key)
+    except (TypeError, RecursionError):
+        return
+    entry = _Entry(compiled, _checks(spec), keep)
+    with _lock:
+        if len(table) >= (_PER_CLASS_LIMIT if own else _SHARED_LIMIT):
+            table.clear()
+        table[key] = entry
+
+
+def clear() -> None:
+    """Forgets the shared entries (a class's own entries go with the class)."""
+    with _lock:
+        _shared.clear()
