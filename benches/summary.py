@@ -283,39 +283,49 @@ def _target_ratios(
 
 
 def targets_headline_markdown(runs: list[dict[str, Any]]) -> str:
-    """One row per format, operation and polycodec row; one column per interpreter: the worst
-    ratio to the reference over the cells (models and batch sizes) and how many miss."""
+    """One row per format, direction (encode: ``encode_one`` and ``encode_many``; decode
+    likewise) and polycodec row; one column per interpreter: the worst ratio to the reference
+    over the cells (operations, models and batch sizes) and how many cells miss the target."""
     runs = sorted(runs, key=_version_key)
     keys, per_run = _target_ratios(runs)
     labels = [_version_label(r) for r in runs]
     out = [
-        "| Format | Operation | Row | Reference | Target | " + " | ".join(labels) + " |",
+        "| Format | Direction | Row | Reference | Target | " + " | ".join(labels) + " |",
         "|---|---|---|---|--:|" + "--:|" * len(runs),
     ]
     groups: list[tuple[str, str, str]] = []
     for fmt, op, _, _ in keys:
         for _, row in TARGET_ROWS:
-            if (fmt, op, row) not in groups:
-                groups.append((fmt, op, row))
-    for fmt, op, row in groups:
-        target = target_for(fmt, op, row)
-        line = f"| {FORMATS[fmt]} | {op} | {row} | {_REFERENCE_LABEL[fmt]} | ≤{target:.2f} |"
+            if (fmt, op.split("_")[0], row) not in groups:
+                groups.append((fmt, op.split("_")[0], row))
+    groups.sort(key=lambda g: (list(FORMATS).index(g[0]), g[1] != "encode", g[2]))
+    for fmt, direction, row in groups:
+        if not any(
+            k[0] == fmt and k[1].startswith(direction) and k[4] == row for r in per_run for k in r
+        ):
+            continue
+        target = target_for(fmt, direction, row)
+        line = f"| {FORMATS[fmt]} | {direction} | {row} | {_REFERENCE_LABEL[fmt]} | ≤{target:.2f} |"
         for ratios in per_run:
-            got = [v for k, v in ratios.items() if k[0] == fmt and k[1] == op and k[4] == row]
+            got = [
+                v
+                for k, v in ratios.items()
+                if k[0] == fmt and k[1].startswith(direction) and k[4] == row
+            ]
             if not got:
                 line += " — |"
                 continue
             lost = sum(misses(v, target) for v in got)
-            worst = max(got)
             mark = " ✗" if lost else ""
-            line += f" {worst:.2f}{mark} ({lost}/{len(got)}) |"
+            line += f" {max(got):.2f}{mark} ({lost}/{len(got)}) |"
         out.append(line)
     out += [
         "",
-        "Each entry: the worst (highest) ratio of polycodec's median time to the reference's, "
-        "over the cell's models and batch sizes, measured interleaved in one run on that "
-        "interpreter, and (misses / cells). Below 1.00 polycodec is faster; ✗ marks a target "
-        "missed in at least one cell.",
+        "Each entry: the worst (highest) ratio of polycodec's median time to the reference's "
+        "over the format's `*_one` and `*_many` cells of that direction (every model, batches "
+        "of 1 and 100), measured interleaved in one run on that interpreter, then (cells that "
+        "miss the target / cells). Below 1.00 polycodec is faster; ✗ marks a target missed in "
+        "at least one cell.",
     ]
     return "\n".join(out) + "\n"
 

@@ -176,6 +176,8 @@ def test_targets_mark_every_miss_per_version_and_row() -> None:
         ("JSON", "decode_one", "1", "record", "plain"),
     ]
     head = {tuple(r[:3]): r[3:] for r in _rows(targets_headline_markdown([new, old]))[1:]}
-    assert head[("JSON", "decode_one", "plain")] == ["msgspec Struct", "≤1.30", "1.29 (0/1)",
-                                                      "1.40 ✗ (1/1)"]  # fmt: skip
-    assert head[("Avro", "decode_one", "plain")][-2:] == ["0.09 (0/1)", "0.13 ✗ (1/1)"]
+    assert head[("JSON", "decode", "plain")] == ["msgspec Struct", "≤1.30", "1.29 (0/1)",
+                                                  "1.40 ✗ (1/1)"]  # fmt: skip
+    assert head[("JSON", "encode", "plain")] == ["msgspec Struct", "≤1.00", "—", "1.00 (0/1)"]
+    assert head[("Avro", "decode", "plain")][-2:] == ["0.09 (0/1)", "0.13 ✗ (1/1)"]
+    assert [k[:2] for k in head][:2] == [("JSON", "encode"), ("JSON", "decode")]
