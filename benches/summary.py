@@ -5,7 +5,9 @@ per-cell tables (polycodec's best row and each polycodec row against the fastest
 idiom, losses marked), and the scaling tables when ``scaling.json`` is there.
 ``python -m benches.summary --write docs/benchmarks.md [results dir]`` puts them into the page
 instead, each between its pair of markers (``<!-- summary: headline -->`` ...
-``<!-- /summary -->``; also ``cells`` and ``scaling``), leaving the prose around them alone.
+``<!-- /summary -->``; also ``cells`` and ``scaling``, and ``versions`` and
+``version_cells`` when runs on other interpreters are in the folder's
+``per-version/<version>/results.json``), leaving the prose around them alone.
 Reads only the JSON files, so the page is refreshed from a committed run without re-running it.
 
 ``python -m benches.summary --per-version results-3.11.json results-3.14.json ...`` prints instead
@@ -13,8 +15,8 @@ one headline row per interpreter (``per_version_markdown``): the same runs on se
 side by side, and then each JSON, MessagePack, builtins, Avro and pickle cell against the
 reference the project's targets name (``targets_markdown``: polycodec's time over msgspec
 Struct's, fastavro's or stdlib pickle's, per polycodec row, every miss marked). ``--per-version
---targets-only`` prints the targets' tables alone; ``--per-version --headline-only`` the condensed
-one (worst ratio and misses per format, operation and row) alone.
+--targets-only`` prints the per-cell targets table alone; ``--per-version --headline-only``
+the condensed one (worst ratio and misses per format, direction and row) alone.
 """
 
 from __future__ import annotations
@@ -400,6 +402,15 @@ def sections(folder: Path) -> dict[str, str]:
     """The generated parts of the Benchmarks page, by marker name."""
     results = json.loads((folder / "results.json").read_text(encoding="utf-8"))
     out = {"headline": headline_markdown(results), "cells": cell_tables_markdown(results)}
+    # Runs of the same benchmark on the other interpreters (``per-version/<version>/``), beside
+    # this folder's own run: the per-version tables.
+    others = sorted((folder / "per-version").glob("*/results.json"))
+    if others:
+        runs = [results] + [json.loads(p.read_text(encoding="utf-8")) for p in others]
+        out["versions"] = "\n".join(
+            [per_version_markdown(runs), runs_markdown(runs), targets_headline_markdown(runs)]
+        )
+        out["version_cells"] = targets_markdown(runs)
     scaling = folder / "scaling.json"
     if scaling.exists():
         out["scaling"] = scaling_markdown(json.loads(scaling.read_text(encoding="utf-8")))

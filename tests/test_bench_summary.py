@@ -181,3 +181,24 @@ def test_targets_mark_every_miss_per_version_and_row() -> None:
     assert head[("JSON", "encode", "plain")] == ["msgspec Struct", "≤1.00", "—", "1.00 (0/1)"]
     assert head[("Avro", "decode", "plain")][-2:] == ["0.09 (0/1)", "0.13 ✗ (1/1)"]
     assert [k[:2] for k in head][:2] == [("JSON", "encode"), ("JSON", "decode")]
+
+
+def test_sections_add_the_per_version_tables_from_the_folder(tmp_path: Path) -> None:
+    """``--write`` fills the ``versions`` markers from ``per-version/*/results.json``."""
+    from benches.summary import sections
+
+    cell = _timed("json", "decode_one", "record", "msgspec-struct", polycodec=1.5)
+    (tmp_path / "results.json").write_text(json.dumps(_run("3.14.10", [cell])), encoding="utf-8")
+    assert "versions" not in sections(tmp_path)
+    (tmp_path / "per-version" / "3.11").mkdir(parents=True)
+    old = _run("3.11.7", [_timed("json", "decode_one", "record", "msgspec-struct", polycodec=1.1)])
+    (tmp_path / "per-version" / "3.11" / "results.json").write_text(
+        json.dumps(old), encoding="utf-8"
+    )
+    got = sections(tmp_path)
+    assert "| JSON | decode | plain | msgspec Struct | ≤1.30 | 1.10 (0/1) | 1.50 ✗ (1/1) |" in (
+        got["versions"]
+    )
+    assert "| JSON | decode_one | 1 | record | plain | ≤1.30 | 1.10 | 1.50 ✗ |" in (
+        got["version_cells"]
+    )
