@@ -374,6 +374,11 @@ def targets_markdown(runs: list[dict[str, Any]]) -> str:
     return "\n".join(out) + "\n"
 
 
+def _revision(env: dict[str, Any]) -> str:
+    revision = str(env.get("git_revision", "unknown"))
+    return "not recorded (no git)" if revision.startswith("unknown") else revision[:12]
+
+
 def runs_markdown(runs: list[dict[str, Any]]) -> str:
     """Which run each interpreter's column comes from: build, mode, revision, load."""
     runs = sorted(runs, key=_version_key)
@@ -387,7 +392,7 @@ def runs_markdown(runs: list[dict[str, Any]]) -> str:
         load_s = " / ".join(f"{v:.1f}" for v in load) if load else "—"
         out.append(
             f"| {_interpreter(run)} | {env.get('python_build', '?')} | {env.get('mode', '?')} | "
-            f"{str(env.get('git_revision', '?'))[:12]} | {load_s} | "
+            f"{_revision(env)} | {load_s} | "
             f"{float(run.get('wall_time_s') or 0):.0f} s |"
         )
     cpus = {str(r.get("environment", {}).get("cpu_count", "?")) for r in runs}
