@@ -5,12 +5,18 @@ per-cell tables (polycodec's best row and each polycodec row against the fastest
 idiom, losses marked), and the scaling tables when ``scaling.json`` is there.
 ``python -m benches.summary --write docs/benchmarks.md [results dir]`` puts them into the page
 instead, each between its pair of markers (``<!-- summary: headline -->`` ...
-``<!-- /summary -->``; also ``cells`` and ``scaling``), leaving the prose around them alone.
+``<!-- /summary -->``; also ``cells`` and ``scaling``, and ``versions`` and
+``version_cells`` when runs on other interpreters are in the folder's
+``per-version/<version>/results.json``), leaving the prose around them alone.
 Reads only the JSON files, so the page is refreshed from a committed run without re-running it.
 
 ``python -m benches.summary --per-version results-3.11.json results-3.14.json ...`` prints instead
 one headline row per interpreter (``per_version_markdown``): the same runs on several CPythons,
-side by side.
+side by side, and then each JSON, MessagePack, builtins, Avro and pickle cell against the
+reference the project's targets name (``targets_markdown``: polycodec's time over msgspec
+Struct's, fastavro's or stdlib pickle's, per polycodec row, every miss marked). ``--per-version
+--targets-only`` prints the per-cell targets table alone; ``--per-version --headline-only``
+the condensed one (worst ratio and misses per format, direction and row) alone.
 """
 
 from __future__ import annotations
@@ -197,6 +203,203 @@ def per_version_markdown(runs: list[dict[str, Any]]) -> str:
     return "\n".join(out) + "\n"
 
 
+#: The reference each format's target is measured against (``polycodec time ÷ reference time``):
+#: msgspec on its own ``Struct`` classes for JSON, MessagePack and builtins, fastavro for Avro,
+#: the standard library's ``pickle.dumps``/``pickle.loads`` for pickle.
+TARGET_REFERENCE = {
+    "json": "msgspec-struct",
+    "msgpack": "msgspec-struct",
+    "builtins": "msgspec-struct",
+    "avro": "fastavro",
+    "pickle": "pickle",
+}
+
+#: polycodec's rows, in the order the targets' tables show them.
+TARGET_ROWS = (("polycodec", "plain"), ("polycodec-slots", "slots"))
+
+
+def target_for(fmt: str, op: str, row: str) -> float:
+    """The most polycodec's time may be, as a multiple of the reference's, in one cell: slots
+    no slower than msgspec Structs, plain encode no slower, plain decode within 1.3x (JSON,
+    MessagePack and builtins); Avro at most 0.1x fastavro; pickle at most 0.5x stdlib pickle."""
+    if fmt == "avro":
+        return 0.10
+    if fmt == "pickle":
+        return 0.50
+    if row == "slots" or op.startswith("encode"):
+        return 1.00
+    return 1.30
+
+
+def misses(ratio: float, target: float) -> bool:
+    """A miss is a ratio above the target as shown (two decimals): 1.004 meets 1.00, 1.006 not."""
+    return round(ratio, 2) > target + 1e-9
+
+
+def _version_label(results: dict[str, Any]) -> str:
+    version = str(results.get("environment", {}).get("python", "?")).split(" ", 1)[0]
+    return ".".join(version.split(".")[:2])
+
+
+def _time_ratio(cell: dict[str, Any], subject: str) -> Optional[float]:
+    ref, row = _row(cell, TARGET_REFERENCE.get(cell["format"])), _row(cell, subject)
+    if not ref or not row or not ref["median_s"]:
+        return None
+    return float(row["median_s"]) / float(ref["median_s"])
+
+
+def _fmt_target_ratio(ratio: Optional[float], target: float) -> str:
+    if ratio is None:
+        return "—"
+    return f"{ratio:.2f} ✗" if misses(ratio, target) else f"{ratio:.2f}"
+
+
+def _cell_key(cell: dict[str, Any]) -> tuple[str, str, int, str]:
+    return (cell["format"], cell["op"], int(cell["batch"]), cell["model"])
+
+
+def _target_ratios(
+    runs: list[dict[str, Any]],
+) -> tuple[list[tuple[str, str, int, str]], list[dict[tuple[Any, ...], float]]]:
+    """Every cell key that any run has (in the runs' order), and per run
+    ``{(format, op, batch, model, row): polycodec time ÷ reference time}``."""
+    keys: list[tuple[str, str, int, str]] = []
+    per_run: list[dict[tuple[Any, ...], float]] = []
+    for run in runs:
+        ratios: dict[tuple[Any, ...], float] = {}
+        for cell in run["cells"]:
+            key = _cell_key(cell)
+            if cell["format"] not in TARGET_REFERENCE:
+                continue
+            if key not in keys:
+                keys.append(key)
+            for subject, row in TARGET_ROWS:
+                ratio = _time_ratio(cell, subject)
+                if ratio is not None:
+                    ratios[key + (row,)] = ratio
+        per_run.append(ratios)
+    order = {f: i for i, f in enumerate(FORMATS)}
+    ops = {op: i for i, op in enumerate(("encode_one", "decode_one", "encode_many", "decode_many"))}
+    keys.sort(key=lambda k: (order.get(k[0], 99), ops.get(k[1], 9), k[3]))
+    return keys, per_run
+
+
+def targets_headline_markdown(runs: list[dict[str, Any]]) -> str:
+    """One row per format, direction (encode: ``encode_one`` and ``encode_many``; decode
+    likewise) and polycodec row; one column per interpreter: the worst ratio to the reference
+    over the cells (operations, models and batch sizes) and how many cells miss the target."""
+    runs = sorted(runs, key=_version_key)
+    keys, per_run = _target_ratios(runs)
+    labels = [_version_label(r) for r in runs]
+    out = [
+        "| Format | Direction | Row | Reference | Target | " + " | ".join(labels) + " |",
+        "|---|---|---|---|--:|" + "--:|" * len(runs),
+    ]
+    groups: list[tuple[str, str, str]] = []
+    for fmt, op, _, _ in keys:
+        for _, row in TARGET_ROWS:
+            if (fmt, op.split("_")[0], row) not in groups:
+                groups.append((fmt, op.split("_")[0], row))
+    groups.sort(key=lambda g: (list(FORMATS).index(g[0]), g[1] != "encode", g[2]))
+    for fmt, direction, row in groups:
+        if not any(
+            k[0] == fmt and k[1].startswith(direction) and k[4] == row for r in per_run for k in r
+        ):
+            continue
+        target = target_for(fmt, direction, row)
+        line = f"| {FORMATS[fmt]} | {direction} | {row} | {_REFERENCE_LABEL[fmt]} | ≤{target:.2f} |"
+        for ratios in per_run:
+            got = [
+                v
+                for k, v in ratios.items()
+                if k[0] == fmt and k[1].startswith(direction) and k[4] == row
+            ]
+            if not got:
+                line += " — |"
+                continue
+            lost = sum(misses(v, target) for v in got)
+            mark = " ✗" if lost else ""
+            line += f" {max(got):.2f}{mark} ({lost}/{len(got)}) |"
+        out.append(line)
+    out += [
+        "",
+        "Each entry: the worst (highest) ratio of polycodec's median time to the reference's "
+        "over the format's `*_one` and `*_many` cells of that direction (every model, batches "
+        "of 1 and 100), measured interleaved in one run on that interpreter, then (cells that "
+        "miss the target / cells). Below 1.00 polycodec is faster; ✗ marks a target missed in "
+        "at least one cell.",
+    ]
+    return "\n".join(out) + "\n"
+
+
+_REFERENCE_LABEL = {
+    "json": "msgspec Struct",
+    "msgpack": "msgspec Struct",
+    "builtins": "msgspec Struct",
+    "avro": "fastavro",
+    "pickle": "stdlib pickle",
+}
+
+
+def targets_markdown(runs: list[dict[str, Any]]) -> str:
+    """Every cell and polycodec row against its target, one column per interpreter."""
+    runs = sorted(runs, key=_version_key)
+    keys, per_run = _target_ratios(runs)
+    labels = [_version_label(r) for r in runs]
+    out = [
+        "| Format | Operation | Batch | Model | Row | Target | " + " | ".join(labels) + " |",
+        "|---|---|--:|---|---|--:|" + "--:|" * len(runs),
+    ]
+    missed: list[str] = []
+    for key in keys:
+        fmt, op, batch, model = key
+        for _, row in TARGET_ROWS:
+            if not any(key + (row,) in ratios for ratios in per_run):
+                continue
+            target = target_for(fmt, op, row)
+            line = f"| {FORMATS[fmt]} | {op} | {batch} | {model} | {row} | ≤{target:.2f} |"
+            for label, ratios in zip(labels, per_run):
+                ratio = ratios.get(key + (row,))
+                line += f" {_fmt_target_ratio(ratio, target)} |"
+                if ratio is not None and misses(ratio, target):
+                    missed.append(f"{label} {FORMATS[fmt]} {op} {model} {row} {ratio:.2f}")
+            out.append(line)
+    out += [
+        "",
+        "Each entry: polycodec's median time ÷ the reference's (msgspec Struct for JSON, "
+        "MessagePack and builtins; fastavro for Avro; stdlib pickle for pickle), both measured "
+        "interleaved in the same run; ✗ marks a missed target "
+        f"({len(missed)} of {sum(len(r) for r in per_run)} entries).",
+    ]
+    return "\n".join(out) + "\n"
+
+
+def _revision(env: dict[str, Any]) -> str:
+    revision = str(env.get("git_revision", "unknown"))
+    return "not recorded (no git)" if revision.startswith("unknown") else revision[:12]
+
+
+def runs_markdown(runs: list[dict[str, Any]]) -> str:
+    """Which run each interpreter's column comes from: build, mode, revision, load."""
+    runs = sorted(runs, key=_version_key)
+    out = [
+        "| Interpreter | Build | Mode | Git revision | Load average (start / end) | Wall time |",
+        "|---|---|---|---|--:|--:|",
+    ]
+    for run in runs:
+        env = run.get("environment", {})
+        load = run.get("load_average_start_end") or []
+        load_s = " / ".join(f"{v:.1f}" for v in load) if load else "—"
+        out.append(
+            f"| {_interpreter(run)} | {env.get('python_build', '?')} | {env.get('mode', '?')} | "
+            f"{_revision(env)} | {load_s} | "
+            f"{float(run.get('wall_time_s') or 0):.0f} s |"
+        )
+    cpus = {str(r.get("environment", {}).get("cpu_count", "?")) for r in runs}
+    out += ["", f"Logical CPUs: {', '.join(sorted(cpus))}."]
+    return "\n".join(out) + "\n"
+
+
 MARKER = re.compile(r"(<!-- summary: (\w+) -->\n).*?(<!-- /summary -->)", re.S)
 
 
@@ -204,6 +407,15 @@ def sections(folder: Path) -> dict[str, str]:
     """The generated parts of the Benchmarks page, by marker name."""
     results = json.loads((folder / "results.json").read_text(encoding="utf-8"))
     out = {"headline": headline_markdown(results), "cells": cell_tables_markdown(results)}
+    # Runs of the same benchmark on the other interpreters (``per-version/<version>/``), beside
+    # this folder's own run: the per-version tables.
+    others = sorted((folder / "per-version").glob("*/results.json"))
+    if others:
+        runs = [results] + [json.loads(p.read_text(encoding="utf-8")) for p in others]
+        out["versions"] = "\n".join(
+            [per_version_markdown(runs), runs_markdown(runs), targets_headline_markdown(runs)]
+        )
+        out["version_cells"] = targets_markdown(runs)
     scaling = folder / "scaling.json"
     if scaling.exists():
         out["scaling"] = scaling_markdown(json.loads(scaling.read_text(encoding="utf-8")))
@@ -225,11 +437,21 @@ def fill(page: str, generated: dict[str, str]) -> str:
 
 def main(argv: list[str]) -> int:
     if argv[:1] == ["--per-version"]:
-        runs = [json.loads(Path(p).read_text(encoding="utf-8")) for p in argv[1:]]
+        argv = argv[1:]
+        only = argv.pop(0) if argv[:1] in (["--targets-only"], ["--headline-only"]) else ""
+        runs = [json.loads(Path(p).read_text(encoding="utf-8")) for p in argv]
         if not runs:
             print("usage: python -m benches.summary --per-version RESULTS.json...", file=sys.stderr)
             return 2
-        print(per_version_markdown(runs))
+        if only == "--headline-only":
+            print(targets_headline_markdown(runs))
+        elif only == "--targets-only":
+            print(targets_markdown(runs))
+        else:
+            print(per_version_markdown(runs))
+            print(runs_markdown(runs))
+            print(targets_headline_markdown(runs))
+            print(targets_markdown(runs))
         return 0
     page: Optional[Path] = None
     if argv[:1] == ["--write"]:

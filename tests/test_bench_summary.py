@@ -15,7 +15,12 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from benches.summary import main, per_version_markdown  # noqa: E402
+from benches.summary import (  # noqa: E402
+    main,
+    per_version_markdown,
+    targets_headline_markdown,
+    targets_markdown,
+)
 
 
 def _cell(fmt: str, op: str, ratio: float) -> dict[str, Any]:
@@ -113,8 +118,87 @@ def test_per_version_cli_reads_the_results_files(
     if not any(c.get("best_subject") for c in results["cells"]):
         pytest.skip("polycodec not importable")
     assert main(["--per-version", str(tmp_path / "results.json")]) == 0
-    (row,) = _rows(capsys.readouterr().out)[1:]
+    first_table = capsys.readouterr().out.split("\n\n", 1)[0]
+    (row,) = _rows(first_table)[1:]
     assert row[0] == results["environment"]["interpreter"]
     assert row[0].startswith(f"CPython {sys.version_info.major}.{sys.version_info.minor}.")
     assert re.fullmatch(r"(\*\*)?\d+\.\d\d×(\*\*)?( ✗ loss)? \(\d / \d / 1\)", row[1])
     assert main(["--per-version"]) == 2
+
+
+def _timed(fmt: str, op: str, model: str, reference: str, **times: float) -> dict[str, Any]:
+    """A cell with median times: the reference's 1.0 s, polycodec's rows as given."""
+    rows = [{"adapter": reference, "label": reference, "median_s": 1.0, "vs_best_peer": 1.0}]
+    for adapter, t in times.items():
+        name = adapter.replace("_", "-")
+        rows.append({"adapter": name, "label": name, "median_s": t, "vs_best_peer": 1.0 / t})
+    return {
+        "format": fmt,
+        "op": op,
+        "batch": 1 if op.endswith("_one") else 100,
+        "model": model,
+        "best_peer": reference,
+        "best_subject": "polycodec",
+        "rows": rows,
+    }
+
+
+def test_targets_mark_every_miss_per_version_and_row() -> None:
+    """Each cell against the issue's targets: slots <= 1.00x msgspec Struct, plain encode
+    <= 1.00x, plain decode <= 1.30x; Avro <= 0.10x fastavro; pickle <= 0.50x stdlib pickle."""
+    old = _run(
+        "3.11.7",
+        [
+            _timed("json", "decode_one", "record", "msgspec-struct", polycodec=1.29,
+                   polycodec_slots=0.99),
+            _timed("avro", "decode_one", "record", "fastavro", polycodec=0.09),
+        ],
+    )  # fmt: skip
+    new = _run(
+        "3.14.10",
+        [
+            _timed("json", "decode_one", "record", "msgspec-struct", polycodec=1.40,
+                   polycodec_slots=1.02),
+            _timed("json", "encode_one", "record", "msgspec-struct", polycodec=1.004),
+            _timed("avro", "decode_one", "record", "fastavro", polycodec=0.13),
+            _timed("pickle", "decode_one", "record", "pickle", polycodec=0.70),
+        ],
+    )  # fmt: skip
+    rows = {tuple(r[:5]): r[5:] for r in _rows(targets_markdown([new, old]))[1:]}
+    assert rows[("JSON", "decode_one", "1", "record", "plain")] == ["≤1.30", "1.29", "1.40 ✗"]
+    assert rows[("JSON", "decode_one", "1", "record", "slots")] == ["≤1.00", "0.99", "1.02 ✗"]
+    # 1.004 shows as 1.00, which meets 1.00; a run without the cell shows a dash.
+    assert rows[("JSON", "encode_one", "1", "record", "plain")] == ["≤1.00", "—", "1.00"]
+    assert rows[("Avro", "decode_one", "1", "record", "plain")] == ["≤0.10", "0.09", "0.13 ✗"]
+    assert rows[("pickle", "decode_one", "1", "record", "plain")] == ["≤0.50", "—", "0.70 ✗"]
+    assert list(rows)[:2] == [
+        ("JSON", "encode_one", "1", "record", "plain"),
+        ("JSON", "decode_one", "1", "record", "plain"),
+    ]
+    head = {tuple(r[:3]): r[3:] for r in _rows(targets_headline_markdown([new, old]))[1:]}
+    assert head[("JSON", "decode", "plain")] == ["msgspec Struct", "≤1.30", "1.29 (0/1)",
+                                                  "1.40 ✗ (1/1)"]  # fmt: skip
+    assert head[("JSON", "encode", "plain")] == ["msgspec Struct", "≤1.00", "—", "1.00 (0/1)"]
+    assert head[("Avro", "decode", "plain")][-2:] == ["0.09 (0/1)", "0.13 ✗ (1/1)"]
+    assert [k[:2] for k in head][:2] == [("JSON", "encode"), ("JSON", "decode")]
+
+
+def test_sections_add_the_per_version_tables_from_the_folder(tmp_path: Path) -> None:
+    """``--write`` fills the ``versions`` markers from ``per-version/*/results.json``."""
+    from benches.summary import sections
+
+    cell = _timed("json", "decode_one", "record", "msgspec-struct", polycodec=1.5)
+    (tmp_path / "results.json").write_text(json.dumps(_run("3.14.10", [cell])), encoding="utf-8")
+    assert "versions" not in sections(tmp_path)
+    (tmp_path / "per-version" / "3.11").mkdir(parents=True)
+    old = _run("3.11.7", [_timed("json", "decode_one", "record", "msgspec-struct", polycodec=1.1)])
+    (tmp_path / "per-version" / "3.11" / "results.json").write_text(
+        json.dumps(old), encoding="utf-8"
+    )
+    got = sections(tmp_path)
+    assert "| JSON | decode | plain | msgspec Struct | ≤1.30 | 1.10 (0/1) | 1.50 ✗ (1/1) |" in (
+        got["versions"]
+    )
+    assert "| JSON | decode_one | 1 | record | plain | ≤1.30 | 1.10 | 1.50 ✗ |" in (
+        got["version_cells"]
+    )
