@@ -303,16 +303,23 @@ impl Codec {
         }
         let input = input_bytes(buf, self.wire.accepts_str())?;
         let _pause = GcPause::for_input(py, input.len());
-        self.wire
-            .decode_one(py, &self.plan, self.strict, &input, writer_schema)
-            .map_err(|e: Error| e.into_pyerr(py, ErrorKind::Validation))
+        self.with_raw_source(buf, || {
+            self.wire
+                .decode_one(py, &self.plan, self.strict, &input, writer_schema)
+        })
+        .map_err(|e: Error| e.into_pyerr(py, ErrorKind::Validation))
     }
 
     /// Decodes a message written by `encode_many` into a list.
     #[pyo3(signature = (buf, /))]
     fn decode_many<'py>(&self, buf: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+        let py = buf.py();
         let input = input_bytes(buf, self.wire.accepts_str())?;
-        self.decode_many_bytes(buf.py(), &input)
+        let _pause = GcPause::new(py);
+        self.with_raw_source(buf, || {
+            self.wire.decode_many(py, &self.plan, self.strict, &input)
+        })
+        .map_err(|e: Error| e.into_pyerr(py, ErrorKind::Validation))
     }
 
     /// Encodes any iterable of values in the format's stream form (see `src/stream.rs`).
@@ -432,28 +439,46 @@ impl Codec {
         Ok(self.encode_many_into(py, values)?.into_any())
     }
 
-    /// `decode_one` on input bytes, without a writer schema.
+    /// `decode_one` on a `bytes` object, without a writer schema.
     pub(crate) fn decode_one_bytes<'py>(
         &self,
         py: Python<'py>,
-        input: &[u8],
+        buf: &Bound<'py, PyBytes>,
     ) -> PyResult<Bound<'py, PyAny>> {
+        let input = buf.as_bytes();
         let _pause = GcPause::for_input(py, input.len());
-        self.wire
-            .decode_one(py, &self.plan, self.strict, input, None)
-            .map_err(|e: Error| e.into_pyerr(py, ErrorKind::Validation))
+        self.with_raw_source(buf.as_any(), || {
+            self.wire
+                .decode_one(py, &self.plan, self.strict, input, None)
+        })
+        .map_err(|e: Error| e.into_pyerr(py, ErrorKind::Validation))
     }
 
-    /// `decode_many` on input bytes.
+    /// `decode_many` on a `bytes` object.
     pub(crate) fn decode_many_bytes<'py>(
         &self,
         py: Python<'py>,
-        input: &[u8],
+        buf: &Bound<'py, PyBytes>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let _pause = GcPause::new(py);
-        self.wire
-            .decode_many(py, &self.plan, self.strict, input)
-            .map_err(|e: Error| e.into_pyerr(py, ErrorKind::Validation))
+        self.with_raw_source(buf.as_any(), || {
+            self.wire
+                .decode_many(py, &self.plan, self.strict, buf.as_bytes())
+        })
+        .map_err(|e: Error| e.into_pyerr(py, ErrorKind::Validation))
+    }
+
+    /// Runs a decode of `buf`; for a plan with a `Raw` node, with `buf` (or the bytes a `Raw`
+    /// given as input refers to) as what its `Raw` values may refer to instead of copying.
+    #[inline(always)]
+    fn with_raw_source<T>(&self, buf: &Bound<'_, PyAny>, decode: impl FnOnce() -> T) -> T {
+        if !self.plan.has_raw {
+            return decode();
+        }
+        match crate::raw::source_of(buf) {
+            Some(source) => crate::raw::with_input(&source, decode),
+            None => decode(),
+        }
     }
 }
 
@@ -612,6 +637,9 @@ fn other_input_bytes<'a>(buf: &'a Bound<'_, PyAny>, accepts_str: bool) -> PyResu
                 }
             };
         }
+    }
+    if let Some(bytes) = crate::raw::bytes_of(buf) {
+        return Ok(Cow::Borrowed(bytes));
     }
     if let Ok(array) = buf.cast::<PyByteArray>() {
         return Ok(Cow::Owned(array.to_vec()));

@@ -7,6 +7,7 @@ mod codecs;
 mod errors;
 mod plan;
 mod py;
+mod raw;
 mod shape;
 mod stream;
 mod values;
@@ -36,6 +37,7 @@ fn _polycodec(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_function(wrap_pyfunction!(py::cpython::_layouts, module)?)?;
     module.add_class::<api::Codec>()?;
     module.add_class::<api::Compiled>()?;
+    module.add_class::<raw::Raw>()?;
     py::entry::install(&module.py().get_type::<api::Codec>())?;
     module.add_class::<stream::StreamDecoder>()?;
     module.add_class::<stream::FileIter>()?;

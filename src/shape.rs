@@ -458,6 +458,10 @@ fn accepts(plan: &Plan, node: &Node, value: &Obj<'_>) -> bool {
                     .is_instance(spec.cls.bind(value.py()))
                     .unwrap_or(false)
         }
+        Node::Unset => plan.is_unset(value),
+        Node::Raw { nullable } => {
+            (*nullable && value.is_none()) || crate::raw::bytes_of(value).is_some()
+        }
     }
 }
 

@@ -146,6 +146,12 @@ impl<'a> Reader<'a> {
         self.pos
     }
 
+    /// The input from `start` (an offset this reader returned before) to where it is now.
+    #[inline]
+    pub fn taken_since(&self, start: usize) -> &'a [u8] {
+        self.bytes.get(start..self.pos).unwrap_or_default()
+    }
+
     #[inline(always)]
     fn skip_ws(&mut self) {
         while let Some(&b) = self.bytes.get(self.pos) {

@@ -75,6 +75,12 @@ impl<'a> Reader<'a> {
         self.pos
     }
 
+    /// The input from `start` (an offset this reader returned before) to where it is now.
+    #[inline]
+    pub fn taken_since(&self, start: usize) -> &'a [u8] {
+        self.input.get(start..self.pos).unwrap_or_default()
+    }
+
     /// Moves back (or forward) to an offset this reader returned before.
     #[inline]
     pub fn rewind(&mut self, offset: usize) {

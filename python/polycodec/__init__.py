@@ -16,7 +16,9 @@ from ._errors import DecodeError, EncodeError, ValidationError
 from ._extension import Extension
 from ._frames import AvroFrameInfo, avro_fingerprint, avro_frame_info
 from ._meta import AvroName, Meta
-from ._polycodec import Codec, FileIter, StreamDecoder
+from ._options import Options, options
+from ._polycodec import Codec, FileIter, Raw, StreamDecoder
+from ._unset import UNSET, UnsetType
 from ._api import (
     decode_many,
     decode_one,
@@ -38,7 +40,11 @@ __all__ = [
     "Extension",
     "FileIter",
     "Meta",
+    "Options",
+    "Raw",
     "StreamDecoder",
+    "UNSET",
+    "UnsetType",
     "ValidationError",
     "avro_fingerprint",
     "avro_frame_info",
@@ -48,5 +54,6 @@ __all__ = [
     "encode_one",
     "from_builtins",
     "json_schema",
+    "options",
     "to_builtins",
 ]

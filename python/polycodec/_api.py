@@ -138,6 +138,16 @@ def codec_for(tp: Any, format: Format, options: dict[str, Any]) -> Codec[Any]:
     return codec
 
 
+def forget_codecs() -> None:
+    """Drops every cached codec and JSON Schema (a class's options changed, see
+    ``_cache.forget_class``)."""
+    with _cache_lock:
+        _cache.clear()
+        _by_identity.clear()
+        _schema_cache.clear()
+        _schema_by_identity.clear()
+
+
 def encode_one(obj: Any, format: Format = "json", type: Any = None, **options: Any) -> bytes:
     """Encodes one value; its type defaults to ``type(obj)``."""
     tp = obj.__class__ if type is None else type

@@ -27,6 +27,7 @@ import uuid
 from typing import Any, Dict, List, Optional, Tuple
 
 from ._plan import NODEFAULT
+from ._unset import UNSET
 from ._polycodec import _avro_compatible, _avro_fingerprint, _avro_parse
 
 __all__ = ["open_codec", "canonical_form", "fingerprint", "parse_schema"]
@@ -384,7 +385,7 @@ class _Deriver:
         kind, data = self.nodes[index]
         if kind == "extension":  # written as its wire type (the default is already in it)
             return self.schema(data["wire"], where, default)
-        if kind == "none":
+        if kind in ("none", "unset"):  # UNSET is null in Avro (see ``union``)
             return "null"
         if kind == "bool":
             return "boolean"
@@ -488,7 +489,13 @@ class _Deriver:
 
     def union(self, index: int, where: str, default: Any) -> List[Any]:
         members = self.union_members(index)
-        order = sorted(members, key=lambda m: 0 if self.nodes[m][0] == "none" else 1)
+        kinds = {self.nodes[m][0] for m in members}
+        if {"none", "unset"} <= kinds:
+            raise TypeError(
+                f"{where}: a field that may be None and UNSET has no Avro form: Avro's null "
+                "would stand for both (UNSET is written as null)"
+            )
+        order = sorted(members, key=lambda m: 0 if self.nodes[m][0] in ("none", "unset") else 1)
         if default is not NODEFAULT and default is not None:
             first = [m for m in order if _default_fits(self.nodes, m, default)]
             if first:
@@ -549,6 +556,12 @@ class _Deriver:
                 raise TypeError(f"{fwhere}: {field['wire_name']!r} is not a valid Avro field name")
             ftype = self.schema(field["type"], fwhere, default)
             entry: Dict[str, Any] = {"name": field["wire_name"], "type": ftype}
+            if field["aliases"]:
+                for alias in field["aliases"]:
+                    if not _NAME_RE.match(alias):
+                        raise TypeError(f"{fwhere}: alias {alias!r} is not a valid Avro field name")
+                # The names a reader's schema resolution also matches a writer's field by.
+                entry["aliases"] = list(field["aliases"])
             if default is not NODEFAULT:
                 first = ftype[0] if isinstance(ftype, list) else ftype
                 try:
@@ -629,6 +642,7 @@ def _default_fits(nodes: List[Tuple[str, Dict[str, Any]]], index: int, value: An
         "dataclass": lambda v: isinstance(v, data.get("cls", ())),
         "namedtuple": lambda v: isinstance(v, data.get("cls", ())),
         "typeddict": lambda v: isinstance(v, dict),
+        "unset": lambda v: v is UNSET,
     }
     check = checks.get(kind)
     return bool(check and check(value))
@@ -713,7 +727,7 @@ def _constant_factory(factory: Any, seen: Tuple[Any, ...] = ()) -> bool:
 
 def _primitive_default(kind: str, schema: Optional[Dict[str, Any]], value: Any) -> Any:
     logical = schema.get("logicalType") if schema else None
-    if kind == "null" and value is None:
+    if kind == "null" and (value is None or value is UNSET):
         return None
     if kind == "boolean" and isinstance(value, bool):
         return value
@@ -823,7 +837,7 @@ class Binding:
             return self._union(pid, sid, where)
         if st == "union":
             raise self.fail(where, f"the schema has a union where the type has {kind}")
-        if kind == "none":
+        if kind in ("none", "unset"):
             if st != "null":
                 raise wrong()
             return ("null",)
@@ -1270,7 +1284,8 @@ class Resolver:
         if wt == "null":
             if rt != "null":
                 raise bad
-            return ("null", pid)
+            # Null read as a field's UNSET alternative is UNSET.
+            return ("unset" if self.binding.nodes[pid][0] == "unset" else "null", pid)
         if wt == "boolean":
             if rt != "boolean":
                 raise bad

@@ -16,6 +16,12 @@ plan holds is redefined in its module (a reload, a notebook cell run again): the
 the other classes then name the new class. So each entry remembers, for every class of its plan
 that its module names, the module's namespace, the name and the class, and is dropped on lookup
 once one of those names refers to something else.
+
+A class's per-class options (``@polycodec.options``) are part of its plan, and so of the plan of
+every type that holds the class. They are set when the class is defined, before any codec of it;
+should they be set later, on a class some plan already holds, ``forget_class`` drops every
+compiled plan and cached codec, so that the next codec compiles with the new options (codecs
+made before keep their own plans, as a codec never changes).
 """
 
 from __future__ import annotations
@@ -23,11 +29,12 @@ from __future__ import annotations
 import os
 import sys
 import threading
+import weakref
 from typing import Any, Dict, Hashable, List, Optional, Tuple
 
 from ._api import _type_key, _value_key
 
-__all__ = ["clear", "lookup", "store"]
+__all__ = ["clear", "forget_class", "lookup", "note_planned", "store"]
 
 _ATTRIBUTE = "__polycodec_compiled__"
 # Entries per class (one per format and set of options in use) and in the shared dict.
@@ -59,6 +66,9 @@ class _Table(Dict[Hashable, _Entry]):
 
 _shared: Dict[Hashable, _Entry] = {}
 _lock = threading.Lock()
+# Every class some stored plan holds, so that setting options on one of them later (or on one
+# of their bases) is noticed (see forget_class).
+_planned: "weakref.WeakSet[type]" = weakref.WeakSet()
 
 
 def _table(tp: Any, create: bool) -> Optional[Dict[Hashable, _Entry]]:
@@ -182,6 +192,7 @@ def store(tp: Any, format: str, options: dict[str, Any], compiled: Any, spec: An
     except (TypeError, RecursionError):
         return
     entry = _Entry(compiled, _checks(spec), keep)
+    note_planned(spec)
     with _lock:
         if len(table) >= (_PER_CLASS_LIMIT if own else _SHARED_LIMIT):
             table.clear()
@@ -192,3 +203,30 @@ def clear() -> None:
     """Forgets the shared entries (a class's own entries go with the class)."""
     with _lock:
         _shared.clear()
+
+
+def note_planned(spec: Any) -> None:
+    """Remembers the classes of a plan spec whose result is cached (a compiled plan, a JSON
+    Schema), for ``forget_class``."""
+    for _, data in spec[0]:
+        cls = data.get("cls") if isinstance(data, dict) else None
+        if isinstance(cls, type):
+            _planned.add(cls)
+
+
+def forget_class(cls: type) -> None:
+    """Called when ``cls`` is given per-class options: if a stored plan holds it or one of its
+    subclasses (which inherit its options), every compiled plan and cached codec is dropped."""
+    # By the MRO, not issubclass: a TypedDict refuses class checks.
+    planned = [c for c in list(_planned) if cls in c.__mro__]
+    if not planned:
+        return
+    from . import _api
+
+    with _lock:
+        _shared.clear()
+        for holder in list(_planned):
+            if _ATTRIBUTE in holder.__dict__:
+                type.__delattr__(holder, _ATTRIBUTE)
+        _planned.clear()
+    _api.forget_codecs()

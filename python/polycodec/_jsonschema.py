@@ -278,17 +278,32 @@ class _Deriver:
     def _object_record(self, data: Dict[str, Any]) -> Dict[str, Any]:
         properties: Dict[str, Any] = {}
         required: List[str] = []
-        # A tag field is required by the tagged union (which says so itself), not by the record:
-        # where the same class appears on its own, the decoder lets its tag default.
+        # A required field read by one of several names (aliases) needs one of them.
+        one_of_names: List[Dict[str, Any]] = []
+        # A tag (a class's own, or a tag field) is required by the tagged union (which says so
+        # itself), not by the record: where the same class appears on its own, the decoder
+        # lets its tag default (a class tag is then checked when present, as msgspec does).
+        if data["class_tag"] is not None:
+            tag_field, _, tag_node = data["class_tag"]
+            properties[tag_field] = self.schema(tag_node)
         for field in data["fields"]:
             if not field["wire"]:
                 continue
-            properties[field["wire_name"]] = self._field_schema(field)
-            if field["required"]:
+            schema = self._field_schema(field)
+            properties[field["wire_name"]] = schema
+            # A field's former names: read too, never written.
+            for alias in field["aliases"]:
+                properties[alias] = {**schema, "deprecated": True}
+            if field["required"] and field["aliases"]:
+                names = [field["wire_name"], *field["aliases"]]
+                one_of_names.append({"anyOf": [{"required": [name]} for name in names]})
+            elif field["required"]:
                 required.append(field["wire_name"])
         out: Dict[str, Any] = {"type": "object", "properties": properties}
         if required:
             out["required"] = required
+        if one_of_names:
+            out["allOf"] = one_of_names
         if data["forbid_unknown_fields"]:
             out["additionalProperties"] = False
         return out
@@ -297,13 +312,17 @@ class _Deriver:
         """A NamedTuple, or a record under ``array_like``: its fields by position (a tagged
         record's tag first); trailing fields with defaults may be left out."""
         fields = [f for f in data["fields"] if f["wire"]]
+        tagged = data["tag"] is not None or data["class_tag"] is not None
         if data["tag"] is not None:
             tag_field = data["fields"][data["tag"][0]]
             fields = [tag_field] + [f for f in fields if f is not tag_field]
         items = [self._field_schema(f) for f in fields]
+        if data["class_tag"] is not None:
+            items.insert(0, self.schema(data["class_tag"][2]))
+            fields.insert(0, {"required": True})
         needed = 0
         for position, field in enumerate(fields):
-            if field["required"] or (position == 0 and data["tag"] is not None):
+            if field["required"] or (position == 0 and tagged):
                 needed = position + 1
         out: Dict[str, Any] = {"type": "array"}
         if items:
@@ -519,6 +538,10 @@ class _Deriver:
             "discriminator": {"propertyName": data["tag_field"], "mapping": mapping},
         }
 
+    def _raw_node(self, data: Dict[str, Any]) -> Dict[str, Any]:
+        # Any JSON value, kept as its text (null too: an Optional[Raw] gives None for it).
+        return {}
+
     def _extension_node(self, data: Dict[str, Any]) -> Dict[str, Any]:
         # The value travels as its wire type (nullable ones: the wire node is the union).
         return self.schema(data["wire"])
@@ -573,6 +596,9 @@ def json_schema(
         )
     plan_options = {k: options[k] for k in _PLAN_OPTIONS if k in options}
     spec = compile_spec(tp, format="json", **plan_options)
+    from ._cache import note_planned  # imported here: _cache imports _api, which imports us
+
+    note_planned(spec)
     return derive(spec, ref_template, strict=bool(options.get("strict", True)))
 
 

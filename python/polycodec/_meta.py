@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 import sys
 from decimal import Decimal
-from typing import Any, Callable, Dict, List, Optional, Tuple, TypedDict, Union
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, TypedDict, Union
 
 __all__ = ["AvroName", "Meta"]
 
@@ -13,6 +13,7 @@ Number = Union[int, float, Decimal]
 
 _FIELDS: Tuple[str, ...] = (
     "name",
+    "aliases",
     "min_length",
     "max_length",
     "ge",
@@ -68,6 +69,20 @@ def _check_number(label: str, value: Optional[Number]) -> None:
         raise ValueError(f"Meta: {label} must not be NaN")
 
 
+def _check_aliases(aliases: Any) -> Tuple[str, ...]:
+    """The ``aliases`` setting as a tuple of distinct, non-empty strs."""
+    if isinstance(aliases, (str, bytes)) or not isinstance(aliases, (list, tuple)):
+        raise TypeError(f"Meta: aliases must be a tuple or list of str, got {aliases!r}")
+    for alias in aliases:
+        if not isinstance(alias, str):
+            raise TypeError(f"Meta: aliases must be strs, got {alias!r}")
+        if not alias:
+            raise ValueError("Meta: an alias must not be empty")
+    if len(set(aliases)) != len(aliases):
+        raise ValueError(f"Meta: aliases repeat a name: {list(aliases)!r}")
+    return tuple(aliases)
+
+
 def _rebuild(settings: Dict[str, Any]) -> Meta:
     """Unpickling helper: Meta is keyword-only and immutable, so rebuild it via __init__."""
     return Meta(**settings)
@@ -81,6 +96,9 @@ class Meta:
 
     * ``name``: wire name of a record field (overrides the ``rename`` option); only read from
       the field's own annotation.
+    * ``aliases``: other names the decoders accept for that field besides its wire name (the
+      names it had before a rename), and the Avro field's ``aliases``; only read from the
+      field's own annotation.
     * ``min_length`` / ``max_length``: bounds on the length of a str, bytes, collection or dict.
     * ``ge`` / ``gt`` / ``le`` / ``lt``: inclusive / exclusive bounds on an int, float or Decimal.
     * ``multiple_of``: an int or float must be a multiple of this (> 0).
@@ -95,6 +113,7 @@ class Meta:
     __slots__ = _FIELDS
 
     name: Optional[str]
+    aliases: Optional[Tuple[str, ...]]
     min_length: Optional[int]
     max_length: Optional[int]
     ge: Optional[Number]
@@ -111,6 +130,7 @@ class Meta:
         self,
         *,
         name: Optional[str] = None,
+        aliases: Optional[Sequence[str]] = None,
         min_length: Optional[int] = None,
         max_length: Optional[int] = None,
         ge: Optional[Number] = None,
@@ -128,6 +148,8 @@ class Meta:
                 raise TypeError(f"Meta: name must be a str, got {name!r}")
             if not name:
                 raise ValueError("Meta: name must not be empty")
+        if aliases is not None:
+            aliases = _check_aliases(aliases)
         _check_count("min_length", min_length, 0)
         _check_count("max_length", max_length, 0)
         if min_length is not None and max_length is not None and min_length > max_length:
@@ -159,6 +181,7 @@ class Meta:
 
         values = (
             name,
+            aliases,
             min_length,
             max_length,
             ge,
@@ -207,7 +230,7 @@ class Meta:
 # (msgspec's pattern is unanchored too); its other arguments (title, description, examples,
 # extra_json_schema, extra) only describe.
 _MSGSPEC_CONSTRAINTS: Tuple[str, ...] = tuple(
-    f for f in _FIELDS if f not in ("name", "max_digits", "decimal_places")
+    f for f in _FIELDS if f not in ("name", "aliases", "max_digits", "decimal_places")
 )
 
 

@@ -40,7 +40,9 @@ from typing import (
 
 from ._extension import Extension, check_extensions
 from ._meta import Meta, foreign_constraints
-from ._polycodec import FORMATS
+from ._options import own_options, resolve
+from ._polycodec import FORMATS, Raw
+from ._unset import UnsetType
 
 __all__ = ["NODEFAULT", "compile_spec"]
 
@@ -126,7 +128,26 @@ _CATEGORY = {
     ),
     **dict.fromkeys(("list", "set", "frozenset", "var_tuple", "tuple", "namedtuple"), "array"),
     "dict": "object",
+    # No JSON token: UNSET is never on the wire (a branched format's own branch says it).
+    "unset": "unset",
 }
+
+
+# Why a format whose entry in ``_polycodec.FORMATS`` has ``keeps_raw`` false cannot keep a value
+# as its encoded bytes.
+_NO_RAW = {
+    "avro": "an Avro value carries neither its type nor its length, so its bytes cannot be told "
+    "apart from the ones around it without its schema",
+    "pickle": "a pickle's values share its memo and stack, so one value's opcodes cannot be cut "
+    "out of one pickle and written into another",
+}
+
+
+def _keeps_raw(format: str) -> bool:
+    """Whether ``format`` can keep a value as its encoded bytes (``polycodec.Raw``), as the
+    format itself says (``_polycodec.FORMATS``)."""
+    capabilities = FORMATS.get(format)
+    return capabilities is None or bool(capabilities["keeps_raw"])
 
 
 def _unions_need_tag(format: str) -> bool:
@@ -224,15 +245,17 @@ def _qualifiers() -> Tuple[Any, ...]:
     return tuple(found)
 
 
-def _peel_field(hint: Any) -> Tuple[Optional[str], Optional[bool]]:
+def _peel_field(hint: Any) -> Tuple[Optional[str], Optional[bool], Tuple[str, ...]]:
     """Read what a field's own annotation says about the field itself.
 
-    Returns the ``Meta(name=...)`` wire name (None if unset) and whether ``Required`` (True) or
-    ``NotRequired`` (False) wraps it. The qualifier is read from the resolved hint because
-    ``__required_keys__`` ignores string annotations on Python 3.11 (PEP 563 modules).
+    Returns the ``Meta(name=...)`` wire name (None if unset), whether ``Required`` (True) or
+    ``NotRequired`` (False) wraps it, and the ``Meta(aliases=...)`` names. The qualifier is read
+    from the resolved hint because ``__required_keys__`` ignores string annotations on Python
+    3.11 (PEP 563 modules).
     """
     name: Optional[str] = None
     required: Optional[bool] = None
+    aliases: Tuple[str, ...] = ()
     qualifiers = _qualifiers()
     while True:
         origin = typing.get_origin(hint)
@@ -240,13 +263,15 @@ def _peel_field(hint: Any) -> Tuple[Optional[str], Optional[bool]]:
             for item in hint.__metadata__:
                 if isinstance(item, Meta) and item.name is not None:
                     name = item.name
+                if isinstance(item, Meta) and item.aliases is not None:
+                    aliases = item.aliases
             hint = hint.__origin__
         elif origin in qualifiers and typing.get_args(hint):
             if getattr(origin, "_name", None) in ("Required", "NotRequired"):
                 required = origin._name == "Required"
             hint = typing.get_args(hint)[0]
         else:
-            return name, required
+            return name, required, aliases
 
 
 def _unbound(param: Any, bindings: Mapping[Any, Any]) -> Any:
@@ -385,7 +410,7 @@ def _constraints_of(metadata: Tuple[Any, ...]) -> List[Tuple[str, Any]]:
     at = sys.modules.get("annotated_types")
     for item in metadata:
         if isinstance(item, Meta):
-            found += [(k, v) for k, v in item.settings().items() if k != "name"]
+            found += [(k, v) for k, v in item.settings().items() if k not in ("name", "aliases")]
         elif (foreign := foreign_constraints(item)) is not None:
             found += foreign
         elif at is None:
@@ -521,26 +546,35 @@ class _Compiler:
 
     def __init__(
         self,
-        rename: Callable[[str], str],
+        rename: Rename,
         omit_defaults: bool,
         forbid_unknown_fields: bool,
         array_like: bool,
         branched: bool = False,
         extensions: Optional[Dict[type, Extension]] = None,
+        format: str = "json",
     ) -> None:
         self.nodes: List[Node] = []
+        # The wire format, for the refusal of a type it cannot carry (Raw).
+        self._format = format
         # Classes carried as another type's value (the ``extensions`` option).
         self._extensions: Dict[type, Extension] = extensions or {}
         # Extension classes whose wire type is being compiled (to refuse a cycle).
         self._extensions_busy: List[type] = []
         # True for formats whose unions need no tag: untagged records may share a union.
         self._branched = branched
-        self._rename = rename
-        self._options = {
+        # The codec's options: every record's, except where a dataclass sets its own
+        # (``polycodec.options``).
+        self._options: Dict[str, Any] = {
+            "rename": rename,
             "forbid_unknown_fields": forbid_unknown_fields,
             "omit_defaults": omit_defaults,
             "array_like": array_like,
         }
+        # While a record field's own annotation is compiled: whether ``UnsetType`` may be one of
+        # its alternatives (not inside a container), and whether it was.
+        self._unset_allowed = False
+        self._unset_seen = False
         # (class, type args) keys can hold unhashable Annotated metadata, so a list, not a dict.
         self._records: List[Tuple[Tuple[type, Tuple[Any, ...]], int]] = []
         # Classes whose fields are being compiled, innermost last.
@@ -618,7 +652,21 @@ class _Compiler:
             return self._variants(_subst(tp, self._typevars))
         if callable(tp) and hasattr(tp, "__supertype__"):  # NewType
             return self._variants(tp.__supertype__)
-        return [self._single(tp)]
+        if tp is UnsetType:
+            if not self._unset_allowed:
+                raise self.fail(
+                    tp,
+                    "UnsetType may only be an alternative of a dataclass field's own annotation "
+                    "(`x: int | UnsetType = UNSET`): UNSET stands for a field left out",
+                )
+            self._unset_seen = True
+            return []
+        # The types inside this one (items, values, fields) are no field's own alternatives.
+        allowed, self._unset_allowed = self._unset_allowed, False
+        try:
+            return [self._single(tp)]
+        finally:
+            self._unset_allowed = allowed
 
     def _alias(self, tp: Any, alias: Any, args: Tuple[Any, ...]) -> List[int]:
         """Compile a ``type`` alias: transparent (its value's nodes, fresh for each place it is
@@ -733,6 +781,11 @@ class _Compiler:
         """Compile an annotation that is not a union, Literal, Annotated or alias."""
         if tp is Any or tp is object:
             return self.add("any", {})
+        if tp is Raw:
+            if not _keeps_raw(self._format):
+                reason = _NO_RAW.get(self._format, "its values are not kept as bytes")
+                raise self.fail(tp, f"format {self._format!r} has no Raw: {reason}")
+            return self.add("raw", {"nullable": False})
         if tp is None:
             tp = type(None)
         if self._extensions and isinstance(tp, type):
@@ -816,6 +869,17 @@ class _Compiler:
         data["wire"] = wire
         data["nullable"] = True
         return self.add("extension", data)
+
+    def _nullable_raw(self, variants: List[int], tp: Any) -> int:
+        """``Optional[Raw]``: one Raw node that lets null and None through. A Raw takes any
+        value, so no other type can share a union with it."""
+        kinds = {self.nodes[v][0] for v in variants}
+        if kinds != {"raw", "none"}:
+            raise self.fail(
+                tp,
+                "Raw takes any value, so a union can hold it only with None (Optional[Raw])",
+            )
+        return self.add("raw", {"nullable": True})
 
     def _literal(self, tp: Any) -> List[int]:
         values: List[Any] = []
@@ -955,6 +1019,8 @@ class _Compiler:
             if any(self.nodes[v][0] == "any" for v in variants):
                 return self.add("any", {})
             return self._nullable_extension(variants, tp)
+        if any(self.nodes[v][0] == "raw" for v in variants):
+            return self._nullable_raw(variants, tp)
         kept = self._normalise(variants)
         if len(kept) == 1:
             return kept[0]
@@ -1011,11 +1077,16 @@ class _Compiler:
         self._union_aliases = None
 
     def _tagged_union(self, records: List[int], tp: Any) -> Optional[Node]:
-        """Find the tag field: same wire name in every class, a Literal with disjoint values.
+        """The union's tag: the classes' own tags (``polycodec.options(tag=...)``), or a field
+        with the same wire name in every class, a Literal with disjoint values.
 
         Without one, a branched format keeps the records apart by the union's branch index
         (None is returned); any other format refuses the union.
         """
+        if any(self.nodes[r][1]["class_tag"] is not None for r in records):
+            tagged = self._class_tagged_union(records, tp)
+            self._check_array_like(records, tp)
+            return tagged
         for candidate in self.nodes[records[0]][1]["fields"]:
             wire_name = candidate["wire_name"]
             tags: List[Tuple[Any, int]] = []
@@ -1033,6 +1104,7 @@ class _Compiler:
                 clash = self._tag_clash(records, positions)
                 if clash is None:
                     self._set_tags(records, positions)
+                    self._check_array_like(records, tp)
                     return ("tagged_union", {"tag_field": wire_name, "tags": tags})
                 if not self._branched:
                     raise self.fail(
@@ -1045,8 +1117,75 @@ class _Compiler:
             tp,
             f"the dataclasses {names} cannot be told apart: they need a shared field annotated "
             "with Literal[...] (same wire name in each class) with distinct values, e.g. "
-            "kind: Literal['a'] = 'a'",
+            "kind: Literal['a'] = 'a', or tags of their own: @polycodec.options(tag=True)",
         )
+
+    def _class_tagged_union(self, records: List[int], tp: Any) -> Node:
+        """A union of classes tagged by ``polycodec.options``: each class's tag names it; a
+        class without one may take part through a ``Literal`` field of the tag's wire name."""
+        tag_fields: Dict[str, str] = {}
+        for record in records:
+            class_tag = self.nodes[record][1]["class_tag"]
+            if class_tag is not None:
+                tag_fields.setdefault(class_tag[0], self._describe(record))
+        if len(tag_fields) > 1:
+            shown = ", ".join(f"{name} by {field!r}" for field, name in tag_fields.items())
+            raise self.fail(
+                tp,
+                f"the classes of a tagged union share one tag field, and these are tagged by "
+                f"different ones ({shown}); give them the same tag_field",
+            )
+        (wire_name,) = tag_fields
+        tags: List[Tuple[Any, int]] = []
+        literal_records: List[int] = []
+        positions: List[int] = []
+        for record in records:
+            data = self.nodes[record][1]
+            if data["class_tag"] is not None:
+                tags.append((data["class_tag"][1], record))
+                continue
+            position = self._tag_position(record, wire_name)
+            if position is None:
+                raise self.fail(
+                    tp,
+                    f"{data['name']} has no tag, and the other classes of the union are tagged "
+                    f"by {wire_name!r}: tag it with @polycodec.options(tag=...) too, or give it "
+                    f"a field {wire_name!r} annotated Literal[...]",
+                )
+            literal_records.append(record)
+            positions.append(position)
+            field_type = data["fields"][position]["type"]
+            tags += [(value, record) for value in self.nodes[field_type][1]["values"]]
+        owners: Dict[Tuple[type, Any], int] = {}
+        for value, record in tags:
+            other = owners.setdefault((type(value), value), record)
+            if other != record:
+                raise self.fail(
+                    tp,
+                    f"{self._describe(other)} and {self._describe(record)} have the same tag "
+                    f"{value!r}, so a decoder could not tell them apart",
+                )
+        clash = self._tag_clash(literal_records, positions)
+        if clash is not None:
+            raise self.fail(tp, f"{clash} is already tagged by another field in a different union")
+        self._set_tags(literal_records, positions)
+        return ("tagged_union", {"tag_field": wire_name, "tags": tags})
+
+    def _check_array_like(self, records: List[int], tp: Any) -> None:
+        """A tagged union is read as one shape: its classes are all array_like, or none is (a
+        branched format writes no record as an array)."""
+        if self._branched:
+            return
+        shapes = {bool(self.nodes[r][1]["array_like"]) for r in records}
+        if len(shapes) > 1:
+            names = ", ".join(
+                f"{self._describe(r)} ({'array_like' if self.nodes[r][1]['array_like'] else 'object'})"
+                for r in records
+            )
+            raise self.fail(
+                tp,
+                f"the classes of a tagged union must all be array_like or all not: {names}",
+            )
 
     def _tag_position(self, record: int, wire_name: str) -> Optional[int]:
         for position, field in enumerate(self.nodes[record][1]["fields"]):
@@ -1169,6 +1308,7 @@ class _Compiler:
                 f"the generic class is nested in itself more than {_NESTING_LIMIT} times, with "
                 "other type arguments each time, so its plan would never end",
             )
+        options = self._record_options(cls, kind)
         data: Dict[str, Any] = {
             "cls": cls,
             "name": cls.__qualname__,
@@ -1180,8 +1320,12 @@ class _Compiler:
             "post_init": kind == "dataclass" and hasattr(cls, "__post_init__"),
             "frozen": self._frozen(cls, kind),
             "slots": kind == "dataclass" and _has_slots(cls),
-            **self._options,
+            "forbid_unknown_fields": bool(options["forbid_unknown_fields"]),
+            "omit_defaults": bool(options["omit_defaults"]),
+            "array_like": bool(options["array_like"]),
             "tag": None,
+            # (wire name, value, its Literal node) of the class's own tag.
+            "class_tag": None,
         }
         # Register before walking the fields so a reference back to this class finds it.
         index = self.add(kind, data)
@@ -1189,19 +1333,46 @@ class _Compiler:
         maps = _typevar_maps(cls, args)
         saved = (self._site, self._typevars)
         self._records_busy.append(cls)
+        rename = _renamer(options["rename"])
         try:
             fields = []
             for spec in self._field_specs(cls, kind):
                 label = f"field '{cls.__qualname__}.{spec.name}'"
                 self._site = (label, spec.hint)
                 self._typevars = self._bindings_for(cls, kind, spec.name, maps)
-                fields.append(self._field(spec, label))
+                fields.append(self._field(spec, label, rename, kind))
         finally:
             self._site, self._typevars = saved
             self._records_busy.pop()
-        self._check_wire_names(cls, fields)
+        self._check_wire_names(cls, fields, options["tag"])
         data["fields"] = fields
+        if options["tag"] is not None:
+            tag_field, tag = options["tag"]
+            data["class_tag"] = (tag_field, tag, self.add("literal", {"values": [tag]}))
         return index
+
+    def _record_options(self, cls: type, kind: str) -> Dict[str, Any]:
+        """The options of record class ``cls``: a dataclass's own (``polycodec.options``, its
+        bases'), else the codec's; ``tag`` is the class tag ``(wire name, value)`` or None."""
+        if kind != "dataclass":
+            if own_options(cls):
+                raise self.fail(
+                    cls,
+                    "polycodec.options applies to dataclasses; a TypedDict or NamedTuple follows "
+                    "the codec's options",
+                )
+            return {**self._options, "tag": None}
+        try:
+            resolved = resolve(cls, self._options)
+        except (TypeError, ValueError) as exc:
+            raise self.fail(cls, f"its polycodec.options are invalid: {exc}") from None
+        return {
+            "rename": resolved.rename,
+            "forbid_unknown_fields": resolved.forbid_unknown_fields,
+            "omit_defaults": resolved.omit_defaults,
+            "array_like": resolved.array_like,
+            "tag": resolved.tag,
+        }
 
     @staticmethod
     def _frozen(cls: type, kind: str) -> bool:
@@ -1228,20 +1399,46 @@ class _Compiler:
             merged.update(bindings)
         return merged
 
-    def _field(self, spec: _Field, label: str) -> Dict[str, Any]:
-        meta_name, _ = _peel_field(spec.hint)
-        wire_name = meta_name if meta_name is not None else self._rename(spec.name)
+    def _field(
+        self, spec: _Field, label: str, rename: Callable[[str], str], kind: str
+    ) -> Dict[str, Any]:
+        meta_name, _, aliases = _peel_field(spec.hint)
+        wire_name = meta_name if meta_name is not None else rename(spec.name)
         if not isinstance(wire_name, str):
             raise TypeError(f"rename produced {wire_name!r} for {label}; wire names must be str")
+        node, unset = self._field_type(spec.hint, kind)
         return {
             "name": spec.name,
             "wire_name": wire_name,
-            "type": self.node(spec.hint),
+            "aliases": aliases,
+            "type": node,
             "default": spec.default,
             "default_factory": spec.default_factory,
             "required": spec.required,
             "wire": spec.wire,
+            "unset": unset,
         }
+
+    def _field_type(self, hint: Any, kind: str) -> Tuple[int, bool]:
+        """A field's node, and whether ``UnsetType`` is one of its alternatives. A format that
+        needs no tag keeps it as an ``unset`` node (its wire says UNSET: Avro's branch, the
+        pickle's global); the others leave it out, since they write nothing for UNSET."""
+        saved = (self._unset_allowed, self._unset_seen)
+        self._unset_allowed, self._unset_seen = kind == "dataclass", False
+        try:
+            variants = self._variants(hint)
+            unset = self._unset_seen
+        finally:
+            self._unset_allowed, self._unset_seen = saved
+        if not variants:
+            if unset:
+                raise self.fail(hint, "a field needs a type besides UnsetType")
+            # Only reachable through an alias of UnsetType: compiled as any other empty union.
+            raise self.fail(hint, "the annotation has no type")
+        if unset and self._branched:
+            variants.append(self.add("unset", {}))
+        node = variants[0] if len(variants) == 1 else self._union(variants, hint)
+        return node, unset
 
     def _hints(self, cls: type) -> Dict[str, Any]:
         # A PEP 695 class's type parameters live in a scope of their own, which string
@@ -1264,7 +1461,7 @@ class _Compiler:
             required_keys: FrozenSet[str] = getattr(cls, "__required_keys__", frozenset())
             specs = []
             for name, hint in hints.items():
-                _, qualifier = _peel_field(hint)
+                _, qualifier, _ = _peel_field(hint)
                 required = name in required_keys if qualifier is None else qualifier
                 specs.append(_Field(name, hint, NODEFAULT, None, required, True))
             return specs
@@ -1292,17 +1489,26 @@ class _Compiler:
         return specs
 
     @staticmethod
-    def _check_wire_names(cls: type, fields: List[Dict[str, Any]]) -> None:
+    def _check_wire_names(
+        cls: type, fields: List[Dict[str, Any]], class_tag: Optional[Tuple[str, Any]]
+    ) -> None:
+        """No two fields (their wire names, their aliases) and the class's tag share a name."""
         seen: Dict[str, str] = {}
         for field in fields:
             if not field["wire"]:
                 continue
-            other = seen.setdefault(field["wire_name"], field["name"])
-            if other != field["name"]:
-                raise TypeError(
-                    f"polycodec cannot handle the class {cls.__qualname__!r}: fields {other!r} "
-                    f"and {field['name']!r} both use the wire name {field['wire_name']!r}"
-                )
+            for name in (field["wire_name"], *field["aliases"]):
+                other = seen.setdefault(name, field["name"])
+                if other != field["name"]:
+                    raise TypeError(
+                        f"polycodec cannot handle the class {cls.__qualname__!r}: fields {other!r} "
+                        f"and {field['name']!r} both use the wire name {name!r}"
+                    )
+        if class_tag is not None and class_tag[0] in seen:
+            raise TypeError(
+                f"polycodec cannot handle the class {cls.__qualname__!r}: its tag_field "
+                f"{class_tag[0]!r} is also the wire name of field {seen[class_tag[0]]!r}"
+            )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1322,6 +1528,8 @@ def _unhashable(nodes: List[Node], index: int, seen: Set[int]) -> Optional[str]:
         return f"{data['name']} (a TypedDict: its values are dicts)"
     if kind == "bytes" and data["cls"] is bytearray:
         return "bytearray"
+    if kind == "raw":
+        return "Raw"
     if kind == "extension" or (kind == "dataclass" and data["cls"].__hash__ is object.__hash__):
         return None
     if kind == "dataclass":
@@ -1354,7 +1562,8 @@ def _children(kind: str, data: Dict[str, Any]) -> List[int]:
     if kind == "tagged_union":
         return [record for _, record in data["tags"]]
     if kind in _RECORD_KINDS:
-        return [field["type"] for field in data["fields"]]
+        tag = [data["class_tag"][2]] if data["class_tag"] is not None else []
+        return [field["type"] for field in data["fields"]] + tag
     if kind == "extension":
         return [data["wire"]]
     return []
@@ -1384,6 +1593,9 @@ def _renumber(kind: str, data: Dict[str, Any], new: Dict[int, int]) -> Dict[str,
         out["tags"] = [(tag, new[record]) for tag, record in data["tags"]]
     elif kind in _RECORD_KINDS:
         out["fields"] = [{**field, "type": new[field["type"]]} for field in data["fields"]]
+        if data["class_tag"] is not None:
+            tag_field, tag, node = data["class_tag"]
+            out["class_tag"] = (tag_field, tag, new[node])
     elif kind == "extension":
         out["wire"] = new[data["wire"]]
     return out
@@ -1425,13 +1637,15 @@ def compile_spec(
     ``ValueError``/``TypeError`` for a bad ``rename`` option. ``extensions`` maps classes to
     :class:`polycodec.Extension` (see ``_extension.py``).
     """
+    _renamer(rename)  # refused here even for a type without records
     compiler = _Compiler(
-        _renamer(rename),
+        rename,
         bool(omit_defaults),
         bool(forbid_unknown_fields),
         bool(array_like),
         branched=not _unions_need_tag(format),
         extensions=check_extensions(extensions),
+        format=format,
     )
     root = compiler.root(tp)
     return _compact(compiler.nodes, root)

@@ -22,7 +22,8 @@ T = TypeVar("T")
 # ``FORMATS`` is the source, and tests/test_types_matrix.py checks that the two agree.
 Format = Literal["json", "msgpack", "avro", "pickle"]
 #: Each format this build implements, by name, with its capabilities:
-#: ``unions_need_tag`` is False where the wire says which union alternative follows.
+#: ``unions_need_tag`` is False where the wire says which union alternative follows;
+#: ``keeps_raw`` is True where a value can be kept as its encoded bytes (``Raw``).
 FORMATS: Mapping[str, Mapping[str, bool]]
 Rename = Union[
     None,
@@ -30,7 +31,7 @@ Rename = Union[
     Mapping[str, str],
     Callable[[str], Optional[str]],
 ]
-Buffer = Union[bytes, bytearray, memoryview, str]
+Buffer = Union[bytes, bytearray, memoryview, str, "Raw"]
 
 class Codec(Generic[T]):
     """Encodes and decodes values of one type in one format; the plan is compiled once."""
@@ -102,6 +103,22 @@ class Codec(Generic[T]):
     def _field_access(self) -> dict[str, str]: ...
 
 def encode_json_spec(spec: tuple[list[tuple[str, dict[str, Any]]], int], value: Any) -> bytes: ...
+
+class Raw:
+    """A value kept as its encoded bytes (JSON text, a MessagePack value) and written back as
+    they are. A decoded Raw refers to the input ``bytes`` instead of copying them."""
+
+    def __init__(self, data: Union[bytes, bytearray, memoryview, str, Raw] = b"", /) -> None: ...
+    def __bytes__(self) -> bytes: ...
+    def __len__(self) -> int: ...
+    def __eq__(self, other: object) -> bool: ...
+    def view(self) -> memoryview:
+        """The bytes as a memoryview, without a copy."""
+
+    def copy(self) -> Raw:
+        """A Raw with bytes of its own, which keeps no input it was decoded from alive."""
+
+    def __reduce__(self) -> tuple[Any, ...]: ...
 
 class StreamDecoder(Generic[T]):
     """Decodes one stream fed in chunks that may split it anywhere; not thread-safe."""

@@ -18,8 +18,8 @@ use smallvec::SmallVec;
 
 use crate::errors::{reserve, Error, Result};
 use crate::plan::{
-    ExtensionSpec, Field, LiteralValue, Node, NodeId, Plan, RecordKind, RecordSpec, SequenceKind,
-    SequenceSpec, TaggedUnionSpec,
+    ExtensionSpec, Field, LiteralValue, Node, NodeId, OtherKey, Plan, RecordKind, RecordSpec,
+    SequenceKind, SequenceSpec, TaggedUnionSpec,
 };
 use crate::py::{self, Obj};
 use crate::values::{mismatch, unknown_field, utf8, Decoding, RecordBuilder, Token, MAX_DEPTH};
@@ -395,12 +395,43 @@ where
                         .map_err(|e| e.at_field(&field.wire_name))?;
                     builder.set(index, value);
                 }
-                None => {
-                    unknown_field(spec, utf8(key))?;
-                    self.skip()?;
-                }
+                None => match spec.other_key(key) {
+                    OtherKey::Unknown => {
+                        unknown_field(spec, utf8(key))?;
+                        self.skip()?;
+                    }
+                    other => self.other_field(spec, builder, other)?,
+                },
             }
         }
+    }
+
+    /// The value of a key that is not a wire name of the record but another name it knows: an
+    /// alias of a field (decoded into that field), or the class's own tag (checked against it).
+    #[cold]
+    #[inline(never)]
+    fn other_field(
+        &mut self,
+        spec: &RecordSpec,
+        builder: &mut RecordBuilder<'py>,
+        key: OtherKey,
+    ) -> Result<()> {
+        match key {
+            OtherKey::Alias(entry) => {
+                let (alias, position) = &spec.aliases()[entry];
+                let index = spec.wire_fields[*position];
+                let value = self
+                    .value(spec.fields[index].node)
+                    .map_err(|e| e.at_field(alias))?;
+                builder.set(index, value);
+            }
+            OtherKey::ClassTag(node) => {
+                let name = spec.class_tag().map_or("", |tag| &tag.field.wire_name);
+                self.value(node).map_err(|e| e.at_field(name))?;
+            }
+            OtherKey::Unknown => self.skip()?,
+        }
+        Ok(())
     }
 
     /// A record written as an array of its fields in declaration order (`array_like`,
@@ -421,6 +452,13 @@ where
                 .value(spec.fields[index].node)
                 .map_err(|e| e.at_index(0))?;
             builder.set(index, value);
+            position = 1;
+        } else if let Some(tag) = spec.class_tag() {
+            // The class's own tag: checked, and stored nowhere.
+            if !self.next_item(&mut items)? {
+                return Err(missing_leading_tag());
+            }
+            self.value(tag.field.node).map_err(|e| e.at_index(0))?;
             position = 1;
         }
         self.positional_fields(spec, &mut builder, items, position)?;
@@ -452,7 +490,8 @@ where
         mut items: Left<'p, 'py, R>,
         mut position: usize,
     ) -> Result<()> {
-        let limit = spec.wire_fields.len();
+        // A class tag comes before the fields; a tag field is one of them.
+        let limit = spec.wire_fields.len() + usize::from(spec.class_tag().is_some());
         if let Some(left) = Self::count_left(&items) {
             let count = position + left;
             if count > limit {
@@ -719,10 +758,7 @@ pub(crate) fn tag_field<'p>(
 ) -> Option<(NodeId, usize, &'p Field)> {
     let &(_, id) = spec.tags.first()?;
     match plan.node(id) {
-        Node::Record(record) => record
-            .tag
-            .as_ref()
-            .map(|&(index, _)| (id, index, &record.fields[index])),
+        Node::Record(record) => record.tag_field().map(|(index, field)| (id, index, field)),
         _ => None,
     }
 }

@@ -146,6 +146,8 @@ pub trait WireWriter {
 
     /// A Decimal's text: digits, sign, point, exponent or NaN/Infinity, of any length.
     fn decimal(&mut self, text: &str);
+    /// A `Raw` value's bytes, written as they are.
+    fn raw(&mut self, data: &[u8]) -> Result<()>;
     /// The bytes `data` of `value` (bytes, bytearray or memoryview).
     fn bytes(&mut self, data: &[u8], value: &Obj<'_>) -> Result<()>;
 
@@ -352,15 +354,21 @@ impl NameTable {
                 .iter()
                 .map(|node| match node {
                     Node::Record(spec) => {
+                        // Each field's entry by its index; a class tag's after them.
                         let members: Box<[Box<[u8]>]> = spec
                             .fields
                             .iter()
+                            .chain(spec.class_tag().map(|tag| &tag.field))
                             .map(|field| member(&field.wire_name).into_boxed_slice())
                             .collect();
-                        let tag = match &spec.tag {
-                            Some((index, tag)) if spec.fixed_tag => {
+                        let tag = match (&spec.tag, spec.class_tag()) {
+                            (Some((index, tag)), _) if spec.fixed_tag => {
                                 Some(tag_entry(&members[*index], tag).into_boxed_slice())
                             }
+                            (None, Some(tag)) => Some(
+                                tag_entry(&members[spec.fields.len()], &tag.value)
+                                    .into_boxed_slice(),
+                            ),
                             _ => None,
                         };
                         let start = entries.len() as u32;
@@ -564,6 +572,16 @@ pub fn mismatch(node: &Node, value: &Obj<'_>) -> Error {
     Error::expected(ErrorKind::Encode, node.describe(), &shape::type_name(value))
 }
 
+/// The error for a field whose value is UNSET in a record written as an array, where nothing
+/// can stand for a field left out (as msgspec refuses it).
+#[cold]
+fn unset_in_array(field: &Field) -> Error {
+    Error::encode(format!(
+        "field `{}` is UNSET, which an array_like record cannot leave out",
+        field.name
+    ))
+}
+
 /// The error for a value that is not an instance of the record's class.
 #[cold]
 pub fn not_a_record(spec: &RecordSpec, value: &Obj<'_>) -> Error {
@@ -709,6 +727,26 @@ impl<'p, 'w, W: WireWriter> Encoder<'p, 'w, W> {
                 Err(_) => Err(mismatch(node, value)),
             },
             Node::Extension(spec) => self.value(spec.wire, &spec.encode_value(value)?),
+            Node::Raw { nullable } => self.raw(*nullable, value),
+            // Not in these formats' plans (a record leaves out a field whose value is UNSET).
+            Node::Unset => Err(mismatch(node, value)),
+        }
+    }
+
+    /// A `Raw` (None too for an `Optional[Raw]`).
+    #[inline(never)]
+    fn raw(&mut self, nullable: bool, value: &Obj<'_>) -> Result<()> {
+        if nullable && value.is_none() {
+            self.w.none();
+            return Ok(());
+        }
+        match crate::raw::bytes_of(value) {
+            Some(data) => self.w.raw(data),
+            None => Err(Error::expected(
+                ErrorKind::Encode,
+                "Raw",
+                &shape::type_name(value),
+            )),
         }
     }
 
@@ -898,13 +936,18 @@ impl<'p, 'w, W: WireWriter> Encoder<'p, 'w, W> {
         }
         self.enter()?;
         let names = self.w.record_names(self.plan, id);
-        let positional = spec.array_like || spec.kind == RecordKind::NamedTuple;
-        if !positional && !spec.omit_defaults && spec.kind == RecordKind::Dataclass {
-            self.dataclass_fields(spec, names, value)?;
+        if spec.common_map {
+            self.dataclass_fields::<false>(spec, names, value)?;
             self.depth -= 1;
             return Ok(());
         }
-        let length = spec.wire_fields.len();
+        if spec.class_map {
+            self.dataclass_fields::<true>(spec, names, value)?;
+            self.depth -= 1;
+            return Ok(());
+        }
+        let positional = spec.array_like || spec.kind == RecordKind::NamedTuple;
+        let length = spec.wire_fields.len() + usize::from(spec.class_tag().is_some());
         let open = if positional {
             self.w.begin_array(|| Ok(length))?
         } else {
@@ -913,22 +956,33 @@ impl<'p, 'w, W: WireWriter> Encoder<'p, 'w, W> {
         let mut count = 0;
         let mut source = spec.access.reader(value);
         // Variants of a tagged union lead with the tag, so a decoder knows the variant before it
-        // reads anything else.
-        let leading_tag = match &spec.tag {
-            Some((index, tag)) if positional => {
+        // reads anything else; so do classes with a tag of their own.
+        let leading_tag = match (&spec.tag, spec.class_tag()) {
+            (Some((index, tag)), _) if positional => {
                 self.literal(tag);
                 count += 1;
                 Some(*index)
             }
+            (None, Some(class_tag)) if positional => {
+                self.literal(&class_tag.value);
+                count += 1;
+                None
+            }
             _ => None,
         };
+        let lead = count;
         // Object-form variants lead with the tag too; the tag field is then only checked where
         // the walk meets it.
-        let tag_first = match &spec.tag {
-            Some((index, _)) if !positional => {
+        let tag_first = match (&spec.tag, spec.class_tag()) {
+            (Some((index, _)), _) if !positional => {
                 self.leading_tag(spec, names, *index, value)?;
                 count += 1;
                 Some(*index)
+            }
+            (None, Some(_)) if !positional => {
+                self.class_tag(spec, names, value)?;
+                count += 1;
+                None
             }
             _ => None,
         };
@@ -940,7 +994,7 @@ impl<'p, 'w, W: WireWriter> Encoder<'p, 'w, W> {
         let mut left_out: Option<&str> = None;
         for (position, &index) in fields.enumerate() {
             self.w.room()?;
-            let position = position + usize::from(leading_tag.is_some());
+            let position = position + lead;
             let field = &spec.fields[index];
             if Some(index) == tag_first {
                 if let Some(item) = source.get(value, index, field.name.bind(value.py()))? {
@@ -962,6 +1016,12 @@ impl<'p, 'w, W: WireWriter> Encoder<'p, 'w, W> {
                 }
                 continue;
             };
+            if field.unset && self.plan.is_unset(&item) {
+                if positional {
+                    return Err(unset_in_array(field).at_index(position));
+                }
+                continue;
+            }
             if let Some(absent) = left_out {
                 return Err(Error::encode(format!(
                     "key `{absent}` is left out but `{}` after it is not: an array_like record \
@@ -1014,6 +1074,27 @@ impl<'p, 'w, W: WireWriter> Encoder<'p, 'w, W> {
             return Ok(());
         }
         self.written_tag(spec, names, index, value)
+    }
+
+    /// A class's own tag (`RecordSpec::class_tag`), written as its map's first entry.
+    #[inline(never)]
+    fn class_tag(&mut self, spec: &RecordSpec, names: W::Names, value: &Obj<'_>) -> Result<()> {
+        if self.w.fixed_tag(names) {
+            return Ok(());
+        }
+        let Some(tag) = spec.class_tag() else {
+            return Ok(());
+        };
+        self.w
+            .field_name(names, spec.fields.len(), &tag.field, true);
+        match self.plan.node(tag.field.node) {
+            Node::Literal(literal) if literal.values.len() == 1 => {
+                let (tag, object) = &literal.values[0];
+                self.w.literal_object(tag, object.bind(value.py()));
+            }
+            _ => self.literal(&tag.value),
+        }
+        Ok(())
     }
 
     /// [`Self::leading_tag`] written the general way: the field's name, then the tag's value.
@@ -1117,15 +1198,17 @@ impl<'p, 'w, W: WireWriter> Encoder<'p, 'w, W> {
 
     /// The common record: a dataclass written as a map with every field, from the record's
     /// entries in the writer's table (see [`FieldEntry`]). Plain field values are written
-    /// straight from the instance (see `py::fields`).
-    fn dataclass_fields(
+    /// straight from the instance (see `py::fields`). `CLASS_TAG`: the class's own tag goes
+    /// first (a copy of the walk of its own, so that the common one is laid out as before).
+    fn dataclass_fields<const CLASS_TAG: bool>(
         &mut self,
         spec: &RecordSpec,
         names: W::Names,
         value: &Obj<'_>,
     ) -> Result<()> {
         let length = spec.wire_fields.len();
-        let open = self.w.begin_map(length);
+        let entries_written = length + usize::from(CLASS_TAG);
+        let open = self.w.begin_map(entries_written);
         let py = value.py();
         let mut reader = spec.access.reader(value);
         // A tagged-union variant leads with its tag; `usize::MAX` matches no field.
@@ -1136,11 +1219,22 @@ impl<'p, 'w, W: WireWriter> Encoder<'p, 'w, W> {
             }
             None => (usize::MAX, None),
         };
-        let mut first = tag_index == usize::MAX;
+        if CLASS_TAG {
+            self.class_tag(spec, names, value)?;
+        }
+        let mut first = tag_index == usize::MAX && !CLASS_TAG;
         let entries = W::field_entries(&names);
         if entries.len() != length {
-            self.plan_fields(spec, names, value, &mut reader, tag_index, tag_object)?;
-            return self.w.end_map(open, length);
+            self.plan_fields(
+                spec,
+                names,
+                value,
+                &mut reader,
+                tag_index,
+                tag_object,
+                first,
+            )?;
+            return self.w.end_map(open, entries_written);
         }
         for entry in entries {
             self.w.room()?;
@@ -1162,7 +1256,7 @@ impl<'p, 'w, W: WireWriter> Encoder<'p, 'w, W> {
             self.entry_value(entry, names, &item)
                 .map_err(|e| e.at_field(&spec.fields[index].wire_name))?;
         }
-        self.w.end_map(open, length)
+        self.w.end_map(open, entries_written)
     }
 
     /// A field value the reader handed back, by its entry's kind: the common kinds without
@@ -1218,9 +1312,9 @@ impl<'p, 'w, W: WireWriter> Encoder<'p, 'w, W> {
         reader: &mut FieldReader<'_, 'py>,
         tag_index: usize,
         tag_object: Option<&Py<PyAny>>,
+        mut first: bool,
     ) -> Result<()> {
         let py = value.py();
-        let mut first = tag_index == usize::MAX;
         for &index in &spec.wire_fields {
             self.w.room()?;
             let field = &spec.fields[index];

@@ -43,6 +43,9 @@ pub struct FormatEntry {
     /// Whether records sharing a union need a tag field to be told apart. Formats whose wire
     /// says which alternative follows (Avro's branch index, pickle's class reference) do not.
     pub unions_need_tag: bool,
+    /// Whether a value can be kept as its encoded bytes (`polycodec.Raw`) and written back as
+    /// they are: each value of the format delimits itself (JSON, MessagePack).
+    pub keeps_raw: bool,
 }
 
 /// Every format this build implements, in the order error messages list them: the one list of
@@ -53,21 +56,25 @@ pub const FORMATS: [FormatEntry; 4] = [
         name: "json",
         open: json::open,
         unions_need_tag: true,
+        keeps_raw: true,
     },
     FormatEntry {
         name: "msgpack",
         open: msgpack::open,
         unions_need_tag: true,
+        keeps_raw: true,
     },
     FormatEntry {
         name: "avro",
         open: avro::open,
         unions_need_tag: false,
+        keeps_raw: false,
     },
     FormatEntry {
         name: "pickle",
         open: pickle::open,
         unions_need_tag: false,
+        keeps_raw: false,
     },
 ];
 
@@ -86,7 +93,7 @@ const fn format_names() -> [&'static str; FORMATS.len()] {
 
 /// Adds `FORMATS` to the extension module: a read-only mapping from each format's name (in
 /// [`FORMATS`] order) to a read-only mapping of its capabilities, e.g.
-/// `{"json": {"unions_need_tag": True}, ...}`.
+/// `{"json": {"unions_need_tag": True, "keeps_raw": True}, ...}`.
 pub fn register(module: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = module.py();
     let proxy = py.import("types")?.getattr("MappingProxyType")?;
@@ -94,6 +101,7 @@ pub fn register(module: &Bound<'_, PyModule>) -> PyResult<()> {
     for entry in &FORMATS {
         let capabilities = PyDict::new(py);
         capabilities.set_item("unions_need_tag", entry.unions_need_tag)?;
+        capabilities.set_item("keeps_raw", entry.keeps_raw)?;
         formats.set_item(entry.name, proxy.call1((capabilities,))?)?;
     }
     module.add("FORMATS", proxy.call1((formats,))?)

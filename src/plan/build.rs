@@ -20,12 +20,24 @@ pub fn build_plan(spec: &Bound<'_, PyAny>) -> PyResult<Plan> {
     }
     let any = built.len();
     built.push(Node::Any);
-    let has_extensions = built.iter().any(|node| matches!(node, Node::Extension(_)));
+    let has_raw = built.iter().any(|node| matches!(node, Node::Raw { .. }));
+    let reads_node_first = has_raw || built.iter().any(|node| matches!(node, Node::Extension(_)));
+    let has_unset = built.iter().any(|node| match node {
+        Node::Record(spec) => spec.fields.iter().any(|field| field.unset),
+        node => matches!(node, Node::Unset),
+    });
+    let unset = if has_unset {
+        Some(spec.py().import("polycodec")?.getattr("UNSET")?.unbind())
+    } else {
+        None
+    };
     let mut plan = Plan {
         nodes: built,
         root,
         any,
-        has_extensions,
+        reads_node_first,
+        has_raw,
+        unset,
         decode_is_pure: false,
         builtins_out: Default::default(),
     };
@@ -44,6 +56,10 @@ fn build_node(kind: &str, data: &Bound<'_, PyDict>) -> PyResult<Node> {
     Ok(match kind {
         "any" => Node::Any,
         "none" => Node::None,
+        "unset" => Node::Unset,
+        "raw" => Node::Raw {
+            nullable: get_bool(data, "nullable")?,
+        },
         "bool" => Node::Bool,
         "int" => Node::Int(IntBounds {
             ge: int_bound(data, "ge")?,
@@ -191,6 +207,7 @@ fn build_record(kind: RecordKind, data: &Bound<'_, PyDict>) -> PyResult<Node> {
     let nodefault = py.import("polycodec._plan")?.getattr("NODEFAULT")?;
     let field_specs = get_list(data, "fields")?;
     let mut fields = Vec::with_capacity(field_specs.len());
+    let mut field_aliases: Vec<Vec<String>> = Vec::with_capacity(field_specs.len());
     for spec in field_specs {
         let spec = &spec.cast_into::<PyDict>()?;
         let name = get_string(spec, "name")?;
@@ -198,6 +215,7 @@ fn build_record(kind: RecordKind, data: &Bound<'_, PyDict>) -> PyResult<Node> {
         let default_value = get_required(spec, "default")?;
         let factory = get_object(spec, "default_factory")?;
         let required = get_bool(spec, "required")?;
+        let unset = get_bool(spec, "unset")?;
         let default = if let Some(factory) = factory {
             FieldDefault::Factory(factory)
         } else if !default_value.is(&nodefault) {
@@ -215,7 +233,9 @@ fn build_record(kind: RecordKind, data: &Bound<'_, PyDict>) -> PyResult<Node> {
             default,
             on_wire: get_bool(spec, "wire")?,
             plain: None,
+            unset,
         });
+        field_aliases.push(get_strings(spec, "aliases")?);
     }
     let tag = match get_object(data, "tag")? {
         Some(tag) => {
@@ -231,6 +251,44 @@ fn build_record(kind: RecordKind, data: &Bound<'_, PyDict>) -> PyResult<Node> {
         .map(|(i, _)| i)
         .collect::<Vec<_>>();
     let wire_order = wire_fields.iter().map(|&i| (i, fields[i].node)).collect();
+    let aliases: Vec<(String, usize)> = wire_fields
+        .iter()
+        .enumerate()
+        .flat_map(|(position, &index)| {
+            field_aliases[index]
+                .iter()
+                .map(move |alias| (alias.clone(), position))
+        })
+        .collect();
+    let class_tag = match get_object(data, "class_tag")? {
+        Some(tag) => {
+            let (wire_name, value, node): (String, Bound<'_, PyAny>, usize) =
+                tag.bind(py).extract()?;
+            let key = PyString::intern(py, &wire_name).unbind();
+            Some(ClassTag {
+                field: Field {
+                    name: key.clone_ref(py),
+                    wire_key: key,
+                    wire_name,
+                    node,
+                    default: FieldDefault::Required,
+                    on_wire: true,
+                    plain: None,
+                    unset: false,
+                },
+                value: literal_value(&value)?,
+            })
+        }
+        None => None,
+    };
+    let has_unset = fields.iter().any(|field| field.unset);
+    let array_like = get_bool(data, "array_like")?;
+    let omit_defaults = get_bool(data, "omit_defaults")?;
+    let plain_map = kind == RecordKind::Dataclass && !array_like && !omit_defaults && !has_unset;
+    let common_map = plain_map && class_tag.is_none();
+    let class_map = plain_map && class_tag.is_some();
+    let other_names = (class_tag.is_some() || !aliases.is_empty())
+        .then(|| Box::new(OtherNames { class_tag, aliases }));
     let user_setattr = kind == RecordKind::Dataclass && has_python_descriptor(&cls, &fields)?;
     let names: Vec<Py<PyString>> = fields.iter().map(|f| f.name.clone_ref(py)).collect();
     let access = FieldAccess::for_class(kind, &cls, &names)?;
@@ -247,9 +305,12 @@ fn build_record(kind: RecordKind, data: &Bound<'_, PyDict>) -> PyResult<Node> {
         slots: get_bool(data, "slots")?,
         access,
         forbid_unknown_fields: get_bool(data, "forbid_unknown_fields")?,
-        omit_defaults: get_bool(data, "omit_defaults")?,
-        array_like: get_bool(data, "array_like")?,
+        omit_defaults,
+        array_like,
         tag,
+        other_names,
+        common_map,
+        class_map,
         fixed_tag: false,
         wire_fields,
         wire_order,
@@ -304,7 +365,12 @@ fn validate_indices(plan: &Plan) -> PyResult<()> {
                 check(spec.key)?;
                 check(spec.value)?
             }
-            Node::Record(spec) => spec.fields.iter().try_for_each(|f| check(f.node))?,
+            Node::Record(spec) => {
+                spec.fields.iter().try_for_each(|f| check(f.node))?;
+                if let Some(tag) = spec.class_tag() {
+                    check(tag.field.node)?;
+                }
+            }
             Node::Extension(spec) => check(spec.wire)?,
             _ => {}
         }
@@ -337,6 +403,8 @@ fn resolve_plain_rules(plan: &mut Plan) {
 fn resolve_fixed_tags(plan: &mut Plan) {
     for id in 0..plan.nodes.len() {
         let fixed = match &plan.nodes[id] {
+            // A class tag is always the class's own.
+            Node::Record(spec) if spec.class_tag().is_some() => true,
             Node::Record(spec) => spec.tag.as_ref().is_some_and(|(index, tag)| {
                 matches!(
                     plan.nodes.get(spec.fields[*index].node),
@@ -367,12 +435,23 @@ fn resolve_tagged_union_keys(plan: &mut Plan) {
             let Node::Record(record) = &plan.nodes[*variant] else {
                 continue;
             };
-            for &index in &record.wire_fields {
+            // Each field by its wire name, and by each of its aliases.
+            let names = record
+                .wire_fields
+                .iter()
+                .map(|&index| (record.fields[index].wire_name.as_str(), index))
+                .chain(
+                    record
+                        .aliases()
+                        .iter()
+                        .map(|(alias, position)| (alias.as_str(), record.wire_fields[*position])),
+                );
+            for (name, index) in names {
                 let field = &record.fields[index];
-                if field.wire_name == spec.tag_field {
+                if name == spec.tag_field {
                     continue;
                 }
-                match keys.iter().position(|k| k.wire_name == field.wire_name) {
+                match keys.iter().position(|k| k.wire_name == name) {
                     Some(at) => {
                         let same = keys[at]
                             .shared
@@ -383,7 +462,7 @@ fn resolve_tagged_union_keys(plan: &mut Plan) {
                     }
                     None => {
                         keys.push(UnionKey {
-                            wire_name: field.wire_name.clone(),
+                            wire_name: name.to_owned(),
                             shared: Some(field.node),
                         });
                         conflicting.push(false);
@@ -586,6 +665,9 @@ fn token_kinds(plan: &Plan, node: &Node) -> Vec<Token> {
         Node::Record(_) | Node::Dict(_) => vec![Token::Object],
         // Never a union variant: `Optional[cls]` is a nullable extension node instead.
         Node::Extension(_) => Vec::new(),
+        // Never a union variant either (`Optional[Raw]` is a nullable Raw node); UNSET is a
+        // union variant of branched formats only, which dispatch by branch, not by token.
+        Node::Raw { .. } | Node::Unset => Vec::new(),
     }
 }
 
@@ -650,6 +732,11 @@ fn get_id(data: &Bound<'_, PyDict>, key: &str) -> PyResult<NodeId> {
 
 #[inline(never)]
 fn get_string(data: &Bound<'_, PyDict>, key: &str) -> PyResult<String> {
+    get_required(data, key)?.extract()
+}
+
+#[inline(never)]
+fn get_strings(data: &Bound<'_, PyDict>, key: &str) -> PyResult<Vec<String>> {
     get_required(data, key)?.extract()
 }
 

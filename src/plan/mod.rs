@@ -31,9 +31,16 @@ pub struct Plan {
     pub root: NodeId,
     /// A `Node::Any` every plan carries, for the values nested inside a runtime-typed value.
     pub any: NodeId,
-    /// Whether some node is a `Node::Extension`: the JSON and MessagePack decoders look for
-    /// one at each value only then, so plans without extensions pay one predictable branch.
-    pub has_extensions: bool,
+    /// Whether some node is read before its value's first token: a `Node::Extension` (its
+    /// wire type's value) or a `Node::Raw` (the value's bytes). The MessagePack and builtins
+    /// decoders look for one at each value only then, so other plans pay one predictable
+    /// branch.
+    pub reads_node_first: bool,
+    /// Whether some node is a `Node::Raw`: its decoders then keep `Raw` values as views of
+    /// the input object (`raw::with_input`).
+    pub has_raw: bool,
+    /// `polycodec.UNSET`, when some record field may hold it (`RecordSpec::has_unset`).
+    pub unset: Option<Py<PyAny>>,
     /// Whether decoding runs no Python code with side effects: no extension, and every record
     /// a dataclass or TypedDict without `__post_init__`, Python field setters, its own
     /// `__new__` or a default factory other than a builtin type. `from_builtins` then tries
@@ -82,6 +89,9 @@ impl Plan {
                 }
                 Node::Record(spec) => {
                     visit.call(&spec.cls)?;
+                    if let Some(tag) = spec.class_tag() {
+                        visit.call(&tag.field.name)?;
+                    }
                     spec.access.traverse(visit)?;
                     for field in &spec.fields {
                         visit.call(&field.name)?;
@@ -96,7 +106,16 @@ impl Plan {
                 _ => {}
             }
         }
+        if let Some(unset) = &self.unset {
+            visit.call(unset)?;
+        }
         Ok(())
+    }
+
+    /// Whether `value` is `polycodec.UNSET` (false when no field of the plan may hold it).
+    #[inline]
+    pub fn is_unset(&self, value: &Bound<'_, PyAny>) -> bool {
+        self.unset.as_ref().is_some_and(|unset| value.is(unset))
     }
 }
 
@@ -133,6 +152,15 @@ pub enum Node {
     Record(RecordSpec),
     /// A user class carried as another node's value (see `extension.rs`).
     Extension(ExtensionSpec),
+    /// `polycodec.UNSET`, an alternative of a record field's union in a format whose wire says
+    /// which alternative follows (Avro's branch, a pickle's global); the other formats leave
+    /// it out of the plan (`Field::unset`) and write nothing for it.
+    Unset,
+    /// `polycodec.Raw`: a value kept as its bytes in the input, and written back as they are;
+    /// `nullable` for `Optional[Raw]` (null and None pass through as themselves).
+    Raw {
+        nullable: bool,
+    },
 }
 
 impl Node {
@@ -191,6 +219,8 @@ impl Node {
                 _ => "object",
             },
             Node::Extension(_) => "extension value",
+            Node::Unset => "UNSET",
+            Node::Raw { .. } => "Raw",
         }
     }
 }
@@ -433,6 +463,26 @@ pub struct DictSpec {
     pub length: LengthBounds,
 }
 
+/// What a record knows besides its fields' wire names ([`RecordSpec::other_names`]).
+pub struct OtherNames {
+    /// The class's own tag, written first whenever the class is (see [`ClassTag`]).
+    pub class_tag: Option<ClassTag>,
+    /// Other names a field is read by (`Meta(aliases=...)`): each with the field's position in
+    /// `wire_fields`.
+    pub aliases: Vec<(String, usize)>,
+}
+
+/// A map key that is none of a record's wire names ([`RecordSpec::other_key`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OtherKey {
+    /// The class tag's key: its value must be the tag (read as this `Literal` node).
+    ClassTag(NodeId),
+    /// An alias: its entry in `RecordSpec::aliases`.
+    Alias(usize),
+    /// No name of the record's.
+    Unknown,
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum RecordKind {
     Dataclass,
@@ -498,7 +548,7 @@ impl PlainRule {
 }
 
 pub struct Field {
-    /// The attribute (or TypedDict key) name, interned.
+    /// The attribute (or TypedDict key) name, interned (a class tag's: its wire name).
     pub name: Py<PyString>,
     pub wire_name: String,
     /// `wire_name` as an interned str (the same object as `name` when they are equal): the key
@@ -510,6 +560,18 @@ pub struct Field {
     pub on_wire: bool,
     /// The plain scalar kind of `node` (or `Optional` of one), precomputed for the encoders.
     pub plain: Option<PlainRule>,
+    /// The field may hold `polycodec.UNSET` (its annotation is `T | UnsetType`): the value
+    /// UNSET is left out of a map, as if the field were not there.
+    pub unset: bool,
+}
+
+/// A class tag (`polycodec.options(tag=...)`): a tag the class itself carries rather than one
+/// of its fields, written first, before its fields, and read as a `Literal` of the one value.
+pub struct ClassTag {
+    /// The tag as a field no attribute holds: its wire name, and its node, a `Literal` of the
+    /// tag (its index in the writers' and readers' name tables is `RecordSpec::fields.len()`).
+    pub field: Field,
+    pub value: LiteralValue,
 }
 
 pub struct RecordSpec {
@@ -535,6 +597,15 @@ pub struct RecordSpec {
     pub array_like: bool,
     /// The tag field's index and value when this record is a tagged-union variant.
     pub tag: Option<(usize, LiteralValue)>,
+    /// The names the record knows besides its fields' wire names (a class tag, aliases), boxed:
+    /// most records have none, and every node is as large as a record (a smaller node keeps
+    /// more of a plan in the cache).
+    pub other_names: Option<Box<OtherNames>>,
+    /// A map whose every field is written from the writers' entry table (a dataclass, not
+    /// `array_like`, no `omit_defaults`, no field that may be UNSET): `Encoder::record`'s
+    /// common path, with `class_map` for a class tagged on its own.
+    pub common_map: bool,
+    pub class_map: bool,
     /// Whether the tag field's `Literal` allows only the class's own tag, so every instance
     /// writes the same leading tag entry (byte formats precompute it: `Encoder::leading_tag`).
     pub fixed_tag: bool,
@@ -550,10 +621,66 @@ pub struct RecordSpec {
 }
 
 impl RecordSpec {
-    /// The index of the field with this wire name.
+    /// The class's own tag.
+    #[inline]
+    pub fn class_tag(&self) -> Option<&ClassTag> {
+        self.other_names.as_ref()?.class_tag.as_ref()
+    }
+
+    /// The fields' aliases, each with the field's position in `wire_fields`.
+    #[inline]
+    pub fn aliases(&self) -> &[(String, usize)] {
+        match &self.other_names {
+            Some(names) => &names.aliases,
+            None => &[],
+        }
+    }
+
+    /// The index of the field with this wire name, or alias.
     pub fn field_index(&self, wire_name: &[u8]) -> Option<usize> {
         self.find_wire_field(wire_name, 0)
+            .or_else(|| self.find_alias(wire_name))
             .map(|position| self.wire_fields[position])
+    }
+
+    /// The position in `wire_fields` of the field that has `key` as an alias.
+    #[cold]
+    #[inline(never)]
+    pub fn find_alias(&self, key: &[u8]) -> Option<usize> {
+        self.aliases()
+            .iter()
+            .find(|(alias, _)| alias.as_bytes() == key)
+            .map(|&(_, position)| position)
+    }
+
+    /// The tag a decoder may meet among the fields: the `Literal` tag field's index, or for a
+    /// class tag `fields.len()` (where the name tables keep its entry), with its field.
+    #[inline]
+    pub fn tag_field(&self) -> Option<(usize, &Field)> {
+        match (&self.tag, self.class_tag()) {
+            (Some((index, _)), _) => Some((*index, &self.fields[*index])),
+            (None, Some(tag)) => Some((self.fields.len(), &tag.field)),
+            (None, None) => None,
+        }
+    }
+
+    /// What a map key that is none of the fields' wire names is to the record.
+    #[cold]
+    #[inline(never)]
+    pub fn other_key(&self, key: &[u8]) -> OtherKey {
+        if let Some(tag) = self.class_tag() {
+            if tag.field.wire_name.as_bytes() == key {
+                return OtherKey::ClassTag(tag.field.node);
+            }
+        }
+        match self
+            .aliases()
+            .iter()
+            .position(|(alias, _)| alias.as_bytes() == key)
+        {
+            Some(entry) => OtherKey::Alias(entry),
+            None => OtherKey::Unknown,
+        }
     }
 
     /// Finds a field by its wire name, starting the scan at `hint` (the field after the one

@@ -116,14 +116,14 @@ entry!(
     decode_one,
     2,
     |raw| unsafe { ffi::PyBytes_CheckExact(raw) != 0 },
-    |py, codec, arg| codec.decode_one_bytes(py, arg.cast_unchecked::<PyBytes>().as_bytes())
+    |py, codec, arg| codec.decode_one_bytes(py, &arg.cast_unchecked::<PyBytes>())
 );
 entry!(
     #[cfg_attr(target_os = "linux", link_section = ".text.hot.polycodec.1entry")]
     decode_many,
     3,
     |raw| unsafe { ffi::PyBytes_CheckExact(raw) != 0 },
-    |py, codec, arg| codec.decode_many_bytes(py, arg.cast_unchecked::<PyBytes>().as_bytes())
+    |py, codec, arg| codec.decode_many_bytes(py, &arg.cast_unchecked::<PyBytes>())
 );
 
 /// Puts the short entries in place of PyO3's descriptors on `Codec` (once per process; a

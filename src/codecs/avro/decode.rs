@@ -169,6 +169,10 @@ impl<'a, 'p, 'py> Decoder<'a, 'p, 'py> {
         let py = self.ctx.py;
         match &program.ops[index] {
             ReadOp::Null => Ok(py.None().into_bound(py)),
+            ReadOp::Unset => match &self.ctx.plan.unset {
+                Some(unset) => Ok(unset.bind(py).clone()),
+                None => Ok(py.None().into_bound(py)),
+            },
             ReadOp::Boolean(plan) => {
                 let flag = self.input.boolean()?;
                 self.ctx.boolean(*plan, flag)

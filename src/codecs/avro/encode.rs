@@ -84,6 +84,13 @@ impl Encoder<'_, '_> {
                     Err(mismatch(node, value))
                 }
             }
+            (Node::Unset, WriteOp::Null) => {
+                if self.plan.is_unset(value) {
+                    Ok(())
+                } else {
+                    Err(mismatch(node, value))
+                }
+            }
             (Node::Record(spec), WriteOp::Record(order)) => {
                 nested(self.depth, || self.record(spec, order, value))
             }

@@ -54,6 +54,8 @@ pub enum WriteOp {
 #[derive(Debug)]
 pub enum ReadOp {
     Null,
+    /// Null read as a record field's UNSET alternative: `polycodec.UNSET`.
+    Unset,
     Boolean(NodeId),
     Long(NodeId),
     Float(NodeId),
@@ -219,6 +221,7 @@ pub fn program(
         let name: String = tuple.get_item(0)?.extract()?;
         let op = match name.as_str() {
             "null" => ReadOp::Null,
+            "unset" => ReadOp::Unset,
             "boolean" => ReadOp::Boolean(field(tuple, 1)?),
             "long" => ReadOp::Long(field(tuple, 1)?),
             "float" => ReadOp::Float(field(tuple, 1)?),
@@ -356,6 +359,7 @@ fn op_indices_valid(op: &ReadOp, count: usize, plan_len: usize) -> bool {
         }
         ReadOp::SkipArray(o) | ReadOp::SkipMap(o) => op_ok(o),
         ReadOp::Null
+        | ReadOp::Unset
         | ReadOp::Error(_)
         | ReadOp::SkipFixed(_)
         | ReadOp::SkipVarint
@@ -382,7 +386,7 @@ fn min_sizes(ops: &[ReadOp]) -> Vec<usize> {
         }
         busy[index] = true;
         let result = match &ops[index] {
-            ReadOp::Null | ReadOp::Error(_) => 0,
+            ReadOp::Null | ReadOp::Unset | ReadOp::Error(_) => 0,
             ReadOp::SkipFixed(n) | ReadOp::Fixed(n, _) => *n,
             ReadOp::Float(_) => 4,
             ReadOp::Double(_) => 8,

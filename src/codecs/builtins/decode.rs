@@ -135,6 +135,22 @@ fn unsupported(node: &Node, value: &Obj<'_>) -> Error {
 }
 
 impl<'p, 'py> Decoder<'p, 'py, ObjectInput<'py>> {
+    /// A `Raw` field's value: a Raw object is taken as itself (the builtins form has no bytes
+    /// to keep), None for an `Optional[Raw]`.
+    #[cold]
+    #[inline(never)]
+    fn raw(&mut self, nullable: bool) -> Result<Obj<'py>> {
+        let value = self.take_next()?;
+        if crate::raw::bytes_of(&value).is_some() || (nullable && value.is_none()) {
+            return Ok(value);
+        }
+        Err(Error::expected(
+            crate::errors::ErrorKind::Validation,
+            "Raw",
+            &crate::shape::type_name(&value),
+        ))
+    }
+
     fn take_next(&mut self) -> Result<Obj<'py>> {
         self.reader
             .next
@@ -341,9 +357,11 @@ impl<'p, 'py> WireReader<'p, 'py> for Decoder<'p, 'py, ObjectInput<'py>> {
     type Left = Cursor<'py>;
 
     fn value(&mut self, id: NodeId) -> Result<Obj<'py>> {
-        if self.ctx.plan.has_extensions {
-            if let Node::Extension(spec) = self.ctx.plan.node(id) {
-                return self.extension(spec);
+        if self.ctx.plan.reads_node_first {
+            match self.ctx.plan.node(id) {
+                Node::Extension(spec) => return self.extension(spec),
+                Node::Raw { nullable } => return self.raw(*nullable),
+                _ => {}
             }
         }
         let value = self.take_next()?;

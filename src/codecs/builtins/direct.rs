@@ -351,8 +351,13 @@ impl<'p, 'py> Decoder<'p, 'py, ObjectInput<'py>> {
                     Some(found) => found,
                     None => {
                         // Before the tag, the shared decoder reads a key another variant knows
-                        // with that variant's node, which may refuse the value.
-                        if spec.forbid_unknown_fields || position < early {
+                        // with that variant's node, which may refuse the value; a class tag or
+                        // an alias is the shared decoder's to read.
+                        if spec.forbid_unknown_fields
+                            || position < early
+                            || spec.class_tag().is_some()
+                            || !spec.aliases().is_empty()
+                        {
                             return Err(Bail);
                         }
                         continue;

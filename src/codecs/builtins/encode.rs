@@ -358,6 +358,14 @@ impl<'py> WireWriter for ObjectWriter<'py> {
         self.str(text);
     }
 
+    /// A Raw holds the bytes of a wire format, which the builtins form has no place for.
+    fn raw(&mut self, _data: &[u8]) -> Result<()> {
+        Err(Error::encode(
+            "a Raw value has no builtins form: it holds encoded bytes (decode them, or encode \
+             the value with encode_one)",
+        ))
+    }
+
     fn bytes(&mut self, data: &[u8], value: &Obj<'_>) -> Result<()> {
         let kept = (self.keep.bytes && value.is_exact_instance_of::<PyBytes>())
             || (self.keep.bytearray && value.is_exact_instance_of::<PyByteArray>());

@@ -15,7 +15,7 @@
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyInt, PyString};
 
-use crate::plan::{EnumSpec, LiteralValue, Node, NodeId, Plan, RecordKind, RecordSpec};
+use crate::plan::{EnumSpec, LiteralValue, Node, NodeId, Plan, RecordSpec};
 use crate::py::dict_template::{self, DictTemplate};
 
 /// What a field's node takes, as far as the walk converts it without reading the node.
@@ -170,17 +170,17 @@ impl Table {
                 .tag
                 .as_ref()
                 .and_then(|(index, _)| fixed_tag(py, plan, spec, *index));
-            let mode =
-                if spec.array_like || spec.omit_defaults || spec.kind != RecordKind::Dataclass {
-                    Mode::General
-                } else if spec.tag.is_none() {
-                    Mode::Plain
-                } else if tag.is_some() {
-                    Mode::Tagged
-                } else {
-                    // A tag whose `Literal` allows more than one object: the shared encoder.
-                    Mode::General
-                };
+            // A class tag, or a field that may be UNSET, is the shared encoder's too.
+            let mode = if !spec.common_map || spec.class_tag().is_some() {
+                Mode::General
+            } else if spec.tag.is_none() {
+                Mode::Plain
+            } else if tag.is_some() {
+                Mode::Tagged
+            } else {
+                // A tag whose `Literal` allows more than one object: the shared encoder.
+                Mode::General
+            };
             let template = match mode {
                 Mode::General => None,
                 Mode::Plain | Mode::Tagged => {

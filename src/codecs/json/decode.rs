@@ -144,7 +144,12 @@ pub fn plain_table(py: Python<'_>, plan: &Plan) -> PlainTable {
             let aux = u32::try_from(record_spans.len()).ok()?;
             let mut spans = Vec::new();
             let mut bytes = Vec::new();
-            for field in &spec.fields {
+            // A class tag's member after the fields' (`RecordSpec::tag_field`).
+            for field in spec
+                .fields
+                .iter()
+                .chain(spec.class_tag().map(|tag| &tag.field))
+            {
                 let start = u32::try_from(record_bytes.len() + bytes.len()).ok()?;
                 bytes.extend_from_slice(&super::member(&field.wire_name));
                 let end = u32::try_from(record_bytes.len() + bytes.len()).ok()?;
@@ -202,7 +207,7 @@ pub fn plain_table(py: Python<'_>, plan: &Plan) -> PlainTable {
             PlainKind::Record
         }
         Node::Enum(_) => PlainKind::Enum,
-        Node::Union(_) | Node::Extension(_) => PlainKind::Node,
+        Node::Union(_) | Node::Extension(_) | Node::Raw { .. } => PlainKind::Node,
         _ => PlainKind::Other,
     };
     let entry = |kind: PlainKind, nullable: bool, node: NodeId| {
@@ -383,6 +388,7 @@ impl<'p, 'py> Decoder<'p, 'py, JsonInput<'_, '_>> {
                 _ => {}
             },
             Node::Extension(spec) => return self.extension(spec),
+            Node::Raw { nullable } => return self.raw(*nullable, byte),
             Node::Bytes(_) => {}
             // A str for any other node (the general path would resolve the node to itself and
             // read the same str): one copy of the inlined string reader for all of them.
@@ -399,6 +405,22 @@ impl<'p, 'py> Decoder<'p, 'py, JsonInput<'_, '_>> {
             }
         }
         self.general(id, byte)
+    }
+
+    /// A `Raw`: the next value's text, checked and kept as it is (`null` is None for an
+    /// `Optional[Raw]`); `byte` is its first byte, the whitespace before it skipped.
+    #[cold]
+    #[inline(never)]
+    fn raw(&mut self, nullable: bool, byte: Option<u8>) -> Result<Obj<'py>> {
+        if nullable && byte == Some(b'n') {
+            self.reader.read_null().map_err(syntax)?;
+            return Ok(self.ctx.py.None().into_bound(self.ctx.py));
+        }
+        let start = self.reader.offset();
+        self.reader
+            .skip_value(MAX_DEPTH.saturating_sub(self.depth))
+            .map_err(syntax)?;
+        crate::raw::decoded(self.ctx.py, self.reader.taken_since(start))
     }
 
     /// A datetime node's string (the next byte is its quote).

@@ -108,6 +108,14 @@ impl<'k> WireWriter for JsonWriter<'k> {
         self.ascii_text(|out| out.extend_from_slice(text.as_bytes()));
     }
 
+    /// As they are: the Raw was read from JSON, or made by its owner, who vouches for it.
+    fn raw(&mut self, data: &[u8]) -> Result<()> {
+        if polycodec_formats::room::output_room(&mut self.out, data.len()) {
+            self.out.extend_from_slice(data);
+        }
+        Ok(())
+    }
+
     #[inline]
     fn bytes(&mut self, data: &[u8], _value: &Obj<'_>) -> Result<()> {
         self.ascii_text(|out| text::base64::encode(out, data));

@@ -295,6 +295,22 @@ impl<'a, 'p, 'py> Decoder<'p, 'py, MsgpackInput<'a, '_>> {
         }
     }
 
+    /// A `Raw`: the next value's bytes, checked and kept as they are (nil is None for an
+    /// `Optional[Raw]`).
+    #[cold]
+    #[inline(never)]
+    fn raw(&mut self, nullable: bool) -> Result<Obj<'py>> {
+        let start = self.reader.offset();
+        if nullable && matches!(self.reader.next().map_err(malformed)?, Head::Nil) {
+            return Ok(self.ctx.py.None().into_bound(self.ctx.py));
+        }
+        self.reader.rewind(start);
+        self.reader
+            .skip_value(MAX_DEPTH.saturating_sub(self.depth))
+            .map_err(malformed)?;
+        crate::raw::decoded(self.ctx.py, self.reader.taken_since(start))
+    }
+
     /// A field name: a str key.
     fn field_name(&mut self) -> Result<&'a [u8]> {
         match self.reader.next().map_err(malformed)? {
@@ -368,9 +384,11 @@ impl<'p, 'py, 'k> WireReader<'p, 'py> for Decoder<'p, 'py, MsgpackInput<'_, 'k>>
     #[inline(always)]
     #[cfg_attr(target_os = "linux", link_section = ".text.hot.polycodec.4msgpack")]
     fn value(&mut self, id: NodeId) -> Result<Obj<'py>> {
-        if self.ctx.plan.has_extensions {
-            if let Node::Extension(spec) = self.ctx.plan.node(id) {
-                return self.extension(spec);
+        if self.ctx.plan.reads_node_first {
+            match self.ctx.plan.node(id) {
+                Node::Extension(spec) => return self.extension(spec),
+                Node::Raw { nullable } => return self.raw(*nullable),
+                _ => {}
             }
         }
         let head = self.reader.next().map_err(malformed)?;

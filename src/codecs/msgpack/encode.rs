@@ -170,6 +170,14 @@ impl<'k> WireWriter for MessagePackWriter<'k> {
         write_str(&mut self.out, text);
     }
 
+    /// As they are: one MessagePack value, read from MessagePack or vouched for by its owner.
+    fn raw(&mut self, data: &[u8]) -> Result<()> {
+        if polycodec_formats::room::output_room(&mut self.out, data.len()) {
+            self.out.extend_from_slice(data);
+        }
+        Ok(())
+    }
+
     fn bytes(&mut self, data: &[u8], _value: &Obj<'_>) -> Result<()> {
         if data.len() > u32::MAX as usize {
             return Err(Error::encode(

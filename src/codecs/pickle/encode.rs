@@ -712,6 +712,13 @@ impl<'f, 'p, 'o, 'py> Writer<'f, 'p, 'o, 'py> {
             }
             // The wire form only: a loader never has to import the extension's class.
             Node::Extension(spec) => self.value(plan, spec.wire, &spec.encode_value(value)?),
+            // By reference, as `pickle.dumps` writes it (`UnsetType.__reduce__`).
+            Node::Unset if plan.is_unset(value) => {
+                self.std_global("polycodec", "UNSET");
+                Ok(())
+            }
+            // Raw is refused when a pickle codec is built (the format does not keep raw bytes).
+            Node::Unset | Node::Raw { .. } => Err(mismatch(node, value)),
         }
     }
 

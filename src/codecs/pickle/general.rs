@@ -487,6 +487,11 @@ impl<'a, 'v, 'f, 'p, 'py> Converter<'a, 'v, 'f, 'p, 'py> {
                 }
                 _ => Err(self.mismatch(node, id)),
             },
+            Value::Global { .. } if matches!(node, Node::Unset) && self.fits(node, id) => plan
+                .unset
+                .as_ref()
+                .map(|unset| unset.bind(py).clone())
+                .ok_or_else(|| Error::validation("expected UNSET")),
             Value::Global { module, name } => Err(Error::decode(format!(
                 "pickle holds the global {}.{} as a value, which no type allows",
                 show(module),
@@ -544,6 +549,8 @@ impl<'a, 'v, 'f, 'p, 'py> Converter<'a, 'v, 'f, 'p, 'py> {
             | (Node::Tuple(_), Value::Tuple(_))
             | (Node::Dict(_), Value::Dict(_)) => true,
             (Node::Record(spec), Value::Dict(_)) => spec.kind == RecordKind::TypedDict,
+            // `polycodec.UNSET`, pickled by reference (`UnsetType.__reduce__`).
+            (Node::Unset, Value::Global { .. }) => self.is_global(id, "polycodec", "UNSET"),
             (Node::Literal(spec), _) => {
                 use crate::plan::LiteralValue as L;
                 spec.values.iter().any(|(v, _)| {
