@@ -472,16 +472,18 @@ def test_dataclass_record() -> None:
     assert data["cls"] is Plain and data["name"] == "Plain" and data["module"] == __name__
     assert data["post_init"] is False and data["frozen"] is False and data["slots"] is False
     assert data["forbid_unknown_fields"] is False and data["omit_defaults"] is False
-    assert data["array_like"] is False and data["tag"] is None
+    assert data["array_like"] is False and data["tag"] is None and data["class_tag"] is None
     a, b, c = data["fields"]
     assert a == {
         "name": "a",
         "wire_name": "a",
+        "aliases": (),
         "type": a["type"],
         "default": NODEFAULT,
         "default_factory": None,
         "required": True,
         "wire": True,
+        "unset": False,
     }
     assert nodes[a["type"]][0] == "int"
     assert (b["default"], b["default_factory"], b["required"]) == ("x", None, False)

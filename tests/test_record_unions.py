@@ -115,7 +115,7 @@ JSON_REFUSAL = (
     f"polycodec cannot handle the type '{UNION_SHOWN}': "
     "the dataclasses File, Link cannot be told apart: they need a shared field annotated with "
     "Literal[...] (same wire name in each class) with distinct values, e.g. "
-    "kind: Literal['a'] = 'a'"
+    "kind: Literal['a'] = 'a', or tags of their own: @polycodec.options(tag=True)"
 )
 
 

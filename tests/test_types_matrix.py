@@ -248,7 +248,10 @@ def test_format_names_agree_everywhere() -> None:
 
 def test_format_capabilities() -> None:
     for name, capabilities in FORMATS.items():
-        assert dict(capabilities) == {"unions_need_tag": name in ("json", "msgpack")}
+        assert dict(capabilities) == {
+            "unions_need_tag": name in ("json", "msgpack"),
+            "keeps_raw": name in ("json", "msgpack"),
+        }
     # The catalogue's untagged unions of records are refused exactly where tags are needed.
     untagged = [entry for entry in ENTRIES if entry.id.startswith("union-untagged-records")]
     assert untagged
