@@ -110,3 +110,48 @@ def test_mypy_rejects_a_wrong_use_of_the_result(
     assert status == 1
     assert stdout.count("Incompatible types in assignment") == 1, stdout
     assert "List comprehension has incompatible type" in stdout, stdout
+
+
+def test_mypy_checks_per_class_options_unset_and_raw(
+    tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``polycodec.options`` keeps the class's type and its keywords are typed (a misspelt
+    rename style or a float tag is an error); ``T | UnsetType = UNSET`` and ``Raw`` fields
+    type-check, and UNSET is no ``int``."""
+    monkeypatch.setenv("MYPYPATH", str(PACKAGE_ROOT))
+    monkeypatch.chdir(tmp_path)
+    source = """
+    import dataclasses
+    import polycodec
+    from polycodec import UNSET, Raw, UnsetType
+
+    @polycodec.options(tag=True, rename="camel", omit_defaults=True)
+    @dataclasses.dataclass
+    class Event:
+        id: int
+        note: str | UnsetType = UNSET
+        payload: Raw | None = None
+
+    reveal_type(Event)
+    reveal_type(polycodec.decode_one(b"{}", Event).note)
+    polycodec.options(tag=str.lower, tag_field="kind", array_like=False)
+    bad_style = polycodec.options(rename="camell")
+    bad_tag = polycodec.options(tag=1.5)
+    bad_default: int = UNSET
+    """
+    stdout, status = _run_mypy(tmp_path, source)
+    assert status == 1
+    # mypy names builtins with or without their module depending on its version.
+    revealed = [
+        name.replace("builtins.", "") for name in re.findall(r'Revealed type is "([^"]+)"', stdout)
+    ]
+    assert revealed == [
+        "def (id: int, note: str | polycodec._unset.UnsetType =, "
+        "payload: polycodec._polycodec.Raw | None =) -> snippet.Event",
+        "str | polycodec._unset.UnsetType",
+    ], stdout
+    errors = [line for line in stdout.splitlines() if ": error:" in line]
+    assert len(errors) == 3, stdout
+    assert any('"rename"' in line for line in errors), stdout
+    assert any('"tag"' in line for line in errors), stdout
+    assert any("UnsetType" in line for line in errors), stdout
