@@ -395,27 +395,33 @@ where
                         .map_err(|e| e.at_field(&field.wire_name))?;
                     builder.set(index, value);
                 }
+                // Not a wire name: unknown (skipped, or refused with `forbid_unknown_fields`),
+                // or another name the record knows (an alias, its class tag).
                 None => match spec.other_key(key) {
                     OtherKey::Unknown => {
                         unknown_field(spec, utf8(key))?;
                         self.skip()?;
                     }
-                    other => self.other_field(spec, builder, other)?,
+                    other => {
+                        if let Some((index, value)) = self.other_field(spec, other)? {
+                            builder.set(index, value);
+                        }
+                    }
                 },
             }
         }
     }
 
     /// The value of a key that is not a wire name of the record but another name it knows: an
-    /// alias of a field (decoded into that field), or the class's own tag (checked against it).
+    /// alias of a field (its index and value, for the caller to set), or the class's own tag
+    /// (checked against it, and set nowhere).
     #[cold]
     #[inline(never)]
     fn other_field(
         &mut self,
         spec: &RecordSpec,
-        builder: &mut RecordBuilder<'py>,
         key: OtherKey,
-    ) -> Result<()> {
+    ) -> Result<Option<(usize, Obj<'py>)>> {
         match key {
             OtherKey::Alias(entry) => {
                 let (alias, position) = &spec.aliases()[entry];
@@ -423,15 +429,18 @@ where
                 let value = self
                     .value(spec.fields[index].node)
                     .map_err(|e| e.at_field(alias))?;
-                builder.set(index, value);
+                Ok(Some((index, value)))
             }
             OtherKey::ClassTag(node) => {
                 let name = spec.class_tag().map_or("", |tag| &tag.field.wire_name);
                 self.value(node).map_err(|e| e.at_field(name))?;
+                Ok(None)
             }
-            OtherKey::Unknown => self.skip()?,
+            OtherKey::Unknown => {
+                self.skip()?;
+                Ok(None)
+            }
         }
-        Ok(())
     }
 
     /// A record written as an array of its fields in declaration order (`array_like`,
