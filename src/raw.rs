@@ -162,13 +162,19 @@ thread_local! {
     static INPUT: RefCell<Option<Py<PyBytes>>> = const { RefCell::new(None) };
 }
 
-/// Runs `decode` with `input` as the object a decoded `Raw` may refer to (restored after, so a
-/// decode run by user code inside another keeps the outer one's).
+/// Runs `decode` with `input` as the object a decoded `Raw` may refer to (restored after, even
+/// when `decode` unwinds, so a decode run by user code inside another keeps the outer one's).
 pub fn with_input<T>(input: &Bound<'_, PyBytes>, decode: impl FnOnce() -> T) -> T {
-    let outer = INPUT.with(|cell| cell.replace(Some(input.clone().unbind())));
-    let result = decode();
-    INPUT.with(|cell| *cell.borrow_mut() = outer);
-    result
+    /// Puts the outer decode's input back when dropped.
+    struct Restore(Option<Py<PyBytes>>);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            let outer = self.0.take();
+            INPUT.with(|cell| *cell.borrow_mut() = outer);
+        }
+    }
+    let _restore = Restore(INPUT.with(|cell| cell.replace(Some(input.clone().unbind()))));
+    decode()
 }
 
 /// A `Raw` of `bytes`, a part of the decoder's input: a view of the input object when it is

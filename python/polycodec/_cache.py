@@ -208,24 +208,24 @@ def clear() -> None:
 def note_planned(spec: Any) -> None:
     """Remembers the classes of a plan spec whose result is cached (a compiled plan, a JSON
     Schema), for ``forget_class``."""
-    for _, data in spec[0]:
-        cls = data.get("cls") if isinstance(data, dict) else None
-        if isinstance(cls, type):
-            _planned.add(cls)
+    classes = [data.get("cls") for _, data in spec[0] if isinstance(data, dict)]
+    with _lock:
+        for cls in classes:
+            if isinstance(cls, type):
+                _planned.add(cls)
 
 
 def forget_class(cls: type) -> None:
     """Called when ``cls`` is given per-class options: if a stored plan holds it or one of its
     subclasses (which inherit its options), every compiled plan and cached codec is dropped."""
-    # By the MRO, not issubclass: a TypedDict refuses class checks.
-    planned = [c for c in list(_planned) if cls in c.__mro__]
-    if not planned:
-        return
     from . import _api
 
     with _lock:
+        # By the MRO, not issubclass: a TypedDict refuses class checks.
+        if not any(cls in planned.__mro__ for planned in _planned):
+            return
         _shared.clear()
-        for holder in list(_planned):
+        for holder in _planned:
             if _ATTRIBUTE in holder.__dict__:
                 type.__delattr__(holder, _ATTRIBUTE)
         _planned.clear()
