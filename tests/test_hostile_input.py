@@ -259,6 +259,54 @@ def test_issue27_item2_decode_many_is_held_to_max_decompressed_size() -> None:
     assert result["seconds"] < 10, result
 
 
+@needs_proc
+def test_issue27_item2_a_stream_decoder_feed_is_held_to_max_decompressed_size() -> None:
+    # The same 261 KB fed to a stream decoder at once: `feed` built every value of every block
+    # the chunk completed (268M values; under 3 GB of address space PyO3's list allocation
+    # panicked). A call's blocks are now held to max_decompressed_size together, as one
+    # decode_many call's: with 16 MiB, refused while the first block inflates, at a peak under
+    # 64 MiB (250x the input), in seconds; a broken block ends the stream.
+    result = run_isolated(
+        setup=_BOMB,
+        body="""
+        data = _bool_container(64 << 20, 4)
+        decoder = polycodec.Codec(bool, "avro", max_decompressed_size=16 << 20).stream_decoder()
+        limit_address_space(512)  # a regression fails here rather than taking gigabytes
+        run = measure(lambda: decoder.feed(data))
+        try:
+            decoder.feed(b"")
+            after = "ok"
+        except polycodec.DecodeError as err:
+            after = str(err)
+        print(json.dumps(dict(run, after=after, size=len(data))))
+        """,
+    )
+    assert result["size"] < 270_000
+    assert result["outcome"].startswith("DecodeError"), result
+    assert "max_decompressed_size" in result["outcome"]
+    assert result["after"].startswith("the stream cannot go on"), result
+    assert result["grew"] < 64 << 20, result
+    assert result["seconds"] < 10, result
+
+
+def test_issue27_item2_a_stream_decoder_budget_is_per_call() -> None:
+    # Five blocks of 1 MiB: fed at once, they pass 4 MiB together and the fifth is refused
+    # (the four before it travel on the error); fed a block or two at a time, every call stays
+    # within the budget and the stream decodes whole.
+    data = _bool_container(1 << 20, 5)
+    codec = polycodec.Codec(bool, "avro", max_decompressed_size=4 << 20)
+    decoder = codec.stream_decoder()
+    with pytest.raises(polycodec.DecodeError, match="max_decompressed_size") as info:
+        decoder.feed(data)
+    assert info.value.values == [False] * (4 << 20)  # type: ignore[attr-defined]
+    header = len(_bool_container(1 << 20, 0))
+    block = (len(data) - header) // 5
+    decoder = codec.stream_decoder()
+    got = decoder.feed(data[: header + 2 * block])
+    got += decoder.feed(data[header + 2 * block :])
+    assert got + decoder.finish() == [False] * (5 << 20)
+
+
 def test_issue27_item2_decode_many_counts_every_compressed_block() -> None:
     data = _bool_container(1 << 20, 5)
     codec = polycodec.Codec(bool, "avro", max_decompressed_size=4 << 20)
