@@ -212,9 +212,16 @@ def test_issue27_item4_deep_but_reducible_stacks_still_decode() -> None:
 # values.
 
 
-def _bool_container(plain: int, blocks: int, codec: bytes = b"deflate") -> bytes:
-    """An Avro container of `blocks` deflate blocks, each of `plain` False records."""
+def _bool_container(
+    plain: int, blocks: int, codec: bytes = b"deflate", true_every: int = 0
+) -> bytes:
+    """An Avro container of `blocks` compressed blocks (deflate, or a zstandard frame that does
+    not declare its content size), each of `plain` `boolean` records: False, but for about one
+    in `true_every` (none when 0)."""
+    import random
     import zlib
+
+    import zstandard
 
     sync = b"S" * 16
     meta = [(b"avro.schema", b'"boolean"'), (b"avro.codec", codec)]
@@ -225,8 +232,20 @@ def _bool_container(plain: int, blocks: int, codec: bytes = b"deflate") -> bytes
         + b"\x00"
         + sync
     )
-    compressor = zlib.compressobj(9, zlib.DEFLATED, -15)
-    packed = compressor.compress(bytes(plain)) + compressor.flush()
+    # Compressed a MiB at a time: a large buffer freed before the measured call would hide the
+    # call's own peak (its memory is reused).
+    if codec == b"zstandard":
+        compressor: Any = zstandard.ZstdCompressor(level=3).compressobj()
+    else:
+        compressor = zlib.compressobj(9, zlib.DEFLATED, -15)
+    chooser = random.Random(plain)
+    packed = b""
+    for start in range(0, plain, 1 << 20):
+        piece = bytearray(min(1 << 20, plain - start))
+        for _ in range(len(piece) // true_every if true_every else 0):
+            piece[chooser.randrange(len(piece))] = 1
+        packed += compressor.compress(piece)
+    packed += compressor.flush()
     block = avro_long(plain) + avro_long(len(packed)) + packed + sync
     return header + block * blocks
 
@@ -239,20 +258,28 @@ from test_hostile_input import _bool_container
 
 
 @needs_proc
-def test_issue27_item2_decode_many_is_held_to_max_decompressed_size() -> None:
+@pytest.mark.parametrize(
+    "compression, true_every, max_input", [("deflate", 0, 270_000), ("zstandard", 1024, 900_000)]
+)
+def test_issue27_item2_decode_many_is_held_to_max_decompressed_size(
+    compression: str, true_every: int, max_input: int
+) -> None:
     # The issue's input: 261 KB of deflate blocks (4 of 64 MiB of `boolean` records) decoded
-    # to 268M values and 2.18 GB (8,700x). With max_decompressed_size=16 MiB it is refused
-    # while the first block inflates, at a peak under 64 MiB (250x the input), in seconds;
-    # the default (128 MiB) is documented.
+    # to 268M values and 2.18 GB (8,700x); zstandard frames without their content size (880
+    # KB, each within the 1040x ratio any block is held to) likewise. With
+    # max_decompressed_size=16 MiB either is refused while the first block inflates, at a
+    # peak under 64 MiB (250x the deflate input), in seconds; the default (128 MiB) is
+    # documented.
     result = run_isolated(
         setup=_BOMB,
-        body="""
-        data = _bool_container(64 << 20, 4)
+        body=f"""
+        data = _bool_container(64 << 20, 4, {compression.encode()!r}, {true_every})
         codec = polycodec.Codec(bool, "avro", max_decompressed_size=16 << 20)
+        limit_address_space(512)  # a regression fails here rather than taking gigabytes
         print(json.dumps(dict(measure(lambda: codec.decode_many(data)), size=len(data))))
         """,
     )
-    assert result["size"] < 270_000
+    assert result["size"] < max_input
     assert result["outcome"].startswith("DecodeError"), result
     assert "max_decompressed_size" in result["outcome"]
     assert result["grew"] < 64 << 20, result
@@ -305,6 +332,34 @@ def test_issue27_item2_a_stream_decoder_budget_is_per_call() -> None:
     got = decoder.feed(data[: header + 2 * block])
     got += decoder.feed(data[header + 2 * block :])
     assert got + decoder.finish() == [False] * (5 << 20)
+
+
+@needs_proc
+def test_issue27_item2_a_zstandard_frame_without_its_size_is_held_to_deflates_ratio() -> None:
+    # A 2 KB zstandard frame of 64 MiB of False `boolean` records that does not declare its
+    # content size (32,000x): no block inflates past 1040 times its size (deflate's maximum
+    # ratio), so every reader refuses it at about 2 MB, at a peak under 16 MiB (a quarter of
+    # what the frame holds), in seconds.
+    result = run_isolated(
+        setup=_BOMB,
+        body="""
+        import io
+        data = _bool_container(64 << 20, 1, b"zstandard")
+        codec = polycodec.Codec(bool, "avro")
+        runs = [
+            measure(lambda: codec.decode_many(data)),
+            measure(lambda: list(codec.iter_file(io.BytesIO(data)))),
+            measure(lambda: codec.stream_decoder().feed(data)),
+        ]
+        print(json.dumps(dict(runs=runs, size=len(data))))
+        """,
+    )
+    assert result["size"] < 3_000
+    for run in result["runs"]:
+        assert run["outcome"].startswith("DecodeError"), result
+        assert "inflates to more than" in run["outcome"], result
+        assert run["grew"] < 16 << 20, result
+        assert run["seconds"] < 5, result
 
 
 def test_issue27_item2_decode_many_counts_every_compressed_block() -> None:
