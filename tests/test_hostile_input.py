@@ -489,11 +489,13 @@ def test_issue27_item3_a_union_of_records_with_fields_of_every_earlier_one_resol
     # A union of N records, each with a nullable field of every earlier record: the schema
     # itself is quadratic in N (N = 400 is 3.45 MB and took 432 MiB). What resolution costs
     # per byte of schema must not grow with N (N = 100 and 200, 0.2 and 0.8 MB), and stays
-    # under 150 bytes a byte (the crate's parse, the canonical form, the resolved programs).
+    # under 125 bytes a byte (the crate's parse, the canonical form, the resolved programs:
+    # 108 on CPython 3.11 and 3.14; 135 to 139 while the canonical form took a copy of the
+    # crate's whole schema).
     small, large = _resolve_union_of_records(100), _resolve_union_of_records(200)
     for run in (small, large):
         assert run["outcome"] == "ok", run
-        assert run["grew"] < 150 * run["size"], run
+        assert run["grew"] < 125 * run["size"], run
     assert large["grew"] / large["size"] < 1.25 * small["grew"] / small["size"], (small, large)
     assert large["seconds"] < 15, large
 
