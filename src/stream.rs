@@ -523,6 +523,8 @@ impl StreamDecoder {
         out: &mut Vec<Obj<'py>>,
     ) -> std::result::Result<usize, Stop> {
         let mut pos = 0usize;
+        // What this call's compressed Avro blocks have decompressed to (see `stream_block`).
+        let mut decompressed = 0usize;
         loop {
             let at = self.offset + pos as u64;
             let step = self.framer.next(&data[pos..]).map_err(|bad| Stop {
@@ -604,17 +606,21 @@ impl StreamDecoder {
                         }
                     }
                     let before = out.len();
-                    let result = avro.stream_block(py, &codec.plan, header, unit, out);
+                    let result =
+                        avro.stream_block(py, &codec.plan, header, unit, decompressed, out);
                     self.index += (out.len() - before) as u64;
                     pos += n;
-                    if let Err(error) = result {
-                        return Err(Stop {
-                            consumed: pos,
-                            error,
-                            index: self.index,
-                            offset: at,
-                            fatal: true,
-                        });
+                    match result {
+                        Ok(size) => decompressed += size,
+                        Err(error) => {
+                            return Err(Stop {
+                                consumed: pos,
+                                error,
+                                index: self.index,
+                                offset: at,
+                                fatal: true,
+                            })
+                        }
                     }
                 }
             }
@@ -834,10 +840,16 @@ fn chunk_bytes<'py>(chunk: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyBytes>> 
 
 /// The values completed before an error travel on it as `values`.
 fn with_values<'py>(py: Python<'py>, err: PyErr, values: Vec<Obj<'py>>) -> PyErr {
-    if let Ok(list) = PyList::new(py, values) {
+    if let Ok(list) = value_list(py, values) {
         let _ = err.value(py).setattr("values", list);
     }
     err
+}
+
+/// The list `feed` and `finish` return. A list too large to allocate is a MemoryError (PyO3's
+/// `PyList::new` panics), as a chunk of compressed Avro blocks can complete millions of values.
+fn value_list<'py>(py: Python<'py>, values: Vec<Obj<'py>>) -> PyResult<Bound<'py, PyList>> {
+    Ok(crate::py::new_list(py, values.into_iter())?.cast_into::<PyList>()?)
 }
 
 #[pymethods]
@@ -859,7 +871,7 @@ impl StreamDecoder {
         let (values, error) = self.feed_inner(py, chunk.as_bytes());
         match error {
             Some(err) => Err(with_values(py, err, values)),
-            None => PyList::new(py, values),
+            None => value_list(py, values),
         }
     }
 
@@ -868,7 +880,7 @@ impl StreamDecoder {
         let (values, error) = self.finish_inner(py);
         match error {
             Some(err) => Err(with_values(py, err, values)),
-            None => PyList::new(py, values),
+            None => value_list(py, values),
         }
     }
 
@@ -1071,7 +1083,7 @@ pub fn encode_stream<'py>(codec: &Codec, values: &Obj<'py>) -> Result<Bound<'py,
             Ok(())
         })?;
     }
-    Ok(PyBytes::new(py, &all))
+    Ok(crate::py::new_bytes(py, &all)?)
 }
 
 /// `Codec.write_file`: writes the stream form to a binary file object as it goes.
@@ -1086,7 +1098,7 @@ pub fn write_file(
     write_values(codec, values, sync_interval, WRITE_CHUNK, |bytes| {
         let mut done = 0;
         while done < bytes.len() {
-            let written = write.call1((PyBytes::new(py, &bytes[done..]),))?;
+            let written = write.call1((crate::py::new_bytes(py, &bytes[done..])?,))?;
             if written.is_none() {
                 return Err(Error::from(PyTypeError::new_err(
                     "the file's write returned None (a non-blocking file that is full)",

@@ -22,6 +22,16 @@ needs_proc = pytest.mark.skipif(
     not os.path.exists("/proc/self/status"), reason="reads VmSize from /proc (Linux)"
 )
 
+
+def skip_under_asan(why: str) -> pytest.MarkDecorator:
+    """Skips a test under scripts/asan, whose allocator changes what the test measures."""
+    return pytest.mark.skipif(os.environ.get("POLYCODEC_ASAN") == "1", reason=why)
+
+
+# ASan's allocator keeps freed blocks in quarantine (256 MB by default) instead of reusing them,
+# so a call that grows a buffer by doubling holds every smaller copy too.
+ASAN_QUARANTINE = skip_under_asan("ASan's quarantine holds every outgrown buffer: a larger peak")
+
 _PRELUDE = r"""
 import dataclasses, json, resource, struct, sys, time, typing
 from typing import Any, List, Optional, Union
@@ -212,9 +222,16 @@ def test_issue27_item4_deep_but_reducible_stacks_still_decode() -> None:
 # values.
 
 
-def _bool_container(plain: int, blocks: int, codec: bytes = b"deflate") -> bytes:
-    """An Avro container of `blocks` deflate blocks, each of `plain` False records."""
+def _bool_container(
+    plain: int, blocks: int, codec: bytes = b"deflate", true_every: int = 0
+) -> bytes:
+    """An Avro container of `blocks` compressed blocks (deflate, or a zstandard frame that does
+    not declare its content size), each of `plain` `boolean` records: False, but for about one
+    in `true_every` (none when 0)."""
+    import random
     import zlib
+
+    import zstandard
 
     sync = b"S" * 16
     meta = [(b"avro.schema", b'"boolean"'), (b"avro.codec", codec)]
@@ -225,8 +242,20 @@ def _bool_container(plain: int, blocks: int, codec: bytes = b"deflate") -> bytes
         + b"\x00"
         + sync
     )
-    compressor = zlib.compressobj(9, zlib.DEFLATED, -15)
-    packed = compressor.compress(bytes(plain)) + compressor.flush()
+    # Compressed a MiB at a time: a large buffer freed before the measured call would hide the
+    # call's own peak (its memory is reused).
+    if codec == b"zstandard":
+        compressor: Any = zstandard.ZstdCompressor(level=3).compressobj()
+    else:
+        compressor = zlib.compressobj(9, zlib.DEFLATED, -15)
+    chooser = random.Random(plain)
+    packed = b""
+    for start in range(0, plain, 1 << 20):
+        piece = bytearray(min(1 << 20, plain - start))
+        for _ in range(len(piece) // true_every if true_every else 0):
+            piece[chooser.randrange(len(piece))] = 1
+        packed += compressor.compress(piece)
+    packed += compressor.flush()
     block = avro_long(plain) + avro_long(len(packed)) + packed + sync
     return header + block * blocks
 
@@ -239,24 +268,113 @@ from test_hostile_input import _bool_container
 
 
 @needs_proc
-def test_issue27_item2_decode_many_is_held_to_max_decompressed_size() -> None:
+@pytest.mark.parametrize(
+    "compression, true_every, max_input",
+    [
+        ("deflate", 0, 270_000),
+        pytest.param("zstandard", 1024, 900_000, marks=ASAN_QUARANTINE),
+    ],
+)
+def test_issue27_item2_decode_many_is_held_to_max_decompressed_size(
+    compression: str, true_every: int, max_input: int
+) -> None:
     # The issue's input: 261 KB of deflate blocks (4 of 64 MiB of `boolean` records) decoded
-    # to 268M values and 2.18 GB (8,700x). With max_decompressed_size=16 MiB it is refused
-    # while the first block inflates, at a peak under 64 MiB (250x the input), in seconds;
-    # the default (128 MiB) is documented.
+    # to 268M values and 2.18 GB (8,700x); zstandard frames without their content size (880
+    # KB, each within the 1040x ratio any block is held to) likewise. With
+    # max_decompressed_size=16 MiB either is refused while the first block inflates, at a
+    # peak under 64 MiB (250x the deflate input), in seconds; the default (128 MiB) is
+    # documented.
+    result = run_isolated(
+        setup=_BOMB,
+        body=f"""
+        data = _bool_container(64 << 20, 4, {compression.encode()!r}, {true_every})
+        codec = polycodec.Codec(bool, "avro", max_decompressed_size=16 << 20)
+        limit_address_space(512)  # a regression fails here rather than taking gigabytes
+        print(json.dumps(dict(measure(lambda: codec.decode_many(data)), size=len(data))))
+        """,
+    )
+    assert result["size"] < max_input
+    assert result["outcome"].startswith("DecodeError"), result
+    assert "max_decompressed_size" in result["outcome"]
+    assert result["grew"] < 64 << 20, result
+    assert result["seconds"] < 10, result
+
+
+@needs_proc
+def test_issue27_item2_a_stream_decoder_feed_is_held_to_max_decompressed_size() -> None:
+    # The same 261 KB fed to a stream decoder at once: `feed` built every value of every block
+    # the chunk completed (268M values; under 3 GB of address space PyO3's list allocation
+    # panicked). A call's blocks are now held to max_decompressed_size together, as one
+    # decode_many call's: with 16 MiB, refused while the first block inflates, at a peak under
+    # 64 MiB (250x the input), in seconds; a broken block ends the stream.
     result = run_isolated(
         setup=_BOMB,
         body="""
         data = _bool_container(64 << 20, 4)
-        codec = polycodec.Codec(bool, "avro", max_decompressed_size=16 << 20)
-        print(json.dumps(dict(measure(lambda: codec.decode_many(data)), size=len(data))))
+        decoder = polycodec.Codec(bool, "avro", max_decompressed_size=16 << 20).stream_decoder()
+        limit_address_space(512)  # a regression fails here rather than taking gigabytes
+        run = measure(lambda: decoder.feed(data))
+        try:
+            decoder.feed(b"")
+            after = "ok"
+        except polycodec.DecodeError as err:
+            after = str(err)
+        print(json.dumps(dict(run, after=after, size=len(data))))
         """,
     )
     assert result["size"] < 270_000
     assert result["outcome"].startswith("DecodeError"), result
     assert "max_decompressed_size" in result["outcome"]
+    assert result["after"].startswith("the stream cannot go on"), result
     assert result["grew"] < 64 << 20, result
     assert result["seconds"] < 10, result
+
+
+def test_issue27_item2_a_stream_decoder_budget_is_per_call() -> None:
+    # Five blocks of 1 MiB: fed at once, they pass 4 MiB together and the fifth is refused
+    # (the four before it travel on the error); fed a block or two at a time, every call stays
+    # within the budget and the stream decodes whole.
+    data = _bool_container(1 << 20, 5)
+    codec = polycodec.Codec(bool, "avro", max_decompressed_size=4 << 20)
+    decoder = codec.stream_decoder()
+    with pytest.raises(polycodec.DecodeError, match="max_decompressed_size") as info:
+        decoder.feed(data)
+    assert info.value.values == [False] * (4 << 20)  # type: ignore[attr-defined]
+    header = len(_bool_container(1 << 20, 0))
+    block = (len(data) - header) // 5
+    decoder = codec.stream_decoder()
+    got = decoder.feed(data[: header + 2 * block])
+    got += decoder.feed(data[header + 2 * block :])
+    assert got + decoder.finish() == [False] * (5 << 20)
+
+
+@needs_proc
+@ASAN_QUARANTINE
+def test_issue27_item2_a_zstandard_frame_without_its_size_is_held_to_deflates_ratio() -> None:
+    # A 2 KB zstandard frame of 64 MiB of False `boolean` records that does not declare its
+    # content size (32,000x): no block inflates past 1040 times its size (deflate's maximum
+    # ratio), so every reader refuses it at about 2 MB, at a peak under 16 MiB (a quarter of
+    # what the frame holds), in seconds.
+    result = run_isolated(
+        setup=_BOMB,
+        body="""
+        import io
+        data = _bool_container(64 << 20, 1, b"zstandard")
+        codec = polycodec.Codec(bool, "avro")
+        runs = [
+            measure(lambda: codec.decode_many(data)),
+            measure(lambda: list(codec.iter_file(io.BytesIO(data)))),
+            measure(lambda: codec.stream_decoder().feed(data)),
+        ]
+        print(json.dumps(dict(runs=runs, size=len(data))))
+        """,
+    )
+    assert result["size"] < 3_000
+    for run in result["runs"]:
+        assert run["outcome"].startswith("DecodeError"), result
+        assert "inflates to more than" in run["outcome"], result
+        assert run["grew"] < 16 << 20, result
+        assert run["seconds"] < 5, result
 
 
 def test_issue27_item2_decode_many_counts_every_compressed_block() -> None:
@@ -273,6 +391,7 @@ def test_issue27_item2_decode_many_counts_every_compressed_block() -> None:
 
 
 @needs_proc
+@ASAN_QUARANTINE
 def test_issue27_item2_iter_file_holds_one_block_not_its_values() -> None:
     # One deflate block of 8 MiB of `boolean` records (8 KB): iter_file built all 8M values
     # of a block at once (64 MiB of list alone); it now holds the block's bytes and hands
@@ -380,17 +499,20 @@ def _resolve_union_of_records(n: int) -> Any:
 
 
 @needs_proc
+@skip_under_asan("ASan's red zones around each of the parse's small allocations: 7x the peak")
 def test_issue27_item3_a_union_of_records_with_fields_of_every_earlier_one_resolves_linearly() -> (
     None
 ):
     # A union of N records, each with a nullable field of every earlier record: the schema
     # itself is quadratic in N (N = 400 is 3.45 MB and took 432 MiB). What resolution costs
     # per byte of schema must not grow with N (N = 100 and 200, 0.2 and 0.8 MB), and stays
-    # under 150 bytes a byte (the crate's parse, the canonical form, the resolved programs).
+    # under 125 bytes a byte (the crate's parse, the canonical form, the resolved programs:
+    # 108 on CPython 3.11 and 3.14; 135 to 139 while the canonical form took a copy of the
+    # crate's whole schema).
     small, large = _resolve_union_of_records(100), _resolve_union_of_records(200)
     for run in (small, large):
         assert run["outcome"] == "ok", run
-        assert run["grew"] < 150 * run["size"], run
+        assert run["grew"] < 125 * run["size"], run
     assert large["grew"] / large["size"] < 1.25 * small["grew"] / small["size"], (small, large)
     assert large["seconds"] < 15, large
 

@@ -52,6 +52,15 @@ def ctx(topic: str = "shop", headers: Any = None, field: str = MessageField.VALU
     return SerializationContext(topic, field, headers)
 
 
+def mock_cluster() -> tuple[Any, str]:
+    """A mock cluster of one broker, alive while the returned client is; its address."""
+    holder = Producer({"test.mock.num.brokers": 1, "log_level": 3})
+    bootstrap = ",".join(
+        f"{b.host}:{b.port}" for b in holder.list_topics(timeout=10).brokers.values()
+    )
+    return holder, bootstrap
+
+
 def to_dict(obj: Any, _: Any) -> dict[str, Any]:
     return {k: v for k, v in asdict(obj).items()}
 
@@ -133,7 +142,7 @@ def test_use_latest_version_is_checked_against_the_codec() -> None:
         Serializer(AVRO, reg, use_latest_version=True)
 
 
-def test_use_schema_id_and_normalize() -> None:
+def test_use_schema_id_writes_what_confluents_writes() -> None:
     reg = registry()
     # confluent's serializer looks the id up under the subject, so it is registered there.
     reg.register_schema("shop-value", Schema(json.dumps(OrderV0_SCHEMA), "AVRO"))
@@ -146,18 +155,58 @@ def test_use_schema_id_and_normalize() -> None:
     with pytest.raises(RegistrySchemaError, match="no schema with that id"):
         Serializer(AVRO, reg, use_schema_id=999)(VALUES[0], ctx())
 
-    calls: list[Any] = []
 
-    class Recording:
-        def register_schema_full_response(
-            self, subject: str, schema: Any, normalize_schemas: bool
-        ) -> Any:
-            calls.append((subject, normalize_schemas))
-            return reg.register_schema_full_response(subject, schema, normalize_schemas)
+class Recording:
+    """A registry client that records the register and lookup calls made through it, with
+    their normalize flag, and passes every call on to `reg`."""
 
-    Serializer(AVRO, Recording(), normalize_schemas=True)(VALUES[0], ctx())
-    Serializer(AVRO, Recording(), conf={"normalize.schemas": False})(VALUES[0], ctx("t2"))
-    assert calls == [("shop-value", True), ("t2-value", False)]
+    def __init__(self, reg: Any) -> None:
+        self.reg = reg
+        self.calls: list[tuple[str, str, bool]] = []
+
+    def register_schema_full_response(
+        self, subject: str, schema: Any, normalize_schemas: bool = False
+    ) -> Any:
+        self.calls.append(("register", subject, normalize_schemas))
+        return self.reg.register_schema_full_response(
+            subject, schema, normalize_schemas=normalize_schemas
+        )
+
+    def lookup_schema(
+        self, subject: str, schema: Any, normalize_schemas: bool = False, deleted: bool = False
+    ) -> Any:
+        self.calls.append(("lookup", subject, normalize_schemas))
+        return self.reg.lookup_schema(
+            subject, schema, normalize_schemas=normalize_schemas, deleted=deleted
+        )
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.reg, name)
+
+
+@pytest.mark.parametrize("fmt", ["avro", "json"])
+@pytest.mark.parametrize("auto_register", [True, False])
+@pytest.mark.parametrize("normalize", [True, False])
+def test_normalize_schemas_reaches_the_registry_as_confluents_does(
+    fmt: str, auto_register: bool, normalize: bool
+) -> None:
+    # The registry is asked what confluent's serializer asks it, with the same normalize flag,
+    # registering or looking up; the bytes are the same.
+    reg = registry()
+    codec = AVRO if fmt == "avro" else JSON
+    schema_str = Serializer(codec, reg).schema_str
+    schema_type = "AVRO" if fmt == "avro" else "JSON"
+    if not auto_register:
+        reg.register_schema("shop-value", Schema(schema_str, schema_type))
+    conf = {"auto.register.schemas": auto_register, "normalize.schemas": normalize}
+    ours_reg, theirs_reg = Recording(reg), Recording(reg)
+    if fmt == "avro":
+        theirs = AvroSerializer(theirs_reg, schema_str, to_dict, conf)
+    else:
+        theirs = JSONSerializer(schema_str, theirs_reg, to_dict, conf)
+    assert Serializer(codec, ours_reg, conf=conf)(VALUES[1], ctx()) == theirs(VALUES[1], ctx())
+    expected = [("register" if auto_register else "lookup", "shop-value", normalize)]
+    assert ours_reg.calls == theirs_reg.calls == expected
 
 
 # -- 2. subject name strategies -------------------------------------------------------------
@@ -190,10 +239,21 @@ def test_subject_name_strategies_match_confluents(ours: Any, theirs: Any, subjec
         assert reg_c.get_subjects() == [subject]
 
 
-def test_json_record_strategy_names_the_title() -> None:
-    reg = registry()
-    Serializer(JSON, reg, subject_name_strategy="record")(VALUES[0], ctx())
-    assert reg.get_subjects() == ["Order"]
+@pytest.mark.parametrize(
+    "ours, theirs, subject",
+    [
+        ("record", record_subject_name_strategy, "Order"),
+        ("topic_record", topic_record_subject_name_strategy, "shop-Order"),
+    ],
+)
+def test_json_record_strategies_name_the_title_as_confluents(
+    ours: str, theirs: Any, subject: str
+) -> None:
+    reg_a, reg_b = registry(), registry()
+    Serializer(JSON, reg_a, subject_name_strategy=ours)(VALUES[0], ctx())
+    schema_str = Serializer(JSON, registry()).schema_str
+    JSONSerializer(schema_str, reg_b, to_dict, {"subject.name.strategy": theirs})(VALUES[0], ctx())
+    assert reg_a.get_subjects() == reg_b.get_subjects() == [subject]
 
 
 # -- 3. schema ids in headers ---------------------------------------------------------------
@@ -227,10 +287,7 @@ def test_header_ids_byte_equal_and_read_both_ways() -> None:
 
 
 def test_header_ids_through_the_mock_cluster() -> None:
-    holder = Producer({"test.mock.num.brokers": 1, "log_level": 3})
-    bootstrap = ",".join(
-        f"{b.host}:{b.port}" for b in holder.list_topics(timeout=10).brokers.values()
-    )
+    holder, bootstrap = mock_cluster()
     topic = f"h-{uuid.uuid4().hex[:8]}"
     reg = registry()
     producer = SerializingProducer(
@@ -358,6 +415,42 @@ def test_dead_letter_example_routes_bad_messages() -> None:
     assert kinds == ["corrupt", "framing", "unknown-schema"]
     assert all(d["partition"] is not None and d["offset"] is not None for d in dead)
     assert {d["schema_id"] for d in dead if d["kind"] == "unknown-schema"} == {4242}
+
+
+def test_dead_letter_example_writes_the_dead_letter_topic() -> None:
+    # What lands on `<topic>.dead`: each bad message's own bytes, with headers saying why and
+    # where it came from.
+    example = load_example("kafka_dead_letter")
+    holder, bootstrap = mock_cluster()
+    topic = f"dl-{uuid.uuid4().hex[:8]}"
+    good, dead = example.run(bootstrap, registry(), topic, 2)
+    assert len(good) == 2 and len(dead) == 3
+    consumer = Consumer(
+        {
+            "bootstrap.servers": bootstrap,
+            "group.id": topic + ".dead",
+            "auto.offset.reset": "earliest",
+            "log_level": 3,
+        }
+    )
+    consumer.subscribe([topic + ".dead"])
+    routed = []
+    deadline = time.monotonic() + 60
+    try:
+        while len(routed) < 3 and time.monotonic() < deadline:
+            msg = consumer.poll(0.2)
+            if msg is not None and not msg.error():
+                routed.append((msg.value(), dict(msg.headers() or [])))
+    finally:
+        consumer.close()
+    by_kind = {headers["dlq.kind"].decode(): (value, headers) for value, headers in routed}
+    assert sorted(by_kind) == ["corrupt", "framing", "unknown-schema"]
+    assert by_kind["framing"][0] == b"not framed"
+    assert by_kind["unknown-schema"][1]["dlq.schema_id"] == b"4242"
+    assert by_kind["corrupt"][0] == b"\x00\x00\x00\x00\x01\x09"
+    for value, headers in routed:
+        assert headers["dlq.topic"] == topic.encode() and headers["dlq.partition"] == b"0"
+        assert int(headers["dlq.offset"]) >= 2 and headers["dlq.error"]
 
 
 # -- 6. confluent's dotted keys ---------------------------------------------------------------

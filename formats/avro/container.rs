@@ -181,7 +181,7 @@ pub fn read_block<'a>(
 }
 
 /// Where a decompression limit comes from, for the message that refuses a block.
-const LIMITS: &str = " (max_block_size, max_decompressed_size in decode_many)";
+const LIMITS: &str = " (max_block_size; max_decompressed_size in one decode_many or feed call)";
 
 /// The most `data` may decompress to: deflate's maximum ratio, held to `max_block`.
 fn inflate_limit(data: &[u8], max_block: usize) -> usize {

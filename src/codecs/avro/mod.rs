@@ -57,8 +57,8 @@ pub struct Avro {
     codec: Codec,
     /// The most one container block may decompress to (`max_block_size`).
     max_block: usize,
-    /// The most a `decode_many` call's compressed blocks may decompress to together
-    /// (`max_decompressed_size`).
+    /// The most the compressed blocks of one `decode_many` call, or of one stream decoder
+    /// `feed`/`finish` call, may decompress to together (`max_decompressed_size`).
     max_decompressed: usize,
     /// Random bytes drawn once per codec; each container file gets its own sync marker from
     /// them and a counter (see `next_sync`), as the spec asks for a marker per file.

@@ -68,23 +68,30 @@ impl Avro {
     }
 
     /// Decodes one complete block (`unit` holds exactly its bytes, sync marker included) and
-    /// appends its records to `out`. On an error, the records decoded before it are in `out`.
+    /// appends its records to `out`; returns the bytes it decompressed to (0 when it is not
+    /// compressed). `decompressed` is what the call's earlier blocks decompressed to: as in
+    /// `decode_many`, all the compressed blocks of one call are held to `max_decompressed_size`
+    /// together, so a chunk cannot make `feed` build more values than `decode_many` would. On an
+    /// error, the records decoded before it are in `out`.
     pub fn stream_block<'py>(
         &self,
         py: Python<'py>,
         plan: &Plan,
         header: &StreamHeader,
         unit: &[u8],
+        decompressed: usize,
         out: &mut Vec<Obj<'py>>,
-    ) -> Result<()> {
+    ) -> Result<usize> {
         let mut input = Input::new(unit);
         let borrowed = container::Header {
             schema: &header.schema,
             codec: header.codec,
             sync: header.sync,
         };
-        let Some((count, data)) = container::read_block(&mut input, &borrowed, self.max_block)?
-        else {
+        let budget = self
+            .max_block
+            .min(self.max_decompressed.saturating_sub(decompressed));
+        let Some((count, data)) = container::read_block(&mut input, &borrowed, budget)? else {
             return Err(Error::decode("internal: empty Avro block unit"));
         };
         let mut decoder = Decoder::new(py, plan, &header.program, &data);
@@ -99,7 +106,11 @@ impl Avro {
                 decoder.input.remaining()
             )));
         }
-        Ok(())
+        Ok(if header.codec == Codec::Null {
+            0
+        } else {
+            data.len()
+        })
     }
 
     /// Opens one complete block (`unit` as in [`Avro::stream_block`]) for its records to be
