@@ -274,7 +274,7 @@ impl Codec {
     /// Encodes one value.
     #[pyo3(signature = (value, /))]
     fn encode_one<'py>(&self, value: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyBytes>> {
-        self.encode_into(value.py(), |out| {
+        self.encode_to_bytes(value.py(), |out| {
             self.wire.encode_one(&self.plan, value, out)
         })
     }
@@ -283,7 +283,72 @@ impl Codec {
     /// container file, a pickled list.
     #[pyo3(signature = (values, /))]
     fn encode_many<'py>(&self, values: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyBytes>> {
-        self.encode_many_into(values.py(), values)
+        self.encode_many_to_bytes(values.py(), values)
+    }
+
+    /// Encodes one value into `buffer` (a bytearray) from `offset` on (-1: its end), leaving
+    /// the buffer ending where the output ends, as msgspec's `Encoder.encode_into` does: a
+    /// producer that reuses one buffer allocates no `bytes` per message.
+    #[pyo3(signature = (value, buffer, /, offset = 0))]
+    fn encode_into(
+        &self,
+        value: &Bound<'_, PyAny>,
+        buffer: &Bound<'_, PyAny>,
+        offset: isize,
+    ) -> PyResult<()> {
+        let py = value.py();
+        let buffer = crate::py::bytearray::bytearray_argument(buffer)?;
+        let target = crate::py::bytearray::BytearrayOutput::new(buffer, offset)?;
+        let mut out =
+            crate::py::output::buffer_for(OUTPUT.take(), self.size_hint.load(Ordering::Relaxed));
+        let result = match self.wire.encode_one(&self.plan, value, &mut out) {
+            Ok(()) => {
+                self.size_hint.store(out.len(), Ordering::Relaxed);
+                target.finish(&out)
+            }
+            Err(e) => Err(e),
+        };
+        if out.capacity() <= OUTPUT_KEPT {
+            OUTPUT.set(out);
+        }
+        result.map_err(|e| e.into_pyerr(py, ErrorKind::Encode))
+    }
+
+    /// `encode_many` into `buffer` from `offset` on, as `encode_into`: formats that stream
+    /// their output hand it to the buffer a stretch at a time.
+    #[pyo3(signature = (values, buffer, /, offset = 0))]
+    fn encode_many_into(
+        &self,
+        values: &Bound<'_, PyAny>,
+        buffer: &Bound<'_, PyAny>,
+        offset: isize,
+    ) -> PyResult<()> {
+        let py = values.py();
+        let buffer = crate::py::bytearray::bytearray_argument(buffer)?;
+        let mut target = crate::py::bytearray::BytearrayOutput::new(buffer, offset)?;
+        let hint = if self.wire.streams_many() {
+            self.many_stretch_hint.load(Ordering::Relaxed)
+        } else {
+            self.size_hint.load(Ordering::Relaxed)
+        };
+        let mut out = crate::py::output::buffer_for(OUTPUT.take(), hint);
+        let result = if self.wire.streams_many() {
+            self.wire
+                .encode_many_streamed(&self.plan, values, &mut out, &mut target)
+        } else {
+            self.wire.encode_many(&self.plan, values, &mut out)
+        };
+        let result = match result {
+            Ok(()) => target.finish(&out),
+            Err(e) => {
+                target.abandon();
+                Err(e)
+            }
+        };
+        if out.capacity() <= OUTPUT_KEPT {
+            OUTPUT.set(out);
+        }
+        result.map_err(|e| e.into_pyerr(py, ErrorKind::Encode))
     }
 
     /// Decodes one value from bytes, bytearray, memoryview (or, for JSON, str). Avro also takes
@@ -419,7 +484,7 @@ impl Codec {
         py: Python<'py>,
         value: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let out = self.encode_into(py, |out| self.wire.encode_one(&self.plan, value, out))?;
+        let out = self.encode_to_bytes(py, |out| self.wire.encode_one(&self.plan, value, out))?;
         Ok(out.into_any())
     }
 
@@ -429,7 +494,7 @@ impl Codec {
         py: Python<'py>,
         values: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        Ok(self.encode_many_into(py, values)?.into_any())
+        Ok(self.encode_many_to_bytes(py, values)?.into_any())
     }
 
     /// `decode_one` on input bytes, without a writer schema.
@@ -470,7 +535,7 @@ impl Codec {
     /// Runs an encoder into the thread's output buffer and returns its bytes: no allocation
     /// beyond the `bytes` object once the buffer has grown to the codec's output size.
     #[inline]
-    fn encode_into<'py>(
+    fn encode_to_bytes<'py>(
         &self,
         py: Python<'py>,
         encode: impl FnOnce(&mut Vec<u8>) -> Result<(), Error>,
@@ -490,16 +555,16 @@ impl Codec {
         result
     }
 
-    /// `encode_many`: as [`Self::encode_into`], except that a format that streams its output
+    /// `encode_many`: as [`Self::encode_to_bytes`], except that a format that streams its output
     /// hands each finished stretch of it straight to the `bytes` object (`py::output`), so the
     /// thread's buffer holds one stretch, not the whole output.
-    fn encode_many_into<'py>(
+    fn encode_many_to_bytes<'py>(
         &self,
         py: Python<'py>,
         values: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyBytes>> {
         if !self.wire.streams_many() {
-            return self.encode_into(py, |out| self.wire.encode_many(&self.plan, values, out));
+            return self.encode_to_bytes(py, |out| self.wire.encode_many(&self.plan, values, out));
         }
         // Sized for the longest stretch of the previous call: an item larger than the buffer
         // the thread keeps is then written without regrowing the buffer on every call.
