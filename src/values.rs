@@ -176,16 +176,17 @@ impl<'p, 'py> Decoding<'p, 'py> {
                 bounds.check(value)?;
                 Ok(py::new_float(self.py, value)?)
             }
-            Node::Enum(spec) => spec
-                .by_int(value)
-                .map(|m| m.bind(self.py).clone())
-                .ok_or_else(|| {
-                    Error::validation(format!(
+            Node::Enum(spec) => match spec.by_int(value) {
+                Some(member) => Ok(member.bind(self.py).clone()),
+                None => match spec.flag_member(py::new_int(self.py, value)?)? {
+                    Some(member) => Ok(member),
+                    None => Err(Error::validation(format!(
                         "invalid enum value {value} for {}: expected {}",
                         spec.name,
                         spec.describe_values()
-                    ))
-                }),
+                    ))),
+                },
+            },
             Node::Literal(spec) => literal(spec, &LiteralValue::Int(value), self.py),
             Node::Decimal(spec) if !self.strict => self.decimal(spec, &value.to_string()),
             Node::Bool if !self.strict && (value == 0 || value == 1) => {
@@ -216,6 +217,16 @@ impl<'p, 'py> Decoding<'p, 'py> {
                 Ok(value)
             }
             Node::Any => parse_python_int(self.py, text),
+            Node::Enum(spec) if spec.flag => spec
+                .flag_member(parse_python_int(self.py, text)?)?
+                .ok_or_else(|| {
+                    Error::validation(format!(
+                        "invalid enum value {} for {}: expected {}",
+                        cut(text),
+                        spec.name,
+                        spec.describe_values()
+                    ))
+                }),
             Node::Float(bounds) => {
                 let value: f64 = text.parse().unwrap_or(f64::NAN);
                 if value.is_infinite() {

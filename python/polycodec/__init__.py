@@ -13,6 +13,7 @@ Point(x=1, y=2)
 """
 
 from ._errors import DecodeError, EncodeError, ValidationError
+from ._ext import Ext
 from ._extension import Extension
 from ._frames import AvroFrameInfo, avro_fingerprint, avro_frame_info
 from ._meta import AvroName, Meta
@@ -37,6 +38,7 @@ __all__ = [
     "Codec",
     "DecodeError",
     "EncodeError",
+    "Ext",
     "Extension",
     "FileIter",
     "Meta",

@@ -249,6 +249,9 @@ class _Deriver:
         kinds = {"str": "string", "int": "integer"}
         if data["value_kind"] in kinds:
             out["type"] = kinds[data["value_kind"]]
+        if data["flag"]:
+            # Any combination of the members (and what the class's boundary lets through).
+            return out
         out["enum"] = list(data["values"])
         return out
 

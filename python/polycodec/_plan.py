@@ -38,6 +38,7 @@ from typing import (
     Union,
 )
 
+from ._ext import Ext
 from ._extension import Extension, check_extensions
 from ._meta import Meta, foreign_constraints
 from ._polycodec import FORMATS
@@ -78,6 +79,7 @@ _SCALARS: Dict[Any, Tuple[str, Tuple[str, ...]]] = {
     str: ("str", _LENGTHS + ("pattern",)),
     bytes: ("bytes", ("cls",) + _LENGTHS),
     bytearray: ("bytes", ("cls",) + _LENGTHS),
+    memoryview: ("bytes", ("cls",) + _LENGTHS),
     Decimal: ("decimal", ("max_digits", "decimal_places") + _BOUNDS),
     datetime.datetime: ("datetime", ("tz",)),
     datetime.date: ("date", ()),
@@ -365,6 +367,34 @@ def _literal_category(value: Any) -> str:
     if isinstance(value, bool):
         return "boolean"
     return "integer" if isinstance(value, int) else "string"
+
+
+def _unsupported(tp: Any) -> str:
+    """Why ``tp`` is refused, naming what it is when it is a class of another library's kind
+    (which would otherwise read as an unknown type), and what to write instead."""
+    if tp is Ext:
+        return (
+            "polycodec.Ext is what a MessagePack extension value decodes to under typing.Any, "
+            "not a field type: annotate the field Any"
+        )
+    if not isinstance(tp, type):
+        return "unsupported type"
+    pydantic = sys.modules.get("pydantic")
+    if pydantic is not None and issubclass(tp, pydantic.BaseModel):
+        return (
+            "it is a pydantic BaseModel, which polycodec does not encode: declare it as a "
+            "dataclass (or an attrs class) with the same fields, or carry it with "
+            "extensions={cls: Extension(dict[str, Any], encode=lambda m: "
+            "m.model_dump(mode='json'), decode=cls.model_validate)}"
+        )
+    msgspec = sys.modules.get("msgspec")
+    if msgspec is not None and issubclass(tp, msgspec.Struct):
+        return (
+            "it is a msgspec Struct, which polycodec does not encode: declare it as a "
+            "dataclass (or an attrs class) with the same fields; the Struct's options are "
+            "Codec options (rename=, omit_defaults=, forbid_unknown_fields=, array_like=)"
+        )
+    return "unsupported type"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -766,7 +796,7 @@ class _Compiler:
                 return self._record(origin, record_kind, args)
         if isinstance(tp, (str, typing.ForwardRef)):
             raise self.fail(tp, "unresolved forward reference")
-        raise self.fail(tp, "unsupported type")
+        raise self.fail(tp, _unsupported(tp))
 
     def _extension_for(self, cls: type) -> Optional[Extension]:
         """The extension for ``cls``: its own entry, else the nearest base class's."""
@@ -837,12 +867,15 @@ class _Compiler:
         return out
 
     def _enum(self, cls: Type[enum.Enum]) -> int:
-        if issubclass(cls, enum.Flag):
-            raise self.fail(cls, "Flag enums are not supported")
+        # A Flag's canonical (one-bit) members; any int its class accepts (their combinations,
+        # and what its boundary lets through) decodes as ``cls(value)``.
+        flag = issubclass(cls, enum.Flag)
         members = list(cls)
         if not members:
             raise self.fail(cls, "the enum has no members")
         values = [m.value for m in members]
+        if flag and any(isinstance(v, bool) or not isinstance(v, int) for v in values):
+            raise self.fail(cls, "Flag values must all be int")
         if any(isinstance(v, bool) or not isinstance(v, (str, int)) for v in values):
             raise self.fail(cls, "enum values must all be str or int")
         if all(isinstance(v, str) for v in values):
@@ -857,6 +890,7 @@ class _Compiler:
             "values": values,
             "names": [m.name for m in members],
             "value_kind": value_kind,
+            "flag": flag,
         }
         return self.add("enum", data)
 

@@ -65,9 +65,16 @@ fn build_node(kind: &str, data: &Bound<'_, PyDict>) -> PyResult<Node> {
         }),
         "bytes" => {
             let cls = get_required(data, "cls")?;
-            let bytearray = cls.is(cls.py().get_type::<pyo3::types::PyByteArray>());
+            let py = cls.py();
+            let class = if cls.is(py.get_type::<pyo3::types::PyByteArray>()) {
+                BytesClass::ByteArray
+            } else if cls.is(py.get_type::<pyo3::types::PyMemoryView>()) {
+                BytesClass::MemoryView
+            } else {
+                BytesClass::Bytes
+            };
             Node::Bytes(BytesSpec {
-                bytearray,
+                class,
                 length: length_bounds(data)?,
             })
         }
@@ -182,6 +189,7 @@ fn build_enum(data: &Bound<'_, PyDict>) -> PyResult<Node> {
         module: cls.getattr("__module__")?.extract()?,
         cls: cls.unbind(),
         members: out,
+        flag: get_bool(data, "flag")?,
     }))
 }
 

@@ -374,11 +374,7 @@ impl<'a, 'p, 'py> Decoder<'a, 'p, 'py> {
         let py = self.ctx.py;
         if let Node::Bytes(spec) = self.ctx.plan.node(plan) {
             spec.length.check(data.len(), "bytes")?;
-            return Ok(if spec.bytearray {
-                crate::py::new_bytearray(py, data)?
-            } else {
-                crate::py::new_bytes(py, data)?.into_any()
-            });
+            return Ok(spec.new_value(py, data)?);
         }
         let ascii = data.is_ascii();
         if !ascii && std::str::from_utf8(data).is_err() {

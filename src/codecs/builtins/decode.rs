@@ -160,7 +160,7 @@ impl<'p, 'py> Decoder<'p, 'py, ObjectInput<'py>> {
                 text::base64::decode(text.as_bytes(), &mut data)
                     .map_err(|e| Error::validation(e.message()))?;
                 spec.length.check(data.len(), "bytes")?;
-                return Ok(new_bytes(self.ctx.py, &data, spec.bytearray));
+                return Ok(spec.new_value(self.ctx.py, &data)?);
             }
             _ => {}
         }
@@ -276,7 +276,7 @@ impl<'p, 'py> Decoder<'p, 'py, ObjectInput<'py>> {
                     Node::Bytes(spec) => {
                         let data = shape::bytes_like(&value).unwrap_or_default();
                         spec.length.check(data.len(), "bytes")?;
-                        return Ok(new_bytes(py, &data, spec.bytearray));
+                        return Ok(spec.new_value(py, &data)?);
                     }
                     Node::Any => return Ok(value),
                     _ => {}
@@ -325,14 +325,6 @@ impl<'p, 'py> Decoder<'p, 'py, ObjectInput<'py>> {
         }
         self.ctx.check_length(dict_node, dict.len())?;
         Ok(dict.into_any())
-    }
-}
-
-fn new_bytes<'py>(py: Python<'py>, data: &[u8], bytearray: bool) -> Obj<'py> {
-    if bytearray {
-        PyByteArray::new(py, data).into_any()
-    } else {
-        PyBytes::new(py, data).into_any()
     }
 }
 

@@ -459,12 +459,7 @@ impl<'p, 'py> Decoder<'p, 'py, JsonInput<'_, '_>> {
         )?;
         text::base64::decode(text.bytes, &mut data).map_err(|e| Error::validation(e.message()))?;
         spec.length.check(data.len(), "bytes")?;
-        let py = self.ctx.py;
-        Ok(if spec.bytearray {
-            crate::py::new_bytearray(py, &data)?
-        } else {
-            crate::py::new_bytes(py, &data)?.into_any()
-        })
+        Ok(spec.new_value(self.ctx.py, &data)?)
     }
 
     #[cfg_attr(target_os = "linux", link_section = ".text.hot.polycodec.2json")]

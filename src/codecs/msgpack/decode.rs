@@ -263,11 +263,7 @@ impl<'a, 'p, 'py> Decoder<'p, 'py, MsgpackInput<'a, '_>> {
         match self.ctx.plan.node(id) {
             Node::Bytes(spec) => {
                 spec.length.check(data.len(), "bytes")?;
-                Ok(if spec.bytearray {
-                    crate::py::new_bytearray(py, data)?
-                } else {
-                    crate::py::new_bytes(py, data)?.into_any()
-                })
+                Ok(spec.new_value(py, data)?)
             }
             Node::Any => Ok(crate::py::new_bytes(py, data)?.into_any()),
             node => Err(expected(node.describe(), "bytes")),
@@ -278,9 +274,11 @@ impl<'a, 'p, 'py> Decoder<'p, 'py, MsgpackInput<'a, '_>> {
     fn ext(&mut self, id: NodeId, kind: i64, payload: &[u8]) -> Result<Obj<'py>> {
         if kind != -1 {
             return match self.ctx.plan.node(id) {
-                Node::Any => Err(Error::decode(format!(
-                    "unsupported MessagePack extension type {kind}"
-                ))),
+                Node::Any => {
+                    let py = self.ctx.py;
+                    let data = crate::py::new_bytes(py, payload)?;
+                    Ok(super::ext_class(py)?.call1((kind, data))?)
+                }
                 node => Err(expected(node.describe(), &format!("ext type {kind}"))),
             };
         }
