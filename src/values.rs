@@ -680,7 +680,7 @@ impl<'py> RecordBuilder<'py> {
             std::mem::forget(self);
         }
         if spec.post_init {
-            post_init(&instance)?;
+            post_init(spec, &instance)?;
         }
         Ok(instance)
     }
@@ -728,9 +728,10 @@ impl<'py> RecordBuilder<'py> {
                 let cls = cls.cast::<PyType>().map_err(PyErr::from)?;
                 // A descriptor's `__set__` is Python code.
                 let instance = spec.access.new_instance(cls)?;
+                before_fill(spec, &instance)?;
                 py::user_code(py, || spec.access.fill(&instance, &spec.fields, values))?;
                 if spec.post_init {
-                    post_init(&instance)?;
+                    post_init(spec, &instance)?;
                 }
                 Ok(instance)
             }
@@ -764,13 +765,26 @@ impl Drop for RecordBuilder<'_> {
     }
 }
 
-/// Calls a new instance's `__post_init__` (Python code).
+/// Runs what follows a new instance's fields (Python code): the record's `after_fill` hook
+/// when it has one, else the dataclass's `__post_init__`.
 #[inline(never)]
-fn post_init(instance: &Obj<'_>) -> Result<()> {
+pub fn post_init(spec: &RecordSpec, instance: &Obj<'_>) -> Result<()> {
     let py = instance.py();
-    py::user_code(py, || {
-        instance.call_method0(py::stdlib(py).post_init.bind(py))
+    py::user_code(py, || match &spec.after_fill {
+        Some(after) => after.bind(py).call1((instance,)),
+        None => instance.call_method0(py::stdlib(py).post_init.bind(py)),
     })?;
+    Ok(())
+}
+
+/// Runs the record's `before_fill` hook (Python code), if it has one, on a new instance whose
+/// fields are not set yet.
+#[inline]
+pub fn before_fill(spec: &RecordSpec, instance: &Obj<'_>) -> Result<()> {
+    if let Some(before) = &spec.before_fill {
+        let py = instance.py();
+        py::user_code(py, || before.bind(py).call1((instance,)))?;
+    }
     Ok(())
 }
 

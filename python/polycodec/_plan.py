@@ -369,6 +369,43 @@ def _literal_category(value: Any) -> str:
     return "integer" if isinstance(value, int) else "string"
 
 
+def _is_attrs(cls: type) -> bool:
+    """Whether ``cls`` is an attrs class (``attrs.define``, ``attr.s``). attrs is only looked at
+    when it was imported, which it must have been to make one."""
+    attr = sys.modules.get("attr")
+    return attr is not None and isinstance(cls, type) and attr.has(cls)
+
+
+def _attrs_hooks(
+    cls: type,
+) -> Tuple[Optional[Callable[[Any], None]], Optional[Callable[[Any], None]]]:
+    """What attrs' generated ``__init__`` runs besides storing the fields, as the decoders'
+    ``before_fill`` and ``after_fill`` hooks (None where there is nothing to run): its
+    ``__attrs_pre_init__`` first, and at the end the attribute validators (unless
+    ``attrs.validators.set_disabled(True)`` turned them off, as ``attrs.validate`` checks) and
+    ``__attrs_post_init__``. Converters are not run: a field decodes to its annotation."""
+    attr = sys.modules["attr"]
+    pre_init = getattr(cls, "__attrs_pre_init__", None)
+    post_init = getattr(cls, "__attrs_post_init__", None)
+    validated = any(a.validator is not None for a in attr.fields(cls))
+    before = None
+    if pre_init is not None:
+
+        def before(instance: Any) -> None:
+            instance.__attrs_pre_init__()
+
+    after = None
+    if validated or post_init is not None:
+
+        def after(instance: Any) -> None:
+            if validated:
+                attr.validate(instance)
+            if post_init is not None:
+                instance.__attrs_post_init__()
+
+    return before, after
+
+
 def _unsupported(tp: Any) -> str:
     """Why ``tp`` is refused, naming what it is when it is a class of another library's kind
     (which would otherwise read as an unknown type), and what to write instead."""
@@ -1178,7 +1215,8 @@ class _Compiler:
 
     @staticmethod
     def _record_kind(cls: type) -> Optional[str]:
-        if dataclasses.is_dataclass(cls):
+        # An attrs class is a record created and filled as a dataclass is (see _attrs_hooks).
+        if dataclasses.is_dataclass(cls) or _is_attrs(cls):
             return "dataclass"
         if issubclass(cls, dict) and hasattr(cls, "__required_keys__"):
             return "typeddict"
@@ -1212,11 +1250,16 @@ class _Compiler:
             "args": args if given else (),
             "fields": [],
             "post_init": kind == "dataclass" and hasattr(cls, "__post_init__"),
+            "before_fill": None,
+            "after_fill": None,
             "frozen": self._frozen(cls, kind),
             "slots": kind == "dataclass" and _has_slots(cls),
             **self._options,
             "tag": None,
         }
+        if _is_attrs(cls):
+            data["before_fill"], data["after_fill"] = _attrs_hooks(cls)
+            data["post_init"] = data["after_fill"] is not None
         # Register before walking the fields so a reference back to this class finds it.
         index = self.add(kind, data)
         self._records.append((key, index))
@@ -1239,6 +1282,9 @@ class _Compiler:
 
     @staticmethod
     def _frozen(cls: type, kind: str) -> bool:
+        if _is_attrs(cls):
+            frozen_setattr = getattr(sys.modules["attr"]._make, "_frozen_setattrs", None)
+            return frozen_setattr is not None and cls.__setattr__ is frozen_setattr
         if kind == "dataclass":
             return bool(getattr(getattr(cls, "__dataclass_params__", None), "frozen", False))
         return kind == "namedtuple"
@@ -1292,6 +1338,8 @@ class _Compiler:
 
     def _field_specs(self, cls: type, kind: str) -> List[_Field]:
         hints = self._hints(cls)
+        if _is_attrs(cls):
+            return self._attrs_fields(cls, hints)
         if kind == "dataclass":
             return self._dataclass_fields(cls, hints)
         if kind == "typeddict":
@@ -1323,6 +1371,32 @@ class _Compiler:
             factory = None if f.default_factory is dataclasses.MISSING else f.default_factory
             required = default is NODEFAULT and factory is None
             specs.append(_Field(f.name, hints.get(f.name, Any), default, factory, required, f.init))
+        return specs
+
+    def _attrs_fields(self, cls: type, hints: Dict[str, Any]) -> List[_Field]:
+        """An attrs class's attributes as fields: named by attribute (``_x``, not its ``__init__``
+        alias ``x``), typed by annotation (or ``attr.ib(type=...)``, else ``Any``), with their
+        defaults and ``Factory`` defaults; ``init=False`` ones are not on the wire."""
+        attr = sys.modules["attr"]
+        specs = []
+        for attribute in attr.fields(cls):
+            hint = hints.get(attribute.name, attribute.type)
+            hint = Any if hint is None else hint
+            default: Any = attribute.default
+            factory: Optional[Callable[[], Any]] = None
+            if isinstance(default, attr.Factory):
+                if default.takes_self:
+                    self._site = (f"field '{cls.__qualname__}.{attribute.name}'", hint)
+                    raise self.fail(
+                        hint,
+                        "a default Factory with takes_self=True is not supported (the value "
+                        "it makes depends on an instance that decoding has not made yet)",
+                    )
+                default, factory = NODEFAULT, default.factory
+            elif default is attr.NOTHING:
+                default = NODEFAULT
+            required = default is NODEFAULT and factory is None
+            specs.append(_Field(attribute.name, hint, default, factory, required, attribute.init))
         return specs
 
     @staticmethod
@@ -1361,11 +1435,15 @@ def _unhashable(nodes: List[Node], index: int, seen: Set[int]) -> Optional[str]:
     if kind == "dataclass":
         cls = data["cls"]
         if cls.__hash__ is None:
-            return f"{cls.__qualname__} (a dataclass with eq and without frozen or unsafe_hash)"
+            what = "an attrs class" if _is_attrs(cls) else "a dataclass"
+            return f"{cls.__qualname__} ({what} with eq and without frozen or unsafe_hash)"
         # A generated __hash__ hashes the fields that take part in it.
-        hashed = {
-            f.name for f in dataclasses.fields(cls) if (f.compare if f.hash is None else f.hash)
-        }
+        if _is_attrs(cls):
+            attributes = sys.modules["attr"].fields(cls)
+            hashed = {a.name for a in attributes if (a.eq if a.hash is None else a.hash)}
+        else:
+            fields = dataclasses.fields(cls)
+            hashed = {f.name for f in fields if (f.compare if f.hash is None else f.hash)}
         children = [f["type"] for f in data["fields"] if f["name"] in hashed]
     else:
         children = _children(kind, data)

@@ -239,7 +239,9 @@ fn build_record(kind: RecordKind, data: &Bound<'_, PyDict>) -> PyResult<Node> {
         .map(|(i, _)| i)
         .collect::<Vec<_>>();
     let wire_order = wire_fields.iter().map(|&i| (i, fields[i].node)).collect();
-    let user_setattr = kind == RecordKind::Dataclass && has_python_descriptor(&cls, &fields)?;
+    let before_fill = get_object(data, "before_fill")?;
+    let user_setattr = kind == RecordKind::Dataclass
+        && (before_fill.is_some() || has_python_descriptor(&cls, &fields)?);
     let names: Vec<Py<PyString>> = fields.iter().map(|f| f.name.clone_ref(py)).collect();
     let access = FieldAccess::for_class(kind, &cls, &names)?;
     Ok(Node::Record(RecordSpec {
@@ -250,6 +252,8 @@ fn build_record(kind: RecordKind, data: &Bound<'_, PyDict>) -> PyResult<Node> {
         cls: cls.unbind(),
         fields,
         post_init: get_bool(data, "post_init")?,
+        before_fill,
+        after_fill: get_object(data, "after_fill")?,
         user_setattr,
         frozen: get_bool(data, "frozen")?,
         slots: get_bool(data, "slots")?,

@@ -82,6 +82,8 @@ impl Plan {
                 }
                 Node::Record(spec) => {
                     visit.call(&spec.cls)?;
+                    visit.call(&spec.before_fill)?;
+                    visit.call(&spec.after_fill)?;
                     spec.access.traverse(visit)?;
                     for field in &spec.fields {
                         visit.call(&field.name)?;
@@ -574,9 +576,18 @@ pub struct RecordSpec {
     /// The class's `__module__` (pickles and Avro namespaces name classes by module).
     pub module: String,
     pub fields: Vec<Field>,
+    /// Whether a new instance's fields are followed by Python code: the dataclass's
+    /// `__post_init__`, or `after_fill`.
     pub post_init: bool,
-    /// Some field is set through a descriptor defined in Python (its `__set__` is Python
-    /// code), so setting fields runs user code (see `py::user_code`).
+    /// Called with a new instance before its fields are set (an attrs class's
+    /// `__attrs_pre_init__`).
+    pub before_fill: Option<Py<PyAny>>,
+    /// Called with a new instance once its fields are set, in place of `__post_init__` (an
+    /// attrs class's validators and `__attrs_post_init__`).
+    pub after_fill: Option<Py<PyAny>>,
+    /// Setting the fields runs user code (see `py::user_code`): some field is set through a
+    /// descriptor defined in Python (its `__set__` is Python code), or `before_fill` runs
+    /// first.
     pub user_setattr: bool,
     /// A frozen dataclass (always true for a namedtuple).
     pub frozen: bool,

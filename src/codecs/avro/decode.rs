@@ -571,6 +571,9 @@ impl<'a, 'p, 'py> Decoder<'a, 'p, 'py> {
         let py = self.ctx.py;
         let cls = spec.cls.bind(py).cast::<PyType>().map_err(PyErr::from)?;
         let instance = spec.access.new_instance(cls)?;
+        if spec.user_setattr {
+            crate::values::before_fill(spec, &instance)?;
+        }
         for &(target, op) in fields {
             match target {
                 Some(index) => {
@@ -591,9 +594,7 @@ impl<'a, 'p, 'py> Decoder<'a, 'p, 'py> {
         }
         self.depth -= 1;
         if spec.post_init {
-            py::user_code(py, || {
-                instance.call_method0(py::stdlib(py).post_init.bind(py))
-            })?;
+            crate::values::post_init(spec, &instance)?;
         }
         Ok(instance)
     }

@@ -762,7 +762,10 @@ impl<'f, 'p, 'o, 'py> Writer<'f, 'p, 'o, 'py> {
         if std::ptr::eq(plan, self.main) {
             return Ok(self.fmt.record(id).state);
         }
-        if spec.kind != RecordKind::Dataclass || !spec.slots {
+        if spec.kind != RecordKind::Dataclass
+            || !spec.slots
+            || spec.cls.bind(py).hasattr("__attrs_attrs__")?
+        {
             return Ok(StateForm::Dict);
         }
         let ours = py
