@@ -484,11 +484,22 @@ fn resolve_unions(plan: &mut Plan) {
         .map(|node| match node {
             Node::Union(spec) => {
                 let mut slots: [Option<NodeId>; 7] = [None; 7];
+                // A float variant takes ints only when no variant is an int (an int enum or
+                // literal as well as `int`), whichever comes first: `float | IntEnum` reads 1
+                // as the enum's member.
+                let mut float_ints = None;
                 for &variant in &spec.variants {
-                    for token in token_kinds(plan, &plan.nodes[variant]) {
+                    let node = &plan.nodes[variant];
+                    for token in token_kinds(plan, node) {
+                        if let (Token::Int, Node::Float(_)) = (token, node) {
+                            float_ints.get_or_insert(variant);
+                            continue;
+                        }
                         slots[token as usize].get_or_insert(variant);
                     }
                 }
+                let ints = &mut slots[Token::Int as usize];
+                *ints = ints.or(float_ints);
                 let mut records: Vec<(usize, NodeId)> = spec
                     .variants
                     .iter()

@@ -386,6 +386,12 @@ pub fn one_of<'a>(values: impl Iterator<Item = &'a LiteralValue>) -> String {
     text
 }
 
+impl LiteralValue {
+    pub fn is_int(&self) -> bool {
+        matches!(self, LiteralValue::Int(_))
+    }
+}
+
 impl std::fmt::Display for LiteralValue {
     /// As the value appears in JSON: strings quoted.
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {

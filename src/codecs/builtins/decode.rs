@@ -147,6 +147,22 @@ impl<'p, 'py> Decoder<'p, 'py, ObjectInput<'py>> {
         let node = self.ctx.plan.node(id);
         let text = value.cast::<PyString>().map_err(PyErr::from)?;
         match node {
+            // Only in lax mode: a str the union's variants may take as a number, `null` or a
+            // bool before its str variant does; that variant reads what none of them takes.
+            Node::Union(spec) => {
+                let bytes = py::str_utf8(text)?.as_bytes();
+                if let Some(value) = self.ctx.lax_union_text(spec, bytes)? {
+                    return Ok(value);
+                }
+                return match spec.str {
+                    Some(variant) => self.string(variant, value.clone()),
+                    None => Err(crate::values::union_mismatch(
+                        self.ctx.plan,
+                        spec,
+                        Token::Str,
+                    )),
+                };
+            }
             // The str itself, as JSON would make an equal one.
             Node::Any if text.is_exact_instance_of::<PyString>() => return Ok(value),
             Node::Str(spec)
@@ -214,7 +230,10 @@ impl<'p, 'py> Decoder<'p, 'py, ObjectInput<'py>> {
         let keep = self.reader.keep;
         let py = self.ctx.py;
         // The JSON form of each of these is a str, so a union picks its str variant.
-        let id = self.ctx.resolve(id, Token::Str).unwrap_or(id);
+        let id = match self.ctx.plan.node(id) {
+            Node::Union(spec) => spec.str.unwrap_or(id),
+            _ => id,
+        };
         let node = self.ctx.plan.node(id);
         let any = matches!(node, Node::Any);
         if let Ok(datetime) = value.cast::<PyDateTime>() {

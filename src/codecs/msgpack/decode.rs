@@ -250,11 +250,42 @@ impl<'a, 'p, 'py> Decoder<'p, 'py, MsgpackInput<'a, '_>> {
     fn string(&mut self, id: NodeId, bytes: &[u8]) -> Result<Obj<'py>> {
         let ascii = check_utf8(bytes)?;
         let id = self.ctx.resolve(id, Token::Str)?;
-        if let Node::Bytes(_) = self.ctx.plan.node(id) {
+        match self.ctx.plan.node(id) {
             // A peer that writes bytes as str (old msgpack spec): its raw UTF-8 bytes.
-            return self.bin(id, bytes);
+            Node::Bytes(_) => return self.bin(id, bytes),
+            // Only in lax mode: a str the union's variants may take as a number, `null` or a
+            // bool before its str variant does.
+            Node::Union(spec) => return self.lax_union_string(id, spec, bytes, ascii),
+            _ => {}
         }
         self.ctx.string(id, bytes, ascii)
+    }
+
+    /// Lax mode: a str for a union whose str variant is no plain `str` (see
+    /// [`Decoding::lax_union_text`]); the str variant reads what no other variant takes.
+    #[cold]
+    #[inline(never)]
+    fn lax_union_string(
+        &mut self,
+        id: NodeId,
+        spec: &crate::plan::UnionSpec,
+        bytes: &[u8],
+        ascii: bool,
+    ) -> Result<Obj<'py>> {
+        if let Some(value) = self.ctx.lax_union_text(spec, bytes)? {
+            return Ok(value);
+        }
+        match spec.str {
+            Some(variant) if matches!(self.ctx.plan.node(variant), Node::Bytes(_)) => {
+                self.bin(id, bytes)
+            }
+            Some(variant) => self.ctx.string(variant, bytes, ascii),
+            None => Err(crate::values::union_mismatch(
+                self.ctx.plan,
+                spec,
+                Token::Str,
+            )),
+        }
     }
 
     fn bin(&mut self, id: NodeId, data: &[u8]) -> Result<Obj<'py>> {
