@@ -256,18 +256,24 @@ impl Codec {
     /// A value of the codec's type from its JSON form given as Python objects (as
     /// `json.loads` returns them), with `decode_one`'s validation, errors and paths; values of
     /// the `builtin_types` are also accepted as themselves. JSON codecs only.
-    #[pyo3(signature = (data, /, *, builtin_types = None))]
+    /// With `from_attributes`, a record (dataclass or attrs class) may also be given as any
+    /// object whose attributes hold its fields (an ORM row, a `SimpleNamespace`), at any depth.
+    #[pyo3(signature = (data, /, *, builtin_types = None, from_attributes = false))]
     #[allow(clippy::wrong_self_convention)] // the Python method's name
     fn from_builtins<'py>(
         &self,
         data: &Bound<'py, PyAny>,
         builtin_types: Option<&Bound<'py, PyAny>>,
+        from_attributes: bool,
     ) -> PyResult<Bound<'py, PyAny>> {
         self.json_form("from_builtins")?;
         let py = data.py();
-        let keep = codecs::builtins::Keep::from_option(builtin_types)?;
+        let keep = match builtin_types {
+            None if from_attributes => codecs::builtins::Keep::every(),
+            types => codecs::builtins::Keep::from_option(types)?,
+        };
         let _pause = GcPause::new(py);
-        codecs::builtins::from_builtins(py, &self.plan, self.strict, data, keep)
+        codecs::builtins::from_builtins(py, &self.plan, self.strict, data, keep, from_attributes)
             .map_err(|e| e.into_pyerr(py, ErrorKind::Validation))
     }
 

@@ -438,7 +438,8 @@ fn nearest_record(spec: &UnionSpec, value: &Obj<'_>) -> Option<NodeId> {
         .find_map(|cls| spec.record_of_class(cls.as_ptr() as usize))
 }
 
-fn accepts(plan: &Plan, node: &Node, value: &Obj<'_>) -> bool {
+/// Whether `value` is of the type `node` encodes (an encoder would take it).
+pub(crate) fn accepts(plan: &Plan, node: &Node, value: &Obj<'_>) -> bool {
     let is_int = || value.is_instance_of::<PyInt>() && !value.is_instance_of::<PyBool>();
     match node {
         Node::Any => true,

@@ -255,19 +255,34 @@ def from_builtins(
     type: builtins.type[T],
     *,
     builtin_types: Optional[Iterable[Any]] = ...,
+    from_attributes: bool = ...,
     **options: Any,
 ) -> T: ...
 @overload
 def from_builtins(
-    data: Any, type: Any, *, builtin_types: Optional[Iterable[Any]] = ..., **options: Any
+    data: Any,
+    type: Any,
+    *,
+    builtin_types: Optional[Iterable[Any]] = ...,
+    from_attributes: bool = ...,
+    **options: Any,
 ) -> Any: ...
 def from_builtins(
-    data: Any, type: Any, *, builtin_types: Optional[Iterable[Any]] = None, **options: Any
+    data: Any,
+    type: Any,
+    *,
+    builtin_types: Optional[Iterable[Any]] = None,
+    from_attributes: bool = False,
+    **options: Any,
 ) -> Any:
     """A value of ``type`` from its JSON form given as Python objects (as ``json.loads``
     returns them), validated as ``decode_one`` validates JSON, with the same errors and paths.
-    Values of the types in ``builtin_types`` are also accepted as themselves."""
-    return codec_for(type, "json", options).from_builtins(data, builtin_types=builtin_types)
+    Values of the types in ``builtin_types`` are also accepted as themselves; with
+    ``from_attributes``, a record as any object whose attributes hold its fields."""
+    codec = codec_for(type, "json", options)
+    if from_attributes:
+        return codec.from_builtins(data, builtin_types=builtin_types, from_attributes=True)
+    return codec.from_builtins(data, builtin_types=builtin_types)
 
 
 _schema_cache: dict[Hashable, tuple[dict[str, Any], list[Any]]] = {}

@@ -16,7 +16,7 @@ use super::Keep;
 use crate::codecs::decoder::{big_int_tag, find_tag, not_a_tag, Decoder, TagRef, WireReader};
 use crate::codecs::json::decode::dict_key;
 use crate::errors::{Error, Result};
-use crate::plan::{Field, Node, NodeId, TaggedUnionSpec};
+use crate::plan::{Field, Node, NodeId, RecordKind, RecordSpec, TaggedUnionSpec};
 use crate::py::{self, temporal, Obj};
 use crate::shape;
 use crate::values::{check_tz, nested, Token};
@@ -30,6 +30,8 @@ pub struct ObjectInput<'py> {
     /// The key `next_key` returned last (its text is borrowed from it).
     key: Option<Obj<'py>>,
     keep: Keep,
+    /// Whether a record may come as any object, its fields read from its attributes.
+    from_attributes: bool,
     /// Values the decoder asked the position of (`offset`), to go back to them (`rewind`).
     marks: RefCell<Vec<Option<Obj<'py>>>>,
     /// The dict position (as `PyDict_Next` counts) where the direct walk last found a tagged
@@ -38,11 +40,12 @@ pub struct ObjectInput<'py> {
 }
 
 impl<'py> ObjectInput<'py> {
-    pub fn new(root: Obj<'py>, keep: Keep) -> Self {
+    pub fn new(root: Obj<'py>, keep: Keep, from_attributes: bool) -> Self {
         ObjectInput {
             next: Some(root),
             key: None,
             keep,
+            from_attributes,
             marks: RefCell::new(Vec::new()),
             tag_hint: 0,
         }
@@ -123,6 +126,22 @@ fn not_an_object_key(key: &Obj<'_>) -> Error {
         "expected a str object key, got {}",
         shape::type_name(key)
     ))
+}
+
+/// The attribute `name` of `value` (user code: a property or `__getattr__` may run), `None`
+/// when the object has none (an `AttributeError`); any other exception is the decode's error,
+/// at the field (`wire_name`).
+fn attribute<'py>(
+    value: &Obj<'py>,
+    name: &Bound<'py, PyString>,
+    wire_name: &str,
+) -> Result<Option<Obj<'py>>> {
+    let py = value.py();
+    match py::user_code(py, || value.getattr(name)) {
+        Ok(found) => Ok(Some(found)),
+        Err(err) if err.is_instance_of::<pyo3::exceptions::PyAttributeError>(py) => Ok(None),
+        Err(err) => Err(Error::from(err).at_field(wire_name)),
+    }
 }
 
 #[cold]
@@ -302,7 +321,70 @@ impl<'p, 'py> Decoder<'p, 'py, ObjectInput<'py>> {
                 }
             }
         }
-        Err(unsupported(self.ctx.plan.node(id), &value))
+        let node = self.ctx.plan.node(id);
+        if shape::accepts(self.ctx.plan, node, &value) {
+            // The right type, not taken as itself: a hint rather than "expected date, got date".
+            return Err(Error::validation(format!(
+                "expected {} as its JSON form, got a {} object (builtin_types takes it as itself)",
+                node.describe(),
+                shape::type_name(&value)
+            )));
+        }
+        Err(unsupported(node, &value))
+    }
+
+    /// `from_attributes`: an object given for a record (or a tagged union of records), as the
+    /// dict of its fields read from its attributes, keyed by wire name, which the decoder then
+    /// reads as it reads a dict; `None` for any other node. Each field is the attribute of its
+    /// name, else (when `rename` or `Meta(name=)` gave it another) of its wire name; one the
+    /// object lacks (an `AttributeError`) is left out, for its default or the missing-field
+    /// error.
+    fn attributes(&mut self, id: NodeId, value: &Obj<'py>) -> Result<Option<Bound<'py, PyDict>>> {
+        let plan = self.ctx.plan;
+        let Ok(target) = self.ctx.resolve(id, Token::Object) else {
+            return Ok(None);
+        };
+        let records: Vec<&RecordSpec> = match plan.node(target) {
+            Node::Record(spec) if spec.kind == RecordKind::Dataclass && !spec.array_like => {
+                vec![spec]
+            }
+            Node::TaggedUnion(spec) if spec.tags.first().is_some_and(|(_, variant)| {
+                matches!(plan.node(*variant), Node::Record(record) if !record.array_like)
+            }) =>
+            {
+                spec.tags
+                    .iter()
+                    .filter_map(|(_, variant)| match plan.node(*variant) {
+                        Node::Record(record) => Some(record),
+                        _ => None,
+                    })
+                    .collect()
+            }
+            _ => return Ok(None),
+        };
+        let py = self.ctx.py;
+        let fields = PyDict::new(py);
+        for record in records {
+            for &index in &record.wire_fields {
+                let field = &record.fields[index];
+                let wire_key = field.wire_key.bind(py);
+                if fields.contains(wire_key)? {
+                    continue;
+                }
+                let name = field.name.bind(py);
+                let found = match attribute(value, name, &field.wire_name)? {
+                    Some(found) => Some(found),
+                    None if field.wire_name != name.to_str()? => {
+                        attribute(value, wire_key, &field.wire_name)?
+                    }
+                    None => None,
+                };
+                if let Some(found) = found {
+                    fields.set_item(wire_key, found)?;
+                }
+            }
+        }
+        Ok(Some(fields))
     }
 
     /// A dict as a `Dict` or `Any` node: keys are str (read as JSON reads object keys) or, as
@@ -393,6 +475,11 @@ impl<'p, 'py> WireReader<'p, 'py> for Decoder<'p, 'py, ObjectInput<'py>> {
             Ok(tuple) => return nested(self.depth, || self.array(id, Cursor::tuple(tuple))),
             Err(err) => err.into_inner(),
         };
+        if self.reader.from_attributes {
+            if let Some(fields) = self.attributes(id, &value)? {
+                return nested(self.depth, || self.map(id, Cursor::dict(fields)));
+            }
+        }
         self.kept(id, value)
     }
 
