@@ -12,6 +12,7 @@ use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyByteArray, PyBytes, PyDict, PyMemoryView, PyString, PyTuple};
 use pyo3::{PyTraverseError, PyVisit};
 
+use crate::codecs::decoder::Collected;
 use crate::codecs::{self, OpenArgs, WireFormat};
 use crate::errors::{Error, ErrorKind};
 use crate::plan::{build_plan, Plan};
@@ -28,6 +29,9 @@ pub struct Codec {
     pub(crate) format: &'static str,
     pub(crate) wire: Arc<dyn WireFormat>,
     pub(crate) strict: bool,
+    /// `errors="all"`: a decode that fails on a validation error decodes the input again,
+    /// recording every one (nothing else changes, and nothing at all until a decode fails).
+    all_errors: bool,
     /// Owns `plan` and `wire` for the garbage collector: they may be shared with other codecs
     /// (see `Compiled`), so this codec reports the one object that holds them, not their
     /// contents, which would be counted once per codec.
@@ -83,7 +87,7 @@ impl Codec {
     #[new]
     #[pyo3(signature = (r#type, format = "json", *, rename = None, omit_defaults = false,
                         forbid_unknown_fields = false, strict = true, array_like = false,
-                        extensions = None, **format_options))]
+                        extensions = None, errors = "first", **format_options))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -95,8 +99,18 @@ impl Codec {
         strict: bool,
         array_like: bool,
         extensions: Option<Bound<'_, PyAny>>,
+        errors: &str,
         format_options: Option<Bound<'_, PyDict>>,
     ) -> PyResult<Self> {
+        let all_errors = match errors {
+            "first" => false,
+            "all" => true,
+            other => {
+                return Err(pyo3::exceptions::PyValueError::new_err(format!(
+                    "errors must be \"first\" or \"all\", not {other:?}"
+                )))
+            }
+        };
         let options = PyDict::new(py);
         options.set_item("rename", rename.as_ref())?;
         options.set_item("omit_defaults", omit_defaults)?;
@@ -107,6 +121,7 @@ impl Codec {
         let compile_options = options.copy()?;
         compile_options.set_item("format", format)?;
         options.set_item("strict", strict)?;
+        options.set_item("errors", errors)?;
         let format_options = format_options.unwrap_or_else(|| PyDict::new(py));
         options.update(format_options.as_mapping())?;
         let format = codecs::FORMAT_NAMES
@@ -151,6 +166,7 @@ impl Codec {
             format,
             wire: shared.wire.clone(),
             strict,
+            all_errors,
             compiled: compiled.clone().unbind(),
             target: r#type.unbind(),
             options: options.unbind(),
@@ -274,7 +290,18 @@ impl Codec {
         };
         let _pause = GcPause::new(py);
         codecs::builtins::from_builtins(py, &self.plan, self.strict, data, keep, from_attributes)
-            .map_err(|e| e.into_pyerr(py, ErrorKind::Validation))
+            .or_else(|error| {
+                self.decode_failed(py, error, || {
+                    Some(codecs::builtins::collect(
+                        py,
+                        &self.plan,
+                        self.strict,
+                        data,
+                        keep,
+                        from_attributes,
+                    ))
+                })
+            })
     }
 
     /// Encodes one value.
@@ -376,7 +403,14 @@ impl Codec {
         let _pause = GcPause::for_input(py, input.len());
         self.wire
             .decode_one(py, &self.plan, self.strict, &input, writer_schema)
-            .map_err(|e: Error| e.into_pyerr(py, ErrorKind::Validation))
+            .or_else(|error| {
+                // A resolved Avro datum has no second pass: its first error is the one.
+                let collect = || match writer_schema {
+                    None => self.wire.collect_one(py, &self.plan, self.strict, &input),
+                    Some(_) => None,
+                };
+                self.decode_failed(py, error, collect)
+            })
     }
 
     /// Decodes a message written by `encode_many` into a list.
@@ -457,6 +491,7 @@ impl Codec {
         for (key, value) in self.options.bind(py).iter() {
             let default = match key.extract::<&str>()? {
                 "strict" => value.is_truthy()?,
+                "errors" => value.extract::<&str>()? == "first",
                 "rename" | "extensions" => value.is_none(),
                 "omit_defaults" | "forbid_unknown_fields" | "array_like" => !value.is_truthy()?,
                 _ => false,
@@ -512,7 +547,11 @@ impl Codec {
         let _pause = GcPause::for_input(py, input.len());
         self.wire
             .decode_one(py, &self.plan, self.strict, input, None)
-            .map_err(|e: Error| e.into_pyerr(py, ErrorKind::Validation))
+            .or_else(|error| {
+                self.decode_failed(py, error, || {
+                    self.wire.collect_one(py, &self.plan, self.strict, input)
+                })
+            })
     }
 
     /// `decode_many` on input bytes.
@@ -524,7 +563,37 @@ impl Codec {
         let _pause = GcPause::new(py);
         self.wire
             .decode_many(py, &self.plan, self.strict, input)
-            .map_err(|e: Error| e.into_pyerr(py, ErrorKind::Validation))
+            .or_else(|error| {
+                self.decode_failed(py, error, || {
+                    self.wire.collect_many(py, &self.plan, self.strict, input)
+                })
+            })
+    }
+
+    /// The exception of a failed decode: `error` itself, or with `errors="all"` and a
+    /// validation error, every validation error of the input, which `collect` finds by
+    /// decoding it again (the value, should the second pass succeed: user code may answer
+    /// differently the second time). Only ever reached once a decode has failed, so a codec
+    /// that decodes pays nothing for the option.
+    #[cold]
+    #[inline(never)]
+    fn decode_failed<'py>(
+        &self,
+        py: Python<'py>,
+        error: Error,
+        collect: impl FnOnce() -> Option<Result<Collected<'py>, Error>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        if !self.all_errors || !error.is_recorded(py) {
+            return Err(error.into_pyerr(py, ErrorKind::Validation));
+        }
+        match collect() {
+            None => Err(error.into_pyerr(py, ErrorKind::Validation)),
+            Some(Ok(Collected::Value(value))) => Ok(value),
+            Some(Ok(Collected::Errors(errors))) => {
+                Err(crate::errors::collected_to_pyerr(py, errors))
+            }
+            Some(Err(fatal)) => Err(fatal.into_pyerr(py, ErrorKind::Validation)),
+        }
     }
 }
 

@@ -1022,6 +1022,18 @@ impl<'py> RecordBuilder<'py> {
         Ok(instance)
     }
 
+    /// The required fields (on the wire, without a default) no value was set for:
+    /// `errors="all"` reports each of them.
+    pub fn missing<'s>(&'s mut self, spec: &'s RecordSpec) -> impl Iterator<Item = &'s Field> {
+        self.values()
+            .iter()
+            .zip(&spec.fields)
+            .filter(|(slot, field)| {
+                slot.is_none() && field.on_wire && matches!(field.default, FieldDefault::Required)
+            })
+            .map(|(_, field)| field)
+    }
+
     /// Fills the fields the input left out with their defaults, or reports one missing.
     #[inline(never)]
     fn defaults(py: Python<'py>, values: &mut [Option<Obj<'py>>], spec: &RecordSpec) -> Result<()> {
@@ -1044,12 +1056,7 @@ impl<'py> RecordBuilder<'py> {
             FieldDefault::Absent => {}
             // `init=False` without a default: `__post_init__` is expected to set it.
             FieldDefault::Required if !field.on_wire => {}
-            FieldDefault::Required => {
-                return Err(Error::validation(format!(
-                    "object missing required field `{}`",
-                    field.wire_name
-                )))
-            }
+            FieldDefault::Required => return Err(missing_field(&field.wire_name)),
         }
         Ok(())
     }
@@ -1123,6 +1130,12 @@ pub fn before_fill(spec: &RecordSpec, instance: &Obj<'_>) -> Result<()> {
         py::user_code(py, || before.bind(py).call1((instance,)))?;
     }
     Ok(())
+}
+
+/// The error for a required field the input lacks (at the record).
+#[cold]
+pub fn missing_field(wire_name: &str) -> Error {
+    Error::validation(format!("object missing required field `{wire_name}`"))
 }
 
 /// Unknown keys: skipped, or refused when the record forbids them.

@@ -36,7 +36,8 @@ Node = Tuple[str, Dict[str, Any]]
 # The options the schema follows (``strict`` widens what it accepts as the lax decoder does); a
 # JSON codec has no format options.
 _PLAN_OPTIONS = ("rename", "omit_defaults", "forbid_unknown_fields", "array_like", "extensions")
-_KNOWN_OPTIONS = frozenset(_PLAN_OPTIONS + ("strict",))
+# ``errors`` says how a failed decode is reported: it changes nothing the schema says.
+_KNOWN_OPTIONS = frozenset(_PLAN_OPTIONS + ("strict", "errors"))
 
 # Date and time text the encoder writes that RFC 3339 (the "date-time" and "time" formats) has no
 # form for: no UTC offset (naive values) or an offset with seconds (Python's isoformat form).

@@ -13,9 +13,11 @@ use pyo3::types::{
 };
 
 use super::Keep;
-use crate::codecs::decoder::{big_int_tag, find_tag, not_a_tag, Decoder, TagRef, WireReader};
+use crate::codecs::decoder::{
+    big_int_tag, find_tag, not_a_tag, Decoder, Errors, TagRef, WireReader,
+};
 use crate::codecs::json::decode::dict_key;
-use crate::errors::{Error, Result};
+use crate::errors::{Error, PathSegment, Result};
 use crate::plan::{Field, Node, NodeId, RecordKind, RecordSpec, TaggedUnionSpec};
 use crate::py::{self, temporal, Obj};
 use crate::shape;
@@ -153,7 +155,7 @@ fn unsupported(node: &Node, value: &Obj<'_>) -> Error {
     ))
 }
 
-impl<'p, 'py> Decoder<'p, 'py, ObjectInput<'py>> {
+impl<'p, 'py, E: Errors> Decoder<'p, 'py, ObjectInput<'py>, E> {
     fn take_next(&mut self) -> Result<Obj<'py>> {
         self.reader
             .next
@@ -403,33 +405,55 @@ impl<'p, 'py> Decoder<'p, 'py, ObjectInput<'py>> {
         };
         let py = self.ctx.py;
         let dict = PyDict::new(py);
+        let mark = self.errors.count();
         let mut position = 0;
         while let Some((key, value)) = py::next_entry(&input, &mut position) {
-            let key_object = match key.cast::<PyString>() {
+            let read = match key.cast::<PyString>() {
                 Ok(text) => {
                     let text = py::str_utf8(text)?;
                     dict_key(&self.ctx, key_node, text.as_bytes(), text.is_ascii())
-                        .map_err(|e| e.at_key(text))?
+                        .map_err(|e| e.at_key(text))
                 }
                 Err(_) => {
                     let shown = key.str().map(|s| s.to_string()).unwrap_or_default();
-                    self.reader.next = Some(key);
-                    self.value(key_node).map_err(|e| e.at_key(&shown))?
+                    self.reader.next = Some(key.clone());
+                    self.value(key_node).map_err(|e| e.at_key(&shown))
                 }
             };
+            let key_object = match read {
+                Ok(key_object) => key_object,
+                Err(mut e) if E::ALL && e.is_recorded(py) => {
+                    // Recorded at the key, the key its input; its value is not read.
+                    e.set_input(key.unbind());
+                    self.errors.record(e);
+                    continue;
+                }
+                Err(e) => return Err(e),
+            };
             self.reader.next = Some(value);
-            let value = self.value(value_node).map_err(|e| {
-                let shown = key_object.str().map(|s| s.to_string()).unwrap_or_default();
-                e.at_key(&shown)
-            })?;
+            let (start, before) = (self.value_start(), self.errors.count());
+            let value = match self.value(value_node) {
+                Ok(value) => value,
+                Err(e) => {
+                    let shown = key_object.str().map(|s| s.to_string()).unwrap_or_default();
+                    if E::ALL {
+                        self.keep_going(e, before, start, PathSegment::key(&shown))?;
+                        continue;
+                    }
+                    return Err(e.at_key(&shown));
+                }
+            };
             dict.set_item(key_object, value)?;
+        }
+        if let Some(failed) = self.failed_since(mark) {
+            return Err(failed);
         }
         self.ctx.check_length(dict_node, dict.len())?;
         Ok(dict.into_any())
     }
 }
 
-impl<'p, 'py> WireReader<'p, 'py> for Decoder<'p, 'py, ObjectInput<'py>> {
+impl<'p, 'py, E: Errors> WireReader<'p, 'py> for Decoder<'p, 'py, ObjectInput<'py>, E> {
     const NAME: &'static str = "input";
     type Left = Cursor<'py>;
 
@@ -639,6 +663,14 @@ impl<'p, 'py> WireReader<'p, 'py> for Decoder<'p, 'py, ObjectInput<'py>> {
 
     fn rewind(&mut self, offset: usize) {
         self.reader.next = self.reader.marks.borrow().get(offset).cloned().flatten();
+    }
+
+    /// The object itself (read as `Any`, an object of a kept type or one read by its
+    /// attributes would be refused): nothing is left to move past.
+    fn failed_value(&mut self, start: usize, _any: NodeId) -> Result<Obj<'py>> {
+        self.reader.next = None;
+        let marked = self.reader.marks.borrow().get(start).cloned().flatten();
+        Ok(marked.unwrap_or_else(|| self.ctx.py.None().into_bound(self.ctx.py)))
     }
 
     fn location(&self) -> String {

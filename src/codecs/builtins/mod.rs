@@ -141,3 +141,16 @@ pub fn from_builtins<'py>(
     let input = decode::ObjectInput::new(data.clone(), keep, from_attributes);
     super::decoder::Decoder::new(py, plan, strict, input).decode_one()
 }
+
+/// `errors="all"`: [`from_builtins`] again, recording every validation error.
+pub fn collect<'py>(
+    py: Python<'py>,
+    plan: &Plan,
+    strict: bool,
+    data: &Obj<'py>,
+    keep: Keep,
+    from_attributes: bool,
+) -> Result<super::decoder::Collected<'py>> {
+    let input = decode::ObjectInput::new(data.clone(), keep, from_attributes);
+    super::decoder::Decoder::collecting(py, plan, strict, input).collect_one()
+}

@@ -7,8 +7,8 @@ use pyo3::prelude::*;
 
 use super::read::{Number, Reader, SyntaxError, ValueKind};
 use super::TagEntries;
-use crate::codecs::decoder::{find_tag, Decoder, TagRef, WireReader};
-use crate::errors::{Error, Result};
+use crate::codecs::decoder::{find_tag, Decoder, Errors, TagRef, WireReader};
+use crate::errors::{Error, PathSegment, Result};
 use crate::plan::{
     Field, FloatBounds, IntBounds, LiteralValue, Node, NodeId, Plan, TaggedUnionSpec, TzRule,
 };
@@ -283,7 +283,7 @@ fn canonical_utc(s: &[u8]) -> Option<text::temporal::DateTime> {
     text::temporal::canonical_utc(s)
 }
 
-impl<'p, 'py> Decoder<'p, 'py, JsonInput<'_, '_>> {
+impl<'p, 'py, E: Errors> Decoder<'p, 'py, JsonInput<'_, '_>, E> {
     #[cfg_attr(target_os = "linux", link_section = ".text.hot.polycodec.2json")]
     fn string(&mut self, id: NodeId) -> Result<Obj<'py>> {
         let id = self.ctx.resolve(id, Token::Str)?;
@@ -585,7 +585,7 @@ pub fn dict_key<'py>(
     })
 }
 
-impl<'p, 'py, 'k> WireReader<'p, 'py> for Decoder<'p, 'py, JsonInput<'_, 'k>> {
+impl<'p, 'py, 'k, E: Errors> WireReader<'p, 'py> for Decoder<'p, 'py, JsonInput<'_, 'k>, E> {
     const NAME: &'static str = "JSON";
     /// Whether the first item or member is next.
     type Left = bool;
@@ -763,19 +763,41 @@ impl<'p, 'py, 'k> WireReader<'p, 'py> for Decoder<'p, 'py, JsonInput<'_, 'k>> {
         self.reader.begin_object().map_err(syntax)?;
         let py = self.ctx.py;
         let dict = crate::py::new_dict(py)?;
+        let mark = self.errors.count();
         let mut first = true;
         loop {
             let key = self.reader.next_key(first).map_err(syntax)?;
             first = false;
             let Some(key) = key else { break };
-            let key_object = dict_key(&self.ctx, key_node, key.bytes, key.ascii)
-                .map_err(|e| e.at_key(key.text()))?;
-            let value = self.value(value_node).map_err(|e| {
-                let shown = key_object.str().map(|s| s.to_string()).unwrap_or_default();
-                e.at_key(&shown)
-            })?;
+            let key_object = match dict_key(&self.ctx, key_node, key.bytes, key.ascii) {
+                Ok(key_object) => key_object,
+                Err(e) if E::ALL => {
+                    // Recorded at the key, the key its input; its value is skipped.
+                    let mut e = e.at_key(key.text());
+                    e.set_input(crate::py::new_str(py, key.bytes, key.ascii)?.unbind());
+                    self.errors.record(e);
+                    self.skip()?;
+                    continue;
+                }
+                Err(e) => return Err(e.at_key(key.text())),
+            };
+            let (start, before) = (self.value_start(), self.errors.count());
+            let value = match self.value(value_node) {
+                Ok(value) => value,
+                Err(e) => {
+                    let shown = key_object.str().map(|s| s.to_string()).unwrap_or_default();
+                    if E::ALL {
+                        self.keep_going(e, before, start, PathSegment::key(&shown))?;
+                        continue;
+                    }
+                    return Err(e.at_key(&shown));
+                }
+            };
             self.ctx
                 .store_entry(&dict, key_node, value_node, key_object, value)?;
+        }
+        if let Some(failed) = self.failed_since(mark) {
+            return Err(failed);
         }
         self.ctx.check_length(dict_node, dict.len())?;
         Ok(dict.into_any())

@@ -8,9 +8,11 @@ use pyo3::types::PyBool;
 
 use super::epoch;
 use super::read::{self, Head, ReadError, Reader};
-use crate::codecs::decoder::{big_int_tag, find_tag, not_a_tag, Decoder, TagRef, WireReader};
+use crate::codecs::decoder::{
+    big_int_tag, find_tag, not_a_tag, Decoder, Errors, TagRef, WireReader,
+};
 use crate::codecs::encoder::NameTable;
-use crate::errors::{Error, Result};
+use crate::errors::{Error, PathSegment, Result};
 use crate::plan::{Field, FloatBounds, IntBounds, Node, NodeId, Plan, TaggedUnionSpec, TzRule};
 use crate::py::{self, temporal, Obj};
 use crate::values::{nested, Token, MAX_DEPTH};
@@ -156,7 +158,7 @@ fn expected(what: &str, got: &str) -> Error {
     Error::validation(format!("expected {what}, got {got}"))
 }
 
-impl<'a, 'p, 'py> Decoder<'p, 'py, MsgpackInput<'a, '_>> {
+impl<'a, 'p, 'py, E: Errors> Decoder<'p, 'py, MsgpackInput<'a, '_>, E> {
     #[inline(always)]
     fn head(&mut self, id: NodeId, head: Head<'a>) -> Result<Obj<'py>> {
         if let Some(value) = self.plain(id, &head) {
@@ -389,7 +391,7 @@ impl<'a, 'p, 'py> Decoder<'p, 'py, MsgpackInput<'a, '_>> {
     }
 }
 
-impl<'p, 'py, 'k> WireReader<'p, 'py> for Decoder<'p, 'py, MsgpackInput<'_, 'k>> {
+impl<'p, 'py, 'k, E: Errors> WireReader<'p, 'py> for Decoder<'p, 'py, MsgpackInput<'_, 'k>, E> {
     const NAME: &'static str = "MessagePack";
     /// The array items or map entries left to read.
     type Left = usize;
@@ -482,19 +484,44 @@ impl<'p, 'py, 'k> WireReader<'p, 'py> for Decoder<'p, 'py, MsgpackInput<'_, 'k>>
         dict_node: NodeId,
         count: usize,
     ) -> Result<Obj<'py>> {
-        self.ctx.check_length(dict_node, count)?;
+        // Collecting, the entries are read first (their errors are worth reporting too).
+        if !E::ALL {
+            self.ctx.check_length(dict_node, count)?;
+        }
         let dict = py::new_dict(self.ctx.py)?;
+        let mark = self.errors.count();
         for _ in 0..count {
-            let key = self.dict_key(key_node)?;
-            let value = self.value(value_node).map_err(|e| {
-                let shown = key.str().map(|s| s.to_string()).unwrap_or_default();
-                e.at_key(&shown)
-            })?;
+            let (start, before) = (self.value_start(), self.errors.count());
+            let key = match self.dict_key(key_node) {
+                Ok(key) => key,
+                Err(e) if E::ALL => {
+                    // Recorded at the dict, the key its input; its value is skipped.
+                    self.keep_going(e, before, start, None)?;
+                    self.skip()?;
+                    continue;
+                }
+                Err(e) => return Err(e),
+            };
+            let (start, before) = (self.value_start(), self.errors.count());
+            let value = match self.value(value_node) {
+                Ok(value) => value,
+                Err(e) => {
+                    let shown = key.str().map(|s| s.to_string()).unwrap_or_default();
+                    if E::ALL {
+                        self.keep_going(e, before, start, PathSegment::key(&shown))?;
+                        continue;
+                    }
+                    return Err(e.at_key(&shown));
+                }
+            };
             self.ctx
                 .store_entry(&dict, key_node, value_node, key, value)?;
         }
+        if let Some(failed) = self.failed_since(mark) {
+            return Err(failed);
+        }
         // Duplicate keys collapse (the last one wins), so check again what the dict holds.
-        if dict.len() != count {
+        if dict.len() != count || E::ALL {
             self.ctx.check_length(dict_node, dict.len())?;
         }
         Ok(dict.into_any())

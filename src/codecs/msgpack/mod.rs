@@ -117,6 +117,30 @@ impl WireFormat for MessagePack {
         true
     }
 
+    fn collect_one<'py>(
+        &self,
+        py: Python<'py>,
+        plan: &Plan,
+        strict: bool,
+        input: &[u8],
+    ) -> Option<Result<super::decoder::Collected<'py>>> {
+        let reader = MsgpackInput::new(input, &self.names, &self.plain);
+        let result = Decoder::collecting(py, plan, strict, reader).collect_one();
+        Some(result.map_err(|error| malformed_first(input, error)))
+    }
+
+    fn collect_many<'py>(
+        &self,
+        py: Python<'py>,
+        plan: &Plan,
+        strict: bool,
+        input: &[u8],
+    ) -> Option<Result<super::decoder::Collected<'py>>> {
+        let reader = MsgpackInput::new(input, &self.names, &self.plain);
+        let result = Decoder::collecting(py, plan, strict, reader).collect_many();
+        Some(result.map_err(|error| malformed_first(input, error)))
+    }
+
     #[cfg_attr(target_os = "linux", link_section = ".text.hot.polycodec.1entry")]
     fn decode_one<'py>(
         &self,
