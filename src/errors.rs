@@ -393,7 +393,7 @@ impl Error {
         };
         let details = match kind {
             ErrorKind::Encode => None,
-            _ => match details(py, code, &message, self.input.take()) {
+            _ => match details(py, code, &message, &loc, self.input.take()) {
                 Ok(details) => Some(details),
                 Err(err) => return err,
             },
@@ -411,21 +411,54 @@ impl Error {
     }
 }
 
-/// The keyword arguments that give a `DecodeError` its code, its message without the path and
-/// the input that failed (when known).
+/// The keyword arguments of a `DecodeError`: its code, and its `errors()` entry.
 fn details<'py>(
     py: Python<'py>,
     code: &str,
     message: &str,
+    loc: &Bound<'py, PyTuple>,
     input: Option<Py<PyAny>>,
 ) -> PyResult<Bound<'py, pyo3::types::PyDict>> {
     let kwargs = pyo3::types::PyDict::new(py);
     kwargs.set_item("code", code)?;
-    kwargs.set_item("msg", message)?;
-    if let Some(input) = input {
-        kwargs.set_item("input", input)?;
-    }
+    let entries = pyo3::types::PyList::empty(py);
+    entries.append(error_entry(py, code, message, loc, input)?)?;
+    kwargs.set_item("errors", entries)?;
     Ok(kwargs)
+}
+
+/// One `errors()` entry, with pydantic's keys in its order: `type` (the code), `loc`, `msg`
+/// (the message without its path) and, where known, `input`. As in pydantic, the `loc` of a
+/// missing field or an unknown one ends with that field's name (the exception's own `path`
+/// and `loc` point at the record, whose message names the field).
+fn error_entry<'py>(
+    py: Python<'py>,
+    code: &str,
+    message: &str,
+    loc: &Bound<'py, PyTuple>,
+    input: Option<Py<PyAny>>,
+) -> PyResult<Bound<'py, pyo3::types::PyDict>> {
+    let named = match code {
+        "missing" | "extra_forbidden" => message
+            .split_once('`')
+            .and_then(|(_, rest)| rest.strip_suffix('`')),
+        _ => None,
+    };
+    let entry = pyo3::types::PyDict::new(py);
+    entry.set_item("type", code)?;
+    match named {
+        Some(name) => {
+            let mut steps: Vec<Bound<'py, PyAny>> = loc.iter().collect();
+            steps.push(name.into_pyobject(py)?.into_any());
+            entry.set_item("loc", PyTuple::new(py, steps)?)?;
+        }
+        None => entry.set_item("loc", loc)?,
+    }
+    entry.set_item("msg", message)?;
+    if let Some(input) = input {
+        entry.set_item("input", input)?;
+    }
+    Ok(entry)
 }
 
 /// `errors="all"`: the `ValidationError` that reports every error of `errors` (in the order
@@ -445,7 +478,7 @@ fn collected_exception(py: Python<'_>, mut errors: Vec<Error>) -> PyResult<PyErr
     }
     let entries = pyo3::types::PyList::empty(py);
     let mut shown = Vec::with_capacity(errors.len());
-    let mut first: Option<(String, Bound<'_, PyTuple>)> = None;
+    let mut first: Option<(String, Bound<'_, PyTuple>, &'static str)> = None;
     let mut cause = None;
     for mut error in errors {
         let failure = std::mem::replace(
@@ -472,22 +505,14 @@ fn collected_exception(py: Python<'_>, mut errors: Vec<Error>) -> PyResult<PyErr
         let message = bounded(message);
         let path = error.path_string();
         let loc = error.loc(py)?;
-        // pydantic's keys, in its order: type, loc, msg, input.
-        let entry = pyo3::types::PyDict::new(py);
-        entry.set_item("type", code)?;
-        entry.set_item("loc", &loc)?;
-        entry.set_item("msg", &message)?;
-        if let Some(input) = error.input.take() {
-            entry.set_item("input", input)?;
-        }
-        entries.append(entry)?;
+        entries.append(error_entry(py, code, &message, &loc, error.input.take())?)?;
         shown.push(format!(
             "{message} (at {})",
             path_in_message(&path, error.path.len())
         ));
-        first.get_or_insert((path, loc));
+        first.get_or_insert((path, loc, code));
     }
-    let Some((path, loc)) = first else {
+    let Some((path, loc, code)) = first else {
         return Ok(Error::validation("the value has errors").into_pyerr(py, ErrorKind::Validation));
     };
     let text = bounded(format!(
@@ -496,8 +521,7 @@ fn collected_exception(py: Python<'_>, mut errors: Vec<Error>) -> PyResult<PyErr
         shown.join("; ")
     ));
     let kwargs = pyo3::types::PyDict::new(py);
-    kwargs.set_item("code", entries.get_item(0)?.get_item("type")?)?;
-    kwargs.set_item("msg", &text)?;
+    kwargs.set_item("code", code)?;
     kwargs.set_item("errors", &entries)?;
     let instance =
         exception_class(py, ErrorKind::Validation).call((text, path, loc), Some(&kwargs))?;

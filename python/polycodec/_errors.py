@@ -14,8 +14,6 @@ LocItem = Union[str, int]
 #: ``loc``, ``msg`` and, where known, ``input``.
 ErrorDetails = Dict[str, Any]
 
-_NO_INPUT: Any = object()
-
 
 class DecodeError(ValueError):
     """The input is not valid for the format (malformed bytes, truncation, nesting too deep).
@@ -37,30 +35,24 @@ class DecodeError(ValueError):
         loc: Tuple[LocItem, ...] = (),
         *,
         code: str = "value_error",
-        msg: Optional[str] = None,
-        input: Any = _NO_INPUT,
         errors: Optional[List[ErrorDetails]] = None,
     ) -> None:
         super().__init__(message)
         self.path = path
         self.loc = tuple(loc)
         self.code = code
-        self._msg = message if msg is None else msg
-        self._input = input
         self._errors = errors
 
     def errors(self) -> List[ErrorDetails]:
         """Every error this exception reports, as pydantic's ``ValidationError.errors()`` gives
-        them: one dict per error with ``type`` (the code), ``loc`` (a tuple), ``msg`` (the
-        message without its path) and, where the decoder has the value that failed, ``input``.
-        A codec built with ``errors="all"`` reports every validation error of the value; any
-        other error is the one it reports."""
+        them: one dict per error with ``type`` (its code), ``loc`` (a tuple; a missing or
+        unknown field's ends with the field's name, as pydantic's does), ``msg`` (the message
+        without its path) and, where the decoder has the value that failed, ``input``. A codec
+        built with ``errors="all"`` reports every validation error of the value; otherwise the
+        one error is the list's only entry."""
         if self._errors is not None:
             return [dict(entry) for entry in self._errors]
-        entry: ErrorDetails = {"type": self.code, "loc": self.loc, "msg": self._msg}
-        if self._input is not _NO_INPUT:
-            entry["input"] = self._input
-        return [entry]
+        return [{"type": self.code, "loc": self.loc, "msg": str(self)}]
 
 
 class ValidationError(DecodeError):

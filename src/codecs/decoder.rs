@@ -268,15 +268,14 @@ where
         let mut items = Vec::new();
         let mut index = 0;
         while self.next_item(&mut left)? {
-            let start = self.offset();
+            let (start, before) = (self.offset(), self.errors.count());
             match self.value(root) {
                 Ok(value) => {
                     reserve(&mut items, 1, ITEMS)?;
                     items.push(value);
                 }
                 Err(error) => {
-                    let mark = self.errors.count();
-                    self.keep_going(error, mark, start, Some(PathSegment::Index(index)))?;
+                    self.keep_going(error, before, start, Some(PathSegment::Index(index)))?;
                 }
             }
             index += 1;
