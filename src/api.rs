@@ -12,6 +12,7 @@ use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyByteArray, PyBytes, PyDict, PyMemoryView, PyString, PyTuple};
 use pyo3::{PyTraverseError, PyVisit};
 
+use crate::codecs::decoder::Collected;
 use crate::codecs::{self, OpenArgs, WireFormat};
 use crate::errors::{Error, ErrorKind};
 use crate::plan::{build_plan, Plan};
@@ -28,6 +29,9 @@ pub struct Codec {
     pub(crate) format: &'static str,
     pub(crate) wire: Arc<dyn WireFormat>,
     pub(crate) strict: bool,
+    /// `errors="all"`: a decode that fails on a validation error decodes the input again,
+    /// recording every one (nothing else changes, and nothing at all until a decode fails).
+    all_errors: bool,
     /// Owns `plan` and `wire` for the garbage collector: they may be shared with other codecs
     /// (see `Compiled`), so this codec reports the one object that holds them, not their
     /// contents, which would be counted once per codec.
@@ -83,7 +87,7 @@ impl Codec {
     #[new]
     #[pyo3(signature = (r#type, format = "json", *, rename = None, omit_defaults = false,
                         forbid_unknown_fields = false, strict = true, array_like = false,
-                        extensions = None, **format_options))]
+                        extensions = None, errors = "first", **format_options))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -95,8 +99,18 @@ impl Codec {
         strict: bool,
         array_like: bool,
         extensions: Option<Bound<'_, PyAny>>,
+        errors: &str,
         format_options: Option<Bound<'_, PyDict>>,
     ) -> PyResult<Self> {
+        let all_errors = match errors {
+            "first" => false,
+            "all" => true,
+            other => {
+                return Err(pyo3::exceptions::PyValueError::new_err(format!(
+                    "errors must be \"first\" or \"all\", not {other:?}"
+                )))
+            }
+        };
         let options = PyDict::new(py);
         options.set_item("rename", rename.as_ref())?;
         options.set_item("omit_defaults", omit_defaults)?;
@@ -107,6 +121,7 @@ impl Codec {
         let compile_options = options.copy()?;
         compile_options.set_item("format", format)?;
         options.set_item("strict", strict)?;
+        options.set_item("errors", errors)?;
         let format_options = format_options.unwrap_or_else(|| PyDict::new(py));
         options.update(format_options.as_mapping())?;
         let format = codecs::FORMAT_NAMES
@@ -151,6 +166,7 @@ impl Codec {
             format,
             wire: shared.wire.clone(),
             strict,
+            all_errors,
             compiled: compiled.clone().unbind(),
             target: r#type.unbind(),
             options: options.unbind(),
@@ -256,25 +272,42 @@ impl Codec {
     /// A value of the codec's type from its JSON form given as Python objects (as
     /// `json.loads` returns them), with `decode_one`'s validation, errors and paths; values of
     /// the `builtin_types` are also accepted as themselves. JSON codecs only.
-    #[pyo3(signature = (data, /, *, builtin_types = None))]
+    /// With `from_attributes`, a record (dataclass or attrs class) may also be given as any
+    /// object whose attributes hold its fields (an ORM row, a `SimpleNamespace`), at any depth.
+    #[pyo3(signature = (data, /, *, builtin_types = None, from_attributes = false))]
     #[allow(clippy::wrong_self_convention)] // the Python method's name
     fn from_builtins<'py>(
         &self,
         data: &Bound<'py, PyAny>,
         builtin_types: Option<&Bound<'py, PyAny>>,
+        from_attributes: bool,
     ) -> PyResult<Bound<'py, PyAny>> {
         self.json_form("from_builtins")?;
         let py = data.py();
-        let keep = codecs::builtins::Keep::from_option(builtin_types)?;
+        let keep = match builtin_types {
+            None if from_attributes => codecs::builtins::Keep::every(),
+            types => codecs::builtins::Keep::from_option(types)?,
+        };
         let _pause = GcPause::new(py);
-        codecs::builtins::from_builtins(py, &self.plan, self.strict, data, keep)
-            .map_err(|e| e.into_pyerr(py, ErrorKind::Validation))
+        codecs::builtins::from_builtins(py, &self.plan, self.strict, data, keep, from_attributes)
+            .or_else(|error| {
+                self.decode_failed(py, error, || {
+                    Some(codecs::builtins::collect(
+                        py,
+                        &self.plan,
+                        self.strict,
+                        data,
+                        keep,
+                        from_attributes,
+                    ))
+                })
+            })
     }
 
     /// Encodes one value.
     #[pyo3(signature = (value, /))]
     fn encode_one<'py>(&self, value: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyBytes>> {
-        self.encode_into(value.py(), |out| {
+        self.encode_to_bytes(value.py(), |out| {
             self.wire.encode_one(&self.plan, value, out)
         })
     }
@@ -283,7 +316,72 @@ impl Codec {
     /// container file, a pickled list.
     #[pyo3(signature = (values, /))]
     fn encode_many<'py>(&self, values: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyBytes>> {
-        self.encode_many_into(values.py(), values)
+        self.encode_many_to_bytes(values.py(), values)
+    }
+
+    /// Encodes one value into `buffer` (a bytearray) from `offset` on (-1: its end), leaving
+    /// the buffer ending where the output ends, as msgspec's `Encoder.encode_into` does: a
+    /// producer that reuses one buffer allocates no `bytes` per message.
+    #[pyo3(signature = (value, buffer, /, offset = 0))]
+    fn encode_into(
+        &self,
+        value: &Bound<'_, PyAny>,
+        buffer: &Bound<'_, PyAny>,
+        offset: isize,
+    ) -> PyResult<()> {
+        let py = value.py();
+        let buffer = crate::py::bytearray::bytearray_argument(buffer)?;
+        let target = crate::py::bytearray::BytearrayOutput::new(buffer, offset)?;
+        let mut out =
+            crate::py::output::buffer_for(OUTPUT.take(), self.size_hint.load(Ordering::Relaxed));
+        let result = match self.wire.encode_one(&self.plan, value, &mut out) {
+            Ok(()) => {
+                self.size_hint.store(out.len(), Ordering::Relaxed);
+                target.finish(&out)
+            }
+            Err(e) => Err(e),
+        };
+        if out.capacity() <= OUTPUT_KEPT {
+            OUTPUT.set(out);
+        }
+        result.map_err(|e| e.into_pyerr(py, ErrorKind::Encode))
+    }
+
+    /// `encode_many` into `buffer` from `offset` on, as `encode_into`: formats that stream
+    /// their output hand it to the buffer a stretch at a time.
+    #[pyo3(signature = (values, buffer, /, offset = 0))]
+    fn encode_many_into(
+        &self,
+        values: &Bound<'_, PyAny>,
+        buffer: &Bound<'_, PyAny>,
+        offset: isize,
+    ) -> PyResult<()> {
+        let py = values.py();
+        let buffer = crate::py::bytearray::bytearray_argument(buffer)?;
+        let mut target = crate::py::bytearray::BytearrayOutput::new(buffer, offset)?;
+        let hint = if self.wire.streams_many() {
+            self.many_stretch_hint.load(Ordering::Relaxed)
+        } else {
+            self.size_hint.load(Ordering::Relaxed)
+        };
+        let mut out = crate::py::output::buffer_for(OUTPUT.take(), hint);
+        let result = if self.wire.streams_many() {
+            self.wire
+                .encode_many_streamed(&self.plan, values, &mut out, &mut target)
+        } else {
+            self.wire.encode_many(&self.plan, values, &mut out)
+        };
+        let result = match result {
+            Ok(()) => target.finish(&out),
+            Err(e) => {
+                target.abandon();
+                Err(e)
+            }
+        };
+        if out.capacity() <= OUTPUT_KEPT {
+            OUTPUT.set(out);
+        }
+        result.map_err(|e| e.into_pyerr(py, ErrorKind::Encode))
     }
 
     /// Decodes one value from bytes, bytearray, memoryview (or, for JSON, str). Avro also takes
@@ -306,8 +404,15 @@ impl Codec {
         self.with_raw_source(buf, || {
             self.wire
                 .decode_one(py, &self.plan, self.strict, &input, writer_schema)
+                .or_else(|error| {
+                    // A resolved Avro datum has no second pass: its first error is the one.
+                    let collect = || match writer_schema {
+                        None => self.wire.collect_one(py, &self.plan, self.strict, &input),
+                        Some(_) => None,
+                    };
+                    self.decode_failed(py, error, collect)
+                })
         })
-        .map_err(|e: Error| e.into_pyerr(py, ErrorKind::Validation))
     }
 
     /// Decodes a message written by `encode_many` into a list.
@@ -393,6 +498,7 @@ impl Codec {
         for (key, value) in self.options.bind(py).iter() {
             let default = match key.extract::<&str>()? {
                 "strict" => value.is_truthy()?,
+                "errors" => value.extract::<&str>()? == "first",
                 "rename" | "extensions" => value.is_none(),
                 "omit_defaults" | "forbid_unknown_fields" | "array_like" => !value.is_truthy()?,
                 _ => false,
@@ -426,7 +532,7 @@ impl Codec {
         py: Python<'py>,
         value: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let out = self.encode_into(py, |out| self.wire.encode_one(&self.plan, value, out))?;
+        let out = self.encode_to_bytes(py, |out| self.wire.encode_one(&self.plan, value, out))?;
         Ok(out.into_any())
     }
 
@@ -436,7 +542,7 @@ impl Codec {
         py: Python<'py>,
         values: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        Ok(self.encode_many_into(py, values)?.into_any())
+        Ok(self.encode_many_to_bytes(py, values)?.into_any())
     }
 
     /// `decode_one` on a `bytes` object, without a writer schema.
@@ -450,8 +556,12 @@ impl Codec {
         self.with_raw_source(buf.as_any(), || {
             self.wire
                 .decode_one(py, &self.plan, self.strict, input, None)
+                .or_else(|error| {
+                    self.decode_failed(py, error, || {
+                        self.wire.collect_one(py, &self.plan, self.strict, input)
+                    })
+                })
         })
-        .map_err(|e: Error| e.into_pyerr(py, ErrorKind::Validation))
     }
 
     /// `decode_many` on a `bytes` object.
@@ -461,11 +571,16 @@ impl Codec {
         buf: &Bound<'py, PyBytes>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let _pause = GcPause::new(py);
+        let input = buf.as_bytes();
         self.with_raw_source(buf.as_any(), || {
             self.wire
-                .decode_many(py, &self.plan, self.strict, buf.as_bytes())
+                .decode_many(py, &self.plan, self.strict, input)
+                .or_else(|error| {
+                    self.decode_failed(py, error, || {
+                        self.wire.collect_many(py, &self.plan, self.strict, input)
+                    })
+                })
         })
-        .map_err(|e: Error| e.into_pyerr(py, ErrorKind::Validation))
     }
 
     /// Runs a decode of `buf`; for a plan with a `Raw` node, with `buf` (or the bytes a `Raw`
@@ -478,6 +593,32 @@ impl Codec {
         match crate::raw::source_of(buf) {
             Some(source) => crate::raw::with_input(&source, decode),
             None => decode(),
+        }
+    }
+
+    /// The exception of a failed decode: `error` itself, or with `errors="all"` and a
+    /// validation error, every validation error of the input, which `collect` finds by
+    /// decoding it again (the value, should the second pass succeed: user code may answer
+    /// differently the second time). Only ever reached once a decode has failed, so a codec
+    /// that decodes pays nothing for the option.
+    #[cold]
+    #[inline(never)]
+    fn decode_failed<'py>(
+        &self,
+        py: Python<'py>,
+        error: Error,
+        collect: impl FnOnce() -> Option<Result<Collected<'py>, Error>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        if !self.all_errors || !error.is_recorded(py) {
+            return Err(error.into_pyerr(py, ErrorKind::Validation));
+        }
+        match collect() {
+            None => Err(error.into_pyerr(py, ErrorKind::Validation)),
+            Some(Ok(Collected::Value(value))) => Ok(value),
+            Some(Ok(Collected::Errors(errors))) => {
+                Err(crate::errors::collected_to_pyerr(py, errors))
+            }
+            Some(Err(fatal)) => Err(fatal.into_pyerr(py, ErrorKind::Validation)),
         }
     }
 }
@@ -495,7 +636,7 @@ impl Codec {
     /// Runs an encoder into the thread's output buffer and returns its bytes: no allocation
     /// beyond the `bytes` object once the buffer has grown to the codec's output size.
     #[inline]
-    fn encode_into<'py>(
+    fn encode_to_bytes<'py>(
         &self,
         py: Python<'py>,
         encode: impl FnOnce(&mut Vec<u8>) -> Result<(), Error>,
@@ -515,16 +656,16 @@ impl Codec {
         result
     }
 
-    /// `encode_many`: as [`Self::encode_into`], except that a format that streams its output
+    /// `encode_many`: as [`Self::encode_to_bytes`], except that a format that streams its output
     /// hands each finished stretch of it straight to the `bytes` object (`py::output`), so the
     /// thread's buffer holds one stretch, not the whole output.
-    fn encode_many_into<'py>(
+    fn encode_many_to_bytes<'py>(
         &self,
         py: Python<'py>,
         values: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyBytes>> {
         if !self.wire.streams_many() {
-            return self.encode_into(py, |out| self.wire.encode_many(&self.plan, values, out));
+            return self.encode_to_bytes(py, |out| self.wire.encode_many(&self.plan, values, out));
         }
         // Sized for the longest stretch of the previous call: an item larger than the buffer
         // the thread keeps is then written without regrowing the buffer on every call.

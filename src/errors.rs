@@ -26,7 +26,7 @@ pub enum ErrorKind {
 }
 
 /// One step of the path from the root value to where an error happened.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub enum PathSegment {
     Field(String),
     Index(usize),
@@ -34,6 +34,23 @@ pub enum PathSegment {
     /// Every item of an array or value of a map, as a schema has them (`[]`): where an Avro
     /// writer schema cannot be read, which is no one value's position.
     Items,
+}
+
+impl PathSegment {
+    /// A dict key's step: keys come from the input, so only what the path shows is kept (see
+    /// `Error::path_string`); `None` when memory has run out.
+    pub fn key(key: &str) -> Option<PathSegment> {
+        let kept = key
+            .char_indices()
+            .nth(MAX_QUOTED_CHARS + 1)
+            .map_or(key, |(cut, _)| &key[..cut]);
+        owned(kept).map(PathSegment::Key)
+    }
+
+    /// A record field's step; `None` when memory has run out.
+    pub fn field(wire_name: &str) -> Option<PathSegment> {
+        owned(wire_name).map(PathSegment::Field)
+    }
 }
 
 /// Why a value could not be encoded or decoded.
@@ -44,6 +61,9 @@ pub enum Failure {
     /// A Python exception raised by user code (`__post_init__`, a default factory, a validator)
     /// or by CPython itself (MemoryError); it is re-raised unchanged, chained to a polycodec error.
     Python(PyErr),
+    /// `errors="all"`: the value's errors were recorded where they happened (the decoder's
+    /// `CollectAll`), and the value could not be made; its container goes on reading.
+    Collected,
 }
 
 /// An error with the path to where it happened, innermost segment first. Boxed: a
@@ -61,6 +81,9 @@ pub struct Error(Box<[ErrorInner; 1]>);
 pub struct ErrorInner {
     pub failure: Failure,
     path: Vec<PathSegment>,
+    /// The value that failed, as the input held it, where the decoder has it (`errors()`'s
+    /// "input").
+    input: Option<Py<PyAny>>,
 }
 
 impl std::ops::Deref for Error {
@@ -115,6 +138,7 @@ pub fn reserve_spare() {
     let placeholder = ErrorInner {
         failure: Failure::Message(ErrorKind::Decode, String::new()),
         path,
+        input: None,
     };
     if let Ok(spare) = try_box(placeholder) {
         let mut slot = SPARE
@@ -132,6 +156,7 @@ fn boxed(failure: Failure) -> Error {
     let inner = ErrorInner {
         failure,
         path: Vec::new(),
+        input: None,
     };
     match try_box(inner) {
         Ok(boxed) => {
@@ -148,6 +173,7 @@ fn boxed(failure: Failure) -> Error {
                 Some(mut spare) => {
                     spare[0].failure = inner.failure;
                     spare[0].path.clear();
+                    spare[0].input = None;
                     Error(spare)
                 }
                 None => Error(Box::new([inner])),
@@ -181,6 +207,47 @@ impl Error {
     #[cold]
     pub fn encode(message: impl Into<String>) -> Self {
         Self::new(ErrorKind::Encode, message)
+    }
+
+    /// The marker of a value whose errors `errors="all"` recorded (see [`Failure::Collected`]).
+    #[cold]
+    pub fn collected() -> Self {
+        crate::py::gc_give_up();
+        boxed(Failure::Collected)
+    }
+
+    /// Whether this is [`Error::collected`]'s marker.
+    #[inline]
+    pub fn is_collected(&self) -> bool {
+        matches!(self.failure, Failure::Collected)
+    }
+
+    /// Whether `errors="all"` records this error and reads on: an input that does not fit the
+    /// type, or user code's `TypeError`, `ValueError` or `AttributeError` (which become
+    /// `ValidationError`s); not malformed input, nor any other exception, which end the call.
+    pub fn is_recorded(&self, py: Python<'_>) -> bool {
+        match &self.failure {
+            Failure::Message(kind, _) => *kind == ErrorKind::Validation,
+            Failure::Python(err) => {
+                err.is_instance_of::<PyTypeError>(py)
+                    || err.is_instance_of::<PyValueError>(py)
+                    || err.is_instance_of::<PyAttributeError>(py)
+            }
+            Failure::Collected => false,
+        }
+    }
+
+    /// Adds a segment to an error already recorded (`errors="all"`), as [`Error::at`] adds one
+    /// to an error on its way up.
+    pub fn push_segment(&mut self, segment: PathSegment) {
+        if self.path.try_reserve(1).is_ok() {
+            self.path.push(segment);
+        }
+    }
+
+    /// Keeps the value that failed, for `errors()`'s "input".
+    pub fn set_input(&mut self, input: Py<PyAny>) {
+        self.input = Some(input);
     }
 
     /// `expected <what>, got <found>`: the message of every type mismatch.
@@ -219,13 +286,8 @@ impl Error {
 
     #[cold]
     pub fn at_key(self, key: &str) -> Self {
-        // Keys come from the input: only what the path shows is kept (see `path_string`).
-        let kept = key
-            .char_indices()
-            .nth(MAX_QUOTED_CHARS + 1)
-            .map_or(key, |(cut, _)| &key[..cut]);
-        match owned(kept) {
-            Some(key) => self.at(PathSegment::Key(key)),
+        match PathSegment::key(key) {
+            Some(segment) => self.at(segment),
             None => self,
         }
     }
@@ -302,15 +364,24 @@ impl Error {
                 let message = err.value(py).to_string();
                 (context, message, Some(err))
             }
+            Failure::Collected => (context, String::from("the value has errors"), None),
+        };
+        let code = match (&cause, kind) {
+            (Some(_), _) if message.starts_with("Exceeds the limit") => "int_parsing_size",
+            (Some(_), _) => "value_error",
+            (None, ErrorKind::Validation) => validation_code(&message),
+            (None, ErrorKind::Decode) => decode_code(&message),
+            (None, ErrorKind::Encode) => "encode_error",
         };
         let path = self.path_string();
         let loc = match self.loc(py) {
             Ok(loc) => loc,
             Err(err) => return err,
         };
+        let message = bounded(message);
         let text = format!(
             "{} (at {})",
-            bounded(message),
+            message,
             path_in_message(&path, self.path.len())
         );
         // Built fallibly: under memory pressure the MemoryError is raised, not a panic.
@@ -320,7 +391,14 @@ impl Error {
             Ok(args) => args,
             Err(err) => return err,
         };
-        match exception_class(py, kind).call1((text, path, loc)) {
+        let details = match kind {
+            ErrorKind::Encode => None,
+            _ => match details(py, code, &message, &loc, self.input.take()) {
+                Ok(details) => Some(details),
+                Err(err) => return err,
+            },
+        };
+        match exception_class(py, kind).call((text, path, loc), details.as_ref()) {
             Ok(instance) => {
                 let error = PyErr::from_value(instance);
                 if cause.is_some() {
@@ -331,6 +409,127 @@ impl Error {
             Err(err) => err,
         }
     }
+}
+
+/// The keyword arguments of a `DecodeError`: its code, and its `errors()` entry.
+fn details<'py>(
+    py: Python<'py>,
+    code: &str,
+    message: &str,
+    loc: &Bound<'py, PyTuple>,
+    input: Option<Py<PyAny>>,
+) -> PyResult<Bound<'py, pyo3::types::PyDict>> {
+    let kwargs = pyo3::types::PyDict::new(py);
+    kwargs.set_item("code", code)?;
+    let entries = pyo3::types::PyList::empty(py);
+    entries.append(error_entry(py, code, message, loc, input)?)?;
+    kwargs.set_item("errors", entries)?;
+    Ok(kwargs)
+}
+
+/// One `errors()` entry, with pydantic's keys in its order: `type` (the code), `loc`, `msg`
+/// (the message without its path) and, where known, `input`. As in pydantic, the `loc` of a
+/// missing field or an unknown one ends with that field's name (the exception's own `path`
+/// and `loc` point at the record, whose message names the field).
+fn error_entry<'py>(
+    py: Python<'py>,
+    code: &str,
+    message: &str,
+    loc: &Bound<'py, PyTuple>,
+    input: Option<Py<PyAny>>,
+) -> PyResult<Bound<'py, pyo3::types::PyDict>> {
+    let named = match code {
+        "missing" | "extra_forbidden" => message
+            .split_once('`')
+            .and_then(|(_, rest)| rest.strip_suffix('`')),
+        _ => None,
+    };
+    let entry = pyo3::types::PyDict::new(py);
+    entry.set_item("type", code)?;
+    match named {
+        Some(name) => {
+            let mut steps: Vec<Bound<'py, PyAny>> = loc.iter().collect();
+            steps.push(name.into_pyobject(py)?.into_any());
+            entry.set_item("loc", PyTuple::new(py, steps)?)?;
+        }
+        None => entry.set_item("loc", loc)?,
+    }
+    entry.set_item("msg", message)?;
+    if let Some(input) = input {
+        entry.set_item("input", input)?;
+    }
+    Ok(entry)
+}
+
+/// `errors="all"`: the `ValidationError` that reports every error of `errors` (in the order
+/// the decoder met them; none of them a [`Failure::Collected`] marker): its message names each
+/// (cut as messages are), its `path` and `loc` are the first's, and `errors()` lists them all.
+pub fn collected_to_pyerr(py: Python<'_>, errors: Vec<Error>) -> PyErr {
+    match collected_exception(py, errors) {
+        Ok(error) => error,
+        Err(err) => err,
+    }
+}
+
+fn collected_exception(py: Python<'_>, mut errors: Vec<Error>) -> PyResult<PyErr> {
+    if errors.len() == 1 {
+        let error = errors.pop().expect("one error");
+        return Ok(error.into_pyerr(py, ErrorKind::Validation));
+    }
+    let entries = pyo3::types::PyList::empty(py);
+    let mut shown = Vec::with_capacity(errors.len());
+    let mut first: Option<(String, Bound<'_, PyTuple>, &'static str)> = None;
+    let mut cause = None;
+    for mut error in errors {
+        let failure = std::mem::replace(
+            &mut error.failure,
+            Failure::Message(ErrorKind::Decode, String::new()),
+        );
+        let (message, code) = match failure {
+            Failure::Message(_, message) => {
+                let code = validation_code(&message);
+                (message, code)
+            }
+            Failure::Python(err) => {
+                let message = err.value(py).to_string();
+                let code = if message.starts_with("Exceeds the limit") {
+                    "int_parsing_size"
+                } else {
+                    "value_error"
+                };
+                cause.get_or_insert(err);
+                (message, code)
+            }
+            Failure::Collected => continue,
+        };
+        let message = bounded(message);
+        let path = error.path_string();
+        let loc = error.loc(py)?;
+        entries.append(error_entry(py, code, &message, &loc, error.input.take())?)?;
+        shown.push(format!(
+            "{message} (at {})",
+            path_in_message(&path, error.path.len())
+        ));
+        first.get_or_insert((path, loc, code));
+    }
+    let Some((path, loc, code)) = first else {
+        return Ok(Error::validation("the value has errors").into_pyerr(py, ErrorKind::Validation));
+    };
+    let text = bounded(format!(
+        "{} validation errors: {}",
+        entries.len(),
+        shown.join("; ")
+    ));
+    let kwargs = pyo3::types::PyDict::new(py);
+    kwargs.set_item("code", code)?;
+    kwargs.set_item("errors", &entries)?;
+    let instance =
+        exception_class(py, ErrorKind::Validation).call((text, path, loc), Some(&kwargs))?;
+    let error = PyErr::from_value(instance);
+    if cause.is_some() {
+        error.set_cause(py, cause);
+    }
+    Ok(error)
 }
 
 impl From<PyErr> for Error {
@@ -410,6 +609,180 @@ impl From<polycodec_formats::avro::Error> for Error {
             }
         }
     }
+}
+
+/// The code of a validation error, by the form of its message (each form is made in one place;
+/// `tests/test_errors_all.py` checks the code of every one).
+fn validation_code(message: &str) -> &'static str {
+    const PREFIXES: &[(&str, &str)] = &[
+        ("object missing required field", "missing"),
+        ("object contains unknown field", "extra_forbidden"),
+        ("invalid enum value", "enum"),
+        ("enum symbol ", "enum"),
+        ("expected a str or int tag", "union_tag_invalid"),
+        (
+            "expected the tag as the array's first item",
+            "union_tag_not_found",
+        ),
+        ("expected a str matching", "string_pattern_mismatch"),
+        ("expected a multiple of", "multiple_of"),
+        ("expected a timezone-aware", "timezone_aware"),
+        ("expected a naive", "timezone_naive"),
+        ("expected a finite", "finite_number"),
+        ("number ", "finite_number"),
+        ("timestamp ", "datetime_range"),
+        ("Avro timestamp ", "datetime_range"),
+        ("Avro date ", "date_range"),
+        ("Avro time ", "time_range"),
+        ("invalid datetime", "datetime_parsing"),
+        ("invalid date", "date_parsing"),
+        ("invalid time", "time_parsing"),
+        ("invalid duration", "time_delta_parsing"),
+        ("invalid UUID", "uuid_parsing"),
+        ("invalid base64", "bytes_invalid_encoding"),
+        ("invalid decimal", "decimal_parsing"),
+        ("expected an integer key", "int_parsing"),
+        ("expected a str object key", "dict_key_type"),
+        ("expected str keys", "dict_key_type"),
+        ("expected a str field name", "dict_key_type"),
+        ("expected a hashable dict key", "dict_key_type"),
+        ("expected array of values for decode_many", "list_type"),
+        ("expected a list of values", "list_type"),
+        ("expected a pickled list", "list_type"),
+    ];
+    if let Some((_, code)) = PREFIXES
+        .iter()
+        .find(|(prefix, _)| message.starts_with(prefix))
+    {
+        return code;
+    }
+    if message.starts_with("invalid value ") && message.contains("for tag field") {
+        return "union_tag_invalid";
+    }
+    if message.ends_with("seconds is out of range for a timedelta") {
+        return "time_delta_range";
+    }
+    if let Some(rest) = message.strip_prefix("expected length ") {
+        let short = rest.starts_with(">=");
+        let (string, bytes) = (rest.contains(" characters,"), rest.contains(" bytes,"));
+        return match (short, string, bytes) {
+            (true, true, _) => "string_too_short",
+            (false, true, _) => "string_too_long",
+            (true, _, true) => "bytes_too_short",
+            (false, _, true) => "bytes_too_long",
+            (true, ..) => "too_short",
+            (false, ..) => "too_long",
+        };
+    }
+    if let Some(rest) = message.strip_prefix("expected at most ") {
+        if rest.contains("decimal places") {
+            return "decimal_max_places";
+        }
+        if rest.contains("digits") {
+            return "decimal_max_digits";
+        }
+        return "too_long";
+    }
+    if let Some(rest) = message.strip_prefix("expected array of length ") {
+        let expected = rest.split(',').next().unwrap_or("");
+        let got = rest.rsplit("got ").next().unwrap_or("");
+        return match (expected.parse::<usize>(), got.parse::<usize>()) {
+            (Ok(expected), Ok(got)) if got < expected => "too_short",
+            _ => "too_long",
+        };
+    }
+    if message.starts_with("integer ") && message.ends_with("bounds") {
+        return if message.contains("too small") {
+            "greater_than"
+        } else {
+            "less_than"
+        };
+    }
+    if message.starts_with("expected a ")
+        && (message.contains(" state") || message.contains("ZoneInfo") || message.contains("UUID"))
+        || message.starts_with("expected int timedelta")
+        || message.starts_with("timedelta component")
+        || message.starts_with("UUID int")
+        || message.starts_with("invalid ZoneInfo")
+        || message.starts_with("expected a tzinfo")
+        || message.starts_with("expected a timedelta timezone")
+        || message.starts_with("expected a str timezone")
+        || message.starts_with("expected a str Decimal")
+        || message.starts_with("malformed pickle")
+        || message.starts_with("expected a tuple of length")
+    {
+        return "pickle_value";
+    }
+    match message.strip_prefix("expected ") {
+        Some(rest) => expected_code(rest),
+        None => "value_error",
+    }
+}
+
+/// The code of `expected <what>...`: a bound (`int >= 0`), or a type by what was expected.
+fn expected_code(rest: &str) -> &'static str {
+    let what = rest
+        .split(", got")
+        .next()
+        .unwrap_or("")
+        .trim_end_matches(" as its JSON form");
+    for (relation, code) in [
+        (" >= ", "greater_than_equal"),
+        (" <= ", "less_than_equal"),
+        (" > ", "greater_than"),
+        (" < ", "less_than"),
+    ] {
+        if what.contains(relation) {
+            return code;
+        }
+    }
+    if what.contains(" | ") {
+        return "union_type";
+    }
+    if what.starts_with("one of ") {
+        return "literal_error";
+    }
+    if what.starts_with("array") {
+        return "list_type";
+    }
+    match what {
+        "int" => "int_type",
+        "float" => "float_type",
+        "str" => "string_type",
+        "bool" => "bool_type",
+        "null" => "none_required",
+        "bytes" => "bytes_type",
+        "decimal" => "decimal_type",
+        "datetime" => "datetime_type",
+        "date" => "date_type",
+        "time" => "time_type",
+        "timedelta" => "time_delta_type",
+        "uuid" => "uuid_type",
+        "enum value" => "enum",
+        "literal value" => "literal_error",
+        "object" => "dict_type",
+        _ => "value_error",
+    }
+}
+
+/// The code of a decode error (malformed input).
+fn decode_code(message: &str) -> &'static str {
+    if message.contains("nested deeper than") {
+        return "recursion_loop";
+    }
+    for (prefix, code) in [
+        ("malformed JSON", "json_invalid"),
+        ("malformed MessagePack", "msgpack_invalid"),
+        ("malformed pickle", "pickle_invalid"),
+        ("pickle", "pickle_invalid"),
+        ("malformed Avro", "avro_invalid"),
+        ("Avro", "avro_invalid"),
+    ] {
+        if message.starts_with(prefix) {
+            return code;
+        }
+    }
+    "decode_error"
 }
 
 /// `text` as an owned `String`, or `None` when memory has run out.

@@ -130,6 +130,28 @@ pub fn enum_member_index(spec: &EnumSpec, value: &Obj<'_>) -> Option<usize> {
         .position(|m| m.member.bind(py).is(value))
 }
 
+/// The value of a `Flag` instance that is none of its class's canonical members (a combination
+/// of them, or an int its boundary let through): the int and its object, as an encoder writes
+/// them; the EncodeError for a value that is no instance of the class (or of an enum that is no
+/// flag).
+#[cold]
+#[inline(never)]
+pub fn flag_value<'py>(spec: &EnumSpec, value: &Obj<'py>) -> Result<(LiteralValue, Obj<'py>)> {
+    let py = value.py();
+    if !spec.flag || !value.is_instance(spec.cls.bind(py))? {
+        return Err(not_a_member(spec, value));
+    }
+    let raw = value.getattr(pyo3::intern!(py, "_value_"))?;
+    match py::int_as_i64(&raw) {
+        Some(number) if raw.is_instance_of::<PyInt>() => Ok((LiteralValue::Int(number), raw)),
+        _ => Err(Error::encode(format!(
+            "{} value {} does not fit in 64 bits",
+            spec.name,
+            crate::errors::cut(&raw.repr()?.to_string())
+        ))),
+    }
+}
+
 /// The EncodeError for a value that is not a member of the enum.
 pub fn not_a_member(spec: &EnumSpec, value: &Obj<'_>) -> Error {
     Error::encode(format!(
@@ -416,7 +438,8 @@ fn nearest_record(spec: &UnionSpec, value: &Obj<'_>) -> Option<NodeId> {
         .find_map(|cls| spec.record_of_class(cls.as_ptr() as usize))
 }
 
-fn accepts(plan: &Plan, node: &Node, value: &Obj<'_>) -> bool {
+/// Whether `value` is of the type `node` encodes (an encoder would take it).
+pub(crate) fn accepts(plan: &Plan, node: &Node, value: &Obj<'_>) -> bool {
     let is_int = || value.is_instance_of::<PyInt>() && !value.is_instance_of::<PyBool>();
     match node {
         Node::Any => true,

@@ -3,7 +3,7 @@
 //! so a rule such as "an int enum accepts 3 and returns `Color.BLUE`" is written once.
 
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyType};
+use pyo3::types::{PyBool, PyDict, PyType};
 use std::mem::ManuallyDrop;
 
 use crate::errors::{cut, quote, Error, ErrorKind, Result};
@@ -12,7 +12,9 @@ use crate::plan::{
     StrSpec, TzRule, UnionSpec,
 };
 use crate::py::{self, temporal, Obj};
+use polycodec_formats::msgpack::epoch;
 use polycodec_formats::text;
+use polycodec_formats::text::lax::{self, LaxNumber};
 
 /// The kind of scalar token a format read, for union dispatch and error messages.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -112,13 +114,17 @@ impl<'p, 'py> Decoding<'p, 'py> {
     #[inline(always)]
     pub fn resolve(&self, id: NodeId, token: Token) -> Result<NodeId> {
         match self.plan.node(id) {
-            Node::Union(spec) => self.resolve_union(spec, token),
+            Node::Union(spec) => self.resolve_union(id, spec, token),
             _ => Ok(id),
         }
     }
 
+    /// A union's variant for a token. In lax mode, where the variant depends on the value (a
+    /// string that may hold a number, `null` or a bool for another variant; a number that a
+    /// Decimal, bool, datetime or timedelta variant may take), the union's own id: the
+    /// token's method then picks by the value (`lax_union_*`).
     #[cfg_attr(target_os = "linux", link_section = ".text.hot.polycodec.3shared")]
-    fn resolve_union(&self, spec: &UnionSpec, token: Token) -> Result<NodeId> {
+    fn resolve_union(&self, id: NodeId, spec: &UnionSpec, token: Token) -> Result<NodeId> {
         let chosen = match token {
             Token::Null => spec.none,
             Token::Bool => spec.bool,
@@ -128,19 +134,24 @@ impl<'p, 'py> Decoding<'p, 'py> {
             Token::Array => spec.array,
             Token::Object => spec.object,
         };
-        let chosen = match (chosen, self.strict) {
-            (Some(id), _) => Some(id),
-            // Lax mode: a string may still carry a number or bool for some variant.
-            (None, false) if token == Token::Str => spec.int.or(spec.float).or(spec.bool),
-            _ => None,
-        };
-        chosen.ok_or_else(|| {
-            Error::validation(format!(
-                "expected {}, got {}",
-                describe_union(self.plan, &spec.variants),
-                token.describe()
-            ))
-        })
+        match (chosen, self.strict) {
+            (Some(chosen), true) => Ok(chosen),
+            (Some(chosen), false) => Ok(self.lax_variant(id, chosen, token)),
+            (None, false) if matches!(token, Token::Str | Token::Int | Token::Float) => Ok(id),
+            (None, _) => Err(union_mismatch(self.plan, spec, token)),
+        }
+    }
+
+    /// Lax mode: a string goes to the union's str variant at once only when that is a plain
+    /// `str` (which takes any text); for any other (a datetime, an enum, bytes) the text may
+    /// first be a number, `null` or a bool for another variant, as msgspec reads it.
+    #[inline(never)]
+    fn lax_variant(&self, union: NodeId, chosen: NodeId, token: Token) -> NodeId {
+        match (token, self.plan.node(chosen)) {
+            (Token::Str, Node::Str(_)) => chosen,
+            (Token::Str, _) => union,
+            _ => chosen,
+        }
     }
 
     pub fn null(&self, id: NodeId) -> Result<Obj<'py>> {
@@ -176,16 +187,17 @@ impl<'p, 'py> Decoding<'p, 'py> {
                 bounds.check(value)?;
                 Ok(py::new_float(self.py, value)?)
             }
-            Node::Enum(spec) => spec
-                .by_int(value)
-                .map(|m| m.bind(self.py).clone())
-                .ok_or_else(|| {
-                    Error::validation(format!(
+            Node::Enum(spec) => match spec.by_int(value) {
+                Some(member) => Ok(member.bind(self.py).clone()),
+                None => match spec.flag_member(py::new_int(self.py, value)?)? {
+                    Some(member) => Ok(member),
+                    None => Err(Error::validation(format!(
                         "invalid enum value {value} for {}: expected {}",
                         spec.name,
                         spec.describe_values()
-                    ))
-                }),
+                    ))),
+                },
+            },
             Node::Literal(spec) => literal(spec, &LiteralValue::Int(value), self.py),
             Node::Decimal(spec) if !self.strict => self.decimal(spec, &value.to_string()),
             Node::Bool if !self.strict && (value == 0 || value == 1) => {
@@ -193,6 +205,22 @@ impl<'p, 'py> Decoding<'p, 'py> {
                     .to_owned()
                     .into_any())
             }
+            node if !self.strict => self.lax_int(node, value),
+            node => Err(mismatch(node, Token::Int)),
+        }
+    }
+
+    /// Lax mode: an int for a datetime (a Unix timestamp), a timedelta (seconds), or a union
+    /// that has neither an int nor a float variant.
+    #[inline(never)]
+    fn lax_int(&self, node: &Node, value: i64) -> Result<Obj<'py>> {
+        match node {
+            Node::DateTime(rule) => self.timestamp(*rule, value, 0, &value),
+            Node::TimeDelta => self.seconds(lax::duration_from_int(value), &value),
+            Node::Union(spec) => match lax_number_variant(self.plan, spec, Some(value)) {
+                Some(variant) => self.int(variant, value),
+                None => Err(mismatch(node, Token::Int)),
+            },
             node => Err(mismatch(node, Token::Int)),
         }
     }
@@ -216,6 +244,16 @@ impl<'p, 'py> Decoding<'p, 'py> {
                 Ok(value)
             }
             Node::Any => parse_python_int(self.py, text),
+            Node::Enum(spec) if spec.flag => spec
+                .flag_member(parse_python_int(self.py, text)?)?
+                .ok_or_else(|| {
+                    Error::validation(format!(
+                        "invalid enum value {} for {}: expected {}",
+                        cut(text),
+                        spec.name,
+                        spec.describe_values()
+                    ))
+                }),
             Node::Float(bounds) => {
                 let value: f64 = text.parse().unwrap_or(f64::NAN);
                 if value.is_infinite() {
@@ -225,6 +263,13 @@ impl<'p, 'py> Decoding<'p, 'py> {
                 Ok(py::new_float(self.py, value)?)
             }
             Node::Decimal(spec) if !self.strict => self.decimal(spec, text),
+            // An int beyond 64 bits is out of every datetime's and timedelta's range.
+            Node::DateTime(_) if !self.strict => Err(timestamp_out_of_range(text)),
+            Node::TimeDelta if !self.strict => Err(seconds_out_of_range(text)),
+            Node::Union(spec) if !self.strict => match lax_number_variant(self.plan, spec, None) {
+                Some(variant) => self.big_int(variant, text),
+                None => Err(mismatch(self.plan.node(id), Token::Int)),
+            },
             node => Err(mismatch(node, Token::Int)),
         }
     }
@@ -239,7 +284,7 @@ impl<'p, 'py> Decoding<'p, 'py> {
                 Ok(py::new_float(self.py, value)?)
             }
             Node::Any => Ok(py::new_float(self.py, value)?),
-            Node::Int(bounds) if !self.strict && value.fract() == 0.0 && value.abs() < 9.2e18 => {
+            Node::Int(bounds) if !self.strict && lax::integral_float(value) => {
                 let value = value as i64;
                 bounds.check(value)?;
                 Ok(py::new_int(self.py, value)?)
@@ -258,8 +303,72 @@ impl<'p, 'py> Decoding<'p, 'py> {
                 };
                 self.decimal(spec, text)
             }
+            node if !self.strict => self.lax_float(id, node, value, text),
             node => Err(mismatch(node, Token::Float)),
         }
+    }
+
+    /// Lax mode: a float for a datetime (a Unix timestamp), a timedelta (seconds), or a union
+    /// without a float variant.
+    #[inline(never)]
+    fn lax_float(
+        &self,
+        id: NodeId,
+        node: &Node,
+        value: f64,
+        text: Option<&[u8]>,
+    ) -> Result<Obj<'py>> {
+        let shown = |value: f64| match text {
+            Some(text) => utf8(text).to_owned(),
+            None => format!("{value:?}"),
+        };
+        match node {
+            Node::DateTime(rule) => match lax::timestamp(value) {
+                Some((seconds, nanoseconds)) => {
+                    self.timestamp(*rule, seconds, nanoseconds, &shown(value))
+                }
+                None if value.is_finite() => Err(timestamp_out_of_range(&shown(value))),
+                None => Err(Error::validation(format!(
+                    "expected a finite Unix timestamp, got {}",
+                    shown(value)
+                ))),
+            },
+            Node::TimeDelta => self.seconds(lax::duration_from_seconds(value), &shown(value)),
+            Node::Union(spec) => match lax_float_variant(self.plan, spec, value) {
+                Some(variant) => self.float(variant, value, text),
+                None => Err(mismatch(self.plan.node(id), Token::Float)),
+            },
+            node => Err(mismatch(node, Token::Float)),
+        }
+    }
+
+    /// A Unix timestamp as an aware UTC datetime (lax mode), checked against the tz rule.
+    fn timestamp(
+        &self,
+        rule: TzRule,
+        seconds: i64,
+        nanoseconds: u32,
+        shown: &dyn std::fmt::Display,
+    ) -> Result<Obj<'py>> {
+        if rule == TzRule::Naive {
+            return Err(Error::validation(
+                "expected a naive datetime, got a Unix timestamp (UTC)",
+            ));
+        }
+        let parts = epoch::from_timestamp(seconds, nanoseconds)
+            .ok_or_else(|| timestamp_out_of_range(&shown.to_string()))?;
+        Ok(temporal::new_datetime(self.py, &parts)?)
+    }
+
+    /// A number of seconds as a timedelta (lax mode), or the error for one `timedelta` cannot
+    /// hold.
+    fn seconds(
+        &self,
+        duration: Option<text::temporal::Duration>,
+        shown: &dyn std::fmt::Display,
+    ) -> Result<Obj<'py>> {
+        let parts = duration.ok_or_else(|| seconds_out_of_range(&shown.to_string()))?;
+        Ok(temporal::new_timedelta(self.py, &parts)?)
     }
 
     /// A string token, as validated UTF-8 bytes. Formats handle `bytes` nodes themselves
@@ -277,8 +386,10 @@ impl<'p, 'py> Decoding<'p, 'py> {
             }
             Node::Any => Ok(py::new_str(py, bytes, ascii)?),
             Node::DateTime(rule) => {
-                let parts = text::temporal::parse_datetime(bytes)
-                    .map_err(|e| Error::validation(e.message()))?;
+                let parts = match text::temporal::parse_datetime(bytes) {
+                    Ok(parts) => parts,
+                    Err(error) => return self.lax_text(id, bytes, error.message()),
+                };
                 check_tz(*rule, parts.offset_seconds.is_some(), "datetime")?;
                 Ok(temporal::new_datetime(py, &parts)?)
             }
@@ -298,23 +409,153 @@ impl<'p, 'py> Decoding<'p, 'py> {
                 }
                 Ok(value)
             }
-            Node::Enum(spec) => spec
-                .by_str(bytes)
-                .map(|m| m.bind(py).clone())
-                .ok_or_else(|| {
-                    Error::validation(format!(
-                        "invalid enum value {} for {}: expected {}",
-                        quote(utf8(bytes)),
-                        spec.name,
-                        spec.describe_values()
-                    ))
-                }),
+            Node::Enum(spec) => match spec.by_str(bytes) {
+                Some(member) => Ok(member.bind(py).clone()),
+                None if !self.strict && spec.has_int_values() => self.lax_integer_text(id, bytes),
+                None => Err(Error::validation(format!(
+                    "invalid enum value {} for {}: expected {}",
+                    quote(utf8(bytes)),
+                    spec.name,
+                    spec.describe_values()
+                ))),
+            },
+            // Lax mode: an integer's text goes to a literal's int values first (a str value
+            // with the same text only takes it when the literal has no int value).
+            Node::Literal(spec)
+                if !self.strict
+                    && spec.values.iter().any(|(v, _)| v.is_int())
+                    && lax::number(bytes) == Some(LaxNumber::Int) =>
+            {
+                self.lax_integer_text(id, bytes)
+            }
             Node::Literal(spec) => match spec.find_str(bytes) {
                 Some(object) => Ok(object.bind(py).clone()),
                 None => literal(spec, &LiteralValue::Str(utf8(bytes).to_owned()), py),
             },
             node => self.string_other(id, node, bytes),
         }
+    }
+
+    /// Lax mode: a string for an int enum or int literal (or a union whose other variants
+    /// took nothing) read as an integer when it is one, in JSON's grammar (`"1"`, not `"1.0"`,
+    /// as msgspec takes it); else the str's own error.
+    #[inline(never)]
+    fn lax_integer_text(&self, id: NodeId, bytes: &[u8]) -> Result<Obj<'py>> {
+        let text = utf8(bytes);
+        match self.integer_text(id, text) {
+            Some(result) => result,
+            None => {
+                let node = self.plan.node(id);
+                Err(Error::validation(format!(
+                    "expected {}, got str {}",
+                    node.describe(),
+                    quote(text)
+                )))
+            }
+        }
+    }
+
+    /// Lax mode: a string that failed as a datetime's or timedelta's text (node `id`) read as
+    /// a number of seconds when it holds one, as msgspec reads it; `error` otherwise, and in
+    /// strict mode.
+    #[cold]
+    #[inline(never)]
+    fn lax_text(&self, id: NodeId, bytes: &[u8], error: &str) -> Result<Obj<'py>> {
+        if self.strict {
+            return Err(Error::validation(error));
+        }
+        let text = utf8(bytes);
+        match lax::number(bytes) {
+            Some(LaxNumber::Int) => self
+                .integer_text(id, text)
+                .unwrap_or_else(|| Err(Error::validation(error))),
+            Some(LaxNumber::Float { value, .. }) => self.float(id, value, Some(bytes)),
+            None => Err(Error::validation(error)),
+        }
+    }
+
+    /// Lax mode, a string for a union whose str variant is not a plain `str` (or that has
+    /// none): `null` for its None variant, `true` or `false` for its bool, a number for the
+    /// variant msgspec gives it (see [`lax_number_variant`]); `None` when the text is none of
+    /// these, for the str variant to read.
+    pub fn lax_union_text(&self, spec: &UnionSpec, bytes: &[u8]) -> Result<Option<Obj<'py>>> {
+        let plan = self.plan;
+        let py = self.py;
+        if spec.none.is_some() && lax::null_word(bytes) {
+            return Ok(Some(py.None().into_bound(py)));
+        }
+        if let Some(flag) = spec
+            .bool
+            .filter(|&v| matches!(plan.node(v), Node::Bool))
+            .and_then(|_| lax::bool_word(bytes))
+        {
+            return Ok(Some(PyBool::new(py, flag).to_owned().into_any()));
+        }
+        let text = utf8(bytes);
+        // A number the union has a variant for must be taken by one of them (an error if
+        // none takes this one), as msgspec reads it: only a union with none leaves the text to
+        // its str variant.
+        let numeric = spec.int.is_some()
+            || spec.float.is_some()
+            || spec
+                .bool
+                .is_some_and(|v| matches!(plan.node(v), Node::Bool))
+            || spec.str.is_some_and(|v| {
+                matches!(
+                    plan.node(v),
+                    Node::Decimal(_) | Node::DateTime(_) | Node::TimeDelta
+                )
+            });
+        let refused = || Some(Err(union_mismatch(plan, spec, Token::Str)));
+        let mut number = lax::number(bytes);
+        // An integer beyond 64 bits is a float to any union but one with a plain `int`, as
+        // msgspec reads it (only `int` holds such an integer exactly).
+        if number == Some(LaxNumber::Int)
+            && text.parse::<i64>().is_err()
+            && text.parse::<u64>().is_err()
+            && !spec
+                .int
+                .is_some_and(|v| matches!(plan.node(v), Node::Int(_)))
+        {
+            number = text.parse::<f64>().ok().map(|value| LaxNumber::Float {
+                value,
+                named: false,
+            });
+        }
+        let value = match number {
+            Some(LaxNumber::Int) => {
+                let variant = match spec.int.or(spec.float) {
+                    Some(variant) => Some(variant),
+                    None => lax_number_variant(plan, spec, text.parse::<i64>().ok()),
+                };
+                match variant {
+                    Some(variant) => self.integer_text(variant, text),
+                    None if numeric => refused(),
+                    None => None,
+                }
+            }
+            Some(LaxNumber::Float { value, named }) => {
+                let variant = match spec.float {
+                    Some(variant) => Some(variant),
+                    None => lax_float_variant(plan, spec, value),
+                };
+                match variant {
+                    Some(variant) => {
+                        // A Decimal reads the text; anything else overflowed.
+                        let decimal = matches!(plan.node(variant), Node::Decimal(_));
+                        Some(if value.is_infinite() && !named && !decimal {
+                            Err(float_out_of_range(text))
+                        } else {
+                            self.float(variant, value, Some(bytes))
+                        })
+                    }
+                    None if numeric => refused(),
+                    None => None,
+                }
+            }
+            None => None,
+        };
+        value.transpose()
     }
 
     /// [`Self::string`] for the nodes a str rarely decodes to (a time, a timedelta, a UUID, a
@@ -329,53 +570,99 @@ impl<'p, 'py> Decoding<'p, 'py> {
                 check_tz(*rule, parts.offset_seconds.is_some(), "time")?;
                 Ok(temporal::new_time(py, &parts)?)
             }
-            Node::TimeDelta => {
-                let parts = text::temporal::parse_duration(bytes)
-                    .map_err(|e| Error::validation(e.message()))?;
-                Ok(temporal::new_timedelta(py, &parts)?)
-            }
+            Node::TimeDelta => match text::temporal::parse_duration(bytes) {
+                Ok(parts) => Ok(temporal::new_timedelta(py, &parts)?),
+                Err(error) => self.lax_text(id, bytes, error.message()),
+            },
             Node::Uuid => {
                 let value =
                     text::uuid::parse_uuid(bytes).map_err(|e| Error::validation(e.message()))?;
                 Ok(py::new_uuid(py, value)?)
             }
+            // Lax mode: a number in JSON's grammar: an integer, or an integral float up to 2^53.
             Node::Int(_) if !self.strict => {
                 let text = utf8(bytes);
-                self.integer_text(id, text).unwrap_or_else(|| {
-                    Err(Error::validation(format!(
-                        "expected int, got str {}",
-                        quote(text)
-                    )))
-                })
+                let refused =
+                    || Error::validation(format!("expected int, got str {}", quote(text)));
+                match lax::number(bytes) {
+                    Some(LaxNumber::Int) => self.integer_text(id, text).ok_or_else(refused)?,
+                    Some(LaxNumber::Float { value, .. }) if lax::integral_float(value) => {
+                        self.float(id, value, Some(bytes))
+                    }
+                    _ => Err(refused()),
+                }
             }
+            // Lax mode: a number in JSON's grammar, or a float named `nan`, `inf` or
+            // `infinity` in any case (with an optional `-`), as msgspec reads it; a number
+            // that only overflows to an infinity is out of range, as it is in JSON.
             Node::Float(bounds) if !self.strict => {
                 let text = utf8(bytes);
-                let value: f64 = text.parse().map_err(|_| {
-                    Error::validation(format!("expected float, got str {}", quote(text)))
-                })?;
-                // "inf" and "infinity" (any case, signed) name an infinity, as in msgspec; a
-                // number that only overflows to one is out of range, as it is in JSON.
-                let named = text.trim_start_matches(['+', '-']);
-                if value.is_infinite() && !named.bytes().all(|b| b.is_ascii_alphabetic()) {
-                    return Err(float_out_of_range(text));
-                }
+                let refused =
+                    || Error::validation(format!("expected float, got str {}", quote(text)));
+                let value = match lax::number(bytes) {
+                    Some(LaxNumber::Float { value, named }) => {
+                        if value.is_infinite() && !named {
+                            return Err(float_out_of_range(text));
+                        }
+                        value
+                    }
+                    Some(LaxNumber::Int) => {
+                        return self.integer_text(id, text).ok_or_else(refused)?
+                    }
+                    None => return Err(refused()),
+                };
                 bounds.check(value)?;
                 Ok(py::new_float(py, value)?)
             }
-            Node::Bool if !self.strict => match bytes {
-                b"true" | b"True" | b"1" => {
-                    Ok(pyo3::types::PyBool::new(py, true).to_owned().into_any())
+            // Lax mode: `true` or `false` in any case, or a number that is 0 or 1.
+            Node::Bool if !self.strict => {
+                let flag = match lax::bool_word(bytes) {
+                    Some(flag) => Some(flag),
+                    None if lax::number(bytes) == Some(LaxNumber::Int) => {
+                        match utf8(bytes).trim_start_matches('-') {
+                            "0" => Some(false),
+                            "1" if !bytes.starts_with(b"-") => Some(true),
+                            _ => None,
+                        }
+                    }
+                    None => None,
+                };
+                match flag {
+                    Some(flag) => Ok(PyBool::new(py, flag).to_owned().into_any()),
+                    None => Err(Error::validation(format!(
+                        "expected bool, got str {}",
+                        quote(utf8(bytes))
+                    ))),
                 }
-                b"false" | b"False" | b"0" => {
-                    Ok(pyo3::types::PyBool::new(py, false).to_owned().into_any())
-                }
-                _ => Err(Error::validation(format!(
-                    "expected bool, got str {}",
-                    quote(utf8(bytes))
-                ))),
+            }
+            // Lax mode: `null` in any case.
+            Node::None if !self.strict && lax::null_word(bytes) => Ok(py.None().into_bound(py)),
+            Node::Union(spec) if !self.strict => match self.lax_union_text(spec, bytes)? {
+                Some(value) => Ok(value),
+                None => match spec.str {
+                    Some(variant) => self.string(variant, bytes, bytes.is_ascii()),
+                    None => Err(mismatch(node, Token::Str)),
+                },
             },
             node => Err(mismatch(node, Token::Str)),
         }
+    }
+
+    /// A JSON number too large for a float (`1e400`): lax mode gives it to a Decimal (the node,
+    /// or the Decimal variant of a union without a float), which reads its text, as msgspec
+    /// does; anything else refuses it.
+    #[cold]
+    pub fn huge_float(&self, id: NodeId, text: &str) -> Result<Obj<'py>> {
+        if !self.strict {
+            let target = match self.plan.node(id) {
+                Node::Union(spec) if spec.float.is_none() => spec.str,
+                _ => Some(id),
+            };
+            if let Some(Node::Decimal(spec)) = target.map(|target| self.plan.node(target)) {
+                return self.decimal(spec, text);
+            }
+        }
+        Err(float_out_of_range(text))
     }
 
     /// An integer written as text (a JSON object key, a lax numeric string), exact at any
@@ -425,6 +712,58 @@ impl<'p, 'py> Decoding<'p, 'py> {
     }
 }
 
+/// Lax mode, a union without int and float variants given an integer (`value`, when it fits
+/// 64 bits): the variant msgspec gives it: a Decimal, else a bool (for 0 and 1), else a
+/// datetime (a Unix timestamp) or timedelta (seconds).
+fn lax_number_variant(plan: &Plan, spec: &UnionSpec, value: Option<i64>) -> Option<NodeId> {
+    let text_variant =
+        |wanted: fn(&Node) -> bool| spec.str.filter(|&variant| wanted(plan.node(variant)));
+    if let Some(decimal) = text_variant(|node| matches!(node, Node::Decimal(_))) {
+        return Some(decimal);
+    }
+    if let (Some(flag), Some(0 | 1)) = (spec.bool, value) {
+        if matches!(plan.node(flag), Node::Bool) {
+            return Some(flag);
+        }
+    }
+    text_variant(|node| matches!(node, Node::DateTime(_) | Node::TimeDelta))
+}
+
+/// Lax mode, a union without a float variant given a float: a Decimal, else a plain int (for
+/// an integral value up to 2^53; no enum or literal takes a float), else a datetime or
+/// timedelta, as msgspec picks.
+fn lax_float_variant(plan: &Plan, spec: &UnionSpec, value: f64) -> Option<NodeId> {
+    let text_variant =
+        |wanted: fn(&Node) -> bool| spec.str.filter(|&variant| wanted(plan.node(variant)));
+    if let Some(decimal) = text_variant(|node| matches!(node, Node::Decimal(_))) {
+        return Some(decimal);
+    }
+    if let Some(int) = spec.int {
+        if matches!(plan.node(int), Node::Int(_)) && lax::integral_float(value) {
+            return Some(int);
+        }
+    }
+    text_variant(|node| matches!(node, Node::DateTime(_) | Node::TimeDelta))
+}
+
+/// The error for a Unix timestamp outside the years a datetime holds.
+#[cold]
+fn timestamp_out_of_range(shown: &str) -> Error {
+    Error::validation(format!(
+        "timestamp {} is out of range for a datetime (years 1-9999)",
+        cut(shown)
+    ))
+}
+
+/// The error for a number of seconds a timedelta cannot hold.
+#[cold]
+fn seconds_out_of_range(shown: &str) -> Error {
+    Error::validation(format!(
+        "{} seconds is out of range for a timedelta",
+        cut(shown)
+    ))
+}
+
 /// A number too large for a double, read into a float: an error rather than an infinity that
 /// JSON could not write back (the message every format and `from_builtins` give).
 pub fn float_out_of_range(text: &str) -> Error {
@@ -441,6 +780,15 @@ fn literal<'py>(
         .ok_or_else(|| {
             Error::validation(format!("expected {}, got {value}", spec.describe_values()))
         })
+}
+
+/// The error for a token no variant of a union takes.
+pub fn union_mismatch(plan: &Plan, spec: &UnionSpec, token: Token) -> Error {
+    Error::validation(format!(
+        "expected {}, got {}",
+        describe_union(plan, &spec.variants),
+        token.describe()
+    ))
 }
 
 fn describe_union(plan: &Plan, variants: &[NodeId]) -> String {
@@ -669,9 +1017,21 @@ impl<'py> RecordBuilder<'py> {
             std::mem::forget(self);
         }
         if spec.post_init {
-            post_init(&instance)?;
+            post_init(spec, &instance)?;
         }
         Ok(instance)
+    }
+
+    /// The required fields (on the wire, without a default) no value was set for:
+    /// `errors="all"` reports each of them.
+    pub fn missing<'s>(&'s mut self, spec: &'s RecordSpec) -> impl Iterator<Item = &'s Field> {
+        self.values()
+            .iter()
+            .zip(&spec.fields)
+            .filter(|(slot, field)| {
+                slot.is_none() && field.on_wire && matches!(field.default, FieldDefault::Required)
+            })
+            .map(|(_, field)| field)
     }
 
     /// Fills the fields the input left out with their defaults, or reports one missing.
@@ -696,12 +1056,7 @@ impl<'py> RecordBuilder<'py> {
             FieldDefault::Absent => {}
             // `init=False` without a default: `__post_init__` is expected to set it.
             FieldDefault::Required if !field.on_wire => {}
-            FieldDefault::Required => {
-                return Err(Error::validation(format!(
-                    "object missing required field `{}`",
-                    field.wire_name
-                )))
-            }
+            FieldDefault::Required => return Err(missing_field(&field.wire_name)),
         }
         Ok(())
     }
@@ -717,9 +1072,10 @@ impl<'py> RecordBuilder<'py> {
                 let cls = cls.cast::<PyType>().map_err(PyErr::from)?;
                 // A descriptor's `__set__` is Python code.
                 let instance = spec.access.new_instance(cls)?;
+                before_fill(spec, &instance)?;
                 py::user_code(py, || spec.access.fill(&instance, &spec.fields, values))?;
                 if spec.post_init {
-                    post_init(&instance)?;
+                    post_init(spec, &instance)?;
                 }
                 Ok(instance)
             }
@@ -753,14 +1109,33 @@ impl Drop for RecordBuilder<'_> {
     }
 }
 
-/// Calls a new instance's `__post_init__` (Python code).
+/// Runs what follows a new instance's fields (Python code): the record's `after_fill` hook
+/// when it has one, else the dataclass's `__post_init__`.
 #[inline(never)]
-fn post_init(instance: &Obj<'_>) -> Result<()> {
+pub fn post_init(spec: &RecordSpec, instance: &Obj<'_>) -> Result<()> {
     let py = instance.py();
-    py::user_code(py, || {
-        instance.call_method0(py::stdlib(py).post_init.bind(py))
+    py::user_code(py, || match &spec.after_fill {
+        Some(after) => after.bind(py).call1((instance,)),
+        None => instance.call_method0(py::stdlib(py).post_init.bind(py)),
     })?;
     Ok(())
+}
+
+/// Runs the record's `before_fill` hook (Python code), if it has one, on a new instance whose
+/// fields are not set yet.
+#[inline]
+pub fn before_fill(spec: &RecordSpec, instance: &Obj<'_>) -> Result<()> {
+    if let Some(before) = &spec.before_fill {
+        let py = instance.py();
+        py::user_code(py, || before.bind(py).call1((instance,)))?;
+    }
+    Ok(())
+}
+
+/// The error for a required field the input lacks (at the record).
+#[cold]
+pub fn missing_field(wire_name: &str) -> Error {
+    Error::validation(format!("object missing required field `{wire_name}`"))
 }
 
 /// Unknown keys: skipped, or refused when the record forbids them.

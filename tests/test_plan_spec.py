@@ -217,11 +217,20 @@ def test_enum_value_kind(cls: type, value_kind: str) -> None:
 
 @pytest.mark.parametrize(
     "cls, message",
-    [(Perm, "Flag enums"), (Empty, "no members"), (FloatEnum, "str or int")],
+    [(Empty, "no members"), (FloatEnum, "str or int")],
 )
 def test_enum_rejected(cls: type, message: str) -> None:
     with pytest.raises(TypeError, match=message):
         compile_spec(cls)
+
+
+def test_flag_enum() -> None:
+    _, (kind, data) = compile_root(Perm)
+    assert kind == "enum"
+    assert data["flag"] is True
+    assert data["members"] == [Perm.R, Perm.W]
+    assert data["value_kind"] == "int"
+    assert compile_root(Colour)[1][1]["flag"] is False
 
 
 def test_literal_values_flatten_and_dedupe() -> None:

@@ -216,6 +216,38 @@ impl Pending {
     }
 }
 
+/// An extension value of type `code` in its smallest form: fixext 1, 2, 4, 8 or 16 when the
+/// payload has one of those sizes, else ext 8, 16 or 32 (as msgspec and msgpack-python write
+/// it). The caller checks that `data` fits in 2^32 - 1 bytes.
+#[inline]
+pub fn write_ext(out: &mut Vec<u8>, code: i8, data: &[u8]) {
+    let length = data.len();
+    if length >= LARGE && !output_room(out, length + 6) {
+        return;
+    }
+    let fixed = match length {
+        1 => Some(0xd4),
+        2 => Some(0xd5),
+        4 => Some(0xd6),
+        8 => Some(0xd7),
+        16 => Some(0xd8),
+        _ => None,
+    };
+    if let Some(head) = fixed {
+        out.push(head);
+    } else if length <= usize::from(u8::MAX) {
+        out.extend_from_slice(&[0xc7, length as u8]);
+    } else if length <= usize::from(u16::MAX) {
+        out.push(0xc8);
+        out.extend_from_slice(&(length as u16).to_be_bytes());
+    } else {
+        out.push(0xc9);
+        out.extend_from_slice(&(length as u32).to_be_bytes());
+    }
+    out.push(code as u8);
+    out.extend_from_slice(data);
+}
+
 /// The timestamp extension (type -1) in its smallest form: 32-bit seconds when there are no
 /// nanoseconds and the seconds fit, 64-bit (30-bit nanoseconds, 34-bit seconds) when the
 /// seconds are non-negative and below 2^34, else 96-bit.
@@ -264,6 +296,23 @@ mod tests {
         out.push(1);
         pending.finish(&mut out, 3);
         assert_eq!(out, [0xaa, 0x83, 1]);
+    }
+
+    #[test]
+    fn extensions_take_the_smallest_form() {
+        assert_eq!(bytes(|o| write_ext(o, 5, b"")), [0xc7, 0, 5]);
+        assert_eq!(bytes(|o| write_ext(o, -3, b"a")), [0xd4, 0xfd, b'a']);
+        assert_eq!(
+            bytes(|o| write_ext(o, 1, b"abc")),
+            [0xc7, 3, 1, b'a', b'b', b'c']
+        );
+        assert_eq!(bytes(|o| write_ext(o, 1, &[0; 16]))[..2], [0xd8, 1]);
+        assert_eq!(bytes(|o| write_ext(o, 1, &[0; 17]))[..3], [0xc7, 17, 1]);
+        assert_eq!(bytes(|o| write_ext(o, 1, &[0; 256]))[..4], [0xc8, 1, 0, 1]);
+        assert_eq!(
+            bytes(|o| write_ext(o, 1, &[0; 65536]))[..6],
+            [0xc9, 0, 1, 0, 0, 1]
+        );
     }
 
     #[test]

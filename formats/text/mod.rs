@@ -8,10 +8,13 @@
 //! - [`temporal`]: RFC 3339 datetimes, dates and times; ISO 8601 durations.
 //! - [`uuid`]: canonical hyphenated UUIDs.
 //! - [`base64`]: standard-alphabet, padded base64 (RFC 4648 section 4).
+//! - [`lax`]: what lax mode reads from a string (numbers, `null`, `true`, `false`) and its
+//!   number-to-datetime and number-to-duration conversions.
 //!
 //! All failures are a [`temporal::TextError`], whose `message()` is a short
 //! static reason.
 
 pub mod base64;
+pub mod lax;
 pub mod temporal;
 pub mod uuid;

@@ -13,6 +13,7 @@ Point(x=1, y=2)
 """
 
 from ._errors import DecodeError, EncodeError, ValidationError
+from ._ext import Ext
 from ._extension import Extension
 from ._frames import AvroFrameInfo, avro_fingerprint, avro_frame_info
 from ._meta import AvroName, Meta
@@ -22,7 +23,9 @@ from ._unset import UNSET, UnsetType
 from ._api import (
     decode_many,
     decode_one,
+    encode_into,
     encode_many,
+    encode_many_into,
     encode_one,
     from_builtins,
     json_schema,
@@ -37,6 +40,7 @@ __all__ = [
     "Codec",
     "DecodeError",
     "EncodeError",
+    "Ext",
     "Extension",
     "FileIter",
     "Meta",
@@ -50,7 +54,9 @@ __all__ = [
     "avro_frame_info",
     "decode_many",
     "decode_one",
+    "encode_into",
     "encode_many",
+    "encode_many_into",
     "encode_one",
     "from_builtins",
     "json_schema",

@@ -154,6 +154,22 @@ def encode_one(obj: Any, format: Format = "json", type: Any = None, **options: A
     return codec_for(tp, format, options).encode_one(obj)
 
 
+def _with_type(objs: Iterable[Any], type: Any, function: str) -> tuple[Iterable[Any], Any]:
+    """``objs`` and the type to encode them as: ``type``, else the first value's type (the first
+    value of an iterable that is no sequence is taken and put back in front)."""
+    if type is not None:
+        return objs, type
+    if isinstance(objs, Sequence):
+        head: Sequence[Any] = objs[:1]
+    else:
+        iterator = iter(objs)
+        head = list(itertools.islice(iterator, 1))
+        objs = itertools.chain(head, iterator)
+    if len(head) == 0:
+        raise TypeError(f"{function} needs type= to encode an empty sequence")
+    return objs, head[0].__class__
+
+
 def encode_many(
     objs: Iterable[Any], format: Format = "json", type: Any = None, **options: Any
 ) -> bytes:
@@ -163,19 +179,35 @@ def encode_many(
     Without ``type``, the type of the first value is used, so ``type`` is needed for an empty
     sequence and for values of a union.
     """
-    if type is None:
-        if isinstance(objs, Sequence):
-            head: Sequence[Any] = objs[:1]
-        else:
-            # Any other iterable (a generator): its first value is taken to learn the type, then
-            # written first.
-            iterator = iter(objs)
-            head = list(itertools.islice(iterator, 1))
-            objs = itertools.chain(head, iterator)
-        if len(head) == 0:
-            raise TypeError("encode_many needs type= to encode an empty sequence")
-        type = head[0].__class__
+    objs, type = _with_type(objs, type, "encode_many")
     return codec_for(type, format, options).encode_many(objs)
+
+
+def encode_into(
+    obj: Any,
+    buffer: bytearray,
+    offset: int = 0,
+    format: Format = "json",
+    type: Any = None,
+    **options: Any,
+) -> None:
+    """Encodes one value into ``buffer`` from ``offset`` on (``-1``: its end), which then ends
+    where the output ends; its type defaults to ``type(obj)``."""
+    tp = obj.__class__ if type is None else type
+    codec_for(tp, format, options).encode_into(obj, buffer, offset)
+
+
+def encode_many_into(
+    objs: Iterable[Any],
+    buffer: bytearray,
+    offset: int = 0,
+    format: Format = "json",
+    type: Any = None,
+    **options: Any,
+) -> None:
+    """``encode_many`` into ``buffer`` from ``offset`` on, as ``encode_into``."""
+    objs, type = _with_type(objs, type, "encode_many_into")
+    codec_for(type, format, options).encode_many_into(objs, buffer, offset)
 
 
 # The overloads let a type checker infer the result from a class (``decode_one(b, Event)`` is an
@@ -233,19 +265,34 @@ def from_builtins(
     type: builtins.type[T],
     *,
     builtin_types: Optional[Iterable[Any]] = ...,
+    from_attributes: bool = ...,
     **options: Any,
 ) -> T: ...
 @overload
 def from_builtins(
-    data: Any, type: Any, *, builtin_types: Optional[Iterable[Any]] = ..., **options: Any
+    data: Any,
+    type: Any,
+    *,
+    builtin_types: Optional[Iterable[Any]] = ...,
+    from_attributes: bool = ...,
+    **options: Any,
 ) -> Any: ...
 def from_builtins(
-    data: Any, type: Any, *, builtin_types: Optional[Iterable[Any]] = None, **options: Any
+    data: Any,
+    type: Any,
+    *,
+    builtin_types: Optional[Iterable[Any]] = None,
+    from_attributes: bool = False,
+    **options: Any,
 ) -> Any:
     """A value of ``type`` from its JSON form given as Python objects (as ``json.loads``
     returns them), validated as ``decode_one`` validates JSON, with the same errors and paths.
-    Values of the types in ``builtin_types`` are also accepted as themselves."""
-    return codec_for(type, "json", options).from_builtins(data, builtin_types=builtin_types)
+    Values of the types in ``builtin_types`` are also accepted as themselves; with
+    ``from_attributes``, a record as any object whose attributes hold its fields."""
+    codec = codec_for(type, "json", options)
+    if from_attributes:
+        return codec.from_builtins(data, builtin_types=builtin_types, from_attributes=True)
+    return codec.from_builtins(data, builtin_types=builtin_types)
 
 
 _schema_cache: dict[Hashable, tuple[dict[str, Any], list[Any]]] = {}

@@ -436,6 +436,9 @@ class _Deriver:
             if kinds == {bool}:
                 return "boolean"
             raise TypeError(f"{where}: a Literal mixing str, int and bool values has no Avro form")
+        if kind == "enum" and data["flag"]:
+            # Any combination of a Flag's members is a value: no enum symbol could name it.
+            return "long"
         if kind == "enum":
             if index in self.named:
                 return self.named[index]
@@ -731,6 +734,8 @@ def _primitive_default(kind: str, schema: Optional[Dict[str, Any]], value: Any) 
         return None
     if kind == "boolean" and isinstance(value, bool):
         return value
+    if kind == "long" and logical is None and isinstance(value, enum.Flag):
+        value = value.value  # a Flag field's default, written as its int
     if (
         kind == "long"
         and logical is None
@@ -738,7 +743,7 @@ def _primitive_default(kind: str, schema: Optional[Dict[str, Any]], value: Any) 
         and not isinstance(value, bool)
     ):
         if -(2**63) <= value < 2**63:
-            return value
+            return int(value)
     if kind == "double" and isinstance(value, (int, float)) and not isinstance(value, bool):
         if value == value and abs(value) != float("inf"):
             return float(value)
@@ -920,6 +925,10 @@ class Binding:
             if base == "boolean" and st == "boolean":
                 return ("boolean",)
             raise wrong()
+        if kind == "enum" and data["flag"]:
+            if st in ("long", "int") and logical not in _INT_LOGICAL:
+                return (st,)
+            raise wrong()
         if kind == "enum":
             if st != "enum":
                 raise wrong()
@@ -1071,7 +1080,7 @@ class Binding:
         st = node["type"]
         if kind in _RECORD_KINDS:
             return False
-        if kind == "enum":
+        if kind == "enum" and not data["flag"]:
             return st == "enum" and all(n in node["symbols"] for n in data["names"])
         saved = (dict(self.bound), list(self.write), dict(self.branch_plan), set(self.pairs))
         again = {shared: list(ops) for shared, ops in self.again.items()}

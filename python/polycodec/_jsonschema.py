@@ -4,10 +4,11 @@ runs on (``docs/plan-spec.md``), so ``rename``, ``array_like``, ``forbid_unknown
 
 The schema describes what the JSON encoder writes and what the decoder accepts (with
 ``strict=False``, the lax input too): every encoded value of the type validates, and input the
-decoder refuses fails validation wherever JSON Schema can say so. What it cannot say (see the
-README's "JSON Schema" section): bounds and digit limits of a ``Decimal`` string, bounds of an
-``int`` dict key or of a lax number written as text, and ``1.0`` for an ``int`` (JSON Schema
-counts it as an integer).
+decoder refuses fails validation wherever JSON Schema can say so. What it cannot say (see
+docs/json-schema.md): bounds and digit limits of a ``Decimal`` string, bounds of an ``int`` dict
+key or of a lax number written as text, ``1.0`` for an ``int`` (JSON Schema counts it as an
+integer), a lax int's integral text with a non-zero fraction (``"1.5e1"``), and which of a lax
+union's alternatives takes a text two of them match.
 
 Records (dataclasses, TypedDicts, NamedTuples) and enums become ``$defs`` entries referred to
 with ``$ref``, which is also how recursive types are written; so does a recursive ``type``
@@ -35,7 +36,8 @@ Node = Tuple[str, Dict[str, Any]]
 # The options the schema follows (``strict`` widens what it accepts as the lax decoder does); a
 # JSON codec has no format options.
 _PLAN_OPTIONS = ("rename", "omit_defaults", "forbid_unknown_fields", "array_like", "extensions")
-_KNOWN_OPTIONS = frozenset(_PLAN_OPTIONS + ("strict",))
+# ``errors`` says how a failed decode is reported: it changes nothing the schema says.
+_KNOWN_OPTIONS = frozenset(_PLAN_OPTIONS + ("strict", "errors"))
 
 # Date and time text the encoder writes that RFC 3339 (the "date-time" and "time" formats) has no
 # form for: no UTC offset (naive values) or an offset with seconds (Python's isoformat form).
@@ -67,30 +69,22 @@ _DECIMAL_FINITE_ONLY = rf"^{_FINITE_DECIMAL}$"
 # An int dict key as the decoder reads it (JSON's integer grammar, so "01" is not "1").
 _INT_KEY = r"^-?(?:0|[1-9][0-9]*)$"
 
-# Lax mode (strict=False): the text the decoder also reads for an int (JSON's integer grammar:
-# no sign but "-", no leading zero, no spaces), a float (also nan and inf, in any case), and a bool.
-_LAX_INT = r"^-?(?:0|[1-9][0-9]*)$"
-_LAX_FLOAT = (
-    r"^[+-]?(?:(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?"
-    r"|[Nn][Aa][Nn]|[Ii][Nn][Ff](?:[Ii][Nn][Ii][Tt][Yy])?)$"
-)
-_LAX_BOOLS = ["true", "True", "1", "false", "False", "0"]
-_LAX_KINDS = frozenset({"int", "float", "bool", "decimal"})
-# The JSON token category of the kinds a lax union cares about.
-_KIND_CATEGORY = {
-    "int": "integer",
-    "float": "number",
-    "bool": "boolean",
-    **dict.fromkeys(
-        ("str", "bytes", "datetime", "date", "time", "timedelta", "uuid", "decimal"), "string"
-    ),
-}
-
-
-def _category_of_value(value: Any) -> str:
-    if isinstance(value, bool):
-        return "boolean"
-    return "integer" if isinstance(value, int) else "string"
+# Lax mode (strict=False), as msgspec's: numbers read from text in JSON's grammar ("-" the only
+# sign, no leading zero, digits both sides of a "."). An int's text is an integer, or an
+# integral float written with a zero fraction or a non-negative exponent (the decoder also takes
+# "0.5e1", and refuses integral floats beyond 2^53, which no pattern can say); a float's also
+# "nan", "inf" and "infinity" in any case; a bool's "true" and "false" in any case, "1", "0" and
+# "-0"; None's "null" in any case; a datetime's or timedelta's any number (seconds).
+_JSON_NUMBER = r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?"
+_LAX_INT = r"^-?(?:0|[1-9][0-9]*)(?:\.0+)?(?:[eE]\+?[0-9]+)?$"
+_LAX_INT_EXACT = r"^-?(?:0|[1-9][0-9]*)$"
+_LAX_FLOAT = rf"^(?:{_JSON_NUMBER}|-?(?:[Nn][Aa][Nn]|[Ii][Nn][Ff](?:[Ii][Nn][Ii][Tt][Yy])?))$"
+_LAX_SECONDS = rf"^{_JSON_NUMBER}$"
+_LAX_BOOL = r"^(?:[Tt][Rr][Uu][Ee]|[Ff][Aa][Ll][Ss][Ee]|1|-?0)$"
+_LAX_NULL = r"^[Nn][Uu][Ll][Ll]$"
+# The Unix timestamps a datetime holds (years 1-9999), and the seconds a timedelta holds.
+_TIMESTAMPS = {"minimum": -62135596800, "maximum": 253402300799}
+_SECONDS = {"minimum": -86399999913600, "maximum": 86399999999999}
 
 
 _BOUND_KEYWORDS = {
@@ -228,7 +222,7 @@ class _Deriver:
             title = alias["name"]
             if alias["args"]:
                 title += f"[{', '.join(_arg_label(a) for a in alias['args'])}]"
-            return {"title": title, **self._node_schema(index, None)}
+            return {"title": title, **self._node_schema(index)}
         out: Dict[str, Any] = {"title": _base_title(data)}
         description = _description(data["cls"])
         if description is not None:
@@ -249,7 +243,17 @@ class _Deriver:
         kinds = {"str": "string", "int": "integer"}
         if data["value_kind"] in kinds:
             out["type"] = kinds[data["value_kind"]]
-        out["enum"] = list(data["values"])
+        if data["flag"]:
+            # Any combination of the members (and what the class's boundary lets through), in
+            # lax mode also as integer text.
+            if self.lax:
+                out["type"] = ["integer", "string"]
+                out["pattern"] = _LAX_INT_EXACT
+            return out
+        texts = self._lax_texts(data["values"])
+        if texts and "type" in out:
+            out["type"] = [out["type"], "string"]
+        out["enum"] = [*data["values"], *texts]
         return out
 
     def _field_schema(self, field: Dict[str, Any]) -> Dict[str, Any]:
@@ -333,26 +337,19 @@ class _Deriver:
 
     # -- every node ------------------------------------------------------------------------
 
-    def schema(self, index: int, lax: Optional[str] = None) -> Dict[str, Any]:
-        """The schema of one node. ``lax`` is the lax-mode input an int, float, bool or
-        Decimal takes here: ``"full"`` (every coercion, where lax mode is on), ``"text"`` (the
-        one union variant a JSON string goes to: its text, but a bool there takes no 1 or 0
-        and a Decimal no number), ``""`` (none). None: ``"full"`` or ``""`` as the ``strict``
-        option says; a union decides for its variants."""
+    def schema(self, index: int) -> Dict[str, Any]:
+        """The schema of one node (with its lax-mode input too, where the ``strict`` option is
+        off: ``self.lax``)."""
         kind, data = self.nodes[index]
         if _is_alias(kind, data):
             return self.ref(index)
-        return self._node_schema(index, lax)
+        return self._node_schema(index)
 
-    def _node_schema(self, index: int, lax: Optional[str]) -> Dict[str, Any]:
+    def _node_schema(self, index: int) -> Dict[str, Any]:
         kind, data = self.nodes[index]
-        if kind in _LAX_KINDS:
-            mode = ("full" if self.lax else "") if lax is None else lax
-            result: Dict[str, Any] = getattr(self, f"_{kind}_node")(data, mode)
-            return result
         method = getattr(self, "_" + kind + "_node", None)
         if method is not None:
-            result = method(data)
+            result: Dict[str, Any] = method(data)
             return result
         if kind in ("dataclass", "typeddict", "namedtuple", "enum"):
             return self.ref(index)
@@ -362,11 +359,19 @@ class _Deriver:
         return {}
 
     def _none_node(self, data: Dict[str, Any]) -> Dict[str, Any]:
+        if self.lax:
+            return {"anyOf": [{"type": "null"}, {"type": "string", "pattern": _LAX_NULL}]}
         return {"type": "null"}
 
-    def _bool_node(self, data: Dict[str, Any], lax: str) -> Dict[str, Any]:
-        if lax:
-            return {"enum": [True, False, *_LAX_BOOLS, *([1, 0] if lax == "full" else [])]}
+    def _bool_node(self, data: Dict[str, Any]) -> Dict[str, Any]:
+        if self.lax:
+            return {
+                "anyOf": [
+                    {"type": "boolean"},
+                    {"enum": [1, 0]},
+                    {"type": "string", "pattern": _LAX_BOOL},
+                ]
+            }
         return {"type": "boolean"}
 
     def _bounded(self, json_type: str, data: Dict[str, Any], text: Optional[str]) -> Dict[str, Any]:
@@ -380,11 +385,11 @@ class _Deriver:
             out["pattern"] = text
         return out
 
-    def _int_node(self, data: Dict[str, Any], lax: str) -> Dict[str, Any]:
-        return self._bounded("integer", data, _LAX_INT if lax else None)
+    def _int_node(self, data: Dict[str, Any]) -> Dict[str, Any]:
+        return self._bounded("integer", data, _LAX_INT if self.lax else None)
 
-    def _float_node(self, data: Dict[str, Any], lax: str) -> Dict[str, Any]:
-        return self._bounded("number", data, _LAX_FLOAT if lax else None)
+    def _float_node(self, data: Dict[str, Any]) -> Dict[str, Any]:
+        return self._bounded("number", data, _LAX_FLOAT if self.lax else None)
 
     def _str_node(self, data: Dict[str, Any]) -> Dict[str, Any]:
         out: Dict[str, Any] = {"type": "string"}
@@ -405,11 +410,24 @@ class _Deriver:
             out["maxLength"] = 4 * -(-data["max_length"] // 3)
         return out
 
-    def _decimal_node(self, data: Dict[str, Any], lax: str) -> Dict[str, Any]:
+    def _decimal_node(self, data: Dict[str, Any]) -> Dict[str, Any]:
         finite = data["max_digits"] is not None or data["decimal_places"] is not None
         pattern = _DECIMAL_FINITE_ONLY if finite else _DECIMAL
         # Lax mode also reads a JSON number (as its exact text).
-        return {"type": ["string", "number"] if lax == "full" else "string", "pattern": pattern}
+        return {"type": ["string", "number"] if self.lax else "string", "pattern": pattern}
+
+    def _seconds(self, schema: Dict[str, Any], bounds: Dict[str, int]) -> Dict[str, Any]:
+        """Lax mode: a datetime's or timedelta's schema, or a number of seconds (a JSON number
+        in the range, or one written as text)."""
+        if not self.lax:
+            return schema
+        return {
+            "anyOf": [
+                schema,
+                {"type": "number", **bounds},
+                {"type": "string", "pattern": _LAX_SECONDS},
+            ]
+        }
 
     @staticmethod
     def _temporal(
@@ -421,9 +439,11 @@ class _Deriver:
         return {"type": "string", "anyOf": [{"format": fmt}, {"pattern": rest}]}
 
     def _datetime_node(self, data: Dict[str, Any]) -> Dict[str, Any]:
-        return self._temporal(
+        schema = self._temporal(
             "date-time", data["tz"], _NAIVE_DATETIME, _SECONDS_DATETIME, _OTHER_DATETIME
         )
+        # A Unix timestamp is aware: a naive datetime takes none.
+        return schema if data["tz"] is False else self._seconds(schema, _TIMESTAMPS)
 
     def _time_node(self, data: Dict[str, Any]) -> Dict[str, Any]:
         return self._temporal("time", data["tz"], _NAIVE_TIME, _SECONDS_TIME, _OTHER_TIME)
@@ -432,14 +452,26 @@ class _Deriver:
         return {"type": "string", "format": "date"}
 
     def _timedelta_node(self, data: Dict[str, Any]) -> Dict[str, Any]:
-        return {"type": "string", "pattern": _DURATION}
+        return self._seconds({"type": "string", "pattern": _DURATION}, _SECONDS)
 
     def _uuid_node(self, data: Dict[str, Any]) -> Dict[str, Any]:
         return {"type": "string", "format": "uuid"}
 
     def _literal_node(self, data: Dict[str, Any]) -> Dict[str, Any]:
-        values = list(data["values"])
+        values = [*data["values"], *self._lax_texts(data["values"])]
         return {"const": values[0]} if len(values) == 1 else {"enum": values}
+
+    def _lax_texts(self, values: List[Any]) -> List[str]:
+        """Lax mode: the texts an int enum's or int literal's values are also read from (JSON
+        integer text, so ``"-0"`` for 0 too); none in strict mode, for bools and for a text
+        that is one of the values itself."""
+        if not self.lax:
+            return []
+        texts = []
+        for value in values:
+            if isinstance(value, int) and not isinstance(value, bool):
+                texts += [str(value)] + (["-0"] if value == 0 else [])
+        return [text for text in texts if text not in values]
 
     def _sized(
         self, out: Dict[str, Any], data: Dict[str, Any], low: str, high: str
@@ -489,8 +521,9 @@ class _Deriver:
         return schema
 
     def _union_node(self, data: Dict[str, Any]) -> Dict[str, Any]:
-        text = self._lax_variant(data)
-        variants = [self.schema(v, "text" if v == text else "") for v in data["variants"]]
+        # In lax mode each variant takes its own text forms too; where two could take one
+        # text, the decoder gives it to one (msgspec's order), which JSON Schema cannot say.
+        variants = [self.schema(v) for v in data["variants"]]
         if all(list(v) == ["type"] and isinstance(v["type"], str) for v in variants):
             types = [v["type"] for v in variants]
             if "number" in types and "integer" in types:
@@ -498,29 +531,6 @@ class _Deriver:
             types.sort(key=_SIMPLE_TYPES.index)
             return {"type": types[0] if len(types) == 1 else types}
         return {"anyOf": variants}
-
-    def _lax_variant(self, data: Dict[str, Any]) -> Optional[int]:
-        """In lax mode, the variant a JSON string goes to when the union has no string
-        alternative: its int, else its float, else its bool. (A number goes to the int or float
-        variant as in strict mode, so a bool variant takes no 1 or 0.)"""
-        if not self.lax:
-            return None
-        slots: Dict[str, int] = {}
-        for v in data["variants"]:
-            kind, vdata = self.nodes[v]
-            if kind in ("enum", "literal"):
-                categories = {_category_of_value(x) for x in vdata["values"]}
-            else:
-                categories = {_KIND_CATEGORY.get(kind, "other")}
-            for category in categories:
-                slots.setdefault(category, v)
-        if "string" in slots:
-            return None
-        for category in ("integer", "number", "boolean"):
-            if category in slots:
-                chosen = slots[category]
-                return chosen if self.nodes[chosen][0] in _LAX_KINDS else None
-        return None
 
     def _tagged_union_node(self, data: Dict[str, Any]) -> Dict[str, Any]:
         records: List[int] = []

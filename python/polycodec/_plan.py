@@ -38,6 +38,7 @@ from typing import (
     Union,
 )
 
+from ._ext import Ext
 from ._extension import Extension, check_extensions
 from ._meta import Meta, foreign_constraints
 from ._options import own_options, resolve
@@ -80,6 +81,7 @@ _SCALARS: Dict[Any, Tuple[str, Tuple[str, ...]]] = {
     str: ("str", _LENGTHS + ("pattern",)),
     bytes: ("bytes", ("cls",) + _LENGTHS),
     bytearray: ("bytes", ("cls",) + _LENGTHS),
+    memoryview: ("bytes", ("cls",) + _LENGTHS),
     Decimal: ("decimal", ("max_digits", "decimal_places") + _BOUNDS),
     datetime.datetime: ("datetime", ("tz",)),
     datetime.date: ("date", ()),
@@ -390,6 +392,71 @@ def _literal_category(value: Any) -> str:
     if isinstance(value, bool):
         return "boolean"
     return "integer" if isinstance(value, int) else "string"
+
+
+def _is_attrs(cls: type) -> bool:
+    """Whether ``cls`` is an attrs class (``attrs.define``, ``attr.s``). attrs is only looked at
+    when it was imported, which it must have been to make one."""
+    attr = sys.modules.get("attr")
+    return attr is not None and isinstance(cls, type) and attr.has(cls)
+
+
+def _attrs_hooks(
+    cls: type,
+) -> Tuple[Optional[Callable[[Any], None]], Optional[Callable[[Any], None]]]:
+    """What attrs' generated ``__init__`` runs besides storing the fields, as the decoders'
+    ``before_fill`` and ``after_fill`` hooks (None where there is nothing to run): its
+    ``__attrs_pre_init__`` first, and at the end the attribute validators (unless
+    ``attrs.validators.set_disabled(True)`` turned them off, as ``attrs.validate`` checks) and
+    ``__attrs_post_init__``. Converters are not run: a field decodes to its annotation."""
+    attr = sys.modules["attr"]
+    pre_init = getattr(cls, "__attrs_pre_init__", None)
+    post_init = getattr(cls, "__attrs_post_init__", None)
+    validated = any(a.validator is not None for a in attr.fields(cls))
+    before = None
+    if pre_init is not None:
+
+        def before(instance: Any) -> None:
+            instance.__attrs_pre_init__()
+
+    after = None
+    if validated or post_init is not None:
+
+        def after(instance: Any) -> None:
+            if validated:
+                attr.validate(instance)
+            if post_init is not None:
+                instance.__attrs_post_init__()
+
+    return before, after
+
+
+def _unsupported(tp: Any) -> str:
+    """Why ``tp`` is refused, naming what it is when it is a class of another library's kind
+    (which would otherwise read as an unknown type), and what to write instead."""
+    if tp is Ext:
+        return (
+            "polycodec.Ext is what a MessagePack extension value decodes to under typing.Any, "
+            "not a field type: annotate the field Any"
+        )
+    if not isinstance(tp, type):
+        return "unsupported type"
+    pydantic = sys.modules.get("pydantic")
+    if pydantic is not None and issubclass(tp, pydantic.BaseModel):
+        return (
+            "it is a pydantic BaseModel, which polycodec does not encode: declare it as a "
+            "dataclass (or an attrs class) with the same fields, or carry it with "
+            "extensions={cls: Extension(dict[str, Any], encode=lambda m: "
+            "m.model_dump(mode='json'), decode=cls.model_validate)}"
+        )
+    msgspec = sys.modules.get("msgspec")
+    if msgspec is not None and issubclass(tp, msgspec.Struct):
+        return (
+            "it is a msgspec Struct, which polycodec does not encode: declare it as a "
+            "dataclass (or an attrs class) with the same fields; the Struct's options are "
+            "Codec options (rename=, omit_defaults=, forbid_unknown_fields=, array_like=)"
+        )
+    return "unsupported type"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -819,7 +886,7 @@ class _Compiler:
                 return self._record(origin, record_kind, args)
         if isinstance(tp, (str, typing.ForwardRef)):
             raise self.fail(tp, "unresolved forward reference")
-        raise self.fail(tp, "unsupported type")
+        raise self.fail(tp, _unsupported(tp))
 
     def _extension_for(self, cls: type) -> Optional[Extension]:
         """The extension for ``cls``: its own entry, else the nearest base class's."""
@@ -901,12 +968,15 @@ class _Compiler:
         return out
 
     def _enum(self, cls: Type[enum.Enum]) -> int:
-        if issubclass(cls, enum.Flag):
-            raise self.fail(cls, "Flag enums are not supported")
+        # A Flag's canonical (one-bit) members; any int its class accepts (their combinations,
+        # and what its boundary lets through) decodes as ``cls(value)``.
+        flag = issubclass(cls, enum.Flag)
         members = list(cls)
         if not members:
             raise self.fail(cls, "the enum has no members")
         values = [m.value for m in members]
+        if flag and any(isinstance(v, bool) or not isinstance(v, int) for v in values):
+            raise self.fail(cls, "Flag values must all be int")
         if any(isinstance(v, bool) or not isinstance(v, (str, int)) for v in values):
             raise self.fail(cls, "enum values must all be str or int")
         if all(isinstance(v, str) for v in values):
@@ -921,6 +991,7 @@ class _Compiler:
             "values": values,
             "names": [m.name for m in members],
             "value_kind": value_kind,
+            "flag": flag,
         }
         return self.add("enum", data)
 
@@ -1283,7 +1354,8 @@ class _Compiler:
 
     @staticmethod
     def _record_kind(cls: type) -> Optional[str]:
-        if dataclasses.is_dataclass(cls):
+        # An attrs class is a record created and filled as a dataclass is (see _attrs_hooks).
+        if dataclasses.is_dataclass(cls) or _is_attrs(cls):
             return "dataclass"
         if issubclass(cls, dict) and hasattr(cls, "__required_keys__"):
             return "typeddict"
@@ -1318,6 +1390,8 @@ class _Compiler:
             "args": args if given else (),
             "fields": [],
             "post_init": kind == "dataclass" and hasattr(cls, "__post_init__"),
+            "before_fill": None,
+            "after_fill": None,
             "frozen": self._frozen(cls, kind),
             "slots": kind == "dataclass" and _has_slots(cls),
             "forbid_unknown_fields": bool(options["forbid_unknown_fields"]),
@@ -1327,6 +1401,9 @@ class _Compiler:
             # (wire name, value, its Literal node) of the class's own tag.
             "class_tag": None,
         }
+        if _is_attrs(cls):
+            data["before_fill"], data["after_fill"] = _attrs_hooks(cls)
+            data["post_init"] = data["after_fill"] is not None
         # Register before walking the fields so a reference back to this class finds it.
         index = self.add(kind, data)
         self._records.append((key, index))
@@ -1376,6 +1453,9 @@ class _Compiler:
 
     @staticmethod
     def _frozen(cls: type, kind: str) -> bool:
+        if _is_attrs(cls):
+            frozen_setattr = getattr(sys.modules["attr"]._make, "_frozen_setattrs", None)
+            return frozen_setattr is not None and cls.__setattr__ is frozen_setattr
         if kind == "dataclass":
             return bool(getattr(getattr(cls, "__dataclass_params__", None), "frozen", False))
         return kind == "namedtuple"
@@ -1455,6 +1535,8 @@ class _Compiler:
 
     def _field_specs(self, cls: type, kind: str) -> List[_Field]:
         hints = self._hints(cls)
+        if _is_attrs(cls):
+            return self._attrs_fields(cls, hints)
         if kind == "dataclass":
             return self._dataclass_fields(cls, hints)
         if kind == "typeddict":
@@ -1486,6 +1568,32 @@ class _Compiler:
             factory = None if f.default_factory is dataclasses.MISSING else f.default_factory
             required = default is NODEFAULT and factory is None
             specs.append(_Field(f.name, hints.get(f.name, Any), default, factory, required, f.init))
+        return specs
+
+    def _attrs_fields(self, cls: type, hints: Dict[str, Any]) -> List[_Field]:
+        """An attrs class's attributes as fields: named by attribute (``_x``, not its ``__init__``
+        alias ``x``), typed by annotation (or ``attr.ib(type=...)``, else ``Any``), with their
+        defaults and ``Factory`` defaults; ``init=False`` ones are not on the wire."""
+        attr = sys.modules["attr"]
+        specs = []
+        for attribute in attr.fields(cls):
+            hint = hints.get(attribute.name, attribute.type)
+            hint = Any if hint is None else hint
+            default: Any = attribute.default
+            factory: Optional[Callable[[], Any]] = None
+            if isinstance(default, attr.Factory):
+                if default.takes_self:
+                    self._site = (f"field '{cls.__qualname__}.{attribute.name}'", hint)
+                    raise self.fail(
+                        hint,
+                        "a default Factory with takes_self=True is not supported (the value "
+                        "it makes depends on an instance that decoding has not made yet)",
+                    )
+                default, factory = NODEFAULT, default.factory
+            elif default is attr.NOTHING:
+                default = NODEFAULT
+            required = default is NODEFAULT and factory is None
+            specs.append(_Field(attribute.name, hint, default, factory, required, attribute.init))
         return specs
 
     @staticmethod
@@ -1535,11 +1643,15 @@ def _unhashable(nodes: List[Node], index: int, seen: Set[int]) -> Optional[str]:
     if kind == "dataclass":
         cls = data["cls"]
         if cls.__hash__ is None:
-            return f"{cls.__qualname__} (a dataclass with eq and without frozen or unsafe_hash)"
+            what = "an attrs class" if _is_attrs(cls) else "a dataclass"
+            return f"{cls.__qualname__} ({what} with eq and without frozen or unsafe_hash)"
         # A generated __hash__ hashes the fields that take part in it.
-        hashed = {
-            f.name for f in dataclasses.fields(cls) if (f.compare if f.hash is None else f.hash)
-        }
+        if _is_attrs(cls):
+            attributes = sys.modules["attr"].fields(cls)
+            hashed = {a.name for a in attributes if (a.eq if a.hash is None else a.hash)}
+        else:
+            fields = dataclasses.fields(cls)
+            hashed = {f.name for f in fields if (f.compare if f.hash is None else f.hash)}
         children = [f["type"] for f in data["fields"] if f["name"] in hashed]
     else:
         children = _children(kind, data)

@@ -48,6 +48,7 @@ class Codec(Generic[T]):
         strict: bool = True,
         array_like: bool = False,
         extensions: Optional[Mapping[type, Extension]] = None,
+        errors: Literal["first", "all"] = "first",
         schema: Union[None, str, Mapping[str, Any], list[Any]] = None,
         framing: Optional[Literal["single-object", "confluent"]] = None,
         schema_id: Optional[int] = None,
@@ -69,6 +70,7 @@ class Codec(Generic[T]):
         strict: bool = True,
         array_like: bool = False,
         extensions: Optional[Mapping[type, Extension]] = None,
+        errors: Literal["first", "all"] = "first",
         schema: Union[None, str, Mapping[str, Any], list[Any]] = None,
         framing: Optional[Literal["single-object", "confluent"]] = None,
         schema_id: Optional[int] = None,
@@ -87,10 +89,17 @@ class Codec(Generic[T]):
     def json_schema(self, *, ref_template: Optional[str] = None) -> dict[str, Any]: ...
     def to_builtins(self, value: T, /, *, builtin_types: Optional[Iterable[Any]] = None) -> Any: ...
     def from_builtins(
-        self, data: Any, /, *, builtin_types: Optional[Iterable[Any]] = None
+        self,
+        data: Any,
+        /,
+        *,
+        builtin_types: Optional[Iterable[Any]] = None,
+        from_attributes: bool = False,
     ) -> T: ...
     def encode_one(self, value: T, /) -> bytes: ...
     def encode_many(self, values: Any, /) -> bytes: ...
+    def encode_into(self, value: T, buffer: bytearray, /, offset: int = 0) -> None: ...
+    def encode_many_into(self, values: Any, buffer: bytearray, /, offset: int = 0) -> None: ...
     def decode_one(self, buf: Buffer, /, *, writer_schema: Any = None) -> T: ...
     def decode_many(self, buf: Buffer, /) -> list[T]: ...
     def encode_stream(self, values: Iterable[T], /) -> bytes: ...

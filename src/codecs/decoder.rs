@@ -10,13 +10,18 @@
 //! so it checks lengths before reading the items.
 //!
 //! `Decoder` is generic over the reader, so each format gets its own monomorphised copy with
-//! its reads inlined: the hot paths compile as if written for that format alone.
+//! its reads inlined: the hot paths compile as if written for that format alone. It is generic
+//! over how it treats validation errors too ([`Errors`]): the codec's default, [`FailFast`],
+//! ends the call at the first one; [`CollectAll`] (`errors="all"`, run only once a fail-fast
+//! decode has failed) records each where it happens, moves past the value that failed and
+//! reads on. The fail-fast copy has none of collection's steps: each is an `if E::ALL` that
+//! the compiler removes from it.
 
 use pyo3::prelude::*;
 use pyo3::types::{PyFrozenSet, PySet};
 use smallvec::SmallVec;
 
-use crate::errors::{reserve, Error, Result};
+use crate::errors::{reserve, Error, PathSegment, Result};
 use crate::plan::{
     ExtensionSpec, Field, LiteralValue, Node, NodeId, OtherKey, Plan, RecordKind, RecordSpec,
     SequenceKind, SequenceSpec, TaggedUnionSpec,
@@ -25,7 +30,7 @@ use crate::py::{self, Obj};
 use crate::values::{mismatch, unknown_field, utf8, Decoding, RecordBuilder, Token, MAX_DEPTH};
 
 /// One decoding call: a format's reader `R` and what every format keeps while it walks.
-pub struct Decoder<'p, 'py, R> {
+pub struct Decoder<'p, 'py, R, E = FailFast> {
     pub reader: R,
     pub ctx: Decoding<'p, 'py>,
     /// The nesting depth of the containers being read.
@@ -33,6 +38,59 @@ pub struct Decoder<'p, 'py, R> {
     /// Items of the arrays being read, innermost last: one buffer for the whole call instead
     /// of one allocation per array.
     pub stack: ItemStack<'py>,
+    /// The validation errors recorded so far (nothing for [`FailFast`], a zero-sized type).
+    pub errors: E,
+}
+
+/// How a decoding call treats the input's validation errors (see the module's notes).
+pub trait Errors {
+    /// Whether errors are recorded and the decoder reads on.
+    const ALL: bool;
+    /// Records an error (with its whole path from the value being decoded).
+    fn record(&mut self, error: Error);
+    /// How many are recorded.
+    fn count(&self) -> usize;
+    /// The errors recorded since there were `mark`, to add a container's step to.
+    fn since(&mut self, mark: usize) -> &mut [Error];
+}
+
+/// The first validation error ends the call (the default).
+pub struct FailFast;
+
+impl Errors for FailFast {
+    const ALL: bool = false;
+    #[inline(always)]
+    fn record(&mut self, _error: Error) {}
+    #[inline(always)]
+    fn count(&self) -> usize {
+        0
+    }
+    #[inline(always)]
+    fn since(&mut self, _mark: usize) -> &mut [Error] {
+        &mut []
+    }
+}
+
+/// `errors="all"`: every validation error is recorded, in the order met.
+#[derive(Default)]
+pub struct CollectAll {
+    pub errors: Vec<Error>,
+}
+
+impl Errors for CollectAll {
+    const ALL: bool = true;
+    fn record(&mut self, error: Error) {
+        // A MemoryError while collecting would be raised on its own; the list keeps what fits.
+        if self.errors.try_reserve(1).is_ok() {
+            self.errors.push(error);
+        }
+    }
+    fn count(&self) -> usize {
+        self.errors.len()
+    }
+    fn since(&mut self, mark: usize) -> &mut [Error] {
+        &mut self.errors[mark..]
+    }
 }
 
 /// The decoder's item buffer: its first items live in the decoder itself, so a call whose
@@ -65,6 +123,20 @@ impl<'p, 'py, R> Decoder<'p, 'py, R> {
             ctx: Decoding { py, plan, strict },
             depth: 0,
             stack: SmallVec::new(),
+            errors: FailFast,
+        }
+    }
+}
+
+impl<'p, 'py, R> Decoder<'p, 'py, R, CollectAll> {
+    /// A decoder that records every validation error (`errors="all"`).
+    pub fn collecting(py: Python<'py>, plan: &'p Plan, strict: bool, reader: R) -> Self {
+        Decoder {
+            reader,
+            ctx: Decoding { py, plan, strict },
+            depth: 0,
+            stack: SmallVec::new(),
+            errors: CollectAll::default(),
         }
     }
 }
@@ -143,6 +215,13 @@ pub trait WireReader<'p, 'py> {
     fn offset(&self) -> usize;
     /// Moves back (or forward) to an offset `offset` returned before.
     fn rewind(&mut self, offset: usize);
+    /// `errors="all"`: moves past a value whose decoding failed, which started at `start` (an
+    /// [`Self::offset`]), and gives it as the input held it (the error's "input"): by default
+    /// by reading it again as `Any` (node `any`).
+    fn failed_value(&mut self, start: usize, any: NodeId) -> Result<Obj<'py>> {
+        self.rewind(start);
+        self.value(any)
+    }
     /// Where the reader is, for error messages (" at byte N").
     fn location(&self) -> String {
         format!(" at byte {}", self.offset())
@@ -152,9 +231,69 @@ pub trait WireReader<'p, 'py> {
 /// What a failed growth of the item buffers says (a MemoryError).
 const ITEMS: &str = "the items of an array";
 
-type Left<'p, 'py, R> = <Decoder<'p, 'py, R> as WireReader<'p, 'py>>::Left;
+type Left<'p, 'py, R, E> = <Decoder<'p, 'py, R, E> as WireReader<'p, 'py>>::Left;
 
-impl<'p, 'py, R> Decoder<'p, 'py, R>
+/// What a collecting call (`errors="all"`) found: the value, when the input had no error after
+/// all, else every error, each with its whole path.
+pub enum Collected<'py> {
+    Value(Obj<'py>),
+    Errors(Vec<Error>),
+}
+
+impl<'p, 'py, R> Decoder<'p, 'py, R, CollectAll>
+where
+    Self: WireReader<'p, 'py>,
+{
+    /// `errors="all"`: decodes one value of the plan's root type, recording every validation
+    /// error; malformed input (a `DecodeError`) or any other exception ends the call as it
+    /// would a fail-fast one.
+    pub fn collect_one(mut self) -> Result<Collected<'py>> {
+        let start = self.offset();
+        let result = self.value(self.ctx.plan.root);
+        let value = match result {
+            Ok(value) => Some(value),
+            Err(error) => {
+                self.keep_going(error, 0, start, None)?;
+                None
+            }
+        };
+        self.finish()?;
+        Ok(self.collected(value))
+    }
+
+    /// `errors="all"`: `decode_many`, recording every item's validation errors.
+    pub fn collect_many(mut self) -> Result<Collected<'py>> {
+        let mut left = self.begin_many()?;
+        let root = self.ctx.plan.root;
+        let mut items = Vec::new();
+        let mut index = 0;
+        while self.next_item(&mut left)? {
+            let (start, before) = (self.offset(), self.errors.count());
+            match self.value(root) {
+                Ok(value) => {
+                    reserve(&mut items, 1, ITEMS)?;
+                    items.push(value);
+                }
+                Err(error) => {
+                    self.keep_going(error, before, start, Some(PathSegment::Index(index)))?;
+                }
+            }
+            index += 1;
+        }
+        self.finish()?;
+        let list = crate::py::new_list(self.ctx.py, items.into_iter())?.into_any();
+        Ok(self.collected(Some(list)))
+    }
+
+    fn collected(self, value: Option<Obj<'py>>) -> Collected<'py> {
+        match value {
+            Some(value) if self.errors.errors.is_empty() => Collected::Value(value),
+            _ => Collected::Errors(self.errors.errors),
+        }
+    }
+}
+
+impl<'p, 'py, R, E: Errors> Decoder<'p, 'py, R, E>
 where
     Self: WireReader<'p, 'py>,
 {
@@ -183,6 +322,74 @@ where
         Ok(crate::py::new_list(self.ctx.py, items.into_iter())?.into_any())
     }
 
+    /// Where the value about to be read starts, for [`Self::keep_going`]; only kept when
+    /// errors are collected (the fail-fast copy asks the reader nothing).
+    #[inline(always)]
+    pub fn value_start(&self) -> usize {
+        if E::ALL {
+            self.offset()
+        } else {
+            0
+        }
+    }
+
+    /// `errors="all"`: deals with `error`, met reading the value that started at `start` in a
+    /// container (`segment`: the container's step to the value; none at the root). A value
+    /// whose own errors were recorded (the [`Error::collected`] marker) gets the step added to
+    /// each error recorded since `mark`; a new validation error is recorded with the step, the
+    /// input moved past the value and the value kept as the error's input; anything else
+    /// (malformed input, an exception that is no validation error) ends the call. Fail-fast:
+    /// the error, with its step, ends the call.
+    #[cold]
+    #[inline(never)]
+    pub fn keep_going(
+        &mut self,
+        mut error: Error,
+        mark: usize,
+        start: usize,
+        segment: Option<PathSegment>,
+    ) -> Result<()> {
+        let step = |error: &mut Error| {
+            if let Some(segment) = &segment {
+                error.push_segment(segment.clone());
+            }
+        };
+        if !E::ALL || (!error.is_collected() && !error.is_recorded(self.ctx.py)) {
+            step(&mut error);
+            return Err(error);
+        }
+        if error.is_collected() {
+            for recorded in self.errors.since(mark) {
+                step(recorded);
+            }
+            return Ok(());
+        }
+        match self.failed_value(start, self.ctx.plan.any) {
+            Ok(input) => error.set_input(input.unbind()),
+            Err(mut malformed) => {
+                step(&mut malformed);
+                return Err(malformed);
+            }
+        }
+        step(&mut error);
+        self.errors.record(error);
+        Ok(())
+    }
+
+    /// Collecting: what stands in a record's slot for a field whose value failed, so that the
+    /// field is not also reported missing (the record is not made).
+    #[cold]
+    fn failed_placeholder(&self) -> Obj<'py> {
+        self.ctx.py.None().into_bound(self.ctx.py)
+    }
+
+    /// `errors="all"`: the marker for a container that recorded errors since `mark` (which it
+    /// returns instead of its value), or `None`.
+    #[inline(always)]
+    pub fn failed_since(&self, mark: usize) -> Option<Error> {
+        (E::ALL && self.errors.count() > mark).then(Error::collected)
+    }
+
     /// A value of an extension type: its wire form, then the type's `decode` function. Kept
     /// out of line so the formats' value dispatch stays small.
     #[cold]
@@ -205,7 +412,7 @@ where
     /// case, are read here; every other node in [`Self::array_other`], out of line.
     #[inline(never)]
     #[cfg_attr(target_os = "linux", link_section = ".text.hot.polycodec.3shared")]
-    pub fn array(&mut self, id: NodeId, items: Left<'p, 'py, R>) -> Result<Obj<'py>> {
+    pub fn array(&mut self, id: NodeId, items: Left<'p, 'py, R, E>) -> Result<Obj<'py>> {
         let ctx = &self.ctx;
         let plan = ctx.plan;
         let id = ctx.resolve(id, Token::Array)?;
@@ -224,7 +431,7 @@ where
         &mut self,
         id: NodeId,
         node: &'p Node,
-        mut items: Left<'p, 'py, R>,
+        mut items: Left<'p, 'py, R, E>,
     ) -> Result<Obj<'py>> {
         match node {
             Node::Any => {
@@ -247,13 +454,16 @@ where
 
     /// A list, tuple, set or frozenset of one item type.
     #[cfg_attr(target_os = "linux", link_section = ".text.hot.polycodec.3shared")]
-    fn sequence(&mut self, spec: &SequenceSpec, items: Left<'p, 'py, R>) -> Result<Obj<'py>> {
+    fn sequence(&mut self, spec: &SequenceSpec, items: Left<'p, 'py, R, E>) -> Result<Obj<'py>> {
         let known = Self::count_left(&items);
         if let Some(count) = known {
-            spec.length.check(count, "items")?;
+            // Collecting, the items are read first (their errors are worth reporting too).
+            if !E::ALL {
+                spec.length.check(count, "items")?;
+            }
         }
         let base = self.items_onto_stack(spec.item, items)?;
-        if known.is_none() {
+        if known.is_none() || E::ALL {
             if let Err(err) = spec.length.check(self.stack.len() - base, "items") {
                 self.stack.truncate(base);
                 return Err(err);
@@ -264,7 +474,11 @@ where
 
     /// Reads an array's items as node `item` onto the stack; returns where they start.
     #[cfg_attr(target_os = "linux", link_section = ".text.hot.polycodec.3shared")]
-    pub fn items_onto_stack(&mut self, item: NodeId, mut items: Left<'p, 'py, R>) -> Result<usize> {
+    pub fn items_onto_stack(
+        &mut self,
+        item: NodeId,
+        mut items: Left<'p, 'py, R, E>,
+    ) -> Result<usize> {
         self.begin_array(&mut items)?;
         let stack = &mut self.stack;
         let base = stack.len();
@@ -272,8 +486,10 @@ where
             // The reader has checked that `count` items fit in the input left.
             reserve_items(stack, count)?;
         }
+        let mark = self.errors.count();
         let mut index = 0;
         while self.next_item(&mut items)? {
+            let (start, before) = (self.value_start(), self.errors.count());
             match self.value(item) {
                 Ok(value) => {
                     if let Err(err) = reserve_items(&mut self.stack, 1) {
@@ -282,6 +498,13 @@ where
                     }
                     self.stack.push(value)
                 }
+                Err(err) if E::ALL => {
+                    let step = Some(PathSegment::Index(index));
+                    if let Err(err) = self.keep_going(err, before, start, step) {
+                        self.stack.truncate(base);
+                        return Err(err);
+                    }
+                }
                 Err(err) => {
                     self.stack.truncate(base);
                     return Err(err.at_index(index));
@@ -289,11 +512,15 @@ where
             }
             index += 1;
         }
+        if let Some(failed) = self.failed_since(mark) {
+            self.stack.truncate(base);
+            return Err(failed);
+        }
         Ok(base)
     }
 
     /// A fixed-length tuple, item `i` decoded as `item_nodes[i]`.
-    fn tuple(&mut self, item_nodes: &[NodeId], mut items: Left<'p, 'py, R>) -> Result<Obj<'py>> {
+    fn tuple(&mut self, item_nodes: &[NodeId], mut items: Left<'p, 'py, R, E>) -> Result<Obj<'py>> {
         self.begin_array(&mut items)?;
         let length = item_nodes.len();
         let known = Self::count_left(&items).filter(|_| Self::TUPLE_LENGTH_FIRST);
@@ -303,14 +530,26 @@ where
             )));
         }
         let mut values = Vec::with_capacity(length);
+        let mark = self.errors.count();
+        let mut index = 0;
         while self.next_item(&mut items)? {
-            let index = values.len();
             let Some(&node) = item_nodes.get(index) else {
                 return Err(Error::validation(format!(
                     "expected array of length {length}, got more items"
                 )));
             };
-            values.push(self.value(node).map_err(|e| e.at_index(index))?);
+            let (start, before) = (self.value_start(), self.errors.count());
+            match self.value(node) {
+                Ok(value) => values.push(value),
+                Err(err) if E::ALL => {
+                    self.keep_going(err, before, start, Some(PathSegment::Index(index)))?
+                }
+                Err(err) => return Err(err.at_index(index)),
+            }
+            index += 1;
+        }
+        if let Some(failed) = self.failed_since(mark) {
+            return Err(failed);
         }
         if values.len() != length {
             return Err(Error::validation(format!(
@@ -324,7 +563,7 @@ where
     /// A map, as the node (or the union variant for maps) `id` asks.
     #[inline(never)]
     #[cfg_attr(target_os = "linux", link_section = ".text.hot.polycodec.3shared")]
-    pub fn map(&mut self, id: NodeId, mut entries: Left<'p, 'py, R>) -> Result<Obj<'py>> {
+    pub fn map(&mut self, id: NodeId, mut entries: Left<'p, 'py, R, E>) -> Result<Obj<'py>> {
         let ctx = &self.ctx;
         let plan = ctx.plan;
         let id = ctx.resolve(id, Token::Object)?;
@@ -351,11 +590,34 @@ where
         &mut self,
         id: NodeId,
         spec: &RecordSpec,
-        mut entries: Left<'p, 'py, R>,
+        mut entries: Left<'p, 'py, R, E>,
     ) -> Result<Obj<'py>> {
         self.begin_map(&mut entries)?;
         let mut builder = RecordBuilder::new(spec);
+        let mark = self.errors.count();
         self.record_fields(id, spec, &mut builder, entries)?;
+        self.finish_record(spec, builder, mark)
+    }
+
+    /// Makes the record once its fields are read. Collecting, each required field the input
+    /// lacks is recorded (not only the first), and a record with errors since `mark` is not
+    /// made.
+    #[inline(always)]
+    fn finish_record(
+        &mut self,
+        spec: &RecordSpec,
+        mut builder: RecordBuilder<'py>,
+        mark: usize,
+    ) -> Result<Obj<'py>> {
+        if E::ALL {
+            for field in builder.missing(spec) {
+                self.errors
+                    .record(crate::values::missing_field(&field.wire_name));
+            }
+            if let Some(failed) = self.failed_since(mark) {
+                return Err(failed);
+            }
+        }
         builder.finish(self.ctx.py, spec)
     }
 
@@ -367,7 +629,7 @@ where
         id: NodeId,
         spec: &RecordSpec,
         builder: &mut RecordBuilder<'py>,
-        mut entries: Left<'p, 'py, R>,
+        mut entries: Left<'p, 'py, R, E>,
     ) -> Result<()> {
         let names = self.record_names(id);
         let mut hint = 0;
@@ -375,10 +637,15 @@ where
             if let Some(&(index, node)) = spec.wire_order.get(hint) {
                 if self.take_field(&mut entries, names, index, &spec.fields[index]) {
                     hint += 1;
-                    let value = self
-                        .value(node)
-                        .map_err(|e| e.at_field(&spec.fields[index].wire_name))?;
-                    builder.set(index, value);
+                    let (start, before) = (self.value_start(), self.errors.count());
+                    match self.value(node) {
+                        Ok(value) => builder.set(index, value),
+                        Err(e) if E::ALL => {
+                            self.field_failed(e, before, start, &spec.fields[index])?;
+                            builder.set(index, self.failed_placeholder());
+                        }
+                        Err(e) => return Err(e.at_field(&spec.fields[index].wire_name)),
+                    }
                     continue;
                 }
             }
@@ -390,16 +657,26 @@ where
                     hint = position + 1;
                     let index = spec.wire_fields[position];
                     let field = &spec.fields[index];
-                    let value = self
-                        .value(field.node)
-                        .map_err(|e| e.at_field(&field.wire_name))?;
-                    builder.set(index, value);
+                    let (start, before) = (self.value_start(), self.errors.count());
+                    match self.value(field.node) {
+                        Ok(value) => builder.set(index, value),
+                        Err(e) if E::ALL => {
+                            self.field_failed(e, before, start, field)?;
+                            builder.set(index, self.failed_placeholder());
+                        }
+                        Err(e) => return Err(e.at_field(&field.wire_name)),
+                    }
                 }
                 // Not a wire name: unknown (skipped, or refused with `forbid_unknown_fields`),
                 // or another name the record knows (an alias, its class tag).
                 None => match spec.other_key(key) {
                     OtherKey::Unknown => {
-                        unknown_field(spec, utf8(key))?;
+                        if let Err(e) = unknown_field(spec, utf8(key)) {
+                            // Collecting: recorded at the record, the unknown value its input.
+                            let (start, before) = (self.value_start(), self.errors.count());
+                            self.keep_going(e, before, start, None)?;
+                            continue;
+                        }
                         self.skip()?;
                     }
                     other => {
@@ -426,15 +703,27 @@ where
             OtherKey::Alias(entry) => {
                 let (alias, position) = &spec.aliases()[entry];
                 let index = spec.wire_fields[*position];
-                let value = self
-                    .value(spec.fields[index].node)
-                    .map_err(|e| e.at_field(alias))?;
-                Ok(Some((index, value)))
+                let (start, before) = (self.value_start(), self.errors.count());
+                match self.value(spec.fields[index].node) {
+                    Ok(value) => Ok(Some((index, value))),
+                    Err(e) if E::ALL => {
+                        self.keep_going(e, before, start, PathSegment::field(alias))?;
+                        Ok(Some((index, self.failed_placeholder())))
+                    }
+                    Err(e) => Err(e.at_field(alias)),
+                }
             }
             OtherKey::ClassTag(node) => {
                 let name = spec.class_tag().map_or("", |tag| &tag.field.wire_name);
-                self.value(node).map_err(|e| e.at_field(name))?;
-                Ok(None)
+                let (start, before) = (self.value_start(), self.errors.count());
+                match self.value(node) {
+                    Ok(_) => Ok(None),
+                    Err(e) if E::ALL => {
+                        self.keep_going(e, before, start, PathSegment::field(name))?;
+                        Ok(None)
+                    }
+                    Err(e) => Err(e.at_field(name)),
+                }
             }
             OtherKey::Unknown => {
                 self.skip()?;
@@ -443,15 +732,23 @@ where
         }
     }
 
+    /// Collecting: a field's value failed (see [`Self::keep_going`]).
+    #[cold]
+    #[inline(never)]
+    fn field_failed(&mut self, e: Error, before: usize, start: usize, field: &Field) -> Result<()> {
+        self.keep_going(e, before, start, PathSegment::field(&field.wire_name))
+    }
+
     /// A record written as an array of its fields in declaration order (`array_like`,
     /// NamedTuple); trailing fields with defaults may be left out. A tagged-union variant's array
     /// starts with its tag.
     fn positional_record(
         &mut self,
         spec: &RecordSpec,
-        mut items: Left<'p, 'py, R>,
+        mut items: Left<'p, 'py, R, E>,
     ) -> Result<Obj<'py>> {
         let mut builder = RecordBuilder::new(spec);
+        let mark = self.errors.count();
         let mut position = 0;
         if let Some((index, _)) = spec.tag {
             if !self.next_item(&mut items)? {
@@ -471,14 +768,14 @@ where
             position = 1;
         }
         self.positional_fields(spec, &mut builder, items, position)?;
-        builder.finish(self.ctx.py, spec)
+        self.finish_record(spec, builder, mark)
     }
 
     /// An array-like tagged union: the first item is the tag.
     fn positional_tagged(
         &mut self,
         spec: &TaggedUnionSpec,
-        mut items: Left<'p, 'py, R>,
+        mut items: Left<'p, 'py, R, E>,
     ) -> Result<Obj<'py>> {
         if !self.next_item(&mut items)? {
             return Err(missing_leading_tag());
@@ -486,9 +783,10 @@ where
         let tag = self.tag(spec).map_err(|e| e.at_index(0))?;
         let (_, record) = variant(self.ctx.plan, spec, tag);
         let mut builder = RecordBuilder::new(record);
+        let mark = self.errors.count();
         set_tag(&self.ctx, record, &spec.tags[tag].0, &mut builder).map_err(|e| e.at_index(0))?;
         self.positional_fields(record, &mut builder, items, 1)?;
-        builder.finish(self.ctx.py, record)
+        self.finish_record(record, builder, mark)
     }
 
     /// Reads the rest of a positional record's array, from item `position` on, through its end.
@@ -496,7 +794,7 @@ where
         &mut self,
         spec: &RecordSpec,
         builder: &mut RecordBuilder<'py>,
-        mut items: Left<'p, 'py, R>,
+        mut items: Left<'p, 'py, R, E>,
         mut position: usize,
     ) -> Result<()> {
         // A class tag comes before the fields; a tag field is one of them.
@@ -519,10 +817,15 @@ where
             if !self.next_item(&mut items)? {
                 return Ok(());
             }
-            let value = self
-                .value(spec.fields[index].node)
-                .map_err(|e| e.at_index(position))?;
-            builder.set(index, value);
+            let (start, before) = (self.value_start(), self.errors.count());
+            match self.value(spec.fields[index].node) {
+                Ok(value) => builder.set(index, value),
+                Err(e) if E::ALL => {
+                    self.keep_going(e, before, start, Some(PathSegment::Index(position)))?;
+                    builder.set(index, self.failed_placeholder());
+                }
+                Err(e) => return Err(e.at_index(position)),
+            }
             position += 1;
         }
         if self.next_item(&mut items)? {
@@ -541,7 +844,7 @@ where
         &mut self,
         id: NodeId,
         spec: &TaggedUnionSpec,
-        mut entries: Left<'p, 'py, R>,
+        mut entries: Left<'p, 'py, R, E>,
     ) -> Result<Obj<'py>> {
         if let Some(tag) = self.take_tag(&mut entries, id, spec) {
             return self.tagged_variant(spec, tag, entries);
@@ -565,14 +868,15 @@ where
         &mut self,
         spec: &TaggedUnionSpec,
         tag: usize,
-        entries: Left<'p, 'py, R>,
+        entries: Left<'p, 'py, R, E>,
     ) -> Result<Obj<'py>> {
         let (record_id, record) = variant(self.ctx.plan, spec, tag);
         let mut builder = RecordBuilder::new(record);
+        let mark = self.errors.count();
         set_tag(&self.ctx, record, &spec.tags[tag].0, &mut builder)
             .map_err(|e| e.at_field(&spec.tag_field))?;
         self.record_fields(record_id, record, &mut builder, entries)?;
-        builder.finish(self.ctx.py, record)
+        self.finish_record(record, builder, mark)
     }
 
     /// A tagged union whose tag is not the first key, in one pass wherever possible: entries
@@ -582,17 +886,15 @@ where
     fn tagged_anywhere(
         &mut self,
         spec: &TaggedUnionSpec,
-        mut entries: Left<'p, 'py, R>,
+        mut entries: Left<'p, 'py, R, E>,
     ) -> Result<Obj<'py>> {
         let plan: &'p Plan = self.ctx.plan;
+        let mark = self.errors.count();
         let mut early: SmallVec<[(usize, Obj<'py>); 8]> = SmallVec::new();
         let mut deferred: SmallVec<[(usize, usize); 4]> = SmallVec::new();
         let ((record_id, record), tag) = loop {
             let Some(key) = self.next_key(&mut entries)? else {
-                return Err(Error::validation(format!(
-                    "object missing required field `{}`",
-                    spec.tag_field
-                )));
+                return Err(crate::values::missing_field(&spec.tag_field));
             };
             if key == spec.tag_field.as_bytes() {
                 let tag = self.tag(spec).map_err(|e| e.at_field(&spec.tag_field))?;
@@ -601,10 +903,16 @@ where
             match spec.key_index(key) {
                 Some(k) => match spec.keys[k].shared {
                     Some(node) => {
-                        let value = self
-                            .value(node)
-                            .map_err(|e| e.at_field(&spec.keys[k].wire_name))?;
-                        early.push((k, value));
+                        let name = &spec.keys[k].wire_name;
+                        let (start, before) = (self.value_start(), self.errors.count());
+                        match self.value(node) {
+                            Ok(value) => early.push((k, value)),
+                            Err(e) if E::ALL => {
+                                self.keep_going(e, before, start, PathSegment::field(name))?;
+                                early.push((k, self.failed_placeholder()));
+                            }
+                            Err(e) => return Err(e.at_field(name)),
+                        }
                     }
                     None => {
                         deferred.push((k, self.offset()));
@@ -616,7 +924,11 @@ where
                     if let Some(Node::Record(record)) =
                         spec.tags.first().map(|(_, id)| plan.node(*id))
                     {
-                        unknown_field(record, utf8(key))?;
+                        if let Err(e) = unknown_field(record, utf8(key)) {
+                            let (start, before) = (self.value_start(), self.errors.count());
+                            self.keep_going(e, before, start, None)?;
+                            continue;
+                        }
                     }
                     self.skip()?;
                 }
@@ -627,7 +939,7 @@ where
             let name = &spec.keys[k].wire_name;
             match record.field_index(name.as_bytes()) {
                 Some(index) => builder.set(index, value),
-                None => unknown_field(record, name)?,
+                None => self.unknown_to_variant(record, name)?,
             }
         }
         set_tag(&self.ctx, record, &spec.tags[tag].0, &mut builder)
@@ -641,18 +953,35 @@ where
             for (k, offset) in deferred {
                 let name = &spec.keys[k].wire_name;
                 let Some(index) = record.field_index(name.as_bytes()) else {
-                    unknown_field(record, name)?;
+                    self.unknown_to_variant(record, name)?;
                     continue;
                 };
                 self.rewind(offset);
-                let value = self
-                    .value(record.fields[index].node)
-                    .map_err(|e| e.at_field(name))?;
-                builder.set(index, value);
+                let before = self.errors.count();
+                match self.value(record.fields[index].node) {
+                    Ok(value) => builder.set(index, value),
+                    Err(e) if E::ALL => {
+                        self.keep_going(e, before, offset, PathSegment::field(name))?;
+                        builder.set(index, self.failed_placeholder());
+                    }
+                    Err(e) => return Err(e.at_field(name)),
+                }
             }
             self.rewind(end);
         }
-        builder.finish(self.ctx.py, record)
+        self.finish_record(record, builder, mark)
+    }
+
+    /// A key another variant of a tagged union has but the one its tag named lacks: unknown to
+    /// it (refused, or recorded when collecting, with `forbid_unknown_fields`).
+    fn unknown_to_variant(&mut self, record: &RecordSpec, name: &str) -> Result<()> {
+        match unknown_field(record, name) {
+            Err(e) if E::ALL => {
+                self.errors.record(e);
+                Ok(())
+            }
+            result => result,
+        }
     }
 }
 

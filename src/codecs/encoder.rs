@@ -154,8 +154,8 @@ pub trait WireWriter {
     /// A value under `Any` that is none of the plain types, arrays or dicts, before the encoder
     /// looks for a plan for its class: true when the format has its own form for it.
     #[inline]
-    fn any_other(&mut self, _value: &Obj<'_>) -> bool {
-        false
+    fn any_other(&mut self, _value: &Obj<'_>) -> Result<bool> {
+        Ok(false)
     }
 
     /// Opens an array; `length` gives the item count, for a format that writes it up front.
@@ -802,8 +802,11 @@ impl<'p, 'w, W: WireWriter> Encoder<'p, 'w, W> {
     }
 
     fn enum_value(&mut self, spec: &EnumSpec, value: &Obj<'_>) -> Result<()> {
-        let index = shape::enum_member_index(spec, value)
-            .ok_or_else(|| shape::not_a_member(spec, value))?;
+        let Some(index) = shape::enum_member_index(spec, value) else {
+            let (literal, object) = shape::flag_value(spec, value)?;
+            self.w.literal_object(&literal, &object);
+            return Ok(());
+        };
         let member = &spec.members[index];
         self.w
             .literal_object(&member.value, member.value_object.bind(value.py()));
@@ -1362,7 +1365,7 @@ impl<'p, 'w, W: WireWriter> Encoder<'p, 'w, W> {
                 nested(self.depth, || self.dict(self.plan.any, self.plan.any, dict))
             }
             Shape::Other => {
-                if self.w.any_other(value) {
+                if self.w.any_other(value)? {
                     return Ok(());
                 }
                 if let Some(plan) = shape::plan_for_value(value)? {

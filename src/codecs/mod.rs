@@ -178,6 +178,29 @@ pub trait WireFormat: Send + Sync {
         input: &[u8],
     ) -> Result<Obj<'py>>;
 
+    /// `errors="all"`: decodes `input` again, recording every validation error (see
+    /// `decoder::CollectAll`); `None` for a format that reports the first error only.
+    fn collect_one<'py>(
+        &self,
+        _py: Python<'py>,
+        _plan: &Plan,
+        _strict: bool,
+        _input: &[u8],
+    ) -> Option<Result<decoder::Collected<'py>>> {
+        None
+    }
+
+    /// `errors="all"` for `decode_many`, as [`Self::collect_one`].
+    fn collect_many<'py>(
+        &self,
+        _py: Python<'py>,
+        _plan: &Plan,
+        _strict: bool,
+        _input: &[u8],
+    ) -> Option<Result<decoder::Collected<'py>>> {
+        None
+    }
+
     /// Whether `decode_one` accepts a `str` (JSON text) besides bytes-like input.
     fn accepts_str(&self) -> bool {
         false

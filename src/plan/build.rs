@@ -81,9 +81,16 @@ fn build_node(kind: &str, data: &Bound<'_, PyDict>) -> PyResult<Node> {
         }),
         "bytes" => {
             let cls = get_required(data, "cls")?;
-            let bytearray = cls.is(cls.py().get_type::<pyo3::types::PyByteArray>());
+            let py = cls.py();
+            let class = if cls.is(py.get_type::<pyo3::types::PyByteArray>()) {
+                BytesClass::ByteArray
+            } else if cls.is(py.get_type::<pyo3::types::PyMemoryView>()) {
+                BytesClass::MemoryView
+            } else {
+                BytesClass::Bytes
+            };
             Node::Bytes(BytesSpec {
-                bytearray,
+                class,
                 length: length_bounds(data)?,
             })
         }
@@ -198,6 +205,7 @@ fn build_enum(data: &Bound<'_, PyDict>) -> PyResult<Node> {
         module: cls.getattr("__module__")?.extract()?,
         cls: cls.unbind(),
         members: out,
+        flag: get_bool(data, "flag")?,
     }))
 }
 
@@ -289,7 +297,9 @@ fn build_record(kind: RecordKind, data: &Bound<'_, PyDict>) -> PyResult<Node> {
     let class_map = plain_map && class_tag.is_some();
     let other_names = (class_tag.is_some() || !aliases.is_empty())
         .then(|| Box::new(OtherNames { class_tag, aliases }));
-    let user_setattr = kind == RecordKind::Dataclass && has_python_descriptor(&cls, &fields)?;
+    let before_fill = get_object(data, "before_fill")?;
+    let user_setattr = kind == RecordKind::Dataclass
+        && (before_fill.is_some() || has_python_descriptor(&cls, &fields)?);
     let names: Vec<Py<PyString>> = fields.iter().map(|f| f.name.clone_ref(py)).collect();
     let access = FieldAccess::for_class(kind, &cls, &names)?;
     Ok(Node::Record(RecordSpec {
@@ -300,6 +310,8 @@ fn build_record(kind: RecordKind, data: &Bound<'_, PyDict>) -> PyResult<Node> {
         cls: cls.unbind(),
         fields,
         post_init: get_bool(data, "post_init")?,
+        before_fill,
+        after_fill: get_object(data, "after_fill")?,
         user_setattr,
         frozen: get_bool(data, "frozen")?,
         slots: get_bool(data, "slots")?,
@@ -551,11 +563,22 @@ fn resolve_unions(plan: &mut Plan) {
         .map(|node| match node {
             Node::Union(spec) => {
                 let mut slots: [Option<NodeId>; 7] = [None; 7];
+                // A float variant takes ints only when no variant is an int (an int enum or
+                // literal as well as `int`), whichever comes first: `float | IntEnum` reads 1
+                // as the enum's member.
+                let mut float_ints = None;
                 for &variant in &spec.variants {
-                    for token in token_kinds(plan, &plan.nodes[variant]) {
+                    let node = &plan.nodes[variant];
+                    for token in token_kinds(plan, node) {
+                        if let (Token::Int, Node::Float(_)) = (token, node) {
+                            float_ints.get_or_insert(variant);
+                            continue;
+                        }
                         slots[token as usize].get_or_insert(variant);
                     }
                 }
+                let ints = &mut slots[Token::Int as usize];
+                *ints = ints.or(float_ints);
                 let mut records: Vec<(usize, NodeId)> = spec
                     .variants
                     .iter()

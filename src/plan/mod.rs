@@ -92,6 +92,8 @@ impl Plan {
                     if let Some(tag) = spec.class_tag() {
                         visit.call(&tag.field.name)?;
                     }
+                    visit.call(&spec.before_fill)?;
+                    visit.call(&spec.after_fill)?;
                     spec.access.traverse(visit)?;
                     for field in &spec.fields {
                         visit.call(&field.name)?;
@@ -238,8 +240,33 @@ impl StrSpec {
 }
 
 pub struct BytesSpec {
-    pub bytearray: bool,
+    /// What a decoded value is.
+    pub class: BytesClass,
     pub length: LengthBounds,
+}
+
+/// The class a `bytes` node decodes to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BytesClass {
+    Bytes,
+    ByteArray,
+    /// A read-only `memoryview` over a new `bytes` object holding the data.
+    MemoryView,
+}
+
+impl BytesSpec {
+    /// A decoded value of this node holding `data` (its length is the caller's to check).
+    #[inline]
+    pub fn new_value<'py>(&self, py: Python<'py>, data: &[u8]) -> PyResult<Bound<'py, PyAny>> {
+        match self.class {
+            BytesClass::Bytes => Ok(crate::py::new_bytes(py, data)?.into_any()),
+            BytesClass::ByteArray => crate::py::new_bytearray(py, data),
+            BytesClass::MemoryView => {
+                let bytes = crate::py::new_bytes(py, data)?;
+                Ok(pyo3::types::PyMemoryView::from(bytes.as_any())?.into_any())
+            }
+        }
+    }
 }
 
 pub struct DecimalSpec {
@@ -264,6 +291,9 @@ pub struct EnumSpec {
     /// The class's `__module__`.
     pub module: String,
     pub members: Vec<EnumMember>,
+    /// An `enum.Flag`: `members` are its canonical members, and any other int is decoded as
+    /// `cls(value)` (see [`EnumSpec::flag_member`]).
+    pub flag: bool,
 }
 
 pub struct EnumMember {
@@ -293,7 +323,32 @@ impl EnumSpec {
 
     /// The values this enum accepts, for error messages.
     pub fn describe_values(&self) -> String {
-        one_of(self.members.iter().map(|member| &member.value))
+        let values = one_of(self.members.iter().map(|member| &member.value));
+        if self.flag {
+            return format!("{values}, or a combination of them");
+        }
+        values
+    }
+
+    /// The member a `Flag` class makes of an int that is none of its canonical members'
+    /// values: `cls(value)` (its `_missing_`, which combines members, or lets the value through
+    /// as its boundary says); `None` when the class refuses it (a `ValueError`) or for an enum
+    /// that is no flag.
+    #[cold]
+    #[inline(never)]
+    pub fn flag_member<'py>(
+        &self,
+        value: Bound<'py, PyAny>,
+    ) -> crate::errors::Result<Option<Bound<'py, PyAny>>> {
+        if !self.flag {
+            return Ok(None);
+        }
+        let py = value.py();
+        match crate::py::user_code(py, || self.cls.bind(py).call1((value,))) {
+            Ok(member) => Ok(Some(member)),
+            Err(err) if err.is_instance_of::<pyo3::exceptions::PyValueError>(py) => Ok(None),
+            Err(err) => Err(err.into()),
+        }
     }
 
     pub fn has_str_values(&self) -> bool {
@@ -359,6 +414,12 @@ pub fn one_of<'a>(values: impl Iterator<Item = &'a LiteralValue>) -> String {
         text.push_str(&format!(", ... ({} in all)", values.len()));
     }
     text
+}
+
+impl LiteralValue {
+    pub fn is_int(&self) -> bool {
+        matches!(self, LiteralValue::Int(_))
+    }
 }
 
 impl std::fmt::Display for LiteralValue {
@@ -583,9 +644,18 @@ pub struct RecordSpec {
     /// The class's `__module__` (pickles and Avro namespaces name classes by module).
     pub module: String,
     pub fields: Vec<Field>,
+    /// Whether a new instance's fields are followed by Python code: the dataclass's
+    /// `__post_init__`, or `after_fill`.
     pub post_init: bool,
-    /// Some field is set through a descriptor defined in Python (its `__set__` is Python
-    /// code), so setting fields runs user code (see `py::user_code`).
+    /// Called with a new instance before its fields are set (an attrs class's
+    /// `__attrs_pre_init__`).
+    pub before_fill: Option<Py<PyAny>>,
+    /// Called with a new instance once its fields are set, in place of `__post_init__` (an
+    /// attrs class's validators and `__attrs_post_init__`).
+    pub after_fill: Option<Py<PyAny>>,
+    /// Setting the fields runs user code (see `py::user_code`): some field is set through a
+    /// descriptor defined in Python (its `__set__` is Python code), or `before_fill` runs
+    /// first.
     pub user_setattr: bool,
     /// A frozen dataclass (always true for a namedtuple).
     pub frozen: bool,

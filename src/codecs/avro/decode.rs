@@ -378,11 +378,7 @@ impl<'a, 'p, 'py> Decoder<'a, 'p, 'py> {
         let py = self.ctx.py;
         if let Node::Bytes(spec) = self.ctx.plan.node(plan) {
             spec.length.check(data.len(), "bytes")?;
-            return Ok(if spec.bytearray {
-                crate::py::new_bytearray(py, data)?
-            } else {
-                crate::py::new_bytes(py, data)?.into_any()
-            });
+            return Ok(spec.new_value(py, data)?);
         }
         let ascii = data.is_ascii();
         if !ascii && std::str::from_utf8(data).is_err() {
@@ -579,6 +575,9 @@ impl<'a, 'p, 'py> Decoder<'a, 'p, 'py> {
         let py = self.ctx.py;
         let cls = spec.cls.bind(py).cast::<PyType>().map_err(PyErr::from)?;
         let instance = spec.access.new_instance(cls)?;
+        if spec.user_setattr {
+            crate::values::before_fill(spec, &instance)?;
+        }
         for &(target, op) in fields {
             match target {
                 Some(index) => {
@@ -599,9 +598,7 @@ impl<'a, 'p, 'py> Decoder<'a, 'p, 'py> {
         }
         self.depth -= 1;
         if spec.post_init {
-            py::user_code(py, || {
-                instance.call_method0(py::stdlib(py).post_init.bind(py))
-            })?;
+            crate::values::post_init(spec, &instance)?;
         }
         Ok(instance)
     }

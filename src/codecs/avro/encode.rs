@@ -129,6 +129,19 @@ impl Encoder<'_, '_> {
                 Err(mismatch(node, value))
             }
             (Node::Enum(spec), WriteOp::Enum(symbols)) => self.enum_value(spec, symbols, value),
+            // A Flag is its int value (any combination of its members, which no Avro enum
+            // symbol could name).
+            (Node::Enum(spec), WriteOp::Long | WriteOp::Int) if spec.flag => {
+                let literal = match shape::enum_member_index(spec, value) {
+                    Some(index) => spec.members[index].value.clone(),
+                    None => shape::flag_value(spec, value)?.0,
+                };
+                match literal {
+                    LiteralValue::Int(number) => write_long(self.out, number),
+                    _ => return Err(unbound()),
+                }
+                Ok(())
+            }
             (Node::Literal(spec), _) => {
                 let literal = shape::allowed_literal(spec, value)?;
                 match (literal, op) {

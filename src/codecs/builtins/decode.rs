@@ -13,10 +13,12 @@ use pyo3::types::{
 };
 
 use super::Keep;
-use crate::codecs::decoder::{big_int_tag, find_tag, not_a_tag, Decoder, TagRef, WireReader};
+use crate::codecs::decoder::{
+    big_int_tag, find_tag, not_a_tag, Decoder, Errors, TagRef, WireReader,
+};
 use crate::codecs::json::decode::dict_key;
-use crate::errors::{Error, Result};
-use crate::plan::{Field, Node, NodeId, TaggedUnionSpec};
+use crate::errors::{Error, PathSegment, Result};
+use crate::plan::{Field, Node, NodeId, RecordKind, RecordSpec, TaggedUnionSpec};
 use crate::py::{self, temporal, Obj};
 use crate::shape;
 use crate::values::{check_tz, nested, Token};
@@ -30,6 +32,8 @@ pub struct ObjectInput<'py> {
     /// The key `next_key` returned last (its text is borrowed from it).
     key: Option<Obj<'py>>,
     keep: Keep,
+    /// Whether a record may come as any object, its fields read from its attributes.
+    from_attributes: bool,
     /// Values the decoder asked the position of (`offset`), to go back to them (`rewind`).
     marks: RefCell<Vec<Option<Obj<'py>>>>,
     /// The dict position (as `PyDict_Next` counts) where the direct walk last found a tagged
@@ -38,11 +42,12 @@ pub struct ObjectInput<'py> {
 }
 
 impl<'py> ObjectInput<'py> {
-    pub fn new(root: Obj<'py>, keep: Keep) -> Self {
+    pub fn new(root: Obj<'py>, keep: Keep, from_attributes: bool) -> Self {
         ObjectInput {
             next: Some(root),
             key: None,
             keep,
+            from_attributes,
             marks: RefCell::new(Vec::new()),
             tag_hint: 0,
         }
@@ -125,6 +130,22 @@ fn not_an_object_key(key: &Obj<'_>) -> Error {
     ))
 }
 
+/// The attribute `name` of `value` (user code: a property or `__getattr__` may run), `None`
+/// when the object has none (an `AttributeError`); any other exception is the decode's error,
+/// at the field (`wire_name`).
+fn attribute<'py>(
+    value: &Obj<'py>,
+    name: &Bound<'py, PyString>,
+    wire_name: &str,
+) -> Result<Option<Obj<'py>>> {
+    let py = value.py();
+    match py::user_code(py, || value.getattr(name)) {
+        Ok(found) => Ok(Some(found)),
+        Err(err) if err.is_instance_of::<pyo3::exceptions::PyAttributeError>(py) => Ok(None),
+        Err(err) => Err(Error::from(err).at_field(wire_name)),
+    }
+}
+
 #[cold]
 fn unsupported(node: &Node, value: &Obj<'_>) -> Error {
     Error::validation(format!(
@@ -134,7 +155,7 @@ fn unsupported(node: &Node, value: &Obj<'_>) -> Error {
     ))
 }
 
-impl<'p, 'py> Decoder<'p, 'py, ObjectInput<'py>> {
+impl<'p, 'py, E: Errors> Decoder<'p, 'py, ObjectInput<'py>, E> {
     /// A `Raw` field's value: a Raw object is taken as itself (the builtins form has no bytes
     /// to keep), None for an `Optional[Raw]`.
     #[cold]
@@ -163,6 +184,22 @@ impl<'p, 'py> Decoder<'p, 'py, ObjectInput<'py>> {
         let node = self.ctx.plan.node(id);
         let text = value.cast::<PyString>().map_err(PyErr::from)?;
         match node {
+            // Only in lax mode: a str the union's variants may take as a number, `null` or a
+            // bool before its str variant does; that variant reads what none of them takes.
+            Node::Union(spec) => {
+                let bytes = py::str_utf8(text)?.as_bytes();
+                if let Some(value) = self.ctx.lax_union_text(spec, bytes)? {
+                    return Ok(value);
+                }
+                return match spec.str {
+                    Some(variant) => self.string(variant, value.clone()),
+                    None => Err(crate::values::union_mismatch(
+                        self.ctx.plan,
+                        spec,
+                        Token::Str,
+                    )),
+                };
+            }
             // The str itself, as JSON would make an equal one.
             Node::Any if text.is_exact_instance_of::<PyString>() => return Ok(value),
             Node::Str(spec)
@@ -176,7 +213,7 @@ impl<'p, 'py> Decoder<'p, 'py, ObjectInput<'py>> {
                 text::base64::decode(text.as_bytes(), &mut data)
                     .map_err(|e| Error::validation(e.message()))?;
                 spec.length.check(data.len(), "bytes")?;
-                return Ok(new_bytes(self.ctx.py, &data, spec.bytearray));
+                return Ok(spec.new_value(self.ctx.py, &data)?);
             }
             _ => {}
         }
@@ -230,7 +267,10 @@ impl<'p, 'py> Decoder<'p, 'py, ObjectInput<'py>> {
         let keep = self.reader.keep;
         let py = self.ctx.py;
         // The JSON form of each of these is a str, so a union picks its str variant.
-        let id = self.ctx.resolve(id, Token::Str).unwrap_or(id);
+        let id = match self.ctx.plan.node(id) {
+            Node::Union(spec) => spec.str.unwrap_or(id),
+            _ => id,
+        };
         let node = self.ctx.plan.node(id);
         let any = matches!(node, Node::Any);
         if let Ok(datetime) = value.cast::<PyDateTime>() {
@@ -292,14 +332,77 @@ impl<'p, 'py> Decoder<'p, 'py, ObjectInput<'py>> {
                     Node::Bytes(spec) => {
                         let data = shape::bytes_like(&value).unwrap_or_default();
                         spec.length.check(data.len(), "bytes")?;
-                        return Ok(new_bytes(py, &data, spec.bytearray));
+                        return Ok(spec.new_value(py, &data)?);
                     }
                     Node::Any => return Ok(value),
                     _ => {}
                 }
             }
         }
-        Err(unsupported(self.ctx.plan.node(id), &value))
+        let node = self.ctx.plan.node(id);
+        if shape::accepts(self.ctx.plan, node, &value) {
+            // The right type, not taken as itself: a hint rather than "expected date, got date".
+            return Err(Error::validation(format!(
+                "expected {} as its JSON form, got a {} object (builtin_types takes it as itself)",
+                node.describe(),
+                shape::type_name(&value)
+            )));
+        }
+        Err(unsupported(node, &value))
+    }
+
+    /// `from_attributes`: an object given for a record (or a tagged union of records), as the
+    /// dict of its fields read from its attributes, keyed by wire name, which the decoder then
+    /// reads as it reads a dict; `None` for any other node. Each field is the attribute of its
+    /// name, else (when `rename` or `Meta(name=)` gave it another) of its wire name; one the
+    /// object lacks (an `AttributeError`) is left out, for its default or the missing-field
+    /// error.
+    fn attributes(&mut self, id: NodeId, value: &Obj<'py>) -> Result<Option<Bound<'py, PyDict>>> {
+        let plan = self.ctx.plan;
+        let Ok(target) = self.ctx.resolve(id, Token::Object) else {
+            return Ok(None);
+        };
+        let records: Vec<&RecordSpec> = match plan.node(target) {
+            Node::Record(spec) if spec.kind == RecordKind::Dataclass && !spec.array_like => {
+                vec![spec]
+            }
+            Node::TaggedUnion(spec) if spec.tags.first().is_some_and(|(_, variant)| {
+                matches!(plan.node(*variant), Node::Record(record) if !record.array_like)
+            }) =>
+            {
+                spec.tags
+                    .iter()
+                    .filter_map(|(_, variant)| match plan.node(*variant) {
+                        Node::Record(record) => Some(record),
+                        _ => None,
+                    })
+                    .collect()
+            }
+            _ => return Ok(None),
+        };
+        let py = self.ctx.py;
+        let fields = PyDict::new(py);
+        for record in records {
+            for &index in &record.wire_fields {
+                let field = &record.fields[index];
+                let wire_key = field.wire_key.bind(py);
+                if fields.contains(wire_key)? {
+                    continue;
+                }
+                let name = field.name.bind(py);
+                let found = match attribute(value, name, &field.wire_name)? {
+                    Some(found) => Some(found),
+                    None if field.wire_name != name.to_str()? => {
+                        attribute(value, wire_key, &field.wire_name)?
+                    }
+                    None => None,
+                };
+                if let Some(found) = found {
+                    fields.set_item(wire_key, found)?;
+                }
+            }
+        }
+        Ok(Some(fields))
     }
 
     /// A dict as a `Dict` or `Any` node: keys are str (read as JSON reads object keys) or, as
@@ -318,41 +421,55 @@ impl<'p, 'py> Decoder<'p, 'py, ObjectInput<'py>> {
         };
         let py = self.ctx.py;
         let dict = PyDict::new(py);
+        let mark = self.errors.count();
         let mut position = 0;
         while let Some((key, value)) = py::next_entry(&input, &mut position) {
-            let key_object = match key.cast::<PyString>() {
+            let read = match key.cast::<PyString>() {
                 Ok(text) => {
                     let text = py::str_utf8(text)?;
                     dict_key(&self.ctx, key_node, text.as_bytes(), text.is_ascii())
-                        .map_err(|e| e.at_key(text))?
+                        .map_err(|e| e.at_key(text))
                 }
                 Err(_) => {
                     let shown = key.str().map(|s| s.to_string()).unwrap_or_default();
-                    self.reader.next = Some(key);
-                    self.value(key_node).map_err(|e| e.at_key(&shown))?
+                    self.reader.next = Some(key.clone());
+                    self.value(key_node).map_err(|e| e.at_key(&shown))
                 }
             };
+            let key_object = match read {
+                Ok(key_object) => key_object,
+                Err(mut e) if E::ALL && e.is_recorded(py) => {
+                    // Recorded at the key, the key its input; its value is not read.
+                    e.set_input(key.unbind());
+                    self.errors.record(e);
+                    continue;
+                }
+                Err(e) => return Err(e),
+            };
             self.reader.next = Some(value);
-            let value = self.value(value_node).map_err(|e| {
-                let shown = key_object.str().map(|s| s.to_string()).unwrap_or_default();
-                e.at_key(&shown)
-            })?;
+            let (start, before) = (self.value_start(), self.errors.count());
+            let value = match self.value(value_node) {
+                Ok(value) => value,
+                Err(e) => {
+                    let shown = key_object.str().map(|s| s.to_string()).unwrap_or_default();
+                    if E::ALL {
+                        self.keep_going(e, before, start, PathSegment::key(&shown))?;
+                        continue;
+                    }
+                    return Err(e.at_key(&shown));
+                }
+            };
             dict.set_item(key_object, value)?;
+        }
+        if let Some(failed) = self.failed_since(mark) {
+            return Err(failed);
         }
         self.ctx.check_length(dict_node, dict.len())?;
         Ok(dict.into_any())
     }
 }
 
-fn new_bytes<'py>(py: Python<'py>, data: &[u8], bytearray: bool) -> Obj<'py> {
-    if bytearray {
-        PyByteArray::new(py, data).into_any()
-    } else {
-        PyBytes::new(py, data).into_any()
-    }
-}
-
-impl<'p, 'py> WireReader<'p, 'py> for Decoder<'p, 'py, ObjectInput<'py>> {
+impl<'p, 'py, E: Errors> WireReader<'p, 'py> for Decoder<'p, 'py, ObjectInput<'py>, E> {
     const NAME: &'static str = "input";
     type Left = Cursor<'py>;
 
@@ -400,6 +517,11 @@ impl<'p, 'py> WireReader<'p, 'py> for Decoder<'p, 'py, ObjectInput<'py>> {
             Ok(tuple) => return nested(self.depth, || self.array(id, Cursor::tuple(tuple))),
             Err(err) => err.into_inner(),
         };
+        if self.reader.from_attributes {
+            if let Some(fields) = self.attributes(id, &value)? {
+                return nested(self.depth, || self.map(id, Cursor::dict(fields)));
+            }
+        }
         self.kept(id, value)
     }
 
@@ -559,6 +681,14 @@ impl<'p, 'py> WireReader<'p, 'py> for Decoder<'p, 'py, ObjectInput<'py>> {
 
     fn rewind(&mut self, offset: usize) {
         self.reader.next = self.reader.marks.borrow().get(offset).cloned().flatten();
+    }
+
+    /// The object itself (read as `Any`, an object of a kept type or one read by its
+    /// attributes would be refused): nothing is left to move past.
+    fn failed_value(&mut self, start: usize, _any: NodeId) -> Result<Obj<'py>> {
+        self.reader.next = None;
+        let marked = self.reader.marks.borrow().get(start).cloned().flatten();
+        Ok(marked.unwrap_or_else(|| self.ctx.py.None().into_bound(self.ctx.py)))
     }
 
     fn location(&self) -> String {

@@ -47,6 +47,22 @@ const KEEP_NAMES: &str = "bytes, bytearray, datetime.datetime, datetime.date, da
                           datetime.timedelta, uuid.UUID, decimal.Decimal";
 
 impl Keep {
+    /// Every type `builtin_types=` may hold: what `from_builtins(..., from_attributes=True)`
+    /// takes as itself when `builtin_types` is not given (an object's attributes hold Python
+    /// values, not their JSON text).
+    pub fn every() -> Keep {
+        Keep {
+            bytes: true,
+            bytearray: true,
+            datetime: true,
+            date: true,
+            time: true,
+            timedelta: true,
+            uuid: true,
+            decimal: true,
+        }
+    }
+
     /// Reads `builtin_types=`: `None` or an iterable of the classes [`KEEP_NAMES`] lists.
     pub fn from_option(types: Option<&Bound<'_, PyAny>>) -> PyResult<Keep> {
         let mut keep = Keep::default();
@@ -102,24 +118,39 @@ pub fn to_builtins<'py>(plan: &Plan, value: &Obj<'py>, keep: Keep) -> Result<Obj
         .map_err(|err| *err)
 }
 
-/// A value of the plan's root type from its JSON form given as Python objects.
+/// A value of the plan's root type from its JSON form given as Python objects; with
+/// `from_attributes`, a record may also come as any object whose attributes hold its fields.
 pub fn from_builtins<'py>(
     py: Python<'py>,
     plan: &Plan,
     strict: bool,
     data: &Obj<'py>,
     keep: Keep,
+    from_attributes: bool,
 ) -> Result<Obj<'py>> {
     // The direct walk, where reading a value twice is invisible (no Python code with side
-    // effects; a kept Decimal is read through its `__str__`); when it gives up (an error to
-    // report), the shared decoder does it all.
-    if plan.decode_is_pure && !keep.decimal {
-        let input = decode::ObjectInput::new(data.clone(), keep);
+    // effects; a kept Decimal is read through its `__str__`; attributes are read by the shared
+    // decoder alone); when it gives up (an error to report), the shared decoder does it all.
+    if plan.decode_is_pure && !keep.decimal && !from_attributes {
+        let input = decode::ObjectInput::new(data.clone(), keep, false);
         let mut decoder = super::decoder::Decoder::new(py, plan, strict, input);
         if let Ok(value) = decoder.direct(plan.root, data) {
             return Ok(value);
         }
     }
-    let input = decode::ObjectInput::new(data.clone(), keep);
+    let input = decode::ObjectInput::new(data.clone(), keep, from_attributes);
     super::decoder::Decoder::new(py, plan, strict, input).decode_one()
+}
+
+/// `errors="all"`: [`from_builtins`] again, recording every validation error.
+pub fn collect<'py>(
+    py: Python<'py>,
+    plan: &Plan,
+    strict: bool,
+    data: &Obj<'py>,
+    keep: Keep,
+    from_attributes: bool,
+) -> Result<super::decoder::Collected<'py>> {
+    let input = decode::ObjectInput::new(data.clone(), keep, from_attributes);
+    super::decoder::Decoder::collecting(py, plan, strict, input).collect_one()
 }

@@ -222,7 +222,7 @@ impl<'p, 'py> Walk<'p, 'py> {
             Node::Decimal(_) => self.decimal(id, value),
             Node::Enum(spec) => {
                 let Some(index) = shape::enum_member_index(spec, &value) else {
-                    return Err(boxed(shape::not_a_member(spec, &value)));
+                    return self.general(id, &value);
                 };
                 let member = &spec.members[index];
                 let object = member.value_object.bind(self.py);

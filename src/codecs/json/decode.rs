@@ -7,8 +7,8 @@ use pyo3::prelude::*;
 
 use super::read::{Number, Reader, SyntaxError, ValueKind};
 use super::TagEntries;
-use crate::codecs::decoder::{find_tag, Decoder, TagRef, WireReader};
-use crate::errors::{Error, Result};
+use crate::codecs::decoder::{find_tag, Decoder, Errors, TagRef, WireReader};
+use crate::errors::{Error, PathSegment, Result};
 use crate::plan::{
     Field, FloatBounds, IntBounds, LiteralValue, Node, NodeId, Plan, TaggedUnionSpec, TzRule,
 };
@@ -16,6 +16,7 @@ use crate::py::temporal;
 use crate::py::Obj;
 use crate::values::{check_tz, nested, utf8, Decoding, Token, MAX_DEPTH};
 use polycodec_formats::text;
+use polycodec_formats::text::lax::{self, LaxNumber};
 
 /// What the JSON decoder reads: the input, and the codec's precomputed tag entries and
 /// per-node [`Plain`] shortcuts (with the records' field keys).
@@ -287,15 +288,42 @@ fn canonical_utc(s: &[u8]) -> Option<text::temporal::DateTime> {
     text::temporal::canonical_utc(s)
 }
 
-impl<'p, 'py> Decoder<'p, 'py, JsonInput<'_, '_>> {
+impl<'p, 'py, E: Errors> Decoder<'p, 'py, JsonInput<'_, '_>, E> {
     #[cfg_attr(target_os = "linux", link_section = ".text.hot.polycodec.2json")]
     fn string(&mut self, id: NodeId) -> Result<Obj<'py>> {
         let id = self.ctx.resolve(id, Token::Str)?;
-        if let Node::Bytes(spec) = self.ctx.plan.node(id) {
-            return self.base64_bytes(spec);
+        match self.ctx.plan.node(id) {
+            Node::Bytes(spec) => return self.base64_bytes(spec),
+            // Only in lax mode: a str the union's variants may take as a number, `null` or a
+            // bool before its str variant does.
+            Node::Union(spec) => return self.lax_union_string(spec),
+            _ => {}
         }
         let text = self.reader.read_str().map_err(syntax)?;
         self.ctx.string(id, text.bytes, text.ascii)
+    }
+
+    /// Lax mode: a str for a union whose str variant is no plain `str` (see
+    /// [`Decoding::lax_union_text`]); the str variant reads what no other variant takes.
+    #[cold]
+    #[inline(never)]
+    fn lax_union_string(&mut self, spec: &crate::plan::UnionSpec) -> Result<Obj<'py>> {
+        let text = self.reader.read_str().map_err(syntax)?;
+        if let Some(value) = self.ctx.lax_union_text(spec, text.bytes)? {
+            return Ok(value);
+        }
+        match spec
+            .str
+            .map(|variant| (variant, self.ctx.plan.node(variant)))
+        {
+            Some((_, Node::Bytes(bytes))) => base64_value(&self.ctx, bytes, text.bytes),
+            Some((variant, _)) => self.ctx.string(variant, text.bytes, text.ascii),
+            None => Err(crate::values::union_mismatch(
+                self.ctx.plan,
+                spec,
+                Token::Str,
+            )),
+        }
     }
 
     /// The general path of a value starting with `byte`: the token's own reading, which words
@@ -334,7 +362,7 @@ impl<'p, 'py> Decoder<'p, 'py, JsonInput<'_, '_>> {
         let plan = self.ctx.plan;
         let py = self.ctx.py;
         match plan.node(id) {
-            Node::DateTime(rule) if byte == Some(b'"') => return self.datetime(*rule),
+            Node::DateTime(rule) if byte == Some(b'"') => return self.datetime(id, *rule),
             // One number read for both numeric nodes (one copy of the inlined reader).
             node @ (Node::Int(_) | Node::Float(_)) if matches!(byte, Some(b'-' | b'0'..=b'9')) => {
                 let number = self.reader.read_number_peeked().map_err(syntax)?;
@@ -372,7 +400,9 @@ impl<'p, 'py> Decoder<'p, 'py, JsonInput<'_, '_>> {
                 }
                 // The variant for a str, object or array (chosen before the value is read, as
                 // the general path does), decoded as that node. A union without one (an error,
-                // or a lax str read as a number) takes the general path, which resolves it.
+                // or a lax str read as a number) takes the general path, which resolves it; so
+                // does, in lax mode, a str whose variant is not a plain `str` (the text may
+                // hold a number, `null` or a bool for another variant).
                 Some(first @ (b'"' | b'{' | b'[')) => {
                     let variant = match first {
                         b'"' => spec.str,
@@ -380,7 +410,11 @@ impl<'p, 'py> Decoder<'p, 'py, JsonInput<'_, '_>> {
                         _ => spec.array,
                     };
                     if let Some(variant) = variant {
-                        if !matches!(plan.node(variant), Node::Union(_) | Node::Extension(_)) {
+                        let node = plan.node(variant);
+                        let lax_text = first == b'"' && !self.ctx.strict;
+                        if !matches!(node, Node::Union(_) | Node::Extension(_))
+                            && (!lax_text || matches!(node, Node::Str(_)))
+                        {
                             return self.value(variant);
                         }
                     }
@@ -426,7 +460,7 @@ impl<'p, 'py> Decoder<'p, 'py, JsonInput<'_, '_>> {
     /// A datetime node's string (the next byte is its quote).
     #[inline(never)]
     #[cfg_attr(target_os = "linux", link_section = ".text.hot.polycodec.2json")]
-    fn datetime(&mut self, rule: crate::plan::TzRule) -> Result<Obj<'py>> {
+    fn datetime(&mut self, id: NodeId, rule: crate::plan::TzRule) -> Result<Obj<'py>> {
         // The UTC forms polycodec and msgspec write are matched in place, unscanned (their
         // templates admit digits and `-T:.Z` only).
         let canonical = canonical_utc;
@@ -436,8 +470,12 @@ impl<'p, 'py> Decoder<'p, 'py, JsonInput<'_, '_>> {
                 Some(parts) => parts,
                 None => {
                     let text = self.reader.read_str().map_err(syntax)?;
-                    text::temporal::parse_datetime(text.bytes)
-                        .map_err(|e| Error::validation(e.message()))?
+                    match text::temporal::parse_datetime(text.bytes) {
+                        Ok(parts) => parts,
+                        Err(error) => {
+                            return lax_text(&self.ctx, id, text.bytes, text.ascii, error)
+                        }
+                    }
                 }
             },
         };
@@ -448,10 +486,12 @@ impl<'p, 'py> Decoder<'p, 'py, JsonInput<'_, '_>> {
     /// A date node's string (the next byte is its quote), as [`Decoding::string`] reads it.
     #[inline(never)]
     #[cfg_attr(target_os = "linux", link_section = ".text.hot.polycodec.2json")]
-    fn date(&mut self) -> Result<Obj<'py>> {
+    fn date(&mut self, id: NodeId) -> Result<Obj<'py>> {
         let text = self.reader.read_str().map_err(syntax)?;
-        let parts =
-            text::temporal::parse_date(text.bytes).map_err(|e| Error::validation(e.message()))?;
+        let parts = match text::temporal::parse_date(text.bytes) {
+            Ok(parts) => parts,
+            Err(error) => return lax_text(&self.ctx, id, text.bytes, text.ascii, error),
+        };
         Ok(temporal::new_date(self.ctx.py, &parts)?)
     }
 
@@ -459,34 +499,24 @@ impl<'p, 'py> Decoder<'p, 'py, JsonInput<'_, '_>> {
     /// [`Decoding::string`] reads it.
     #[inline(never)]
     #[cfg_attr(target_os = "linux", link_section = ".text.hot.polycodec.2json")]
-    fn decimal(&mut self) -> Result<Obj<'py>> {
+    fn decimal(&mut self, id: NodeId) -> Result<Obj<'py>> {
         let text = self.reader.read_str().map_err(syntax)?;
-        crate::py::new_decimal_from_bytes(self.ctx.py, text.bytes, text.ascii).map_err(|_| {
-            Error::validation(format!(
+        match crate::py::new_decimal_from_bytes(self.ctx.py, text.bytes, text.ascii) {
+            Ok(value) => Ok(value),
+            // In lax mode an `Optional`'s reading may take `null`.
+            Err(_) if !self.ctx.strict => self.ctx.string(id, text.bytes, text.ascii),
+            Err(_) => Err(Error::validation(format!(
                 "invalid decimal {}",
                 crate::errors::quote(utf8(text.bytes))
-            ))
-        })
+            ))),
+        }
     }
 
     /// Bytes, written in JSON as base64 text (kept out of `string`, the str hot path).
     #[inline(never)]
     fn base64_bytes(&mut self, spec: &crate::plan::BytesSpec) -> Result<Obj<'py>> {
         let text = self.reader.read_str().map_err(syntax)?;
-        let mut data = Vec::new();
-        crate::errors::reserve(
-            &mut data,
-            text.bytes.len() / 4 * 3 + 3,
-            "base64-decoded bytes",
-        )?;
-        text::base64::decode(text.bytes, &mut data).map_err(|e| Error::validation(e.message()))?;
-        spec.length.check(data.len(), "bytes")?;
-        let py = self.ctx.py;
-        Ok(if spec.bytearray {
-            crate::py::new_bytearray(py, &data)?
-        } else {
-            crate::py::new_bytes(py, &data)?.into_any()
-        })
+        base64_value(&self.ctx, spec, text.bytes)
     }
 
     #[cfg_attr(target_os = "linux", link_section = ".text.hot.polycodec.2json")]
@@ -503,11 +533,42 @@ impl<'p, 'py> Decoder<'p, 'py, JsonInput<'_, '_>> {
             Number::BigInt(text) => self.ctx.big_int(id, text),
             // JSON has no infinities: a literal too large for a float is out of range, not inf.
             Number::Float { text, value } if value.is_infinite() => {
-                Err(crate::values::float_out_of_range(utf8(text)))
+                self.ctx.huge_float(id, utf8(text))
             }
             Number::Float { value, text } => self.ctx.float(id, value, Some(text)),
         }
     }
+}
+
+/// A str a shortcut could not read as its node (`id`, perhaps an `Optional`): in lax mode the
+/// node's (or union's) own reading, which may take it as a number or `null`; the shortcut's
+/// `error` in strict mode.
+#[cold]
+#[inline(never)]
+fn lax_text<'py>(
+    ctx: &Decoding<'_, 'py>,
+    id: NodeId,
+    bytes: &[u8],
+    ascii: bool,
+    error: text::temporal::TextError,
+) -> Result<Obj<'py>> {
+    if ctx.strict {
+        return Err(Error::validation(error.message()));
+    }
+    ctx.string(id, bytes, ascii)
+}
+
+/// A bytes node's value from its base64 text.
+fn base64_value<'py>(
+    ctx: &Decoding<'_, 'py>,
+    spec: &crate::plan::BytesSpec,
+    text: &[u8],
+) -> Result<Obj<'py>> {
+    let mut data = Vec::new();
+    crate::errors::reserve(&mut data, text.len() / 4 * 3 + 3, "base64-decoded bytes")?;
+    text::base64::decode(text, &mut data).map_err(|e| Error::validation(e.message()))?;
+    spec.length.check(data.len(), "bytes")?;
+    Ok(spec.new_value(ctx.py, &data)?)
 }
 
 /// JSON keys are strings: int-like key types read the number out of the text.
@@ -531,6 +592,14 @@ pub fn dict_key<'py>(
     }
     let text = utf8(bytes);
     ctx.integer_text(id, text).unwrap_or_else(|| {
+        // Lax mode: an integral float's text too ("1.0", "1e3"), as msgspec reads an int key.
+        if let (false, Node::Int(_)) = (ctx.strict, ctx.plan.node(id)) {
+            if let Some(LaxNumber::Float { value, .. }) = lax::number(bytes) {
+                if lax::integral_float(value) {
+                    return ctx.float(id, value, Some(bytes));
+                }
+            }
+        }
         Err(Error::validation(format!(
             "expected an integer key, got {}",
             crate::errors::quote(text)
@@ -538,7 +607,7 @@ pub fn dict_key<'py>(
     })
 }
 
-impl<'p, 'py, 'k> WireReader<'p, 'py> for Decoder<'p, 'py, JsonInput<'_, 'k>> {
+impl<'p, 'py, 'k, E: Errors> WireReader<'p, 'py> for Decoder<'p, 'py, JsonInput<'_, 'k>, E> {
     const NAME: &'static str = "JSON";
     /// Whether the first item or member is next.
     type Left = bool;
@@ -566,7 +635,9 @@ impl<'p, 'py, 'k> WireReader<'p, 'py> for Decoder<'p, 'py, JsonInput<'_, 'k>> {
                     if let Some(member) = table.enum_member(plain.aux, text.bytes) {
                         return Ok(member.bind(py).clone());
                     }
-                    // Not one of the enum's values: the node's own reading words the error.
+                    // Not one of the enum's values: the node's own reading words the error
+                    // (in lax mode, an `Optional`'s reading, which may take `null`).
+                    let node = if self.ctx.strict { node } else { id };
                     return self.ctx.string(node, text.bytes, text.ascii);
                 }
                 // One number read for both numeric kinds (one copy of the inlined reader).
@@ -593,9 +664,9 @@ impl<'p, 'py, 'k> WireReader<'p, 'py> for Decoder<'p, 'py, JsonInput<'_, 'k>> {
                     }
                     return Ok(pyo3::types::PyBool::new(py, flag).to_owned().into_any());
                 }
-                (PlainKind::DateTime(rule), Some(b'"')) => return self.datetime(rule),
-                (PlainKind::Date, Some(b'"')) => return self.date(),
-                (PlainKind::Decimal, Some(b'"')) => return self.decimal(),
+                (PlainKind::DateTime(rule), Some(b'"')) => return self.datetime(id, rule),
+                (PlainKind::Date, Some(b'"')) => return self.date(id),
+                (PlainKind::Decimal, Some(b'"')) => return self.decimal(id),
                 (PlainKind::Record, Some(b'{')) => {
                     return nested(self.depth, || self.map(node, true));
                 }
@@ -714,19 +785,41 @@ impl<'p, 'py, 'k> WireReader<'p, 'py> for Decoder<'p, 'py, JsonInput<'_, 'k>> {
         self.reader.begin_object().map_err(syntax)?;
         let py = self.ctx.py;
         let dict = crate::py::new_dict(py)?;
+        let mark = self.errors.count();
         let mut first = true;
         loop {
             let key = self.reader.next_key(first).map_err(syntax)?;
             first = false;
             let Some(key) = key else { break };
-            let key_object = dict_key(&self.ctx, key_node, key.bytes, key.ascii)
-                .map_err(|e| e.at_key(key.text()))?;
-            let value = self.value(value_node).map_err(|e| {
-                let shown = key_object.str().map(|s| s.to_string()).unwrap_or_default();
-                e.at_key(&shown)
-            })?;
+            let key_object = match dict_key(&self.ctx, key_node, key.bytes, key.ascii) {
+                Ok(key_object) => key_object,
+                Err(e) if E::ALL => {
+                    // Recorded at the key, the key its input; its value is skipped.
+                    let mut e = e.at_key(key.text());
+                    e.set_input(crate::py::new_str(py, key.bytes, key.ascii)?.unbind());
+                    self.errors.record(e);
+                    self.skip()?;
+                    continue;
+                }
+                Err(e) => return Err(e.at_key(key.text())),
+            };
+            let (start, before) = (self.value_start(), self.errors.count());
+            let value = match self.value(value_node) {
+                Ok(value) => value,
+                Err(e) => {
+                    let shown = key_object.str().map(|s| s.to_string()).unwrap_or_default();
+                    if E::ALL {
+                        self.keep_going(e, before, start, PathSegment::key(&shown))?;
+                        continue;
+                    }
+                    return Err(e.at_key(&shown));
+                }
+            };
             self.ctx
                 .store_entry(&dict, key_node, value_node, key_object, value)?;
+        }
+        if let Some(failed) = self.failed_since(mark) {
+            return Err(failed);
         }
         self.ctx.check_length(dict_node, dict.len())?;
         Ok(dict.into_any())

@@ -172,6 +172,28 @@ impl WireFormat for Json {
         .decode_many()
     }
 
+    fn collect_one<'py>(
+        &self,
+        py: Python<'py>,
+        plan: &Plan,
+        strict: bool,
+        input: &[u8],
+    ) -> Option<Result<super::decoder::Collected<'py>>> {
+        let reader = decode::JsonInput::new(input, &self.tags, &self.plain);
+        Some(Decoder::collecting(py, plan, strict, reader).collect_one())
+    }
+
+    fn collect_many<'py>(
+        &self,
+        py: Python<'py>,
+        plan: &Plan,
+        strict: bool,
+        input: &[u8],
+    ) -> Option<Result<super::decoder::Collected<'py>>> {
+        let reader = decode::JsonInput::new(input, &self.tags, &self.plain);
+        Some(Decoder::collecting(py, plan, strict, reader).collect_many())
+    }
+
     fn accepts_str(&self) -> bool {
         true
     }

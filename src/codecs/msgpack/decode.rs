@@ -8,9 +8,11 @@ use pyo3::types::PyBool;
 
 use super::epoch;
 use super::read::{self, Head, ReadError, Reader};
-use crate::codecs::decoder::{big_int_tag, find_tag, not_a_tag, Decoder, TagRef, WireReader};
+use crate::codecs::decoder::{
+    big_int_tag, find_tag, not_a_tag, Decoder, Errors, TagRef, WireReader,
+};
 use crate::codecs::encoder::NameTable;
-use crate::errors::{Error, Result};
+use crate::errors::{Error, PathSegment, Result};
 use crate::plan::{Field, FloatBounds, IntBounds, Node, NodeId, Plan, TaggedUnionSpec, TzRule};
 use crate::py::{self, temporal, Obj};
 use crate::values::{nested, Token, MAX_DEPTH};
@@ -156,7 +158,7 @@ fn expected(what: &str, got: &str) -> Error {
     Error::validation(format!("expected {what}, got {got}"))
 }
 
-impl<'a, 'p, 'py> Decoder<'p, 'py, MsgpackInput<'a, '_>> {
+impl<'a, 'p, 'py, E: Errors> Decoder<'p, 'py, MsgpackInput<'a, '_>, E> {
     #[inline(always)]
     fn head(&mut self, id: NodeId, head: Head<'a>) -> Result<Obj<'py>> {
         if let Some(value) = self.plain(id, &head) {
@@ -250,11 +252,42 @@ impl<'a, 'p, 'py> Decoder<'p, 'py, MsgpackInput<'a, '_>> {
     fn string(&mut self, id: NodeId, bytes: &[u8]) -> Result<Obj<'py>> {
         let ascii = check_utf8(bytes)?;
         let id = self.ctx.resolve(id, Token::Str)?;
-        if let Node::Bytes(_) = self.ctx.plan.node(id) {
+        match self.ctx.plan.node(id) {
             // A peer that writes bytes as str (old msgpack spec): its raw UTF-8 bytes.
-            return self.bin(id, bytes);
+            Node::Bytes(_) => return self.bin(id, bytes),
+            // Only in lax mode: a str the union's variants may take as a number, `null` or a
+            // bool before its str variant does.
+            Node::Union(spec) => return self.lax_union_string(id, spec, bytes, ascii),
+            _ => {}
         }
         self.ctx.string(id, bytes, ascii)
+    }
+
+    /// Lax mode: a str for a union whose str variant is no plain `str` (see
+    /// [`Decoding::lax_union_text`]); the str variant reads what no other variant takes.
+    #[cold]
+    #[inline(never)]
+    fn lax_union_string(
+        &mut self,
+        id: NodeId,
+        spec: &crate::plan::UnionSpec,
+        bytes: &[u8],
+        ascii: bool,
+    ) -> Result<Obj<'py>> {
+        if let Some(value) = self.ctx.lax_union_text(spec, bytes)? {
+            return Ok(value);
+        }
+        match spec.str {
+            Some(variant) if matches!(self.ctx.plan.node(variant), Node::Bytes(_)) => {
+                self.bin(id, bytes)
+            }
+            Some(variant) => self.ctx.string(variant, bytes, ascii),
+            None => Err(crate::values::union_mismatch(
+                self.ctx.plan,
+                spec,
+                Token::Str,
+            )),
+        }
     }
 
     fn bin(&mut self, id: NodeId, data: &[u8]) -> Result<Obj<'py>> {
@@ -263,11 +296,7 @@ impl<'a, 'p, 'py> Decoder<'p, 'py, MsgpackInput<'a, '_>> {
         match self.ctx.plan.node(id) {
             Node::Bytes(spec) => {
                 spec.length.check(data.len(), "bytes")?;
-                Ok(if spec.bytearray {
-                    crate::py::new_bytearray(py, data)?
-                } else {
-                    crate::py::new_bytes(py, data)?.into_any()
-                })
+                Ok(spec.new_value(py, data)?)
             }
             Node::Any => Ok(crate::py::new_bytes(py, data)?.into_any()),
             node => Err(expected(node.describe(), "bytes")),
@@ -278,9 +307,11 @@ impl<'a, 'p, 'py> Decoder<'p, 'py, MsgpackInput<'a, '_>> {
     fn ext(&mut self, id: NodeId, kind: i64, payload: &[u8]) -> Result<Obj<'py>> {
         if kind != -1 {
             return match self.ctx.plan.node(id) {
-                Node::Any => Err(Error::decode(format!(
-                    "unsupported MessagePack extension type {kind}"
-                ))),
+                Node::Any => {
+                    let py = self.ctx.py;
+                    let data = crate::py::new_bytes(py, payload)?;
+                    Ok(super::ext_class(py)?.call1((kind, data))?)
+                }
                 node => Err(expected(node.describe(), &format!("ext type {kind}"))),
             };
         }
@@ -376,7 +407,7 @@ impl<'a, 'p, 'py> Decoder<'p, 'py, MsgpackInput<'a, '_>> {
     }
 }
 
-impl<'p, 'py, 'k> WireReader<'p, 'py> for Decoder<'p, 'py, MsgpackInput<'_, 'k>> {
+impl<'p, 'py, 'k, E: Errors> WireReader<'p, 'py> for Decoder<'p, 'py, MsgpackInput<'_, 'k>, E> {
     const NAME: &'static str = "MessagePack";
     /// The array items or map entries left to read.
     type Left = usize;
@@ -471,19 +502,44 @@ impl<'p, 'py, 'k> WireReader<'p, 'py> for Decoder<'p, 'py, MsgpackInput<'_, 'k>>
         dict_node: NodeId,
         count: usize,
     ) -> Result<Obj<'py>> {
-        self.ctx.check_length(dict_node, count)?;
+        // Collecting, the entries are read first (their errors are worth reporting too).
+        if !E::ALL {
+            self.ctx.check_length(dict_node, count)?;
+        }
         let dict = py::new_dict(self.ctx.py)?;
+        let mark = self.errors.count();
         for _ in 0..count {
-            let key = self.dict_key(key_node)?;
-            let value = self.value(value_node).map_err(|e| {
-                let shown = key.str().map(|s| s.to_string()).unwrap_or_default();
-                e.at_key(&shown)
-            })?;
+            let (start, before) = (self.value_start(), self.errors.count());
+            let key = match self.dict_key(key_node) {
+                Ok(key) => key,
+                Err(e) if E::ALL => {
+                    // Recorded at the dict, the key its input; its value is skipped.
+                    self.keep_going(e, before, start, None)?;
+                    self.skip()?;
+                    continue;
+                }
+                Err(e) => return Err(e),
+            };
+            let (start, before) = (self.value_start(), self.errors.count());
+            let value = match self.value(value_node) {
+                Ok(value) => value,
+                Err(e) => {
+                    let shown = key.str().map(|s| s.to_string()).unwrap_or_default();
+                    if E::ALL {
+                        self.keep_going(e, before, start, PathSegment::key(&shown))?;
+                        continue;
+                    }
+                    return Err(e.at_key(&shown));
+                }
+            };
             self.ctx
                 .store_entry(&dict, key_node, value_node, key, value)?;
         }
+        if let Some(failed) = self.failed_since(mark) {
+            return Err(failed);
+        }
         // Duplicate keys collapse (the last one wins), so check again what the dict holds.
-        if dict.len() != count {
+        if dict.len() != count || E::ALL {
             self.ctx.check_length(dict_node, dict.len())?;
         }
         Ok(dict.into_any())

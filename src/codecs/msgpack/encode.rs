@@ -188,15 +188,31 @@ impl<'k> WireWriter for MessagePackWriter<'k> {
         Ok(())
     }
 
-    /// Bytes under `Any` are bin.
-    fn any_other(&mut self, value: &Obj<'_>) -> bool {
-        match shape::bytes_like(value) {
-            Some(bytes) => {
-                write_bin(&mut self.out, &bytes);
-                true
-            }
-            None => false,
+    /// Bytes under `Any` are bin, a `polycodec.Ext` an extension value.
+    fn any_other(&mut self, value: &Obj<'_>) -> Result<bool> {
+        if let Some(bytes) = shape::bytes_like(value) {
+            write_bin(&mut self.out, &bytes);
+            return Ok(true);
         }
+        if !value.get_type().is(super::ext_class(value.py())?) {
+            return Ok(false);
+        }
+        let py = value.py();
+        let code = value.getattr(pyo3::intern!(py, "code"))?.extract::<i8>()?;
+        let payload = value.getattr(pyo3::intern!(py, "data"))?;
+        let data = shape::bytes_like(&payload).ok_or_else(|| {
+            Error::encode(format!(
+                "expected Ext data of bytes, bytearray or memoryview, got {}",
+                shape::type_name(&payload)
+            ))
+        })?;
+        if data.len() > u32::MAX as usize {
+            return Err(Error::encode(
+                "Ext data longer than 2**32 - 1 bytes cannot be encoded",
+            ));
+        }
+        super::write::write_ext(&mut self.out, code, &data);
+        Ok(true)
     }
 
     #[inline(always)]

@@ -34,6 +34,12 @@ fn malformed_first(input: &[u8], error: Error) -> Error {
     }
 }
 
+/// `polycodec.Ext`, the value of an extension type other than the timestamp under `Any`.
+pub fn ext_class(py: Python<'_>) -> PyResult<&Bound<'_, pyo3::types::PyType>> {
+    static EXT: pyo3::sync::PyOnceLock<Py<pyo3::types::PyType>> = pyo3::sync::PyOnceLock::new();
+    EXT.import(py, "polycodec._ext", "Ext")
+}
+
 /// One codec's MessagePack state: what MessagePack precomputes from the plan.
 pub struct MessagePack {
     names: NameTable,
@@ -109,6 +115,30 @@ impl WireFormat for MessagePack {
 
     fn streams_many(&self) -> bool {
         true
+    }
+
+    fn collect_one<'py>(
+        &self,
+        py: Python<'py>,
+        plan: &Plan,
+        strict: bool,
+        input: &[u8],
+    ) -> Option<Result<super::decoder::Collected<'py>>> {
+        let reader = MsgpackInput::new(input, &self.names, &self.plain);
+        let result = Decoder::collecting(py, plan, strict, reader).collect_one();
+        Some(result.map_err(|error| malformed_first(input, error)))
+    }
+
+    fn collect_many<'py>(
+        &self,
+        py: Python<'py>,
+        plan: &Plan,
+        strict: bool,
+        input: &[u8],
+    ) -> Option<Result<super::decoder::Collected<'py>>> {
+        let reader = MsgpackInput::new(input, &self.names, &self.plain);
+        let result = Decoder::collecting(py, plan, strict, reader).collect_many();
+        Some(result.map_err(|error| malformed_first(input, error)))
     }
 
     #[cfg_attr(target_os = "linux", link_section = ".text.hot.polycodec.1entry")]

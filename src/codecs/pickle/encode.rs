@@ -737,15 +737,16 @@ impl<'f, 'p, 'o, 'py> Writer<'f, 'p, 'o, 'py> {
 
     fn enum_member(&mut self, spec: &EnumSpec, value: &Obj<'py>) -> Result<()> {
         let py = value.py();
-        let index = shape::enum_member_index(spec, value)
-            .ok_or_else(|| shape::not_a_member(spec, value))?;
-        let member = &spec.members[index];
+        let literal = match shape::enum_member_index(spec, value) {
+            Some(index) => spec.members[index].value.clone(),
+            None => shape::flag_value(spec, value)?.0,
+        };
         let memo = self.recall(value);
         if let Memo::Written(_) = memo {
             return Ok(());
         }
         self.class_global(&spec.cls, &spec.module, &spec.name);
-        match &member.value {
+        match &literal {
             LiteralValue::Str(_) | LiteralValue::Bool(_) => {
                 // The member's own value object, so a str value shared elsewhere is memoized.
                 let raw = value.getattr(pyo3::intern!(py, "_value_"))?;
@@ -768,7 +769,10 @@ impl<'f, 'p, 'o, 'py> Writer<'f, 'p, 'o, 'py> {
         if std::ptr::eq(plan, self.main) {
             return Ok(self.fmt.record(id).state);
         }
-        if spec.kind != RecordKind::Dataclass || !spec.slots {
+        if spec.kind != RecordKind::Dataclass
+            || !spec.slots
+            || spec.cls.bind(py).hasattr("__attrs_attrs__")?
+        {
             return Ok(StateForm::Dict);
         }
         let ours = py

@@ -877,7 +877,16 @@ impl<'a, 'v, 'f, 'p, 'py> Converter<'a, 'v, 'f, 'p, 'py> {
         let found = match (by_name, args) {
             (false, [value]) => match self.arena.get(*value) {
                 Value::Str(bytes) => spec.by_str(bytes),
-                Value::Int(number) => spec.by_int(*number),
+                Value::Int(number) => match spec.by_int(*number) {
+                    Some(member) => Some(member),
+                    // A combination of a Flag's members, as the stdlib pickles it.
+                    None => {
+                        if let Some(member) = spec.flag_member(py::new_int(py, *number)?)? {
+                            return Ok(member);
+                        }
+                        None
+                    }
+                },
                 _ => None,
             },
             (true, [_, name]) => match self.arena.get(*name) {
@@ -1004,7 +1013,7 @@ impl<'a, 'v, 'f, 'p, 'py> Converter<'a, 'v, 'f, 'p, 'py> {
             return Err(self.refused(
                 call,
                 &Node::Bytes(BytesSpec {
-                    bytearray: false,
+                    class: crate::plan::BytesClass::Bytes,
                     length: LengthBounds::default(),
                 }),
             ));

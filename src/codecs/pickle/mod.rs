@@ -181,7 +181,10 @@ pub fn open(args: &OpenArgs<'_, '_>) -> PyResult<Box<dyn WireFormat>> {
             .iter()
             .map(|field| field.name.bind(py).to_str().map(str::to_owned))
             .collect::<PyResult<Vec<_>>>()?;
-        let state = if spec.kind != RecordKind::Dataclass || !spec.slots {
+        // A slotted attrs class pickles its fields as a dict: what its own `__getstate__`
+        // gives and its `__setstate__` takes.
+        let attrs = spec.cls.bind(py).hasattr("__attrs_attrs__")?;
+        let state = if spec.kind != RecordKind::Dataclass || !spec.slots || attrs {
             StateForm::Dict
         } else {
             let cls = spec.cls.bind(py);

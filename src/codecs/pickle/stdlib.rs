@@ -170,9 +170,5 @@ pub(super) fn module_alias(module: &[u8]) -> &[u8] {
 /// A bytes or bytearray value (as the plan's node asks), its length checked.
 pub(super) fn make_bytes<'py>(py: Python<'py>, spec: &BytesSpec, data: &[u8]) -> Result<Obj<'py>> {
     spec.length.check(data.len(), "bytes")?;
-    Ok(if spec.bytearray {
-        crate::py::new_bytearray(py, data)?
-    } else {
-        crate::py::new_bytes(py, data)?.into_any()
-    })
+    Ok(spec.new_value(py, data)?)
 }
