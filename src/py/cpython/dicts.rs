@@ -20,8 +20,12 @@
 //! exact, combined, fully used dict clones its keys object in every known version), and a value
 //! then costs one store. The dicts are the same: same keys (the template's own interned strs),
 //! same order, same table. Every template is checked when it is made (an exact dict, a combined
-//! table of str keys holding exactly the keys given, in order, and not tracked by the garbage
-//! collector) and every copy before it is filled (the same table size and entry count).
+//! table of str keys holding exactly the keys given, in order) and every copy before it is
+//! filled (the same table size and entry count). The copy is tracked by the garbage collector
+//! as `PyDict_Copy` leaves it (on 3.11 and 3.13 a dict of strs and `None` is not tracked, and is
+//! tracked once a container is stored, as `PyDict_SetItem` would; from 3.14 on every dict is
+//! tracked from its creation): every entry holds a valid reference at every moment of the
+//! filling, so a collection meanwhile traverses it safely.
 //!
 //! Both are checked against the running interpreter when the module loads (`super::probe`).
 
@@ -197,9 +201,6 @@ impl super::DictTemplateLayout for DictTemplate {
         // SAFETY: a live exact dict; its table header and entries are read within the
         // table's bounds (entry `i < dk_nentries`), and only while no Python code runs.
         unsafe {
-            if ffi::PyObject_GC_IsTracked(raw) != 0 {
-                return None;
-            }
             let (keys_table, values) = table(raw);
             if keys_table.is_null() || !values.is_null() {
                 return None;
@@ -304,8 +305,7 @@ impl<'py> super::FillingLayout<'py> for Filling<'py> {
     #[inline(always)]
     fn finish(self) -> Obj<'py> {
         if self.gc {
-            // SAFETY: a live dict, tracked at most once (the copy of an untracked
-            // template is untracked, checked again here).
+            // SAFETY: a live dict, tracked at most once (only when it is not yet).
             unsafe {
                 if ffi::PyObject_GC_IsTracked(self.dict.as_ptr()) == 0 {
                     ffi::PyObject_GC_Track(self.dict.as_ptr().cast());
