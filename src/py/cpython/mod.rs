@@ -293,6 +293,7 @@ pub fn check_layouts(py: Python<'_>) -> PyResult<()> {
         )?;
     }
     let mut reasons = Vec::with_capacity(Layout::ALL.len());
+    let mut probe = None;
     for layout in Layout::ALL {
         IN_USE[layout as usize].store(false, Ordering::Relaxed);
         let verdict = if off.contains(&layout) {
@@ -305,7 +306,10 @@ pub fn check_layouts(py: Python<'_>) -> PyResult<()> {
         } else if cfg!(target_endian = "big") {
             Err("not known for a big-endian machine".to_owned())
         } else {
-            probe::check(py, layout).map_err(|why| format!("failed its check: {why}"))
+            probe
+                .get_or_insert_with(|| probe::Probe::new(py))
+                .check(layout)
+                .map_err(|why| format!("failed its check: {why}"))
         };
         IN_USE[layout as usize].store(verdict.is_ok(), Ordering::Relaxed);
         reasons.push(verdict.err().unwrap_or_default());

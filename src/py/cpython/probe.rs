@@ -41,25 +41,40 @@ def dicts():
 WIDE = [2**64, 2**64 + 1, 2**90 + 12345, 2**127 + 2**64 + 3, 2**128 - 1, 2**120]
 ";
 
-/// Whether `layout` reads, for the subjects, what the public API says; `Err` says what did not.
-pub fn check(py: Python<'_>, layout: Layout) -> Result<(), String> {
-    let namespace = PyDict::new(py);
-    py.run(SUBJECTS, Some(&namespace), None)
-        .map_err(|err| format!("the subjects could not be made: {err}"))?;
-    let subjects = Subjects { py, namespace };
-    let result = match layout {
-        Layout::StrState => return super::str_state::agrees(py),
-        Layout::SlotOffsets => subjects.slot_offsets(),
-        Layout::SlottedCreation => subjects.slotted_creation(),
-        Layout::InlineValues => subjects.inline_values(),
-        Layout::DictEntries => subjects.dict_entries(),
-        Layout::DictTemplate => subjects.dict_template(),
-        Layout::WideInt => subjects.wide_int(),
-    };
-    match result {
-        Ok(Ok(())) => Ok(()),
-        Ok(Err(why)) => Err(why),
-        Err(err) => Err(format!("raised {err}")),
+/// The subjects of the checks, made once (defining the classes costs more than the checks).
+pub struct Probe<'py> {
+    py: Python<'py>,
+    subjects: Result<Subjects<'py>, String>,
+}
+
+impl<'py> Probe<'py> {
+    pub fn new(py: Python<'py>) -> Self {
+        let namespace = PyDict::new(py);
+        let subjects = match py.run(SUBJECTS, Some(&namespace), None) {
+            Ok(()) => Ok(Subjects { py, namespace }),
+            Err(err) => Err(format!("the subjects could not be made: {err}")),
+        };
+        Probe { py, subjects }
+    }
+
+    /// Whether `layout` reads, for the subjects, what the public API says; `Err` says what
+    /// did not.
+    pub fn check(&self, layout: Layout) -> Result<(), String> {
+        let subjects = || self.subjects.as_ref().map_err(String::clone);
+        let result = match layout {
+            Layout::StrState => return super::str_state::agrees(self.py),
+            Layout::SlotOffsets => subjects()?.slot_offsets(),
+            Layout::SlottedCreation => subjects()?.slotted_creation(),
+            Layout::InlineValues => subjects()?.inline_values(),
+            Layout::DictEntries => subjects()?.dict_entries(),
+            Layout::DictTemplate => subjects()?.dict_template(),
+            Layout::WideInt => subjects()?.wide_int(),
+        };
+        match result {
+            Ok(Ok(())) => Ok(()),
+            Ok(Err(why)) => Err(why),
+            Err(err) => Err(format!("raised {err}")),
+        }
     }
 }
 
@@ -69,6 +84,7 @@ type Verdict = PyResult<Result<(), String>>;
 /// The names of the subject classes' fields.
 const FIELDS: [&str; 3] = ["a", "b", "c"];
 
+/// The subject classes and values, in the namespace they were made in.
 struct Subjects<'py> {
     py: Python<'py>,
     namespace: Bound<'py, PyDict>,
