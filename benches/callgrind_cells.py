@@ -8,7 +8,9 @@
 default), ``slots`` (polycodec on the ``slots=True`` twins of ``benches/idioms.py``) or
 ``msgspec`` (msgspec's typed ``Encoder`` / ``Decoder``, ``to_builtins`` and ``convert`` on the
 ``Struct`` classes of ``adapters/msgspec_structs.py``, its users' idiom; JSON, MessagePack and
-builtins only), so one cell can be compared instruction for instruction. ``--dicts`` first pickles
+builtins only) or ``pickle`` (the stdlib's ``pickle.dumps(value, protocol=5)`` and
+``pickle.loads`` on the plain dataclasses, the pickle cells' reference; pickle only), so one
+cell can be compared instruction for instruction. ``--dicts`` first pickles
 the value, which materialises every plain instance's ``__dict__`` (CPython 3.11 then keeps the
 attributes in that dict instead of the instance's inline values), as happens to the full
 benchmark's shared objects when the pickle and orjson adapters check them before timing. ``builtins-from`` reads
@@ -61,6 +63,15 @@ def _msgspec_run(fmt: str, op: str, root: Any, value: Any) -> Callable[[], Any]:
     return (lambda: encoder.encode(value)) if op == "encode" else lambda: decoder.decode(payload)
 
 
+def _pickle_run(fmt: str, op: str, value: Any) -> Callable[[], Any]:
+    if fmt != "pickle":
+        raise SystemExit(f"the stdlib pickle has no {fmt} cell")
+    payload = pickle.dumps(value, protocol=5)
+    if op == "encode":
+        return lambda: pickle.dumps(value, protocol=5)
+    return lambda: pickle.loads(payload)
+
+
 def _polycodec_run(fmt: str, op: str, root: Any, value: Any) -> Callable[[], Any]:
     many = isinstance(value, list)
     if fmt == "builtins":
@@ -105,7 +116,9 @@ def main() -> None:
     parser.add_argument("cell")
     parser.add_argument("count", type=int)
     parser.add_argument("--model", default="hierarchy", choices=sorted(MODELS))
-    parser.add_argument("--lib", default="polycodec", choices=["polycodec", "slots", "msgspec"])
+    parser.add_argument(
+        "--lib", default="polycodec", choices=["polycodec", "slots", "msgspec", "pickle"]
+    )
     parser.add_argument("--many", type=int, default=0, help="a list of this many instances")
     parser.add_argument(
         "--dicts",
@@ -147,6 +160,8 @@ def main() -> None:
         return
     if args.lib == "msgspec":
         run = _msgspec_run(fmt, op, root, value)
+    elif args.lib == "pickle":
+        run = _pickle_run(fmt, op, value)
     else:
         if args.lib == "slots":
             value = converter(SLOTS)(value)

@@ -12,8 +12,10 @@ list[str]) as a plain dataclass, a ``slots=True`` dataclass and a ``msgspec.Stru
   ``tp_new`` without ``__init__``, one store per field, the collector paused) and nothing else;
 - ``floor python``: the cheapest Python idiom, ``object.__new__(cls)`` and a
   ``__dict__.update`` (plain) or ``cls(*row)`` (slots, Struct);
-- ``portable``: the plain dataclass with ``POLYCODEC_PORTABLE_VALUES=1`` (fields stored through
-  ``object.__setattr__``'s generic path rather than written into CPython's inline values, 3.11 and 3.13+);
+- ``portable``: the plain dataclass's floor with its fields stored through
+  ``object.__setattr__``'s generic path rather than written into CPython's inline values (3.11
+  and 3.13+; ``_floor_create(..., portable=True)``). Its decodes are the ``dataclass`` rows of a
+  run with ``POLYCODEC_PORTABLE=inline_values`` (read once, when the module loads);
 - ``msgspec.convert``: msgspec building the Structs from dicts of ready values;
 - ``decode <format>``: polycodec's (and for JSON/MessagePack msgspec's) full decode of the
   same 1,000 records, which also parses the input and creates the strs, floats and lists.
@@ -30,9 +32,7 @@ dict conversion the benchmark's fastavro adapter uses (a batch of 100 objects pe
 from __future__ import annotations
 
 import argparse
-import contextlib
 import dataclasses
-import os
 import pickle
 import timeit
 from typing import Any, Callable
@@ -50,9 +50,9 @@ from .models import MODELS, generate
 
 NAMES = [f.name for f in dataclasses.fields(Plain)]
 
-#: The label of each class's cases; ``portable`` is the plain dataclass again, with its fields
-#: stored the portable way (``POLYCODEC_PORTABLE_VALUES=1``) instead of written into CPython's
-#: inline values (3.11 and 3.13+).
+#: The label of each class's cases; ``portable`` is the plain dataclass's floor again, with its
+#: fields stored the portable way instead of written into CPython's inline values (3.11 and
+#: 3.13+).
 CLASSES: tuple[tuple[str, type, bool], ...] = (
     ("dataclass", Plain, False),
     ("portable", Plain, True),
@@ -60,23 +60,8 @@ CLASSES: tuple[tuple[str, type, bool], ...] = (
 )
 
 
-@contextlib.contextmanager
-def _portable(on: bool) -> Any:
-    """Sets ``POLYCODEC_PORTABLE_VALUES`` (read when a plan is built) while the block runs."""
-    old = os.environ.get("POLYCODEC_PORTABLE_VALUES")
-    os.environ["POLYCODEC_PORTABLE_VALUES"] = "1" if on else "0"
-    try:
-        yield
-    finally:
-        if old is None:
-            del os.environ["POLYCODEC_PORTABLE_VALUES"]
-        else:
-            os.environ["POLYCODEC_PORTABLE_VALUES"] = old
-
-
 def _floor(cls: type, rows: list[tuple[Any, ...]], portable: bool) -> object:
-    with _portable(portable):
-        return _polycodec._floor_create(cls, NAMES, rows)
+    return _polycodec._floor_create(cls, NAMES, rows, portable=portable)
 
 
 def _rows() -> list[tuple[Any, ...]]:
@@ -119,8 +104,10 @@ def _floor_cases() -> dict[str, Callable[[], object]]:
             assert decoder.decode(data) == [Struct(*row) for row in rows]
             cases[f"Struct    decode {fmt}"] = lambda d=decoder, b=data: d.decode(b)
         for label, cls, portable in CLASSES:
-            with _portable(portable):
-                codec: Any = polycodec.Codec(cls, format=fmt)
+            if portable:
+                # The switch is read once per process: see the module's doc.
+                continue
+            codec: Any = polycodec.Codec(cls, format=fmt)
             payload = codec.encode_many([cls(*row) for row in rows])
             assert codec.decode_many(payload) == [cls(*row) for row in rows]
             cases[f"{label:9} decode {fmt}"] = lambda c=codec, b=payload: c.decode_many(b)

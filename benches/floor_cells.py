@@ -5,8 +5,8 @@
 
 - ``plain``, ``slots``: ``_polycodec._floor_create`` on the plain or ``slots=True`` dataclass,
   which creates the instances exactly as polycodec's record builder does and nothing else;
-- ``portable``: the plain dataclass with ``POLYCODEC_PORTABLE_VALUES=1`` (fields stored through
-  ``object.__setattr__``'s generic path instead of CPython's inline values, 3.11 and 3.13+);
+- ``portable``: the plain dataclass with its fields stored through ``object.__setattr__``'s
+  generic path instead of CPython's inline values (3.11 and 3.13+; ``portable=True``);
 - ``struct``: ``msgspec.Struct`` instances made by ``itertools.starmap(Struct, rows)``, msgspec's
   own constructor called from C for each row (its argument handling included).
 
@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import itertools
-import os
 from typing import Any, Callable
 
 from polycodec import _polycodec
@@ -32,11 +31,11 @@ def _run(kind: str) -> Callable[[], object]:
     if kind == "struct":
         return lambda: list(itertools.starmap(Struct, rows))
     cls: Any = Slotted if kind == "slots" else Plain
-    os.environ["POLYCODEC_PORTABLE_VALUES"] = "1" if kind == "portable" else "0"
     # The first instance is made by __init__ (see benches/floor.py: CPython 3.11 shares the
     # instance keys only once a fully initialised instance has filled them).
     assert cls(*rows[0]) == cls(*rows[0])
-    return lambda: _polycodec._floor_create(cls, NAMES, rows)
+    portable = kind == "portable"
+    return lambda: _polycodec._floor_create(cls, NAMES, rows, portable=portable)
 
 
 def main() -> None:

@@ -265,7 +265,12 @@ impl Codec {
         self.json_form("to_builtins")?;
         let py = value.py();
         let keep = codecs::builtins::Keep::from_option(builtin_types)?;
-        codecs::builtins::to_builtins(&self.plan, value, keep)
+        let Some(table) = self.wire.builtins_table() else {
+            return Err(PyTypeError::new_err(
+                "to_builtins() works with the JSON form",
+            ));
+        };
+        codecs::builtins::to_builtins(&self.plan, table, value, keep)
             .map_err(|e| e.into_pyerr(py, ErrorKind::Encode))
     }
 

@@ -1607,9 +1607,10 @@ def test_uuid_ints_across_the_digit_boundaries(value: int) -> None:
 
 
 def test_uuid_ints_on_the_portable_path_match_the_fast_path() -> None:
-    # The digit-by-digit int is CPython 3.11's; POLYCODEC_PORTABLE_VALUES=1 (read once per
-    # process) selects PyO3's conversion that every other interpreter uses. Both must give the
-    # same ints, so the portable one runs here in a fresh interpreter.
+    # A wide int is made from its digits where the `wide_int` layout is in use;
+    # POLYCODEC_PORTABLE=wide_int (read once, when the module loads) selects PyO3's conversion,
+    # which interpreters without the layout use. Both must give the same ints, so each runs
+    # here in a fresh interpreter.
     script = (
         "import json, uuid, polycodec\n"
         "from dataclasses import dataclass\n"
@@ -1626,11 +1627,11 @@ def test_uuid_ints_on_the_portable_path_match_the_fast_path() -> None:
         "print(' '.join(out))\n"
     )
     expected = " ".join(str(v) for v in [2**64 - 1, 2**64, 2**90, 2**127 + 12345, 2**128 - 1])
-    for portable in ["0", "1"]:
+    for portable in ["", "wide_int"]:
         env = {
             **os.environ,
             "PYTHONPATH": os.pathsep.join(p for p in sys.path if p),
-            "POLYCODEC_PORTABLE_VALUES": portable,
+            "POLYCODEC_PORTABLE": portable,
         }
         done = subprocess.run(
             [sys.executable, "-c", script],

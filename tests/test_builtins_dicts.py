@@ -1,5 +1,6 @@
-"""to_builtins's record dicts, made by copying a per-record template (CPython 3.11) or filled key
-by key (``POLYCODEC_PORTABLE_DICTS=1`` set when the codec is built, and every other interpreter).
+"""to_builtins's record dicts, made by copying a per-record template (where the ``dict_template``
+layout is in use: CPython 3.11, 3.13, 3.14, 3.15) or filled key by key (a rerun of this file with
+``POLYCODEC_PORTABLE=dict_template``, and every other interpreter).
 
 Both must give what ``json.loads(codec.encode_one(x))`` gives: the same keys in the same order,
 the same values, ordinary dicts (independent of each other, resizable, tracked by the garbage
@@ -20,6 +21,7 @@ from typing import Any, Literal, Optional, Union
 import pytest
 
 import polycodec
+from layouts import rerun_portable
 
 
 class Mood(enum.Enum):
@@ -98,14 +100,8 @@ CASES: list[tuple[Any, Any]] = [
 ]
 
 
-@pytest.fixture(params=["template", "by key"])
-def dicts(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
-    """Codecs built in the test take the template copies or the key-by-key dicts."""
-    if request.param == "by key":
-        monkeypatch.setenv("POLYCODEC_PORTABLE_DICTS", "1")
-    else:
-        monkeypatch.delenv("POLYCODEC_PORTABLE_DICTS", raising=False)
-    return str(request.param)
+def test_the_portable_path_passes_this_file() -> None:
+    rerun_portable(__file__, "dict_template")
 
 
 def walk_pairs(out: Any, expected: Any) -> list[tuple[Any, Any]]:
@@ -121,9 +117,7 @@ def walk_pairs(out: Any, expected: Any) -> list[tuple[Any, Any]]:
 
 
 @pytest.mark.parametrize("tp, value", CASES)
-def test_record_dicts_match_json_keys_order_and_gc_tracking(
-    dicts: str, tp: Any, value: Any
-) -> None:
+def test_record_dicts_match_json_keys_order_and_gc_tracking(tp: Any, value: Any) -> None:
     codec = polycodec.Codec(tp, "json")
     out = codec.to_builtins(value)
     expected = json.loads(codec.encode_one(value))
@@ -135,7 +129,7 @@ def test_record_dicts_match_json_keys_order_and_gc_tracking(
             assert gc.is_tracked(ours) == gc.is_tracked(theirs)
 
 
-def test_record_dicts_are_independent_ordinary_dicts(dicts: str) -> None:
+def test_record_dicts_are_independent_ordinary_dicts() -> None:
     codec = polycodec.Codec(Outer, "json")
     value = outer()
     first = codec.to_builtins(value)
@@ -152,7 +146,7 @@ def test_record_dicts_are_independent_ordinary_dicts(dicts: str) -> None:
     assert first["new99"] == 99 and "count" not in first and first["inner"] == {}
 
 
-def test_record_dicts_take_and_release_references(dicts: str) -> None:
+def test_record_dicts_take_and_release_references() -> None:
     codec = polycodec.Codec(Inner, "json")
     label = "".join(["lab", "el"])  # a str of its own, counted alone
     value = Inner(label, 2.5, Mood.GOOD)
@@ -168,7 +162,7 @@ def test_record_dicts_take_and_release_references(dicts: str) -> None:
     assert abs(sys.getrefcount(None) - nones) < 100
 
 
-def test_record_dict_failing_midway_raises_the_json_error_and_leaks_nothing(dicts: str) -> None:
+def test_record_dict_failing_midway_raises_the_json_error_and_leaks_nothing() -> None:
     codec = polycodec.Codec(Outer, "json")
     bad = outer()
     bad.inners[1].weight = float("nan")
@@ -201,7 +195,7 @@ class SweptHolder:
     more: list[Inner]
 
 
-def test_record_dicts_survive_a_collection_while_they_are_filled(dicts: str) -> None:
+def test_record_dicts_survive_a_collection_while_they_are_filled() -> None:
     def encode(value: Swept) -> int:
         gc.collect()
         return value.n
@@ -264,7 +258,7 @@ ENUM_CASES = [
 
 
 @pytest.mark.parametrize("value", ENUM_CASES)
-def test_enum_fields_give_the_json_form_as_the_members_values(dicts: str, value: Enums) -> None:
+def test_enum_fields_give_the_json_form_as_the_members_values(value: Enums) -> None:
     codec = polycodec.Codec(Enums, "json")
     out = codec.to_builtins(value)
     assert out == json.loads(codec.encode_one(value))

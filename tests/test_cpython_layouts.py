@@ -1,8 +1,9 @@
 """The CPython layouts polycodec reads directly (src/py/cpython/): each is checked against the
 running interpreter when the module loads, and ``POLYCODEC_PORTABLE`` (``all`` or a comma list of
 layout names, read once at load) turns them off. On every tested CPython each layout passes its
-check; turned off, the portable paths give the same results (the other test files run both ways
-for each layout: test_inline_values.py, test_slots.py)."""
+check; turned off, the portable paths give the same results (the test files of the fast paths
+also rerun themselves with their layouts off: test_inline_values.py, test_slots.py,
+test_record_building.py, test_encode_fast_paths.py, test_builtins_dicts.py)."""
 
 from __future__ import annotations
 
@@ -19,10 +20,19 @@ import pytest
 import polycodec
 from polycodec import _polycodec
 
-LAYOUTS = ["str_state", "slotted_creation", "inline_values"]
+LAYOUTS = [
+    "str_state",
+    "slot_offsets",
+    "slotted_creation",
+    "inline_values",
+    "dict_entries",
+    "dict_template",
+    "wide_int",
+]
+OFF = "turned off by POLYCODEC_PORTABLE"
 
 #: The interpreters the test command runs (tests/test_*.py pass on each); every layout is
-#: compiled for each of them.
+#: known for each of them.
 TESTED = sys.implementation.name == "cpython" and sys.version_info[:2] in {
     (3, 11),
     (3, 13),
@@ -31,7 +41,7 @@ TESTED = sys.implementation.name == "cpython" and sys.version_info[:2] in {
 }
 
 SCRIPT = textwrap.dedent("""
-    import dataclasses, json, sys
+    import dataclasses, json, sys, uuid
     import polycodec
     from polycodec import _polycodec
 
@@ -39,6 +49,7 @@ SCRIPT = textwrap.dedent("""
     class Plain:
         a: int
         b: str
+        c: uuid.UUID
 
     @dataclasses.dataclass(slots=True)
     class Slotted:
@@ -46,13 +57,19 @@ SCRIPT = textwrap.dedent("""
         b: list[Plain]
 
     codec = polycodec.Codec(list[Slotted], format=sys.argv[1])
-    value = [Slotted(index, [Plain(index, "é" * index)]) for index in range(3)]
+    value = [
+        Slotted(index, [Plain(index, "é" * index, uuid.UUID(int=2**127 + index))])
+        for index in range(3)
+    ]
     decoded = codec.decode_one(codec.encode_one(value))
+    json_form = polycodec.Codec(list[Slotted]).to_builtins(value)
     print(json.dumps({
         "layouts": _polycodec._layouts(),
         "access": codec._field_access(),
         "same": decoded == value,
-        "dicts": [list(vars(item.b[0]).items()) for item in decoded],
+        "dicts": [list(vars(item.b[0]).items())[:2] for item in decoded],
+        "json_form": json_form,
+        "from_builtins": polycodec.from_builtins(json_form, list[Slotted]) == value,
     }))
     """)
 
@@ -66,14 +83,24 @@ def _run(portable: str | None, fmt: str) -> dict[str, object]:
         [sys.executable, "-c", SCRIPT, fmt], env=env, capture_output=True, text=True, check=True
     )
     result: dict[str, object] = json.loads(done.stdout)
+    result["stderr"] = done.stderr
     return result
 
 
-@pytest.mark.skipif(not TESTED, reason="the layouts are compiled for the tested CPythons only")
+@pytest.mark.skipif(not TESTED, reason="the layouts are known for the tested CPythons only")
 def test_every_layout_passes_its_check_on_every_tested_cpython() -> None:
     if os.environ.get("POLYCODEC_PORTABLE"):
         pytest.skip("POLYCODEC_PORTABLE turns layouts off in this run")
-    assert _polycodec._layouts() == {name: True for name in LAYOUTS}
+    assert _polycodec._layouts() == {name: "in use" for name in LAYOUTS}
+
+
+def test_a_layout_not_in_use_says_why() -> None:
+    layouts = _polycodec._layouts()
+    assert list(layouts) == LAYOUTS
+    for name, why in layouts.items():
+        assert isinstance(why, str) and why
+        if why != "in use":
+            assert why == OFF or why.startswith(("not known for", "failed its check: "))
 
 
 @pytest.mark.parametrize("fmt", ["json", "msgpack", "avro", "pickle"])
@@ -84,6 +111,10 @@ def test_every_layout_passes_its_check_on_every_tested_cpython() -> None:
         ("all", set(LAYOUTS)),
         ("inline_values", {"inline_values"}),
         ("slotted_creation, str_state", {"slotted_creation", "str_state"}),
+        (
+            "slot_offsets,dict_entries,dict_template,wide_int",
+            {"slot_offsets", "dict_entries", "dict_template", "wide_int"},
+        ),
     ],
 )
 def test_portable_switch_turns_layouts_off_with_the_same_results(
@@ -91,15 +122,32 @@ def test_portable_switch_turns_layouts_off_with_the_same_results(
 ) -> None:
     result = _run(portable, fmt)
     layouts = result["layouts"]
-    assert isinstance(layouts, dict) and sorted(layouts) == sorted(LAYOUTS)
+    assert isinstance(layouts, dict) and list(layouts) == LAYOUTS
     if TESTED:
-        assert layouts == {name: name not in off for name in LAYOUTS}
+        assert layouts == {name: OFF if name in off else "in use" for name in LAYOUTS}
     else:
-        assert not any(layouts.values())
-    inline = "inline values" if layouts["inline_values"] else "dict"
-    assert result["access"] == {"Slotted": "slot offsets", "Plain": inline}
-    assert result["same"] is True
+        assert "in use" not in layouts.values()
+    inline = "inline values" if layouts["inline_values"] == "in use" else "dict"
+    slots = "slot offsets" if layouts["slot_offsets"] == "in use" else "slot descriptors"
+    assert result["access"] == {"Slotted": slots, "Plain": inline}
+    assert result["same"] is True and result["from_builtins"] is True
     assert result["dicts"] == [[["a", index], ["b", "é" * index]] for index in range(3)]
+    assert result["json_form"] == [
+        {
+            "a": index,
+            "b": [
+                {"a": index, "b": "é" * index, "c": f"80000000-0000-0000-0000-00000000000{index}"}
+            ],
+        }
+        for index in range(3)
+    ]
+
+
+def test_unknown_layout_names_are_warned_about() -> None:
+    result = _run("inline_values, no_such_layout", "json")
+    assert "RuntimeWarning" in str(result["stderr"]) and "no_such_layout" in str(result["stderr"])
+    layouts = result["layouts"]
+    assert isinstance(layouts, dict) and layouts["inline_values"] == OFF
 
 
 class Shout(str):
@@ -145,7 +193,7 @@ def test_portable_str_path_gives_the_same_bytes() -> None:
         [sys.executable, "-c", script, paths], env=env, capture_output=True, text=True, check=True
     )
     out = json.loads(done.stdout)
-    assert out["layouts"]["str_state"] is False
+    assert out["layouts"]["str_state"] == OFF
     assert out["round_trip"] is True
     for fmt in ("json", "msgpack"):
         assert bytes.fromhex(out[fmt]) == polycodec.encode_one(LABELS, format=fmt)

@@ -1,7 +1,8 @@
 """Encoder fast paths against msgspec's bytes: exact naive, UTC and fixed-offset `timezone`
 datetimes read straight from the object (every other datetime asks its zone), MessagePack field
 names written from bytes made once per class, and plain dataclass fields read from inline
-values checked again after Python code has run."""
+values checked again after Python code has run (and, in a rerun of this file with
+``POLYCODEC_PORTABLE=inline_values``, from their ``__dict__``)."""
 
 from __future__ import annotations
 
@@ -16,9 +17,14 @@ import msgspec
 import pytest
 
 import polycodec
+from layouts import rerun_portable
 
 FORMATS = ["json", "msgpack"]
 UTC = datetime.timezone.utc
+
+
+def test_the_portable_path_passes_this_file() -> None:
+    rerun_portable(__file__, "inline_values")
 
 
 def _msgspec_encode(fmt: str, value: Any) -> bytes:
@@ -107,15 +113,10 @@ def _plain_cases() -> List[Any]:
     return [fresh, deleted, materialised, reordered]
 
 
-@pytest.mark.parametrize("values_path", ["inline", "portable"])
 @pytest.mark.parametrize("fmt", ["json", "msgpack", "avro", "pickle"])
-def test_plain_dataclass_fields_read_from_inline_values(
-    fmt: str, values_path: str, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_plain_dataclass_fields_read_from_inline_values(fmt: str) -> None:
     # On CPython 3.11 and 3.13+ a plain instance's fields are read from its inline values when it still
     # keeps them there, else from its __dict__ or getattr: every case gives what getattr gives.
-    if values_path == "portable":
-        monkeypatch.setenv("POLYCODEC_PORTABLE_VALUES", "1")
     codec = polycodec.Codec(List[Plain], format=fmt)
     values = _plain_cases()
     expected = [Plain(1, "x", [1, 2]), Plain(2), Plain(4, "z"), Plain(5, "q")]
@@ -233,16 +234,11 @@ class Mutated:
     count: int = 3
 
 
-@pytest.mark.parametrize("values_path", ["inline", "portable"])
 @pytest.mark.parametrize("fmt", FORMATS)
-def test_inline_values_read_again_after_python_code_changes_the_instance(
-    fmt: str, values_path: str, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_inline_values_read_again_after_python_code_changes_the_instance(fmt: str) -> None:
     # Plain values are read from the instance's inline values as checked once; a value the
     # general encoder takes may run Python code that moves the attributes to a dict (and
     # frees the values array), so the fields after it are read through the checks again.
-    if values_path == "portable":
-        monkeypatch.setenv("POLYCODEC_PORTABLE_VALUES", "1")
     codec = polycodec.Codec(Mutated, format=fmt)
     value = Mutated("first", MutatingDecimal("1.5"), "second", "own")
     Holder.value = value
@@ -307,13 +303,8 @@ def _materialised_cases() -> List[Any]:
     return [pickled, extra, deleted, combined, replaced, subclassed, child]
 
 
-@pytest.mark.parametrize("values_path", ["inline", "portable"])
 @pytest.mark.parametrize("fmt", FORMATS)
-def test_materialised_dict_fields_read_by_shared_keys_index(
-    fmt: str, values_path: str, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    if values_path == "portable":
-        monkeypatch.setenv("POLYCODEC_PORTABLE_VALUES", "1")
+def test_materialised_dict_fields_read_by_shared_keys_index(fmt: str) -> None:
     codec = polycodec.Codec(List[Plain], format=fmt)
     values = _materialised_cases()
     expected = [
@@ -345,15 +336,10 @@ class DirNode:
     kind: Literal["dir"] = "dir"
 
 
-@pytest.mark.parametrize("values_path", ["inline", "portable"])
 @pytest.mark.parametrize("fmt", FORMATS)
-def test_materialised_dict_tagged_variant_tag_read_out_of_order(
-    fmt: str, values_path: str, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_materialised_dict_tagged_variant_tag_read_out_of_order(fmt: str) -> None:
     # A tagged variant leads with its tag, the field __init__ sets last: a dict walked in
     # order meets it out of order, and the fields after it must still read right.
-    if values_path == "portable":
-        monkeypatch.setenv("POLYCODEC_PORTABLE_VALUES", "1")
     codec = polycodec.Codec(DirNode, format=fmt)
 
     def tree() -> DirNode:

@@ -1,9 +1,9 @@
 """Plain dataclasses decoded in every format, with their fields written straight into CPython's
 inline instance values (3.11's values array, 3.13+'s values inside the object: field access
-``"inline values"``, where the layout passed its check at module load) and again with
-``POLYCODEC_PORTABLE_VALUES=1`` set when the codec is built (access ``"dict"``: every field
-stored the way ``object.__setattr__`` stores it). Other interpreters always take the portable
-path. The oracles are msgspec (JSON, MessagePack), fastavro (Avro) and the stdlib ``pickle``;
+``"inline values"``, where the ``inline_values`` layout passed its check at module load) and,
+in a rerun of this file with ``POLYCODEC_PORTABLE=inline_values``, on the portable path (access
+``"dict"``: every field stored the way ``object.__setattr__`` stores it). Other interpreters
+always take the portable path. The oracles are msgspec (JSON, MessagePack), fastavro (Avro) and the stdlib ``pickle``;
 the instances must be indistinguishable from ones made by ``__init__``: same ``__dict__``, same
 key order, same behaviour when attributes are added or removed afterwards.
 """
@@ -17,20 +17,22 @@ import io
 import pickle
 import sys
 import weakref
-from typing import Any, Iterator, Optional
+from typing import Any, Optional
 
 import fastavro
 import msgspec
 import pytest
 
 import polycodec
+from layouts import in_use, rerun_portable
 from polycodec import _polycodec
 
 FORMATS = ["json", "msgpack", "avro", "pickle"]
 
-#: Whether this interpreter's build writes inline values (CPython 3.11 and 3.13+, when the
-#: layout passed its check at module load: tests/test_cpython_layouts.py checks that it did).
-INLINE = bool(_polycodec._layouts()["inline_values"])
+#: Whether this run writes inline values (CPython 3.11 and 3.13+, when the layout passed its
+#: check at module load and was not turned off: tests/test_cpython_layouts.py checks that it
+#: passed).
+INLINE = in_use("inline_values")
 
 
 @dataclasses.dataclass
@@ -79,18 +81,12 @@ CASES: list[tuple[type, Any]] = [
 IDS = [f"{cls.__name__}-{index}" for index, (cls, _) in enumerate(CASES)]
 
 
-@pytest.fixture(params=["inline", "portable"])
-def values_path(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
-    """Runs a test with the inline-values path (where the build has it) and the portable one."""
-    if request.param == "portable":
-        monkeypatch.setenv("POLYCODEC_PORTABLE_VALUES", "1")
-    else:
-        monkeypatch.delenv("POLYCODEC_PORTABLE_VALUES", raising=False)
-    yield request.param
+def test_the_portable_path_passes_this_file() -> None:
+    rerun_portable(__file__, "inline_values")
 
 
-def _access(path: str) -> str:
-    return "inline values" if path == "inline" and INLINE else "dict"
+def _access() -> str:
+    return "inline values" if INLINE else "dict"
 
 
 def _wire(value: Any) -> Any:
@@ -130,11 +126,9 @@ def _oracle_bytes(fmt: str, codec: Any, value: Any) -> bytes:
 
 @pytest.mark.parametrize("fmt", FORMATS)
 @pytest.mark.parametrize(("cls", "value"), CASES, ids=IDS)
-def test_inline_values_round_trip_against_the_oracles(
-    values_path: str, fmt: str, cls: type, value: Any
-) -> None:
+def test_inline_values_round_trip_against_the_oracles(fmt: str, cls: type, value: Any) -> None:
     codec: Any = polycodec.Codec(cls, format=fmt)
-    assert codec._field_access()[cls.__qualname__] == _access(values_path)
+    assert codec._field_access()[cls.__qualname__] == _access()
     decoded = codec.decode_one(_oracle_bytes(fmt, codec, value))
     assert decoded == value
     _same_instance(decoded, value)
@@ -144,7 +138,7 @@ def test_inline_values_round_trip_against_the_oracles(
 
 
 @pytest.mark.parametrize("fmt", FORMATS)
-def test_inline_values_instances_behave_like_init_made_ones(values_path: str, fmt: str) -> None:
+def test_inline_values_instances_behave_like_init_made_ones(fmt: str) -> None:
     codec: Any = polycodec.Codec(Point, format=fmt)
     decoded = codec.decode_one(codec.encode_one(Point(1, 2, "a")))
     decoded.extra = "added"
@@ -162,7 +156,7 @@ def test_inline_values_instances_behave_like_init_made_ones(values_path: str, fm
 
 
 @pytest.mark.parametrize("fmt", FORMATS)
-def test_inline_values_frozen_stays_frozen_and_post_init_runs(values_path: str, fmt: str) -> None:
+def test_inline_values_frozen_stays_frozen_and_post_init_runs(fmt: str) -> None:
     frozen: Any = polycodec.Codec(FrozenPair, format=fmt)
     decoded = frozen.decode_one(frozen.encode_one(FrozenPair(1, "x")))
     with pytest.raises(dataclasses.FrozenInstanceError):
@@ -178,7 +172,7 @@ def _unlabelled() -> Labelled:
 
 
 @pytest.mark.parametrize("fmt", ["json", "msgpack", "pickle"])
-def test_inline_values_keep_reference_counts(values_path: str, fmt: str) -> None:
+def test_inline_values_keep_reference_counts(fmt: str) -> None:
     # Defaults stored into each instance take one reference each, given back with the
     # instances; decoded values are owned by their instance alone.
     text = LABEL
@@ -281,14 +275,12 @@ def test_inline_values_subclass_instances_take_the_portable_path(fmt: str) -> No
     assert sub.decode_one(sub.encode_one(subs)) == subs
 
 
-@pytest.mark.parametrize("values_path_env", ["0", "1"])
-def test_floor_create_makes_what_init_makes(
-    values_path_env: str, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    # The decode-floor diagnostic creates instances from ready values the way decoders do.
-    monkeypatch.setenv("POLYCODEC_PORTABLE_VALUES", values_path_env)
+@pytest.mark.parametrize("portable", [False, True])
+def test_floor_create_makes_what_init_makes(portable: bool) -> None:
+    # The decode-floor diagnostic creates instances from ready values the way decoders do
+    # (with `portable`, the way they do without inline values).
     rows = [(1, 2, "a"), (3, 4, None)]
-    made = _polycodec._floor_create(Point, ["x", "y", "label"], rows)
+    made = _polycodec._floor_create(Point, ["x", "y", "label"], rows, portable=portable)
     assert made == [Point(*row) for row in rows]
     _same_instance(made[0], Point(1, 2, "a"))
     with pytest.raises(ValueError, match="one value per field"):
@@ -318,9 +310,9 @@ class Unset:
 
 
 @pytest.mark.parametrize("fmt", FORMATS)
-def test_created_instances_behave_like_init_made_ones(values_path: str, fmt: str) -> None:
+def test_created_instances_behave_like_init_made_ones(fmt: str) -> None:
     codec: Any = polycodec.Codec(Made, format=fmt)
-    assert codec._field_access() == {"Made": _access(values_path)}
+    assert codec._field_access() == {"Made": _access()}
     expected = Made(1, "x", [1, 2])
     decoded = codec.decode_one(_oracle_bytes(fmt, codec, expected))
     _same_instance(decoded, expected)
@@ -343,7 +335,7 @@ def test_created_instances_behave_like_init_made_ones(values_path: str, fmt: str
 
 
 @pytest.mark.parametrize("fmt", FORMATS)
-def test_created_instances_after_the_class_gained_a_shared_key(values_path: str, fmt: str) -> None:
+def test_created_instances_after_the_class_gained_a_shared_key(fmt: str) -> None:
     # An attribute set on one instance becomes one of the class's shared keys; instances
     # decoded afterwards have room for it in their values array, as __init__-made ones do.
     codec: Any = polycodec.Codec(list[Made], format=fmt)
@@ -360,7 +352,7 @@ def test_created_instances_after_the_class_gained_a_shared_key(values_path: str,
 
 
 @pytest.mark.parametrize("fmt", ["json", "msgpack", "pickle"])
-def test_created_instances_with_a_field_left_unset(values_path: str, fmt: str) -> None:
+def test_created_instances_with_a_field_left_unset(fmt: str) -> None:
     # `init=False` without a default, set by __post_init__ only sometimes: the instance is
     # created without it, exactly as __init__ leaves it.
     codec: Any = polycodec.Codec(list[Unset], format=fmt)
@@ -373,7 +365,7 @@ def test_created_instances_with_a_field_left_unset(values_path: str, fmt: str) -
 
 
 @pytest.mark.parametrize("fmt", ["json", "msgpack", "pickle"])
-def test_created_instances_are_collected_in_cycles(values_path: str, fmt: str) -> None:
+def test_created_instances_are_collected_in_cycles(fmt: str) -> None:
     codec: Any = polycodec.Codec(Made, format=fmt)
     decoded = codec.decode_one(codec.encode_one(Made(1, "x", [])))
     decoded.c.append(decoded)  # type: ignore[arg-type]
@@ -385,7 +377,7 @@ def test_created_instances_are_collected_in_cycles(values_path: str, fmt: str) -
 
 
 @pytest.mark.parametrize("fmt", ["json", "msgpack", "pickle"])
-def test_created_instances_with_collections_during_decoding(values_path: str, fmt: str) -> None:
+def test_created_instances_with_collections_during_decoding(fmt: str) -> None:
     # A collection may start whenever a new instance is allocated (its values already
     # decoded, not yet reachable from the instance): nothing is lost or freed early.
     codec: Any = polycodec.Codec(list[Made], format=fmt)
@@ -427,7 +419,7 @@ def test_created_instances_of_a_class_that_gains_a_new_after_the_codec(fmt: str)
 
 
 @pytest.mark.parametrize("fmt", ["json", "msgpack", "pickle"])
-def test_created_instances_release_their_values(values_path: str, fmt: str) -> None:
+def test_created_instances_release_their_values(fmt: str) -> None:
     # Each decoded value is owned by its instance alone and given back when it goes.
     codec: Any = polycodec.Codec(list[Made], format=fmt)
     values = [Made(index, "text", [index]) for index in range(100)]
@@ -463,16 +455,14 @@ def _fives(count: int) -> list[Five]:
 
 
 @pytest.mark.parametrize("fmt", [*FORMATS, "builtins"])
-def test_inline_values_five_field_class_padded_out_of_the_dict_size_class(
-    values_path: str, fmt: str
-) -> None:
+def test_inline_values_five_field_class_padded_out_of_the_dict_size_class(fmt: str) -> None:
     # Enough instances that the class's shared keys have one spare key left (every instance
     # made takes one while more than one is left), as in a long-running program: the values
     # arrays are then 6 slots in CPython and 7 here. The instances must still behave exactly
     # like __init__-made ones, through every CPython path that reads or copies the array.
     values = _fives(40)
     codec: Any = polycodec.Codec(list[Five], format="json" if fmt == "builtins" else fmt)
-    assert codec._field_access()["Five"] == _access(values_path)
+    assert codec._field_access()["Five"] == _access()
     if fmt == "builtins":
         decoded = codec.from_builtins(codec.to_builtins(values))
     else:

@@ -5,11 +5,12 @@ unset, classes whose ``__new__`` changes after the codec was built, and the key 
 instances.
 
 On CPython 3.11 and 3.13+ a ``slots=True`` class whose body is exactly its field slots is allocated and
-filled in one step (``create_slotted`` in ``src/py/mod.rs``); a class with any other word in its
+filled in one step (``create_slotted`` in ``src/py/cpython/objects.rs``); a class with any other word in its
 body (a ``__weakref__`` slot, a base class's slot) takes the portable path of ``object.__new__``
-and one store per slot. Both kinds are below, and every case runs with the offset path and the
-descriptor path (``POLYCODEC_PORTABLE_SLOTS=1``), and for plain classes with CPython's
-inline values (3.11 and 3.13+) and the portable stores (``POLYCODEC_PORTABLE_VALUES=1``).
+and one store per slot. Both kinds are below, and every case runs with the fast paths this run
+has (slot offsets, CPython's inline values on 3.11 and 3.13+) and again, in a rerun of this file
+with ``POLYCODEC_PORTABLE=slot_offsets,slotted_creation,inline_values``, with the descriptor
+path and the portable stores.
 """
 
 from __future__ import annotations
@@ -20,12 +21,13 @@ import gc
 import pickle
 import sys
 import weakref
-from typing import Any, Iterator, Optional
+from typing import Any, Optional
 
 import msgspec
 import pytest
 
 import polycodec
+from layouts import rerun_portable
 
 FORMATS = ["json", "msgpack", "pickle", "builtins"]
 
@@ -62,15 +64,8 @@ class PlainFields:
 CLASSES = [DenseSlots, WeakSlots, PlainFields]
 
 
-@pytest.fixture(params=["fast", "portable"])
-def path(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
-    """Runs a test with the fast field access and again with the portable one."""
-    for name in ("POLYCODEC_PORTABLE_SLOTS", "POLYCODEC_PORTABLE_VALUES"):
-        if request.param == "portable":
-            monkeypatch.setenv(name, "1")
-        else:
-            monkeypatch.delenv(name, raising=False)
-    yield request.param
+def test_the_portable_paths_pass_this_file() -> None:
+    rerun_portable(__file__, "slot_offsets,slotted_creation,inline_values")
 
 
 def _encode(fmt: str, value: Any) -> Any:
@@ -110,7 +105,7 @@ def _without_note(cls: Any, index: int) -> Any:
 
 @pytest.mark.parametrize("fmt", FORMATS)
 @pytest.mark.parametrize("cls", CLASSES, ids=lambda cls: cls.__name__)
-def test_record_building_keeps_reference_counts(path: str, fmt: str, cls: Any) -> None:
+def test_record_building_keeps_reference_counts(fmt: str, cls: Any) -> None:
     # Each instance holds one reference to its enum member and one to the default; both are
     # given back when the instances go.
     if fmt == "pickle":
@@ -136,9 +131,7 @@ def test_record_building_keeps_reference_counts(path: str, fmt: str, cls: Any) -
 
 @pytest.mark.parametrize("fmt", ["json", "msgpack", "builtins"])
 @pytest.mark.parametrize("cls", CLASSES, ids=lambda cls: cls.__name__)
-def test_record_building_field_failing_mid_record_leaks_nothing(
-    path: str, fmt: str, cls: Any
-) -> None:
+def test_record_building_field_failing_mid_record_leaks_nothing(fmt: str, cls: Any) -> None:
     # The second record's `count` is refused after its `colour` was decoded: the error names
     # the field, and every reference taken for the failed record (and the first, complete one)
     # is given back.
@@ -158,7 +151,7 @@ def test_record_building_field_failing_mid_record_leaks_nothing(
 
 @pytest.mark.parametrize("fmt", ["json", "msgpack", "builtins"])
 @pytest.mark.parametrize("cls", CLASSES, ids=lambda cls: cls.__name__)
-def test_record_building_missing_field_leaks_nothing(path: str, fmt: str, cls: Any) -> None:
+def test_record_building_missing_field_leaks_nothing(fmt: str, cls: Any) -> None:
     # Measured after a first round of failures, so one-time caches are filled.
     decode = _decoder(fmt, cls)
     counts = []
@@ -187,9 +180,7 @@ class PlainUnsetField:
 
 @pytest.mark.parametrize("fmt", ["json", "msgpack", "builtins"])
 @pytest.mark.parametrize("cls", [SlotsUnsetField, PlainUnsetField], ids=lambda c: c.__name__)
-def test_record_building_init_false_field_without_default_stays_unset(
-    path: str, fmt: str, cls: Any
-) -> None:
+def test_record_building_init_false_field_without_default_stays_unset(fmt: str, cls: Any) -> None:
     # As after `cls(a=1)`: the attribute does not exist until something sets it.
     decoded = _decode(fmt, cls, {"a": 1})
     made = cls(1)
@@ -202,9 +193,7 @@ def test_record_building_init_false_field_without_default_stays_unset(
 
 @pytest.mark.parametrize("fmt", ["json", "msgpack", "builtins"])
 @pytest.mark.parametrize("slots", [True, False], ids=["slots", "plain"])
-def test_record_building_class_given_new_after_the_codec_uses_it(
-    path: str, fmt: str, slots: bool
-) -> None:
+def test_record_building_class_given_new_after_the_codec_uses_it(fmt: str, slots: bool) -> None:
     # The class is checked on every decode, not once when the codec is built.
     @dataclasses.dataclass(slots=slots)
     class LaterNew:
@@ -242,9 +231,7 @@ class Ordered:
 
 
 @pytest.mark.parametrize("fmt", ["json", "msgpack", "builtins"])
-def test_record_building_plain_keys_in_field_order_whatever_the_wire_order(
-    path: str, fmt: str
-) -> None:
+def test_record_building_plain_keys_in_field_order_whatever_the_wire_order(fmt: str) -> None:
     # Keys come in reverse order and one is left to its default: the instance's __dict__ is
     # in field order, as __init__ makes it, and behaves like one afterwards.
     wire = {"third": 3, "second": "two", "first": 1}
@@ -258,7 +245,7 @@ def test_record_building_plain_keys_in_field_order_whatever_the_wire_order(
 
 
 @pytest.mark.parametrize("fmt", ["json", "msgpack"])
-def test_record_building_duplicate_keys_release_the_earlier_value(path: str, fmt: str) -> None:
+def test_record_building_duplicate_keys_release_the_earlier_value(fmt: str) -> None:
     rows = {"colour": "blue", "count": 1}
     data = _encode(fmt, rows)
     # The same key twice: the earlier value is dropped, the later one kept.
@@ -278,9 +265,7 @@ def test_record_building_duplicate_keys_release_the_earlier_value(path: str, fmt
 
 
 @pytest.mark.parametrize("fmt", ["json", "msgpack"])
-def test_record_building_duplicate_key_does_not_count_as_a_missing_field(
-    path: str, fmt: str
-) -> None:
+def test_record_building_duplicate_key_does_not_count_as_a_missing_field(fmt: str) -> None:
     # The builder counts the fields set to skip the defaults when all arrived: a key given
     # twice is one field, so the field left out is still reported (as msgspec does).
     if fmt == "json":
@@ -308,9 +293,7 @@ def _wide(slots: bool) -> Any:
 
 @pytest.mark.parametrize("fmt", ["json", "msgpack", "builtins"])
 @pytest.mark.parametrize("slots", [True, False], ids=["slots", "plain"])
-def test_record_building_wide_record_keeps_reference_counts(
-    path: str, fmt: str, slots: bool
-) -> None:
+def test_record_building_wide_record_keeps_reference_counts(fmt: str, slots: bool) -> None:
     # Complete records, records taking the default, and records failing at their 18th field
     # (after 17 values were decoded) all give back every reference they took.
     cls = _wide(slots)

@@ -1,6 +1,7 @@
-"""Slotted dataclasses in every format: fields read and stored at the slots' offsets, or (with
-``POLYCODEC_PORTABLE_SLOTS=1`` set when the codec is built) through the member descriptors; both
-paths run every case. The oracles are msgspec (JSON, MessagePack), fastavro (Avro) and the
+"""Slotted dataclasses in every format: fields read and stored at the slots' offsets (where the
+``slot_offsets`` layout is in use), and in a rerun of this file with
+``POLYCODEC_PORTABLE=slot_offsets,slotted_creation`` through the member descriptors; both paths
+run every case. The oracles are msgspec (JSON, MessagePack), fastavro (Avro) and the
 stdlib ``pickle``. Also: which field access each kind of class gets, and the classes that must
 not take the slot path (a property over a slot, a class with its own ``__getattribute__``).
 """
@@ -13,14 +14,14 @@ import io
 import pickle
 import sys
 import weakref
-from typing import Any, Iterator, Optional
+from typing import Any, Optional
 
 import fastavro
 import msgspec
 import pytest
 
 import polycodec
-from polycodec import _polycodec
+from layouts import in_use, rerun_portable
 
 FORMATS = ["json", "msgpack", "avro", "pickle"]
 
@@ -103,18 +104,12 @@ CASES: list[tuple[type, Any]] = [
 IDS = [f"{cls.__name__}-{index}" for index, (cls, _) in enumerate(CASES)]
 
 
-@pytest.fixture(params=["offsets", "descriptors"])
-def slot_path(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
-    """Runs a test with the offset path and again with the portable descriptor path."""
-    if request.param == "descriptors":
-        monkeypatch.setenv("POLYCODEC_PORTABLE_SLOTS", "1")
-    else:
-        monkeypatch.delenv("POLYCODEC_PORTABLE_SLOTS", raising=False)
-    yield request.param
+def test_the_portable_path_passes_this_file() -> None:
+    rerun_portable(__file__, "slot_offsets,slotted_creation")
 
 
-def _access(path: str) -> str:
-    return "slot offsets" if path == "offsets" else "slot descriptors"
+def _access() -> str:
+    return "slot offsets" if in_use("slot_offsets") else "slot descriptors"
 
 
 def _check_wire(fmt: str, codec: Any, value: Any, data: bytes) -> None:
@@ -151,11 +146,9 @@ def _wire_dict(value: Any) -> Any:
 
 @pytest.mark.parametrize("fmt", FORMATS)
 @pytest.mark.parametrize(("cls", "value"), CASES, ids=IDS)
-def test_slots_round_trip_against_the_oracles(
-    slot_path: str, fmt: str, cls: type, value: Any
-) -> None:
+def test_slots_round_trip_against_the_oracles(fmt: str, cls: type, value: Any) -> None:
     codec: Any = polycodec.Codec(cls, format=fmt)
-    assert codec._field_access()[cls.__qualname__] == _access(slot_path)
+    assert codec._field_access()[cls.__qualname__] == _access()
     data = codec.encode_one(value)
     decoded = codec.decode_one(data)
     assert decoded == value and type(decoded) is cls
@@ -165,14 +158,14 @@ def test_slots_round_trip_against_the_oracles(
 
 
 @pytest.mark.parametrize("fmt", FORMATS)
-def test_slots_post_init_runs_on_decode(slot_path: str, fmt: str) -> None:
+def test_slots_post_init_runs_on_decode(fmt: str) -> None:
     codec: Any = polycodec.Codec(Doubled, format=fmt)
     decoded = codec.decode_one(codec.encode_one(Doubled(5)))
     assert decoded.total == 10
 
 
 @pytest.mark.parametrize("fmt", FORMATS)
-def test_slots_weakref_slot_works_on_decoded_instances(slot_path: str, fmt: str) -> None:
+def test_slots_weakref_slot_works_on_decoded_instances(fmt: str) -> None:
     codec: Any = polycodec.Codec(Referable, format=fmt)
     decoded = codec.decode_one(codec.encode_one(Referable(3)))
     reference = weakref.ref(decoded)
@@ -180,7 +173,7 @@ def test_slots_weakref_slot_works_on_decoded_instances(slot_path: str, fmt: str)
 
 
 @pytest.mark.parametrize("fmt", FORMATS)
-def test_slots_extra_slot_stays_unset(slot_path: str, fmt: str) -> None:
+def test_slots_extra_slot_stays_unset(fmt: str) -> None:
     codec: Any = polycodec.Codec(WithExtraSlot, format=fmt)
     decoded = codec.decode_one(codec.encode_one(WithExtraSlot(1)))
     assert decoded == WithExtraSlot(1, "b")
@@ -190,7 +183,7 @@ def test_slots_extra_slot_stays_unset(slot_path: str, fmt: str) -> None:
 
 
 @pytest.mark.parametrize("fmt", FORMATS)
-def test_slots_frozen_stays_frozen_after_decode(slot_path: str, fmt: str) -> None:
+def test_slots_frozen_stays_frozen_after_decode(fmt: str) -> None:
     codec: Any = polycodec.Codec(FrozenPoint, format=fmt)
     decoded = codec.decode_one(codec.encode_one(FrozenPoint(1, "a")))
     with pytest.raises(dataclasses.FrozenInstanceError):
@@ -204,7 +197,7 @@ def _without_text() -> WithDefault:
 
 
 @pytest.mark.parametrize("fmt", ["json", "msgpack", "pickle"])
-def test_slots_default_values_keep_their_reference_counts(slot_path: str, fmt: str) -> None:
+def test_slots_default_values_keep_their_reference_counts(fmt: str) -> None:
     # Input without the field: the decoder stores the default into each instance's slot, one
     # reference per instance, all given back when the instances go.
     codec: Any = polycodec.Codec(WithDefault, format=fmt)
@@ -223,7 +216,7 @@ def test_slots_default_values_keep_their_reference_counts(slot_path: str, fmt: s
 
 
 @pytest.mark.parametrize("fmt", ["json", "msgpack"])
-def test_slots_duplicate_key_last_wins(slot_path: str, fmt: str) -> None:
+def test_slots_duplicate_key_last_wins(fmt: str) -> None:
     codec: Any = polycodec.Codec(Base, format=fmt)
     if fmt == "json":
         data = b'{"id":1,"name":"first","id":2,"name":"second"}'
@@ -234,7 +227,7 @@ def test_slots_duplicate_key_last_wins(slot_path: str, fmt: str) -> None:
 
 @pytest.mark.parametrize("fmt", FORMATS)
 @pytest.mark.parametrize("options", [{}, {"omit_defaults": True}, {"array_like": True}])
-def test_slots_unset_slot_on_encode(slot_path: str, fmt: str, options: dict[str, Any]) -> None:
+def test_slots_unset_slot_on_encode(fmt: str, options: dict[str, Any]) -> None:
     if fmt in ("avro", "pickle") and options:
         pytest.skip("JSON and MessagePack options")
     unset = Base.__new__(Base)
@@ -252,7 +245,7 @@ def test_slots_unset_slot_on_encode(slot_path: str, fmt: str, options: dict[str,
 
 
 @pytest.mark.parametrize("fmt", ["json", "msgpack", "pickle"])
-def test_slots_subclass_instance_reads_through_its_property(slot_path: str, fmt: str) -> None:
+def test_slots_subclass_instance_reads_through_its_property(fmt: str) -> None:
     # A subclass may put a property over a slot of its base; its instances are read with
     # getattr, so the property decides.
     class Shouting(Base):
@@ -293,10 +286,10 @@ WithProperty.b = property(lambda self: self.a * 10)  # type: ignore[assignment]
 
 
 @pytest.mark.parametrize("fmt", FORMATS)
-def test_field_access_is_chosen_per_class(slot_path: str, fmt: str) -> None:
+def test_field_access_is_chosen_per_class(fmt: str) -> None:
     # A plain dataclass: its __dict__, filled through CPython's inline values where the build
     # knows them (tests/test_inline_values.py runs both paths).
-    inline = bool(_polycodec._layouts()["inline_values"])
+    inline = in_use("inline_values")
     assert polycodec.Codec(PlainRecord, format=fmt)._field_access() == {
         "PlainRecord": "inline values" if inline else "dict"
     }

@@ -26,7 +26,6 @@ made before keep their own plans, as a codec never changes).
 
 from __future__ import annotations
 
-import os
 import sys
 import threading
 import weakref
@@ -104,32 +103,8 @@ def _options_key(options: dict[str, Any], keep: List[Any]) -> Hashable:
     return tuple((name, _value_key(value, keep)) for name, value in sorted(options.items()))
 
 
-# Environment switches read when a plan is built (its records' field access, src/py/); a plan
-# built under other settings is another plan.
-_SWITCHES = (
-    "POLYCODEC_PORTABLE",
-    "POLYCODEC_PORTABLE_DICTS",
-    "POLYCODEC_PORTABLE_SLOTS",
-    "POLYCODEC_PORTABLE_STR",
-    "POLYCODEC_PORTABLE_VALUES",
-)
-
-_encodekey = getattr(os.environ, "encodekey", None)
-_ENCODED = tuple(_encodekey(name) for name in _SWITCHES) if callable(_encodekey) else None
-
-
-def _switches() -> Tuple[Any, ...]:
-    # ``os.environ.get`` of a missing name raises and catches a KeyError inside, a few
-    # microseconds for the five; the mapping ``os.environ`` keeps its values in (a private
-    # but long-standing attribute, kept in step by ``os.environ[...] = ...``) answers at once.
-    data = getattr(os.environ, "_data", None)
-    if isinstance(data, dict) and _ENCODED is not None:
-        return tuple([data.get(name) for name in _ENCODED])
-    return tuple([os.environ.get(name) for name in _SWITCHES])
-
-
 def _key(tp: Any, format: str, options: dict[str, Any], own: bool, keep: List[Any]) -> Hashable:
-    options_key = (_options_key(options, keep), _switches())
+    options_key = _options_key(options, keep)
     if own:
         return (format, options_key)
     return (_type_key(tp, keep), format, options_key)

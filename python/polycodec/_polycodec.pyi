@@ -163,12 +163,15 @@ def _avro_compatible(reader: str, writer: str) -> Optional[str]:
     """None, or the crate's reason data written with ``writer`` cannot be read as ``reader``."""
 
 # A diagnostic for benches/floor.py (src/py/floor.rs), not an API.
-def _floor_create(cls: type[T], names: list[str], rows: list[tuple[Any, ...]], /) -> list[T]:
+def _floor_create(
+    cls: type[T], names: list[str], rows: list[tuple[Any, ...]], /, *, portable: bool = False
+) -> list[T]:
     """Instances of the dataclass ``cls`` from ready field values (each row in the order of
-    ``names``), created the way the decoders create records and nothing else."""
+    ``names``), created the way the decoders create records and nothing else (with
+    ``portable``, a plain dataclass's fields stored without its inline values)."""
 
 # A diagnostic for the tests (src/py/cpython/mod.rs), not an API.
-def _layouts() -> dict[str, bool]:
-    """Which of CPython's private layouts this module reads directly, by name: compiled for this
-    interpreter, passed its check when the module loaded, and not turned off by
-    ``POLYCODEC_PORTABLE``."""
+def _layouts() -> dict[str, str]:
+    """Each of the CPython layouts this module can read directly, by name, and ``"in use"``
+    (known for this interpreter, passed its check when the module loaded, and not turned off
+    by ``POLYCODEC_PORTABLE``) or the reason it is not."""

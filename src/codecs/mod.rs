@@ -217,6 +217,12 @@ pub trait WireFormat: Send + Sync {
         None
     }
 
+    /// The records' field tables of `to_builtins`'s direct walk, which the JSON codec (the
+    /// one whose form `to_builtins` writes) builds from its plan.
+    fn builtins_table(&self) -> Option<&builtins::table::Table> {
+        None
+    }
+
     /// The format's schema for `Codec.schema`, if the format has schemas.
     fn schema<'py>(&self, _py: Python<'py>) -> PyResult<Option<Obj<'py>>> {
         Ok(None)

@@ -39,7 +39,6 @@ pub fn build_plan(spec: &Bound<'_, PyAny>) -> PyResult<Plan> {
         has_raw,
         unset,
         decode_is_pure: false,
-        builtins_out: Default::default(),
     };
     validate_indices(&plan)?;
     resolve_unions(&mut plan);
@@ -48,7 +47,6 @@ pub fn build_plan(spec: &Bound<'_, PyAny>) -> PyResult<Plan> {
     resolve_fixed_tags(&mut plan);
     direct::resolve_direct_fields(&mut plan);
     plan.decode_is_pure = decode_is_pure(spec.py(), &plan)?;
-    plan.builtins_out = crate::codecs::builtins::table::Table::build(spec.py(), &plan);
     Ok(plan)
 }
 

@@ -16,7 +16,11 @@ use pyo3::prelude::*;
 use pyo3::types::PyString;
 use pyo3::{PyTraverseError, PyVisit};
 
-use crate::py::fields::FieldAccess;
+use crate::py::fields::{FieldAccess, FieldName};
+
+// The record-side vocabulary the CPython room reads fields by (`py::fields`), which does not
+// depend on the plan.
+pub use crate::py::fields::{Plain, PlainRule, RecordKind};
 
 pub use build::build_plan;
 pub use constraints::{DecimalBounds, FloatBounds, IntBounds, LengthBounds};
@@ -49,8 +53,6 @@ pub struct Plan {
     /// tries its single-pass path, which may give up and start again (`codecs::pickle::fast`),
     /// only then.
     pub decode_is_pure: bool,
-    /// The records' compact field tables for `to_builtins`'s direct walk.
-    pub builtins_out: crate::codecs::builtins::table::Table,
 }
 
 impl Plan {
@@ -544,40 +546,12 @@ pub enum OtherKey {
     Unknown,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum RecordKind {
-    Dataclass,
-    TypedDict,
-    NamedTuple,
-}
-
 pub enum FieldDefault {
     Required,
     /// Optional in the wire data, with nothing to fill in (a non-total TypedDict key).
     Absent,
     Value(Py<PyAny>),
     Factory(Py<PyAny>),
-}
-
-/// Which plain scalars a field's node lets the encoders' borrowed-field fast path write itself
-/// (see `py::fields`).
-#[derive(Clone, Copy, PartialEq, Eq)]
-pub enum Plain {
-    Str,
-    Int,
-    /// A float field: exact floats, and exact ints (which the encoders write as ints).
-    Float,
-    Bool,
-    /// A datetime field: exact datetimes that are naive or in a fixed-offset `timezone`
-    /// (`py::temporal::utc_or_naive_parts`), for the formats that write their parts.
-    DateTime,
-}
-
-/// A plain kind, optionally also accepting None (`Optional[...]`).
-#[derive(Clone, Copy, PartialEq, Eq)]
-pub struct PlainRule {
-    pub kind: Plain,
-    pub nullable: bool,
 }
 
 impl PlainRule {
@@ -633,6 +607,13 @@ pub struct ClassTag {
     /// tag (its index in the writers' and readers' name tables is `RecordSpec::fields.len()`).
     pub field: Field,
     pub value: LiteralValue,
+}
+
+impl FieldName for Field {
+    #[inline(always)]
+    fn field_name(&self) -> &Py<PyString> {
+        &self.name
+    }
 }
 
 pub struct RecordSpec {

@@ -5,16 +5,16 @@
 //!   order `__init__` set the fields in), so most fields cost one pointer comparison. On CPython
 //!   3.11 and 3.13+ a new instance is created with its inline values already written, each field at
 //!   its index in the keys the class's instances share (found once per class, see
-//!   [`InlineValues`]), or an existing one filled the same way;
-//!   elsewhere, or where `POLYCODEC_PORTABLE_VALUES=1` is set when the plan is built, each field
-//!   is stored the way `object.__setattr__` stores it. An instance that still keeps its
+//!   [`InlineValues`]), or an existing one filled the same way; where the `inline_values` layout
+//!   is not in use (`super::cpython`), each field is stored the way `object.__setattr__` stores
+//!   it. An instance that still keeps its
 //!   attributes there is read the same way, by index, instead of through its `__dict__`; so is
 //!   one whose `__dict__` was materialised (by `vars()`, `pickle`, orjson) while that dict is
 //!   still a split table over the class's shared keys, which keeps the same values array.
 //! - A class whose every field is a plain slot (`slots=True`) is read and filled at the slots'
-//!   byte offsets, taken once from the class's member descriptors. Where this build does not
-//!   know the object layout that needs, or `POLYCODEC_PORTABLE_SLOTS=1` is set when the plan is
-//!   built, the same member descriptors are called through their `__get__`/`__set__` slots.
+//!   byte offsets, taken once from the class's member descriptors. Where the `slot_offsets`
+//!   layout is not in use, the same member descriptors are called through their
+//!   `__get__`/`__set__` slots.
 //! - Anything else (a field that is a property, a class with its own `__getattribute__` or
 //!   `__getattr__`) goes through `getattr` and `object.__setattr__`.
 //!
@@ -24,36 +24,43 @@
 //! instance cannot change under it; every other value is handed back as an owned reference for
 //! the general encoder.
 
-use std::ffi::CStr;
-
 use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyString, PyTuple, PyType};
 use pyo3::{PyTraverseError, PyVisit};
 
-use super::inline_values::InlineValues;
+use super::cpython::{InlineValues, InlineValuesLayout};
 use super::{temporal, Obj};
-use crate::plan::{Field, Plain, PlainRule, RecordKind};
 use polycodec_formats::text::temporal::DateTime;
 
-/// The environment variable that makes plans built afterwards take the portable slot path
-/// (member descriptors instead of offsets), so tests can run both.
-pub const PORTABLE_SLOTS_ENV: &str = "POLYCODEC_PORTABLE_SLOTS";
-
-/// The environment variable that makes plans built afterwards store plain dataclass fields
-/// through `object.__setattr__`'s generic path instead of the inline values array (CPython
-/// 3.11), so tests can run both.
-pub const PORTABLE_VALUES_ENV: &str = "POLYCODEC_PORTABLE_VALUES";
-
-/// Whether the environment variable `name` is set to something other than "" or "0".
-pub(crate) fn env_flag(name: &str) -> bool {
-    std::env::var_os(name).is_some_and(|v| !v.is_empty() && v != "0")
+/// What kind of class a record is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RecordKind {
+    Dataclass,
+    TypedDict,
+    NamedTuple,
 }
 
-/// Whether this build knows the CPython object layout slot offsets are read from
-/// (`PyMemberDescrObject` and its `PyMemberDef`): CPython with the full, unstable C API. The
-/// cfgs come from pyo3-build-config in `build.rs`.
-const KNOWS_MEMBER_LAYOUT: bool = cfg!(all(not(Py_LIMITED_API), not(PyPy), not(GraalPy)));
+/// Which plain scalars a field's node lets the encoders' borrowed-field fast path write itself
+/// (the plan finds each field's rule: `PlainRule::for_node`).
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Plain {
+    Str,
+    Int,
+    /// A float field: exact floats, and exact ints (which the encoders write as ints).
+    Float,
+    Bool,
+    /// A datetime field: exact datetimes that are naive or in a fixed-offset `timezone`
+    /// (`py::temporal::utc_or_naive_parts`), for the formats that write their parts.
+    DateTime,
+}
+
+/// A plain kind, optionally also accepting None (`Optional[...]`).
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub struct PlainRule {
+    pub kind: Plain,
+    pub nullable: bool,
+}
 
 /// How a record class's fields are read and stored.
 pub enum FieldAccess {
@@ -68,8 +75,8 @@ pub enum FieldAccess {
     Offsets {
         type_addr: usize,
         offsets: Box<[usize]>,
-        /// Whether a new instance is made in one step ([`super::create_slotted`]): the layout
-        /// it writes passed its check at module load (`cpython::check_layouts`).
+        /// Whether a new instance is made in one step ([`super::cpython::create_slotted`]):
+        /// the `slotted_creation` layout was in use when the plan was built.
         create_whole: bool,
     },
     /// Every field is a slot, read and stored through its member descriptor (by field index):
@@ -86,17 +93,10 @@ pub enum FieldAccess {
     Tuple,
 }
 
-/// Anything that names a record field by its interned attribute name: the plan's [`Field`],
-/// or the name itself (the floor diagnostic).
+/// Anything that names a record field by its interned attribute name: the plan's `Field`, or
+/// the name itself (the floor diagnostic).
 pub trait FieldName {
     fn field_name(&self) -> &Py<PyString>;
-}
-
-impl FieldName for Field {
-    #[inline(always)]
-    fn field_name(&self) -> &Py<PyString> {
-        &self.name
-    }
 }
 
 impl FieldName for Py<PyString> {
@@ -152,16 +152,12 @@ impl FieldAccess {
         if slots.len() != names.len() || names.is_empty() {
             // Fields live in the instance dict (some perhaps in a base class's slots, which
             // the getattr fallback reads).
-            let inline = if env_flag(PORTABLE_VALUES_ENV) {
-                None
-            } else {
-                InlineValues::probe(cls, names)?
-            };
-            return Ok(FieldAccess::Dict(inline));
+            return Ok(FieldAccess::Dict(super::cpython::inline_values(
+                cls, names,
+            )?));
         }
         let type_addr = type_ptr as usize;
-        let portable = env_flag(PORTABLE_SLOTS_ENV);
-        if !portable && slots.iter().all(|(_, offset)| offset.is_some()) {
+        if slots.iter().all(|(_, offset)| offset.is_some()) {
             let offsets = slots
                 .iter()
                 .map(|(_, offset)| offset.unwrap_or(0))
@@ -258,7 +254,7 @@ impl FieldAccess {
     /// A new instance of the dataclass `cls` holding the values given (by field index; the
     /// values are taken, and an absent one leaves its field unset): [`FieldAccess::new_instance`]
     /// then [`FieldAccess::fill`], or on CPython 3.11 and 3.13+ the instance allocated with its fields
-    /// written in one step: a `slots=True` class's slots ([`super::create_slotted`]), a plain
+    /// written in one step: a `slots=True` class's slots ([`super::cpython::create_slotted`]), a plain
     /// class's inline values ([`InlineValues::create`]).
     #[inline]
     pub fn create<'py>(
@@ -273,7 +269,7 @@ impl FieldAccess {
                 offsets,
                 create_whole: true,
             } if cls.as_type_ptr() as usize == *type_addr => {
-                if let Some(instance) = super::create_slotted(cls, offsets, values) {
+                if let Some(instance) = super::cpython::create_slotted(cls, offsets, values) {
                     return instance;
                 }
             }
@@ -430,7 +426,7 @@ fn lookup<'py>(cls: &Bound<'py, PyType>, name: &Bound<'py, PyString>) -> PyResul
 }
 
 /// The byte offset in an instance of `cls` of its slot `name`, when `cls.name` is a writable
-/// object slot and this build knows the layout to read it from (used for the stdlib's UUID).
+/// object slot and the `slot_offsets` layout is in use (used for the stdlib's UUID).
 pub fn slot_offset(cls: &Bound<'_, PyType>, name: &str) -> Option<usize> {
     match lookup(cls, &PyString::new(cls.py(), name)).ok()? {
         Found::Slot(_, offset) => offset,
@@ -440,7 +436,7 @@ pub fn slot_offset(cls: &Bound<'_, PyType>, name: &str) -> Option<usize> {
 
 /// For a member descriptor found on `cls` under `name`: `None` when it is not a writable object
 /// slot of a base of `cls` (so getattr must serve it), else `Some` of its byte offset when this
-/// build knows the layout to read it from (`Some(None)` when it does not).
+/// `slot_offsets` layout is in use (`Some(None)` when it is not).
 fn member_offset(
     cls: &Bound<'_, PyType>,
     descriptor: &Bound<'_, PyAny>,
@@ -453,51 +449,8 @@ fn member_offset(
     if !cls.is_subclass(owner).ok()? {
         return None;
     }
-    if !KNOWS_MEMBER_LAYOUT {
-        return Some(None);
-    }
-    Some(layout_offset(cls, descriptor, name))
-}
-
-/// The byte offset a member descriptor records, read from CPython's `PyMemberDescrObject`, when
-/// it is a writable object slot named `name` inside the class's basic size.
-#[cfg(all(not(Py_LIMITED_API), not(PyPy), not(GraalPy)))]
-fn layout_offset(
-    cls: &Bound<'_, PyType>,
-    descriptor: &Bound<'_, PyAny>,
-    name: &Bound<'_, PyString>,
-) -> Option<usize> {
-    let name = super::str_utf8(name).ok()?;
-    // SAFETY: `descriptor`'s type is exactly the member descriptor type (checked by the
-    // caller), whose instances are PyMemberDescrObject; d_member points at the class's static
-    // PyMemberDef, which lives as long as the class. Only its fields are read.
-    let member = unsafe {
-        let object = descriptor.as_ptr().cast::<ffi::PyMemberDescrObject>();
-        let member = (*object).d_member.cast::<ffi::PyMemberDef>();
-        if member.is_null() || (*member).name.is_null() {
-            return None;
-        }
-        if CStr::from_ptr((*member).name).to_bytes() != name.as_bytes() {
-            return None;
-        }
-        *member
-    };
-    // SAFETY: a live type object; its basic size is read.
-    let basic_size = unsafe { (*cls.as_type_ptr()).tp_basicsize };
-    let fits = member.offset > 0
-        && (member.offset as usize) + std::mem::size_of::<*mut ffi::PyObject>()
-            <= basic_size as usize;
-    let plain = member.type_code == ffi::Py_T_OBJECT_EX && member.flags & ffi::Py_READONLY == 0;
-    (fits && plain).then_some(member.offset as usize)
-}
-
-#[cfg(not(all(not(Py_LIMITED_API), not(PyPy), not(GraalPy))))]
-fn layout_offset(
-    _cls: &Bound<'_, PyType>,
-    _descriptor: &Bound<'_, PyAny>,
-    _name: &Bound<'_, PyString>,
-) -> Option<usize> {
-    None
+    // SAFETY: `lookup` calls this for a descriptor of exactly the member descriptor type.
+    Some(unsafe { super::cpython::member_offset(cls, descriptor, name) })
 }
 
 /// A plain value, borrowed from the instance for the duration of one write.

@@ -7,17 +7,11 @@
 pub mod builders;
 pub mod bytearray;
 pub mod cpython;
-pub mod dict_entries;
-#[cfg(all(Py_3_11, not(Py_3_12), not(Py_LIMITED_API), not(PyPy), not(GraalPy)))]
-pub mod dict_layout;
-pub mod dict_template;
 pub mod entry;
 pub mod fields;
 pub mod floor;
-pub mod inline_values;
 pub mod output;
 pub mod temporal;
-pub mod wide_int;
 
 use std::ptr::NonNull;
 
@@ -367,180 +361,13 @@ pub fn new_instance<'py>(cls: &Bound<'py, PyType>) -> PyResult<Obj<'py>> {
     let object_new = unsafe { (*std::ptr::addr_of!(ffi::PyBaseObject_Type)).tp_new };
     // CPython's own function pointers: equal exactly when the class did not override `__new__`.
     if object_new.is_some_and(|object_new| std::ptr::fn_addr_eq(tp_new, object_new)) {
-        if let Some(instance) = allocate_plain(py, type_ptr) {
+        if let Some(instance) = cpython::allocate_plain(py, type_ptr) {
             return instance;
         }
         create()
     } else {
         new_instance_by_user_code(py, create)
     }
-}
-
-/// What `object.__new__(cls)` does on CPython 3.11 and 3.13+ for a class without an instance
-/// dict (a `slots=True` dataclass, `uuid.UUID`), done directly: refuse an abstract class (left
-/// to `object.__new__`, which words the error), then the type's `tp_alloc`; 3.11's
-/// `object_new` then initialises the instance dict, a no-op where `tp_dictoffset` is 0 (3.13's
-/// `object_new` is `tp_alloc` alone). Skips the argument tuple and `object_new`'s checks of
-/// it. `None`: take `object.__new__`.
-#[cfg(all(
-    any(all(Py_3_11, not(Py_3_12)), Py_3_13),
-    not(Py_LIMITED_API),
-    not(PyPy),
-    not(GraalPy)
-))]
-#[inline(always)]
-fn allocate_plain<'py>(
-    py: Python<'py>,
-    type_ptr: *mut ffi::PyTypeObject,
-) -> Option<PyResult<Obj<'py>>> {
-    // SAFETY: a live type object (the caller's class); three of its slots are read.
-    let (dict_offset, flags, alloc) = unsafe {
-        (
-            (*type_ptr).tp_dictoffset,
-            (*type_ptr).tp_flags,
-            (*type_ptr).tp_alloc,
-        )
-    };
-    if dict_offset != 0 || flags & ffi::Py_TPFLAGS_IS_ABSTRACT != 0 {
-        return None;
-    }
-    // SAFETY: the type's own allocator with no items, as object_new calls it; it returns a
-    // new reference or NULL with an exception set.
-    Some(unsafe { Bound::from_owned_ptr_or_err(py, alloc?(type_ptr, 0)) })
-}
-
-/// Whether instances of type `tp` come from `object.__new__` with the generic allocator: no
-/// user code runs, and a fresh instance is laid out as CPython's own creation leaves it. The
-/// shared check of the three direct creations (slotted, inline values, and the probe of the
-/// latter), since a class can gain a `__new__` or an allocator later.
-///
-/// # Safety
-/// `tp` is a live type object.
-#[cfg(all(
-    any(all(Py_3_11, not(Py_3_12)), Py_3_13),
-    not(Py_LIMITED_API),
-    not(PyPy),
-    not(GraalPy)
-))]
-#[inline(always)]
-pub(crate) unsafe fn made_by_object_new(tp: *mut ffi::PyTypeObject) -> bool {
-    // SAFETY: the caller's live type object; `object`'s slot is never written after startup.
-    let (new, alloc, object_new) = unsafe {
-        (
-            (*tp).tp_new,
-            (*tp).tp_alloc,
-            (*std::ptr::addr_of!(ffi::PyBaseObject_Type)).tp_new,
-        )
-    };
-    let generic = ffi::PyType_GenericAlloc as *const () as usize;
-    matches!((new, object_new), (Some(new), Some(object_new))
-            if std::ptr::fn_addr_eq(new, object_new))
-        && alloc.map(|f| f as usize) == Some(generic)
-}
-
-/// Elsewhere `object.__new__` itself (what it does beyond `tp_alloc` differs by version).
-#[cfg(not(all(
-    any(all(Py_3_11, not(Py_3_12)), Py_3_13),
-    not(Py_LIMITED_API),
-    not(PyPy),
-    not(GraalPy)
-)))]
-#[inline(always)]
-fn allocate_plain<'py>(
-    _py: Python<'py>,
-    _type_ptr: *mut ffi::PyTypeObject,
-) -> Option<PyResult<Obj<'py>>> {
-    None
-}
-
-/// A new instance of `cls`, a class whose every field is an object slot at `offsets` (by field
-/// index), holding `values` (taken; an absent one leaves its slot unset): what
-/// `object.__new__(cls)` and one store per slot make, done in one step on CPython 3.11 and
-/// 3.13+ (for a codec built once the layout passed its check at module load,
-/// [`cpython::check_layouts`], which calls this directly).
-/// `object.__new__` of such a class is `tp_alloc` alone, and `PyType_GenericAlloc` is
-/// `PyObject_GC_New`, a zeroed body and `PyObject_GC_Track`: here the body is written with the
-/// values instead of zeroed first (so no slot holds an old value to release), and the instance
-/// is tracked once it is complete. Checked on every call, since a class can gain a `__new__`
-/// later: `object.__new__` and the generic allocator, collected, not abstract, no instance dict
-/// and no items, and a body that is exactly the slots (no weakref list or other word left to
-/// zero); on 3.13+ no preheader either (`Py_TPFLAGS_MANAGED_DICT`, `_MANAGED_WEAKREF`, whose
-/// words `PyObject_GC_New` would place before the GC header). `None`: take [`new_instance`]
-/// and the stores.
-#[cfg(all(
-    any(all(Py_3_11, not(Py_3_12)), Py_3_13),
-    not(Py_LIMITED_API),
-    not(PyPy),
-    not(GraalPy)
-))]
-#[inline(always)]
-pub fn create_slotted<'py>(
-    cls: &Bound<'py, PyType>,
-    offsets: &[usize],
-    values: &mut [Option<Obj<'py>>],
-) -> Option<PyResult<Obj<'py>>> {
-    let py = cls.py();
-    let type_ptr = cls.as_type_ptr();
-    // SAFETY: a live type object; four of its slots are read, and two by the shared check.
-    let (flags, dict_offset, item_size, basic_size, object_made) = unsafe {
-        (
-            (*type_ptr).tp_flags,
-            (*type_ptr).tp_dictoffset,
-            (*type_ptr).tp_itemsize,
-            (*type_ptr).tp_basicsize,
-            made_by_object_new(type_ptr),
-        )
-    };
-    let word = std::mem::size_of::<*mut ffi::PyObject>();
-    let dense = basic_size as usize == std::mem::size_of::<ffi::PyObject>() + offsets.len() * word
-        && values.len() == offsets.len();
-    #[cfg(not(Py_3_12))]
-    let preheader = ffi::Py_TPFLAGS_MANAGED_DICT;
-    #[cfg(Py_3_12)]
-    let preheader = ffi::Py_TPFLAGS_MANAGED_DICT | ffi::Py_TPFLAGS_MANAGED_WEAKREF;
-    let refused = ffi::Py_TPFLAGS_IS_ABSTRACT | preheader;
-    let plain = object_made
-        && flags & (ffi::Py_TPFLAGS_HAVE_GC | refused) == ffi::Py_TPFLAGS_HAVE_GC
-        && dict_offset == 0
-        && item_size == 0;
-    if !(dense && plain) {
-        return None;
-    }
-    // SAFETY: a collected type with no items: GC_New allocates its basic size (with the GC
-    // header, linked but untracked), sets the type (a reference for a heap type) and the
-    // reference count, and returns NULL with an exception set when memory runs out.
-    let raw = unsafe { ffi::PyObject_GC_New::<ffi::PyObject>(type_ptr) };
-    if raw.is_null() {
-        return Some(Err(PyErr::fetch(py)));
-    }
-    let base = raw.cast::<u8>();
-    for (value, &offset) in values.iter_mut().zip(offsets) {
-        let item = value.take().map_or(std::ptr::null_mut(), Bound::into_ptr);
-        // SAFETY: `offset` is an object slot of exactly this class (from its member
-        // descriptor, inside the basic size), and the slots cover the whole body, so every
-        // word of it is written once; the slot takes the value's reference.
-        unsafe { *base.add(offset).cast::<*mut ffi::PyObject>() = item };
-    }
-    // SAFETY: the instance is complete (every word of its body set) and not yet tracked.
-    unsafe { ffi::PyObject_GC_Track(raw.cast()) };
-    // SAFETY: the new reference GC_New returned.
-    Some(Ok(unsafe { Bound::from_owned_ptr(py, raw) }))
-}
-
-/// Elsewhere the instance is made by `object.__new__` and filled by stores.
-#[cfg(not(all(
-    any(all(Py_3_11, not(Py_3_12)), Py_3_13),
-    not(Py_LIMITED_API),
-    not(PyPy),
-    not(GraalPy)
-)))]
-#[inline(always)]
-pub fn create_slotted<'py>(
-    _cls: &Bound<'py, PyType>,
-    _offsets: &[usize],
-    _values: &mut [Option<Obj<'py>>],
-) -> Option<PyResult<Obj<'py>>> {
-    None
 }
 
 /// A class's own `__new__` is Python code (kept out of line: most classes have none).
@@ -728,7 +555,7 @@ pub fn next_entry_borrowed<'a, 'py>(
 )> {
     let py = dict.py();
     // SAFETY: the dict is live and the GIL held (the `py` token).
-    if let Some(found) = unsafe { dict_entries::next_unicode_entry(dict.as_ptr(), position) } {
+    if let Some(found) = unsafe { cpython::next_dict_entry(dict.as_ptr(), position) } {
         let (key, value) = found?;
         // SAFETY: both are non-NULL references held by the dict's table.
         return unsafe {
@@ -843,11 +670,25 @@ pub fn stdlib(py: Python<'_>) -> &Stdlib {
     })
 }
 
+/// The int of value `value`: below 2**64 `PyLong_FromUnsignedLongLong`'s, a wider one made
+/// from its digits where the `wide_int` layout is in use (instead of `_PyLong_FromByteArray`'s
+/// byte-by-byte loop, some 260 instructions for 16 bytes), else PyO3's conversion.
+#[inline]
+pub fn int_from_u128(py: Python<'_>, value: u128) -> PyResult<Obj<'_>> {
+    if let Ok(narrow) = u64::try_from(value) {
+        return Ok(narrow.into_pyobject(py)?.into_any());
+    }
+    if let Some(int) = cpython::wide_int(py, value) {
+        return int;
+    }
+    Ok(value.into_pyobject(py)?.into_any())
+}
+
 /// Builds a `uuid.UUID` from its 128-bit value without parsing text again.
 pub fn new_uuid(py: Python<'_>, value: u128) -> PyResult<Obj<'_>> {
     let lib = stdlib(py);
     let instance = new_instance(lib.uuid.bind(py))?;
-    let int = wide_int::int_from_u128(py, value)?;
+    let int = int_from_u128(py, value)?;
     if let Some((int_at, safe_at)) = lib.uuid_slots {
         // SAFETY: `instance` is a fresh UUID made by tp_new, whose object slots at these
         // offsets (read from the class's member descriptors) are still NULL; each slot takes

@@ -112,8 +112,13 @@ impl Keep {
 }
 
 /// `value` as the JSON form of the plan's root type, as Python objects.
-pub fn to_builtins<'py>(plan: &Plan, value: &Obj<'py>, keep: Keep) -> Result<Obj<'py>> {
-    walk::Walk::new(plan, value.py(), keep)
+pub fn to_builtins<'py>(
+    plan: &Plan,
+    table: &table::Table,
+    value: &Obj<'py>,
+    keep: Keep,
+) -> Result<Obj<'py>> {
+    walk::Walk::new(plan, table, value.py(), keep)
         .value(plan.root, value.clone())
         .map_err(|err| *err)
 }

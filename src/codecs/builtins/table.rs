@@ -9,14 +9,15 @@
 //! reading their node), and per record one row (the class, the entries, whether the walk
 //! writes it itself), all in two arrays.
 //!
-//! Built once per plan ([`Table::build`]); the plan's own records stay the reference (for
-//! every error, tag and slow path).
+//! Built once per JSON codec, when it is opened ([`Table::build`]: the form `to_builtins`
+//! writes is JSON's), and kept in its state, not in the plan; the plan's own records stay the
+//! reference (for every error, tag and slow path).
 
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyInt, PyString};
 
 use crate::plan::{EnumSpec, LiteralValue, Node, NodeId, Plan, RecordSpec};
-use crate::py::dict_template::{self, DictTemplate};
+use crate::py::cpython::{self, DictTemplate};
 
 /// What a field's node takes, as far as the walk converts it without reading the node.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -94,7 +95,7 @@ pub struct Row {
     pub tag: Option<RowTag>,
     /// For [`Mode::Plain`] and [`Mode::Tagged`], the record's dict with `None` for every value
     /// (the tag's key first, then the entries'), which the walk copies and fills by position;
-    /// `None` where dicts are filled key by key (see [`crate::py::dict_template`]).
+    /// `None` where dicts are filled key by key (see `py::cpython::dicts`).
     pub template: Option<DictTemplate>,
 }
 
@@ -195,7 +196,7 @@ impl Table {
                                 .map(|e| e.key.bind(py).clone()),
                         )
                         .collect();
-                    dict_template::template(py, &keys)
+                    cpython::dict_template(py, &keys)
                 }
             };
             rows.push(Row {

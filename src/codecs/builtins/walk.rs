@@ -15,7 +15,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDate, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
 
 use super::encode::ObjectWriter;
-use super::table::{Entry, Kind, Mode, Row, RowTag};
+use super::table::{Entry, Kind, Mode, Row, RowTag, Table};
 use super::Keep;
 use crate::codecs::encoder::{self, mismatch, not_a_record};
 use crate::codecs::json::encode::non_finite;
@@ -24,7 +24,7 @@ use crate::plan::{
     LiteralValue, Node, NodeId, Plain, PlainRule, Plan, RecordSpec, TaggedUnionSpec,
 };
 use crate::py::builders::{presized_dict, ListFill};
-use crate::py::dict_template::Filling;
+use crate::py::cpython::{DictTemplateLayout, Filling, FillingLayout};
 use crate::py::fields::Next;
 use crate::py::{self, temporal, Obj};
 use crate::shape;
@@ -98,7 +98,10 @@ trait RecordOut<'py> {
     fn finish(self) -> Obj<'py>;
 }
 
-impl<'py> RecordOut<'py> for Filling<'py> {
+/// A template's copy being filled ([`Filling`], the CPython room's).
+struct TemplateOut<'py>(Filling<'py>);
+
+impl<'py> RecordOut<'py> for TemplateOut<'py> {
     #[inline(always)]
     fn put(
         &mut self,
@@ -106,18 +109,18 @@ impl<'py> RecordOut<'py> for Filling<'py> {
         _key: &Bound<'py, PyString>,
         value: Obj<'py>,
     ) -> PyResult<()> {
-        Filling::put(self, position, value);
+        self.0.put(position, value);
         Ok(())
     }
 
     #[cold]
     fn skip(&mut self, _position: usize, key: &Bound<'py, PyString>) -> PyResult<()> {
-        self.dict().cast::<PyDict>()?.del_item(key)
+        self.0.dict().cast::<PyDict>()?.del_item(key)
     }
 
     #[inline(always)]
     fn finish(self) -> Obj<'py> {
-        Filling::finish(self)
+        self.0.finish()
     }
 }
 
@@ -145,15 +148,18 @@ impl<'py> RecordOut<'py> for Bound<'py, PyDict> {
 
 pub struct Walk<'p, 'py> {
     plan: &'p Plan,
+    /// The records' compact field tables (the JSON codec's, built from `plan`).
+    table: &'p Table,
     py: Python<'py>,
     keep: Keep,
     depth: usize,
 }
 
 impl<'p, 'py> Walk<'p, 'py> {
-    pub fn new(plan: &'p Plan, py: Python<'py>, keep: Keep) -> Self {
+    pub fn new(plan: &'p Plan, table: &'p Table, py: Python<'py>, keep: Keep) -> Self {
         Walk {
             plan,
+            table,
             py,
             keep,
             depth: 0,
@@ -397,7 +403,7 @@ impl<'p, 'py> Walk<'p, 'py> {
             node @ Node::TaggedUnion(spec) => self.fill(length, next, |walk, element| {
                 walk.tagged(node, spec, &element)
             }),
-            Node::Record(_) => match self.plan.builtins_out.row(item) {
+            Node::Record(_) => match self.table.row(item) {
                 Some(row) => self.fill(length, next, |walk, element| {
                     walk.record_row(item, row, &element)
                 }),
@@ -464,7 +470,7 @@ impl<'p, 'py> Walk<'p, 'py> {
     /// variant); other records go to the shared encoder.
     #[inline]
     fn record(&mut self, id: NodeId, value: &Obj<'py>) -> Out<'py> {
-        match self.plan.builtins_out.row(id) {
+        match self.table.row(id) {
             Some(row) => self.record_row(id, row, value),
             None => self.general(id, value),
         }
@@ -473,7 +479,7 @@ impl<'p, 'py> Walk<'p, 'py> {
     /// Record node `id`, whose table row is `row`.
     fn record_row(&mut self, id: NodeId, row: u32, value: &Obj<'py>) -> Out<'py> {
         let plan = self.plan;
-        let row = &plan.builtins_out.rows[row as usize];
+        let row = &self.table.rows[row as usize];
         // What sends the record to the shared encoder is known before the value is looked at,
         // so that nothing is asked of the value twice.
         if row.mode == Mode::General {
@@ -526,7 +532,7 @@ impl<'p, 'py> Walk<'p, 'py> {
         match &row.template {
             Some(template) => {
                 let out = template.copy(self.py).map_err(py_err)?;
-                self.fields(spec, row, value, out)
+                self.fields(spec, row, value, TemplateOut(out))
             }
             None => self.dataclass_by_key(spec, row, value),
         }
@@ -540,7 +546,7 @@ impl<'p, 'py> Walk<'p, 'py> {
         row: &'p Row,
         value: &Obj<'py>,
     ) -> Out<'py> {
-        let entries = &self.plan.builtins_out.entries[row.start as usize..row.end as usize];
+        let entries = &self.table.entries[row.start as usize..row.end as usize];
         let out = presized_dict(self.py, entries.len()).map_err(py_err)?;
         self.fields(spec, row, value, out)
     }
@@ -555,7 +561,7 @@ impl<'p, 'py> Walk<'p, 'py> {
         mut out: O,
     ) -> Out<'py> {
         let py = self.py;
-        let entries = &self.plan.builtins_out.entries[row.start as usize..row.end as usize];
+        let entries = &self.table.entries[row.start as usize..row.end as usize];
         let mut reader = spec.access.reader(value);
         let mut position = 0;
         // `usize::MAX` matches no field.
@@ -625,7 +631,7 @@ impl<'p, 'py> Walk<'p, 'py> {
             Kind::Decimal => return self.decimal(id, value),
             Kind::Record => return self.record_row(id, entry.child, &value),
             Kind::Enum => {
-                let members = &self.plan.builtins_out.members[entry.child as usize..];
+                let members = &self.table.members[entry.child as usize..];
                 let addr = value.as_ptr() as usize;
                 for member in members {
                     if member.addr == addr {

@@ -18,6 +18,7 @@ pub struct Json {
     keys: Keys,
     tags: TagEntries,
     plain: decode::PlainTable,
+    builtins: super::builtins::table::Table,
 }
 
 /// For each tagged union node, each of its tags' whole entry as polycodec writes it first in
@@ -97,10 +98,15 @@ pub fn open(args: &OpenArgs<'_, '_>) -> PyResult<Box<dyn WireFormat>> {
         keys: keys(args.plan),
         tags: tag_entries(args.plan),
         plain: decode::plain_table(args.spec.py(), args.plan),
+        builtins: super::builtins::table::Table::build(args.spec.py(), args.plan),
     }))
 }
 
 impl WireFormat for Json {
+    fn builtins_table(&self) -> Option<&super::builtins::table::Table> {
+        Some(&self.builtins)
+    }
+
     fn encode_one(&self, plan: &Plan, value: &Obj<'_>, out: &mut Vec<u8>) -> Result<()> {
         let mut writer = encode::JsonWriter::new(std::mem::take(out), plan, &self.keys);
         let result = crate::errors::output_result(|| encoder::encode_one(plan, value, &mut writer));

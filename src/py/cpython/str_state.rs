@@ -11,17 +11,14 @@
 //! other bits: the build refuses free-threaded interpreters (`build.rs`). Big-endian targets
 //! take the portable path.
 
-use std::sync::atomic::{AtomicBool, Ordering};
-
 use pyo3::ffi;
 use pyo3::prelude::*;
+
+use super::{layout_in_use, Layout};
 
 /// The bits of `PyASCIIObject.state` this module reads.
 const COMPACT_BIT: u32 = 1 << 5;
 const ASCII_BIT: u32 = 1 << 6;
-
-/// Whether the state bits read as the public API says (set once by [`check`]).
-static LAYOUT_READS_TRUE: AtomicBool = AtomicBool::new(false);
 
 /// The UTF-8 bytes of `text` when it is a compact ASCII str (of any str type), else `None`.
 ///
@@ -29,7 +26,7 @@ static LAYOUT_READS_TRUE: AtomicBool = AtomicBool::new(false);
 /// `text` is a live str (`PyUnicode_Check` holds); the returned bytes live as long as it does.
 #[inline(always)]
 pub unsafe fn compact_ascii<'a>(text: *mut ffi::PyObject) -> Option<&'a [u8]> {
-    if cfg!(target_endian = "little") && LAYOUT_READS_TRUE.load(Ordering::Relaxed) {
+    if layout_in_use(Layout::StrState) {
         // SAFETY: a live str starts with a PyASCIIObject, whose state word is always set.
         let state = unsafe { (*text.cast::<ffi::PyASCIIObject>()).state };
         if state & (COMPACT_BIT | ASCII_BIT) != COMPACT_BIT | ASCII_BIT {
@@ -83,39 +80,35 @@ pub unsafe fn fresh_ascii_buffer(text: *mut ffi::PyObject) -> *mut u8 {
 }
 
 /// Compares what the state bits say with what the interpreter says, for an ASCII str, a
-/// non-ASCII one and a str subclass instance (not compact), and enables the bit reads only
-/// when all agree. A disagreement is not an error (the portable path is correct everywhere);
-/// `POLYCODEC_PORTABLE_STR=1` or `POLYCODEC_PORTABLE=str_state` forces that path.
-pub fn check(py: Python<'_>) -> PyResult<()> {
-    LAYOUT_READS_TRUE.store(false, Ordering::Relaxed);
-    if super::super::fields::env_flag("POLYCODEC_PORTABLE_STR")
-        || super::turned_off("str_state")
-        || cfg!(target_endian = "big")
-    {
-        return Ok(());
-    }
+/// non-ASCII one and a str subclass instance (not compact); `Err` says what differed.
+pub fn agrees(py: Python<'_>) -> Result<(), String> {
     let ascii = pyo3::types::PyString::new(py, "polycodec");
     let wide = pyo3::types::PyString::new(py, "polycod\u{e9}c");
-    let subclass = py.eval(c"type('S', (str,), {})('polycodec')", None, None)?;
+    let subclass = py
+        .eval(c"type('S', (str,), {})('polycodec')", None, None)
+        .map_err(|err| err.to_string())?;
     let read = |text: &Bound<'_, PyAny>| {
         // SAFETY: a live str's first word of state.
         let state = unsafe { (*text.as_ptr().cast::<ffi::PyASCIIObject>()).state };
         (state & COMPACT_BIT != 0, state & ASCII_BIT != 0)
     };
-    let agrees = read(ascii.as_any()) == (true, true)
-        && read(wide.as_any()) == (true, false)
-        && read(&subclass) == (false, true)
-        // SAFETY: `ascii` is a live compact ASCII str, as just checked.
-        && unsafe { portable_ascii(ascii.as_ptr()) }.is_some_and(|bytes| {
-            // SAFETY: as above.
-            let here = unsafe { fresh_ascii_buffer(ascii.as_ptr()) }.cast_const();
-            bytes == b"polycodec" && std::ptr::eq(bytes.as_ptr(), here)
-        });
-    LAYOUT_READS_TRUE.store(agrees, Ordering::Relaxed);
-    Ok(())
-}
-
-/// Whether the bit reads are in use (for the tests: `_polycodec._layouts()`).
-pub fn in_use() -> bool {
-    LAYOUT_READS_TRUE.load(Ordering::Relaxed)
+    for (what, text, expected) in [
+        ("an ASCII str", ascii.as_any(), (true, true)),
+        ("a non-ASCII str", wide.as_any(), (true, false)),
+        ("a str subclass's ASCII instance", &subclass, (false, true)),
+    ] {
+        if read(text) != expected {
+            return Err(format!(
+                "{what} reads as (compact, ascii) = {:?}, not {expected:?}",
+                read(text)
+            ));
+        }
+    }
+    // SAFETY: `ascii` is a live compact ASCII str, as just checked.
+    let here = unsafe { fresh_ascii_buffer(ascii.as_ptr()) }.cast_const();
+    // SAFETY: as above.
+    match unsafe { portable_ascii(ascii.as_ptr()) } {
+        Some(bytes) if bytes == b"polycodec" && std::ptr::eq(bytes.as_ptr(), here) => Ok(()),
+        _ => Err("an ASCII str's characters are not right after its header".to_owned()),
+    }
 }

@@ -9,27 +9,28 @@
 //! (`_PyDictValues_AddToInsertionOrder`). Where the values are differs
 //! (`_PyObject_InlineValues` in `Include/internal/pycore_object.h`): 3.13 places them right
 //! after the object header (and only for classes whose basic size is that header), 3.14 and
-//! 3.15 after the basic size. The managed dict pointer is the word 3 pointers before the object
-//! (`MANAGED_DICT_OFFSET`, a build with the GIL; free-threaded builds are refused by
-//! `build.rs`).
+//! 3.15 after the basic size: each family gives its [`Placement`]. The managed dict pointer is
+//! the word 3 pointers before the object (`MANAGED_DICT_OFFSET`, a build with the GIL;
+//! free-threaded builds are refused by `src/lib.rs`).
 //!
 //! `PyType_GenericAlloc` allocates the values with the object, all slots NULL, after giving the
 //! class's shared keys one usable entry less (`_PyObject_InitInlineValues`); that is all
 //! `object.__new__` does for such a class. So a new instance is made by the class's own
-//! allocator ([`InlineValues::create`]) and its values written in place, each field at the index
+//! allocator ([`InlineValuesLayout::create`]) and its values written in place, each field at the index
 //! found once per class by storing distinct values into a probe instance the generic way and
 //! reading where they landed, exactly what the interpreter's specialised `STORE_ATTR` writes. A
 //! reader reads a slot while the values are `valid` (they stay so when `__dict__` is
 //! materialised: the dict then shares them), as the specialised `LOAD_ATTR` does.
 //!
-//! Every use is gated by [`super::layout_in_use`]: the probe at module load
-//! ([`super::check_layouts`]) builds instances both ways and compares what these reads say with
+//! Every use is gated by the `inline_values` layout's check: the probe at module load
+//! (`super::probe`) builds instances both ways and compares what these reads say with
 //! what `getattr` and `vars()` say.
 
 use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::types::{PyString, PyType};
 
+use super::InlineValuesLayout;
 use crate::py::fields::FieldName;
 use crate::py::Obj;
 
@@ -48,23 +49,31 @@ struct ValuesHead {
     valid: u8,
 }
 
-/// Where the inline values of an instance of `tp` begin (`_PyObject_InlineValues`).
+/// Where a family keeps a plain instance's values (`_PyObject_InlineValues`).
+pub trait Placement {
+    /// The byte offset of the values in an instance of `tp`.
+    ///
+    /// # Safety
+    /// `tp` is a live type object.
+    unsafe fn offset(tp: *mut ffi::PyTypeObject) -> usize;
+
+    /// Whether a class of basic size `basic_size` keeps its values where [`Self::offset`]
+    /// says.
+    fn placed(basic_size: ffi::Py_ssize_t) -> bool;
+}
+
+/// Where the inline values of an instance of `tp` begin.
 ///
 /// # Safety
-/// `obj` is a live instance of `tp`, a class with `Py_TPFLAGS_INLINE_VALUES` (on 3.13, whose
-/// basic size is the object header: [`class_keeps_values`] checks both).
+/// `obj` is a live instance of `tp`, a class with `Py_TPFLAGS_INLINE_VALUES` placed as `P`
+/// says ([`class_keeps_values`] checks both).
 #[inline(always)]
-unsafe fn head(obj: *mut ffi::PyObject, tp: *mut ffi::PyTypeObject) -> *mut ValuesHead {
-    #[cfg(not(Py_3_14))]
-    let offset = {
-        let _ = tp;
-        std::mem::size_of::<ffi::PyObject>()
-    };
-    // SAFETY: the caller's live type object.
-    #[cfg(Py_3_14)]
-    let offset = unsafe { (*tp).tp_basicsize as usize };
-    // SAFETY: the values are inside the instance's own allocation, at `offset`.
-    unsafe { obj.cast::<u8>().add(offset).cast::<ValuesHead>() }
+unsafe fn head<P: Placement>(
+    obj: *mut ffi::PyObject,
+    tp: *mut ffi::PyTypeObject,
+) -> *mut ValuesHead {
+    // SAFETY: the values are inside the instance's own allocation, at the offset.
+    unsafe { obj.cast::<u8>().add(P::offset(tp)).cast::<ValuesHead>() }
 }
 
 /// The value slots after a [`ValuesHead`] (`values->values`).
@@ -109,7 +118,7 @@ unsafe fn managed_dict(obj: *mut ffi::PyObject) -> *mut ffi::PyObject {
 /// # Safety
 /// `tp` is a live type object.
 #[inline(always)]
-unsafe fn class_keeps_values(tp: *mut ffi::PyTypeObject) -> bool {
+unsafe fn class_keeps_values<P: Placement>(tp: *mut ffi::PyTypeObject) -> bool {
     let wanted = ffi::Py_TPFLAGS_HEAPTYPE
         | ffi::Py_TPFLAGS_MANAGED_DICT
         | ffi::Py_TPFLAGS_HAVE_GC
@@ -117,21 +126,17 @@ unsafe fn class_keeps_values(tp: *mut ffi::PyTypeObject) -> bool {
     // SAFETY: the caller's live type object; three of its slots are read.
     let (flags, item_size, basic_size) =
         unsafe { ((*tp).tp_flags, (*tp).tp_itemsize, (*tp).tp_basicsize) };
-    let header = std::mem::size_of::<ffi::PyObject>() as ffi::Py_ssize_t;
-    let placed = if cfg!(Py_3_14) {
-        basic_size >= header && (basic_size as usize).is_multiple_of(std::mem::size_of::<usize>())
-    } else {
-        basic_size == header
-    };
+    let placed = P::placed(basic_size);
     flags & (wanted | ffi::Py_TPFLAGS_IS_ABSTRACT) == wanted
         && item_size == 0
         && placed
         // SAFETY: the caller's live type object.
-        && unsafe { crate::py::made_by_object_new(tp) }
+        && unsafe { super::objects::made_by_object_new(tp) }
 }
 
-/// Where each field of a plain dataclass lives in its instances' inline values.
-pub struct InlineValues {
+/// Where each field of a plain dataclass lives in its instances' inline values, placed as `P`
+/// says.
+pub struct InlineValues<P> {
     /// The class (instances of subclasses take the portable path).
     type_addr: usize,
     /// The class's shared keys the indices were found in.
@@ -142,23 +147,77 @@ pub struct InlineValues {
     max_index: u8,
     /// Whether field `k` is at index `k` for every field.
     dense: bool,
+    placement: std::marker::PhantomData<P>,
 }
 
-impl InlineValues {
-    /// The indices of `names` for instances of `cls`, or `None` when the class does not keep
-    /// them all in inline values (or any check fails, or the layout is not in use).
-    pub fn probe(cls: &Bound<'_, PyType>, names: &[Py<PyString>]) -> PyResult<Option<Self>> {
-        if !super::layout_in_use(super::Layout::InlineValues) {
-            return Ok(None);
-        }
-        Self::probe_layout(cls, names)
+impl<P: Placement> InlineValues<P> {
+    /// Whether `tp` is the probed class, still keeping inline values over the probed keys.
+    ///
+    /// # Safety
+    /// `tp` is a live type object.
+    #[inline(always)]
+    unsafe fn is_probed_class(&self, tp: *mut ffi::PyTypeObject) -> bool {
+        // SAFETY: the probed class is a live heap type, so its keys pointer can be read.
+        tp as usize == self.type_addr
+            && unsafe { (*tp.cast::<ffi::PyHeapTypeObject>()).ht_cached_keys as usize == self.keys }
     }
 
-    /// [`InlineValues::probe`] whether or not the layout is in use (the load check's).
-    pub(crate) fn probe_layout(
-        cls: &Bound<'_, PyType>,
-        names: &[Py<PyString>],
-    ) -> PyResult<Option<Self>> {
+    /// The values head of `instance` when it is of exactly the probed class, with the keys the
+    /// indices were found in, and has room for every probed index.
+    #[inline(always)]
+    fn probed_head(&self, instance: &Obj<'_>) -> Option<*mut ValuesHead> {
+        let tp = instance.get_type_ptr();
+        // SAFETY: the instance's type is live; once it is the probed class (an inline-values
+        // class) its values head is read.
+        unsafe {
+            if !self.is_probed_class(tp) {
+                return None;
+            }
+            let head = head::<P>(instance.as_ptr(), tp);
+            ((*head).capacity > self.max_index).then_some(head)
+        }
+    }
+
+    /// The values head of `instance` when it can take `stores` more entries here: valid, with
+    /// no materialised dict (the specialised `STORE_ATTR`'s conditions) and room in its order.
+    #[inline(always)]
+    fn writable(&self, instance: &Obj<'_>, stores: usize) -> Option<*mut ValuesHead> {
+        let head = self.probed_head(instance)?;
+        // SAFETY: a live values head of this instance (just found).
+        unsafe {
+            let writable = (*head).valid == 1
+                && managed_dict(instance.as_ptr()).is_null()
+                && (*head).size as usize + stores <= (*head).capacity as usize;
+            writable.then_some(head)
+        }
+    }
+
+    /// Stores `value` at `index` when its slot is empty, appending the index to the order.
+    ///
+    /// # Safety
+    /// `head` is a writable values head (see [`InlineValues::writable`]) with room for one more
+    /// order byte; `index` one of the probed indices.
+    #[inline(always)]
+    unsafe fn put<'py>(head: *mut ValuesHead, index: u8, value: Obj<'py>) -> Result<(), Obj<'py>> {
+        // SAFETY: the caller's writable head: the slot and the next order byte are in it.
+        unsafe {
+            let slot = slots(head).add(index as usize);
+            if !(*slot).is_null() {
+                return Err(value);
+            }
+            *slot = value.into_ptr();
+            let size = (*head).size;
+            *order(head).add(size as usize) = index;
+            (*head).size = size + 1;
+        }
+        Ok(())
+    }
+}
+
+impl<P: Placement> InlineValuesLayout for InlineValues<P> {
+    /// The indices of `names` for instances of `cls`, or `None` when the class does not keep
+    /// them all in inline values (or any check fails).
+    fn probe_class(cls: &Bound<'_, PyType>, names: &[Py<PyString>]) -> PyResult<Option<Self>> {
         let py = cls.py();
         let tp = cls.as_type_ptr();
         if names.is_empty() || names.len() > SHARED_KEYS_MAX {
@@ -166,7 +225,8 @@ impl InlineValues {
         }
         // SAFETY: a live type object; its heap type fields are read once it is a heap type.
         let keys = unsafe {
-            if !class_keeps_values(tp) || (*tp).tp_finalize.is_some() || (*tp).tp_del.is_some() {
+            if !class_keeps_values::<P>(tp) || (*tp).tp_finalize.is_some() || (*tp).tp_del.is_some()
+            {
                 return Ok(None);
             }
             (*tp.cast::<ffi::PyHeapTypeObject>()).ht_cached_keys as usize
@@ -186,7 +246,7 @@ impl InlineValues {
             // SAFETY: `probe` is a live instance of this inline-values class (checked above);
             // its header is read, then its order bytes and slots within `capacity`.
             let index = unsafe {
-                let head = head(obj, tp);
+                let head = head::<P>(obj, tp);
                 let (capacity, size) = ((*head).capacity as usize, (*head).size as usize);
                 if (*head).valid != 1 || !managed_dict(obj).is_null() || size != k + 1 {
                     // The store went elsewhere (a base class's slot, a materialised dict).
@@ -211,34 +271,8 @@ impl InlineValues {
             indices: indices.into_boxed_slice(),
             max_index,
             dense,
+            placement: std::marker::PhantomData,
         }))
-    }
-
-    /// Whether `tp` is the probed class, still keeping inline values over the probed keys.
-    ///
-    /// # Safety
-    /// `tp` is a live type object.
-    #[inline(always)]
-    unsafe fn is_probed_class(&self, tp: *mut ffi::PyTypeObject) -> bool {
-        // SAFETY: the probed class is a live heap type, so its keys pointer can be read.
-        tp as usize == self.type_addr
-            && unsafe { (*tp.cast::<ffi::PyHeapTypeObject>()).ht_cached_keys as usize == self.keys }
-    }
-
-    /// The values head of `instance` when it is of exactly the probed class, with the keys the
-    /// indices were found in, and has room for every probed index.
-    #[inline(always)]
-    fn probed_head(&self, instance: &Obj<'_>) -> Option<*mut ValuesHead> {
-        let tp = instance.get_type_ptr();
-        // SAFETY: the instance's type is live; once it is the probed class (an inline-values
-        // class) its values head is read.
-        unsafe {
-            if !self.is_probed_class(tp) {
-                return None;
-            }
-            let head = head(instance.as_ptr(), tp);
-            ((*head).capacity > self.max_index).then_some(head)
-        }
     }
 
     /// A new instance of `cls` holding `items` (by field index; taken, and an absent one leaves
@@ -249,7 +283,7 @@ impl InlineValues {
     /// allocator, with the probed keys, and a fresh instance whose values read as the
     /// allocator leaves them. `None`: take `object.__new__` and [`InlineValues::fill`].
     #[inline]
-    pub fn create<'py>(
+    fn create<'py>(
         &self,
         cls: &Bound<'py, PyType>,
         items: &mut [Option<Obj<'py>>],
@@ -257,7 +291,7 @@ impl InlineValues {
         let tp = cls.as_type_ptr();
         // SAFETY: a live type object.
         if items.len() != self.indices.len()
-            || !unsafe { self.is_probed_class(tp) && class_keeps_values(tp) }
+            || !unsafe { self.is_probed_class(tp) && class_keeps_values::<P>(tp) }
         {
             return None;
         }
@@ -276,7 +310,7 @@ impl InlineValues {
         // bytes (`items.len() <= max_index + 1 <= capacity`) are written. No Python code runs
         // and nothing is allocated between the allocation and the last write.
         unsafe {
-            let head = head(obj, tp);
+            let head = head::<P>(obj, tp);
             let fresh = (*head).valid == 1
                 && (*head).size == 0
                 && (*head).capacity > self.max_index
@@ -309,73 +343,10 @@ impl InlineValues {
         Some(Ok(instance))
     }
 
-    /// The values head of `instance` when it can take `stores` more entries here: valid, with
-    /// no materialised dict (the specialised `STORE_ATTR`'s conditions) and room in its order.
-    #[inline(always)]
-    fn writable(&self, instance: &Obj<'_>, stores: usize) -> Option<*mut ValuesHead> {
-        let head = self.probed_head(instance)?;
-        // SAFETY: a live values head of this instance (just found).
-        unsafe {
-            let writable = (*head).valid == 1
-                && managed_dict(instance.as_ptr()).is_null()
-                && (*head).size as usize + stores <= (*head).capacity as usize;
-            writable.then_some(head)
-        }
-    }
-
-    /// The value slots of `instance` when its fields can be read from them with
-    /// [`InlineValues::read_from`] (else its `__dict__` serves). The checks hold until Python
-    /// code runs, so a reader checks again after it has.
-    #[inline(always)]
-    pub fn readable_values(&self, instance: &Obj<'_>) -> Option<*mut *mut ffi::PyObject> {
-        let head = self.probed_head(instance)?;
-        // SAFETY: a live values head of this instance.
-        unsafe { ((*head).valid == 1).then(|| slots(head)) }
-    }
-
-    /// Field `index`, borrowed from the slots `values`; `None` when its slot is empty (an
-    /// attribute deleted, so a class attribute may serve): the caller asks `getattr`.
-    ///
-    /// # Safety
-    /// `values` must come from [`InlineValues::readable_values`] for the instance read, with no
-    /// Python code run since.
-    #[inline(always)]
-    pub unsafe fn read_from(
-        &self,
-        values: *mut *mut ffi::PyObject,
-        index: usize,
-    ) -> Option<*mut ffi::PyObject> {
-        let &slot = self.indices.get(index)?;
-        // SAFETY: the caller's live slots, more than every probed index.
-        let item = unsafe { *values.add(slot as usize) };
-        (!item.is_null()).then_some(item)
-    }
-
-    /// Stores `value` at `index` when its slot is empty, appending the index to the order.
-    ///
-    /// # Safety
-    /// `head` is a writable values head (see [`InlineValues::writable`]) with room for one more
-    /// order byte; `index` one of the probed indices.
-    #[inline(always)]
-    unsafe fn put<'py>(head: *mut ValuesHead, index: u8, value: Obj<'py>) -> Result<(), Obj<'py>> {
-        // SAFETY: the caller's writable head: the slot and the next order byte are in it.
-        unsafe {
-            let slot = slots(head).add(index as usize);
-            if !(*slot).is_null() {
-                return Err(value);
-            }
-            *slot = value.into_ptr();
-            let size = (*head).size;
-            *order(head).add(size as usize) = index;
-            (*head).size = size + 1;
-        }
-        Ok(())
-    }
-
     /// Stores the values given (by field index) into a new instance; false when the instance
     /// needs the portable path. A value whose slot is already set is stored the portable way.
     #[inline]
-    pub fn fill<'py>(
+    fn fill<'py>(
         &self,
         instance: &Obj<'py>,
         fields: &[impl FieldName],
@@ -406,7 +377,7 @@ impl InlineValues {
 
     /// Stores field `index` of a new instance, or hands the value back for the portable path.
     #[inline]
-    pub fn store<'py>(
+    fn store<'py>(
         &self,
         instance: &Obj<'py>,
         index: usize,
@@ -418,5 +389,33 @@ impl InlineValues {
         };
         // SAFETY: `head` was just checked for this instance with room for one entry.
         unsafe { Self::put(head, slot, value) }
+    }
+
+    /// The value slots of `instance` when its fields can be read from them with
+    /// [`InlineValues::read_from`] (else its `__dict__` serves). The checks hold until Python
+    /// code runs, so a reader checks again after it has.
+    #[inline(always)]
+    fn readable_values(&self, instance: &Obj<'_>) -> Option<*mut *mut ffi::PyObject> {
+        let head = self.probed_head(instance)?;
+        // SAFETY: a live values head of this instance.
+        unsafe { ((*head).valid == 1).then(|| slots(head)) }
+    }
+
+    /// Field `index`, borrowed from the slots `values`; `None` when its slot is empty (an
+    /// attribute deleted, so a class attribute may serve): the caller asks `getattr`.
+    ///
+    /// # Safety
+    /// `values` must come from [`InlineValues::readable_values`] for the instance read, with no
+    /// Python code run since.
+    #[inline(always)]
+    unsafe fn read_from(
+        &self,
+        values: *mut *mut ffi::PyObject,
+        index: usize,
+    ) -> Option<*mut ffi::PyObject> {
+        let &slot = self.indices.get(index)?;
+        // SAFETY: the caller's live slots, more than every probed index.
+        let item = unsafe { *values.add(slot as usize) };
+        (!item.is_null()).then_some(item)
     }
 }
