@@ -786,6 +786,16 @@ fn decode_code(message: &str) -> &'static str {
 }
 
 /// `text` as an owned `String`, or `None` when memory has run out.
+/// A map key as its path step shows it: its `str()`, or nothing when that fails or memory has
+/// run out (the error being reported may be that very `MemoryError`, and an infallible copy
+/// would abort the interpreter instead).
+pub fn shown_key(key: &Bound<'_, PyAny>) -> String {
+    key.str()
+        .ok()
+        .and_then(|text| text.to_str().ok().and_then(owned))
+        .unwrap_or_default()
+}
+
 fn owned(text: &str) -> Option<String> {
     let mut out = String::new();
     out.try_reserve_exact(text.len()).ok()?;

@@ -895,7 +895,7 @@ impl<'p, 'w, W: WireWriter> Encoder<'p, 'w, W> {
             self.key(key_node, &key)?;
             self.w.key_separator();
             if let Err(err) = self.value(value_node, &item) {
-                let shown = key.str().map(|s| s.to_string()).unwrap_or_default();
+                let shown = crate::errors::shown_key(key.as_any());
                 return Err(err.at_key(&shown));
             }
             count += 1;

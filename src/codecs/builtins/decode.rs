@@ -431,7 +431,7 @@ impl<'p, 'py, E: Errors> Decoder<'p, 'py, ObjectInput<'py>, E> {
                         .map_err(|e| e.at_key(text))
                 }
                 Err(_) => {
-                    let shown = key.str().map(|s| s.to_string()).unwrap_or_default();
+                    let shown = crate::errors::shown_key(key.as_any());
                     self.reader.next = Some(key.clone());
                     self.value(key_node).map_err(|e| e.at_key(&shown))
                 }
@@ -451,7 +451,7 @@ impl<'p, 'py, E: Errors> Decoder<'p, 'py, ObjectInput<'py>, E> {
             let value = match self.value(value_node) {
                 Ok(value) => value,
                 Err(e) => {
-                    let shown = key_object.str().map(|s| s.to_string()).unwrap_or_default();
+                    let shown = crate::errors::shown_key(key_object.as_any());
                     if E::ALL {
                         self.keep_going(e, before, start, PathSegment::key(&shown))?;
                         continue;

@@ -85,7 +85,7 @@ fn not_this_record(spec: &RecordSpec, value: &Obj<'_>) -> Box<Error> {
 #[inline(never)]
 #[allow(clippy::boxed_local)] // Boxed where it comes from: `Out` stays two words.
 fn at_key(err: Box<Error>, key: &Obj<'_>) -> Box<Error> {
-    let shown = key.str().map(|s| s.to_string()).unwrap_or_default();
+    let shown = crate::errors::shown_key(key.as_any());
     Box::new((*err).at_key(&shown))
 }
 

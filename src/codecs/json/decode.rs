@@ -807,7 +807,7 @@ impl<'p, 'py, 'k, E: Errors> WireReader<'p, 'py> for Decoder<'p, 'py, JsonInput<
             let value = match self.value(value_node) {
                 Ok(value) => value,
                 Err(e) => {
-                    let shown = key_object.str().map(|s| s.to_string()).unwrap_or_default();
+                    let shown = crate::errors::shown_key(key_object.as_any());
                     if E::ALL {
                         self.keep_going(e, before, start, PathSegment::key(&shown))?;
                         continue;

@@ -524,7 +524,7 @@ impl<'p, 'py, 'k, E: Errors> WireReader<'p, 'py> for Decoder<'p, 'py, MsgpackInp
             let value = match self.value(value_node) {
                 Ok(value) => value,
                 Err(e) => {
-                    let shown = key.str().map(|s| s.to_string()).unwrap_or_default();
+                    let shown = crate::errors::shown_key(key.as_any());
                     if E::ALL {
                         self.keep_going(e, before, start, PathSegment::key(&shown))?;
                         continue;

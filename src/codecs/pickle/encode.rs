@@ -1082,7 +1082,7 @@ impl<'f, 'p, 'o, 'py> Writer<'f, 'p, 'o, 'py> {
         let mut count = 0;
         let mut position = 0;
         while let Some((key, item)) = py::next_entry(dict, &mut position) {
-            let shown = || key.str().map(|s| s.to_string()).unwrap_or_default();
+            let shown = || crate::errors::shown_key(key.as_any());
             self.value(plan, key_node, &key)
                 .map_err(|e| e.at_key(&shown()))?;
             self.value(plan, value_node, &item)

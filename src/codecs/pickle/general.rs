@@ -968,7 +968,7 @@ impl<'a, 'v, 'f, 'p, 'py> Converter<'a, 'v, 'f, 'p, 'py> {
                 .value(key, key_node)
                 .map_err(|e| e.at_key(&self.describe_key(key)))?;
             let value = self.value(item, value_node).map_err(|e| {
-                let shown = key_object.str().map(|s| s.to_string()).unwrap_or_default();
+                let shown = crate::errors::shown_key(key_object.as_any());
                 e.at_key(&shown)
             })?;
             self.ctx
