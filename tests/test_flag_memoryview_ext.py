@@ -315,4 +315,36 @@ def test_a_pydantic_model_is_named_and_the_way_out_works() -> None:
 def test_a_msgspec_struct_is_named() -> None:
     with pytest.raises(TypeError, match="'Struct': it is a msgspec Struct") as info:
         Codec(Struct, "msgpack")
-    assert "rename=, omit_defaults=, forbid_unknown_fields=, array_like=" in str(info.value)
+    assert "polycodec.options(...) on the class (rename=, omit_defaults=" in str(info.value)
+    assert "tag=, tag_field=" in str(info.value)
+
+
+@pydantic.dataclasses.dataclass
+class Checked:
+    size: int
+
+    @pydantic.field_validator("size")
+    @classmethod
+    def non_negative(cls, size: int) -> int:
+        if size < 0:
+            raise ValueError("size must be >= 0")
+        return size
+
+
+@pytest.mark.parametrize("fmt", ["json", "msgpack", "avro", "pickle"])
+def test_a_pydantic_dataclass_is_refused_rather_than_its_validators_skipped(fmt: str) -> None:
+    # Read as a plain dataclass, `Checked(size=-1)` would decode without its validator running.
+    with pytest.raises(TypeError, match="'Checked'.*: it is a pydantic dataclass") as info:
+        Codec(dict[str, Checked], fmt)
+    assert "move the checks into __post_init__" in str(info.value)
+    # The extension the message suggests runs pydantic's validation on decode (Avro needs a
+    # schema for every value, so there the dict's values are declared).
+    form: Any = dict[str, int] if fmt == "avro" else dict[str, Any]
+    extensions = {
+        Checked: polycodec.Extension(form, encode=dataclasses.asdict, decode=lambda d: Checked(**d))
+    }
+    codec = Codec(Checked, fmt, extensions=extensions)
+    assert codec.decode_one(codec.encode_one(Checked(size=3))) == Checked(size=3)
+    bad = Codec(form, fmt).encode_one({"size": -1})
+    with pytest.raises(polycodec.ValidationError, match="size must be >= 0"):
+        codec.decode_one(bad)

@@ -449,14 +449,29 @@ def _unsupported(tp: Any) -> str:
             "extensions={cls: Extension(dict[str, Any], encode=lambda m: "
             "m.model_dump(mode='json'), decode=cls.model_validate)}"
         )
+    if _is_pydantic_dataclass(tp):
+        return (
+            "it is a pydantic dataclass, whose validators polycodec would not run (it fills "
+            "the fields without pydantic's __init__): declare it with dataclasses.dataclass "
+            "and move the checks into __post_init__, or carry it with "
+            "extensions={cls: Extension(dict[str, Any], encode=dataclasses.asdict, "
+            "decode=lambda d: cls(**d))}"
+        )
     msgspec = sys.modules.get("msgspec")
     if msgspec is not None and issubclass(tp, msgspec.Struct):
         return (
             "it is a msgspec Struct, which polycodec does not encode: declare it as a "
             "dataclass (or an attrs class) with the same fields; the Struct's options are "
-            "Codec options (rename=, omit_defaults=, forbid_unknown_fields=, array_like=)"
+            "polycodec.options(...) on the class (rename=, omit_defaults=, "
+            "forbid_unknown_fields=, array_like=, tag=, tag_field=) or Codec options"
         )
     return "unsupported type"
+
+
+def _is_pydantic_dataclass(cls: type) -> bool:
+    # Only when pydantic is already imported: a class cannot be one otherwise.
+    module = sys.modules.get("pydantic.dataclasses")
+    return module is not None and bool(module.is_pydantic_dataclass(cls))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1355,6 +1370,8 @@ class _Compiler:
     @staticmethod
     def _record_kind(cls: type) -> Optional[str]:
         # An attrs class is a record created and filled as a dataclass is (see _attrs_hooks).
+        if _is_pydantic_dataclass(cls):
+            return None
         if dataclasses.is_dataclass(cls) or _is_attrs(cls):
             return "dataclass"
         if issubclass(cls, dict) and hasattr(cls, "__required_keys__"):
