@@ -252,6 +252,23 @@ impl<'a> Reader<'a> {
         Ok(Head::Ext(kind, self.take(length)?))
     }
 
+    /// [`Reader::take_entry`] for an entry of at most 16 bytes, as one masked comparison of
+    /// the next 16 bytes of input whatever the entry's length (no branch on the length, which
+    /// changes from field to field). `None` when the entry is longer or fewer than 16 bytes
+    /// are left: `take_entry` decides.
+    #[inline(always)]
+    pub fn take_short_entry(&mut self, entry: &ShortEntry) -> Option<bool> {
+        if entry.len == 0 {
+            return None;
+        }
+        let window: [u8; 16] = self.input.get(self.pos..self.pos + 16)?.try_into().ok()?;
+        let matched = (u128::from_le_bytes(window) ^ entry.word) & entry.mask == 0;
+        if matched {
+            self.pos += entry.len;
+        }
+        Some(matched)
+    }
+
     /// If the input continues with `entry` (bytes precomputed from the plan: a field name's
     /// whole str, header included, or a variant's whole leading tag entry), consumes it and
     /// returns true; otherwise consumes nothing. A str written in a longer header form than
@@ -301,6 +318,34 @@ impl<'a> Reader<'a> {
                 pending.push(remaining);
                 remaining = items;
             }
+        }
+    }
+}
+
+/// A name entry of 1 to 16 bytes as one little-endian word and the mask of its bytes, for
+/// [`Reader::take_short_entry`]; a longer (or empty) entry has length 0.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ShortEntry {
+    word: u128,
+    mask: u128,
+    len: usize,
+}
+
+impl ShortEntry {
+    pub fn new(entry: &[u8]) -> ShortEntry {
+        if entry.is_empty() || entry.len() > 16 {
+            return ShortEntry::default();
+        }
+        let mut bytes = [0u8; 16];
+        bytes[..entry.len()].copy_from_slice(entry);
+        let mask = match entry.len() {
+            16 => u128::MAX,
+            len => (1u128 << (8 * len)) - 1,
+        };
+        ShortEntry {
+            word: u128::from_le_bytes(bytes),
+            mask,
+            len: entry.len(),
         }
     }
 }
@@ -380,6 +425,44 @@ mod tests {
         assert!(Reader::new(&[0xdd, 0xff, 0xff, 0xff, 0xff]).next().is_err());
         assert!(Reader::new(&[0xc1]).next().is_err());
         assert!(Reader::new(&[]).next().is_err());
+    }
+
+    #[test]
+    fn take_short_entry_agrees_with_take_entry() {
+        let input: Vec<u8> = (0..48u8).map(|b| b.wrapping_mul(37)).collect();
+        for len in 0..=20 {
+            for start in 0..input.len() {
+                let end = (start + len).min(input.len());
+                let mut entries = vec![input[start..end].to_vec()];
+                for at in 0..end - start {
+                    let mut other = input[start..end].to_vec();
+                    other[at] ^= 0x01;
+                    entries.push(other);
+                }
+                for entry in entries {
+                    for pos in [start, 0] {
+                        let mut whole = Reader::new(&input);
+                        whole.rewind(pos);
+                        let expected = whole.take_entry(&entry);
+                        let mut short = Reader::new(&input);
+                        short.rewind(pos);
+                        match short.take_short_entry(&ShortEntry::new(&entry)) {
+                            Some(taken) => {
+                                assert!(!entry.is_empty() && entry.len() <= 16);
+                                assert!(pos + 16 <= input.len());
+                                assert_eq!(taken, expected, "{entry:?} at {pos}");
+                                assert_eq!(short.offset(), whole.offset());
+                            }
+                            None => {
+                                let short_one = !entry.is_empty() && entry.len() <= 16;
+                                assert!(!short_one || pos + 16 > input.len());
+                                assert_eq!(short.offset(), pos);
+                            }
+                        }
+                    }
+                }
+            }
+        }
     }
 
     #[test]

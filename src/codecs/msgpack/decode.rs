@@ -7,7 +7,7 @@ use pyo3::prelude::*;
 use pyo3::types::PyBool;
 
 use super::epoch;
-use super::read::{self, Head, ReadError, Reader};
+use super::read::{self, Head, ReadError, Reader, ShortEntry};
 use crate::codecs::decoder::{
     big_int_tag, find_tag, not_a_tag, Decoder, Errors, TagRef, WireReader,
 };
@@ -20,19 +20,46 @@ use polycodec_formats::text;
 
 /// What the MessagePack decoder reads: the input, and what the codec precomputed from the plan:
 /// the name entries (each field name's whole str, a fixed tag's whole leading entry), matched
-/// as bytes, and each node's [`Plain`] shortcut.
+/// as bytes, the same field names as [`ShortEntry`] words, and each node's [`Plain`] shortcut.
 pub struct MsgpackInput<'a, 'k> {
     reader: Reader<'a>,
     names: &'k NameTable,
+    short: &'k [Box<[ShortEntry]>],
     plain: &'k [Plain],
 }
 
 impl<'a, 'k> MsgpackInput<'a, 'k> {
-    pub fn new(input: &'a [u8], names: &'k NameTable, plain: &'k [Plain]) -> Self {
+    pub fn new(input: &'a [u8], tables: &'k DecodeTables) -> Self {
         MsgpackInput {
             reader: Reader::new(input),
+            names: &tables.names,
+            short: &tables.short,
+            plain: &tables.plain,
+        }
+    }
+}
+
+/// What the codec precomputes for decoding: the name table it shares with the encoder, each
+/// record's field name entries as [`ShortEntry`] words (by node id, then field index, as the
+/// table's members), and each node's [`Plain`] shortcut.
+pub struct DecodeTables {
+    pub names: NameTable,
+    short: Box<[Box<[ShortEntry]>]>,
+    plain: Box<[Plain]>,
+}
+
+impl DecodeTables {
+    pub fn new(plan: &Plan, names: NameTable) -> Self {
+        let short = (0..plan.nodes.len())
+            .map(|id| {
+                let members = names.record(id).members;
+                members.iter().map(|entry| ShortEntry::new(entry)).collect()
+            })
+            .collect();
+        DecodeTables {
+            short,
+            plain: plain_table(plan),
             names,
-            plain,
         }
     }
 }
@@ -445,12 +472,13 @@ impl<'p, 'py, 'k, E: Errors> WireReader<'p, 'py> for Decoder<'p, 'py, MsgpackInp
         Ok(())
     }
 
-    /// Each field name's whole str as the encoder writes it (the shortest header).
-    type Names = &'k [Box<[u8]>];
+    /// Each field name's whole str as the encoder writes it (the shortest header), and the
+    /// same as [`ShortEntry`] words.
+    type Names = (&'k [Box<[u8]>], &'k [ShortEntry]);
 
     #[inline(always)]
     fn record_names(&self, id: NodeId) -> Self::Names {
-        self.reader.names.record(id).members
+        (self.reader.names.record(id).members, &self.reader.short[id])
     }
 
     #[inline(always)]
@@ -461,7 +489,12 @@ impl<'p, 'py, 'k, E: Errors> WireReader<'p, 'py> for Decoder<'p, 'py, MsgpackInp
         index: usize,
         _field: &Field,
     ) -> bool {
-        let taken = *left > 0 && self.reader.take_entry(&names[index]);
+        let (members, short) = names;
+        let taken = *left > 0
+            && match self.reader.take_short_entry(&short[index]) {
+                Some(taken) => taken,
+                None => self.reader.take_entry(&members[index]),
+            };
         if taken {
             *left -= 1;
         }

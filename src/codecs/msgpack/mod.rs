@@ -13,12 +13,12 @@ pub use polycodec_formats::msgpack::{epoch, read, write};
 use pyo3::prelude::*;
 
 use super::decoder::Decoder;
-use super::encoder::{self, NameTable};
+use super::encoder;
 use super::{unexpected_option, OpenArgs, WireFormat};
 use crate::errors::{Error, ErrorKind, Failure, Result};
 use crate::plan::Plan;
 use crate::py::Obj;
-use decode::MsgpackInput;
+use decode::{DecodeTables, MsgpackInput};
 
 /// A value of the wrong shape in bytes that are malformed further on is reported as the
 /// malformation (a DecodeError), whatever the decoder met first: the answer does not depend on
@@ -42,8 +42,7 @@ pub fn ext_class(py: Python<'_>) -> PyResult<&Bound<'_, pyo3::types::PyType>> {
 
 /// One codec's MessagePack state: what MessagePack precomputes from the plan.
 pub struct MessagePack {
-    names: NameTable,
-    plain: Box<[decode::Plain]>,
+    tables: DecodeTables,
 }
 
 pub fn open(args: &OpenArgs<'_, '_>) -> PyResult<Box<dyn WireFormat>> {
@@ -51,21 +50,22 @@ pub fn open(args: &OpenArgs<'_, '_>) -> PyResult<Box<dyn WireFormat>> {
         return Err(unexpected_option("msgpack", args.options));
     }
     Ok(Box::new(MessagePack {
-        names: encode::names(args.plan),
-        plain: decode::plain_table(args.plan),
+        tables: DecodeTables::new(args.plan, encode::names(args.plan)),
     }))
 }
 
 impl WireFormat for MessagePack {
     fn encode_one(&self, plan: &Plan, value: &Obj<'_>, out: &mut Vec<u8>) -> Result<()> {
-        let mut writer = encode::MessagePackWriter::new(std::mem::take(out), plan, &self.names);
+        let mut writer =
+            encode::MessagePackWriter::new(std::mem::take(out), plan, &self.tables.names);
         let result = crate::errors::output_result(|| encoder::encode_one(plan, value, &mut writer));
         *out = writer.out;
         result
     }
 
     fn encode_many(&self, plan: &Plan, values: &Obj<'_>, out: &mut Vec<u8>) -> Result<()> {
-        let mut writer = encode::MessagePackWriter::new(std::mem::take(out), plan, &self.names);
+        let mut writer =
+            encode::MessagePackWriter::new(std::mem::take(out), plan, &self.tables.names);
         let result = crate::errors::output_result(|| {
             encoder::encode_many(plan, values, &mut writer, |_| Ok(()))
         });
@@ -83,7 +83,8 @@ impl WireFormat for MessagePack {
         out: &mut Vec<u8>,
         sink: &mut dyn super::OutputSink,
     ) -> Result<()> {
-        let mut writer = encode::MessagePackWriter::new(std::mem::take(out), plan, &self.names);
+        let mut writer =
+            encode::MessagePackWriter::new(std::mem::take(out), plan, &self.tables.names);
         let result = crate::errors::output_result(|| {
             let expected = values.len().unwrap_or(0);
             let start = writer.out.len();
@@ -124,7 +125,7 @@ impl WireFormat for MessagePack {
         strict: bool,
         input: &[u8],
     ) -> Option<Result<super::decoder::Collected<'py>>> {
-        let reader = MsgpackInput::new(input, &self.names, &self.plain);
+        let reader = MsgpackInput::new(input, &self.tables);
         let result = Decoder::collecting(py, plan, strict, reader).collect_one();
         Some(result.map_err(|error| malformed_first(input, error)))
     }
@@ -136,7 +137,7 @@ impl WireFormat for MessagePack {
         strict: bool,
         input: &[u8],
     ) -> Option<Result<super::decoder::Collected<'py>>> {
-        let reader = MsgpackInput::new(input, &self.names, &self.plain);
+        let reader = MsgpackInput::new(input, &self.tables);
         let result = Decoder::collecting(py, plan, strict, reader).collect_many();
         Some(result.map_err(|error| malformed_first(input, error)))
     }
@@ -150,14 +151,9 @@ impl WireFormat for MessagePack {
         input: &[u8],
         _writer_schema: Option<&Bound<'py, PyAny>>,
     ) -> Result<Obj<'py>> {
-        Decoder::new(
-            py,
-            plan,
-            strict,
-            MsgpackInput::new(input, &self.names, &self.plain),
-        )
-        .decode_one()
-        .map_err(|error| malformed_first(input, error))
+        Decoder::new(py, plan, strict, MsgpackInput::new(input, &self.tables))
+            .decode_one()
+            .map_err(|error| malformed_first(input, error))
     }
 
     fn decode_many<'py>(
@@ -167,13 +163,8 @@ impl WireFormat for MessagePack {
         strict: bool,
         input: &[u8],
     ) -> Result<Obj<'py>> {
-        Decoder::new(
-            py,
-            plan,
-            strict,
-            MsgpackInput::new(input, &self.names, &self.plain),
-        )
-        .decode_many()
-        .map_err(|error| malformed_first(input, error))
+        Decoder::new(py, plan, strict, MsgpackInput::new(input, &self.tables))
+            .decode_many()
+            .map_err(|error| malformed_first(input, error))
     }
 }
