@@ -260,14 +260,36 @@ impl<'a, 'f, 'p, 'py> FastDecoder<'a, 'f, 'p, 'py> {
     /// The memo opcodes that follow a value, storing `entry` at each index they name.
     #[inline]
     fn memo_ops(&mut self, entry: impl Fn() -> Entry<'a, 'py>) -> Fast<()> {
-        // Most values have no memo opcode after them: nothing to build then.
-        if !matches!(
-            self.input.get(self.pos),
-            Some(&(MEMOIZE | BINPUT | LONG_BINPUT | FRAME))
-        ) {
-            return Some(());
+        match self.input.get(self.pos) {
+            // Protocols 4 and 5 memoize with one MEMOIZE, which appends to the memo: done
+            // here, unless more memo opcodes follow.
+            Some(&MEMOIZE) => {
+                self.pos += 1;
+                self.memoize(entry())?;
+                if !matches!(
+                    self.input.get(self.pos),
+                    Some(&(MEMOIZE | BINPUT | LONG_BINPUT | FRAME))
+                ) {
+                    return Some(());
+                }
+            }
+            Some(&(BINPUT | LONG_BINPUT | FRAME)) => {}
+            // Most values have no memo opcode after them: nothing to build then.
+            _ => return Some(()),
         }
         self.store_memo(&entry, None)
+    }
+
+    /// Appends a MEMOIZE's entry (its index is the memo's length).
+    #[inline(always)]
+    fn memoize(&mut self, entry: Entry<'a, 'py>) -> Fast<()> {
+        // The general machine refuses indices beyond the input's size.
+        if self.memo.len() >= self.input.len() {
+            return None;
+        }
+        room(&mut self.memo)?;
+        self.memo.push(entry);
+        Some(())
     }
 
     /// The memo opcodes after an object that is not finished yet (a list before its items,
@@ -303,12 +325,14 @@ impl<'a, 'f, 'p, 'py> FastDecoder<'a, 'f, 'p, 'py> {
             if index >= self.input.len() {
                 return None;
             }
-            if self.memo.len() <= index {
+            if index < self.memo.len() {
+                self.memo[index] = entry();
+            } else {
                 // Fallible: LONG_BINPUT's index can ask for a memo as long as the input.
                 self.memo.try_reserve(index + 1 - self.memo.len()).ok()?;
-                self.memo.resize(index + 1, Entry::Empty);
+                self.memo.resize(index, Entry::Empty);
+                self.memo.push(entry());
             }
-            self.memo[index] = entry();
             if let Some(indices) = indices.as_deref_mut() {
                 indices.push(index);
             }
