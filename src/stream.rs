@@ -420,6 +420,20 @@ struct Stop {
     fatal: bool,
 }
 
+impl Stop {
+    /// A stop the stream cannot go on from: `error` at byte `offset` of the stream, after
+    /// `index` values, with `consumed` bytes of the chunk taken.
+    fn fatal(consumed: usize, error: Error, index: u64, offset: u64) -> Self {
+        Stop {
+            consumed,
+            error,
+            index,
+            offset,
+            fatal: true,
+        }
+    }
+}
+
 /// Decodes a stream fed in chunks: `feed` returns every value its chunk completes, `finish`
 /// what remains at the end of the input. One per stream; not thread-safe.
 #[pyclass(module = "polycodec")]
@@ -500,13 +514,7 @@ impl StreamDecoder {
             }
             Err(error) => {
                 self.block = None;
-                let stop = Stop {
-                    consumed: 0,
-                    error,
-                    index: self.index,
-                    offset,
-                    fatal: true,
-                };
+                let stop = Stop::fatal(0, error, self.index, offset);
                 InBlock::Failed(self.raise(py, stop))
             }
         }
@@ -527,12 +535,9 @@ impl StreamDecoder {
         let mut decompressed = 0usize;
         loop {
             let at = self.offset + pos as u64;
-            let step = self.framer.next(&data[pos..]).map_err(|bad| Stop {
-                consumed: pos,
-                error: Error::decode(bad.message),
-                index: self.index,
-                offset: at + bad.offset as u64,
-                fatal: true,
+            let step = self.framer.next(&data[pos..]).map_err(|bad| {
+                let offset = at + bad.offset as u64;
+                Stop::fatal(pos, Error::decode(bad.message), self.index, offset)
             })?;
             match step {
                 Step::Need => return Ok(pos),
@@ -564,15 +569,7 @@ impl StreamDecoder {
                                 *header = Some(read);
                             }
                         }
-                        Err(error) => {
-                            return Err(Stop {
-                                consumed: pos,
-                                error,
-                                index: self.index,
-                                offset: at,
-                                fatal: true,
-                            })
-                        }
+                        Err(error) => return Err(Stop::fatal(pos, error, self.index, at)),
                     }
                     pos += n;
                 }
@@ -594,15 +591,7 @@ impl StreamDecoder {
                                 self.block = Some((block, at));
                                 return Ok(pos);
                             }
-                            Err(error) => {
-                                return Err(Stop {
-                                    consumed: pos,
-                                    error,
-                                    index: self.index,
-                                    offset: at,
-                                    fatal: true,
-                                })
-                            }
+                            Err(error) => return Err(Stop::fatal(pos, error, self.index, at)),
                         }
                     }
                     let before = out.len();
@@ -612,15 +601,7 @@ impl StreamDecoder {
                     pos += n;
                     match result {
                         Ok(size) => decompressed += size,
-                        Err(error) => {
-                            return Err(Stop {
-                                consumed: pos,
-                                error,
-                                index: self.index,
-                                offset: at,
-                                fatal: true,
-                            })
-                        }
+                        Err(error) => return Err(Stop::fatal(pos, error, self.index, at)),
                     }
                 }
             }
@@ -723,43 +704,28 @@ impl StreamDecoder {
                     }
                     // The input has ended: nothing after it to go on with, so the stream
                     // ends here as it does for every format's truncation.
-                    Err(error) => Some(Stop {
-                        consumed: rest.len(),
-                        error,
-                        index,
-                        offset: at,
-                        fatal: true,
-                    }),
+                    Err(error) => Some(Stop::fatal(rest.len(), error, index, at)),
                 }
             }
-            Framer::Avro { header: None, .. } if rest.is_empty() => Some(Stop {
-                consumed: 0,
-                error: Error::decode(
+            Framer::Avro { header: None, .. } if rest.is_empty() => {
+                let error = Error::decode(
                     "empty input: an Avro object container file starts with Obj\\x01",
-                ),
-                index: self.index,
-                offset: at,
-                fatal: true,
-            }),
+                );
+                Some(Stop::fatal(0, error, self.index, at))
+            }
             _ if rest.is_empty() => None,
-            Framer::Avro { header: None, .. } => Some(Stop {
-                consumed: 0,
+            Framer::Avro { header: None, .. } => {
                 // What `decode_many` says of the same bytes.
-                error: crate::codecs::avro::stream::header_error(&rest),
-                index: self.index,
-                offset: at,
-                fatal: true,
-            }),
-            _ => Some(Stop {
-                consumed: 0,
-                error: Error::decode(format!(
+                let error = crate::codecs::avro::stream::header_error(&rest);
+                Some(Stop::fatal(0, error, self.index, at))
+            }
+            _ => {
+                let error = Error::decode(format!(
                     "truncated stream: it ends {} bytes into a value",
                     rest.len()
-                )),
-                index: self.index,
-                offset: at,
-                fatal: true,
-            }),
+                ));
+                Some(Stop::fatal(0, error, self.index, at))
+            }
         };
         self.offset += rest.len() as u64;
         match stop {
