@@ -441,7 +441,7 @@ impl<'p, 'py, E: Errors> Decoder<'p, 'py, ObjectInput<'py>, E> {
                 Err(mut e) if E::ALL && e.is_recorded(py) => {
                     // Recorded at the key, the key its input; its value is not read.
                     e.set_input(key.unbind());
-                    self.errors.record(e);
+                    self.record_error(e)?;
                     continue;
                 }
                 Err(e) => return Err(e),
@@ -675,6 +675,10 @@ impl<'p, 'py, E: Errors> WireReader<'p, 'py> for Decoder<'p, 'py, ObjectInput<'p
     /// A mark for the value to be read next, to come back to it with `rewind`.
     fn offset(&self) -> usize {
         let mut marks = self.reader.marks.borrow_mut();
+        // No room: a mark that finds nothing (the failed value's input is then None).
+        if marks.try_reserve(1).is_err() {
+            return usize::MAX;
+        }
         marks.push(self.reader.next.clone());
         marks.len() - 1
     }
@@ -682,6 +686,8 @@ impl<'p, 'py, E: Errors> WireReader<'p, 'py> for Decoder<'p, 'py, ObjectInput<'p
     fn rewind(&mut self, offset: usize) {
         self.reader.next = self.reader.marks.borrow().get(offset).cloned().flatten();
     }
+
+    const READS_OBJECTS: bool = true;
 
     /// The object itself (read as `Any`, an object of a kept type or one read by its
     /// attributes would be refused): nothing is left to move past.

@@ -442,6 +442,9 @@ impl<'p, 'py, 'k, E: Errors> WireReader<'p, 'py> for Decoder<'p, 'py, MsgpackInp
     #[inline(always)]
     #[cfg_attr(target_os = "linux", link_section = ".text.hot.polycodec.4msgpack")]
     fn value(&mut self, id: NodeId) -> Result<Obj<'py>> {
+        if let Some(input) = self.replayed(id) {
+            return Ok(input);
+        }
         if self.ctx.plan.reads_node_first {
             match self.ctx.plan.node(id) {
                 Node::Extension(spec) => return self.extension(spec),
@@ -535,10 +538,8 @@ impl<'p, 'py, 'k, E: Errors> WireReader<'p, 'py> for Decoder<'p, 'py, MsgpackInp
         dict_node: NodeId,
         count: usize,
     ) -> Result<Obj<'py>> {
-        // Collecting, the entries are read first (their errors are worth reporting too).
-        if !E::ALL {
-            self.ctx.check_length(dict_node, count)?;
-        }
+        // Before the entries, collecting too: the first error is the fail-fast one.
+        self.ctx.check_length(dict_node, count)?;
         let dict = py::new_dict(self.ctx.py)?;
         let mark = self.errors.count();
         for _ in 0..count {
@@ -572,7 +573,7 @@ impl<'p, 'py, 'k, E: Errors> WireReader<'p, 'py> for Decoder<'p, 'py, MsgpackInp
             return Err(failed);
         }
         // Duplicate keys collapse (the last one wins), so check again what the dict holds.
-        if dict.len() != count || E::ALL {
+        if dict.len() != count {
             self.ctx.check_length(dict_node, dict.len())?;
         }
         Ok(dict.into_any())
