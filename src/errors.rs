@@ -14,7 +14,9 @@ use pyo3::types::{PyTuple, PyType};
 use crate::codecs::collect::{chain, Report, MAX_COLLECTED};
 
 // How messages quote input (bounded in length) is shared with the byte layer's own errors.
-pub use polycodec_formats::quote::{cut, cut_bytes, quote, quote_bytes, MAX_QUOTED_CHARS};
+pub use polycodec_formats::quote::{
+    cut, cut_bytes, quote, quote_bytes, Cut, Quoted, MAX_QUOTED_CHARS,
+};
 
 /// Which Python exception an error becomes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -66,6 +68,9 @@ pub enum Failure {
     /// `errors="all"`: the value's errors were recorded where they happened (the decoder's
     /// `CollectAll`), and the value could not be made; its container goes on reading.
     Collected,
+    /// Memory ran out making room for what it names (a buffer, an error's own message): a
+    /// MemoryError, made when it is raised, by CPython (nothing more is allocated here).
+    OutOfMemory(&'static str),
 }
 
 /// An error with the path to where it happened, innermost segment first. Boxed: a
@@ -112,6 +117,73 @@ static SPARE_HELD: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool
 /// Path segments the spare box has room for, so that the first containers an out-of-memory
 /// error passes through can still add their segment.
 const SPARE_PATH_ROOM: usize = 8;
+
+/// What a MemoryError says could not be allocated: an error's message, or its box.
+const MESSAGE: &str = "an error message";
+const ERROR_BOX: &str = "an error";
+
+/// Whether `err` is a MemoryError (errors are made under the GIL, which this attaches to again).
+fn is_memory_error(err: &PyErr) -> bool {
+    Python::attach(|py| err.is_instance_of::<pyo3::exceptions::PyMemoryError>(py))
+}
+
+/// The text of an error message, made without aborting when memory runs out: a `String`
+/// already made, a `&str` copied, or `format_args!` written into room reserved as it grows.
+/// `None`: memory ran out (the error becomes a MemoryError).
+pub trait MessageText {
+    fn into_text(self) -> Option<String>;
+}
+
+impl MessageText for String {
+    fn into_text(self) -> Option<String> {
+        Some(self)
+    }
+}
+
+impl MessageText for &str {
+    fn into_text(self) -> Option<String> {
+        owned(self)
+    }
+}
+
+impl MessageText for &String {
+    fn into_text(self) -> Option<String> {
+        owned(self)
+    }
+}
+
+impl MessageText for std::borrow::Cow<'_, str> {
+    fn into_text(self) -> Option<String> {
+        match self {
+            std::borrow::Cow::Owned(text) => Some(text),
+            std::borrow::Cow::Borrowed(text) => owned(text),
+        }
+    }
+}
+
+impl MessageText for std::fmt::Arguments<'_> {
+    fn into_text(self) -> Option<String> {
+        if let Some(text) = self.as_str() {
+            return owned(text);
+        }
+        let mut out = FallibleText(String::new());
+        std::fmt::write(&mut out, self).ok()?;
+        Some(out.0)
+    }
+}
+
+/// A `String` that `write!` grows fallibly: a failed growth is a formatting error.
+struct FallibleText(String);
+
+impl std::fmt::Write for FallibleText {
+    fn write_str(&mut self, text: &str) -> std::fmt::Result {
+        self.0
+            .try_reserve(text.len())
+            .map_err(|_| std::fmt::Error)?;
+        self.0.push_str(text);
+        Ok(())
+    }
+}
 
 /// A heap box for `inner`, or `None` when the allocation failed.
 fn try_box(inner: ErrorInner) -> std::result::Result<Box<[ErrorInner; 1]>, ErrorInner> {
@@ -171,14 +243,22 @@ fn boxed(failure: Failure) -> Error {
                 .unwrap_or_else(|poisoned| poisoned.into_inner())
                 .take();
             SPARE_HELD.store(false, Ordering::Relaxed);
+            // The error itself found no memory: unless it is already a MemoryError, memory
+            // running out is what to report (a validation error recorded by `errors="all"`
+            // would let the walk go on and ask for another box).
+            let failure = match inner.failure {
+                Failure::Python(err) if is_memory_error(&err) => Failure::Python(err),
+                Failure::OutOfMemory(what) => Failure::OutOfMemory(what),
+                _ => Failure::OutOfMemory(ERROR_BOX),
+            };
             match spare {
                 Some(mut spare) => {
-                    spare[0].failure = inner.failure;
+                    spare[0].failure = failure;
                     spare[0].path.clear();
                     spare[0].input = None;
                     Error(spare)
                 }
-                None => Error(Box::new([inner])),
+                None => Error(Box::new([ErrorInner { failure, ..inner }])),
             }
         }
     }
@@ -190,24 +270,27 @@ pub type Result<T> = std::result::Result<T, Error>;
 /// path of the function it is in (issue 10: the decoders' hot code in fewer cache lines).
 impl Error {
     #[cold]
-    pub fn new(kind: ErrorKind, message: impl Into<String>) -> Self {
+    pub fn new(kind: ErrorKind, message: impl MessageText) -> Self {
         // Unwinding from here may drop objects whose `__del__` runs Python code.
         crate::py::gc_give_up();
-        boxed(Failure::Message(kind, message.into()))
+        match message.into_text() {
+            Some(text) => boxed(Failure::Message(kind, text)),
+            None => boxed(Failure::OutOfMemory(MESSAGE)),
+        }
     }
 
     #[cold]
-    pub fn decode(message: impl Into<String>) -> Self {
+    pub fn decode(message: impl MessageText) -> Self {
         Self::new(ErrorKind::Decode, message)
     }
 
     #[cold]
-    pub fn validation(message: impl Into<String>) -> Self {
+    pub fn validation(message: impl MessageText) -> Self {
         Self::new(ErrorKind::Validation, message)
     }
 
     #[cold]
-    pub fn encode(message: impl Into<String>) -> Self {
+    pub fn encode(message: impl MessageText) -> Self {
         Self::new(ErrorKind::Encode, message)
     }
 
@@ -235,7 +318,7 @@ impl Error {
                     || err.is_instance_of::<PyValueError>(py)
                     || err.is_instance_of::<PyAttributeError>(py)
             }
-            Failure::Collected => false,
+            Failure::Collected | Failure::OutOfMemory(_) => false,
         }
     }
 
@@ -247,7 +330,7 @@ impl Error {
     /// `expected <what>, got <found>`: the message of every type mismatch.
     #[cold]
     pub fn expected(kind: ErrorKind, what: &str, found: &str) -> Self {
-        Self::new(kind, format!("expected {what}, got {found}"))
+        Self::new(kind, format_args!("expected {what}, got {found}"))
     }
 
     /// Adds the segment of the container the error passed through on its way up; when memory
@@ -331,6 +414,7 @@ impl Error {
                 (context, message, Some(err))
             }
             Failure::Collected => (context, String::from("the value has errors"), None),
+            Failure::OutOfMemory(what) => return crate::py::memory_error(py, what),
         };
         let code = match (&cause, kind) {
             (Some(_), _) if message.starts_with("Exceeds the limit") => "int_parsing_size",
@@ -633,6 +717,7 @@ fn collected_exception(py: Python<'_>, mut report: Report) -> PyResult<PyErr> {
                 (message, code)
             }
             Failure::Collected => continue,
+            Failure::OutOfMemory(what) => return Err(crate::py::memory_error(py, what)),
         };
         let input = error.input.take();
         let error = &*error;
@@ -721,17 +806,16 @@ impl From<PyErr> for Error {
 /// (`handle_alloc_error`) would abort the whole interpreter.
 #[cold]
 #[inline(never)]
-pub fn out_of_memory(what: &str) -> Error {
-    Error::from(pyo3::exceptions::PyMemoryError::new_err(format!(
-        "cannot allocate memory for {what}"
-    )))
+pub fn out_of_memory(what: &'static str) -> Error {
+    crate::py::gc_give_up();
+    boxed(Failure::OutOfMemory(what))
 }
 
 /// Makes room for `additional` more items in a buffer whose size the input or the value
 /// being encoded drives: a MemoryError instead of an abort. Amortised like `Vec::reserve`; the
 /// common case (room left) is one comparison.
 #[inline(always)]
-pub fn reserve<T>(items: &mut Vec<T>, additional: usize, what: &str) -> Result<()> {
+pub fn reserve<T>(items: &mut Vec<T>, additional: usize, what: &'static str) -> Result<()> {
     if items.capacity() - items.len() < additional {
         return grow(items, additional, what);
     }
@@ -740,7 +824,7 @@ pub fn reserve<T>(items: &mut Vec<T>, additional: usize, what: &str) -> Result<(
 
 #[cold]
 #[inline(never)]
-fn grow<T>(items: &mut Vec<T>, additional: usize, what: &str) -> Result<()> {
+fn grow<T>(items: &mut Vec<T>, additional: usize, what: &'static str) -> Result<()> {
     items
         .try_reserve(additional)
         .map_err(|_| out_of_memory(what))

@@ -454,9 +454,13 @@ where
         Some(input)
     }
 
-    /// Collecting: records `error` as it is (see [`CollectAll::record`]).
+    /// Collecting: records `error` as it is (see [`CollectAll::record`]); an error that is no
+    /// validation error (memory running out while it was made) ends the call instead.
     #[cold]
     pub fn record_error(&mut self, error: Error) -> Result<()> {
+        if !error.is_recorded(self.ctx.py) {
+            return Err(error);
+        }
         match self.errors.collecting() {
             Some(all) => all.record(error),
             None => Err(error),
@@ -614,7 +618,7 @@ where
         let length = item_nodes.len();
         let known = Self::count_left(&items).filter(|_| Self::TUPLE_LENGTH_FIRST);
         if let Some(count) = known.filter(|&count| count != length) {
-            return Err(Error::validation(format!(
+            return Err(Error::validation(format_args!(
                 "expected array of length {length}, got {count}"
             )));
         }
@@ -623,7 +627,7 @@ where
         let mut index = 0;
         while self.next_item(&mut items)? {
             let Some(&node) = item_nodes.get(index) else {
-                return Err(Error::validation(format!(
+                return Err(Error::validation(format_args!(
                     "expected array of length {length}, got more items"
                 )));
             };
@@ -641,7 +645,7 @@ where
             return Err(failed);
         }
         if values.len() != length {
-            return Err(Error::validation(format!(
+            return Err(Error::validation(format_args!(
                 "expected array of length {length}, got {}",
                 values.len()
             )));
@@ -890,7 +894,7 @@ where
         if let Some(left) = Self::count_left(&items) {
             let count = position + left;
             if count > limit {
-                return Err(Error::validation(format!(
+                return Err(Error::validation(format_args!(
                     "expected at most {limit} items, got {count}"
                 )));
             }
@@ -917,7 +921,7 @@ where
             position += 1;
         }
         if self.next_item(&mut items)? {
-            return Err(Error::validation(format!(
+            return Err(Error::validation(format_args!(
                 "expected at most {limit} items, got more"
             )));
         }
@@ -1101,7 +1105,7 @@ fn collect_other<'py>(
 #[cold]
 #[inline(never)]
 fn too_deep(format: &str, location: String) -> Error {
-    Error::decode(format!(
+    Error::decode(format_args!(
         "{format} nested deeper than {MAX_DEPTH} levels{location}"
     ))
 }
@@ -1130,16 +1134,16 @@ pub fn find_tag(spec: &TaggedUnionSpec, tag: TagRef<'_>) -> Result<usize> {
 /// The error for a tag that is neither a str nor an int; `found` names what the input held.
 #[cold]
 pub fn not_a_tag(found: &str) -> Error {
-    Error::validation(format!("expected a str or int tag, got {found}"))
+    Error::validation(format_args!("expected a str or int tag, got {found}"))
 }
 
 /// The error for an int tag beyond 64 bits (`digits`, its decimal text): an int, as a tag may
 /// be, that matches none of the union's (every int tag fits 64 bits).
 #[cold]
 pub fn big_int_tag(spec: &TaggedUnionSpec, digits: &str) -> Error {
-    Error::validation(format!(
+    Error::validation(format_args!(
         "invalid value {} for tag field `{}`: expected {}",
-        crate::errors::cut(digits),
+        crate::errors::Cut(digits),
         spec.tag_field,
         spec.describe_tags()
     ))
@@ -1147,11 +1151,12 @@ pub fn big_int_tag(spec: &TaggedUnionSpec, digits: &str) -> Error {
 
 #[cold]
 fn invalid_tag(spec: &TaggedUnionSpec, tag: TagRef<'_>) -> Error {
-    let shown = match tag {
-        TagRef::Str(bytes) => LiteralValue::Str(utf8(bytes).to_owned()),
-        TagRef::Int(number) => LiteralValue::Int(number),
+    // Shown as the tag's Literal value would be: a str quoted, an int as it is.
+    let shown: &dyn std::fmt::Display = match &tag {
+        TagRef::Str(bytes) => &crate::errors::Quoted(utf8(bytes)),
+        TagRef::Int(number) => number,
     };
-    Error::validation(format!(
+    Error::validation(format_args!(
         "invalid value {shown} for tag field `{}`: expected {}",
         spec.tag_field,
         spec.describe_tags()

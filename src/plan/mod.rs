@@ -324,12 +324,8 @@ impl EnumSpec {
     }
 
     /// The values this enum accepts, for error messages.
-    pub fn describe_values(&self) -> String {
-        let values = one_of(self.members.iter().map(|member| &member.value));
-        if self.flag {
-            return format!("{values}, or a combination of them");
-        }
-        values
+    pub fn describe_values(&self) -> impl std::fmt::Display + '_ {
+        EnumValues(self)
     }
 
     /// The member a `Flag` class makes of an int that is none of its canonical members'
@@ -396,26 +392,44 @@ impl LiteralSpec {
         })
     }
 
-    pub fn describe_values(&self) -> String {
-        one_of(self.values.iter().map(|(value, _)| value))
+    pub fn describe_values(&self) -> impl std::fmt::Display + '_ {
+        OneOf(self.values.iter().map(|(value, _)| value))
     }
 }
 
-/// `one of "a", "b", 3` for error messages, shortened after a dozen values.
-pub fn one_of<'a>(values: impl Iterator<Item = &'a LiteralValue>) -> String {
-    const SHOWN: usize = 12;
-    let values: Vec<&LiteralValue> = values.collect();
-    let mut text = String::from("one of ");
-    for (i, value) in values.iter().take(SHOWN).enumerate() {
-        if i > 0 {
-            text.push_str(", ");
+/// [`EnumSpec::describe_values`].
+struct EnumValues<'a>(&'a EnumSpec);
+
+impl std::fmt::Display for EnumValues<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        OneOf(self.0.members.iter().map(|member| &member.value)).fmt(f)?;
+        if self.0.flag {
+            f.write_str(", or a combination of them")?;
         }
-        text.push_str(&value.to_string());
+        Ok(())
     }
-    if values.len() > SHOWN {
-        text.push_str(&format!(", ... ({} in all)", values.len()));
+}
+
+/// `one of "a", "b", 3` for error messages, shortened after a dozen values; a `Display`, so
+/// that a message is written with nothing allocated first.
+pub struct OneOf<I>(pub I);
+
+impl<'a, I: Iterator<Item = &'a LiteralValue> + Clone> std::fmt::Display for OneOf<I> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        const SHOWN: usize = 12;
+        f.write_str("one of ")?;
+        for (i, value) in self.0.clone().take(SHOWN).enumerate() {
+            if i > 0 {
+                f.write_str(", ")?;
+            }
+            value.fmt(f)?;
+        }
+        let count = self.0.clone().count();
+        if count > SHOWN {
+            write!(f, ", ... ({count} in all)")?;
+        }
+        Ok(())
     }
-    text
 }
 
 impl LiteralValue {
@@ -429,7 +443,7 @@ impl std::fmt::Display for LiteralValue {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             // Input text can be long: quoted as error messages quote input.
-            LiteralValue::Str(text) => f.write_str(&crate::errors::quote(text)),
+            LiteralValue::Str(text) => crate::errors::Quoted(text).fmt(f),
             LiteralValue::Int(number) => write!(f, "{number}"),
             LiteralValue::Bool(flag) => write!(f, "{flag}"),
         }
@@ -495,8 +509,8 @@ pub struct UnionKey {
 
 impl TaggedUnionSpec {
     /// The tag values this union accepts, for error messages.
-    pub fn describe_tags(&self) -> String {
-        one_of(self.tags.iter().map(|(tag, _)| tag))
+    pub fn describe_tags(&self) -> impl std::fmt::Display + '_ {
+        OneOf(self.tags.iter().map(|(tag, _)| tag))
     }
 
     pub fn key_index(&self, wire_name: &[u8]) -> Option<usize> {

@@ -493,6 +493,32 @@ pub fn user_code<R>(_py: Python<'_>, call: impl FnOnce() -> R) -> R {
     result
 }
 
+/// The MemoryError for memory that ran out making room for `what`: `cannot allocate memory for
+/// <what>`, made by CPython, or when that finds no memory either, CPython's own preallocated
+/// MemoryError. Nothing is allocated on the Rust heap, where memory has run out.
+#[cold]
+pub fn memory_error(py: Python<'_>, what: &str) -> PyErr {
+    const PREFIX: &str = "cannot allocate memory for ";
+    let made = new_str(py, PREFIX.as_bytes(), true)
+        .and_then(|prefix| Ok((prefix, new_str(py, what.as_bytes(), what.is_ascii())?)))
+        .and_then(|(prefix, what)| {
+            // SAFETY: both are strs; Concat returns a new reference or NULL with an exception.
+            let text = unsafe { ffi::PyUnicode_Concat(prefix.as_ptr(), what.as_ptr()) };
+            // SAFETY: a new reference, or NULL with an exception set.
+            let text = unsafe { Bound::from_owned_ptr_or_err(py, text)? };
+            py.get_type::<pyo3::exceptions::PyMemoryError>()
+                .call1((text,))
+        });
+    match made {
+        Ok(error) => PyErr::from_value(error),
+        Err(_) => {
+            // SAFETY: sets CPython's error indicator to a MemoryError from its free list.
+            unsafe { ffi::PyErr_NoMemory() };
+            PyErr::fetch(py)
+        }
+    }
+}
+
 /// Ends this thread's pause for the rest of the decode (the collector is enabled again now):
 /// called when an error starts unwinding, since the objects it drops may run `__del__`.
 #[cold]

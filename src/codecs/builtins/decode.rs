@@ -124,7 +124,7 @@ impl<'py> Cursor<'py> {
 
 #[cold]
 fn not_an_object_key(key: &Obj<'_>) -> Error {
-    Error::validation(format!(
+    Error::validation(format_args!(
         "expected a str object key, got {}",
         shape::type_name(key)
     ))
@@ -148,7 +148,7 @@ fn attribute<'py>(
 
 #[cold]
 fn unsupported(node: &Node, value: &Obj<'_>) -> Error {
-    Error::validation(format!(
+    Error::validation(format_args!(
         "expected {}, got {}",
         node.describe(),
         shape::type_name(value)
@@ -342,7 +342,7 @@ impl<'p, 'py, E: Errors> Decoder<'p, 'py, ObjectInput<'py>, E> {
         let node = self.ctx.plan.node(id);
         if shape::accepts(self.ctx.plan, node, &value) {
             // The right type, not taken as itself: a hint rather than "expected date, got date".
-            return Err(Error::validation(format!(
+            return Err(Error::validation(format_args!(
                 "expected {} as its JSON form, got a {} object (builtin_types takes it as itself)",
                 node.describe(),
                 shape::type_name(&value)
@@ -507,7 +507,7 @@ impl<'p, 'py, E: Errors> WireReader<'p, 'py> for Decoder<'p, 'py, ObjectInput<'p
         if let Ok(float) = value.cast::<PyFloat>() {
             let number = float.value();
             if !number.is_finite() {
-                return Err(Error::validation(format!(
+                return Err(Error::validation(format_args!(
                     "expected a finite number, got {number} (JSON numbers are finite)"
                 )));
             }

@@ -277,7 +277,7 @@ fn syntax(err: SyntaxError) -> Error {
     if err.message == super::read::OUT_OF_MEMORY {
         return crate::errors::out_of_memory("an unescaped JSON string");
     }
-    Error::decode(format!("malformed JSON: {err}"))
+    Error::decode(format_args!("malformed JSON: {err}"))
 }
 
 /// [`text::temporal::canonical_utc`] as one function in the JSON decoder's hot section, which
@@ -505,9 +505,9 @@ impl<'p, 'py, E: Errors> Decoder<'p, 'py, JsonInput<'_, '_>, E> {
             Ok(value) => Ok(value),
             // In lax mode an `Optional`'s reading may take `null`.
             Err(_) if !self.ctx.strict => self.ctx.string(id, text.bytes, text.ascii),
-            Err(_) => Err(Error::validation(format!(
+            Err(_) => Err(Error::validation(format_args!(
                 "invalid decimal {}",
-                crate::errors::quote(utf8(text.bytes))
+                crate::errors::Quoted(utf8(text.bytes))
             ))),
         }
     }
@@ -600,9 +600,9 @@ pub fn dict_key<'py>(
                 }
             }
         }
-        Err(Error::validation(format!(
+        Err(Error::validation(format_args!(
             "expected an integer key, got {}",
-            crate::errors::quote(text)
+            crate::errors::Quoted(text)
         )))
     })
 }
