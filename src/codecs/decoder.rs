@@ -18,7 +18,6 @@
 //! the compiler removes from it.
 
 use pyo3::prelude::*;
-use pyo3::types::{PyFrozenSet, PySet};
 use smallvec::SmallVec;
 
 use super::collect::{CollectAll, Report};
@@ -1097,8 +1096,8 @@ fn collect_other<'py>(
     Ok(match kind {
         SequenceKind::List => crate::py::new_list(py, items.into_iter())?.into_any(),
         SequenceKind::VarTuple => crate::py::new_tuple(py, items.into_iter())?.into_any(),
-        SequenceKind::Set => py::user_code(py, || PySet::new(py, items))?.into_any(),
-        SequenceKind::FrozenSet => py::user_code(py, || PyFrozenSet::new(py, items))?.into_any(),
+        SequenceKind::Set => py::user_code(py, || py::new_set(py, false, items))?,
+        SequenceKind::FrozenSet => py::user_code(py, || py::new_set(py, true, items))?,
     })
 }
 

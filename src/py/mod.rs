@@ -219,6 +219,34 @@ pub fn new_tuple<'py>(
     Ok(unsafe { tuple.cast_into_unchecked() })
 }
 
+/// A set (with `frozen`, a frozenset) of `items`, added one by one so that an item whose
+/// hashing fails (an unhashable value, a signalling-NaN Decimal) is named by its position: the
+/// error is at `[index]`, as any other item's. Hashing may run Python code (run it under
+/// [`user_code`]).
+pub fn new_set<'py>(
+    py: Python<'py>,
+    frozen: bool,
+    items: impl IntoIterator<Item = Obj<'py>>,
+) -> crate::errors::Result<Obj<'py>> {
+    // SAFETY: a new empty set or frozenset, or NULL with an exception set.
+    let raw = unsafe {
+        if frozen {
+            ffi::PyFrozenSet_New(std::ptr::null_mut())
+        } else {
+            ffi::PySet_New(std::ptr::null_mut())
+        }
+    };
+    // SAFETY: a new reference, or NULL with an exception set.
+    let set = unsafe { Bound::from_owned_ptr_or_err(py, raw)? };
+    for (index, item) in items.into_iter().enumerate() {
+        // SAFETY: both are live objects; PySet_Add fills a frozenset too while it is unshared.
+        if unsafe { ffi::PySet_Add(set.as_ptr(), item.as_ptr()) } < 0 {
+            return Err(crate::errors::Error::from(PyErr::fetch(py)).at_index(index));
+        }
+    }
+    Ok(set)
+}
+
 /// Recently decoded dict keys, one table per thread: JSON objects decoded as dicts repeat the
 /// same keys, and a cached str comes with its hash already computed, which the dict insertion
 /// then reuses.

@@ -3,7 +3,7 @@
 //! the remaining input before anything is allocated for it.
 
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyFrozenSet, PySet, PyType};
+use pyo3::types::{PyDict, PyType};
 
 use super::ops::{Program, ReadOp};
 use super::wire::{civil_from_days, Input, MAX_DAYS, MIN_DAYS};
@@ -495,8 +495,8 @@ impl<'a, 'p, 'py> Decoder<'a, 'p, 'py> {
             spec.length.check(items.len(), "items")?;
             match spec.kind {
                 SequenceKind::VarTuple => crate::py::new_tuple(py, items.into_iter())?.into_any(),
-                SequenceKind::Set => py::user_code(py, || PySet::new(py, items))?.into_any(),
-                _ => py::user_code(py, || PyFrozenSet::new(py, items))?.into_any(),
+                SequenceKind::Set => py::user_code(py, || py::new_set(py, false, items))?,
+                _ => py::user_code(py, || py::new_set(py, true, items))?,
             }
         };
         self.depth -= 1;

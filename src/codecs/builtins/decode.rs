@@ -266,6 +266,14 @@ impl<'p, 'py, E: Errors> Decoder<'p, 'py, ObjectInput<'py>, E> {
     fn kept(&mut self, id: NodeId, value: Obj<'py>) -> Result<Obj<'py>> {
         let keep = self.reader.keep;
         let py = self.ctx.py;
+        if !self.ctx.strict && keep.decimal && shape::is_decimal(&value) {
+            if let Some(float) = self.lax_decimal_float(id) {
+                // Lax mode: a Decimal given for a float is its value, as msgspec's convert
+                // reads it (NaN and the infinities too; a signalling NaN is a ValueError).
+                let number: f64 = value.extract().map_err(Error::from)?;
+                return self.ctx.float(float, number, None);
+            }
+        }
         // The JSON form of each of these is a str, so a union picks its str variant.
         let id = match self.ctx.plan.node(id) {
             Node::Union(spec) => spec.str.unwrap_or(id),
@@ -351,6 +359,24 @@ impl<'p, 'py, E: Errors> Decoder<'p, 'py, ObjectInput<'py>, E> {
         Err(unsupported(node, &value))
     }
 
+    /// Lax mode: the float node a Decimal given for node `id` is read as, when `id` takes a
+    /// float and no Decimal (a float, or a union with a float variant and no Decimal one).
+    fn lax_decimal_float(&self, id: NodeId) -> Option<NodeId> {
+        let plan = self.ctx.plan;
+        match plan.node(id) {
+            Node::Float(_) => Some(id),
+            Node::Union(spec)
+                if !spec
+                    .variants
+                    .iter()
+                    .any(|&variant| matches!(plan.node(variant), Node::Decimal(_))) =>
+            {
+                spec.float
+            }
+            _ => None,
+        }
+    }
+
     /// `from_attributes`: an object given for a record (or a tagged union of records), as the
     /// dict of its fields read from its attributes, keyed by wire name, which the decoder then
     /// reads as it reads a dict; `None` for any other node. Each field is the attribute of its
@@ -397,7 +423,12 @@ impl<'p, 'py, E: Errors> Decoder<'p, 'py, ObjectInput<'py>, E> {
                     }
                     None => None,
                 };
-                if let Some(found) = found {
+                // A field that holds UNSET is left out, as `to_builtins` leaves it out of the
+                // dict: it is then UNSET again (its default), not a value to validate.
+                let unset = |found: &Obj<'py>| {
+                    field.unset && plan.unset.as_ref().is_some_and(|unset| found.is(unset))
+                };
+                if let Some(found) = found.filter(|found| !unset(found)) {
                     fields.set_item(wire_key, found)?;
                 }
             }
@@ -506,7 +537,9 @@ impl<'p, 'py, E: Errors> WireReader<'p, 'py> for Decoder<'p, 'py, ObjectInput<'p
         // PyType_IsSubtype.
         if let Ok(float) = value.cast::<PyFloat>() {
             let number = float.value();
-            if !number.is_finite() {
+            // Lax mode takes NaN and the infinities as its text "nan" and "inf" (and as
+            // msgspec's convert takes these objects); strict mode reads what JSON holds.
+            if !number.is_finite() && self.ctx.strict {
                 return Err(Error::validation(format_args!(
                     "expected a finite number, got {number} (JSON numbers are finite)"
                 )));
