@@ -17,6 +17,7 @@ import decimal
 import json
 import math
 import os
+import pickle
 import subprocess
 import sys
 import textwrap
@@ -283,6 +284,21 @@ def test_issue38_item7_400_failing_records_around_1_mb_stay_under_150_mib(fmt: s
     else:
         assert result["count"] == 1 and result["locs"] == [[], []], result
     assert result["first"][:2] == result["fail_fast"][:2]
+
+
+def test_issue38_item7_locs_are_made_when_asked_and_the_report_pickles() -> None:
+    with pytest.raises(polycodec.ValidationError) as info:
+        Codec(dict[str, list[list[int]]], errors="all").decode_one(
+            b'{"k": [["a", 1], [2, "b"]], "j": [["c"]]}'
+        )
+    exc = info.value
+    locs = [("k", 0, 0), ("k", 1, 1), ("j", 0, 0)]
+    assert exc.loc == locs[0] and [e["loc"] for e in exc.errors()] == locs
+    # A new list of new dicts each time, which the caller may change.
+    exc.errors()[0]["loc"] = ()
+    assert [e["loc"] for e in exc.errors()] == locs
+    again = pickle.loads(pickle.dumps(exc))
+    assert again.errors() == exc.errors() and str(again) == str(exc)
 
 
 # Item 8: the first error is the fail-fast error, with its loc.

@@ -30,19 +30,21 @@ class _Loc:
         self.outer = outer
         self.own = own
 
-    def steps(self, made: Dict[int, Tuple[LocItem, ...]]) -> Tuple[LocItem, ...]:
-        """The tuple; ``made`` keeps the shared links' steps (by ``id``, for one call of
-        ``errors()``, while the links live), so each is walked once however many errors share
-        it."""
+    def steps(self, made: Dict[int, Optional[Tuple[LocItem, ...]]]) -> Tuple[LocItem, ...]:
+        """The tuple. ``made`` (for one call of ``errors()``, while the links live) records each
+        link met by ``id``, and keeps the steps up to a link once a second error meets it: each
+        shared link is walked once however many errors share it, and a link of one error alone
+        keeps nothing."""
         pending: List[_Link] = []
         link = self.outer
-        while link is not None and id(link) not in made:
+        while link is not None and made.get(id(link)) is None:
             pending.append(link)
             link = link[0]
-        shared: Tuple[LocItem, ...] = () if link is None else made[id(link)]
+        # The loop stopped at the root or at a link whose steps are kept (never empty).
+        shared = (made[id(link)] or ()) if link is not None else ()
         for link in reversed(pending):
             shared = shared + (link[1],)
-            made[id(link)] = shared
+            made[id(link)] = shared if id(link) in made else None
         return shared + self.own
 
 
@@ -82,7 +84,7 @@ class DecodeError(ValueError):
         built with ``errors="all"`` reports every validation error of the value; otherwise the
         one error is the list's only entry."""
         if self._errors is not None:
-            made: Dict[int, Tuple[LocItem, ...]] = {}
+            made: Dict[int, Optional[Tuple[LocItem, ...]]] = {}
             entries = [dict(entry) for entry in self._errors]
             for entry in entries:
                 loc = entry.get("loc")
