@@ -57,6 +57,9 @@ def test_tested_versions_are_listed_alike_everywhere() -> None:
     assert matrices, "release.yml has no python matrix"
     for matrix in matrices:
         assert re.findall(r'"([^"]+)"', matrix) == TESTED_VERSIONS
+    # The jobs that build every version at once set them all up.
+    setups = re.findall(r'python-version: "(3[\d.\\n]+)"', workflow)
+    assert setups and all(s.split("\\n") == TESTED_VERSIONS for s in setups), setups
     # requires-python admits exactly the tested versions up to the newest (later ones are
     # admitted, as is usual, until one is found to break).
     admitted = SpecifierSet(PYPROJECT["project"]["requires-python"])
@@ -157,7 +160,9 @@ def test_wheel_metadata_is_what_users_see() -> None:
         licence = archive.read(f"{info}/licenses/LICENSE").decode()
     assert metadata["Name"] == "polycodec" and metadata["Version"] == version
     assert _classifier_versions(metadata.get_all("Classifier")) == TESTED_VERSIONS
-    assert metadata["Requires-Python"] == PYPROJECT["project"]["requires-python"]
+    assert SpecifierSet(metadata["Requires-Python"]) == SpecifierSet(
+        PYPROJECT["project"]["requires-python"]
+    )
     assert metadata["License-Expression"] == "MIT"
     assert metadata.get_all("License-File") == ["LICENSE"]
     assert licence == (ROOT / "LICENSE").read_text() and licence.startswith("MIT License")
