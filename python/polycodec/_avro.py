@@ -793,7 +793,8 @@ def _decimal_default(value: decimal.Decimal, scale: int, precision: int) -> str:
     if sign:
         unscaled = -unscaled
     length = abs(unscaled).bit_length() // 8 + 1
-    return unscaled.to_bytes(length, "big", signed=True).decode("latin-1")
+    text: str = unscaled.to_bytes(length, "big", signed=True).decode("latin-1")
+    return text
 
 
 def derive_schema(spec: Tuple[List[Tuple[str, Dict[str, Any]]], int], target: Any) -> Any:
