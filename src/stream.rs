@@ -528,25 +528,23 @@ impl StreamDecoder {
         else {
             unreachable!("only an Avro decoder opens blocks");
         };
-        let room = block.left().min(budget.values);
-        if let Err(error) = errors::reserve(out, room, "the values of an Avro block") {
-            self.block = None;
-            return Err(Stop::fatal(consumed, error, self.index, offset));
-        }
         let ended = loop {
             // A block whose records are all taken is closed (and checked) at once, so that
             // `ready` never promises values that are not there.
-            if budget.values == 0 && block.left() != 0 {
+            if block.left() == 0 {
+                break avro
+                    .stream_block_next(py, &codec.plan, header, block)
+                    .map(|_| true);
+            }
+            if budget.values == 0 {
                 break Ok(false);
             }
-            match avro.stream_block_next(py, &codec.plan, header, block) {
-                Ok(Some(value)) => {
-                    out.push(value);
-                    self.index += 1;
-                    budget.values -= 1;
-                }
-                Ok(None) => break Ok(true),
-                Err(error) => break Err(error),
+            let before = out.len();
+            let taken = avro.stream_block_take(py, &codec.plan, header, block, budget.values, out);
+            self.index += (out.len() - before) as u64;
+            budget.values -= out.len() - before;
+            if let Err(error) = taken {
+                break Err(error);
             }
         };
         match ended {

@@ -159,6 +159,41 @@ impl Avro {
         Ok(Some(value))
     }
 
+    /// Decodes up to `most` records of an open block into `out` with one decoder (as many as
+    /// are left, at most); returns how many. On an error, the records decoded before it are
+    /// in `out`.
+    pub fn stream_block_take<'py>(
+        &self,
+        py: Python<'py>,
+        plan: &Plan,
+        header: &StreamHeader,
+        block: &mut OpenBlock,
+        most: usize,
+        out: &mut Vec<Obj<'py>>,
+    ) -> Result<usize> {
+        let count = most.min(block.left);
+        crate::errors::reserve(out, count, "the values of an Avro block")?;
+        let mut decoder = Decoder::new(py, plan, &header.program, &block.data[block.pos..]);
+        decoder.empty_items = block.empty_items;
+        let mut taken = 0;
+        let result = loop {
+            if taken == count {
+                break Ok(count);
+            }
+            match decoder.root() {
+                Ok(value) => {
+                    out.push(value);
+                    taken += 1;
+                }
+                Err(error) => break Err(error),
+            }
+        };
+        block.pos += decoder.input.pos;
+        block.empty_items = decoder.empty_items;
+        block.left -= taken;
+        result
+    }
+
     /// Writes a new container file's header into `out`; returns the file's sync marker.
     pub fn stream_begin(&self, out: &mut Vec<u8>) -> [u8; 16] {
         let sync = self.next_sync();
