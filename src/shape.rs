@@ -597,19 +597,24 @@ fn subclass_plan_slow(
     let compiled = match found {
         Some(compiled) => compiled,
         None => {
-            let compiled = compile_subclass(plan, &cls);
-            let mut plans = plan.subclasses.lock().expect("subclass plans");
-            if plans.len() >= SUBCLASS_PLANS_KEPT {
-                plans.clear();
-            }
-            plans.insert(
-                key,
-                crate::plan::SubclassPlan {
-                    cls: cls.clone().unbind(),
-                    generation,
-                    plan: compiled.clone(),
-                },
-            );
+            let compiled = compile_subclass(plan, &cls)?;
+            let entry = crate::plan::SubclassPlan {
+                cls: cls.clone().unbind(),
+                generation,
+                plan: compiled.clone(),
+            };
+            // What leaves the cache is released after the lock is: releasing a class can run
+            // Python code, which could encode again.
+            let (evicted, replaced) = {
+                let mut plans = plan.subclasses.lock().expect("subclass plans");
+                let evicted = if plans.len() >= SUBCLASS_PLANS_KEPT {
+                    std::mem::take(&mut *plans)
+                } else {
+                    HashMap::new()
+                };
+                (evicted, plans.insert(key, entry))
+            };
+            drop((evicted, replaced));
             compiled
         }
     };
@@ -624,11 +629,13 @@ fn subclass_plan_slow(
     }
 }
 
-/// Compiles `cls` with `plan`'s options; an error's message when it has no plan.
+/// Compiles `cls` with `plan`'s options: its plan, or the message of the TypeError or
+/// ValueError that says why it has none (kept with the class, as a plan is); any other
+/// exception passes.
 fn compile_subclass(
     plan: &Plan,
     cls: &Bound<'_, PyType>,
-) -> std::result::Result<Arc<Plan>, String> {
+) -> Result<std::result::Result<Arc<Plan>, String>> {
     let py = cls.py();
     let compiled = (|| -> PyResult<Plan> {
         let options = plan.compile_options.as_ref().map(|o| o.bind(py));
@@ -640,12 +647,16 @@ fn compile_subclass(
         compiled.compile_options = plan.compile_options.as_ref().map(|o| o.clone_ref(py));
         Ok(compiled)
     })();
-    compiled.map(Arc::new).map_err(|err| {
-        err.value(py)
-            .str()
-            .map(|text| text.to_string())
-            .unwrap_or_else(|_| "its plan cannot be compiled".to_owned())
-    })
+    match compiled {
+        Ok(compiled) => Ok(Ok(Arc::new(compiled))),
+        Err(err)
+            if err.is_instance_of::<PyTypeError>(py)
+                || err.is_instance_of::<pyo3::exceptions::PyValueError>(py) =>
+        {
+            Ok(Err(err.value(py).str()?.to_string()))
+        }
+        Err(err) => Err(err.into()),
+    }
 }
 
 type PlanCache = Mutex<HashMap<usize, (Py<PyType>, Arc<Plan>, u64)>>;
@@ -676,9 +687,11 @@ pub fn plan_for_value(value: &Obj<'_>) -> Result<Option<Arc<Plan>>> {
     if matches!(plan.node(plan.root), Node::Any) {
         return Ok(None);
     }
-    cache
+    // A plan compiled under older options, released after the lock (see `subclass_plan`).
+    let stale = cache
         .lock()
         .expect("plan cache")
         .insert(key, (cls.unbind(), plan.clone(), generation));
+    drop(stale);
     Ok(Some(plan))
 }

@@ -37,7 +37,7 @@ from typing import Any, Dict, Hashable, List, Optional, Tuple
 from ._api import _type_key, _value_key
 from ._polycodec import _options_changed, _options_generation
 
-__all__ = ["clear", "forget_class", "generation", "lookup", "note_planned", "store"]
+__all__ = ["clear", "forget_class", "lookup", "note_planned", "store"]
 
 _ATTRIBUTE = "__polycodec_compiled__"
 # Entries per class (one per format and set of options in use) and in the shared dict.
@@ -156,11 +156,6 @@ def _checks(spec: Any) -> Checks:
         if namespace.get(name) is cls:
             found.append((namespace, name, cls))
     return tuple(found)
-
-
-def generation() -> int:
-    """The options generation: read before compiling, given to ``store`` after."""
-    return _options_generation()
 
 
 def store(
