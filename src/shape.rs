@@ -561,11 +561,13 @@ pub fn _options_changed() {
 const SUBCLASS_PLANS_KEPT: usize = 64;
 
 /// The plan of `value`'s own class, when it is an instance of a subclass of record `spec`'s
-/// class: msgspec writes such an instance with its own fields, so every encoder writes it
-/// with the subclass's plan (compiled with `plan`'s options, once per plan and subclass), or
-/// refuses it where the format cannot carry it. `None` for an instance of the class itself
-/// (and for a TypedDict, whose values are dicts). An instance of another class is the caller's
-/// error to raise.
+/// class that writes more or other than its base class (fields of its own, other options):
+/// msgspec writes such an instance with its own fields, so every encoder writes it with the
+/// subclass's plan (compiled with `plan`'s options, once per plan and subclass), or refuses it
+/// where the format cannot carry it. `None` for an instance of the class itself, of a subclass
+/// that writes what its base class writes (written as the base class, as before: a tagged
+/// variant keeps its tag first), and for a TypedDict, whose values are dicts. An instance of
+/// another class is the caller's error to raise.
 #[inline]
 pub fn subclass_plan(plan: &Plan, spec: &RecordSpec, value: &Obj<'_>) -> Result<Option<Arc<Plan>>> {
     if py::has_exact_type(value, spec.type_addr) || spec.kind == RecordKind::TypedDict {
@@ -597,7 +599,8 @@ fn subclass_plan_slow(
     let compiled = match found {
         Some(compiled) => compiled,
         None => {
-            let compiled = compile_subclass(plan, &cls)?;
+            let compiled = compile_subclass(plan, &cls)?
+                .map(|own| (!writes_as_base(spec, &own, value.py())).then_some(own));
             let entry = crate::plan::SubclassPlan {
                 cls: cls.clone().unbind(),
                 generation,
@@ -619,7 +622,7 @@ fn subclass_plan_slow(
         }
     };
     match compiled {
-        Ok(found) => Ok(Some(found)),
+        Ok(found) => Ok(found),
         Err(reason) => Err(Error::encode(format!(
             "{} is a subclass of {}, written with its own fields (as msgspec writes it), and it \
              cannot be: {reason}",
@@ -627,6 +630,25 @@ fn subclass_plan_slow(
             spec.qualname
         ))),
     }
+}
+
+/// Whether the subclass's plan `own` writes what record `base` writes: the same fields under
+/// the same wire names, in the same order, with the same record options.
+fn writes_as_base(base: &RecordSpec, own: &Plan, py: Python<'_>) -> bool {
+    let Node::Record(sub) = own.node(own.root) else {
+        return false;
+    };
+    let fields = |record: &RecordSpec| -> Vec<(String, String, bool)> {
+        record
+            .fields
+            .iter()
+            .map(|f| (f.name.bind(py).to_string(), f.wire_name.clone(), f.on_wire))
+            .collect()
+    };
+    fields(base) == fields(sub)
+        && base.wire_fields == sub.wire_fields
+        && (base.array_like, base.omit_defaults) == (sub.array_like, sub.omit_defaults)
+        && base.class_tag().map(|tag| &tag.value) == sub.class_tag().map(|tag| &tag.value)
 }
 
 /// Compiles `cls` with `plan`'s options: its plan, or the message of the TypeError or

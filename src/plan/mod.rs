@@ -64,13 +64,14 @@ pub struct Plan {
 
 /// The plans of subclass instances met in a plan's record fields, by the subclass's address:
 /// the class (kept alive, so the address stays its own), the options generation the plan was
-/// compiled under (`shape::options_generation`), and the plan (or why the class has none).
+/// compiled under (`shape::options_generation`), and the plan (`None` when the subclass writes
+/// what its base class writes, or the reason the class has no plan).
 pub type SubclassPlans = std::sync::Mutex<std::collections::HashMap<usize, SubclassPlan>>;
 
 pub struct SubclassPlan {
     pub cls: Py<pyo3::types::PyType>,
     pub generation: u64,
-    pub plan: std::result::Result<std::sync::Arc<Plan>, String>,
+    pub plan: std::result::Result<Option<std::sync::Arc<Plan>>, String>,
 }
 
 impl Plan {
@@ -137,7 +138,7 @@ impl Plan {
         if let Ok(subclasses) = self.subclasses.try_lock() {
             for entry in subclasses.values() {
                 visit.call(&entry.cls)?;
-                if let Ok(plan) = &entry.plan {
+                if let Ok(Some(plan)) = &entry.plan {
                     plan.traverse(visit)?;
                 }
             }
