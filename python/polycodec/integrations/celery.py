@@ -125,14 +125,15 @@ def register_serializers() -> None:
     """Registers ``polycodec-json`` and ``polycodec-msgpack`` with kombu (again: no change).
     Call it in the module that creates the Celery app, so that callers and workers both have
     them."""
-    kombu.serialization.register(
+    # kombu's register() carries no annotations.
+    kombu.serialization.register(  # type: ignore[no-untyped-call]
         JSON_SERIALIZER,
         dumps_json,
         loads_json,
         content_type=JSON_CONTENT_TYPE,
         content_encoding="utf-8",
     )
-    kombu.serialization.register(
+    kombu.serialization.register(  # type: ignore[no-untyped-call]
         MSGPACK_SERIALIZER,
         dumps_msgpack,
         loads_msgpack,
@@ -211,7 +212,10 @@ class _Plans:
         self.typed = (
             any(slot.codec is not None for slot in self.positional)
             or any(slot.codec is not None for slot in self.by_name.values())
-            or any(s is not None and s.codec is not None for s in (self.var_positional, self.var_keyword))
+            or any(
+                s is not None and s.codec is not None
+                for s in (self.var_positional, self.var_keyword)
+            )
         )
 
     def _codec(self, hint: Any, what: str, options: Mapping[str, Any]) -> Optional[Codec[Any]]:
@@ -280,9 +284,7 @@ class _Plans:
     def decode_result(self, value: Any) -> Any:
         if self.result is None or isinstance(value, BaseException):
             return value
-        return self.result.from_builtins(
-            value, builtin_types=_AS_THEMSELVES, from_attributes=True
-        )
+        return self.result.from_builtins(value, builtin_types=_AS_THEMSELVES, from_attributes=True)
 
 
 class TypedTask(Task):  # type: ignore[misc]  # celery has no type information
