@@ -318,7 +318,8 @@ class TypedTask(Task):  # type: ignore[misc]  # celery has no type information
         # Called by the worker's tracer (or apply()), which has pushed this task's request:
         # self.run, not super().__call__, which would push a second, empty request.
         plans = self.polycodec_plans()
-        args, kwargs = plans.decode(args, kwargs)
+        if plans.typed:
+            args, kwargs = plans.decode(args, kwargs)
         return plans.encode_result(self.run(*args, **kwargs))
 
     def apply_async(
@@ -329,8 +330,9 @@ class TypedTask(Task):  # type: ignore[misc]  # celery has no type information
         **options: Any,
     ) -> Any:
         serializer = options.get("serializer") or self.serializer
-        if serializer != "pickle":
-            args, kwargs = self.polycodec_plans().encode(args or (), kwargs or {})
+        plans = self.polycodec_plans()
+        if serializer != "pickle" and plans.typed:
+            args, kwargs = plans.encode(args or (), kwargs or {})
         return super().apply_async(args, kwargs, *more, **options)
 
     def apply(
