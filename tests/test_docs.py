@@ -11,6 +11,7 @@ import os
 import re
 import subprocess
 import sys
+import tomllib
 import types
 from pathlib import Path
 
@@ -209,8 +210,13 @@ def _anchors(page: Path) -> set[str]:
 
 
 def test_readme_links_into_docs_resolve() -> None:
+    """The README's links are absolute, into the repository on the forge (PyPI shows the README
+    as the package's description, where a relative link leads nowhere): each names a page of
+    this checkout, and its anchor a heading there."""
     readme = (ROOT / "README.md").read_text()
-    links = re.findall(r"\]\((docs/[^)#\s]+)(?:#([^)\s]+))?\)", readme)
+    with open(ROOT / "pyproject.toml", "rb") as file:
+        files = tomllib.load(file)["project"]["urls"]["Repository"] + "/blob/main/"
+    links = re.findall(r"\]\(" + re.escape(files) + r"(docs/[^)#\s]+)(?:#([^)\s]+))?\)", readme)
     assert len({target for target, _ in links}) >= 10
     for target, anchor in links:
         page = ROOT / target
