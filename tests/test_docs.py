@@ -52,6 +52,8 @@ def test_docs_example(
     where: str, code: str, output: str | None, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     expected = output if output is not None else _expected_from_comments(code)
+    if "import ray" in code and sys.version_info >= (3, 15):
+        pytest.skip("Ray publishes no wheel for CPython 3.15 yet")
     if SCRIPT_GUARD in code:
         printed = _run_as_script_file(code, tmp_path)
     else:
@@ -92,7 +94,9 @@ def _run_as_script_file(code: str, folder: Path) -> str:
 
 def test_issue26_8_recipes_that_start_processes_run_as_scripts() -> None:
     """The dask recipe is run as a script file (above), so it must be written as one."""
-    recipes = [code for where, code, _ in EXAMPLES if "LocalCluster(" in code]
+    recipes = [
+        code for where, code, _ in EXAMPLES if "LocalCluster(" in code or "ray.init(" in code
+    ]
     assert recipes and all(SCRIPT_GUARD in code for code in recipes)
 
 
