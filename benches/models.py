@@ -28,7 +28,9 @@ Decimals always have two decimal places so that fixed-scale Avro decimals round-
 
 from __future__ import annotations
 
+import dataclasses
 import enum
+import json
 import random
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta, timezone
@@ -62,7 +64,9 @@ __all__ = [
     "CLASSES",
     "ModelSpec",
     "MODELS",
+    "UNTYPED",
     "generate",
+    "json_form",
 ]
 
 
@@ -537,6 +541,11 @@ class ModelSpec:
     #: Only ``*_one`` operations: one object is already a large document (the gist times one
     #: 1,000-node file system per call); batches of trees are the ``tree`` model's job.
     one_only: bool = False
+    #: ``"typed"``: instances of model classes; ``"untyped"``: plain JSON values (dicts, lists,
+    #: str, int, float, bool, None), which only the adapters that declare it take.
+    kind: str = "typed"
+    #: The formats the model is timed in (None: every format).
+    formats: Optional[tuple[str, ...]] = None
 
     @property
     def list_type(self) -> Any:
@@ -572,6 +581,45 @@ MODELS: dict[str, ModelSpec] = {
         one_only=True,
     ),
 }
+
+
+def _json_default(value: Any) -> Any:
+    if isinstance(value, enum.Enum):
+        return value.value
+    if isinstance(value, (datetime, date)):
+        return value.isoformat()
+    if isinstance(value, (Decimal, UUID)):
+        return str(value)
+    raise TypeError(f"no JSON form for {type(value).__name__}")
+
+
+def json_form(value: Any) -> Any:
+    """A model object's JSON form as plain values, through the stdlib: what an untyped service
+    holds after ``json.loads`` of the object's JSON."""
+    return json.loads(json.dumps(dataclasses.asdict(value), default=_json_default))
+
+
+def _untyped(model: str) -> Callable[[random.Random, int], Any]:
+    make = MODELS[model].make_one
+    return lambda rng, i: json_form(make(rng, i))
+
+
+#: Untyped values (issue 37): the four models' data as plain JSON values, for JSON and
+#: MessagePack libraries that take any value (``Codec(Any)``, ``orjson.loads``, ...).
+UNTYPED: dict[str, ModelSpec] = {
+    f"untyped_{name}": ModelSpec(
+        f"untyped_{name}",
+        dict,
+        f"the {name} model's data as plain JSON values (dicts, lists, str, int, float, bool, "
+        "None), decoded untyped",
+        _untyped(name),
+        one_only=MODELS[name].one_only,
+        kind="untyped",
+        formats=("json", "msgpack"),
+    )
+    for name in ("record", "hierarchy", "tree", "filesystem")
+}
+MODELS.update(UNTYPED)
 
 
 def generate(model: str, n: int, seed: int = 20240601) -> list[Any]:

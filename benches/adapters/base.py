@@ -101,6 +101,17 @@ class Adapter:
     formats: tuple[str, ...]
     build: Callable[[str, ModelSpec], Ops]
     how: dict[str, str] = field(default_factory=dict)
+    #: The kinds of model it takes (``ModelSpec.kind``): ``"typed"`` (model classes) and/or
+    #: ``"untyped"`` (plain JSON values); the harness never offers it the others.
+    kinds: tuple[str, ...] = ("typed",)
+
+    def takes(self, fmt: str, model: ModelSpec) -> bool:
+        """Whether this adapter is run on ``model`` in ``fmt`` at all."""
+        return (
+            fmt in self.formats
+            and model.kind in self.kinds
+            and (model.formats is None or fmt in model.formats)
+        )
 
     @property
     def version(self) -> str:

@@ -27,6 +27,8 @@ def _default(value: Any) -> Any:
 
 
 def _build(fmt: str, model: ModelSpec) -> Ops:
+    if model.kind == "untyped":
+        return Ops(_dumps, _loads, _dumps, _loads)
     _, from_dict = converters("json", model.name)
 
     def encode(obj: Any) -> bytes:
@@ -52,5 +54,6 @@ ADAPTERS = [
             "json": "orjson.dumps(obj or list, default=Decimal->str) (native dataclasses); "
             "orjson.loads + hand-written dict->dataclass conversion",
         },
+        kinds=("typed", "untyped"),
     )
 ]

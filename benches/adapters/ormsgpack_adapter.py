@@ -26,6 +26,8 @@ def _default(value: Any) -> Any:
 
 
 def _build(fmt: str, model: ModelSpec) -> Ops:
+    if model.kind == "untyped":
+        return Ops(_packb, _unpackb, _packb, _unpackb)
     _, from_dict = converters("json", model.name)
 
     def encode(obj: Any) -> bytes:
@@ -51,5 +53,6 @@ ADAPTERS = [
             "msgpack": "ormsgpack.packb(obj or list, default=Decimal->str) (native dataclasses); "
             "ormsgpack.unpackb + hand-written dict->dataclass conversion",
         },
+        kinds=("typed", "untyped"),
     )
 ]
