@@ -21,8 +21,8 @@ A whole table at once::
     python -m benches.callgrind_features --table [--features a,b] [--cells c,d]
         [--libs slots,msgspec] [--count 20] [--json FILE]
 
-starts one ``valgrind --tool=callgrind`` process per feature (so it needs valgrind and its
-``callgrind.h`` header, and a C compiler), which builds every requested cell, calls each once,
+starts one ``valgrind --tool=callgrind`` process (one per ``--per-process K`` features; it needs
+valgrind, its ``callgrind.h`` header and a C compiler), which builds every cell, calls each once,
 then counts ``--count`` calls with callgrind's client requests (``CALLGRIND_ZERO_STATS`` before,
 ``CALLGRIND_DUMP_STATS_AT`` after, through a ten-line C helper compiled on first use), so setup
 and interpreter start-up are never in the count and one process serves every cell. It prints
@@ -122,13 +122,15 @@ def _read_dumps(folder: Path) -> dict[tuple[str, str, str], float]:
 
 
 def table(
-    features: list[str], cells: list[str], libs: list[str], count: int
+    features: list[str], cells: list[str], libs: list[str], count: int, per_process: int = 1000
 ) -> dict[tuple[str, str, str], float]:
-    """Instructions per call of every (feature, cell, lib), one callgrind process per feature."""
+    """Instructions per call of every (feature, cell, lib), ``per_process`` features per
+    callgrind process (start-up under callgrind costs more than counting a feature's cells)."""
     _helper()  # compiled before the processes race for it
     env = dict(os.environ, PYTHONHASHSEED="0")
     counts: dict[tuple[str, str, str], float] = {}
-    for feature in features:
+    for start in range(0, len(features), per_process):
+        group = features[start : start + per_process]
         with tempfile.TemporaryDirectory(prefix="cg-features-") as tmp:
             cmd = [
                 "valgrind",
@@ -140,7 +142,7 @@ def table(
                 "benches.callgrind_features",
                 "--inside",
                 "--features",
-                feature,
+                ",".join(group),
                 "--cells",
                 ",".join(cells),
                 "--libs",
@@ -151,7 +153,7 @@ def table(
             subprocess.run(cmd, check=True, env=env, cwd=Path(__file__).resolve().parent.parent)
             got = _read_dumps(Path(tmp))
         counts.update(got)
-        print(f"counted {feature}: {len(got)} cells", file=sys.stderr)
+        print(f"counted {', '.join(group)}: {len(got)} cells", file=sys.stderr)
     return counts
 
 
@@ -219,6 +221,9 @@ def main() -> None:
         "--count", dest="calls", type=int, default=20, help="calls counted per cell (--table)"
     )
     parser.add_argument("--json", type=Path, help="also write the counts here (--table)")
+    parser.add_argument(
+        "--per-process", type=int, default=1000, help="features per callgrind process (--table)"
+    )
     args = parser.parse_args()
     if args.list:
         for name, feature in FEATURES.items():
@@ -232,7 +237,7 @@ def main() -> None:
         if args.inside:
             _inside(features, cells, libs, args.calls)
             return
-        counts = table(features, cells, libs, args.calls)
+        counts = table(features, cells, libs, args.calls, args.per_process)
         if args.json:
             args.json.write_text(
                 json.dumps(
