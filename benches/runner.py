@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 from .adapters import BASELINES, FORMATS, Adapter, Ops, Registry, Unsupported, is_subject
-from .adapters.base import OBJECT_FORMATS, version_is_prerelease
+from .adapters.base import NO_CLASS_OPTIONS, OBJECT_FORMATS, version_is_prerelease
 from .idioms import field_names
 from .models import MODELS, generate
 from .progress import ProgressBar
@@ -271,6 +271,9 @@ def run(cfg: RunConfig, registry: Registry) -> RunResult:
     bar = ProgressBar(len(checks) * 0.1 + _count_cells(cfg, adapters) or 1, enabled=cfg.progress)
     for i, (adapter, fmt, model) in enumerate(checks):
         bar.update(i * 0.1, f"checking {adapter.name} {fmt} {model}")
+        if MODELS[model].class_options and not adapter.class_options:
+            skips.append(Skip(adapter.name, fmt, model, "unsupported", NO_CLASS_OPTIONS))
+            continue
         try:
             ops = adapter.build(fmt, MODELS[model])
         except Unsupported as exc:

@@ -150,5 +150,6 @@ def _merge_same_names(adapters: list[Adapter]) -> list[Adapter]:
             build=lambda fmt, model, builds=builds: builds[fmt](fmt, model),
             how={**first.how, **adapter.how},
             kinds=tuple(dict.fromkeys(first.kinds + adapter.kinds)),
+            class_options=first.class_options and adapter.class_options,
         )
     return list(merged.values())

@@ -51,5 +51,6 @@ ADAPTERS = [
             "json.loads + hand-written dict->dataclass",
         },
         kinds=("typed", "untyped"),
+        class_options=True,
     )
 ]

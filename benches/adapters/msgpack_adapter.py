@@ -51,5 +51,6 @@ ADAPTERS = [
             "hand-written dict->dataclass",
         },
         kinds=("typed", "untyped"),
+        class_options=True,
     )
 ]

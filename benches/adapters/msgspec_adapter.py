@@ -80,6 +80,7 @@ ADAPTERS = [
             "tag_field=, for the trees)"
             for f, h in _HOW.items()
         },
+        class_options=True,
     ),
     Adapter(
         name="msgspec",

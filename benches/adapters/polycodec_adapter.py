@@ -84,6 +84,7 @@ ADAPTERS = [
             for f, h in _HOW.items()
         },
         kinds=("typed", "untyped"),
+        class_options=True,
     ),
     Adapter(
         name="polycodec-slots",
@@ -92,6 +93,7 @@ ADAPTERS = [
         formats=tuple(FORMATS),
         build=_build_slots,
         how={f: h + " on @dataclass(slots=True) classes" for f, h in _HOW.items()},
+        class_options=True,
     ),
     Adapter(
         name="polycodec-containers",
