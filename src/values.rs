@@ -103,7 +103,7 @@ impl<'p, 'py> Decoding<'p, 'py> {
         let builtin_key = self.plan.node(key_node).is_builtin_scalar();
         let builtin_value = self.plan.node(value_node).is_builtin_scalar();
         if builtin_key && builtin_value {
-            dict.set_item(key, value)?;
+            py::dict_set(dict, &key, &value)?;
         } else {
             py::user_code(self.py, || dict.set_item(key, value))?;
         }

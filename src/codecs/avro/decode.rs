@@ -176,10 +176,16 @@ impl<'a, 'p, 'py> Decoder<'a, 'p, 'py> {
             },
             ReadOp::Boolean(plan) => {
                 let flag = self.input.boolean()?;
+                if program.plain[index] {
+                    return Ok(pyo3::types::PyBool::new(py, flag).to_owned().into_any());
+                }
                 self.ctx.boolean(*plan, flag)
             }
             ReadOp::Long(plan) => {
                 let number = self.input.long()?;
+                if program.plain[index] {
+                    return Ok(py::new_int(py, number)?);
+                }
                 self.ctx.int(*plan, number)
             }
             ReadOp::Float(plan) => {
@@ -188,10 +194,19 @@ impl<'a, 'p, 'py> Decoder<'a, 'p, 'py> {
             }
             ReadOp::Double(plan) => {
                 let number = self.input.double()?;
+                if program.plain[index] {
+                    return Ok(py::new_float(py, number)?);
+                }
                 self.ctx.float(*plan, number, None)
             }
             ReadOp::Text(plan) => {
                 let data = self.input.bytes()?;
+                if program.plain[index] {
+                    let ascii = data.is_ascii();
+                    if ascii || std::str::from_utf8(data).is_ok() {
+                        return Ok(py::new_str(py, data, ascii)?);
+                    }
+                }
                 self.text(*plan, data)
             }
             ReadOp::Fixed(size, plan) => {
