@@ -1,7 +1,8 @@
 //! The single-pass fast path of the unpickler: reads the opcode stream once, recursive-descent
 //! style, led by the plan, and builds the Python objects as it goes. It recognises only the
 //! opcode shapes `pickle.dumps` (protocols 2 to 5) and polycodec's writer produce for the types
-//! it handles: dataclasses (`NEWOBJ` + `BUILD` of a dict), lists, str/int/float/bool/None/bytes,
+//! it handles: dataclasses (`NEWOBJ` + `BUILD` of a dict), lists, dicts of plain keys,
+//! str/int/float/bool/None/bytes, untyped (`Any`) values made of those and of lists and dicts,
 //! `Optional`, tagged unions, enums by value, and datetime/date/`Decimal` by `REDUCE` of their
 //! own class with the stdlib's arguments (protocol 2's `_codecs.encode(text, "latin1")` for
 //! bytes and date states included).
