@@ -9,7 +9,7 @@ import dataclasses
 import enum
 import json
 import math
-from typing import Any, Dict, List, NamedTuple, Optional, Tuple, TypedDict, Union
+from typing import Any, Dict, FrozenSet, List, NamedTuple, Optional, Set, Tuple, TypedDict, Union
 
 import msgspec
 import pytest
@@ -406,3 +406,64 @@ def test_str_keyed_dicts(fmt: str) -> None:
     if fmt == "json":
         with pytest.raises(polycodec.EncodeError, match="no JSON representation"):
             polycodec.Codec(Dict[str, float]).encode_one({"a": math.inf})
+
+
+@dataclasses.dataclass
+class Collections:
+    tags: Set[str]
+    frozen: FrozenSet[int]
+    pair: Tuple[int, str]
+    numbers: Tuple[int, ...]
+    points: List[Tuple[float, float]]
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_sets_and_tuples(fmt: str) -> None:
+    value = Collections({"a", "b"}, frozenset({3, 1}), (1, "p"), (1, 2, 3), [(0.5, 1.5)])
+    expected = {
+        "tags": list(value.tags),
+        "frozen": list(value.frozen),
+        "pair": [1, "p"],
+        "numbers": [1, 2, 3],
+        "points": [[0.5, 1.5]],
+    }
+    _check(Collections, value, expected, fmt)
+    _check(
+        Collections,
+        Collections(set(), frozenset(), (0, ""), (), []),
+        {
+            "tags": [],
+            "frozen": [],
+            "pair": [0, ""],
+            "numbers": [],
+            "points": [],
+        },
+        fmt,
+    )
+    # A list stands for a tuple, as the shared encoder takes it.
+    listed = Collections({"a"}, frozenset(), [2, "q"], [4], [[1.0, 2.0]])  # type: ignore[arg-type]
+    _check(
+        Collections,
+        listed,
+        {
+            "tags": ["a"],
+            "frozen": [],
+            "pair": [2, "q"],
+            "numbers": [4],
+            "points": [[1.0, 2.0]],
+        },
+        fmt,
+    )
+
+
+def test_builtins_tuples_refuse_what_they_refused() -> None:
+    codec = polycodec.Codec(Collections)
+    wrong = Collections({"a"}, frozenset(), (1, "p", 3), (), [])  # type: ignore[arg-type]
+    with pytest.raises(polycodec.EncodeError, match="expected a tuple of length 2, got length 3"):
+        codec.to_builtins(wrong)
+    with pytest.raises(polycodec.EncodeError, match="expected str, got int") as caught:
+        codec.to_builtins(Collections({"a"}, frozenset(), (1, 2), (), []))  # type: ignore[arg-type]
+    assert caught.value.path == "$.pair[1]"
+    with pytest.raises(polycodec.EncodeError, match="expected str, got int") as caught:
+        codec.to_builtins(Collections({"a", 5}, frozenset(), (1, "x"), (), []))  # type: ignore[arg-type]
+    assert caught.value.path.startswith("$.tags[")

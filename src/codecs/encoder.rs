@@ -558,6 +558,20 @@ pub fn encode_items<W: WireWriter>(
 ) -> Result<usize> {
     let mut encoder = Encoder::new(plan, writer, 0);
     let mut index = 0;
+    if let Node::Record(spec) = plan.node(plan.root) {
+        // The common batch, a sequence of records: each written as a record at once (at the
+        // top level, where `nested` runs it directly), without the dispatch on the root node.
+        shape::for_each_item(values, |element| {
+            encoder.w.room()?;
+            encoder.w.separator(index);
+            encoder
+                .record(plan.root, spec, element)
+                .map_err(|e| e.at_index(index))?;
+            index += 1;
+            between(encoder.w)
+        })?;
+        return Ok(index);
+    }
     shape::for_each_item(values, |element| {
         encoder.w.room()?;
         encoder.w.separator(index);
@@ -1075,24 +1089,23 @@ impl<'p, 'w, W: WireWriter> Encoder<'p, 'w, W> {
             self.depth -= 1;
             return Ok(());
         }
+        self.other_layout(spec, names, value)?;
+        self.depth -= 1;
+        Ok(())
+    }
+
+    /// A record of a layout other than a full map: out of line, so that the common record's
+    /// code stays as compact as it was.
+    #[inline(never)]
+    fn other_layout(&mut self, spec: &RecordSpec, names: W::Names, value: &Obj<'_>) -> Result<()> {
         if W::field_entries(&names).len() == spec.wire_fields.len() {
             match spec.layout {
-                RecordLayout::Sparse => {
-                    self.sparse_fields(spec, names, value)?;
-                    self.depth -= 1;
-                    return Ok(());
-                }
-                RecordLayout::Array => {
-                    self.array_fields(spec, names, value)?;
-                    self.depth -= 1;
-                    return Ok(());
-                }
+                RecordLayout::Sparse => return self.sparse_fields(spec, names, value),
+                RecordLayout::Array => return self.array_fields(spec, names, value),
                 RecordLayout::Full | RecordLayout::General => {}
             }
         }
-        self.general_record(spec, names, value)?;
-        self.depth -= 1;
-        Ok(())
+        self.general_record(spec, names, value)
     }
 
     /// A map whose fields may be left out (`RecordLayout::Sparse`), from the record's entries

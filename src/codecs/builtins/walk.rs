@@ -13,7 +13,8 @@
 
 use pyo3::prelude::*;
 use pyo3::types::{
-    PyBool, PyDate, PyDelta, PyDict, PyFloat, PyInt, PyList, PyString, PyTime, PyTuple,
+    PyBool, PyDate, PyDelta, PyDict, PyFloat, PyFrozenSet, PyInt, PyList, PySet, PyString,
+    PyTime, PyTuple,
 };
 
 use super::encode::{ascii_str, ObjectWriter};
@@ -221,6 +222,7 @@ impl<'p, 'py> Walk<'p, 'py> {
         match node {
             Node::DateTime(_) => self.datetime(id, value),
             Node::Date => self.date(id, value),
+            Node::Tuple(nodes) => self.tuple(id, nodes, value),
             Node::Time(_) => self.time(id, value),
             Node::TimeDelta => self.timedelta(id, value),
             Node::Uuid if shape::is_uuid(&value) => {
@@ -421,7 +423,66 @@ impl<'p, 'py> Walk<'p, 'py> {
             self.depth -= 1;
             return result;
         }
+        if value.is_exact_instance_of::<PySet>() || value.is_exact_instance_of::<PyFrozenSet>() {
+            // A set's items in its iteration order, as the shared encoder reads them.
+            let mut iterator = value.try_iter().map_err(py_err)?;
+            shape::enter_nested(&mut self.depth).map_err(boxed)?;
+            let mut failed = None;
+            let result = nested(self.depth, || {
+                self.items(item, value.len().unwrap_or(0), |_| match iterator.next()? {
+                    Ok(element) => Some(element),
+                    Err(err) => {
+                        failed = Some(err);
+                        None
+                    }
+                })
+            });
+            self.depth -= 1;
+            return match failed {
+                Some(err) => Err(py_err(err)),
+                None => result,
+            };
+        }
         self.general(id, value)
+    }
+
+    /// A fixed-length tuple (`tuple[int, str]`): an exact tuple or list of its length, each
+    /// item as its own node; anything else goes to the shared encoder.
+    #[inline(never)]
+    fn tuple(&mut self, id: NodeId, nodes: &'p [NodeId], value: Obj<'py>) -> Out<'py> {
+        let length = match (value.cast_exact::<PyTuple>(), value.cast_exact::<PyList>()) {
+            (Ok(tuple), _) => tuple.len(),
+            (_, Ok(list)) => list.len(),
+            _ => return self.general(id, &value),
+        };
+        if length != nodes.len() {
+            return self.general(id, &value);
+        }
+        shape::enter_nested(&mut self.depth).map_err(boxed)?;
+        let result = nested(self.depth, || {
+            let mut items = ListFill::new(self.py, length).map_err(py_err)?;
+            for (index, &node) in nodes.iter().enumerate() {
+                let element = match value.cast_exact::<PyTuple>() {
+                    Ok(tuple) => tuple.get_item(index).ok(),
+                    Err(_) => value
+                        .cast_exact::<PyList>()
+                        .ok()
+                        .and_then(|list| py::list_item(list, index)),
+                };
+                let Some(element) = element else {
+                    return Err(boxed(Error::encode(
+                        "tuple changed size while being encoded",
+                    )));
+                };
+                let converted = self
+                    .value(node, element)
+                    .map_err(|err| at_index(err, index))?;
+                items.push(converted).map_err(py_err)?;
+            }
+            items.finish().map(Bound::into_any).map_err(py_err)
+        });
+        self.depth -= 1;
+        result
     }
 
     /// A new list of the items `next` gives (by index, until `None`), each as node `item`:
@@ -431,7 +492,7 @@ impl<'p, 'py> Walk<'p, 'py> {
         &mut self,
         item: NodeId,
         length: usize,
-        next: impl Fn(usize) -> Option<Obj<'py>>,
+        next: impl FnMut(usize) -> Option<Obj<'py>>,
     ) -> Out<'py> {
         match self.plan.node(item) {
             node @ Node::TaggedUnion(spec) => self.fill(length, next, |walk, element| {
@@ -456,7 +517,7 @@ impl<'p, 'py> Walk<'p, 'py> {
     fn fill(
         &mut self,
         length: usize,
-        next: impl Fn(usize) -> Option<Obj<'py>>,
+        mut next: impl FnMut(usize) -> Option<Obj<'py>>,
         mut each: impl FnMut(&mut Self, Obj<'py>) -> Out<'py>,
     ) -> Out<'py> {
         let mut items = ListFill::new(self.py, length).map_err(py_err)?;
