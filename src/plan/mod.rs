@@ -18,6 +18,8 @@ use pyo3::{PyTraverseError, PyVisit};
 
 use crate::py::fields::{FieldAccess, FieldName};
 
+pub use crate::py::defaults::{DefaultTest, Verdict};
+
 // The record-side vocabulary the CPython room reads fields by (`py::fields`), which does not
 // depend on the plan.
 pub use crate::py::fields::{Plain, PlainRule, RecordKind};
@@ -144,6 +146,15 @@ impl Plan {
             }
         }
         Ok(())
+    }
+
+    /// The address of `polycodec.UNSET` when some field of the plan may hold it, else 0 (which
+    /// no object has).
+    #[inline]
+    pub fn unset_addr(&self) -> usize {
+        self.unset
+            .as_ref()
+            .map_or(0, |unset| unset.as_ptr() as usize)
     }
 
     /// Whether `value` is `polycodec.UNSET` (false when no field of the plan may hold it).
@@ -562,12 +573,19 @@ pub struct SequenceSpec {
     pub kind: SequenceKind,
     pub item: NodeId,
     pub length: LengthBounds,
+    /// The plain scalar kind of `item` (see [`PlainRule::for_node`]): the encoders write a
+    /// list's plain items straight from the list.
+    pub plain: Option<PlainRule>,
 }
 
 pub struct DictSpec {
     pub key: NodeId,
     pub value: NodeId,
     pub length: LengthBounds,
+    /// The plain scalar kind of `value` (see [`PlainRule::for_node`]).
+    pub plain: Option<PlainRule>,
+    /// Whether the key node is `str` (or `Any`): an exact str key is written as it is.
+    pub str_keys: bool,
 }
 
 /// What a record knows besides its fields' wire names ([`RecordSpec::other_names`]).
@@ -642,6 +660,24 @@ pub struct Field {
     /// The field may hold `polycodec.UNSET` (its annotation is `T | UnsetType`): the value
     /// UNSET is left out of a map, as if the field were not there.
     pub unset: bool,
+    /// How `omit_defaults` compares the field's value with its default, decided when the plan
+    /// is built ([`DefaultTest::Never`] for a record without the option, and for its tag).
+    pub omit: DefaultTest,
+}
+
+/// How the encoders walk a record's fields, decided when the plan is built: an array form is a
+/// walk of its own, not a flag tested at every field.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RecordLayout {
+    /// A map of every wire field (`RecordSpec::common_map`, `RecordSpec::class_map`).
+    Full,
+    /// A map whose fields may be left out: at their default under `omit_defaults`, UNSET, or a
+    /// TypedDict's absent keys.
+    Sparse,
+    /// An array of the wire fields in order (`array_like`, a NamedTuple).
+    Array,
+    /// The general walk (an `array_like` TypedDict).
+    General,
 }
 
 /// A class tag (`polycodec.options(tag=...)`): a tag the class itself carries rather than one
@@ -701,6 +737,8 @@ pub struct RecordSpec {
     /// common path, with `class_map` for a class tagged on its own.
     pub common_map: bool,
     pub class_map: bool,
+    /// How the encoders walk the fields (see [`RecordLayout`]).
+    pub layout: RecordLayout,
     /// Whether the tag field's `Literal` allows only the class's own tag, so every instance
     /// writes the same leading tag entry (byte formats precompute it: `Encoder::leading_tag`).
     pub fixed_tag: bool,

@@ -7,6 +7,7 @@
 pub mod builders;
 pub mod bytearray;
 pub mod cpython;
+pub mod defaults;
 pub mod entry;
 pub mod fields;
 pub mod floor;
