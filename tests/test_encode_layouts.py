@@ -408,6 +408,32 @@ def test_str_keyed_dicts(fmt: str) -> None:
             polycodec.Codec(Dict[str, float]).encode_one({"a": math.inf})
 
 
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_str_keyed_dicts_of_str_and_float_lists_each_kind_of_item(fmt: str) -> None:
+    # Each common value rule has a loop of its own: str values (exact ASCII, a subclass,
+    # non-ASCII, escapes) and float lists (floats, ints, a float subclass) against msgspec.
+    value = {"a": "x", "b": MyStr("y"), "c": "é", "d": 'q"\\\n', "e": ""}
+    _check(Dict[str, str], value, {k: str(v) for k, v in value.items()}, fmt)
+    with pytest.raises(polycodec.EncodeError, match="expected str, got int") as caught:
+        polycodec.Codec(Dict[str, str], format=fmt).encode_one({"a": "x", "b": 1})
+    assert caught.value.path == '$["b"]'
+
+    class MyFloat(float):
+        pass
+
+    floats = [1.5, 2, MyFloat(0.25), -0.0, 2**63 - 1]
+    _check(List[float], floats, [1.5, 2, 0.25, -0.0, 2**63 - 1], fmt)
+    codec = polycodec.Codec(List[float], format=fmt)
+    with pytest.raises(polycodec.EncodeError, match="expected float, got str") as caught:
+        codec.encode_one([1.0, "2"])
+    assert caught.value.path == "$[1]"
+    if fmt == "json":
+        with pytest.raises(polycodec.EncodeError, match="no JSON representation"):
+            codec.encode_one([1.0, math.nan])
+    else:
+        assert codec.encode_one([math.inf]) == msgspec.msgpack.encode([math.inf])
+
+
 @dataclasses.dataclass
 class Collections:
     tags: Set[str]
