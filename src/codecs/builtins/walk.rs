@@ -13,8 +13,8 @@
 
 use pyo3::prelude::*;
 use pyo3::types::{
-    PyBool, PyDate, PyDelta, PyDict, PyFloat, PyFrozenSet, PyInt, PyList, PySet, PyString,
-    PyTime, PyTuple,
+    PyBool, PyDate, PyDelta, PyDict, PyFloat, PyFrozenSet, PyInt, PyList, PySet, PyString, PyTime,
+    PyTuple,
 };
 
 use super::encode::{ascii_str, ObjectWriter};
@@ -429,11 +429,13 @@ impl<'p, 'py> Walk<'p, 'py> {
             shape::enter_nested(&mut self.depth).map_err(boxed)?;
             let mut failed = None;
             let result = nested(self.depth, || {
-                self.items(item, value.len().unwrap_or(0), |_| match iterator.next()? {
-                    Ok(element) => Some(element),
-                    Err(err) => {
-                        failed = Some(err);
-                        None
+                self.items(item, value.len().unwrap_or(0), |_| {
+                    match iterator.next()? {
+                        Ok(element) => Some(element),
+                        Err(err) => {
+                            failed = Some(err);
+                            None
+                        }
                     }
                 })
             });
