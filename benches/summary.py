@@ -3,12 +3,15 @@
 ``python -m benches.summary [results dir]`` prints, as Markdown, the per-format summary and
 per-cell tables (polycodec's best row and each polycodec row against the fastest peer in any
 idiom, losses marked), and the scaling tables when ``scaling.json`` is there.
-``python -m benches.summary --write docs/benchmarks.md [results dir]`` puts them into the page
-instead, each between its pair of markers (``<!-- summary: headline -->`` ...
-``<!-- /summary -->``; also ``cells`` and ``scaling``, and ``versions`` and
+``python -m benches.summary --write docs/benchmarks.md README.md [results dir]`` puts them into
+the pages instead, each between its pair of markers (``<!-- summary: headline -->`` ...
+``<!-- /summary -->``; also ``rows``, ``cells`` and ``scaling``, and ``versions`` and
 ``version_cells`` when runs on other interpreters are in the folder's
-``per-version/<version>/results.json``), leaving the prose around them alone.
-Reads only the JSON files, so the page is refreshed from a committed run without re-running it.
+``per-version/<version>/results.json``), leaving the prose around them alone, and redraws the
+front page's chart (``summary.png`` in the results folder, ``plots.summary_chart``) from
+``results.json`` and ``features.json``. Every ratio is polycodec's time ÷ the peer's (below 1.00
+polycodec is faster). Reads only the JSON files, so the pages are refreshed from a committed
+run without re-running it.
 
 ``python -m benches.summary --per-version results-3.11.json results-3.14.json ...`` prints instead
 one headline row per interpreter (``per_version_markdown``): the same runs on several CPythons,
@@ -29,7 +32,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 from .adapters.base import FORMATS, is_subject
-from .report import LOSS, WIN, fmt_time, fmt_verdict
+from .report import LOSS, WIN, fmt_time
 
 
 def _geomean(values: list[float]) -> Optional[float]:
@@ -54,38 +57,94 @@ def _cells_and_subjects(results: dict[str, Any]) -> tuple[list[Any], list[tuple[
     return cells, subjects
 
 
+def fmt_time_ratio(ratio: Optional[float]) -> str:
+    """polycodec's time ÷ a peer's, the one direction the Benchmarks page uses: ``**0.85**``
+    when polycodec is faster, ``1.05 ✗`` when it is slower, plain within the tie band."""
+    if ratio is None:
+        return "—"
+    speedup = 1.0 / ratio
+    if speedup >= WIN:
+        return f"**{ratio:.2f}**"
+    if speedup < LOSS:
+        return f"{ratio:.2f} ✗"
+    return f"{ratio:.2f}"
+
+
+def _time_ratios(cells: list[Any], subject: Optional[str] = None) -> list[float]:
+    """polycodec's time ÷ the fastest peer's per cell, for ``subject`` (a polycodec row), or
+    for each cell's faster polycodec row when None."""
+    out = []
+    for c in cells:
+        row = _row(c, subject if subject is not None else c.get("best_subject"))
+        if row is not None and row.get("vs_best_peer"):
+            out.append(1.0 / float(row["vs_best_peer"]))
+    return out
+
+
+def _tally_times(ratios: list[float]) -> str:
+    """Won / lost / cells from time ratios (the same tie band as the report's speedups)."""
+    return _tally([1.0 / r for r in ratios])
+
+
+def _peer_labels(cells: list[Any]) -> str:
+    labels: list[str] = []
+    for c in cells:
+        label = _row(c, c["best_peer"])["label"]
+        if label not in labels:
+            labels.append(label)
+    return ", ".join(labels)
+
+
 def cells_markdown(results: dict[str, Any]) -> str:
     """Summary table plus one table per format."""
     return headline_markdown(results) + "\n" + cell_tables_markdown(results)
 
 
 def headline_markdown(results: dict[str, Any]) -> str:
-    """Won / lost cells and the geometric mean of the ratios, per format and polycodec row."""
-    cells, subjects = _cells_and_subjects(results)
-    out: list[str] = []
-    header = "| Format | Best polycodec row: won / lost / cells | Geometric mean | Range |"
-    align = "|---|--:|--:|--:|"
-    for _, label in subjects:
-        header += f" {label}: won / lost | Geometric mean |"
-        align += "--:|--:|"
-    out += [header, align]
+    """One row per format: polycodec's faster row (plain or slots dataclasses, per cell) against
+    the fastest peer, as time ÷ time: the geometric mean, the best and worst cell, and the cells
+    won / lost (the README shows this table too)."""
+    cells, _ = _cells_and_subjects(results)
+    out = [
+        "| Format | Fastest peer | polycodec ÷ peer | Best-worst cell | Won / lost / cells |",
+        "|---|---|--:|--:|--:|",
+    ]
     for fmt in FORMATS:
         fc = [c for c in cells if c["format"] == fmt]
-        best = [_row(c, c["best_subject"])["vs_best_peer"] for c in fc if c.get("best_subject")]
-        if not best:
+        ratios = _time_ratios(fc)
+        if not ratios:
             continue
-        line = f"| {FORMATS[fmt]} | {_tally(best)} | {fmt_verdict(_geomean(best))} |"
-        line += f" {min(best):.2f}-{max(best):.2f}× |"
+        out.append(
+            f"| {FORMATS[fmt]} | {_peer_labels(fc)} | {fmt_time_ratio(_geomean(ratios))} | "
+            f"{min(ratios):.2f}-{max(ratios):.2f} | {_tally_times(ratios)} |"
+        )
+    return "\n".join(out) + "\n"
+
+
+def rows_markdown(results: dict[str, Any]) -> str:
+    """Per format, each polycodec row (plain, slots) on its own against the fastest peer."""
+    cells, subjects = _cells_and_subjects(results)
+    header, align = "| Format |", "|---|"
+    for _, label in subjects:
+        header += f" {label} ÷ peer | Won / lost |"
+        align += "--:|--:|"
+    out = [header, align]
+    for fmt in FORMATS:
+        fc = [c for c in cells if c["format"] == fmt]
+        if not fc:
+            continue
+        line = f"| {FORMATS[fmt]} |"
         for name, _ in subjects:
-            rs = [_row(c, name)["vs_best_peer"] for c in fc if _row(c, name)]
-            tally = _tally(rs).rsplit(" / ", 1)[0] if rs else "—"
-            line += f" {tally} | {fmt_verdict(_geomean(rs))} |"
+            ratios = _time_ratios(fc, name)
+            tally = _tally_times(ratios).rsplit(" / ", 1)[0] if ratios else "—"
+            line += f" {fmt_time_ratio(_geomean(ratios))} | {tally} |"
         out.append(line)
     return "\n".join(out) + "\n"
 
 
 def cell_tables_markdown(results: dict[str, Any]) -> str:
-    """One table per format: every cell's fastest peer and each polycodec row against it."""
+    """One table per format: every cell's fastest peer, its time, and each polycodec row's time
+    ÷ the peer's."""
     cells, subjects = _cells_and_subjects(results)
     out: list[str] = []
     for fmt in FORMATS:
@@ -93,11 +152,11 @@ def cell_tables_markdown(results: dict[str, Any]) -> str:
         if not fc:
             continue
         out += ["", f"**{FORMATS[fmt]}**:", ""]
-        header = "| Operation | Batch | Model | Fastest peer (any idiom) | Peer |"
+        header = "| Operation | Batch | Model | Fastest peer | Peer's time |"
         align = "|---|--:|---|---|--:|"
         for _, label in subjects:
-            header += f" {label} | vs peer |"
-            align += "--:|--:|"
+            header += f" {label} ÷ peer |"
+            align += "--:|"
         out += [header, align]
         for c in fc:
             peer = _row(c, c["best_peer"])
@@ -106,12 +165,7 @@ def cell_tables_markdown(results: dict[str, Any]) -> str:
                 f"{fmt_time(peer['median_s'])} |"
             )
             for name, _ in subjects:
-                r = _row(c, name)
-                line += (
-                    f" {fmt_time(r['median_s'])} | {fmt_verdict(r['vs_best_peer'])} |"
-                    if r
-                    else " — | — |"
-                )
+                line += f" {fmt_time_ratio((_time_ratios([c], name) or [None])[0])} |"
             out.append(line)
     return "\n".join(out).lstrip("\n") + "\n"
 
@@ -156,6 +210,11 @@ def _interpreter(results: dict[str, Any]) -> str:
     return str(env.get("interpreter") or f"CPython {str(env.get('python', '?')).split()[0]}")
 
 
+def _short_interpreter(results: dict[str, Any]) -> str:
+    """``CPython 3.14.10``: the build details are in the runs table."""
+    return f"CPython {str(results.get('environment', {}).get('python', '?')).split()[0]}"
+
+
 def _version_key(results: dict[str, Any]) -> tuple[int, ...]:
     version = str(results.get("environment", {}).get("python", "")).split(" ", 1)[0]
     return tuple(int(part) for part in version.split(".") if part.isdigit())
@@ -163,8 +222,8 @@ def _version_key(results: dict[str, Any]) -> tuple[int, ...]:
 
 def per_version_markdown(runs: list[dict[str, Any]]) -> str:
     """One row per run (interpreter), one column per format: the geometric mean of polycodec's
-    best row against the fastest peer in any idiom, with won / lost / cells; then the peers that
-    were not installed there, which changes what "fastest peer" means on that row."""
+    best row's time ÷ the fastest peer's (any idiom), with won / lost / cells; then the peers
+    that were not installed there, which changes what "fastest peer" means on that row."""
     runs = sorted(runs, key=_version_key)
     formats = [f for f in FORMATS if any(c["format"] == f for r in runs for c in r["cells"])]
     out = [
@@ -172,14 +231,21 @@ def per_version_markdown(runs: list[dict[str, Any]]) -> str:
         "|---|" + "--:|" * len(formats) + "---|",
     ]
     for run in runs:
-        line = f"| {_interpreter(run)} |"
+        line = f"| {_short_interpreter(run)} |"
         for fmt in formats:
-            ratios = [
-                _row(c, c["best_subject"])["vs_best_peer"]
-                for c in run["cells"]
-                if c["format"] == fmt and c["rows"] and c.get("best_peer") and c.get("best_subject")
-            ]
-            line += f" {fmt_verdict(_geomean(ratios))} ({_tally(ratios)}) |" if ratios else " — |"
+            ratios = _time_ratios(
+                [
+                    c
+                    for c in run["cells"]
+                    if c["format"] == fmt and c["rows"] and c.get("best_peer")
+                    if c.get("best_subject")
+                ]
+            )
+            line += (
+                f" {fmt_time_ratio(_geomean(ratios))} ({_tally_times(ratios)}) |"
+                if ratios
+                else " — |"
+            )
         unavailable = sorted(
             {s["adapter"] for s in run.get("skips", []) if s["kind"] == "unavailable"}
         )
@@ -187,9 +253,9 @@ def per_version_markdown(runs: list[dict[str, Any]]) -> str:
         out.append(line)
     out += [
         "",
-        "Each cell: geometric mean of polycodec's best row (plain or slots dataclasses) over the "
-        "fastest peer in any idiom, measured in the same run on that interpreter (won / lost / "
-        "cells; a loss is below 1.00×).",
+        "Each cell: the geometric mean of polycodec's time (its faster row, plain or slots "
+        "dataclasses) ÷ the fastest peer's in any idiom, measured in the same run on that "
+        "interpreter, below 1.00 polycodec is faster; then won / lost / cells.",
     ]
     envs = [r.get("environment", {}) for r in runs]
     if any(str(e.get("mode", "")).startswith("quick") for e in envs):
@@ -411,15 +477,15 @@ def runs_markdown(runs: list[dict[str, Any]]) -> str:
     """Which run each interpreter's column comes from: build, mode, revision, load."""
     runs = sorted(runs, key=_version_key)
     out = [
-        "| Interpreter | Build | Mode | Git revision | Load average (start / end) | Wall time |",
-        "|---|---|---|---|--:|--:|",
+        "| Interpreter | Mode | Git revision | Load average (start / end) | Wall time |",
+        "|---|---|---|--:|--:|",
     ]
     for run in runs:
         env = run.get("environment", {})
         load = run.get("load_average_start_end") or []
         load_s = " / ".join(f"{v:.1f}" for v in load) if load else "—"
         out.append(
-            f"| {_interpreter(run)} | {env.get('python_build', '?')} | {env.get('mode', '?')} | "
+            f"| {_interpreter(run)} | {env.get('mode', '?')} | "
             f"{_revision(env)} | {load_s} | "
             f"{float(run.get('wall_time_s') or 0):.0f} s |"
         )
@@ -434,7 +500,11 @@ MARKER = re.compile(r"(<!-- summary: (\w+) -->\n).*?(<!-- /summary -->)", re.S)
 def sections(folder: Path) -> dict[str, str]:
     """The generated parts of the Benchmarks page, by marker name."""
     results = json.loads((folder / "results.json").read_text(encoding="utf-8"))
-    out = {"headline": headline_markdown(results), "cells": cell_tables_markdown(results)}
+    out = {
+        "headline": headline_markdown(results),
+        "rows": rows_markdown(results),
+        "cells": cell_tables_markdown(results),
+    }
     # Runs of the same benchmark on the other interpreters (``per-version/<version>/``), beside
     # this folder's own run: the per-version tables.
     others = sorted((folder / "per-version").glob("*/results.json"))
@@ -481,24 +551,36 @@ def main(argv: list[str]) -> int:
             print(targets_headline_markdown(runs))
             print(targets_markdown(runs))
         return 0
-    page: Optional[Path] = None
+    pages: list[Path] = []
     if argv[:1] == ["--write"]:
-        if len(argv) < 2:
-            print("usage: python -m benches.summary [--write PAGE] [results dir]", file=sys.stderr)
+        argv = argv[1:]
+        while argv and argv[0].endswith(".md"):
+            pages.append(Path(argv.pop(0)))
+        if not pages:
+            print(
+                "usage: python -m benches.summary [--write PAGE.md...] [results dir]",
+                file=sys.stderr,
+            )
             return 2
-        page, argv = Path(argv[1]), argv[2:]
     folder = Path(argv[0]) if argv else Path(__file__).resolve().parent / "results"
     generated = sections(folder)
-    if page is None:
+    if not pages:
         print("\n".join(text for text in generated.values()))
         return 0
-    text = page.read_text(encoding="utf-8")
-    filled = fill(text, generated)
-    missing = set(generated) - set(m[2] for m in MARKER.finditer(text))
-    if missing:
-        print(f"{page}: no markers for {', '.join(sorted(missing))}", file=sys.stderr)
-        return 1
-    page.write_text(filled, encoding="utf-8")
+    for page in pages:
+        text = page.read_text(encoding="utf-8")
+        # A page shows the sections it has markers for (the README only the headline); the
+        # Benchmarks page must have them all.
+        missing = set(generated) - set(m[2] for m in MARKER.finditer(text))
+        if missing and page.name == "benchmarks.md":
+            print(f"{page}: no markers for {', '.join(sorted(missing))}", file=sys.stderr)
+            return 1
+        page.write_text(fill(text, generated), encoding="utf-8")
+        print(f"wrote: {page}")
+    from .plots import SUMMARY_CHART, summary_chart
+
+    note = summary_chart(folder, folder / SUMMARY_CHART)
+    print(note or f"wrote: {folder / SUMMARY_CHART}")
     return 0
 
 
