@@ -64,14 +64,16 @@ def test_per_version_rows_are_sorted_by_version_with_geometric_means() -> None:
     ]
     header, first, second = _rows(per_version_markdown([newer, older]))
     assert header == ["Interpreter", "JSON", "pickle", "Peers unavailable"]
-    assert first[0].startswith("CPython 3.11.7 (main")
+    # The version alone: the build is in the runs table.
+    assert first[0] == "CPython 3.11.7"
+    # polycodec's time ÷ the peer's: 1.5 times as fast is 0.67 of the time, bold as a win.
     assert first[1:] == [
-        "**1.50×** (1 / 0 / 1)",
-        "**4.00×** (1 / 0 / 1)",
+        "**0.67** (1 / 0 / 1)",
+        "**0.25** (1 / 0 / 1)",
         "marshmallow-recipe-nuked",
     ]
     # One win and one loss of the same size: a geometric mean of exactly 1.
-    assert second[1:] == ["1.00× (1 / 1 / 2)", "—", "none"]
+    assert second[1:] == ["1.00 (1 / 1 / 2)", "—", "none"]
 
 
 def test_per_version_says_when_runs_are_not_alike() -> None:
@@ -120,9 +122,9 @@ def test_per_version_cli_reads_the_results_files(
     assert main(["--per-version", str(tmp_path / "results.json")]) == 0
     first_table = capsys.readouterr().out.split("\n\n", 1)[0]
     (row,) = _rows(first_table)[1:]
-    assert row[0] == results["environment"]["interpreter"]
+    assert results["environment"]["interpreter"].startswith(row[0] + " ")
     assert row[0].startswith(f"CPython {sys.version_info.major}.{sys.version_info.minor}.")
-    assert re.fullmatch(r"(\*\*)?\d+\.\d\d×(\*\*)?( ✗ loss)? \(\d / \d / 1\)", row[1])
+    assert re.fullmatch(r"(\*\*)?\d+\.\d\d(\*\*)?( ✗)? \(\d / \d / 1\)", row[1])
     assert main(["--per-version"]) == 2
 
 
@@ -202,3 +204,27 @@ def test_sections_add_the_per_version_tables_from_the_folder(tmp_path: Path) -> 
     assert "| JSON | decode_one | 1 | record | plain | ≤1.30 | 1.10 | 1.50 ✗ |" in (
         got["version_cells"]
     )
+
+
+def test_headline_and_cells_are_polycodecs_time_over_the_peers() -> None:
+    """The Benchmarks page and the README use one direction: polycodec's time ÷ the fastest
+    peer's, bold below 1.00 (faster), ✗ above it, within the tie band plain; the headline is
+    one row per format with the peer, geometric mean, best-worst cell and won / lost / cells."""
+    from benches.summary import cell_tables_markdown, headline_markdown, rows_markdown
+
+    cells = [
+        _timed("json", "encode_one", "record", "msgspec-struct", polycodec=0.8, polycodec_slots=0.5),
+        _timed("json", "decode_one", "record", "msgspec-struct", polycodec=1.25, polycodec_slots=2.0),
+        _timed("json", "decode_many", "record", "msgspec-struct", polycodec=1.003),
+    ]  # fmt: skip
+    results = _run("3.14.10", cells)
+    header, row = _rows(headline_markdown(results))
+    assert header[2] == "polycodec ÷ peer"
+    # Each cell's best_subject row (here the plain one): 0.8, 1.25 and 1.003 (a tie).
+    assert row == ["JSON", "msgspec-struct", "1.00", "0.80-1.25", "1 / 1 / 3"]
+    by_op = {r[0]: r for r in _rows(cell_tables_markdown(results))[1:]}
+    assert by_op["encode_one"][5:] == ["**0.80**", "**0.50**"]
+    assert by_op["decode_one"][5:] == ["1.25 ✗", "2.00 ✗"]
+    assert by_op["decode_many"][5:] == ["1.00", "—"]
+    (plain_and_slots,) = _rows(rows_markdown(results))[1:]
+    assert plain_and_slots == ["JSON", "1.00", "1 / 1", "1.00", "1 / 1"]
