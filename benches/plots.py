@@ -183,7 +183,7 @@ def _bar_panel(ax: Any, bars: list[tuple[str, list[float]]], title: str) -> None
             xytext=(8, 0),
             textcoords="offset points",
             va="center",
-            fontsize=8.5,
+            fontsize=9.5,
         )
     ax.annotate(
         "mean  (best-worst)",
@@ -192,18 +192,18 @@ def _bar_panel(ax: Any, bars: list[tuple[str, list[float]]], title: str) -> None
         xytext=(8, 3),
         textcoords="offset points",
         va="bottom",
-        fontsize=8,
+        fontsize=9,
         color="#4a5568",
     )
     ax.axvline(1.0, color="black", linewidth=0.8, linestyle="--")
-    ax.set_yticks(list(ys), [label for label, _ in bars], fontsize=8.5)
+    ax.set_yticks(list(ys), [label for label, _ in bars], fontsize=9.5)
     ax.set_xscale("log")
     ax.set_xlim(min(lows) / 1.3, max(max(highs), 1.0) * 1.3)
     ax.xaxis.set_major_locator(ticker.LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
     ax.xaxis.set_major_formatter(ticker.FuncFormatter(lambda v, _pos: f"{v:g}"))
     ax.xaxis.set_minor_formatter(ticker.NullFormatter())
     ax.grid(axis="x", which="major", alpha=0.3)
-    ax.set_title(title, fontsize=9.5, loc="left")
+    ax.set_title(title, fontsize=10, loc="left")
     ax.set_ylim(len(bars) - 0.4, -0.6)  # the first bar on top
 
 
@@ -242,7 +242,7 @@ def summary_chart(folder: Path, out: Path) -> str:
     fig, axes = plt.subplots(
         len(panels),
         1,
-        figsize=(9.5, 0.9 + 0.27 * sum(heights)),
+        figsize=(8.0, 0.9 + 0.3 * sum(heights)),
         gridspec_kw={"height_ratios": heights},
         squeeze=False,
     )
@@ -251,7 +251,7 @@ def summary_chart(folder: Path, out: Path) -> str:
     axes[-1, 0].set_xlabel(
         "polycodec's time ÷ the fastest peer's, log scale: below 1 polycodec is faster\n"
         "bar: geometric mean over the cells; whisker: best to worst cell",
-        fontsize=8.5,
+        fontsize=9.5,
     )
     fig.tight_layout()
     # "tight" grows the canvas to every label, the value column right of the plots included.

@@ -118,6 +118,13 @@ def headline_markdown(results: dict[str, Any]) -> str:
             f"| {FORMATS[fmt]} | {_peer_labels(fc)} | {fmt_time_ratio(_geomean(ratios))} | "
             f"{min(ratios):.2f}-{max(ratios):.2f} | {_tally_times(ratios)} |"
         )
+    env = results.get("environment", {})
+    mode = str(env.get("mode", "full"))
+    out += [
+        "",
+        f"{_short_interpreter(results)}, `{env.get('command', 'python -m benches')}` "
+        f"({'a smoke run: indicative only' if mode.startswith('quick') else mode + ' run'}).",
+    ]
     return "\n".join(out) + "\n"
 
 
