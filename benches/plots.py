@@ -185,16 +185,6 @@ def _bar_panel(ax: Any, bars: list[tuple[str, list[float]]], title: str) -> None
             va="center",
             fontsize=9.5,
         )
-    ax.annotate(
-        "mean  (best-worst)",
-        (1.0, 1.0),
-        xycoords="axes fraction",
-        xytext=(8, 3),
-        textcoords="offset points",
-        va="bottom",
-        fontsize=9,
-        color="#4a5568",
-    )
     ax.axvline(1.0, color="black", linewidth=0.8, linestyle="--")
     ax.set_yticks(list(ys), [label for label, _ in bars], fontsize=9.5)
     ax.set_xscale("log")
@@ -250,7 +240,8 @@ def summary_chart(folder: Path, out: Path) -> str:
         _bar_panel(ax, bars, title)
     axes[-1, 0].set_xlabel(
         "polycodec's time ÷ the fastest peer's, log scale: below 1 polycodec is faster\n"
-        "bar: geometric mean over the cells; whisker: best to worst cell",
+        "bar and first number: geometric mean over the cells; whisker and brackets: best to "
+        "worst cell",
         fontsize=9.5,
     )
     fig.tight_layout()
