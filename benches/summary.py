@@ -150,27 +150,30 @@ def rows_markdown(results: dict[str, Any]) -> str:
 
 
 def cell_tables_markdown(results: dict[str, Any]) -> str:
-    """One table per format: every cell's fastest peer, its time, and each polycodec row's time
-    ÷ the peer's."""
+    """One table per format: every cell's fastest peer (in the heading when it is the same peer
+    in every cell, so that the table keeps to a page's width), its time, and each polycodec
+    row's time ÷ the peer's."""
     cells, subjects = _cells_and_subjects(results)
     out: list[str] = []
     for fmt in FORMATS:
         fc = [c for c in cells if c["format"] == fmt]
         if not fc:
             continue
-        out += ["", f"**{FORMATS[fmt]}**:", ""]
-        header = "| Operation | Batch | Model | Fastest peer | Peer's time |"
-        align = "|---|--:|---|---|--:|"
+        one_peer = len({c["best_peer"] for c in fc}) == 1
+        against = f", against {_peer_labels(fc)}" if one_peer else ""
+        out += ["", f"**{FORMATS[fmt]}**{against}:", ""]
+        header = "| Operation | Model |" + ("" if one_peer else " Fastest peer |")
+        header += " Peer's time |"
+        align = "|---|---|" + ("" if one_peer else "---|") + "--:|"
         for _, label in subjects:
             header += f" {label} ÷ peer |"
             align += "--:|"
         out += [header, align]
         for c in fc:
             peer = _row(c, c["best_peer"])
-            line = (
-                f"| {c['op']} | {c['batch']} | {c['model']} | {peer['label']} | "
-                f"{fmt_time(peer['median_s'])} |"
-            )
+            line = f"| {_operation(c['op'], c['batch'])} | {c['model']} |"
+            line += "" if one_peer else f" {peer['label']} |"
+            line += f" {fmt_time(peer['median_s'])} |"
             for name, _ in subjects:
                 line += f" {fmt_time_ratio((_time_ratios([c], name) or [None])[0])} |"
             out.append(line)
@@ -182,9 +185,13 @@ def _row(cell: dict[str, Any], adapter: Optional[str]) -> Any:
 
 
 def scaling_markdown(scaling: dict[str, Any]) -> str:
-    """Objects per second (millions) per size, one table per format and operation."""
+    """Objects per second (millions) per size, one table per format and operation; at most
+    four sizes (every other one and the largest), so that a table fits a page's width
+    (``scaling.md`` has them all)."""
     out: list[str] = []
     sizes = scaling["sizes"]
+    if len(sizes) > 4:
+        sizes = sizes[::2] + ([] if sizes[-1] in sizes[::2] else [sizes[-1]])
     for s in scaling["series"]:
         labels: list[str] = []
         for p in s["points"]:
@@ -194,8 +201,8 @@ def scaling_markdown(scaling: dict[str, Any]) -> str:
             continue
         out += [
             "",
-            f"**{FORMATS[s['format']]} {s['op']}**, million objects per second "
-            f"(`{scaling['model']}` model; last column: cost per object at "
+            f"**{FORMATS[s['format']]} {s['op']}**, million objects per second by objects "
+            f"per call (`{scaling['model']}` model; Growth: cost per object at "
             f"{sizes[-1]:,} ÷ at 100):",
             "",
         ]
@@ -234,9 +241,10 @@ def per_version_markdown(runs: list[dict[str, Any]]) -> str:
     runs = sorted(runs, key=_version_key)
     formats = [f for f in FORMATS if any(c["format"] == f for r in runs for c in r["cells"])]
     out = [
-        "| Interpreter | " + " | ".join(FORMATS[f] for f in formats) + " | Peers unavailable |",
-        "|---|" + "--:|" * len(formats) + "---|",
+        "| Interpreter | " + " | ".join(FORMATS[f] for f in formats) + " |",
+        "|---|" + "--:|" * len(formats),
     ]
+    unavailable_by_run: list[str] = []
     for run in runs:
         line = f"| {_short_interpreter(run)} |"
         for fmt in formats:
@@ -244,8 +252,10 @@ def per_version_markdown(runs: list[dict[str, Any]]) -> str:
                 [
                     c
                     for c in run["cells"]
-                    if c["format"] == fmt and c["rows"] and c.get("best_peer")
-                    if c.get("best_subject")
+                    if c["format"] == fmt
+                    and c["rows"]
+                    and c.get("best_peer")
+                    and c.get("best_subject")
                 ]
             )
             line += (
@@ -256,10 +266,14 @@ def per_version_markdown(runs: list[dict[str, Any]]) -> str:
         unavailable = sorted(
             {s["adapter"] for s in run.get("skips", []) if s["kind"] == "unavailable"}
         )
-        line += f" {', '.join(unavailable) or 'none'} |"
+        if unavailable:
+            unavailable_by_run.append(f"{_short_interpreter(run)}: {', '.join(unavailable)}")
         out.append(line)
     out += [
         "",
+        "Peers not installed (so not in the running for fastest peer): "
+        + ("; ".join(unavailable_by_run) or "none")
+        + ".",
         "Each cell: the geometric mean of polycodec's time (its faster row, plain or slots "
         "dataclasses) ÷ the fastest peer's in any idiom, measured in the same run on that "
         "interpreter, below 1.00 polycodec is faster; then won / lost / cells.",
@@ -374,16 +388,21 @@ def _target_ratios(
     return keys, per_run
 
 
+def _in_direction(key: tuple[Any, ...], fmt: str, direction: str, row: str) -> bool:
+    return bool(key[0] == fmt and key[1].startswith(direction) and key[4] == row)
+
+
 def targets_headline_markdown(runs: list[dict[str, Any]]) -> str:
     """One row per format, direction (encode: ``encode_one`` and ``encode_many``; decode
-    likewise) and polycodec row; one column per interpreter: the worst ratio to the reference
-    over the cells (operations, models and batch sizes) and how many cells miss the target."""
+    likewise) and polycodec row, with its target; one column per interpreter: the worst ratio to
+    the reference over the cells (operations, models and batch sizes) and how many cells miss
+    the target. Few columns, so that the table fits a page's width."""
     runs = sorted(runs, key=_version_key)
     keys, per_run = _target_ratios(runs)
     labels = [_version_label(r) for r in runs]
     out = [
-        "| Format | Direction | Row | Reference | Target | " + " | ".join(labels) + " |",
-        "|---|---|---|---|--:|" + "--:|" * len(runs),
+        "| Cells (target) | " + " | ".join(labels) + " |",
+        "|---|" + "--:|" * len(runs),
     ]
     groups: list[tuple[str, str, str]] = []
     for fmt, op, _, _ in keys:
@@ -391,22 +410,17 @@ def targets_headline_markdown(runs: list[dict[str, Any]]) -> str:
             if (fmt, op.split("_")[0], row) not in groups:
                 groups.append((fmt, op.split("_")[0], row))
     groups.sort(key=lambda g: (list(FORMATS).index(g[0]), g[1] != "encode", g[2]))
+    references: list[str] = []
     for fmt, direction, row in groups:
-        if not any(
-            k[0] == fmt and k[1].startswith(direction) and k[4] == row for r in per_run for k in r
-        ):
+        if not any(_in_direction(k, fmt, direction, row) for r in per_run for k in r):
             continue
         target = target_for(fmt, direction, row)
-        line = (
-            f"| {FORMATS[fmt]} | {direction} | {row} | {_reference_label(fmt, row)} "
-            f"| ≤{target:.2f} |"
-        )
+        reference = f"{FORMATS[fmt]}: {_reference_label(fmt, row)}"
+        if reference not in references:
+            references.append(reference)
+        line = f"| {FORMATS[fmt]} {direction}, {row} (≤{target:.2f}) |"
         for ratios in per_run:
-            got = [
-                v
-                for k, v in ratios.items()
-                if k[0] == fmt and k[1].startswith(direction) and k[4] == row
-            ]
+            got = [v for k, v in ratios.items() if _in_direction(k, fmt, direction, row)]
             if not got:
                 line += " — |"
                 continue
@@ -420,7 +434,7 @@ def targets_headline_markdown(runs: list[dict[str, Any]]) -> str:
         "over the format's `*_one` and `*_many` cells of that direction (every model, batches "
         "of 1 and 100), measured interleaved in one run on that interpreter, then (cells that "
         "miss the target / cells). Below 1.00 polycodec is faster; ✗ marks a target missed in "
-        "at least one cell.",
+        f"at least one cell. References: {'; '.join(references)}.",
     ]
     return "\n".join(out) + "\n"
 
@@ -440,29 +454,46 @@ def _reference_label(fmt: str, row: str) -> str:
     return _REFERENCE_LABEL[fmt]
 
 
+def _operation(op: str, batch: int) -> str:
+    return op if op.endswith("_one") else f"{op} ({batch})"
+
+
 def targets_markdown(runs: list[dict[str, Any]]) -> str:
-    """Every cell and polycodec row against its target, one column per interpreter."""
+    """Every cell against its target, one table per format and polycodec row (operation, model,
+    then one column per interpreter: few enough to fit a page's width)."""
     runs = sorted(runs, key=_version_key)
     keys, per_run = _target_ratios(runs)
     labels = [_version_label(r) for r in runs]
-    out = [
-        "| Format | Operation | Batch | Model | Row | Target | " + " | ".join(labels) + " |",
-        "|---|---|--:|---|---|--:|" + "--:|" * len(runs),
-    ]
+    out: list[str] = []
     missed: list[str] = []
-    for key in keys:
-        fmt, op, batch, model = key
+    for fmt in FORMATS:
         for _, row in TARGET_ROWS + UNTYPED_ROWS:
-            if not any(key + (row,) in ratios for ratios in per_run):
+            rows = [k for k in keys if k[0] == fmt and any(k + (row,) in r for r in per_run)]
+            if not rows:
                 continue
-            target = target_for(fmt, op, row)
-            line = f"| {FORMATS[fmt]} | {op} | {batch} | {model} | {row} | ≤{target:.2f} |"
-            for label, ratios in zip(labels, per_run):
-                ratio = ratios.get(key + (row,))
-                line += f" {_fmt_target_ratio(ratio, target)} |"
-                if ratio is not None and misses(ratio, target):
-                    missed.append(f"{label} {FORMATS[fmt]} {op} {model} {row} {ratio:.2f}")
-            out.append(line)
+            encode, decode = target_for(fmt, "encode", row), target_for(fmt, "decode", row)
+            targets = (
+                f"at most {encode:.2f}"
+                if encode == decode
+                else f"encode at most {encode:.2f}, decode at most {decode:.2f}"
+            )
+            out += [
+                "",
+                f"**{FORMATS[fmt]}, {row}** (÷ {_reference_label(fmt, row)}; target: {targets}):",
+                "",
+                "| Operation | Model | " + " | ".join(labels) + " |",
+                "|---|---|" + "--:|" * len(runs),
+            ]
+            for key in rows:
+                _, op, batch, model = key
+                target = target_for(fmt, op, row)
+                line = f"| {_operation(op, batch)} | {model} |"
+                for label, ratios in zip(labels, per_run):
+                    ratio = ratios.get(key + (row,))
+                    line += f" {_fmt_target_ratio(ratio, target)} |"
+                    if ratio is not None and misses(ratio, target):
+                        missed.append(f"{label} {FORMATS[fmt]} {op} {model} {row} {ratio:.2f}")
+                out.append(line)
     out += [
         "",
         "Each entry: polycodec's median time ÷ the reference's (msgspec Struct for JSON, "
@@ -472,7 +503,7 @@ def targets_markdown(runs: list[dict[str, Any]]) -> str:
         "interleaved in the same run; ✗ marks a missed target "
         f"({len(missed)} of {sum(len(r) for r in per_run)} entries).",
     ]
-    return "\n".join(out) + "\n"
+    return "\n".join(out).lstrip("\n") + "\n"
 
 
 def _revision(env: dict[str, Any]) -> str:
