@@ -124,6 +124,12 @@ def _python(results: dict[str, Any]) -> str:
     return "CPython " + str(results.get("environment", {}).get("python", "?")).split()[0]
 
 
+def _load(loads: Any) -> str:
+    """The run's 1-minute load average at its start and end, as the chart shows it."""
+    known = [f"{float(v):.1f}" for v in (loads or []) if v is not None]
+    return f", load average {'-'.join(known)}" if known else ""
+
+
 def _format_bars(results: dict[str, Any]) -> list[tuple[str, list[float]]]:
     """Per format: its label (with the fastest peer) and polycodec's time ÷ that peer's per
     cell, for the faster polycodec row of each cell."""
@@ -212,7 +218,8 @@ def summary_chart(folder: Path, out: Path) -> str:
     panels = [
         (
             _format_bars(results),
-            f"Per format ({_python(results)}): every cell of python -m benches,\n"
+            f"Per format ({_python(results)}{_load(results.get('load_average_start_end'))}): "
+            "every cell of python -m benches,\n"
             "4 models, one object and batches of 100, polycodec's faster row per cell",
         )
     ]
@@ -223,9 +230,9 @@ def summary_chart(folder: Path, out: Path) -> str:
         panels.append(
             (
                 _feature_bars(features),
-                f"Per feature ({_python(features)}), against msgspec Struct: the JSON, "
-                f"MessagePack and builtins cells\nof python -m benches --features, 50 values per "
-                f"call, polycodec's faster row per cell{quick}",
+                f"Per feature ({_python(features)}{_load(features.get('load_average'))}), "
+                "against msgspec Struct:\nthe JSON, MessagePack and builtins cells of "
+                f"python -m benches --features, 50 values per call{quick}",
             )
         )
     heights = [len(bars) + 1.5 for bars, _ in panels]
