@@ -8,8 +8,8 @@ use std::mem::ManuallyDrop;
 
 use crate::errors::{cut, quote, Error, ErrorKind, Result};
 use crate::plan::{
-    DecimalSpec, Field, FieldDefault, LiteralValue, Node, NodeId, Plan, RecordKind, RecordSpec,
-    StrSpec, TzRule, UnionSpec,
+    DecimalSpec, Field, FieldDefault, Fill, LiteralValue, Node, NodeId, Plan, RecordKind,
+    RecordSpec, StrSpec, TzRule, UnionSpec,
 };
 use crate::py::{self, temporal, Obj};
 use polycodec_formats::msgpack::epoch;
@@ -1034,31 +1034,38 @@ impl<'py> RecordBuilder<'py> {
             .map(|(_, field)| field)
     }
 
-    /// Fills the fields the input left out with their defaults, or reports one missing.
+    /// Fills the fields the input left out with their defaults, or reports one missing: by
+    /// each field's [`Fill`], decided when the plan was built, so an empty list or dict is
+    /// made without calling its factory and a shared default is one reference.
     #[inline(never)]
     fn defaults(py: Python<'py>, values: &mut [Option<Obj<'py>>], spec: &RecordSpec) -> Result<()> {
-        for (slot, field) in values.iter_mut().zip(&spec.fields) {
-            if slot.is_none() {
-                Self::default_value(py, slot, field)?;
+        for (index, (slot, &fill)) in values.iter_mut().zip(spec.fills.iter()).enumerate() {
+            if slot.is_some() {
+                continue;
             }
+            *slot = match fill {
+                Fill::EmptyList => Some(py::new_empty_list(py)?),
+                Fill::EmptyDict => Some(py::new_dict(py)?.into_any()),
+                Fill::EmptySet => Some(pyo3::types::PySet::empty(py)?.into_any()),
+                Fill::Absent => None,
+                _ => Self::default_value(py, &spec.fields[index])?,
+            };
         }
         Ok(())
     }
 
-    /// Fills a field the input left out with its default, or reports it missing.
+    /// The default of a field the input left out, from the field's own `default` (`None`
+    /// where it has none to fill in), or the error for a missing one.
     #[inline]
-    fn default_value(py: Python<'py>, slot: &mut Option<Obj<'py>>, field: &Field) -> Result<()> {
-        match &field.default {
-            FieldDefault::Value(value) => *slot = Some(value.bind(py).clone()),
-            FieldDefault::Factory(factory) => {
-                *slot = Some(py::user_code(py, || factory.bind(py).call0())?)
-            }
-            FieldDefault::Absent => {}
+    fn default_value(py: Python<'py>, field: &Field) -> Result<Option<Obj<'py>>> {
+        Ok(match &field.default {
+            FieldDefault::Value(value) => Some(value.bind(py).clone()),
+            FieldDefault::Factory(factory) => Some(py::user_code(py, || factory.bind(py).call0())?),
+            FieldDefault::Absent => None,
             // `init=False` without a default: `__post_init__` is expected to set it.
-            FieldDefault::Required if !field.on_wire => {}
+            FieldDefault::Required if !field.on_wire => None,
             FieldDefault::Required => return Err(missing_field(&field.wire_name)),
-        }
-        Ok(())
+        })
     }
 
     /// [`RecordBuilder::finish`] for a TypedDict, a NamedTuple, or a dataclass whose field

@@ -410,6 +410,36 @@ impl<'a> Reader<'a> {
         false
     }
 
+    /// [`Reader::take_member`] for a member of at most 16 bytes, as one masked comparison of
+    /// the next 16 bytes of input whatever the member's length (no branch on the length,
+    /// which changes from field to field). With `first` the window starts one byte earlier,
+    /// at the `{` or whitespace before the key, and the comma's byte is masked out, so the
+    /// member's one word serves both. `None` when the member is longer or fewer than 16 bytes
+    /// are left: `take_member` decides. A mismatch still gives whitespace before the key its
+    /// general path, as `take_member` does.
+    #[inline(always)]
+    pub fn take_member_word(&mut self, first: bool, member: &MemberWord) -> Option<bool> {
+        if member.len == 0 {
+            return None;
+        }
+        let start = self.pos.checked_sub(usize::from(first))?;
+        let window: [u8; 16] = self.bytes.get(start..start + 16)?.try_into().ok()?;
+        let mask = if first {
+            member.mask & !0xff
+        } else {
+            member.mask
+        };
+        if (u128::from_le_bytes(window) ^ member.word) & mask == 0 {
+            self.pos = start + member.len;
+            return Some(true);
+        }
+        let space = |byte: u8| matches!(byte, b' ' | b'\n' | b'\r' | b'\t');
+        if space(window[usize::from(first)]) || (!first && space(window[1])) {
+            return None;
+        }
+        Some(false)
+    }
+
     #[inline(always)]
     fn make_str(&self, scanned: (Scanned<'a>, bool)) -> Result<Str<'_>, SyntaxError> {
         let (scanned, ascii) = scanned;
@@ -891,6 +921,34 @@ impl<'a> Reader<'a> {
             ))
         } else {
             Ok(())
+        }
+    }
+}
+
+/// An object member `,"name":` of 1 to 16 bytes as one little-endian word and the mask of its
+/// bytes, for [`Reader::take_member_word`]; a longer (or empty) member has length 0.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct MemberWord {
+    word: u128,
+    mask: u128,
+    len: usize,
+}
+
+impl MemberWord {
+    pub fn new(member: &[u8]) -> MemberWord {
+        if member.is_empty() || member.len() > 16 {
+            return MemberWord::default();
+        }
+        let mut bytes = [0u8; 16];
+        bytes[..member.len()].copy_from_slice(member);
+        let mask = match member.len() {
+            16 => u128::MAX,
+            len => (1u128 << (8 * len)) - 1,
+        };
+        MemberWord {
+            word: u128::from_le_bytes(bytes),
+            mask,
+            len: member.len(),
         }
     }
 }

@@ -206,6 +206,17 @@ pub trait WireReader<'p, 'py> {
     /// Whether a fixed-length tuple's length is checked before its items, when `count_left`
     /// knows it. A reader that must fail as JSON decoding fails (item errors first) says no.
     const TUPLE_LENGTH_FIRST: bool = true;
+    /// Whether a failed [`Self::take_field`] is cheap enough (a comparison of precomputed bytes)
+    /// that a record whose next key is not the field expected tries the fields after it
+    /// before reading the key: input that leaves fields out (`omit_defaults`, UNSET) but keeps
+    /// declaration order then never reads a key.
+    const TAKE_AHEAD: bool = false;
+    /// Whether the map being read has no entry left (checked before the fields ahead are
+    /// tried, so a record whose trailing fields are left out tries none of them).
+    #[inline(always)]
+    fn map_done(&mut self, _entries: &Self::Left) -> bool {
+        false
+    }
     /// Reads the head of the array `decode_many` takes, refusing any other value.
     fn begin_many(&mut self) -> Result<Self::Left>;
     /// Checks that nothing but what the format allows follows the value read.
@@ -648,6 +659,22 @@ where
                     }
                     continue;
                 }
+                if Self::TAKE_AHEAD && !self.map_done(&entries) {
+                    if let Some(position) = self.take_ahead(&mut entries, names, spec, hint + 1) {
+                        hint = position + 1;
+                        let (index, node) = spec.wire_order[position];
+                        let (start, before) = (self.value_start(), self.errors.count());
+                        match self.value(node) {
+                            Ok(value) => builder.set(index, value),
+                            Err(e) if E::ALL => {
+                                self.field_failed(e, before, start, &spec.fields[index])?;
+                                builder.set(index, self.failed_placeholder());
+                            }
+                            Err(e) => return Err(e.at_field(&spec.fields[index].wire_name)),
+                        }
+                        continue;
+                    }
+                }
             }
             let Some(key) = self.next_key(&mut entries)? else {
                 return Ok(());
@@ -687,6 +714,27 @@ where
                 },
             }
         }
+    }
+
+    /// The position in `spec.wire_order`, from `from` on, of the field whose key the input
+    /// continues with, consumed (see [`WireReader::TAKE_AHEAD`]); `None`, with nothing
+    /// consumed, when it is none of them (an earlier field's, an unknown key, a key written
+    /// otherwise than the precomputed bytes: the caller reads it).
+    #[inline(never)]
+    fn take_ahead(
+        &mut self,
+        entries: &mut Left<'p, 'py, R, E>,
+        names: <Self as WireReader<'p, 'py>>::Names,
+        spec: &RecordSpec,
+        from: usize,
+    ) -> Option<usize> {
+        let ahead = spec.wire_order.get(from..)?;
+        for (step, &(index, _)) in ahead.iter().enumerate() {
+            if self.take_field(entries, names, index, &spec.fields[index]) {
+                return Some(from + step);
+            }
+        }
+        None
     }
 
     /// The value of a key that is not a wire name of the record but another name it knows: an

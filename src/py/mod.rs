@@ -157,6 +157,13 @@ pub fn new_dict(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
     Ok(unsafe { Bound::from_owned_ptr_or_err(py, ffi::PyDict_New())?.cast_into_unchecked() })
 }
 
+/// A new empty `list`; a failed allocation is a MemoryError.
+#[inline]
+pub fn new_empty_list(py: Python<'_>) -> PyResult<Obj<'_>> {
+    // SAFETY: a new reference to an empty list, or NULL with an exception set.
+    unsafe { Bound::from_owned_ptr_or_err(py, ffi::PyList_New(0)) }
+}
+
 /// A list holding `items`; a failed allocation is a MemoryError (PyO3's `PyList::new` panics).
 #[cfg_attr(target_os = "linux", link_section = ".text.hot.polycodec.3shared")]
 pub fn new_list<'py>(

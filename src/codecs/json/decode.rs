@@ -5,7 +5,7 @@
 
 use pyo3::prelude::*;
 
-use super::read::{Number, Reader, SyntaxError, ValueKind};
+use super::read::{MemberWord, Number, Reader, SyntaxError, ValueKind};
 use super::TagEntries;
 use crate::codecs::decoder::{find_tag, Decoder, Errors, TagRef, WireReader};
 use crate::errors::{Error, PathSegment, Result};
@@ -57,6 +57,8 @@ pub enum PlainKind {
     Date,
     /// An unconstrained Decimal.
     Decimal,
+    Time(TzRule),
+    TimeDelta,
     /// A record read from an object (not array-like, not a NamedTuple).
     Record,
     /// An enum with str values: `aux` is where its values start in [`PlainTable::enum_values`].
@@ -91,6 +93,8 @@ pub struct PlainTable {
     /// entry the value dispatch has just read.
     record_spans: Box<[(u32, u32)]>,
     record_bytes: Box<[u8]>,
+    /// The same members as [`MemberWord`]s, indexed as `record_spans`.
+    record_words: Box<[MemberWord]>,
 }
 
 /// One record's packed field members (see [`PlainTable::record_spans`]).
@@ -98,6 +102,7 @@ pub struct PlainTable {
 pub struct RecordMembers<'k> {
     spans: &'k [(u32, u32)],
     bytes: &'k [u8],
+    words: &'k [MemberWord],
 }
 
 impl<'k> RecordMembers<'k> {
@@ -108,6 +113,12 @@ impl<'k> RecordMembers<'k> {
             Some(&(start, end)) => self.bytes.get(start as usize..end as usize).unwrap_or(&[]),
             None => &[],
         }
+    }
+
+    /// Field `index`'s member as one word (length 0 when it has none).
+    #[inline(always)]
+    fn word(self, index: usize) -> Option<&'k MemberWord> {
+        self.words.get(index)
     }
 }
 
@@ -201,6 +212,8 @@ pub fn plain_table(py: Python<'_>, plan: &Plan) -> PlainTable {
         Node::None => PlainKind::Null,
         Node::DateTime(rule) => PlainKind::DateTime(*rule),
         Node::Date => PlainKind::Date,
+        Node::Time(rule) => PlainKind::Time(*rule),
+        Node::TimeDelta => PlainKind::TimeDelta,
         Node::Decimal(spec) if !spec.is_constrained() => PlainKind::Decimal,
         Node::Record(spec)
             if !spec.array_like && spec.kind != crate::plan::RecordKind::NamedTuple =>
@@ -247,10 +260,21 @@ pub fn plain_table(py: Python<'_>, plan: &Plan) -> PlainTable {
             node => entry(kind(node), false, id),
         })
         .collect();
+    let record_words = record_spans
+        .iter()
+        .map(|&(start, end)| {
+            MemberWord::new(
+                record_bytes
+                    .get(start as usize..end as usize)
+                    .unwrap_or(&[]),
+            )
+        })
+        .collect();
     PlainTable {
         nodes,
         enum_values: enum_values.into_boxed_slice(),
         enum_members: enum_members.into_boxed_slice(),
+        record_words,
         record_spans: record_spans.into_boxed_slice(),
         record_bytes: record_bytes.into_boxed_slice(),
     }
@@ -495,6 +519,29 @@ impl<'p, 'py, E: Errors> Decoder<'p, 'py, JsonInput<'_, '_>, E> {
         Ok(temporal::new_date(self.ctx.py, &parts)?)
     }
 
+    /// A time node's string (the next byte is its quote), as [`Decoding::string`] reads it.
+    #[inline(never)]
+    fn time(&mut self, id: NodeId, rule: TzRule) -> Result<Obj<'py>> {
+        let text = self.reader.read_str().map_err(syntax)?;
+        let parts = match text::temporal::parse_time(text.bytes) {
+            Ok(parts) => parts,
+            Err(error) => return lax_text(&self.ctx, id, text.bytes, text.ascii, error),
+        };
+        check_tz(rule, parts.offset_seconds.is_some(), "time")?;
+        Ok(temporal::new_time(self.ctx.py, &parts)?)
+    }
+
+    /// A timedelta node's string (the next byte is its quote), as [`Decoding::string`] reads
+    /// it.
+    #[inline(never)]
+    fn timedelta(&mut self, id: NodeId) -> Result<Obj<'py>> {
+        let text = self.reader.read_str().map_err(syntax)?;
+        match text::temporal::parse_duration(text.bytes) {
+            Ok(parts) => Ok(temporal::new_timedelta(self.ctx.py, &parts)?),
+            Err(error) => lax_text(&self.ctx, id, text.bytes, text.ascii, error),
+        }
+    }
+
     /// An unconstrained Decimal node's string (the next byte is its quote), as
     /// [`Decoding::string`] reads it.
     #[inline(never)]
@@ -666,6 +713,8 @@ impl<'p, 'py, 'k, E: Errors> WireReader<'p, 'py> for Decoder<'p, 'py, JsonInput<
                 }
                 (PlainKind::DateTime(rule), Some(b'"')) => return self.datetime(id, rule),
                 (PlainKind::Date, Some(b'"')) => return self.date(id),
+                (PlainKind::Time(rule), Some(b'"')) => return self.time(id, rule),
+                (PlainKind::TimeDelta, Some(b'"')) => return self.timedelta(id),
                 (PlainKind::Decimal, Some(b'"')) => return self.decimal(id),
                 (PlainKind::Record, Some(b'{')) => {
                     return nested(self.depth, || self.map(node, true));
@@ -726,6 +775,7 @@ impl<'p, 'py, 'k, E: Errors> WireReader<'p, 'py> for Decoder<'p, 'py, JsonInput<
         RecordMembers {
             spans: plain.record_spans.get(aux..).unwrap_or(&[]),
             bytes: &plain.record_bytes,
+            words: plain.record_words.get(aux..).unwrap_or(&[]),
         }
     }
 
@@ -737,6 +787,14 @@ impl<'p, 'py, 'k, E: Errors> WireReader<'p, 'py> for Decoder<'p, 'py, JsonInput<
         index: usize,
         _field: &Field,
     ) -> bool {
+        if let Some(word) = names.word(index) {
+            if let Some(taken) = self.reader.take_member_word(*first, word) {
+                if taken {
+                    *first = false;
+                }
+                return taken;
+            }
+        }
         let member = names.member(index);
         if member.is_empty() {
             return false;
@@ -746,6 +804,14 @@ impl<'p, 'py, 'k, E: Errors> WireReader<'p, 'py> for Decoder<'p, 'py, JsonInput<
             *first = false;
         }
         taken
+    }
+
+    const TAKE_AHEAD: bool = true;
+
+    /// The object's closing brace is next.
+    #[inline(always)]
+    fn map_done(&mut self, _first: &bool) -> bool {
+        self.reader.peek_byte() == Some(b'}')
     }
 
     /// The whole `"tag_field":"tag"` entry of one of the union's str tags, compared as bytes.

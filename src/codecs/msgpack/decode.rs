@@ -101,7 +101,7 @@ pub fn plain_table(plan: &Plan) -> Box<[Plain]> {
         Node::None => PlainKind::Null,
         Node::DateTime(TzRule::Either | TzRule::Aware) => PlainKind::Timestamp,
         Node::Enum(spec) if spec.has_str_values() => PlainKind::Text,
-        Node::Date | Node::Uuid => PlainKind::Text,
+        Node::Date | Node::Uuid | Node::Time(_) | Node::TimeDelta => PlainKind::Text,
         Node::Decimal(spec) if !spec.is_constrained() => PlainKind::Text,
         _ => PlainKind::Other,
     };
@@ -235,6 +235,14 @@ impl<'a, 'p, 'py, E: Errors> Decoder<'p, 'py, MsgpackInput<'a, '_>, E> {
                 temporal::new_date(py, &parts).ok()
             }
             Node::Uuid => py::new_uuid(py, text::uuid::parse_uuid(bytes).ok()?).ok(),
+            Node::Time(rule) => {
+                let parts = text::temporal::parse_time(bytes).ok()?;
+                crate::values::check_tz(*rule, parts.offset_seconds.is_some(), "time").ok()?;
+                temporal::new_time(py, &parts).ok()
+            }
+            Node::TimeDelta => {
+                temporal::new_timedelta(py, &text::temporal::parse_duration(bytes).ok()?).ok()
+            }
             Node::Decimal(_) if bytes.is_ascii() => {
                 py::new_decimal_from_bytes(py, bytes, true).ok()
             }
@@ -499,6 +507,13 @@ impl<'p, 'py, 'k, E: Errors> WireReader<'p, 'py> for Decoder<'p, 'py, MsgpackInp
             *left -= 1;
         }
         taken
+    }
+
+    const TAKE_AHEAD: bool = true;
+
+    #[inline(always)]
+    fn map_done(&mut self, left: &usize) -> bool {
+        *left == 0
     }
 
     /// The variants whose tag is fixed have their whole leading entry (the tag field's name and
