@@ -831,17 +831,29 @@ fn check_str(spec: &StrSpec, bytes: &[u8], ascii: bool, py: Python<'_>) -> Resul
     Ok(())
 }
 
+/// `len(value.as_tuple().digits)` and `value.as_tuple().exponent` of the Decimal `value`
+/// made from `text`: read from the text when it is a plain literal (no tuple of one int per
+/// digit to build), else asked of the value; `None` for a NaN or an infinity.
+fn decimal_digits_exponent(value: &Obj<'_>, text: &str) -> Result<Option<(i64, i64)>> {
+    if let Some(parts) = text::decimal::parse(text.as_bytes()) {
+        return Ok(Some((parts.digit_count(), parts.exponent())));
+    }
+    let (_, digits, exponent): (i32, Vec<u8>, Obj<'_>) =
+        value.call_method0("as_tuple")?.extract()?;
+    Ok(exponent
+        .extract::<i64>()
+        .ok()
+        .map(|exponent| (digits.len() as i64, exponent)))
+}
+
 fn check_decimal(spec: &DecimalSpec, value: &Obj<'_>, text: &str) -> Result<()> {
     if spec.max_digits.is_some() || spec.decimal_places.is_some() {
-        let (_, digits, exponent): (i32, Vec<u8>, Obj<'_>) =
-            value.call_method0("as_tuple")?.extract()?;
-        let Ok(exponent) = exponent.extract::<i64>() else {
+        let Some((count, exponent)) = decimal_digits_exponent(value, text)? else {
             return Err(Error::validation(format!(
                 "expected a finite decimal, got {}",
                 cut(text)
             )));
         };
-        let count = digits.len() as i64;
         let (total, places) = if exponent >= 0 {
             (count + exponent, 0)
         } else {
