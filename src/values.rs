@@ -110,6 +110,14 @@ impl<'p, 'py> Decoding<'p, 'py> {
         Ok(())
     }
 
+    /// Whether storing a dict entry of these key and value nodes runs no Python code (see
+    /// [`Self::store_entry`]), for a dict loop to decide once.
+    #[inline]
+    pub fn builtin_entries(&self, key_node: NodeId, value_node: NodeId) -> bool {
+        self.plan.node(key_node).is_builtin_scalar()
+            && self.plan.node(value_node).is_builtin_scalar()
+    }
+
     /// Picks the node that takes a token: the node itself, or a union's variant for that token.
     #[inline(always)]
     pub fn resolve(&self, id: NodeId, token: Token) -> Result<NodeId> {
@@ -683,7 +691,8 @@ impl<'p, 'py> Decoding<'p, 'py> {
         })
     }
 
-    /// A dict key read as a string: unconstrained str keys come from the key cache.
+    /// A dict key read as a string: unconstrained str keys come from the key cache (see
+    /// [`plain_str_key`]).
     pub fn key_string(&self, id: NodeId, bytes: &[u8], ascii: bool) -> Result<Obj<'py>> {
         match self.plan.node(id) {
             Node::Any => Ok(py::dict_key_str(self.py, bytes, ascii)?),
@@ -709,6 +718,17 @@ impl<'p, 'py> Decoding<'p, 'py> {
             _ => return Ok(()),
         };
         bounds.check(length, "items")
+    }
+}
+
+/// Whether the keys of node `key_node` read from a str are the str itself, from the key cache
+/// (`Any` or an unconstrained `str`), as [`Decoding::key_string`] makes them.
+#[inline]
+pub fn plain_str_key(plan: &Plan, key_node: NodeId) -> bool {
+    match plan.node(key_node) {
+        Node::Any => true,
+        Node::Str(spec) => spec.is_unconstrained(),
+        _ => false,
     }
 }
 

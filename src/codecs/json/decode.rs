@@ -12,8 +12,7 @@ use crate::errors::{Error, PathSegment, Result};
 use crate::plan::{
     Field, FloatBounds, IntBounds, LiteralValue, Node, NodeId, Plan, TaggedUnionSpec, TzRule,
 };
-use crate::py::temporal;
-use crate::py::Obj;
+use crate::py::{self, temporal, Obj};
 use crate::values::{check_tz, nested, utf8, Decoding, Token, MAX_DEPTH};
 use polycodec_formats::text;
 use polycodec_formats::text::lax::{self, LaxNumber};
@@ -852,12 +851,20 @@ impl<'p, 'py, 'k, E: Errors> WireReader<'p, 'py> for Decoder<'p, 'py, JsonInput<
         let py = self.ctx.py;
         let dict = crate::py::new_dict(py)?;
         let mark = self.errors.count();
+        // Decided once per dict, not per entry: whether a key is a plain str (from the key
+        // cache) and whether storing an entry can run Python code.
+        let plain_keys = crate::values::plain_str_key(self.ctx.plan, key_node);
+        let builtin_entries = self.ctx.builtin_entries(key_node, value_node);
         let mut first = true;
         loop {
             let key = self.reader.next_key(first).map_err(syntax)?;
             first = false;
             let Some(key) = key else { break };
-            let key_object = match dict_key(&self.ctx, key_node, key.bytes, key.ascii) {
+            let key_object = match if plain_keys {
+                crate::py::dict_key_str(py, key.bytes, key.ascii).map_err(Error::from)
+            } else {
+                dict_key(&self.ctx, key_node, key.bytes, key.ascii)
+            } {
                 Ok(key_object) => key_object,
                 Err(e) if E::ALL => {
                     // Recorded at the key, the key its input; its value is skipped.
@@ -881,8 +888,11 @@ impl<'p, 'py, 'k, E: Errors> WireReader<'p, 'py> for Decoder<'p, 'py, JsonInput<
                     return Err(e.at_key(&shown));
                 }
             };
-            self.ctx
-                .store_entry(&dict, key_node, value_node, key_object, value)?;
+            if builtin_entries {
+                crate::py::dict_set(&dict, &key_object, &value)?;
+            } else {
+                py::user_code(py, || crate::py::dict_set(&dict, &key_object, &value))?;
+            }
         }
         if let Some(failed) = self.failed_since(mark) {
             return Err(failed);

@@ -554,8 +554,12 @@ impl<'p, 'py, 'k, E: Errors> WireReader<'p, 'py> for Decoder<'p, 'py, MsgpackInp
         if !E::ALL {
             self.ctx.check_length(dict_node, count)?;
         }
-        let dict = py::new_dict(self.ctx.py)?;
+        // The reader has checked that `count` entries fit in the input left: made at that
+        // size, the dict never resizes while it fills.
+        let dict = py::builders::presized_dict(self.ctx.py, count)?;
         let mark = self.errors.count();
+        // Decided once per dict: whether storing an entry can run Python code.
+        let builtin_entries = self.ctx.builtin_entries(key_node, value_node);
         for _ in 0..count {
             let (start, before) = (self.value_start(), self.errors.count());
             let key = match self.dict_key(key_node) {
@@ -580,8 +584,11 @@ impl<'p, 'py, 'k, E: Errors> WireReader<'p, 'py> for Decoder<'p, 'py, MsgpackInp
                     return Err(e.at_key(&shown));
                 }
             };
-            self.ctx
-                .store_entry(&dict, key_node, value_node, key, value)?;
+            if builtin_entries {
+                py::dict_set(&dict, &key, &value)?;
+            } else {
+                py::user_code(self.ctx.py, || py::dict_set(&dict, &key, &value))?;
+            }
         }
         if let Some(failed) = self.failed_since(mark) {
             return Err(failed);
