@@ -959,6 +959,9 @@ pub struct RecordBuilder<'py> {
     len: usize,
     /// The number of slots set.
     present: usize,
+    /// The inline slots set, one bit per field index: the defaults loop visits only the
+    /// others.
+    seen: u32,
 }
 
 /// The number of fields a [`RecordBuilder`] holds without a heap allocation.
@@ -974,6 +977,7 @@ impl<'py> RecordBuilder<'py> {
                 heap: Vec::new(),
                 len: count,
                 present: 0,
+                seen: 0,
             }
         } else {
             Self::spilled(count)
@@ -989,6 +993,7 @@ impl<'py> RecordBuilder<'py> {
             heap: std::iter::repeat_with(|| None).take(count).collect(),
             len: 0,
             present: 0,
+            seen: 0,
         }
     }
 
@@ -1006,6 +1011,7 @@ impl<'py> RecordBuilder<'py> {
     #[inline]
     pub fn set(&mut self, field: usize, value: Obj<'py>) {
         let slot = if self.heap.capacity() == 0 {
+            self.seen |= 1 << field;
             &mut self.inline[field]
         } else {
             &mut self.heap[field]
@@ -1035,7 +1041,12 @@ impl<'py> RecordBuilder<'py> {
     #[cfg_attr(target_os = "linux", link_section = ".text.hot.polycodec.3shared")]
     pub fn finish(mut self, py: Python<'py>, spec: &RecordSpec) -> Result<Obj<'py>> {
         if self.present != spec.fields.len() {
-            Self::defaults(py, self.values(), spec)?;
+            if self.heap.capacity() == 0 {
+                let unseen = !self.seen & ((1 << self.len) - 1);
+                Self::inline_defaults(py, &mut self.inline[..self.len], unseen, spec)?;
+            } else {
+                Self::defaults(py, &mut self.heap, spec)?;
+            }
         }
         if spec.kind != RecordKind::Dataclass || spec.user_setattr {
             return self.finish_other(py, spec);
@@ -1086,6 +1097,36 @@ impl<'py> RecordBuilder<'py> {
         Ok(())
     }
 
+    /// [`Self::defaults`] for the inline slots, visiting only the fields whose bit is set in
+    /// `unseen`.
+    #[inline(never)]
+    fn inline_defaults(
+        py: Python<'py>,
+        values: &mut [Option<Obj<'py>>],
+        mut unseen: u32,
+        spec: &RecordSpec,
+    ) -> Result<()> {
+        while unseen != 0 {
+            let index = unseen.trailing_zeros() as usize;
+            unseen &= unseen - 1;
+            let (Some(slot), Some(&fill)) = (values.get_mut(index), spec.fills.get(index)) else {
+                continue;
+            };
+            *slot = match fill {
+                Fill::Shared => match &spec.fields[index].default {
+                    FieldDefault::Value(value) => Some(value.bind(py).clone()),
+                    _ => Self::default_value(py, &spec.fields[index])?,
+                },
+                Fill::EmptyList => Some(py::new_empty_list(py)?),
+                Fill::EmptyDict => Some(py::new_dict(py)?.into_any()),
+                Fill::EmptySet => Some(pyo3::types::PySet::empty(py)?.into_any()),
+                Fill::Absent => None,
+                Fill::Required | Fill::Call => Self::default_value(py, &spec.fields[index])?,
+            };
+        }
+        Ok(())
+    }
+
     /// The default of a field the input left out, from the field's own `default` (`None`
     /// where it has none to fill in), or the error for a missing one.
     #[inline]
@@ -1119,10 +1160,11 @@ impl<'py> RecordBuilder<'py> {
                 Ok(instance)
             }
             RecordKind::TypedDict => {
-                let dict = py::new_dict(py)?;
+                // Made at its size: no resize while the keys go in.
+                let dict = py::builders::presized_dict(py, values.len())?;
                 for (value, field) in values.iter_mut().zip(&spec.fields) {
                     if let Some(value) = value.take() {
-                        dict.set_item(field.name.bind(py), value)?;
+                        py::dict_set(&dict, field.name.bind(py).as_any(), &value)?;
                     }
                 }
                 Ok(dict.into_any())

@@ -325,6 +325,15 @@ impl<'a> Reader<'a> {
         if self.bytes.get(self.pos) != Some(&b'"') {
             return Err(self.unexpected("expected string"));
         }
+        self.read_str_peeked()
+    }
+
+    /// [`Reader::read_str`] where the caller has just peeked the string's opening quote
+    /// ([`Reader::peek_byte`] returned `"`): no whitespace to skip, no quote to check again.
+    /// Only for that case: anywhere else the byte at the position would be taken for the
+    /// quote (the reader still never reads out of bounds).
+    #[inline(always)]
+    pub fn read_str_peeked(&mut self) -> Result<Str<'_>, SyntaxError> {
         // The common string, ASCII without escapes, ends at the first special byte: one scan,
         // borrowed, with none of the general scanner's bookkeeping.
         let bytes = self.bytes;
@@ -438,6 +447,33 @@ impl<'a> Reader<'a> {
             return None;
         }
         Some(false)
+    }
+
+    /// [`Reader::take_member_word`] for several members, the input's 16 bytes loaded once:
+    /// consumes the first member of `members` the input continues with and returns its
+    /// position; `None`, with nothing consumed, when none matches, when fewer than 16 bytes
+    /// are left, or when the key is written after whitespace (the general path's).
+    #[inline(always)]
+    pub fn take_member_words(
+        &mut self,
+        first: bool,
+        members: impl Iterator<Item = MemberWord>,
+    ) -> Option<usize> {
+        let start = self.pos.checked_sub(usize::from(first))?;
+        let window: [u8; 16] = self.bytes.get(start..start + 16)?.try_into().ok()?;
+        let space = |byte: u8| matches!(byte, b' ' | b'\n' | b'\r' | b'\t');
+        if space(window[usize::from(first)]) || (!first && space(window[1])) {
+            return None;
+        }
+        let window = u128::from_le_bytes(window);
+        let comma = if first { !0xff } else { u128::MAX };
+        for (position, member) in members.enumerate() {
+            if member.len != 0 && (window ^ member.word) & member.mask & comma == 0 {
+                self.pos = start + member.len;
+                return Some(position);
+            }
+        }
+        None
     }
 
     #[inline(always)]

@@ -218,6 +218,27 @@ pub trait WireReader<'p, 'py> {
     fn map_done(&mut self, _entries: &Self::Left) -> bool {
         false
     }
+    /// The position in `spec.wire_order`, from `from` on, of the field whose key the input
+    /// continues with, consumed (see [`Self::TAKE_AHEAD`]); `None`, with nothing consumed,
+    /// when it is none of them (an earlier field's, an unknown key, a key written otherwise
+    /// than the precomputed bytes: the caller reads it). By default each field's
+    /// [`Self::take_field`] in turn.
+    #[inline(never)]
+    fn take_ahead(
+        &mut self,
+        entries: &mut Self::Left,
+        names: Self::Names,
+        spec: &RecordSpec,
+        from: usize,
+    ) -> Option<usize> {
+        let ahead = spec.wire_order.get(from..)?;
+        for (step, &(index, _)) in ahead.iter().enumerate() {
+            if self.take_field(entries, names, index, &spec.fields[index]) {
+                return Some(from + step);
+            }
+        }
+        None
+    }
     /// Reads the head of the array `decode_many` takes, refusing any other value.
     fn begin_many(&mut self) -> Result<Self::Left>;
     /// Checks that nothing but what the format allows follows the value read.
@@ -432,6 +453,27 @@ where
         let result = match plan.node(id) {
             Node::Sequence(spec) => self.sequence(spec, items),
             node => self.array_other(id, node, items),
+        };
+        self.depth -= 1;
+        result
+    }
+
+    /// An array read as record node `id`, which the format's shortcut knows to be positional
+    /// (`array_like`, a NamedTuple): [`Self::array`]'s reading of it without the dispatch.
+    #[cfg_attr(target_os = "linux", link_section = ".text.hot.polycodec.3shared")]
+    pub(crate) fn positional(
+        &mut self,
+        id: NodeId,
+        mut items: Left<'p, 'py, R, E>,
+    ) -> Result<Obj<'py>> {
+        let plan: &'p Plan = self.ctx.plan;
+        let Node::Record(spec) = plan.node(id) else {
+            return self.array(id, items);
+        };
+        self.enter()?;
+        let result = match self.begin_array(&mut items) {
+            Ok(()) => self.positional_record(spec, items),
+            Err(error) => Err(error),
         };
         self.depth -= 1;
         result
@@ -741,27 +783,6 @@ where
         }
     }
 
-    /// The position in `spec.wire_order`, from `from` on, of the field whose key the input
-    /// continues with, consumed (see [`WireReader::TAKE_AHEAD`]); `None`, with nothing
-    /// consumed, when it is none of them (an earlier field's, an unknown key, a key written
-    /// otherwise than the precomputed bytes: the caller reads it).
-    #[inline(never)]
-    fn take_ahead(
-        &mut self,
-        entries: &mut Left<'p, 'py, R, E>,
-        names: <Self as WireReader<'p, 'py>>::Names,
-        spec: &RecordSpec,
-        from: usize,
-    ) -> Option<usize> {
-        let ahead = spec.wire_order.get(from..)?;
-        for (step, &(index, _)) in ahead.iter().enumerate() {
-            if self.take_field(entries, names, index, &spec.fields[index]) {
-                return Some(from + step);
-            }
-        }
-        None
-    }
-
     /// The value of a key that is not a wire name of the record but another name it knows: an
     /// alias of a field (its index and value, for the caller to set), or the class's own tag
     /// (checked against it, and set nowhere).
@@ -880,18 +901,18 @@ where
                 )));
             }
         }
-        let tag_index = spec.tag.as_ref().map(|(index, _)| *index);
-        let fields = spec
-            .wire_fields
-            .iter()
-            .copied()
-            .filter(|&index| Some(index) != tag_index);
-        for index in fields {
+        // The field positions and nodes in wire order (no `Field` read per item); a tag field,
+        // read before, is passed over.
+        let tag_index = spec.tag.as_ref().map_or(usize::MAX, |(index, _)| *index);
+        for &(index, node) in spec.wire_order.iter() {
+            if index == tag_index {
+                continue;
+            }
             if !self.next_item(&mut items)? {
                 return Ok(());
             }
             let (start, before) = (self.value_start(), self.errors.count());
-            match self.value(spec.fields[index].node) {
+            match self.value(node) {
                 Ok(value) => builder.set(index, value),
                 Err(e) if E::ALL => {
                     self.keep_going(e, before, start, Some(PathSegment::Index(position)))?;

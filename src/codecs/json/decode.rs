@@ -62,6 +62,8 @@ pub enum PlainKind {
     Record,
     /// An enum with str values: `aux` is where its values start in [`PlainTable::enum_values`].
     Enum,
+    /// A record read from an array (`array_like`, a NamedTuple).
+    Positional,
 }
 
 /// One node's shortcut for the value dispatch, looked up by node id in a table of 8-byte
@@ -219,6 +221,7 @@ pub fn plain_table(py: Python<'_>, plan: &Plan) -> PlainTable {
         {
             PlainKind::Record
         }
+        Node::Record(_) => PlainKind::Positional,
         Node::Enum(_) => PlainKind::Enum,
         Node::Union(_) | Node::Extension(_) | Node::Raw { .. } => PlainKind::Node,
         _ => PlainKind::Other,
@@ -451,7 +454,7 @@ impl<'p, 'py, E: Errors> Decoder<'p, 'py, JsonInput<'_, '_>, E> {
             // read the same str): one copy of the inlined string reader for all of them.
             node => {
                 if byte == Some(b'"') {
-                    let text = self.reader.read_str().map_err(syntax)?;
+                    let text = self.reader.read_str_peeked().map_err(syntax)?;
                     if let Node::Str(spec) = node {
                         if spec.is_unconstrained() {
                             return Ok(crate::py::new_str(py, text.bytes, text.ascii)?);
@@ -492,7 +495,7 @@ impl<'p, 'py, E: Errors> Decoder<'p, 'py, JsonInput<'_, '_>, E> {
             None => match self.reader.take_str_of(20, canonical) {
                 Some(parts) => parts,
                 None => {
-                    let text = self.reader.read_str().map_err(syntax)?;
+                    let text = self.reader.read_str_peeked().map_err(syntax)?;
                     match text::temporal::parse_datetime(text.bytes) {
                         Ok(parts) => parts,
                         Err(error) => {
@@ -510,7 +513,7 @@ impl<'p, 'py, E: Errors> Decoder<'p, 'py, JsonInput<'_, '_>, E> {
     #[inline(never)]
     #[cfg_attr(target_os = "linux", link_section = ".text.hot.polycodec.2json")]
     fn date(&mut self, id: NodeId) -> Result<Obj<'py>> {
-        let text = self.reader.read_str().map_err(syntax)?;
+        let text = self.reader.read_str_peeked().map_err(syntax)?;
         let parts = match text::temporal::parse_date(text.bytes) {
             Ok(parts) => parts,
             Err(error) => return lax_text(&self.ctx, id, text.bytes, text.ascii, error),
@@ -521,7 +524,7 @@ impl<'p, 'py, E: Errors> Decoder<'p, 'py, JsonInput<'_, '_>, E> {
     /// A time node's string (the next byte is its quote), as [`Decoding::string`] reads it.
     #[inline(never)]
     fn time(&mut self, id: NodeId, rule: TzRule) -> Result<Obj<'py>> {
-        let text = self.reader.read_str().map_err(syntax)?;
+        let text = self.reader.read_str_peeked().map_err(syntax)?;
         let parts = match text::temporal::parse_time(text.bytes) {
             Ok(parts) => parts,
             Err(error) => return lax_text(&self.ctx, id, text.bytes, text.ascii, error),
@@ -534,7 +537,7 @@ impl<'p, 'py, E: Errors> Decoder<'p, 'py, JsonInput<'_, '_>, E> {
     /// it.
     #[inline(never)]
     fn timedelta(&mut self, id: NodeId) -> Result<Obj<'py>> {
-        let text = self.reader.read_str().map_err(syntax)?;
+        let text = self.reader.read_str_peeked().map_err(syntax)?;
         match text::temporal::parse_duration(text.bytes) {
             Ok(parts) => Ok(temporal::new_timedelta(self.ctx.py, &parts)?),
             Err(error) => lax_text(&self.ctx, id, text.bytes, text.ascii, error),
@@ -546,7 +549,7 @@ impl<'p, 'py, E: Errors> Decoder<'p, 'py, JsonInput<'_, '_>, E> {
     #[inline(never)]
     #[cfg_attr(target_os = "linux", link_section = ".text.hot.polycodec.2json")]
     fn decimal(&mut self, id: NodeId) -> Result<Obj<'py>> {
-        let text = self.reader.read_str().map_err(syntax)?;
+        let text = self.reader.read_str_peeked().map_err(syntax)?;
         match crate::py::new_decimal_from_bytes(self.ctx.py, text.bytes, text.ascii) {
             Ok(value) => Ok(value),
             // In lax mode an `Optional`'s reading may take `null`.
@@ -674,7 +677,7 @@ impl<'p, 'py, 'k, E: Errors> WireReader<'p, 'py> for Decoder<'p, 'py, JsonInput<
             match (plain.kind, byte) {
                 (PlainKind::Str | PlainKind::Enum, Some(b'"')) => {
                     let table: &PlainTable = self.reader.plain;
-                    let text = self.reader.read_str().map_err(syntax)?;
+                    let text = self.reader.read_str_peeked().map_err(syntax)?;
                     if plain.kind == PlainKind::Str {
                         return Ok(crate::py::new_str(py, text.bytes, text.ascii)?);
                     }
@@ -717,6 +720,9 @@ impl<'p, 'py, 'k, E: Errors> WireReader<'p, 'py> for Decoder<'p, 'py, JsonInput<
                 (PlainKind::Decimal, Some(b'"')) => return self.decimal(id),
                 (PlainKind::Record, Some(b'{')) => {
                     return nested(self.depth, || self.map(node, true));
+                }
+                (PlainKind::Positional, Some(b'[')) => {
+                    return nested(self.depth, || self.positional(node, true));
                 }
                 // As the general path reads them (the map or array of `id`, which picks a
                 // union's variant), without the node's own dispatch first.
@@ -806,6 +812,25 @@ impl<'p, 'py, 'k, E: Errors> WireReader<'p, 'py> for Decoder<'p, 'py, JsonInput<
     }
 
     const TAKE_AHEAD: bool = true;
+
+    /// The next 16 bytes of input compared with each field's member word in turn, loaded
+    /// once (a field whose member is longer, or none matching, leaves the key to the caller).
+    #[inline(never)]
+    fn take_ahead(
+        &mut self,
+        first: &mut bool,
+        names: Self::Names,
+        spec: &crate::plan::RecordSpec,
+        from: usize,
+    ) -> Option<usize> {
+        let ahead = spec.wire_order.get(from..)?;
+        let words = ahead
+            .iter()
+            .map(|&(index, _)| names.word(index).copied().unwrap_or_default());
+        let step = self.reader.take_member_words(*first, words)?;
+        *first = false;
+        Some(from + step)
+    }
 
     /// The object's closing brace is next.
     #[inline(always)]

@@ -511,6 +511,40 @@ impl<'p, 'py, 'k, E: Errors> WireReader<'p, 'py> for Decoder<'p, 'py, MsgpackInp
 
     const TAKE_AHEAD: bool = true;
 
+    /// The next 16 bytes of input compared with each field's [`ShortEntry`] in turn, loaded
+    /// once; fields whose names are longer are tried whole after them.
+    #[inline(never)]
+    fn take_ahead(
+        &mut self,
+        left: &mut usize,
+        names: Self::Names,
+        spec: &crate::plan::RecordSpec,
+        from: usize,
+    ) -> Option<usize> {
+        let ahead = spec.wire_order.get(from..)?;
+        let (members, short) = names;
+        let empty = ShortEntry::default();
+        let entries = ahead
+            .iter()
+            .map(|&(index, _)| short.get(index).unwrap_or(&empty));
+        let windowed = self.reader.take_short_entries(entries);
+        let found = match windowed {
+            Some(Some(found)) => Some(found),
+            // The entries the window could not compare: longer names, or all of them near
+            // the input's end.
+            _ => ahead.iter().position(|&(index, _)| {
+                let compared =
+                    windowed.is_some() && short.get(index).is_some_and(read::Reader::is_short);
+                !compared
+                    && members
+                        .get(index)
+                        .is_some_and(|member| self.reader.take_entry(member))
+            }),
+        }?;
+        *left -= 1;
+        Some(from + found)
+    }
+
     #[inline(always)]
     fn map_done(&mut self, left: &usize) -> bool {
         *left == 0
