@@ -76,6 +76,7 @@ __all__ = [
     "ModelSpec",
     "MODELS",
     "UNTYPED",
+    "TYPED_MODELS",
     "generate",
     "json_form",
 ]
@@ -841,6 +842,9 @@ UNTYPED: dict[str, ModelSpec] = {
     for name in ("record", "hierarchy", "tree", "filesystem")
 }
 MODELS.update(UNTYPED)
+
+#: The models of typed classes (every one but the untyped ones).
+TYPED_MODELS: tuple[str, ...] = tuple(n for n, spec in MODELS.items() if spec.kind == "typed")
 
 
 def generate(model: str, n: int, seed: int = 20240601) -> list[Any]:

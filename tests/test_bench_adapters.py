@@ -72,6 +72,8 @@ def expected_unsupported(name: str, model: str, version: str) -> bool:
 
 REGISTRY = load_registry()
 TYPED = {name: spec for name, spec in MODELS.items() if spec.kind == "typed"}
+#: The typed models with Avro cells (the service model has none: Avro has no untyped trace).
+AVRO = {n: s for n, s in TYPED.items() if s.formats is None or "avro" in s.formats}
 ALL_NAMES = [n for names in MODULE_ADAPTERS.values() for n in names]
 BATCH = 7
 
@@ -177,7 +179,7 @@ def test_avro_libraries_interoperate() -> None:
     _require("fastavro")
     _require("avro")
     by_name = {a.name: a for a in REGISTRY.adapters}
-    for model, spec in TYPED.items():
+    for model, spec in AVRO.items():
         objs = generate(model, 3)
         fast = by_name["fastavro"].build("avro", spec)
         apache = by_name["avro"].build("avro", spec)
@@ -193,7 +195,7 @@ def test_polycodec_avro_schema_matches_peers() -> None:
 
     import polycodec
 
-    for model, spec in TYPED.items():
+    for model, spec in AVRO.items():
         codec = polycodec.Codec(spec.root, format="avro")
         obj = generate(model, 1)[0]
         datum = fastavro.schemaless_reader(
