@@ -233,6 +233,18 @@ impl<'a> Reader<'a> {
             _ if first => return Err(self.unexpected("expected string key or '}'")),
             _ => return Err(self.unexpected("expected ',' or '}' after object member")),
         }
+        // The common key, ASCII without escapes and followed by its colon, ends at the first
+        // special byte: one scan, borrowed, with none of the general scanner's bookkeeping.
+        let bytes = self.bytes;
+        let start = self.pos + 1;
+        let end = find_special::<true>(bytes, start);
+        if bytes.get(end) == Some(&b'"') && bytes.get(end + 1) == Some(&b':') {
+            self.pos = end + 2;
+            return Ok(Some(Str {
+                bytes: &bytes[start..end],
+                ascii: true,
+            }));
+        }
         let scanned = self.scan_string(true)?;
         self.expect_colon()?;
         self.make_str(scanned).map(Some)
