@@ -8,8 +8,8 @@ use std::mem::ManuallyDrop;
 
 use crate::errors::{Cut, Error, ErrorKind, Quoted, Result};
 use crate::plan::{
-    DecimalSpec, Field, FieldDefault, LiteralValue, Node, NodeId, Plan, RecordKind, RecordSpec,
-    StrSpec, TzRule, UnionSpec,
+    DecimalSpec, Field, FieldDefault, Fill, LiteralValue, Node, NodeId, Plan, RecordKind,
+    RecordSpec, StrSpec, TzRule, UnionSpec,
 };
 use crate::py::{self, temporal, Obj};
 use polycodec_formats::msgpack::epoch;
@@ -108,6 +108,14 @@ impl<'p, 'py> Decoding<'p, 'py> {
             py::user_code(self.py, || dict.set_item(key, value))?;
         }
         Ok(())
+    }
+
+    /// Whether storing a dict entry of these key and value nodes runs no Python code (see
+    /// [`Self::store_entry`]), for a dict loop to decide once.
+    #[inline]
+    pub fn builtin_entries(&self, key_node: NodeId, value_node: NodeId) -> bool {
+        self.plan.node(key_node).is_builtin_scalar()
+            && self.plan.node(value_node).is_builtin_scalar()
     }
 
     /// Picks the node that takes a token: the node itself, or a union's variant for that token.
@@ -683,7 +691,8 @@ impl<'p, 'py> Decoding<'p, 'py> {
         })
     }
 
-    /// A dict key read as a string: unconstrained str keys come from the key cache.
+    /// A dict key read as a string: unconstrained str keys come from the key cache (see
+    /// [`plain_str_key`]).
     pub fn key_string(&self, id: NodeId, bytes: &[u8], ascii: bool) -> Result<Obj<'py>> {
         match self.plan.node(id) {
             Node::Any => Ok(py::dict_key_str(self.py, bytes, ascii)?),
@@ -709,6 +718,17 @@ impl<'p, 'py> Decoding<'p, 'py> {
             _ => return Ok(()),
         };
         bounds.check(length, "items")
+    }
+}
+
+/// Whether the keys of node `key_node` read from a str are the str itself, from the key cache
+/// (`Any` or an unconstrained `str`), as [`Decoding::key_string`] makes them.
+#[inline]
+pub fn plain_str_key(plan: &Plan, key_node: NodeId) -> bool {
+    match plan.node(key_node) {
+        Node::Any => true,
+        Node::Str(spec) => spec.is_unconstrained(),
+        _ => false,
     }
 }
 
@@ -977,6 +997,9 @@ pub struct RecordBuilder<'py> {
     len: usize,
     /// The number of slots set.
     present: usize,
+    /// The inline slots set, one bit per field index: the defaults loop visits only the
+    /// others.
+    seen: u32,
 }
 
 /// The number of fields a [`RecordBuilder`] holds without a heap allocation.
@@ -992,6 +1015,7 @@ impl<'py> RecordBuilder<'py> {
                 heap: Vec::new(),
                 len: count,
                 present: 0,
+                seen: 0,
             }
         } else {
             Self::spilled(count)
@@ -1007,6 +1031,7 @@ impl<'py> RecordBuilder<'py> {
             heap: std::iter::repeat_with(|| None).take(count).collect(),
             len: 0,
             present: 0,
+            seen: 0,
         }
     }
 
@@ -1024,6 +1049,7 @@ impl<'py> RecordBuilder<'py> {
     #[inline]
     pub fn set(&mut self, field: usize, value: Obj<'py>) {
         let slot = if self.heap.capacity() == 0 {
+            self.seen |= 1 << field;
             &mut self.inline[field]
         } else {
             &mut self.heap[field]
@@ -1053,7 +1079,12 @@ impl<'py> RecordBuilder<'py> {
     #[cfg_attr(target_os = "linux", link_section = ".text.hot.polycodec.3shared")]
     pub fn finish(mut self, py: Python<'py>, spec: &RecordSpec) -> Result<Obj<'py>> {
         if self.present != spec.fields.len() {
-            Self::defaults(py, self.values(), spec)?;
+            if self.heap.capacity() == 0 {
+                let unseen = !self.seen & ((1 << self.len) - 1);
+                Self::inline_defaults(py, &mut self.inline[..self.len], unseen, spec)?;
+            } else {
+                Self::defaults(py, &mut self.heap, spec)?;
+            }
         }
         if spec.kind != RecordKind::Dataclass || spec.user_setattr {
             return self.finish_other(py, spec);
@@ -1084,31 +1115,68 @@ impl<'py> RecordBuilder<'py> {
             .map(|(_, field)| field)
     }
 
-    /// Fills the fields the input left out with their defaults, or reports one missing.
+    /// Fills the fields the input left out with their defaults, or reports one missing: by
+    /// each field's [`Fill`], decided when the plan was built, so an empty list or dict is
+    /// made without calling its factory and a shared default is one reference.
     #[inline(never)]
     fn defaults(py: Python<'py>, values: &mut [Option<Obj<'py>>], spec: &RecordSpec) -> Result<()> {
-        for (slot, field) in values.iter_mut().zip(&spec.fields) {
-            if slot.is_none() {
-                Self::default_value(py, slot, field)?;
+        for (index, (slot, &fill)) in values.iter_mut().zip(spec.fills.iter()).enumerate() {
+            if slot.is_some() {
+                continue;
             }
+            *slot = match fill {
+                Fill::EmptyList => Some(py::new_empty_list(py)?),
+                Fill::EmptyDict => Some(py::new_dict(py)?.into_any()),
+                Fill::EmptySet => Some(pyo3::types::PySet::empty(py)?.into_any()),
+                Fill::Absent => None,
+                _ => Self::default_value(py, &spec.fields[index])?,
+            };
         }
         Ok(())
     }
 
-    /// Fills a field the input left out with its default, or reports it missing.
-    #[inline]
-    fn default_value(py: Python<'py>, slot: &mut Option<Obj<'py>>, field: &Field) -> Result<()> {
-        match &field.default {
-            FieldDefault::Value(value) => *slot = Some(value.bind(py).clone()),
-            FieldDefault::Factory(factory) => {
-                *slot = Some(py::user_code(py, || factory.bind(py).call0())?)
-            }
-            FieldDefault::Absent => {}
-            // `init=False` without a default: `__post_init__` is expected to set it.
-            FieldDefault::Required if !field.on_wire => {}
-            FieldDefault::Required => return Err(missing_field(&field.wire_name)),
+    /// [`Self::defaults`] for the inline slots, visiting only the fields whose bit is set in
+    /// `unseen`.
+    #[inline(never)]
+    fn inline_defaults(
+        py: Python<'py>,
+        values: &mut [Option<Obj<'py>>],
+        mut unseen: u32,
+        spec: &RecordSpec,
+    ) -> Result<()> {
+        while unseen != 0 {
+            let index = unseen.trailing_zeros() as usize;
+            unseen &= unseen - 1;
+            let (Some(slot), Some(&fill)) = (values.get_mut(index), spec.fills.get(index)) else {
+                continue;
+            };
+            *slot = match fill {
+                Fill::Shared => match &spec.fields[index].default {
+                    FieldDefault::Value(value) => Some(value.bind(py).clone()),
+                    _ => Self::default_value(py, &spec.fields[index])?,
+                },
+                Fill::EmptyList => Some(py::new_empty_list(py)?),
+                Fill::EmptyDict => Some(py::new_dict(py)?.into_any()),
+                Fill::EmptySet => Some(pyo3::types::PySet::empty(py)?.into_any()),
+                Fill::Absent => None,
+                Fill::Required | Fill::Call => Self::default_value(py, &spec.fields[index])?,
+            };
         }
         Ok(())
+    }
+
+    /// The default of a field the input left out, from the field's own `default` (`None`
+    /// where it has none to fill in), or the error for a missing one.
+    #[inline]
+    fn default_value(py: Python<'py>, field: &Field) -> Result<Option<Obj<'py>>> {
+        Ok(match &field.default {
+            FieldDefault::Value(value) => Some(value.bind(py).clone()),
+            FieldDefault::Factory(factory) => Some(py::user_code(py, || factory.bind(py).call0())?),
+            FieldDefault::Absent => None,
+            // `init=False` without a default: `__post_init__` is expected to set it.
+            FieldDefault::Required if !field.on_wire => None,
+            FieldDefault::Required => return Err(missing_field(&field.wire_name)),
+        })
     }
 
     /// [`RecordBuilder::finish`] for a TypedDict, a NamedTuple, or a dataclass whose field
@@ -1130,10 +1198,11 @@ impl<'py> RecordBuilder<'py> {
                 Ok(instance)
             }
             RecordKind::TypedDict => {
-                let dict = py::new_dict(py)?;
+                // Made at its size: no resize while the keys go in.
+                let dict = py::builders::presized_dict(py, values.len())?;
                 for (value, field) in values.iter_mut().zip(&spec.fields) {
                     if let Some(value) = value.take() {
-                        dict.set_item(field.name.bind(py), value)?;
+                        py::dict_set(&dict, field.name.bind(py).as_any(), &value)?;
                     }
                 }
                 Ok(dict.into_any())

@@ -1643,3 +1643,74 @@ def test_uuid_ints_on_the_portable_path_match_the_fast_path() -> None:
         )
         assert done.returncode == 0, done.stderr
         assert done.stdout.split() == expected.split()
+
+
+@dataclass(slots=True)
+class DirectRow:
+    name: str
+    count: int = 0
+    tags: list[str] = field(default_factory=list)
+    note: Optional[str] = None
+
+
+@dataclass
+class DirectHolder:
+    scores: dict[str, int]
+    members: set[int]
+    frozen: frozenset[str]
+    items: tuple[int, ...]
+    pair: tuple[str, float]
+    at: datetime.time
+    aware: datetime.time
+    span: datetime.timedelta
+    rows: list[DirectRow]
+    bounded: Annotated[dict[str, int], annotated_types.MaxLen(2)] = field(default_factory=dict)
+
+
+def test_containers_read_directly_match_the_json_path() -> None:
+    """dict[str, V], sets, frozensets, tuples, times, timedeltas and array_like records, which
+    from_builtins reads without the shared conversion, agree with decode_one of the JSON text,
+    values and failures alike."""
+
+    value = DirectHolder(
+        {"a": 1, "b": -(2**70)},
+        {3, 1, 2},
+        frozenset({"x", "y"}),
+        (4, 5, 6),
+        ("p", 2.5),
+        datetime.time(12, 30, 1, 250),
+        datetime.time(8, 0, tzinfo=datetime.timezone(datetime.timedelta(hours=-3))),
+        datetime.timedelta(days=-2, seconds=5, microseconds=7),
+        [DirectRow("r"), DirectRow("s", 2, ["t"], "n")],
+        {"k": 1},
+    )
+    out = check(DirectHolder, value)
+    assert polycodec.from_builtins(out, DirectHolder) == value
+    array_like = check(DirectHolder, value, array_like=True)
+    # Trailing fields left out of an array_like record take their defaults.
+    array_like[8] = [["r"], ["s", 2]]
+    assert polycodec.from_builtins(array_like, DirectHolder, array_like=True).rows == [
+        DirectRow("r"),
+        DirectRow("s", 2),
+    ]
+    bad = [
+        {"scores": {"a": "1"}},
+        {"scores": {"a": 1, "b": None}},
+        {"members": [1, "2"]},
+        {"frozen": ["x", 3]},
+        {"items": [1, 2.5]},
+        {"pair": ["p"]},
+        {"pair": ["p", 1.0, 2]},
+        {"at": "25:00:00"},
+        {"span": "P1X"},
+        {"rows": [{"name": 1}]},
+        {"bounded": {"a": 1, "b": 2, "c": 3}},
+    ]
+    for change in bad:
+        same_failure(DirectHolder, {**out, **change})
+    # Items past a record's fields are passed over, by both paths.
+    longer = [*array_like[:8], [["r", 1, [], None, "extra"]], {}]
+    codec = polycodec.Codec(DirectHolder, "json", array_like=True)
+    assert codec.from_builtins(longer) == codec.decode_one(json.dumps(longer))
+    for rows in ([[1]], [[]], [{"name": "r"}]):
+        same_failure(DirectHolder, [*array_like[:8], rows, {}], array_like=True)

@@ -233,6 +233,18 @@ impl<'a> Reader<'a> {
             _ if first => return Err(self.unexpected("expected string key or '}'")),
             _ => return Err(self.unexpected("expected ',' or '}' after object member")),
         }
+        // The common key, ASCII without escapes and followed by its colon, ends at the first
+        // special byte: one scan, borrowed, with none of the general scanner's bookkeeping.
+        let bytes = self.bytes;
+        let start = self.pos + 1;
+        let end = find_special::<true>(bytes, start);
+        if bytes.get(end) == Some(&b'"') && bytes.get(end + 1) == Some(&b':') {
+            self.pos = end + 2;
+            return Ok(Some(Str {
+                bytes: &bytes[start..end],
+                ascii: true,
+            }));
+        }
         let scanned = self.scan_string(true)?;
         self.expect_colon()?;
         self.make_str(scanned).map(Some)
@@ -325,6 +337,15 @@ impl<'a> Reader<'a> {
         if self.bytes.get(self.pos) != Some(&b'"') {
             return Err(self.unexpected("expected string"));
         }
+        self.read_str_peeked()
+    }
+
+    /// [`Reader::read_str`] where the caller has just peeked the string's opening quote
+    /// ([`Reader::peek_byte`] returned `"`): no whitespace to skip, no quote to check again.
+    /// Only for that case: anywhere else the byte at the position would be taken for the
+    /// quote (the reader still never reads out of bounds).
+    #[inline(always)]
+    pub fn read_str_peeked(&mut self) -> Result<Str<'_>, SyntaxError> {
         // The common string, ASCII without escapes, ends at the first special byte: one scan,
         // borrowed, with none of the general scanner's bookkeeping.
         let bytes = self.bytes;
@@ -408,6 +429,63 @@ impl<'a> Reader<'a> {
             return self.take_key(first, member.get(1..).unwrap_or(member));
         }
         false
+    }
+
+    /// [`Reader::take_member`] for a member of at most 16 bytes, as one masked comparison of
+    /// the next 16 bytes of input whatever the member's length (no branch on the length,
+    /// which changes from field to field). With `first` the window starts one byte earlier,
+    /// at the `{` or whitespace before the key, and the comma's byte is masked out, so the
+    /// member's one word serves both. `None` when the member is longer or fewer than 16 bytes
+    /// are left: `take_member` decides. A mismatch still gives whitespace before the key its
+    /// general path, as `take_member` does.
+    #[inline(always)]
+    pub fn take_member_word(&mut self, first: bool, member: &MemberWord) -> Option<bool> {
+        if member.len == 0 {
+            return None;
+        }
+        let start = self.pos.checked_sub(usize::from(first))?;
+        let window: [u8; 16] = self.bytes.get(start..start + 16)?.try_into().ok()?;
+        let mask = if first {
+            member.mask & !0xff
+        } else {
+            member.mask
+        };
+        if (u128::from_le_bytes(window) ^ member.word) & mask == 0 {
+            self.pos = start + member.len;
+            return Some(true);
+        }
+        let space = |byte: u8| matches!(byte, b' ' | b'\n' | b'\r' | b'\t');
+        if space(window[usize::from(first)]) || (!first && space(window[1])) {
+            return None;
+        }
+        Some(false)
+    }
+
+    /// [`Reader::take_member_word`] for several members, the input's 16 bytes loaded once:
+    /// consumes the first member of `members` the input continues with and returns its
+    /// position; `None`, with nothing consumed, when none matches, when fewer than 16 bytes
+    /// are left, or when the key is written after whitespace (the general path's).
+    #[inline(always)]
+    pub fn take_member_words(
+        &mut self,
+        first: bool,
+        members: impl Iterator<Item = MemberWord>,
+    ) -> Option<usize> {
+        let start = self.pos.checked_sub(usize::from(first))?;
+        let window: [u8; 16] = self.bytes.get(start..start + 16)?.try_into().ok()?;
+        let space = |byte: u8| matches!(byte, b' ' | b'\n' | b'\r' | b'\t');
+        if space(window[usize::from(first)]) || (!first && space(window[1])) {
+            return None;
+        }
+        let window = u128::from_le_bytes(window);
+        let comma = if first { !0xff } else { u128::MAX };
+        for (position, member) in members.enumerate() {
+            if member.len != 0 && (window ^ member.word) & member.mask & comma == 0 {
+                self.pos = start + member.len;
+                return Some(position);
+            }
+        }
+        None
     }
 
     #[inline(always)]
@@ -891,6 +969,34 @@ impl<'a> Reader<'a> {
             ))
         } else {
             Ok(())
+        }
+    }
+}
+
+/// An object member `,"name":` of 1 to 16 bytes as one little-endian word and the mask of its
+/// bytes, for [`Reader::take_member_word`]; a longer (or empty) member has length 0.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct MemberWord {
+    word: u128,
+    mask: u128,
+    len: usize,
+}
+
+impl MemberWord {
+    pub fn new(member: &[u8]) -> MemberWord {
+        if member.is_empty() || member.len() > 16 {
+            return MemberWord::default();
+        }
+        let mut bytes = [0u8; 16];
+        bytes[..member.len()].copy_from_slice(member);
+        let mask = match member.len() {
+            16 => u128::MAX,
+            len => (1u128 << (8 * len)) - 1,
+        };
+        MemberWord {
+            word: u128::from_le_bytes(bytes),
+            mask,
+            len: member.len(),
         }
     }
 }

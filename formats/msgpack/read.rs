@@ -269,6 +269,33 @@ impl<'a> Reader<'a> {
         Some(matched)
     }
 
+    /// [`Reader::take_short_entry`] for several entries, the input's 16 bytes loaded once:
+    /// consumes the first of `entries` the input continues with and returns `Some(Some(its
+    /// position))`; `Some(None)`, with nothing consumed, when none of those of at most 16
+    /// bytes matches (longer ones are never tried here); `None` when fewer than 16 bytes are
+    /// left (`take_entry` decides).
+    #[inline(always)]
+    pub fn take_short_entries<'e>(
+        &mut self,
+        entries: impl Iterator<Item = &'e ShortEntry>,
+    ) -> Option<Option<usize>> {
+        let window: [u8; 16] = self.input.get(self.pos..self.pos + 16)?.try_into().ok()?;
+        let window = u128::from_le_bytes(window);
+        for (position, entry) in entries.enumerate() {
+            if entry.len != 0 && (window ^ entry.word) & entry.mask == 0 {
+                self.pos += entry.len;
+                return Some(Some(position));
+            }
+        }
+        Some(None)
+    }
+
+    /// Whether this entry is compared by [`Reader::take_short_entries`] (1 to 16 bytes).
+    #[inline(always)]
+    pub fn is_short(entry: &ShortEntry) -> bool {
+        entry.len != 0
+    }
+
     /// If the input continues with `entry` (bytes precomputed from the plan: a field name's
     /// whole str, header included, or a variant's whole leading tag entry), consumes it and
     /// returns true; otherwise consumes nothing. A str written in a longer header form than

@@ -619,6 +619,98 @@ const FRAC_KEEP: u32 = 11;
 /// digits (as msgspec does), then converted exactly and rounded half up to
 /// microseconds; for seconds this is the same as rounding on the 7th digit.
 pub fn parse_duration(s: &[u8]) -> Result<Duration, TextError> {
+    if let Some(duration) = canonical_duration(s) {
+        return Ok(duration);
+    }
+    parse_any_duration(s)
+}
+
+/// At most `max` (and at least one) ASCII digits at `s[*i..]` as a number, `*i` moved past
+/// them; `None` when there are none or more than `max`.
+#[inline(always)]
+fn bounded_digits(s: &[u8], i: &mut usize, max: usize) -> Option<u64> {
+    let start = *i;
+    let mut value = 0u64;
+    while let Some(digit) = s.get(*i).map(|b| b.wrapping_sub(b'0')).filter(|d| *d < 10) {
+        if *i - start == max {
+            return None;
+        }
+        value = value * 10 + u64::from(digit);
+        *i += 1;
+    }
+    (*i > start).then_some(value)
+}
+
+/// The durations polycodec and msgspec write, `[-]P[<days>D][T<seconds>[.<fraction>]S]` with
+/// upper-case letters, at most 9 digits of days, 15 of seconds and 6 of fraction (exact in
+/// microseconds, nothing to round), read in 64-bit arithmetic. `None` for anything else, valid
+/// or not: [`parse_any_duration`] then reads it (and words any error). Gives the value
+/// `parse_any_duration` gives for every text it accepts.
+#[inline]
+fn canonical_duration(s: &[u8]) -> Option<Duration> {
+    let negative = s.first() == Some(&b'-');
+    let mut i = usize::from(negative);
+    if s.get(i) != Some(&b'P') {
+        return None;
+    }
+    i += 1;
+    let (mut days, mut seconds, mut microseconds, mut any) = (0u64, 0u64, 0u64, false);
+    if s.get(i).is_some_and(u8::is_ascii_digit) {
+        days = bounded_digits(s, &mut i, 9)?;
+        if s.get(i) != Some(&b'D') {
+            return None;
+        }
+        i += 1;
+        any = true;
+    }
+    if s.get(i) == Some(&b'T') {
+        i += 1;
+        seconds = bounded_digits(s, &mut i, 15)?;
+        if s.get(i) == Some(&b'.') {
+            i += 1;
+            let start = i;
+            let fraction = bounded_digits(s, &mut i, 6)?;
+            microseconds = fraction * 10u64.pow(6 - (i - start) as u32);
+        }
+        if s.get(i) != Some(&b'S') {
+            return None;
+        }
+        i += 1;
+        any = true;
+    }
+    if !any || i != s.len() {
+        return None;
+    }
+    let whole_days = days + seconds / 86_400;
+    let rest = (seconds % 86_400) * 1_000_000 + microseconds;
+    let max = MAX_DURATION_DAYS as u64;
+    if whole_days > max || (negative && whole_days == max && rest != 0) {
+        return None;
+    }
+    Some(if !negative || (whole_days == 0 && rest == 0) {
+        Duration {
+            days: whole_days as i64,
+            seconds: (rest / 1_000_000) as u32,
+            microseconds: (rest % 1_000_000) as u32,
+        }
+    } else if rest == 0 {
+        Duration {
+            days: -(whole_days as i64),
+            seconds: 0,
+            microseconds: 0,
+        }
+    } else {
+        let rest = US_PER_DAY as u64 - rest;
+        Duration {
+            days: -(whole_days as i64) - 1,
+            seconds: (rest / 1_000_000) as u32,
+            microseconds: (rest % 1_000_000) as u32,
+        }
+    })
+}
+
+/// Any duration of the accepted forms (see the module's notes), in 128-bit arithmetic.
+fn parse_any_duration(s: &[u8]) -> Result<Duration, TextError> {
     let mut i = 0;
     let negative = match s.first() {
         Some(b'-') => {
@@ -1655,6 +1747,72 @@ mod tests {
         for (s, want) in cases {
             assert_eq!(parse_duration(s.as_bytes()), Err(*want), "{s}");
         }
+    }
+
+    /// The 64-bit reading of the written form gives what the general parser gives, on the
+    /// written forms of random durations, near the range's ends and on texts just off the form.
+    #[test]
+    fn canonical_duration_agrees_with_the_general_parser() {
+        let mut rng = Lcg(11);
+        let mut texts: Vec<String> = vec![
+            "P999999999DT86399.999999S".into(),
+            "-P999999999D".into(),
+            "-P999999999DT0.000001S".into(),
+            "P999999999DT86400S".into(),
+            "PT86399999999999S".into(),
+            "PT999999999999999S".into(),
+            "-PT0S".into(),
+            "-P0D".into(),
+            "P0DT0.0S".into(),
+            "PT1.1234567S".into(),
+            "pt1s".into(),
+            "+PT1S".into(),
+            "PT.5S".into(),
+            "PT1.S".into(),
+            "P1DT".into(),
+            "P1234567890D".into(),
+            "P1DT1H".into(),
+        ];
+        for _ in 0..20_000 {
+            let days = match rng.below(4) {
+                0 => 0,
+                1 => rng.below(1000),
+                2 => rng.below(1_000_000_000),
+                _ => 999_999_990 + rng.below(20),
+            };
+            let seconds = match rng.below(3) {
+                0 => rng.below(86_400),
+                1 => rng.below(1_000_000_000),
+                _ => rng.below(1_000_000_000_000_000),
+            };
+            let fraction = match rng.below(3) {
+                0 => String::new(),
+                1 => format!(".{}", rng.below(1_000_000)),
+                _ => format!(".{:06}", rng.below(1_000_000)),
+            };
+            let sign = if rng.below(2) == 0 { "" } else { "-" };
+            texts.push(match rng.below(3) {
+                0 => format!("{sign}P{days}D"),
+                1 => format!("{sign}PT{seconds}{fraction}S"),
+                _ => format!("{sign}P{days}DT{seconds}{fraction}S"),
+            });
+        }
+        let mut read_fast = 0;
+        for text in &texts {
+            let bytes = text.as_bytes();
+            let general = parse_any_duration(bytes);
+            if let Some(fast) = canonical_duration(bytes) {
+                assert_eq!(Ok(fast), general, "{text}");
+                read_fast += 1;
+            }
+            assert_eq!(parse_duration(bytes), general, "{text}");
+        }
+        // The written forms in range are the fast path's (the sweep is not vacuous).
+        assert!(
+            read_fast > texts.len() / 2,
+            "{read_fast} of {}",
+            texts.len()
+        );
     }
 
     /// A small deterministic generator for the round-trip sweeps.

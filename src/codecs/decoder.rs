@@ -26,6 +26,7 @@ use crate::plan::{
     ExtensionSpec, Field, LiteralValue, Node, NodeId, OtherKey, Plan, RecordKind, RecordSpec,
     SequenceKind, SequenceSpec, TaggedUnionSpec,
 };
+use crate::py::builders::ListFill;
 use crate::py::{self, Obj};
 use crate::values::{mismatch, unknown_field, utf8, Decoding, RecordBuilder, Token, MAX_DEPTH};
 
@@ -194,6 +195,38 @@ pub trait WireReader<'p, 'py> {
     /// Whether a fixed-length tuple's length is checked before its items, when `count_left`
     /// knows it. A reader that must fail as JSON decoding fails (item errors first) says no.
     const TUPLE_LENGTH_FIRST: bool = true;
+    /// Whether a failed [`Self::take_field`] is cheap enough (a comparison of precomputed bytes)
+    /// that a record whose next key is not the field expected tries the fields after it
+    /// before reading the key: input that leaves fields out (`omit_defaults`, UNSET) but keeps
+    /// declaration order then never reads a key.
+    const TAKE_AHEAD: bool = false;
+    /// Whether the map being read has no entry left (checked before the fields ahead are
+    /// tried, so a record whose trailing fields are left out tries none of them).
+    #[inline(always)]
+    fn map_done(&mut self, _entries: &Self::Left) -> bool {
+        false
+    }
+    /// The position in `spec.wire_order`, from `from` on, of the field whose key the input
+    /// continues with, consumed (see [`Self::TAKE_AHEAD`]); `None`, with nothing consumed,
+    /// when it is none of them (an earlier field's, an unknown key, a key written otherwise
+    /// than the precomputed bytes: the caller reads it). By default each field's
+    /// [`Self::take_field`] in turn.
+    #[inline(never)]
+    fn take_ahead(
+        &mut self,
+        entries: &mut Self::Left,
+        names: Self::Names,
+        spec: &RecordSpec,
+        from: usize,
+    ) -> Option<usize> {
+        let ahead = spec.wire_order.get(from..)?;
+        for (step, &(index, _)) in ahead.iter().enumerate() {
+            if self.take_field(entries, names, index, &spec.fields[index]) {
+                return Some(from + step);
+            }
+        }
+        None
+    }
     /// Reads the head of the array `decode_many` takes, refusing any other value.
     fn begin_many(&mut self) -> Result<Self::Left>;
     /// Checks that nothing but what the format allows follows the value read.
@@ -518,6 +551,27 @@ where
         result
     }
 
+    /// An array read as record node `id`, which the format's shortcut knows to be positional
+    /// (`array_like`, a NamedTuple): [`Self::array`]'s reading of it without the dispatch.
+    #[cfg_attr(target_os = "linux", link_section = ".text.hot.polycodec.3shared")]
+    pub(crate) fn positional(
+        &mut self,
+        id: NodeId,
+        mut items: Left<'p, 'py, R, E>,
+    ) -> Result<Obj<'py>> {
+        let plan: &'p Plan = self.ctx.plan;
+        let Node::Record(spec) = plan.node(id) else {
+            return self.array(id, items);
+        };
+        self.enter()?;
+        let result = match self.begin_array(&mut items) {
+            Ok(()) => self.positional_record(spec, items),
+            Err(error) => Err(error),
+        };
+        self.depth -= 1;
+        result
+    }
+
     /// An array read as anything but a sequence (see [`Self::array`]).
     #[inline(never)]
     fn array_other(
@@ -553,6 +607,10 @@ where
             // Before the items, collecting too: the first error is the fail-fast one, and a
             // sequence that fails as a whole is not looked into (as pydantic does).
             spec.length.check(count, "items")?;
+            // Collecting, items that fail are recorded and passed over: the item stack's path.
+            if !E::ALL && spec.kind == SequenceKind::List {
+                return self.counted_list(spec.item, items, count);
+            }
         }
         let base = self.items_onto_stack(spec.item, items)?;
         if known.is_none() {
@@ -562,6 +620,27 @@ where
             }
         }
         collect(self.ctx.py, spec.kind, self.stack.drain(base..))
+    }
+
+    /// A list whose item count the format gave up front (`count`, which the reader has
+    /// checked fits in the input left): made at that length and filled in place as the items
+    /// are read, with no item stack in between.
+    #[cfg_attr(target_os = "linux", link_section = ".text.hot.polycodec.3shared")]
+    fn counted_list(
+        &mut self,
+        item: NodeId,
+        mut items: Left<'p, 'py, R, E>,
+        count: usize,
+    ) -> Result<Obj<'py>> {
+        self.begin_array(&mut items)?;
+        let mut list = ListFill::new(self.ctx.py, count)?;
+        let mut index = 0;
+        while self.next_item(&mut items)? {
+            let value = self.value(item).map_err(|e| e.at_index(index))?;
+            list.push(value)?;
+            index += 1;
+        }
+        Ok(list.finish()?.into_any())
     }
 
     /// Reads an array's items as node `item` onto the stack; returns where they start.
@@ -739,6 +818,22 @@ where
                     }
                     continue;
                 }
+                if Self::TAKE_AHEAD && !self.map_done(&entries) {
+                    if let Some(position) = self.take_ahead(&mut entries, names, spec, hint + 1) {
+                        hint = position + 1;
+                        let (index, node) = spec.wire_order[position];
+                        let (start, before) = (self.value_start(), self.errors.count());
+                        match self.value(node) {
+                            Ok(value) => builder.set(index, value),
+                            Err(e) if E::ALL => {
+                                self.field_failed(e, before, start, &spec.fields[index])?;
+                                builder.set(index, self.failed_placeholder());
+                            }
+                            Err(e) => return Err(e.at_field(&spec.fields[index].wire_name)),
+                        }
+                        continue;
+                    }
+                }
             }
             let Some(key) = self.next_key(&mut entries)? else {
                 return Ok(());
@@ -902,18 +997,18 @@ where
                 )));
             }
         }
-        let tag_index = spec.tag.as_ref().map(|(index, _)| *index);
-        let fields = spec
-            .wire_fields
-            .iter()
-            .copied()
-            .filter(|&index| Some(index) != tag_index);
-        for index in fields {
+        // The field positions and nodes in wire order (no `Field` read per item); a tag field,
+        // read before, is passed over.
+        let tag_index = spec.tag.as_ref().map_or(usize::MAX, |(index, _)| *index);
+        for &(index, node) in spec.wire_order.iter() {
+            if index == tag_index {
+                continue;
+            }
             if !self.next_item(&mut items)? {
                 return Ok(());
             }
             let (start, before) = (self.value_start(), self.errors.count());
-            match self.value(spec.fields[index].node) {
+            match self.value(node) {
                 Ok(value) => builder.set(index, value),
                 Err(e) if E::ALL => {
                     self.keep_going(e, before, start, Some(PathSegment::Index(position)))?;

@@ -331,6 +331,10 @@ fn build_record(kind: RecordKind, data: &Bound<'_, PyDict>) -> PyResult<Node> {
         && (before_fill.is_some() || has_python_descriptor(&cls, &fields)?);
     let names: Vec<Py<PyString>> = fields.iter().map(|f| f.name.clone_ref(py)).collect();
     let access = FieldAccess::for_class(kind, &cls, &names)?;
+    let fills = fields
+        .iter()
+        .map(|field| fill_of(py, &field.default))
+        .collect();
     Ok(Node::Record(RecordSpec {
         kind,
         type_addr: cls.as_ptr() as usize,
@@ -357,7 +361,29 @@ fn build_record(kind: RecordKind, data: &Bound<'_, PyDict>) -> PyResult<Node> {
         wire_fields,
         wire_order,
         direct: Box::default(),
+        fills,
     }))
+}
+
+/// How a field with this default is filled when the input leaves it out (see [`Fill`]).
+fn fill_of(py: Python<'_>, default: &FieldDefault) -> Fill {
+    match default {
+        FieldDefault::Required => Fill::Required,
+        FieldDefault::Absent => Fill::Absent,
+        FieldDefault::Value(_) => Fill::Shared,
+        FieldDefault::Factory(factory) => {
+            let factory = factory.bind(py);
+            if factory.is(py.get_type::<pyo3::types::PyList>()) {
+                Fill::EmptyList
+            } else if factory.is(py.get_type::<pyo3::types::PyDict>()) {
+                Fill::EmptyDict
+            } else if factory.is(py.get_type::<pyo3::types::PySet>()) {
+                Fill::EmptySet
+            } else {
+                Fill::Call
+            }
+        }
+    }
 }
 
 /// Whether a field of the class is set through a data descriptor other than a slot's member

@@ -608,6 +608,28 @@ pub enum OtherKey {
     Unknown,
 }
 
+/// How a decoder fills a field the input left out, decided when the plan is built: no call
+/// and no look at the default for the common kinds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Fill {
+    /// No default: the field is reported missing (or, not on the wire, left to
+    /// `__post_init__`).
+    Required,
+    /// Left out of a TypedDict.
+    Absent,
+    /// The default object itself (`FieldDefault::Value`), shared by every instance as the
+    /// class's `__init__` shares it.
+    Shared,
+    /// A new empty `list` (the factory is exactly `list`).
+    EmptyList,
+    /// A new empty `dict` (the factory is exactly `dict`).
+    EmptyDict,
+    /// A new empty `set` (the factory is exactly `set`).
+    EmptySet,
+    /// Any other factory, called (Python code).
+    Call,
+}
+
 pub enum FieldDefault {
     Required,
     /// Optional in the wire data, with nothing to fill in (a non-total TypedDict key).
@@ -751,6 +773,8 @@ pub struct RecordSpec {
     /// `from_builtins`' view of the wire fields, in the same order (see [`DirectField`]);
     /// empty for a record whose fields do not fit its entries.
     pub direct: Box<[DirectField]>,
+    /// How each field (by index in `fields`) is filled when the input leaves it out.
+    pub fills: Box<[Fill]>,
 }
 
 impl RecordSpec {

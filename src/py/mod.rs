@@ -158,6 +158,13 @@ pub fn new_dict(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
     Ok(unsafe { Bound::from_owned_ptr_or_err(py, ffi::PyDict_New())?.cast_into_unchecked() })
 }
 
+/// A new empty `list`; a failed allocation is a MemoryError.
+#[inline]
+pub fn new_empty_list(py: Python<'_>) -> PyResult<Obj<'_>> {
+    // SAFETY: a new reference to an empty list, or NULL with an exception set.
+    unsafe { Bound::from_owned_ptr_or_err(py, ffi::PyList_New(0)) }
+}
+
 /// A list holding `items`; a failed allocation is a MemoryError (PyO3's `PyList::new` panics).
 #[cfg_attr(target_os = "linux", link_section = ".text.hot.polycodec.3shared")]
 pub fn new_list<'py>(
@@ -254,9 +261,45 @@ pub fn new_set<'py>(
 const KEY_CACHE_SLOTS: usize = 512;
 const KEY_CACHE_MAX_LEN: usize = 24;
 
+/// The slot index is the top bits of a 64-bit hash.
+const KEY_CACHE_BITS: u32 = KEY_CACHE_SLOTS.trailing_zeros();
+const _: () = assert!(KEY_CACHE_SLOTS.is_power_of_two() && KEY_CACHE_MAX_LEN <= 24);
+
 thread_local! {
+    // On the heap: an extension module's static TLS block has no room for the table.
     static KEY_CACHE: std::cell::RefCell<Vec<Option<Py<PyString>>>> =
         std::cell::RefCell::new((0..KEY_CACHE_SLOTS).map(|_| None).collect());
+}
+
+/// The cache slot of a key of 2 to [`KEY_CACHE_MAX_LEN`] bytes: its first and last bytes read
+/// as whole words (overlapping when the key is short), the middle word of a long one, and its
+/// length, mixed by one multiplication; a byte at a time costs about as much per byte.
+#[inline(always)]
+fn key_cache_slot(bytes: &[u8]) -> usize {
+    let len = bytes.len();
+    let word = |at: usize| {
+        bytes
+            .get(at..at + 8)
+            .and_then(|w| <[u8; 8]>::try_from(w).ok())
+            .map_or(0, u64::from_le_bytes)
+    };
+    let half = |at: usize| {
+        bytes
+            .get(at..at + 4)
+            .and_then(|w| <[u8; 4]>::try_from(w).ok())
+            .map_or(0, |w| u64::from(u32::from_le_bytes(w)))
+    };
+    let byte = |at: usize| bytes.get(at).copied().map_or(0, u64::from);
+    let (head, tail, middle) = if len >= 8 {
+        let middle = if len > 16 { word(8) } else { 0 };
+        (word(0), word(len - 8), middle)
+    } else if len >= 4 {
+        (half(0), half(len - 4), 0)
+    } else {
+        (byte(0) | byte(len / 2) << 8, byte(len.saturating_sub(1)), 0)
+    };
+    let mixed = head ^ tail.rotate_left(29) ^ middle.rotate_left(47) ^ (len as u64);
+    (mixed.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> (64 - KEY_CACHE_BITS)) as usize
 }
 
 /// A str for a dict key, from the per-thread cache when the same short ASCII key was seen.
@@ -265,11 +308,7 @@ pub fn dict_key_str<'py>(py: Python<'py>, bytes: &[u8], ascii: bool) -> PyResult
     if !ascii || bytes.len() > KEY_CACHE_MAX_LEN || bytes.len() <= 1 {
         return new_str(py, bytes, ascii);
     }
-    // FNV-1a: cheap and good enough to spread short keys over the slots.
-    let hash = bytes.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &b| {
-        (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
-    });
-    let slot = (hash as usize) % KEY_CACHE_SLOTS;
+    let slot = key_cache_slot(bytes);
     KEY_CACHE.with(|cache| {
         let mut cache = cache.borrow_mut();
         if let Some(cached) = &cache[slot] {

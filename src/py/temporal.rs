@@ -29,21 +29,41 @@ fn utc(py: Python<'_>) -> PyResult<&Bound<'_, PyTzInfo>> {
     Ok(UTC.get_or_init(py, || zone).bind(py))
 }
 
+/// Offsets in whole quarter hours within a day either way (every offset in use today): each
+/// has its zone in a slot of its own, read without a lock or a hash.
+const QUARTERS: i32 = 24 * 4;
+static QUARTER_ZONES: [PyOnceLock<Py<PyTzInfo>>; 2 * QUARTERS as usize + 1] =
+    [const { PyOnceLock::new() }; 2 * QUARTERS as usize + 1];
+
 fn zone_for_offset(py: Python<'_>, offset_seconds: i32) -> PyResult<Bound<'_, PyTzInfo>> {
     if offset_seconds == 0 {
         return Ok(utc(py)?.clone());
+    }
+    if offset_seconds % 900 == 0 && (offset_seconds / 900).abs() < QUARTERS {
+        let slot = &QUARTER_ZONES[(offset_seconds / 900 + QUARTERS) as usize];
+        if let Some(zone) = slot.get(py) {
+            return Ok(zone.bind(py).clone());
+        }
+        let zone = fixed_zone(py, offset_seconds)?;
+        return Ok(slot.get_or_init(py, || zone.unbind()).bind(py).clone());
     }
     let zones = OFFSET_ZONES.get_or_init(py, || Mutex::new(HashMap::new()));
     if let Some(zone) = zones.lock().expect("zone cache").get(&offset_seconds) {
         return Ok(zone.bind(py).clone());
     }
-    let delta = PyDelta::new(py, 0, offset_seconds, 0, true)?;
-    let zone = PyTzInfo::fixed_offset(py, delta)?;
+    let zone = fixed_zone(py, offset_seconds)?;
     let mut guard = zones.lock().expect("zone cache");
     if guard.len() < 1024 {
         guard.insert(offset_seconds, zone.clone().unbind());
     }
     Ok(zone)
+}
+
+/// A new `datetime.timezone` of a fixed offset.
+#[cold]
+fn fixed_zone(py: Python<'_>, offset_seconds: i32) -> PyResult<Bound<'_, PyTzInfo>> {
+    let delta = PyDelta::new(py, 0, offset_seconds, 0, true)?;
+    PyTzInfo::fixed_offset(py, delta)
 }
 
 #[cfg_attr(target_os = "linux", link_section = ".text.hot.polycodec.3shared")]

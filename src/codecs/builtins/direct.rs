@@ -10,14 +10,15 @@
 //! effects (`Plan::decode_is_pure`), so reading a value twice is invisible.
 
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString};
+use pyo3::types::{PyBool, PyDict, PyFloat, PyFrozenSet, PyInt, PyList, PySet, PyString};
+use smallvec::SmallVec;
 
 use super::decode::ObjectInput;
 use crate::codecs::decoder::{find_tag, set_tag, tag_field, variant, Decoder, TagRef, WireReader};
 use crate::plan::constraints::{FloatBounds, IntBounds};
 use crate::plan::{
-    DirectField, DirectKind, EnumSpec, LiteralValue, Node, NodeId, RecordKind, RecordSpec,
-    SequenceKind, StrSpec, TaggedUnionSpec, TzRule,
+    DictSpec, DirectField, DirectKind, EnumSpec, LiteralValue, Node, NodeId, RecordKind,
+    RecordSpec, SequenceKind, SequenceSpec, StrSpec, TaggedUnionSpec, TzRule,
 };
 use crate::py::builders::ListFill;
 use crate::py::{self, temporal, Obj};
@@ -70,6 +71,24 @@ impl<'p, 'py> Decoder<'p, 'py, ObjectInput<'py>> {
                     return self.level(|walk| walk.direct_tagged(spec, dict));
                 }
             }
+            Node::Record(spec)
+                if spec.array_like
+                    && spec.kind == RecordKind::Dataclass
+                    && spec.tag.is_none()
+                    && spec.class_tag().is_none() =>
+            {
+                if let Ok(list) = value.cast::<PyList>() {
+                    return self.level(|walk| walk.direct_positional(spec, list));
+                }
+            }
+            // Containers other than a list of records, out of line for the same reason.
+            Node::Dict(spec) => return self.dict_value(id, spec, value),
+            Node::Sequence(spec) if spec.kind != SequenceKind::List => {
+                return self.collection_value(id, spec, value)
+            }
+            Node::Tuple(items) => return self.tuple_value(id, items, value),
+            Node::Time(rule) => return self.time_str(id, *rule, value),
+            Node::TimeDelta => return self.timedelta_str(id, value),
             // The str forms JSON reads them from, without the shared conversion's dispatch;
             // out of line, as their locals would otherwise widen the stack frame that every
             // nesting level keeps live.
@@ -116,6 +135,156 @@ impl<'p, 'py> Decoder<'p, 'py, ObjectInput<'py>> {
         let text = py::str_utf8(text).map_err(|_| Bail)?;
         let parts = text::temporal::parse_date(text.as_bytes()).map_err(|_| Bail)?;
         temporal::new_date(self.ctx.py, &parts).map_err(|_| Bail)
+    }
+
+    /// [`Self::direct`] for a time node.
+    #[inline(never)]
+    fn time_str(&mut self, id: NodeId, rule: TzRule, value: &Bound<'py, PyAny>) -> Out<'py> {
+        if let Ok(text) = value.cast_exact::<PyString>() {
+            return self.time_text(rule, text);
+        }
+        self.by_type(id, value)
+    }
+
+    /// A time from its str form.
+    #[inline(never)]
+    fn time_text(&self, rule: TzRule, text: &Bound<'py, PyString>) -> Out<'py> {
+        let text = py::str_utf8(text).map_err(|_| Bail)?;
+        let parts = text::temporal::parse_time(text.as_bytes()).map_err(|_| Bail)?;
+        check_tz(rule, parts.offset_seconds.is_some(), "time").map_err(|_| Bail)?;
+        temporal::new_time(self.ctx.py, &parts).map_err(|_| Bail)
+    }
+
+    /// [`Self::direct`] for a timedelta node.
+    #[inline(never)]
+    fn timedelta_str(&mut self, id: NodeId, value: &Bound<'py, PyAny>) -> Out<'py> {
+        if let Ok(text) = value.cast_exact::<PyString>() {
+            return self.timedelta_text(text);
+        }
+        self.by_type(id, value)
+    }
+
+    /// A timedelta from its str form (ISO 8601; a lax number of seconds is the shared
+    /// decoder's).
+    #[inline(never)]
+    fn timedelta_text(&self, text: &Bound<'py, PyString>) -> Out<'py> {
+        let text = py::str_utf8(text).map_err(|_| Bail)?;
+        let parts = text::temporal::parse_duration(text.as_bytes()).map_err(|_| Bail)?;
+        temporal::new_timedelta(self.ctx.py, &parts).map_err(|_| Bail)
+    }
+
+    /// [`Self::direct`] for a dict node: a dict whose keys are exact strs, for a node whose keys
+    /// are plain strs, is read entry by entry, each key its own result (the shared decoder makes
+    /// an equal str of its text); any other value or key type is the shared decoder's.
+    #[inline(never)]
+    fn dict_value(&mut self, id: NodeId, spec: &DictSpec, value: &Bound<'py, PyAny>) -> Out<'py> {
+        let str_keys =
+            matches!(self.ctx.plan.node(spec.key), Node::Str(key) if key.is_unconstrained());
+        if let (Ok(dict), true) = (value.cast::<PyDict>(), str_keys) {
+            return self.level(|walk| walk.direct_dict(spec, dict));
+        }
+        self.by_type(id, value)
+    }
+
+    /// A dict's entries as node `spec`'s keys (plain strs) and values, into a dict made at
+    /// its size.
+    fn direct_dict(&mut self, spec: &DictSpec, dict: &Bound<'py, PyDict>) -> Out<'py> {
+        let length = dict.len();
+        if spec.length.check(length, "items").is_err() {
+            return Err(Bail);
+        }
+        let out = py::builders::presized_dict(self.ctx.py, length).map_err(|_| Bail)?;
+        let value_node = spec.value;
+        let mut position = 0;
+        while let Some((key, value)) = py::next_entry_borrowed(dict, &mut position) {
+            // Hashing an exact str runs no Python code; a subclass's `__hash__` might.
+            if !key.is_exact_instance_of::<PyString>() {
+                return Err(Bail);
+            }
+            let value = self.direct(value_node, &value)?;
+            py::dict_set(&out, &key, &value).map_err(|_| Bail)?;
+        }
+        Ok(out.into_any())
+    }
+
+    /// [`Self::direct`] for a set, frozenset or variable-length tuple node: its items from a
+    /// list (the form `to_builtins` writes), read as the node's items.
+    #[inline(never)]
+    fn collection_value(
+        &mut self,
+        id: NodeId,
+        spec: &SequenceSpec,
+        value: &Bound<'py, PyAny>,
+    ) -> Out<'py> {
+        if let Ok(list) = value.cast::<PyList>() {
+            if spec.length.check(list.len(), "items").is_err() {
+                return Err(Bail);
+            }
+            return self.level(|walk| walk.direct_collection(spec, list));
+        }
+        self.by_type(id, value)
+    }
+
+    /// A list's items as a collection of node `spec`.
+    fn direct_collection(&mut self, spec: &SequenceSpec, list: &Bound<'py, PyList>) -> Out<'py> {
+        let items = self.direct_items(spec.item, list)?;
+        let py = self.ctx.py;
+        match spec.kind {
+            SequenceKind::VarTuple => py::new_tuple(py, items.into_iter())
+                .map(Bound::into_any)
+                .map_err(|_| Bail),
+            // Hashing an item may be Python code (an enum member's `__hash__`), with no side
+            // effect the walk could repeat.
+            SequenceKind::Set => py::user_code(py, || PySet::new(py, items))
+                .map(Bound::into_any)
+                .map_err(|_| Bail),
+            SequenceKind::FrozenSet => py::user_code(py, || PyFrozenSet::new(py, items))
+                .map(Bound::into_any)
+                .map_err(|_| Bail),
+            SequenceKind::List => Err(Bail),
+        }
+    }
+
+    /// A list's items, each read as node `item`.
+    fn direct_items(
+        &mut self,
+        item: NodeId,
+        list: &Bound<'py, PyList>,
+    ) -> Result<SmallVec<[Obj<'py>; 16]>, Bail> {
+        let length = list.len();
+        let mut items = SmallVec::new();
+        items.try_reserve(length).map_err(|_| Bail)?;
+        for index in 0..length {
+            // No Python code runs while the walk reads, so the list keeps its length.
+            let Some(value) = py::list_item_borrowed(list, index) else {
+                return Err(Bail);
+            };
+            items.push(self.direct(item, &value)?);
+        }
+        Ok(items)
+    }
+
+    /// [`Self::direct`] for a fixed-length tuple node: a list of exactly its length.
+    #[inline(never)]
+    fn tuple_value(&mut self, id: NodeId, nodes: &[NodeId], value: &Bound<'py, PyAny>) -> Out<'py> {
+        if let Ok(list) = value.cast::<PyList>() {
+            if list.len() != nodes.len() {
+                return Err(Bail);
+            }
+            return self.level(|walk| {
+                let mut items: SmallVec<[Obj<'py>; 8]> = SmallVec::new();
+                for (index, &node) in nodes.iter().enumerate() {
+                    let Some(value) = py::list_item_borrowed(list, index) else {
+                        return Err(Bail);
+                    };
+                    items.push(walk.direct(node, &value)?);
+                }
+                py::new_tuple(walk.ctx.py, items.into_iter())
+                    .map(Bound::into_any)
+                    .map_err(|_| Bail)
+            });
+        }
+        self.by_type(id, value)
     }
 
     /// [`Self::direct`] for an enum node.
@@ -476,6 +645,27 @@ impl<'p, 'py> Decoder<'p, 'py, ObjectInput<'py>> {
             }
         }
         self.direct(spec.fields[entry.index as usize].node, value)
+    }
+
+    /// An `array_like` record (no tag) from a list of its fields in wire order, each read
+    /// through the record's [`DirectField`] table; trailing fields left out take their
+    /// defaults, as the shared decoder's positional reading gives them.
+    fn direct_positional(&mut self, spec: &RecordSpec, list: &Bound<'py, PyList>) -> Out<'py> {
+        let table = &*spec.direct;
+        let length = list.len();
+        if table.len() != spec.wire_fields.len() || length > table.len() {
+            return Err(Bail);
+        }
+        let mut builder = RecordBuilder::new(spec);
+        for (index, entry) in table.iter().enumerate().take(length) {
+            // No Python code runs while the walk reads, so the list keeps its length.
+            let Some(value) = py::list_item_borrowed(list, index) else {
+                return Err(Bail);
+            };
+            let value = self.field(spec, entry, &value)?;
+            builder.set(entry.index as usize, value);
+        }
+        finish(self.ctx.py, builder, spec)
     }
 
     /// A tagged union's dict: its tag entry wherever it is, then the variant's fields from the

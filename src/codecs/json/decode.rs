@@ -5,15 +5,14 @@
 
 use pyo3::prelude::*;
 
-use super::read::{Number, Reader, SyntaxError, ValueKind};
+use super::read::{MemberWord, Number, Reader, SyntaxError, ValueKind};
 use super::TagEntries;
 use crate::codecs::decoder::{find_tag, Decoder, Errors, TagRef, WireReader};
 use crate::errors::{Error, PathSegment, Result};
 use crate::plan::{
     Field, FloatBounds, IntBounds, LiteralValue, Node, NodeId, Plan, TaggedUnionSpec, TzRule,
 };
-use crate::py::temporal;
-use crate::py::Obj;
+use crate::py::{self, temporal, Obj};
 use crate::values::{check_tz, nested, utf8, Decoding, Token, MAX_DEPTH};
 use polycodec_formats::text;
 use polycodec_formats::text::lax::{self, LaxNumber};
@@ -57,10 +56,14 @@ pub enum PlainKind {
     Date,
     /// An unconstrained Decimal.
     Decimal,
+    Time(TzRule),
+    TimeDelta,
     /// A record read from an object (not array-like, not a NamedTuple).
     Record,
     /// An enum with str values: `aux` is where its values start in [`PlainTable::enum_values`].
     Enum,
+    /// A record read from an array (`array_like`, a NamedTuple).
+    Positional,
 }
 
 /// One node's shortcut for the value dispatch, looked up by node id in a table of 8-byte
@@ -91,6 +94,8 @@ pub struct PlainTable {
     /// entry the value dispatch has just read.
     record_spans: Box<[(u32, u32)]>,
     record_bytes: Box<[u8]>,
+    /// The same members as [`MemberWord`]s, indexed as `record_spans`.
+    record_words: Box<[MemberWord]>,
 }
 
 /// One record's packed field members (see [`PlainTable::record_spans`]).
@@ -98,6 +103,7 @@ pub struct PlainTable {
 pub struct RecordMembers<'k> {
     spans: &'k [(u32, u32)],
     bytes: &'k [u8],
+    words: &'k [MemberWord],
 }
 
 impl<'k> RecordMembers<'k> {
@@ -108,6 +114,12 @@ impl<'k> RecordMembers<'k> {
             Some(&(start, end)) => self.bytes.get(start as usize..end as usize).unwrap_or(&[]),
             None => &[],
         }
+    }
+
+    /// Field `index`'s member as one word (length 0 when it has none).
+    #[inline(always)]
+    fn word(self, index: usize) -> Option<&'k MemberWord> {
+        self.words.get(index)
     }
 }
 
@@ -201,12 +213,15 @@ pub fn plain_table(py: Python<'_>, plan: &Plan) -> PlainTable {
         Node::None => PlainKind::Null,
         Node::DateTime(rule) => PlainKind::DateTime(*rule),
         Node::Date => PlainKind::Date,
+        Node::Time(rule) => PlainKind::Time(*rule),
+        Node::TimeDelta => PlainKind::TimeDelta,
         Node::Decimal(spec) if !spec.is_constrained() => PlainKind::Decimal,
         Node::Record(spec)
             if !spec.array_like && spec.kind != crate::plan::RecordKind::NamedTuple =>
         {
             PlainKind::Record
         }
+        Node::Record(_) => PlainKind::Positional,
         Node::Enum(_) => PlainKind::Enum,
         Node::Union(_) | Node::Extension(_) | Node::Raw { .. } => PlainKind::Node,
         _ => PlainKind::Other,
@@ -247,10 +262,21 @@ pub fn plain_table(py: Python<'_>, plan: &Plan) -> PlainTable {
             node => entry(kind(node), false, id),
         })
         .collect();
+    let record_words = record_spans
+        .iter()
+        .map(|&(start, end)| {
+            MemberWord::new(
+                record_bytes
+                    .get(start as usize..end as usize)
+                    .unwrap_or(&[]),
+            )
+        })
+        .collect();
     PlainTable {
         nodes,
         enum_values: enum_values.into_boxed_slice(),
         enum_members: enum_members.into_boxed_slice(),
+        record_words,
         record_spans: record_spans.into_boxed_slice(),
         record_bytes: record_bytes.into_boxed_slice(),
     }
@@ -428,7 +454,7 @@ impl<'p, 'py, E: Errors> Decoder<'p, 'py, JsonInput<'_, '_>, E> {
             // read the same str): one copy of the inlined string reader for all of them.
             node => {
                 if byte == Some(b'"') {
-                    let text = self.reader.read_str().map_err(syntax)?;
+                    let text = self.reader.read_str_peeked().map_err(syntax)?;
                     if let Node::Str(spec) = node {
                         if spec.is_unconstrained() {
                             return Ok(crate::py::new_str(py, text.bytes, text.ascii)?);
@@ -469,7 +495,7 @@ impl<'p, 'py, E: Errors> Decoder<'p, 'py, JsonInput<'_, '_>, E> {
             None => match self.reader.take_str_of(20, canonical) {
                 Some(parts) => parts,
                 None => {
-                    let text = self.reader.read_str().map_err(syntax)?;
+                    let text = self.reader.read_str_peeked().map_err(syntax)?;
                     match text::temporal::parse_datetime(text.bytes) {
                         Ok(parts) => parts,
                         Err(error) => {
@@ -487,7 +513,7 @@ impl<'p, 'py, E: Errors> Decoder<'p, 'py, JsonInput<'_, '_>, E> {
     #[inline(never)]
     #[cfg_attr(target_os = "linux", link_section = ".text.hot.polycodec.2json")]
     fn date(&mut self, id: NodeId) -> Result<Obj<'py>> {
-        let text = self.reader.read_str().map_err(syntax)?;
+        let text = self.reader.read_str_peeked().map_err(syntax)?;
         let parts = match text::temporal::parse_date(text.bytes) {
             Ok(parts) => parts,
             Err(error) => return lax_text(&self.ctx, id, text.bytes, text.ascii, error),
@@ -495,12 +521,35 @@ impl<'p, 'py, E: Errors> Decoder<'p, 'py, JsonInput<'_, '_>, E> {
         Ok(temporal::new_date(self.ctx.py, &parts)?)
     }
 
+    /// A time node's string (the next byte is its quote), as [`Decoding::string`] reads it.
+    #[inline(never)]
+    fn time(&mut self, id: NodeId, rule: TzRule) -> Result<Obj<'py>> {
+        let text = self.reader.read_str_peeked().map_err(syntax)?;
+        let parts = match text::temporal::parse_time(text.bytes) {
+            Ok(parts) => parts,
+            Err(error) => return lax_text(&self.ctx, id, text.bytes, text.ascii, error),
+        };
+        check_tz(rule, parts.offset_seconds.is_some(), "time")?;
+        Ok(temporal::new_time(self.ctx.py, &parts)?)
+    }
+
+    /// A timedelta node's string (the next byte is its quote), as [`Decoding::string`] reads
+    /// it.
+    #[inline(never)]
+    fn timedelta(&mut self, id: NodeId) -> Result<Obj<'py>> {
+        let text = self.reader.read_str_peeked().map_err(syntax)?;
+        match text::temporal::parse_duration(text.bytes) {
+            Ok(parts) => Ok(temporal::new_timedelta(self.ctx.py, &parts)?),
+            Err(error) => lax_text(&self.ctx, id, text.bytes, text.ascii, error),
+        }
+    }
+
     /// An unconstrained Decimal node's string (the next byte is its quote), as
     /// [`Decoding::string`] reads it.
     #[inline(never)]
     #[cfg_attr(target_os = "linux", link_section = ".text.hot.polycodec.2json")]
     fn decimal(&mut self, id: NodeId) -> Result<Obj<'py>> {
-        let text = self.reader.read_str().map_err(syntax)?;
+        let text = self.reader.read_str_peeked().map_err(syntax)?;
         match crate::py::new_decimal_from_bytes(self.ctx.py, text.bytes, text.ascii) {
             Ok(value) => Ok(value),
             // In lax mode an `Optional`'s reading may take `null`.
@@ -631,7 +680,7 @@ impl<'p, 'py, 'k, E: Errors> WireReader<'p, 'py> for Decoder<'p, 'py, JsonInput<
             match (plain.kind, byte) {
                 (PlainKind::Str | PlainKind::Enum, Some(b'"')) => {
                     let table: &PlainTable = self.reader.plain;
-                    let text = self.reader.read_str().map_err(syntax)?;
+                    let text = self.reader.read_str_peeked().map_err(syntax)?;
                     if plain.kind == PlainKind::Str {
                         return Ok(crate::py::new_str(py, text.bytes, text.ascii)?);
                     }
@@ -669,9 +718,14 @@ impl<'p, 'py, 'k, E: Errors> WireReader<'p, 'py> for Decoder<'p, 'py, JsonInput<
                 }
                 (PlainKind::DateTime(rule), Some(b'"')) => return self.datetime(id, rule),
                 (PlainKind::Date, Some(b'"')) => return self.date(id),
+                (PlainKind::Time(rule), Some(b'"')) => return self.time(id, rule),
+                (PlainKind::TimeDelta, Some(b'"')) => return self.timedelta(id),
                 (PlainKind::Decimal, Some(b'"')) => return self.decimal(id),
                 (PlainKind::Record, Some(b'{')) => {
                     return nested(self.depth, || self.map(node, true));
+                }
+                (PlainKind::Positional, Some(b'[')) => {
+                    return nested(self.depth, || self.positional(node, true));
                 }
                 // As the general path reads them (the map or array of `id`, which picks a
                 // union's variant), without the node's own dispatch first.
@@ -729,6 +783,7 @@ impl<'p, 'py, 'k, E: Errors> WireReader<'p, 'py> for Decoder<'p, 'py, JsonInput<
         RecordMembers {
             spans: plain.record_spans.get(aux..).unwrap_or(&[]),
             bytes: &plain.record_bytes,
+            words: plain.record_words.get(aux..).unwrap_or(&[]),
         }
     }
 
@@ -740,6 +795,14 @@ impl<'p, 'py, 'k, E: Errors> WireReader<'p, 'py> for Decoder<'p, 'py, JsonInput<
         index: usize,
         _field: &Field,
     ) -> bool {
+        if let Some(word) = names.word(index) {
+            if let Some(taken) = self.reader.take_member_word(*first, word) {
+                if taken {
+                    *first = false;
+                }
+                return taken;
+            }
+        }
         let member = names.member(index);
         if member.is_empty() {
             return false;
@@ -749,6 +812,33 @@ impl<'p, 'py, 'k, E: Errors> WireReader<'p, 'py> for Decoder<'p, 'py, JsonInput<
             *first = false;
         }
         taken
+    }
+
+    const TAKE_AHEAD: bool = true;
+
+    /// The next 16 bytes of input compared with each field's member word in turn, loaded
+    /// once (a field whose member is longer, or none matching, leaves the key to the caller).
+    #[inline(never)]
+    fn take_ahead(
+        &mut self,
+        first: &mut bool,
+        names: Self::Names,
+        spec: &crate::plan::RecordSpec,
+        from: usize,
+    ) -> Option<usize> {
+        let ahead = spec.wire_order.get(from..)?;
+        let words = ahead
+            .iter()
+            .map(|&(index, _)| names.word(index).copied().unwrap_or_default());
+        let step = self.reader.take_member_words(*first, words)?;
+        *first = false;
+        Some(from + step)
+    }
+
+    /// The object's closing brace is next.
+    #[inline(always)]
+    fn map_done(&mut self, _first: &bool) -> bool {
+        self.reader.peek_byte() == Some(b'}')
     }
 
     /// The whole `"tag_field":"tag"` entry of one of the union's str tags, compared as bytes.
@@ -789,12 +879,20 @@ impl<'p, 'py, 'k, E: Errors> WireReader<'p, 'py> for Decoder<'p, 'py, JsonInput<
         let py = self.ctx.py;
         let dict = crate::py::new_dict(py)?;
         let mark = self.errors.count();
+        // Decided once per dict, not per entry: whether a key is a plain str (from the key
+        // cache) and whether storing an entry can run Python code.
+        let plain_keys = crate::values::plain_str_key(self.ctx.plan, key_node);
+        let builtin_entries = self.ctx.builtin_entries(key_node, value_node);
         let mut first = true;
         loop {
             let key = self.reader.next_key(first).map_err(syntax)?;
             first = false;
             let Some(key) = key else { break };
-            let key_object = match dict_key(&self.ctx, key_node, key.bytes, key.ascii) {
+            let key_object = match if plain_keys {
+                crate::py::dict_key_str(py, key.bytes, key.ascii).map_err(Error::from)
+            } else {
+                dict_key(&self.ctx, key_node, key.bytes, key.ascii)
+            } {
                 Ok(key_object) => key_object,
                 Err(e) if E::ALL => {
                     // Recorded at the key, the key its input; its value is skipped.
@@ -818,8 +916,11 @@ impl<'p, 'py, 'k, E: Errors> WireReader<'p, 'py> for Decoder<'p, 'py, JsonInput<
                     return Err(e.at_key(&shown));
                 }
             };
-            self.ctx
-                .store_entry(&dict, key_node, value_node, key_object, value)?;
+            if builtin_entries {
+                crate::py::dict_set(&dict, &key_object, &value)?;
+            } else {
+                py::user_code(py, || crate::py::dict_set(&dict, &key_object, &value))?;
+            }
         }
         if let Some(failed) = self.failed_since(mark) {
             return Err(failed);

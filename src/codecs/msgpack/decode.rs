@@ -101,7 +101,7 @@ pub fn plain_table(plan: &Plan) -> Box<[Plain]> {
         Node::None => PlainKind::Null,
         Node::DateTime(TzRule::Either | TzRule::Aware) => PlainKind::Timestamp,
         Node::Enum(spec) if spec.has_str_values() => PlainKind::Text,
-        Node::Date | Node::Uuid => PlainKind::Text,
+        Node::Date | Node::Uuid | Node::Time(_) | Node::TimeDelta => PlainKind::Text,
         Node::Decimal(spec) if !spec.is_constrained() => PlainKind::Text,
         _ => PlainKind::Other,
     };
@@ -235,6 +235,14 @@ impl<'a, 'p, 'py, E: Errors> Decoder<'p, 'py, MsgpackInput<'a, '_>, E> {
                 temporal::new_date(py, &parts).ok()
             }
             Node::Uuid => py::new_uuid(py, text::uuid::parse_uuid(bytes).ok()?).ok(),
+            Node::Time(rule) => {
+                let parts = text::temporal::parse_time(bytes).ok()?;
+                crate::values::check_tz(*rule, parts.offset_seconds.is_some(), "time").ok()?;
+                temporal::new_time(py, &parts).ok()
+            }
+            Node::TimeDelta => {
+                temporal::new_timedelta(py, &text::temporal::parse_duration(bytes).ok()?).ok()
+            }
             Node::Decimal(_) if bytes.is_ascii() => {
                 py::new_decimal_from_bytes(py, bytes, true).ok()
             }
@@ -500,6 +508,47 @@ impl<'p, 'py, 'k, E: Errors> WireReader<'p, 'py> for Decoder<'p, 'py, MsgpackInp
         taken
     }
 
+    const TAKE_AHEAD: bool = true;
+
+    /// The next 16 bytes of input compared with each field's [`ShortEntry`] in turn, loaded
+    /// once; fields whose names are longer are tried whole after them.
+    #[inline(never)]
+    fn take_ahead(
+        &mut self,
+        left: &mut usize,
+        names: Self::Names,
+        spec: &crate::plan::RecordSpec,
+        from: usize,
+    ) -> Option<usize> {
+        let ahead = spec.wire_order.get(from..)?;
+        let (members, short) = names;
+        let empty = ShortEntry::default();
+        let entries = ahead
+            .iter()
+            .map(|&(index, _)| short.get(index).unwrap_or(&empty));
+        let windowed = self.reader.take_short_entries(entries);
+        let found = match windowed {
+            Some(Some(found)) => Some(found),
+            // The entries the window could not compare: longer names, or all of them near
+            // the input's end.
+            _ => ahead.iter().position(|&(index, _)| {
+                let compared =
+                    windowed.is_some() && short.get(index).is_some_and(read::Reader::is_short);
+                !compared
+                    && members
+                        .get(index)
+                        .is_some_and(|member| self.reader.take_entry(member))
+            }),
+        }?;
+        *left -= 1;
+        Some(from + found)
+    }
+
+    #[inline(always)]
+    fn map_done(&mut self, left: &usize) -> bool {
+        *left == 0
+    }
+
     /// The variants whose tag is fixed have their whole leading entry (the tag field's name and
     /// value) precomputed: the first one the input continues with names the variant at once.
     #[inline(always)]
@@ -536,8 +585,12 @@ impl<'p, 'py, 'k, E: Errors> WireReader<'p, 'py> for Decoder<'p, 'py, MsgpackInp
     ) -> Result<Obj<'py>> {
         // Before the entries, collecting too: the first error is the fail-fast one.
         self.ctx.check_length(dict_node, count)?;
-        let dict = py::new_dict(self.ctx.py)?;
+        // The reader has checked that `count` entries fit in the input left: made at that
+        // size, the dict never resizes while it fills.
+        let dict = py::builders::presized_dict(self.ctx.py, count)?;
         let mark = self.errors.count();
+        // Decided once per dict: whether storing an entry can run Python code.
+        let builtin_entries = self.ctx.builtin_entries(key_node, value_node);
         for _ in 0..count {
             let (start, before) = (self.value_start(), self.errors.count());
             let key = match self.dict_key(key_node) {
@@ -562,8 +615,11 @@ impl<'p, 'py, 'k, E: Errors> WireReader<'p, 'py> for Decoder<'p, 'py, MsgpackInp
                     return Err(e.at_key(&shown));
                 }
             };
-            self.ctx
-                .store_entry(&dict, key_node, value_node, key, value)?;
+            if builtin_entries {
+                py::dict_set(&dict, &key, &value)?;
+            } else {
+                py::user_code(self.ctx.py, || py::dict_set(&dict, &key, &value))?;
+            }
         }
         if let Some(failed) = self.failed_since(mark) {
             return Err(failed);
