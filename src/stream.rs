@@ -28,7 +28,7 @@ use pyo3::{PyTraverseError, PyVisit};
 use crate::api::Codec;
 use crate::codecs::avro::stream::{OpenBlock, StreamHeader};
 use crate::codecs::pickle::ops;
-use crate::errors::{self, Error, ErrorKind, Failure, Result};
+use crate::errors::{self, Code, Error, ErrorKind, Failure, Result};
 use crate::py::{GcPause, Obj};
 use crate::shape;
 
@@ -71,12 +71,18 @@ enum Step {
 #[derive(Debug)]
 struct Malformed {
     offset: usize,
+    code: Code,
     message: String,
 }
 
-fn malformed<T>(offset: usize, message: impl Into<String>) -> std::result::Result<T, Malformed> {
+fn malformed<T>(
+    offset: usize,
+    code: Code,
+    message: impl Into<String>,
+) -> std::result::Result<T, Malformed> {
     Err(Malformed {
         offset,
+        code,
         message: message.into(),
     })
 }
@@ -234,7 +240,13 @@ fn msgpack_head(data: &[u8], pos: usize) -> std::result::Result<Option<(usize, u
         0x80..=0x8f => Some((1, 2 * u64::from(byte & 0x0f))),
         0x90..=0x9f => Some((1, u64::from(byte & 0x0f))),
         0xa0..=0xbf => Some((1 + usize::from(byte & 0x1f), 0)),
-        0xc1 => return malformed(pos, "malformed MessagePack: reserved byte 0xc1"),
+        0xc1 => {
+            return malformed(
+                pos,
+                Code::MsgpackInvalid,
+                "malformed MessagePack: reserved byte 0xc1",
+            )
+        }
         0xc4 | 0xd9 => sized(1, 0),
         0xc5 | 0xda => sized(2, 0),
         0xc6 | 0xdb => sized(4, 0),
@@ -296,19 +308,28 @@ fn pickle_op(data: &[u8], pos: usize) -> std::result::Result<Option<usize>, Malf
         }
         BINSTRING | BINUNICODE | BINBYTES | LONG4 => match little(4) {
             Some(n) if matches!(op, BINSTRING | LONG4) && n >= 1 << 31 => {
-                return malformed(pos, "malformed pickle: negative length");
+                return malformed(
+                    pos,
+                    Code::PickleInvalid,
+                    "malformed pickle: negative length",
+                );
             }
             found => found.map(|n| arg + 4 + n as usize),
         },
         BINUNICODE8 | BINBYTES8 | BYTEARRAY8 => match little(8) {
             Some(n) if n > isize::MAX as u64 / 2 => {
-                return malformed(pos, "malformed pickle: length past any input");
+                return malformed(
+                    pos,
+                    Code::PickleInvalid,
+                    "malformed pickle: length past any input",
+                );
             }
             found => found.map(|n| arg + 8 + n as usize),
         },
         other => {
             return malformed(
                 pos,
+                Code::PickleInvalid,
                 format!("malformed pickle: unknown opcode 0x{other:02x}"),
             );
         }
@@ -335,7 +356,11 @@ fn varint(data: &[u8], pos: usize) -> std::result::Result<Option<(i64, usize)>, 
             return Ok(Some((decoded, pos + i + 1)));
         }
     }
-    malformed(pos, "malformed Avro: varint longer than 10 bytes")
+    malformed(
+        pos,
+        Code::AvroInvalid,
+        "malformed Avro: varint longer than 10 bytes",
+    )
 }
 
 /// A length (or count) varint, refused when negative.
@@ -346,7 +371,11 @@ fn avro_length(
 ) -> std::result::Result<Option<(usize, usize)>, Malformed> {
     match varint(data, pos)? {
         None => Ok(None),
-        Some((n, _)) if n < 0 => malformed(pos, format!("malformed Avro: negative {what}")),
+        Some((n, _)) if n < 0 => malformed(
+            pos,
+            Code::AvroInvalid,
+            format!("malformed Avro: negative {what}"),
+        ),
         Some((n, next)) => Ok(Some((n as usize, next))),
     }
 }
@@ -357,6 +386,7 @@ fn avro_header_len(data: &[u8]) -> std::result::Result<Extent, Malformed> {
     if data[..known] != magic[..known] {
         return malformed(
             0,
+            Code::DecodeError,
             "not an Avro object container file (it must start with Obj\\x01)",
         );
     }
@@ -615,7 +645,12 @@ impl StreamDecoder {
             let at = self.offset + pos as u64;
             let step = self.framer.next(&data[pos..]).map_err(|bad| {
                 let offset = at + bad.offset as u64;
-                Stop::fatal(pos, Error::decode(bad.message), self.index, offset)
+                Stop::fatal(
+                    pos,
+                    Error::decode(bad.code, bad.message),
+                    self.index,
+                    offset,
+                )
             })?;
             match step {
                 Step::Need => return Ok(pos),
@@ -815,6 +850,7 @@ impl StreamDecoder {
             }
             Framer::Avro { header: None, .. } if rest.is_empty() => {
                 let error = Error::decode(
+                    Code::DecodeError,
                     "empty input: an Avro object container file starts with Obj\\x01",
                 );
                 Some(Stop::fatal(0, error, self.index, at))
@@ -826,10 +862,13 @@ impl StreamDecoder {
                 Some(Stop::fatal(0, error, self.index, at))
             }
             _ => {
-                let error = Error::decode(format!(
-                    "truncated stream: it ends {} bytes into a value",
-                    rest.len()
-                ));
+                let error = Error::decode(
+                    Code::DecodeError,
+                    format!(
+                        "truncated stream: it ends {} bytes into a value",
+                        rest.len()
+                    ),
+                );
                 Some(Stop::fatal(0, error, self.index, at))
             }
         };
@@ -849,7 +888,7 @@ impl StreamDecoder {
     /// The exception for `stop`; a fatal stop breaks the stream.
     fn raise(&mut self, py: Python<'_>, stop: Stop) -> PyErr {
         let mut error = stop.error;
-        if let Failure::Message(_, message) = &mut error.failure {
+        if let Failure::Message(_, _, message) = &mut error.failure {
             message.push_str(&format!(
                 "; stream value {} at byte {}",
                 stop.index, stop.offset
@@ -893,7 +932,7 @@ fn consumed(result: &std::result::Result<usize, Stop>) -> usize {
 
 /// A `polycodec.DecodeError` with `message`.
 fn decode_error(py: Python<'_>, message: String) -> PyErr {
-    Error::decode(message).into_pyerr(py, ErrorKind::Decode)
+    Error::decode(Code::DecodeError, message).into_pyerr(py, ErrorKind::Decode)
 }
 
 /// The bytes of a chunk: `bytes` in place, other bytes-like objects through `bytes(chunk)`.

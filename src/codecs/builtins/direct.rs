@@ -265,7 +265,11 @@ impl<'p, 'py> Decoder<'p, 'py, ObjectInput<'py>> {
                 };
                 return match plan.node(id) {
                     Node::Sequence(spec) if spec.kind == SequenceKind::List => {
-                        if spec.length.check(list.len(), "items").is_err() {
+                        if spec
+                            .length
+                            .check(list.len(), crate::plan::LengthUnit::Items)
+                            .is_err()
+                        {
                             return Err(Bail);
                         }
                         self.level(|walk| walk.direct_list(spec.item, list))
@@ -606,7 +610,11 @@ fn find_field(
 #[inline(always)]
 fn str_fits(spec: &StrSpec, text: &Bound<'_, PyString>) -> bool {
     spec.pattern.is_none()
-        && py::ascii_len(text).is_some_and(|length| spec.length.check(length, "").is_ok())
+        && py::ascii_len(text).is_some_and(|length| {
+            spec.length
+                .check(length, crate::plan::LengthUnit::Characters)
+                .is_ok()
+        })
 }
 
 /// The record built from the fields read.
