@@ -1,7 +1,9 @@
 //! Avro: the binary primitives ([`wire`]: varints, zigzag, lengths, floats, calendar
-//! arithmetic) and object container files ([`container`]: header, blocks, codecs).
+//! arithmetic), object container files ([`container`]: header, blocks, codecs) and where a
+//! container's header and blocks end in bytes that arrive in pieces ([`frame`]).
 
 pub mod container;
+pub mod frame;
 pub mod wire;
 
 use std::fmt;

@@ -28,10 +28,10 @@ fn malformed_first(input: &[u8], error: Error) -> Error {
     if !matches!(error.failure, Failure::Message(ErrorKind::Validation, ..)) {
         return error;
     }
-    match crate::stream::msgpack_malformed(input) {
-        Some((offset, message)) => Error::decode(
+    match polycodec_formats::msgpack::frame::malformed_one(input) {
+        Some(bad) => Error::decode(
             Code::MsgpackInvalid,
-            format_args!("{message} at byte {offset}"),
+            format_args!("{} at byte {}", bad.message, bad.offset),
         ),
         None => error,
     }
