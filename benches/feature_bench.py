@@ -1,4 +1,4 @@
-"""``python -m benches --features``: the per-feature benchmark (issue 37).
+"""``python -m benches --features``: the per-feature benchmark.
 
 For every feature of ``benches/features.py`` and every cell of ``benches/feature_cells.py``, the
 libs of that cell's format are checked (the values come back equal; Avro writes fastavro's bytes
@@ -39,7 +39,7 @@ REFERENCE: dict[str, dict[str, str]] = {
     "pickle": {"slots": "pickle-slots", "plain": "pickle"},
 }
 
-#: Issue 37's targets, polycodec's time ÷ the reference's: (row, format, direction) -> at most.
+#: The targets, polycodec's time ÷ the reference's: (row, format, direction) -> at most.
 TARGETS: dict[tuple[str, str, str], float] = {
     **{("slots", f, d): 1.00 for f in ("json", "msgpack", "builtins") for d in ("enc", "dec")},
     **{("plain", f, "enc"): 1.00 for f in ("json", "msgpack", "builtins")},
@@ -299,7 +299,7 @@ def render(res: FeatureRun, env: dict[str, Any], chart: Optional[str], chart_not
         f"- Versions: {', '.join(_versions())}.",
         f"- Every cell encodes or decodes one batch of {BATCH} values per call, its libs timed "
         "interleaved in this one process (`benches/timing.py`). Ratios are polycodec's median "
-        "time ÷ the reference's: below 1.00 polycodec is faster. A cell over issue 37's target "
+        "time ÷ the reference's: below 1.00 polycodec is faster. A cell over its target "
         "is **bold** and marked ✗.",
         "- Models and what each lib runs: `benches/features.py`, `benches/feature_cells.py`; "
         "instruction counts of any cell: `python -m benches.callgrind_features`.",

@@ -21,7 +21,7 @@ The classes are made by :func:`_family` from one list of fields, so the three fo
 apart; they live in this module under their own names (``OmitDefaults``, ``OmitDefaultsSlots``,
 ``OmitDefaultsStruct``), so pickle finds them. Values are generated once, seeded, in the plain
 form (:meth:`Feature.values`), and converted field by field into the others
-(:meth:`Feature.convert`); a batch is :data:`BATCH` values per call, as issue 37 measured.
+(:meth:`Feature.convert`); a batch is :data:`BATCH` values per call.
 """
 
 from __future__ import annotations
@@ -55,7 +55,7 @@ from polycodec import UNSET, Raw, UnsetType
 __all__ = ["BATCH", "FORMS", "Feature", "FEATURES", "feature_values"]
 
 #: Values per call: every cell encodes or decodes one batch (a JSON or MessagePack array, a
-#: pickled list, an Avro array datum), as issue 37 measured.
+#: pickled list, an Avro array datum).
 BATCH = 50
 
 #: The three class forms, in report order.

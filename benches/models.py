@@ -826,7 +826,7 @@ def _untyped(model: str) -> Callable[[random.Random, int], Any]:
     return lambda rng, i: json_form(make(rng, i))
 
 
-#: Untyped values (issue 37): the four models' data as plain JSON values, for JSON and
+#: Untyped values: the four models' data as plain JSON values, for JSON and
 #: MessagePack libraries that take any value (``Codec(Any)``, ``orjson.loads``, ...).
 UNTYPED: dict[str, ModelSpec] = {
     f"untyped_{name}": ModelSpec(

@@ -3,12 +3,15 @@
 ``python -m benches.summary [results dir]`` prints, as Markdown, the per-format summary and
 per-cell tables (polycodec's best row and each polycodec row against the fastest peer in any
 idiom, losses marked), and the scaling tables when ``scaling.json`` is there.
-``python -m benches.summary --write docs/benchmarks.md [results dir]`` puts them into the page
-instead, each between its pair of markers (``<!-- summary: headline -->`` ...
-``<!-- /summary -->``; also ``cells`` and ``scaling``, and ``versions`` and
+``python -m benches.summary --write docs/benchmarks.md README.md [results dir]`` puts them into
+the pages instead, each between its pair of markers (``<!-- summary: headline -->`` ...
+``<!-- /summary -->``; also ``rows``, ``cells`` and ``scaling``, and ``versions`` and
 ``version_cells`` when runs on other interpreters are in the folder's
-``per-version/<version>/results.json``), leaving the prose around them alone.
-Reads only the JSON files, so the page is refreshed from a committed run without re-running it.
+``per-version/<version>/results.json``), leaving the prose around them alone, and redraws the
+front page's chart (``summary.png`` in the results folder, ``plots.summary_chart``) from
+``results.json`` and ``features.json``. Every ratio is polycodec's time ÷ the peer's (below 1.00
+polycodec is faster). Reads only the JSON files, so the pages are refreshed from a committed
+run without re-running it.
 
 ``python -m benches.summary --per-version results-3.11.json results-3.14.json ...`` prints instead
 one headline row per interpreter (``per_version_markdown``): the same runs on several CPythons,
@@ -29,7 +32,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 from .adapters.base import FORMATS, is_subject
-from .report import LOSS, WIN, fmt_time, fmt_verdict
+from .report import LOSS, WIN, fmt_time
 
 
 def _geomean(values: list[float]) -> Optional[float]:
@@ -54,64 +57,125 @@ def _cells_and_subjects(results: dict[str, Any]) -> tuple[list[Any], list[tuple[
     return cells, subjects
 
 
+def fmt_time_ratio(ratio: Optional[float]) -> str:
+    """polycodec's time ÷ a peer's, the one direction the Benchmarks page uses: ``**0.85**``
+    when polycodec is faster, ``1.05 ✗`` when it is slower, plain within the tie band."""
+    if ratio is None:
+        return "—"
+    speedup = 1.0 / ratio
+    if speedup >= WIN:
+        return f"**{ratio:.2f}**"
+    if speedup < LOSS:
+        return f"{ratio:.2f} ✗"
+    return f"{ratio:.2f}"
+
+
+def _time_ratios(cells: list[Any], subject: Optional[str] = None) -> list[float]:
+    """polycodec's time ÷ the fastest peer's per cell, for ``subject`` (a polycodec row), or
+    for each cell's faster polycodec row when None."""
+    out = []
+    for c in cells:
+        row = _row(c, subject if subject is not None else c.get("best_subject"))
+        if row is not None and row.get("vs_best_peer"):
+            out.append(1.0 / float(row["vs_best_peer"]))
+    return out
+
+
+def _tally_times(ratios: list[float]) -> str:
+    """Won / lost / cells from time ratios (the same tie band as the report's speedups)."""
+    return _tally([1.0 / r for r in ratios])
+
+
+def _peer_labels(cells: list[Any]) -> str:
+    labels: list[str] = []
+    for c in cells:
+        label = _row(c, c["best_peer"])["label"]
+        if label not in labels:
+            labels.append(label)
+    return ", ".join(labels)
+
+
 def cells_markdown(results: dict[str, Any]) -> str:
     """Summary table plus one table per format."""
     return headline_markdown(results) + "\n" + cell_tables_markdown(results)
 
 
 def headline_markdown(results: dict[str, Any]) -> str:
-    """Won / lost cells and the geometric mean of the ratios, per format and polycodec row."""
-    cells, subjects = _cells_and_subjects(results)
-    out: list[str] = []
-    header = "| Format | Best polycodec row: won / lost / cells | Geometric mean | Range |"
-    align = "|---|--:|--:|--:|"
-    for _, label in subjects:
-        header += f" {label}: won / lost | Geometric mean |"
-        align += "--:|--:|"
-    out += [header, align]
+    """One row per format: polycodec's faster row (plain or slots dataclasses, per cell) against
+    the fastest peer, as time ÷ time: the geometric mean, the best and worst cell, and the cells
+    won / lost (the README shows this table too)."""
+    cells, _ = _cells_and_subjects(results)
+    out = [
+        "| Format | Fastest peer | polycodec ÷ peer | Best-worst cell | Won / lost / cells |",
+        "|---|---|--:|--:|--:|",
+    ]
     for fmt in FORMATS:
         fc = [c for c in cells if c["format"] == fmt]
-        best = [_row(c, c["best_subject"])["vs_best_peer"] for c in fc if c.get("best_subject")]
-        if not best:
+        ratios = _time_ratios(fc)
+        if not ratios:
             continue
-        line = f"| {FORMATS[fmt]} | {_tally(best)} | {fmt_verdict(_geomean(best))} |"
-        line += f" {min(best):.2f}-{max(best):.2f}× |"
+        out.append(
+            f"| {FORMATS[fmt]} | {_peer_labels(fc)} | {fmt_time_ratio(_geomean(ratios))} | "
+            f"{min(ratios):.2f}-{max(ratios):.2f} | {_tally_times(ratios)} |"
+        )
+    env = results.get("environment", {})
+    mode = str(env.get("mode", "full"))
+    out += [
+        "",
+        f"{_short_interpreter(results)}, `{env.get('command', 'python -m benches')}` "
+        f"({'a smoke run: indicative only' if mode.startswith('quick') else mode + ' run'}).",
+    ]
+    return "\n".join(out) + "\n"
+
+
+def rows_markdown(results: dict[str, Any]) -> str:
+    """Per format, each polycodec row (plain, slots) on its own against the fastest peer."""
+    cells, subjects = _cells_and_subjects(results)
+    header, align = "| Format |", "|---|"
+    for _, label in subjects:
+        header += f" {label} ÷ peer | Won / lost |"
+        align += "--:|--:|"
+    out = [header, align]
+    for fmt in FORMATS:
+        fc = [c for c in cells if c["format"] == fmt]
+        if not fc:
+            continue
+        line = f"| {FORMATS[fmt]} |"
         for name, _ in subjects:
-            rs = [_row(c, name)["vs_best_peer"] for c in fc if _row(c, name)]
-            tally = _tally(rs).rsplit(" / ", 1)[0] if rs else "—"
-            line += f" {tally} | {fmt_verdict(_geomean(rs))} |"
+            ratios = _time_ratios(fc, name)
+            tally = _tally_times(ratios).rsplit(" / ", 1)[0] if ratios else "—"
+            line += f" {fmt_time_ratio(_geomean(ratios))} | {tally} |"
         out.append(line)
     return "\n".join(out) + "\n"
 
 
 def cell_tables_markdown(results: dict[str, Any]) -> str:
-    """One table per format: every cell's fastest peer and each polycodec row against it."""
+    """One table per format: every cell's fastest peer (in the heading when it is the same peer
+    in every cell, so that the table keeps to a page's width), its time, and each polycodec
+    row's time ÷ the peer's."""
     cells, subjects = _cells_and_subjects(results)
     out: list[str] = []
     for fmt in FORMATS:
         fc = [c for c in cells if c["format"] == fmt]
         if not fc:
             continue
-        out += ["", f"**{FORMATS[fmt]}**:", ""]
-        header = "| Operation | Batch | Model | Fastest peer (any idiom) | Peer |"
-        align = "|---|--:|---|---|--:|"
+        one_peer = len({c["best_peer"] for c in fc}) == 1
+        against = f", against {_peer_labels(fc)}" if one_peer else ""
+        out += ["", f"**{FORMATS[fmt]}**{against}:", ""]
+        header = "| Operation | Model |" + ("" if one_peer else " Fastest peer |")
+        header += " Peer's time |"
+        align = "|---|---|" + ("" if one_peer else "---|") + "--:|"
         for _, label in subjects:
-            header += f" {label} | vs peer |"
-            align += "--:|--:|"
+            header += f" {label} ÷ peer |"
+            align += "--:|"
         out += [header, align]
         for c in fc:
             peer = _row(c, c["best_peer"])
-            line = (
-                f"| {c['op']} | {c['batch']} | {c['model']} | {peer['label']} | "
-                f"{fmt_time(peer['median_s'])} |"
-            )
+            line = f"| {_operation(c['op'], c['batch'])} | {c['model']} |"
+            line += "" if one_peer else f" {peer['label']} |"
+            line += f" {fmt_time(peer['median_s'])} |"
             for name, _ in subjects:
-                r = _row(c, name)
-                line += (
-                    f" {fmt_time(r['median_s'])} | {fmt_verdict(r['vs_best_peer'])} |"
-                    if r
-                    else " — | — |"
-                )
+                line += f" {fmt_time_ratio((_time_ratios([c], name) or [None])[0])} |"
             out.append(line)
     return "\n".join(out).lstrip("\n") + "\n"
 
@@ -121,9 +185,13 @@ def _row(cell: dict[str, Any], adapter: Optional[str]) -> Any:
 
 
 def scaling_markdown(scaling: dict[str, Any]) -> str:
-    """Objects per second (millions) per size, one table per format and operation."""
+    """Objects per second (millions) per size, one table per format and operation; at most
+    four sizes (every other one and the largest), so that a table fits a page's width
+    (``scaling.md`` has them all)."""
     out: list[str] = []
     sizes = scaling["sizes"]
+    if len(sizes) > 4:
+        sizes = sizes[::2] + ([] if sizes[-1] in sizes[::2] else [sizes[-1]])
     for s in scaling["series"]:
         labels: list[str] = []
         for p in s["points"]:
@@ -133,8 +201,8 @@ def scaling_markdown(scaling: dict[str, Any]) -> str:
             continue
         out += [
             "",
-            f"**{FORMATS[s['format']]} {s['op']}**, million objects per second "
-            f"(`{scaling['model']}` model; last column: cost per object at "
+            f"**{FORMATS[s['format']]} {s['op']}**, million objects per second by objects "
+            f"per call (`{scaling['model']}` model; Growth: cost per object at "
             f"{sizes[-1]:,} ÷ at 100):",
             "",
         ]
@@ -156,6 +224,11 @@ def _interpreter(results: dict[str, Any]) -> str:
     return str(env.get("interpreter") or f"CPython {str(env.get('python', '?')).split()[0]}")
 
 
+def _short_interpreter(results: dict[str, Any]) -> str:
+    """``CPython 3.14.10``: the build details are in the runs table."""
+    return f"CPython {str(results.get('environment', {}).get('python', '?')).split()[0]}"
+
+
 def _version_key(results: dict[str, Any]) -> tuple[int, ...]:
     version = str(results.get("environment", {}).get("python", "")).split(" ", 1)[0]
     return tuple(int(part) for part in version.split(".") if part.isdigit())
@@ -163,33 +236,47 @@ def _version_key(results: dict[str, Any]) -> tuple[int, ...]:
 
 def per_version_markdown(runs: list[dict[str, Any]]) -> str:
     """One row per run (interpreter), one column per format: the geometric mean of polycodec's
-    best row against the fastest peer in any idiom, with won / lost / cells; then the peers that
-    were not installed there, which changes what "fastest peer" means on that row."""
+    best row's time ÷ the fastest peer's (any idiom), with won / lost / cells; then the peers
+    that were not installed there, which changes what "fastest peer" means on that row."""
     runs = sorted(runs, key=_version_key)
     formats = [f for f in FORMATS if any(c["format"] == f for r in runs for c in r["cells"])]
     out = [
-        "| Interpreter | " + " | ".join(FORMATS[f] for f in formats) + " | Peers unavailable |",
-        "|---|" + "--:|" * len(formats) + "---|",
+        "| Interpreter | " + " | ".join(FORMATS[f] for f in formats) + " |",
+        "|---|" + "--:|" * len(formats),
     ]
+    unavailable_by_run: list[str] = []
     for run in runs:
-        line = f"| {_interpreter(run)} |"
+        line = f"| {_short_interpreter(run)} |"
         for fmt in formats:
-            ratios = [
-                _row(c, c["best_subject"])["vs_best_peer"]
-                for c in run["cells"]
-                if c["format"] == fmt and c["rows"] and c.get("best_peer") and c.get("best_subject")
-            ]
-            line += f" {fmt_verdict(_geomean(ratios))} ({_tally(ratios)}) |" if ratios else " — |"
+            ratios = _time_ratios(
+                [
+                    c
+                    for c in run["cells"]
+                    if c["format"] == fmt
+                    and c["rows"]
+                    and c.get("best_peer")
+                    and c.get("best_subject")
+                ]
+            )
+            line += (
+                f" {fmt_time_ratio(_geomean(ratios))} ({_tally_times(ratios)}) |"
+                if ratios
+                else " — |"
+            )
         unavailable = sorted(
             {s["adapter"] for s in run.get("skips", []) if s["kind"] == "unavailable"}
         )
-        line += f" {', '.join(unavailable) or 'none'} |"
+        if unavailable:
+            unavailable_by_run.append(f"{_short_interpreter(run)}: {', '.join(unavailable)}")
         out.append(line)
     out += [
         "",
-        "Each cell: geometric mean of polycodec's best row (plain or slots dataclasses) over the "
-        "fastest peer in any idiom, measured in the same run on that interpreter (won / lost / "
-        "cells; a loss is below 1.00×).",
+        "Peers not installed (so not in the running for fastest peer): "
+        + ("; ".join(unavailable_by_run) or "none")
+        + ".",
+        "Each cell: the geometric mean of polycodec's time (its faster row, plain or slots "
+        "dataclasses) ÷ the fastest peer's in any idiom, measured in the same run on that "
+        "interpreter, below 1.00 polycodec is faster; then won / lost / cells.",
     ]
     envs = [r.get("environment", {}) for r in runs]
     if any(str(e.get("mode", "")).startswith("quick") for e in envs):
@@ -301,16 +388,21 @@ def _target_ratios(
     return keys, per_run
 
 
+def _in_direction(key: tuple[Any, ...], fmt: str, direction: str, row: str) -> bool:
+    return bool(key[0] == fmt and key[1].startswith(direction) and key[4] == row)
+
+
 def targets_headline_markdown(runs: list[dict[str, Any]]) -> str:
     """One row per format, direction (encode: ``encode_one`` and ``encode_many``; decode
-    likewise) and polycodec row; one column per interpreter: the worst ratio to the reference
-    over the cells (operations, models and batch sizes) and how many cells miss the target."""
+    likewise) and polycodec row, with its target; one column per interpreter: the worst ratio to
+    the reference over the cells (operations, models and batch sizes) and how many cells miss
+    the target. Few columns, so that the table fits a page's width."""
     runs = sorted(runs, key=_version_key)
     keys, per_run = _target_ratios(runs)
     labels = [_version_label(r) for r in runs]
     out = [
-        "| Format | Direction | Row | Reference | Target | " + " | ".join(labels) + " |",
-        "|---|---|---|---|--:|" + "--:|" * len(runs),
+        "| Cells (target) | " + " | ".join(labels) + " |",
+        "|---|" + "--:|" * len(runs),
     ]
     groups: list[tuple[str, str, str]] = []
     for fmt, op, _, _ in keys:
@@ -318,22 +410,17 @@ def targets_headline_markdown(runs: list[dict[str, Any]]) -> str:
             if (fmt, op.split("_")[0], row) not in groups:
                 groups.append((fmt, op.split("_")[0], row))
     groups.sort(key=lambda g: (list(FORMATS).index(g[0]), g[1] != "encode", g[2]))
+    references: list[str] = []
     for fmt, direction, row in groups:
-        if not any(
-            k[0] == fmt and k[1].startswith(direction) and k[4] == row for r in per_run for k in r
-        ):
+        if not any(_in_direction(k, fmt, direction, row) for r in per_run for k in r):
             continue
         target = target_for(fmt, direction, row)
-        line = (
-            f"| {FORMATS[fmt]} | {direction} | {row} | {_reference_label(fmt, row)} "
-            f"| ≤{target:.2f} |"
-        )
+        reference = f"{FORMATS[fmt]}: {_reference_label(fmt, row)}"
+        if reference not in references:
+            references.append(reference)
+        line = f"| {FORMATS[fmt]} {direction}, {row} (≤{target:.2f}) |"
         for ratios in per_run:
-            got = [
-                v
-                for k, v in ratios.items()
-                if k[0] == fmt and k[1].startswith(direction) and k[4] == row
-            ]
+            got = [v for k, v in ratios.items() if _in_direction(k, fmt, direction, row)]
             if not got:
                 line += " — |"
                 continue
@@ -347,7 +434,7 @@ def targets_headline_markdown(runs: list[dict[str, Any]]) -> str:
         "over the format's `*_one` and `*_many` cells of that direction (every model, batches "
         "of 1 and 100), measured interleaved in one run on that interpreter, then (cells that "
         "miss the target / cells). Below 1.00 polycodec is faster; ✗ marks a target missed in "
-        "at least one cell.",
+        f"at least one cell. References: {'; '.join(references)}.",
     ]
     return "\n".join(out) + "\n"
 
@@ -367,29 +454,46 @@ def _reference_label(fmt: str, row: str) -> str:
     return _REFERENCE_LABEL[fmt]
 
 
+def _operation(op: str, batch: int) -> str:
+    return op if op.endswith("_one") else f"{op} ({batch})"
+
+
 def targets_markdown(runs: list[dict[str, Any]]) -> str:
-    """Every cell and polycodec row against its target, one column per interpreter."""
+    """Every cell against its target, one table per format and polycodec row (operation, model,
+    then one column per interpreter: few enough to fit a page's width)."""
     runs = sorted(runs, key=_version_key)
     keys, per_run = _target_ratios(runs)
     labels = [_version_label(r) for r in runs]
-    out = [
-        "| Format | Operation | Batch | Model | Row | Target | " + " | ".join(labels) + " |",
-        "|---|---|--:|---|---|--:|" + "--:|" * len(runs),
-    ]
+    out: list[str] = []
     missed: list[str] = []
-    for key in keys:
-        fmt, op, batch, model = key
+    for fmt in FORMATS:
         for _, row in TARGET_ROWS + UNTYPED_ROWS:
-            if not any(key + (row,) in ratios for ratios in per_run):
+            rows = [k for k in keys if k[0] == fmt and any(k + (row,) in r for r in per_run)]
+            if not rows:
                 continue
-            target = target_for(fmt, op, row)
-            line = f"| {FORMATS[fmt]} | {op} | {batch} | {model} | {row} | ≤{target:.2f} |"
-            for label, ratios in zip(labels, per_run):
-                ratio = ratios.get(key + (row,))
-                line += f" {_fmt_target_ratio(ratio, target)} |"
-                if ratio is not None and misses(ratio, target):
-                    missed.append(f"{label} {FORMATS[fmt]} {op} {model} {row} {ratio:.2f}")
-            out.append(line)
+            encode, decode = target_for(fmt, "encode", row), target_for(fmt, "decode", row)
+            targets = (
+                f"at most {encode:.2f}"
+                if encode == decode
+                else f"encode at most {encode:.2f}, decode at most {decode:.2f}"
+            )
+            out += [
+                "",
+                f"**{FORMATS[fmt]}, {row}** (÷ {_reference_label(fmt, row)}; target: {targets}):",
+                "",
+                "| Operation | Model | " + " | ".join(labels) + " |",
+                "|---|---|" + "--:|" * len(runs),
+            ]
+            for key in rows:
+                _, op, batch, model = key
+                target = target_for(fmt, op, row)
+                line = f"| {_operation(op, batch)} | {model} |"
+                for label, ratios in zip(labels, per_run):
+                    ratio = ratios.get(key + (row,))
+                    line += f" {_fmt_target_ratio(ratio, target)} |"
+                    if ratio is not None and misses(ratio, target):
+                        missed.append(f"{label} {FORMATS[fmt]} {op} {model} {row} {ratio:.2f}")
+                out.append(line)
     out += [
         "",
         "Each entry: polycodec's median time ÷ the reference's (msgspec Struct for JSON, "
@@ -399,7 +503,7 @@ def targets_markdown(runs: list[dict[str, Any]]) -> str:
         "interleaved in the same run; ✗ marks a missed target "
         f"({len(missed)} of {sum(len(r) for r in per_run)} entries).",
     ]
-    return "\n".join(out) + "\n"
+    return "\n".join(out).lstrip("\n") + "\n"
 
 
 def _revision(env: dict[str, Any]) -> str:
@@ -411,15 +515,15 @@ def runs_markdown(runs: list[dict[str, Any]]) -> str:
     """Which run each interpreter's column comes from: build, mode, revision, load."""
     runs = sorted(runs, key=_version_key)
     out = [
-        "| Interpreter | Build | Mode | Git revision | Load average (start / end) | Wall time |",
-        "|---|---|---|---|--:|--:|",
+        "| Interpreter | Mode | Git revision | Load average (start / end) | Wall time |",
+        "|---|---|---|--:|--:|",
     ]
     for run in runs:
         env = run.get("environment", {})
         load = run.get("load_average_start_end") or []
         load_s = " / ".join(f"{v:.1f}" for v in load) if load else "—"
         out.append(
-            f"| {_interpreter(run)} | {env.get('python_build', '?')} | {env.get('mode', '?')} | "
+            f"| {_interpreter(run)} | {env.get('mode', '?')} | "
             f"{_revision(env)} | {load_s} | "
             f"{float(run.get('wall_time_s') or 0):.0f} s |"
         )
@@ -434,7 +538,11 @@ MARKER = re.compile(r"(<!-- summary: (\w+) -->\n).*?(<!-- /summary -->)", re.S)
 def sections(folder: Path) -> dict[str, str]:
     """The generated parts of the Benchmarks page, by marker name."""
     results = json.loads((folder / "results.json").read_text(encoding="utf-8"))
-    out = {"headline": headline_markdown(results), "cells": cell_tables_markdown(results)}
+    out = {
+        "headline": headline_markdown(results),
+        "rows": rows_markdown(results),
+        "cells": cell_tables_markdown(results),
+    }
     # Runs of the same benchmark on the other interpreters (``per-version/<version>/``), beside
     # this folder's own run: the per-version tables.
     others = sorted((folder / "per-version").glob("*/results.json"))
@@ -481,24 +589,36 @@ def main(argv: list[str]) -> int:
             print(targets_headline_markdown(runs))
             print(targets_markdown(runs))
         return 0
-    page: Optional[Path] = None
+    pages: list[Path] = []
     if argv[:1] == ["--write"]:
-        if len(argv) < 2:
-            print("usage: python -m benches.summary [--write PAGE] [results dir]", file=sys.stderr)
+        argv = argv[1:]
+        while argv and argv[0].endswith(".md"):
+            pages.append(Path(argv.pop(0)))
+        if not pages:
+            print(
+                "usage: python -m benches.summary [--write PAGE.md...] [results dir]",
+                file=sys.stderr,
+            )
             return 2
-        page, argv = Path(argv[1]), argv[2:]
     folder = Path(argv[0]) if argv else Path(__file__).resolve().parent / "results"
     generated = sections(folder)
-    if page is None:
+    if not pages:
         print("\n".join(text for text in generated.values()))
         return 0
-    text = page.read_text(encoding="utf-8")
-    filled = fill(text, generated)
-    missing = set(generated) - set(m[2] for m in MARKER.finditer(text))
-    if missing:
-        print(f"{page}: no markers for {', '.join(sorted(missing))}", file=sys.stderr)
-        return 1
-    page.write_text(filled, encoding="utf-8")
+    for page in pages:
+        text = page.read_text(encoding="utf-8")
+        # A page shows the sections it has markers for (the README only the headline); the
+        # Benchmarks page must have them all.
+        missing = set(generated) - set(m[2] for m in MARKER.finditer(text))
+        if missing and page.name == "benchmarks.md":
+            print(f"{page}: no markers for {', '.join(sorted(missing))}", file=sys.stderr)
+            return 1
+        page.write_text(fill(text, generated), encoding="utf-8")
+        print(f"wrote: {page}")
+    from .plots import SUMMARY_CHART, summary_chart
+
+    note = summary_chart(folder, folder / SUMMARY_CHART)
+    print(note or f"wrote: {folder / SUMMARY_CHART}")
     return 0
 
 

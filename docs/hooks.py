@@ -24,6 +24,7 @@ MOUNTED = [
     "benches/results/*/report.md",
     "benches/results/scaling.md",
     "benches/results/queues.md",
+    "benches/results/features.md",
     "benches/results/*.png",
     "examples/*.py",
 ]

@@ -62,16 +62,20 @@ def test_per_version_rows_are_sorted_by_version_with_geometric_means() -> None:
         {"adapter": "marshmallow-recipe-nuked", "kind": "unavailable"},
         {"adapter": "serpy", "kind": "unsupported"},
     ]
-    header, first, second = _rows(per_version_markdown([newer, older]))
-    assert header == ["Interpreter", "JSON", "pickle", "Peers unavailable"]
-    assert first[0].startswith("CPython 3.11.7 (main")
-    assert first[1:] == [
-        "**1.50×** (1 / 0 / 1)",
-        "**4.00×** (1 / 0 / 1)",
-        "marshmallow-recipe-nuked",
-    ]
+    markdown = per_version_markdown([newer, older])
+    header, first, second = _rows(markdown)
+    assert header == ["Interpreter", "JSON", "pickle"]
+    # Below the table, not a column of its own (the table keeps to a page's width).
+    assert "Peers not installed (so not in the running for fastest peer): CPython 3.11.7: " in (
+        markdown
+    )
+    # The version alone: the build is in the runs table.
+    assert first[0] == "CPython 3.11.7"
+    # polycodec's time ÷ the peer's: 1.5 times as fast is 0.67 of the time, bold as a win.
+    assert first[1:] == ["**0.67** (1 / 0 / 1)", "**0.25** (1 / 0 / 1)"]
+    assert "CPython 3.11.7: marshmallow-recipe-nuked." in markdown
     # One win and one loss of the same size: a geometric mean of exactly 1.
-    assert second[1:] == ["1.00× (1 / 1 / 2)", "—", "none"]
+    assert second[1:] == ["1.00 (1 / 1 / 2)", "—"]
 
 
 def test_per_version_says_when_runs_are_not_alike() -> None:
@@ -120,9 +124,9 @@ def test_per_version_cli_reads_the_results_files(
     assert main(["--per-version", str(tmp_path / "results.json")]) == 0
     first_table = capsys.readouterr().out.split("\n\n", 1)[0]
     (row,) = _rows(first_table)[1:]
-    assert row[0] == results["environment"]["interpreter"]
+    assert results["environment"]["interpreter"].startswith(row[0] + " ")
     assert row[0].startswith(f"CPython {sys.version_info.major}.{sys.version_info.minor}.")
-    assert re.fullmatch(r"(\*\*)?\d+\.\d\d×(\*\*)?( ✗ loss)? \(\d / \d / 1\)", row[1])
+    assert re.fullmatch(r"(\*\*)?\d+\.\d\d(\*\*)?( ✗)? \(\d / \d / 1\)", row[1])
     assert main(["--per-version"]) == 2
 
 
@@ -164,23 +168,26 @@ def test_targets_mark_every_miss_per_version_and_row() -> None:
             _timed("pickle", "decode_one", "record", "pickle", polycodec=0.70),
         ],
     )  # fmt: skip
-    rows = {tuple(r[:5]): r[5:] for r in _rows(targets_markdown([new, old]))[1:]}
-    assert rows[("JSON", "decode_one", "1", "record", "plain")] == ["≤1.30", "1.29", "1.40 ✗"]
-    assert rows[("JSON", "decode_one", "1", "record", "slots")] == ["≤1.00", "0.99", "1.02 ✗"]
+    # One table per format and row: (operation, model) -> the runs' entries, oldest first.
+    tables = {}
+    for block in ("\n" + targets_markdown([new, old])).split("\n**")[1:]:
+        title = block.split("**", 1)[0]
+        tables[title] = {tuple(r[:2]): r[2:] for r in _rows(block)[1:]}
+    assert "(÷ msgspec Struct; target: encode at most 1.00, decode at most 1.30):" in (
+        targets_markdown([new, old])
+    )
+    assert tables["JSON, plain"][("decode_one", "record")] == ["1.29", "1.40 ✗"]
+    assert tables["JSON, slots"][("decode_one", "record")] == ["0.99", "1.02 ✗"]
     # 1.004 shows as 1.00, which meets 1.00; a run without the cell shows a dash.
-    assert rows[("JSON", "encode_one", "1", "record", "plain")] == ["≤1.00", "—", "1.00"]
-    assert rows[("Avro", "decode_one", "1", "record", "plain")] == ["≤0.10", "0.09", "0.13 ✗"]
-    assert rows[("pickle", "decode_one", "1", "record", "plain")] == ["≤0.50", "—", "0.70 ✗"]
-    assert list(rows)[:2] == [
-        ("JSON", "encode_one", "1", "record", "plain"),
-        ("JSON", "decode_one", "1", "record", "plain"),
-    ]
-    head = {tuple(r[:3]): r[3:] for r in _rows(targets_headline_markdown([new, old]))[1:]}
-    assert head[("JSON", "decode", "plain")] == ["msgspec Struct", "≤1.30", "1.29 (0/1)",
-                                                  "1.40 ✗ (1/1)"]  # fmt: skip
-    assert head[("JSON", "encode", "plain")] == ["msgspec Struct", "≤1.00", "—", "1.00 (0/1)"]
-    assert head[("Avro", "decode", "plain")][-2:] == ["0.09 (0/1)", "0.13 ✗ (1/1)"]
-    assert [k[:2] for k in head][:2] == [("JSON", "encode"), ("JSON", "decode")]
+    assert tables["JSON, plain"][("encode_one", "record")] == ["—", "1.00"]
+    assert tables["Avro, plain"][("decode_one", "record")] == ["0.09", "0.13 ✗"]
+    assert tables["pickle, plain"][("decode_one", "record")] == ["—", "0.70 ✗"]
+    assert list(tables["JSON, plain"]) == [("encode_one", "record"), ("decode_one", "record")]
+    head = {r[0]: r[1:] for r in _rows(targets_headline_markdown([new, old]))[1:]}
+    assert head["JSON decode, plain (≤1.30)"] == ["1.29 (0/1)", "1.40 ✗ (1/1)"]
+    assert head["JSON encode, plain (≤1.00)"] == ["—", "1.00 (0/1)"]
+    assert head["Avro decode, plain (≤0.10)"] == ["0.09 (0/1)", "0.13 ✗ (1/1)"]
+    assert list(head)[:2] == ["JSON encode, plain (≤1.00)", "JSON decode, plain (≤1.30)"]
 
 
 def test_sections_add_the_per_version_tables_from_the_folder(tmp_path: Path) -> None:
@@ -196,9 +203,32 @@ def test_sections_add_the_per_version_tables_from_the_folder(tmp_path: Path) -> 
         json.dumps(old), encoding="utf-8"
     )
     got = sections(tmp_path)
-    assert "| JSON | decode | plain | msgspec Struct | ≤1.30 | 1.10 (0/1) | 1.50 ✗ (1/1) |" in (
-        got["versions"]
-    )
-    assert "| JSON | decode_one | 1 | record | plain | ≤1.30 | 1.10 | 1.50 ✗ |" in (
-        got["version_cells"]
-    )
+    assert "| JSON decode, plain (≤1.30) | 1.10 (0/1) | 1.50 ✗ (1/1) |" in got["versions"]
+    assert "| decode_one | record | 1.10 | 1.50 ✗ |" in got["version_cells"]
+
+
+def test_headline_and_cells_are_polycodecs_time_over_the_peers() -> None:
+    """The Benchmarks page and the README use one direction: polycodec's time ÷ the fastest
+    peer's, bold below 1.00 (faster), ✗ above it, within the tie band plain; the headline is
+    one row per format with the peer, geometric mean, best-worst cell and won / lost / cells."""
+    from benches.summary import cell_tables_markdown, headline_markdown, rows_markdown
+
+    cells = [
+        _timed("json", "encode_one", "record", "msgspec-struct", polycodec=0.8, polycodec_slots=0.5),
+        _timed("json", "decode_one", "record", "msgspec-struct", polycodec=1.25, polycodec_slots=2.0),
+        _timed("json", "decode_many", "record", "msgspec-struct", polycodec=1.003),
+    ]  # fmt: skip
+    results = _run("3.14.10", cells)
+    header, row = _rows(headline_markdown(results))
+    assert header[2] == "polycodec ÷ peer"
+    # Each cell's best_subject row (here the plain one): 0.8, 1.25 and 1.003 (a tie).
+    assert row == ["JSON", "msgspec-struct", "1.00", "0.80-1.25", "1 / 1 / 3"]
+    tables = cell_tables_markdown(results)
+    # One fastest peer in every cell: named once, above the table, not in a column.
+    assert tables.startswith("**JSON**, against msgspec-struct:")
+    by_op = {r[0]: r for r in _rows(tables)[1:]}
+    assert by_op["encode_one"][3:] == ["**0.80**", "**0.50**"]
+    assert by_op["decode_one"][3:] == ["1.25 ✗", "2.00 ✗"]
+    assert by_op["decode_many (100)"][3:] == ["1.00", "—"]
+    (plain_and_slots,) = _rows(rows_markdown(results))[1:]
+    assert plain_and_slots == ["JSON", "1.00", "1 / 1", "1.00", "1 / 1"]

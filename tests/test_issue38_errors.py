@@ -21,6 +21,7 @@ import pickle
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 from typing import Annotated, Any, Literal, Optional, Union
 
 import msgpack
@@ -45,6 +46,7 @@ not_under_asan = pytest.mark.skipif(
 )
 
 #: The most errors one errors="all" decode collects (docs/errors.md).
+ROOT = Path(__file__).resolve().parents[1]
 CAP = 10_000
 CAP_NOTE = f'{CAP} validation errors (errors="all" stops at {CAP}; the input may have more): '
 
@@ -191,8 +193,7 @@ def test_issue38_item6_the_cap_is_documented_and_said() -> None:
         assert [e["loc"] for e in errors[:2]] == [(0,), (1,)] and errors[-1]["loc"] == (listed - 1,)
         assert str(info.value).startswith(CAP_NOTE) == (count > CAP - 1)
         assert info.value.loc == (0,) and info.value.code == "int_type"
-    with open(os.path.join(os.path.dirname(__file__), "..", "docs", "errors.md")) as page:
-        assert "10,000" in page.read()
+    assert "10,000" in (ROOT / "docs" / "errors.md").read_text()
 
 
 # Item 7: memory as errors nest.
