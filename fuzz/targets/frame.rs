@@ -11,10 +11,7 @@ use polycodec_formats::msgpack::frame::{malformed_one, ValueFramer};
 use polycodec_formats::pickle::frame::PickleFramer;
 
 /// `next` over every prefix in turn, then the whole: each prefix before the answer needs more.
-fn resumes<F: Default>(
-    data: &[u8],
-    next: fn(&mut F, &[u8]) -> Result<Option<usize>, Malformed>,
-) {
+fn resumes<F: Default>(data: &[u8], next: fn(&mut F, &[u8]) -> Result<Option<usize>, Malformed>) {
     let whole = next(&mut F::default(), data);
     let mut framer = F::default();
     for end in 0..=data.len() {
