@@ -1,7 +1,9 @@
 //! Avro: the binary primitives ([`wire`]: varints, zigzag, lengths, floats, calendar
-//! arithmetic) and object container files ([`container`]: header, blocks, codecs).
+//! arithmetic), object container files ([`container`]: header, blocks, codecs) and where a
+//! container's header and blocks end in bytes that arrive in pieces ([`frame`]).
 
 pub mod container;
+pub mod frame;
 pub mod wire;
 
 use std::fmt;
@@ -10,8 +12,11 @@ use std::fmt;
 /// with the message unchanged.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Error {
-    /// Malformed input: `polycodec.DecodeError`.
+    /// Malformed input: `polycodec.DecodeError` (code `avro_invalid`).
     Decode(String),
+    /// Input that is not what polycodec reads, rather than broken Avro (no container file, a
+    /// compression codec it does not read): `polycodec.DecodeError` (code `decode_error`).
+    Refused(String),
     /// A buffer for inflated data could not be allocated: `MemoryError`.
     OutOfMemory(String),
 }
@@ -23,9 +28,15 @@ impl Error {
         Error::Decode(message.into())
     }
 
+    pub fn refused(message: impl Into<String>) -> Self {
+        Error::Refused(message.into())
+    }
+
     pub fn message(&self) -> &str {
         match self {
-            Error::Decode(message) | Error::OutOfMemory(message) => message,
+            Error::Decode(message) | Error::Refused(message) | Error::OutOfMemory(message) => {
+                message
+            }
         }
     }
 }

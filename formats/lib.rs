@@ -11,12 +11,15 @@
 //! - [`avro`]: Avro's binary primitives and object container files.
 //! - [`pickle`]: the pickle opcodes and the inert pickle machine.
 //! - [`text`]: RFC 3339 / ISO 8601 temporal forms, UUIDs and base64.
+//! - [`frame`]: where values end in bytes that arrive in pieces (each format's framer is
+//!   beside its reader), for the stream decoders.
 //! - [`room`]: fallible room in output buffers for large writes.
 //! - [`quote`]: input quoted in error messages, bounded in length.
 
 #![forbid(unsafe_code)]
 
 pub mod avro;
+pub mod frame;
 pub mod json;
 pub mod msgpack;
 pub mod pickle;

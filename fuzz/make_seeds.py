@@ -118,6 +118,14 @@ def main() -> None:
     program = bytes([4, 0, 2, 4, 4, 0, 1])
     write("avro_wire", [bytes([len(program)]) + program + record.getvalue()])
     write("text", [bytes([pick]) + text for pick, text in TEXT])
+    # frame: a format byte (0 MessagePack, 1 pickle, 2 Avro), then the bytes it frames (the
+    # target reads at most 512 of them): two values back to back, as a stream holds them.
+    write(
+        "frame",
+        [b"\x00" + pack + pack for pack in packs if len(pack) < 256]
+        + [b"\x01" + data + data for data in pickles if len(data) < 256]
+        + [b"\x02" + files[0][:512]],
+    )
 
 
 if __name__ == "__main__":

@@ -14,7 +14,7 @@ use pyo3::{PyTraverseError, PyVisit};
 
 use crate::codecs::decoder::Collected;
 use crate::codecs::{self, OpenArgs, WireFormat};
-use crate::errors::{Error, ErrorKind};
+use crate::errors::{Code, Error, ErrorKind};
 use crate::plan::{build_plan, Plan};
 use crate::py::{GcPause, Obj};
 use crate::stream;
@@ -788,9 +788,10 @@ fn other_input_bytes<'a>(buf: &'a Bound<'_, PyAny>, accepts_str: bool) -> PyResu
                         .getattr("start")
                         .and_then(|start| start.extract::<usize>())
                         .unwrap_or(0);
-                    Err(Error::decode(format!(
-                        "malformed JSON: the str holds a lone surrogate at index {at}"
-                    ))
+                    Err(Error::decode(
+                        Code::JsonInvalid,
+                        format!("malformed JSON: the str holds a lone surrogate at index {at}"),
+                    )
                     .into_pyerr(py, ErrorKind::Decode))
                 }
             };

@@ -13,6 +13,9 @@ use pyo3::types::{PyTuple, PyType};
 
 use crate::codecs::collect::{chain, Report, MAX_COLLECTED};
 
+mod code;
+pub use code::Code;
+
 // How messages quote input (bounded in length) is shared with the byte layer's own errors.
 pub use polycodec_formats::quote::{
     cut, cut_bytes, quote, quote_bytes, Cut, Quoted, MAX_QUOTED_CHARS,
@@ -60,11 +63,13 @@ impl PathSegment {
 /// Why a value could not be encoded or decoded.
 #[derive(Debug)]
 pub enum Failure {
-    /// A message composed by polycodec.
-    Message(ErrorKind, String),
+    /// A message composed by polycodec, with the code of its kind.
+    Message(ErrorKind, Code, String),
     /// A Python exception raised by user code (`__post_init__`, a default factory, a validator)
-    /// or by CPython itself (MemoryError); it is re-raised unchanged, chained to a polycodec error.
-    Python(PyErr),
+    /// or by CPython itself (MemoryError); it is re-raised unchanged, or chained to a polycodec
+    /// error with the code given where it was raised ([`Code::ValueError`] unless a caller
+    /// knows better: [`Error::python`]).
+    Python(PyErr, Code),
     /// `errors="all"`: the value's errors were recorded where they happened (the decoder's
     /// `CollectAll`), and the value could not be made; its container goes on reading.
     Collected,
@@ -210,7 +215,7 @@ pub fn reserve_spare() {
         return;
     }
     let placeholder = ErrorInner {
-        failure: Failure::Message(ErrorKind::Decode, String::new()),
+        failure: Failure::Message(ErrorKind::Decode, Code::DecodeError, String::new()),
         path,
         input: None,
     };
@@ -247,7 +252,7 @@ fn boxed(failure: Failure) -> Error {
             // running out is what to report (a validation error recorded by `errors="all"`
             // would let the walk go on and ask for another box).
             let failure = match inner.failure {
-                Failure::Python(err) if is_memory_error(&err) => Failure::Python(err),
+                Failure::Python(err, code) if is_memory_error(&err) => Failure::Python(err, code),
                 Failure::OutOfMemory(what) => Failure::OutOfMemory(what),
                 _ => Failure::OutOfMemory(ERROR_BOX),
             };
@@ -270,28 +275,45 @@ pub type Result<T> = std::result::Result<T, Error>;
 /// path of the function it is in (issue 10: the decoders' hot code in fewer cache lines).
 impl Error {
     #[cold]
-    pub fn new(kind: ErrorKind, message: impl MessageText) -> Self {
+    pub fn new(kind: ErrorKind, code: Code, message: impl MessageText) -> Self {
         // Unwinding from here may drop objects whose `__del__` runs Python code.
         crate::py::gc_give_up();
         match message.into_text() {
-            Some(text) => boxed(Failure::Message(kind, text)),
+            Some(text) => boxed(Failure::Message(kind, code, text)),
             None => boxed(Failure::OutOfMemory(MESSAGE)),
         }
     }
 
+    /// Malformed input (a DecodeError): `code` says which format's (`json_invalid`...), or
+    /// `decode_error`.
     #[cold]
-    pub fn decode(message: impl MessageText) -> Self {
-        Self::new(ErrorKind::Decode, message)
+    pub fn decode(code: Code, message: impl MessageText) -> Self {
+        Self::new(ErrorKind::Decode, code, message)
     }
 
     #[cold]
-    pub fn validation(message: impl MessageText) -> Self {
-        Self::new(ErrorKind::Validation, message)
+    pub fn validation(code: Code, message: impl MessageText) -> Self {
+        Self::new(ErrorKind::Validation, code, message)
     }
 
+    /// An EncodeError (which shows no code).
     #[cold]
     pub fn encode(message: impl MessageText) -> Self {
-        Self::new(ErrorKind::Encode, message)
+        Self::new(ErrorKind::Encode, Code::EncodeError, message)
+    }
+
+    /// Text that is no value of its type (a datetime, a duration, a UUID, base64), with the
+    /// byte layer's message and the code of what it is not.
+    #[cold]
+    pub fn text(error: polycodec_formats::text::temporal::TextError) -> Self {
+        Self::validation(Code::of_text(error), error.message())
+    }
+
+    /// A Python exception with the code it has when it becomes a ValidationError.
+    #[cold]
+    pub fn python(err: PyErr, code: Code) -> Self {
+        crate::py::gc_give_up();
+        boxed(Failure::Python(err, code))
     }
 
     /// The marker of a value whose errors `errors="all"` recorded (see [`Failure::Collected`]).
@@ -312,8 +334,8 @@ impl Error {
     /// `ValidationError`s); not malformed input, nor any other exception, which end the call.
     pub fn is_recorded(&self, py: Python<'_>) -> bool {
         match &self.failure {
-            Failure::Message(kind, _) => *kind == ErrorKind::Validation,
-            Failure::Python(err) => {
+            Failure::Message(kind, ..) => *kind == ErrorKind::Validation,
+            Failure::Python(err, _) => {
                 err.is_instance_of::<PyTypeError>(py)
                     || err.is_instance_of::<PyValueError>(py)
                     || err.is_instance_of::<PyAttributeError>(py)
@@ -329,8 +351,8 @@ impl Error {
 
     /// `expected <what>, got <found>`: the message of every type mismatch.
     #[cold]
-    pub fn expected(kind: ErrorKind, what: &str, found: &str) -> Self {
-        Self::new(kind, format_args!("expected {what}, got {found}"))
+    pub fn expected(kind: ErrorKind, code: Code, what: &str, found: &str) -> Self {
+        Self::new(kind, code, format_args!("expected {what}, got {found}"))
     }
 
     /// Adds the segment of the container the error passed through on its way up; when memory
@@ -399,11 +421,11 @@ impl Error {
         // before anything is allocated for the path.
         let failure = std::mem::replace(
             &mut self.failure,
-            Failure::Message(ErrorKind::Decode, String::new()),
+            Failure::Message(ErrorKind::Decode, Code::DecodeError, String::new()),
         );
-        let (kind, message, cause) = match failure {
-            Failure::Message(kind, message) => (kind, message, None),
-            Failure::Python(err) => {
+        let (kind, code, message, cause) = match failure {
+            Failure::Message(kind, code, message) => (kind, code, message, None),
+            Failure::Python(err, code) => {
                 let wrap = err.is_instance_of::<PyTypeError>(py)
                     || err.is_instance_of::<PyValueError>(py)
                     || err.is_instance_of::<PyAttributeError>(py);
@@ -411,18 +433,17 @@ impl Error {
                     return err;
                 }
                 let message = err.value(py).to_string();
-                (context, message, Some(err))
+                (context, code, message, Some(err))
             }
-            Failure::Collected => (context, String::from("the value has errors"), None),
+            Failure::Collected => (
+                context,
+                Code::ValueError,
+                String::from("the value has errors"),
+                None,
+            ),
             Failure::OutOfMemory(what) => return crate::py::memory_error(py, what),
         };
-        let code = match (&cause, kind) {
-            (Some(_), _) if message.starts_with("Exceeds the limit") => "int_parsing_size",
-            (Some(_), _) => "value_error",
-            (None, ErrorKind::Validation) => validation_code(&message),
-            (None, ErrorKind::Decode) => decode_code(&message),
-            (None, ErrorKind::Encode) => "encode_error",
-        };
+        let code = code.as_str();
         let path = self.path_string();
         let loc = match self.loc(py) {
             Ok(loc) => loc,
@@ -655,7 +676,8 @@ fn collected_exception(py: Python<'_>, mut report: Report) -> PyResult<PyErr> {
         }
     }
     if count == 0 {
-        return Ok(Error::validation("the value has errors").into_pyerr(py, ErrorKind::Validation));
+        return Ok(Error::validation(Code::ValueError, "the value has errors")
+            .into_pyerr(py, ErrorKind::Validation));
     }
     let keys = Keys::new(py)?;
     // The shared steps as Python links `(outer link or None, step)`; a step's parent was made
@@ -699,22 +721,14 @@ fn collected_exception(py: Python<'_>, mut report: Report) -> PyResult<PyErr> {
         let error = &mut recorded.error;
         let failure = std::mem::replace(
             &mut error.failure,
-            Failure::Message(ErrorKind::Decode, String::new()),
+            Failure::Message(ErrorKind::Decode, Code::DecodeError, String::new()),
         );
         let (message, code) = match failure {
-            Failure::Message(_, message) => {
-                let code = validation_code(&message);
-                (message, code)
-            }
-            Failure::Python(err) => {
+            Failure::Message(_, code, message) => (message, code.as_str()),
+            Failure::Python(err, code) => {
                 let message = err.value(py).to_string();
-                let code = if message.starts_with("Exceeds the limit") {
-                    "int_parsing_size"
-                } else {
-                    "value_error"
-                };
                 cause.get_or_insert(err);
-                (message, code)
+                (message, code.as_str())
             }
             Failure::Collected => continue,
             Failure::OutOfMemory(what) => return Err(crate::py::memory_error(py, what)),
@@ -778,7 +792,8 @@ fn collected_exception(py: Python<'_>, mut report: Report) -> PyResult<PyErr> {
         }
     }
     let Some((path, loc, code)) = first else {
-        return Ok(Error::validation("the value has errors").into_pyerr(py, ErrorKind::Validation));
+        return Ok(Error::validation(Code::ValueError, "the value has errors")
+            .into_pyerr(py, ErrorKind::Validation));
     };
     let text = text.finish().ok_or_else(no_memory)?;
     let kwargs = crate::py::new_dict(py)?;
@@ -798,7 +813,7 @@ impl From<PyErr> for Error {
     #[cold]
     fn from(err: PyErr) -> Self {
         crate::py::gc_give_up();
-        boxed(Failure::Python(err))
+        boxed(Failure::Python(err, Code::ValueError))
     }
 }
 
@@ -864,186 +879,13 @@ impl From<polycodec_formats::avro::Error> for Error {
     fn from(err: polycodec_formats::avro::Error) -> Self {
         use polycodec_formats::avro::Error as Avro;
         match err {
-            Avro::Decode(message) => Error::decode(message),
+            Avro::Decode(message) => Error::decode(Code::AvroInvalid, message),
+            Avro::Refused(message) => Error::decode(Code::DecodeError, message),
             Avro::OutOfMemory(message) => {
                 Error::from(PyErr::new::<pyo3::exceptions::PyMemoryError, _>(message))
             }
         }
     }
-}
-
-/// The code of a validation error, by the form of its message (each form is made in one place;
-/// `tests/test_errors_all.py` checks the code of every one).
-fn validation_code(message: &str) -> &'static str {
-    const PREFIXES: &[(&str, &str)] = &[
-        ("object missing required field", "missing"),
-        ("object contains unknown field", "extra_forbidden"),
-        ("invalid enum value", "enum"),
-        ("enum symbol ", "enum"),
-        ("expected a str or int tag", "union_tag_invalid"),
-        (
-            "expected the tag as the array's first item",
-            "union_tag_not_found",
-        ),
-        ("expected a str matching", "string_pattern_mismatch"),
-        ("expected a multiple of", "multiple_of"),
-        ("expected a timezone-aware", "timezone_aware"),
-        ("expected a naive", "timezone_naive"),
-        ("expected a finite", "finite_number"),
-        ("number ", "finite_number"),
-        ("timestamp ", "datetime_range"),
-        ("Avro timestamp ", "datetime_range"),
-        ("Avro date ", "date_range"),
-        ("Avro time ", "time_range"),
-        ("invalid datetime", "datetime_parsing"),
-        ("invalid date", "date_parsing"),
-        ("invalid time", "time_parsing"),
-        ("invalid duration", "time_delta_parsing"),
-        ("invalid UUID", "uuid_parsing"),
-        ("invalid base64", "bytes_invalid_encoding"),
-        ("invalid decimal", "decimal_parsing"),
-        ("expected an integer key", "int_parsing"),
-        ("expected a str object key", "dict_key_type"),
-        ("expected str keys", "dict_key_type"),
-        ("expected a str field name", "dict_key_type"),
-        ("expected a hashable dict key", "dict_key_type"),
-        ("expected array of values for decode_many", "list_type"),
-        ("expected a list of values", "list_type"),
-        ("expected a pickled list", "list_type"),
-    ];
-    if let Some((_, code)) = PREFIXES
-        .iter()
-        .find(|(prefix, _)| message.starts_with(prefix))
-    {
-        return code;
-    }
-    if message.starts_with("invalid value ") && message.contains("for tag field") {
-        return "union_tag_invalid";
-    }
-    if message.ends_with("seconds is out of range for a timedelta") {
-        return "time_delta_range";
-    }
-    if let Some(rest) = message.strip_prefix("expected length ") {
-        let short = rest.starts_with(">=");
-        let (string, bytes) = (rest.contains(" characters,"), rest.contains(" bytes,"));
-        return match (short, string, bytes) {
-            (true, true, _) => "string_too_short",
-            (false, true, _) => "string_too_long",
-            (true, _, true) => "bytes_too_short",
-            (false, _, true) => "bytes_too_long",
-            (true, ..) => "too_short",
-            (false, ..) => "too_long",
-        };
-    }
-    if let Some(rest) = message.strip_prefix("expected at most ") {
-        if rest.contains("decimal places") {
-            return "decimal_max_places";
-        }
-        if rest.contains("digits") {
-            return "decimal_max_digits";
-        }
-        return "too_long";
-    }
-    if let Some(rest) = message.strip_prefix("expected array of length ") {
-        let expected = rest.split(',').next().unwrap_or("");
-        let got = rest.rsplit("got ").next().unwrap_or("");
-        return match (expected.parse::<usize>(), got.parse::<usize>()) {
-            (Ok(expected), Ok(got)) if got < expected => "too_short",
-            _ => "too_long",
-        };
-    }
-    if message.starts_with("integer ") && message.ends_with("bounds") {
-        return if message.contains("too small") {
-            "greater_than"
-        } else {
-            "less_than"
-        };
-    }
-    if message.starts_with("expected a ")
-        && (message.contains(" state") || message.contains("ZoneInfo") || message.contains("UUID"))
-        || message.starts_with("expected int timedelta")
-        || message.starts_with("timedelta component")
-        || message.starts_with("UUID int")
-        || message.starts_with("invalid ZoneInfo")
-        || message.starts_with("expected a tzinfo")
-        || message.starts_with("expected a timedelta timezone")
-        || message.starts_with("expected a str timezone")
-        || message.starts_with("expected a str Decimal")
-        || message.starts_with("malformed pickle")
-        || message.starts_with("expected a tuple of length")
-    {
-        return "pickle_value";
-    }
-    match message.strip_prefix("expected ") {
-        Some(rest) => expected_code(rest),
-        None => "value_error",
-    }
-}
-
-/// The code of `expected <what>...`: a bound (`int >= 0`), or a type by what was expected.
-fn expected_code(rest: &str) -> &'static str {
-    let what = rest
-        .split(", got")
-        .next()
-        .unwrap_or("")
-        .trim_end_matches(" as its JSON form");
-    for (relation, code) in [
-        (" >= ", "greater_than_equal"),
-        (" <= ", "less_than_equal"),
-        (" > ", "greater_than"),
-        (" < ", "less_than"),
-    ] {
-        if what.contains(relation) {
-            return code;
-        }
-    }
-    if what.contains(" | ") {
-        return "union_type";
-    }
-    if what.starts_with("one of ") {
-        return "literal_error";
-    }
-    if what.starts_with("array") {
-        return "list_type";
-    }
-    match what {
-        "int" => "int_type",
-        "float" => "float_type",
-        "str" => "string_type",
-        "bool" => "bool_type",
-        "null" => "none_required",
-        "bytes" => "bytes_type",
-        "decimal" => "decimal_type",
-        "datetime" => "datetime_type",
-        "date" => "date_type",
-        "time" => "time_type",
-        "timedelta" => "time_delta_type",
-        "uuid" => "uuid_type",
-        "enum value" => "enum",
-        "literal value" => "literal_error",
-        "object" => "dict_type",
-        _ => "value_error",
-    }
-}
-
-/// The code of a decode error (malformed input).
-fn decode_code(message: &str) -> &'static str {
-    if message.contains("nested deeper than") {
-        return "recursion_loop";
-    }
-    for (prefix, code) in [
-        ("malformed JSON", "json_invalid"),
-        ("malformed MessagePack", "msgpack_invalid"),
-        ("malformed pickle", "pickle_invalid"),
-        ("pickle", "pickle_invalid"),
-        ("malformed Avro", "avro_invalid"),
-        ("Avro", "avro_invalid"),
-    ] {
-        if message.starts_with(prefix) {
-            return code;
-        }
-    }
-    "decode_error"
 }
 
 /// `text` as an owned `String`, or `None` when memory has run out.
@@ -1265,7 +1107,7 @@ mod tests {
 
     #[test]
     fn path_is_built_innermost_first() {
-        let err = Error::validation("expected int, got str")
+        let err = Error::validation(Code::IntType, "expected int, got str")
             .at_field("nbytes")
             .at_index(3)
             .at_field("contents");
@@ -1274,7 +1116,7 @@ mod tests {
 
     #[test]
     fn odd_names_and_keys_are_quoted() {
-        let err = Error::validation("x")
+        let err = Error::validation(Code::ValueError, "x")
             .at_key("a \"b\"")
             .at_field("my-field");
         assert_eq!(err.path_string(), "$[\"my-field\"][\"a \\\"b\\\"\"]");
@@ -1295,13 +1137,13 @@ mod tests {
             "{shown}"
         );
         assert_eq!(quote_bytes(b"ab\xff"), "\"ab\u{fffd}\"");
-        let err = Error::validation("x").at_key(&"k".repeat(10_000));
+        let err = Error::validation(Code::ValueError, "x").at_key(&"k".repeat(10_000));
         assert!(err.path_string().len() < 100);
     }
 
     #[test]
     fn a_deep_path_is_shortened_in_the_message_only() {
-        let mut err = Error::validation("x").at_field("leaf");
+        let mut err = Error::validation(Code::ValueError, "x").at_field("leaf");
         for _ in 0..1000 {
             err = err.at_index(0);
         }

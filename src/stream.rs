@@ -25,10 +25,14 @@ use pyo3::prelude::*;
 use pyo3::types::{PyByteArray, PyBytes, PyList, PyMemoryView, PyString};
 use pyo3::{PyTraverseError, PyVisit};
 
+use polycodec_formats::avro::frame::{self, Extent};
+use polycodec_formats::frame::{Fault, Malformed};
+use polycodec_formats::msgpack::frame::ValueFramer;
+use polycodec_formats::pickle::frame::PickleFramer;
+
 use crate::api::Codec;
 use crate::codecs::avro::stream::{OpenBlock, StreamHeader};
-use crate::codecs::pickle::ops;
-use crate::errors::{self, Error, ErrorKind, Failure, Result};
+use crate::errors::{self, Code, Error, ErrorKind, Failure, Result};
 use crate::py::{GcPause, Obj};
 use crate::shape;
 
@@ -66,21 +70,6 @@ enum Step {
     Block(usize),
 }
 
-/// Bytes that cannot be split into values (at `offset` from the unit's start): the stream
-/// cannot go on past them.
-#[derive(Debug)]
-struct Malformed {
-    offset: usize,
-    message: String,
-}
-
-fn malformed<T>(offset: usize, message: impl Into<String>) -> std::result::Result<T, Malformed> {
-    Err(Malformed {
-        offset,
-        message: message.into(),
-    })
-}
-
 type Framed = std::result::Result<Step, Malformed>;
 
 /// A resumable finder of unit boundaries. Its state is relative to the start of the current
@@ -88,10 +77,10 @@ type Framed = std::result::Result<Step, Malformed>;
 enum Framer {
     /// JSON Lines: how far the current line has been searched for `\n`.
     Lines { scanned: usize },
-    /// MessagePack: the end of the heads read so far and the items still to read.
-    MessagePack { pos: usize, remaining: u64 },
-    /// Pickle: the end of the opcodes read so far.
-    Pickle { pos: usize },
+    /// MessagePack: the byte layer's framer.
+    MessagePack(ValueFramer),
+    /// Pickle: the byte layer's framer.
+    Pickle(PickleFramer),
     /// Avro container: the header once read; `wait`, a length the unit is known to need.
     Avro {
         header: Option<StreamHeader>,
@@ -103,11 +92,8 @@ impl Framer {
     fn for_format(format: &str) -> Framer {
         match format {
             "json" => Framer::Lines { scanned: 0 },
-            "msgpack" => Framer::MessagePack {
-                pos: 0,
-                remaining: 1,
-            },
-            "pickle" => Framer::Pickle { pos: 0 },
+            "msgpack" => Framer::MessagePack(ValueFramer::default()),
+            "pickle" => Framer::Pickle(PickleFramer::default()),
             _ => Framer::Avro {
                 header: None,
                 wait: 0,
@@ -135,42 +121,16 @@ impl Framer {
                     }
                 }
             }
-            Framer::MessagePack { pos, remaining } => loop {
-                if *remaining == 0 {
-                    let end = *pos;
-                    *pos = 0;
-                    *remaining = 1;
-                    return Ok(Step::Value(end));
-                }
-                let Some((size, items)) = msgpack_head(data, *pos)? else {
-                    return Ok(Step::Need);
-                };
-                if data.len() - *pos < size {
-                    return Ok(Step::Need);
-                }
-                *pos += size;
-                *remaining = (*remaining - 1).saturating_add(items);
-            },
-            Framer::Pickle { pos } => loop {
-                let Some(size) = pickle_op(data, *pos)? else {
-                    return Ok(Step::Need);
-                };
-                let op = data[*pos];
-                *pos += size;
-                if op == ops::STOP {
-                    let end = *pos;
-                    *pos = 0;
-                    return Ok(Step::Value(end));
-                }
-            },
+            Framer::MessagePack(framer) => Ok(framer.next(data)?.map_or(Step::Need, Step::Value)),
+            Framer::Pickle(framer) => Ok(framer.next(data)?.map_or(Step::Need, Step::Value)),
             Framer::Avro { header, wait } => {
                 if data.len() < *wait {
                     return Ok(Step::Need);
                 }
                 let found = if header.is_none() {
-                    avro_header_len(data)?
+                    frame::header_len(data)?
                 } else {
-                    avro_block_len(data)?
+                    frame::block_len(data)?
                 };
                 match found {
                     Extent::Short(at_least) => {
@@ -191,228 +151,22 @@ impl Framer {
     }
 }
 
+impl Framer {
+    /// The code of the DecodeError for bytes this framer refused.
+    fn code(&self, fault: Fault) -> Code {
+        match (self, fault) {
+            (_, Fault::NotTheFormat) => Code::DecodeError,
+            (Framer::Lines { .. }, Fault::Malformed) => Code::JsonInvalid,
+            (Framer::MessagePack(_), Fault::Malformed) => Code::MsgpackInvalid,
+            (Framer::Pickle(_), Fault::Malformed) => Code::PickleInvalid,
+            (Framer::Avro { .. }, Fault::Malformed) => Code::AvroInvalid,
+        }
+    }
+}
+
 fn is_blank(line: &[u8]) -> bool {
     line.iter()
         .all(|b| matches!(b, b' ' | b'\t' | b'\r' | b'\n'))
-}
-
-/// Where `data`, meant to hold exactly one MessagePack value, is malformed (the byte offset and
-/// what is wrong), found by the stream's framing: `decode_one` and `decode_many` consult it
-/// when they fail on a value of the wrong shape, so that malformed bytes are a DecodeError
-/// first, as the stream decoder (which frames before it decodes) reports them.
-pub fn msgpack_malformed(data: &[u8]) -> Option<(usize, String)> {
-    match Framer::for_format("msgpack").next(data) {
-        Err(bad) => Some((bad.offset, bad.message)),
-        Ok(Step::Value(end)) if end < data.len() => Some((
-            end,
-            "malformed MessagePack: trailing bytes after the value".to_owned(),
-        )),
-        Ok(Step::Value(_)) => None,
-        Ok(_) => Some((
-            data.len(),
-            "malformed MessagePack: the input ends inside a value".to_owned(),
-        )),
-    }
-}
-
-/// The size of the MessagePack head at `pos` with its payload, and how many items follow it
-/// (a container's), or `None` when the head itself is not complete.
-fn msgpack_head(data: &[u8], pos: usize) -> std::result::Result<Option<(usize, u64)>, Malformed> {
-    let Some(&byte) = data.get(pos) else {
-        return Ok(None);
-    };
-    // The big-endian length of `width` bytes after the marker.
-    let length = |width: usize| -> Option<u64> {
-        let field = data.get(pos + 1..pos + 1 + width)?;
-        Some(field.iter().fold(0u64, |n, &b| (n << 8) | u64::from(b)))
-    };
-    let sized = |width: usize, extra: usize| -> Option<(usize, u64)> {
-        length(width).map(|n| (1 + width + extra + n as usize, 0))
-    };
-    Ok(match byte {
-        0x00..=0x7f | 0xc0 | 0xc2 | 0xc3 | 0xe0..=0xff => Some((1, 0)),
-        0x80..=0x8f => Some((1, 2 * u64::from(byte & 0x0f))),
-        0x90..=0x9f => Some((1, u64::from(byte & 0x0f))),
-        0xa0..=0xbf => Some((1 + usize::from(byte & 0x1f), 0)),
-        0xc1 => return malformed(pos, "malformed MessagePack: reserved byte 0xc1"),
-        0xc4 | 0xd9 => sized(1, 0),
-        0xc5 | 0xda => sized(2, 0),
-        0xc6 | 0xdb => sized(4, 0),
-        0xc7 => sized(1, 1),
-        0xc8 => sized(2, 1),
-        0xc9 => sized(4, 1),
-        0xca | 0xce | 0xd2 => Some((5, 0)),
-        0xcb | 0xcf | 0xd3 => Some((9, 0)),
-        0xcc | 0xd0 => Some((2, 0)),
-        0xcd | 0xd1 => Some((3, 0)),
-        0xd4 => Some((3, 0)),
-        0xd5 => Some((4, 0)),
-        0xd6 => Some((6, 0)),
-        0xd7 => Some((10, 0)),
-        0xd8 => Some((18, 0)),
-        0xdc => length(2).map(|n| (3, n)),
-        0xdd => length(4).map(|n| (5, n)),
-        0xde => length(2).map(|n| (3, 2 * n)),
-        0xdf => length(4).map(|n| (5, 2 * n)),
-    })
-}
-
-/// The size of the pickle opcode at `pos` with its argument, or `None` when it is not complete.
-fn pickle_op(data: &[u8], pos: usize) -> std::result::Result<Option<usize>, Malformed> {
-    use ops::*;
-    let Some(&op) = data.get(pos) else {
-        return Ok(None);
-    };
-    let arg = pos + 1;
-    let little = |width: usize| -> Option<u64> {
-        let field = data.get(arg..arg + width)?;
-        Some(
-            field
-                .iter()
-                .rev()
-                .fold(0u64, |n, &b| (n << 8) | u64::from(b)),
-        )
-    };
-    let line_end = |from: usize| -> Option<usize> {
-        data.get(from..)?
-            .iter()
-            .position(|&b| b == b'\n')
-            .map(|i| from + i + 1)
-    };
-    let end = match op {
-        MARK | STOP | POP | POP_MARK | DUP | NONE | BINPERSID | REDUCE | APPEND | BUILD | DICT
-        | EMPTY_DICT | APPENDS | LIST | EMPTY_LIST | OBJ | SETITEM | TUPLE | EMPTY_TUPLE
-        | SETITEMS | NEWOBJ | TUPLE1 | TUPLE2 | TUPLE3 | NEWTRUE | NEWFALSE | EMPTY_SET
-        | ADDITEMS | FROZENSET | NEWOBJ_EX | STACK_GLOBAL | MEMOIZE | NEXT_BUFFER
-        | READONLY_BUFFER => Some(arg),
-        PROTO | BININT1 | BINGET | BINPUT | EXT1 => Some(arg + 1),
-        BININT2 | EXT2 => Some(arg + 2),
-        BININT | LONG_BINGET | LONG_BINPUT | EXT4 => Some(arg + 4),
-        BINFLOAT | FRAME => Some(arg + 8),
-        FLOAT | INT | LONG | PERSID | STRING | UNICODE | GET | PUT => line_end(arg),
-        GLOBAL | INST => line_end(arg).and_then(line_end),
-        SHORT_BINSTRING | SHORT_BINBYTES | SHORT_BINUNICODE | LONG1 => {
-            little(1).map(|n| arg + 1 + n as usize)
-        }
-        BINSTRING | BINUNICODE | BINBYTES | LONG4 => match little(4) {
-            Some(n) if matches!(op, BINSTRING | LONG4) && n >= 1 << 31 => {
-                return malformed(pos, "malformed pickle: negative length");
-            }
-            found => found.map(|n| arg + 4 + n as usize),
-        },
-        BINUNICODE8 | BINBYTES8 | BYTEARRAY8 => match little(8) {
-            Some(n) if n > isize::MAX as u64 / 2 => {
-                return malformed(pos, "malformed pickle: length past any input");
-            }
-            found => found.map(|n| arg + 8 + n as usize),
-        },
-        other => {
-            return malformed(
-                pos,
-                format!("malformed pickle: unknown opcode 0x{other:02x}"),
-            );
-        }
-    };
-    Ok(end.filter(|&end| end <= data.len()).map(|end| end - pos))
-}
-
-/// How far an Avro unit extends: complete with its length, or short of at least this many bytes.
-enum Extent {
-    Short(usize),
-    Complete(usize),
-}
-
-/// A zigzag varint at `pos`: its value and the position after it, `None` when incomplete.
-fn varint(data: &[u8], pos: usize) -> std::result::Result<Option<(i64, usize)>, Malformed> {
-    let mut value = 0u64;
-    for i in 0..10 {
-        let Some(&byte) = data.get(pos + i) else {
-            return Ok(None);
-        };
-        value |= u64::from(byte & 0x7f) << (7 * i);
-        if byte < 0x80 {
-            let decoded = ((value >> 1) as i64) ^ -((value & 1) as i64);
-            return Ok(Some((decoded, pos + i + 1)));
-        }
-    }
-    malformed(pos, "malformed Avro: varint longer than 10 bytes")
-}
-
-/// A length (or count) varint, refused when negative.
-fn avro_length(
-    data: &[u8],
-    pos: usize,
-    what: &str,
-) -> std::result::Result<Option<(usize, usize)>, Malformed> {
-    match varint(data, pos)? {
-        None => Ok(None),
-        Some((n, _)) if n < 0 => malformed(pos, format!("malformed Avro: negative {what}")),
-        Some((n, next)) => Ok(Some((n as usize, next))),
-    }
-}
-
-fn avro_header_len(data: &[u8]) -> std::result::Result<Extent, Malformed> {
-    let magic = b"Obj\x01";
-    let known = data.len().min(4);
-    if data[..known] != magic[..known] {
-        return malformed(
-            0,
-            "not an Avro object container file (it must start with Obj\\x01)",
-        );
-    }
-    if data.len() < 4 {
-        // The next byte is checked against the magic as soon as it arrives, as one call with
-        // the same bytes checks it.
-        return Ok(Extent::Short(data.len() + 1));
-    }
-    let mut pos = 4;
-    loop {
-        let Some((count, next)) = varint(data, pos)? else {
-            return Ok(Extent::Short(pos + 1));
-        };
-        pos = next;
-        if count == 0 {
-            break;
-        }
-        if count < 0 {
-            let Some((_, next)) = varint(data, pos)? else {
-                return Ok(Extent::Short(pos + 1));
-            };
-            pos = next;
-        }
-        for _ in 0..count.unsigned_abs() {
-            for what in ["metadata key", "metadata value"] {
-                let Some((len, next)) = avro_length(data, pos, what)? else {
-                    return Ok(Extent::Short(pos + 1));
-                };
-                pos = next.saturating_add(len);
-                if pos > data.len() {
-                    return Ok(Extent::Short(pos));
-                }
-            }
-        }
-    }
-    pos += 16;
-    Ok(if pos > data.len() {
-        Extent::Short(pos)
-    } else {
-        Extent::Complete(pos)
-    })
-}
-
-fn avro_block_len(data: &[u8]) -> std::result::Result<Extent, Malformed> {
-    let Some((_, pos)) = avro_length(data, 0, "block count")? else {
-        return Ok(Extent::Short(1));
-    };
-    let Some((size, pos)) = avro_length(data, pos, "block size")? else {
-        return Ok(Extent::Short(pos + 1));
-    };
-    let end = pos.saturating_add(size).saturating_add(16);
-    Ok(if end > data.len() {
-        Extent::Short(end)
-    } else {
-        Extent::Complete(end)
-    })
 }
 
 /// Why decoding stopped before the end of the data.
@@ -615,7 +369,12 @@ impl StreamDecoder {
             let at = self.offset + pos as u64;
             let step = self.framer.next(&data[pos..]).map_err(|bad| {
                 let offset = at + bad.offset as u64;
-                Stop::fatal(pos, Error::decode(bad.message), self.index, offset)
+                Stop::fatal(
+                    pos,
+                    Error::decode(self.framer.code(bad.fault), bad.message),
+                    self.index,
+                    offset,
+                )
             })?;
             match step {
                 Step::Need => return Ok(pos),
@@ -815,6 +574,7 @@ impl StreamDecoder {
             }
             Framer::Avro { header: None, .. } if rest.is_empty() => {
                 let error = Error::decode(
+                    Code::DecodeError,
                     "empty input: an Avro object container file starts with Obj\\x01",
                 );
                 Some(Stop::fatal(0, error, self.index, at))
@@ -826,10 +586,13 @@ impl StreamDecoder {
                 Some(Stop::fatal(0, error, self.index, at))
             }
             _ => {
-                let error = Error::decode(format!(
-                    "truncated stream: it ends {} bytes into a value",
-                    rest.len()
-                ));
+                let error = Error::decode(
+                    Code::DecodeError,
+                    format!(
+                        "truncated stream: it ends {} bytes into a value",
+                        rest.len()
+                    ),
+                );
                 Some(Stop::fatal(0, error, self.index, at))
             }
         };
@@ -849,7 +612,7 @@ impl StreamDecoder {
     /// The exception for `stop`; a fatal stop breaks the stream.
     fn raise(&mut self, py: Python<'_>, stop: Stop) -> PyErr {
         let mut error = stop.error;
-        if let Failure::Message(_, message) = &mut error.failure {
+        if let Failure::Message(_, _, message) = &mut error.failure {
             message.push_str(&format!(
                 "; stream value {} at byte {}",
                 stop.index, stop.offset
@@ -893,7 +656,7 @@ fn consumed(result: &std::result::Result<usize, Stop>) -> usize {
 
 /// A `polycodec.DecodeError` with `message`.
 fn decode_error(py: Python<'_>, message: String) -> PyErr {
-    Error::decode(message).into_pyerr(py, ErrorKind::Decode)
+    Error::decode(Code::DecodeError, message).into_pyerr(py, ErrorKind::Decode)
 }
 
 /// The bytes of a chunk: `bytes` in place, other bytes-like objects through `bytes(chunk)`.
@@ -1230,99 +993,22 @@ mod tests {
         assert_eq!(framer.next(b"1\n2\n").unwrap(), Step::Value(2));
     }
 
+    /// Each format's framer is the byte layer's (tested there, `formats/*/frame.rs`): one
+    /// unit of each, and the code of what each refuses.
     #[test]
-    fn msgpack_values_end_after_their_items() {
-        let units: &[&[u8]] = &[
-            &[0x01],
-            &[0xe0],
-            &[0xc0],
-            &[0x92, 0x01, 0xa1, b'x'],
-            &[0x81, 0xa1, b'k', 0x90],
-            &[0xc4, 0x02, b'a', b'b'],
-            &[0xc5, 0x00, 0x01, b'a'],
-            &[0xc6, 0x00, 0x00, 0x00, 0x01, b'a'],
-            &[0xc7, 0x01, 0x05, b'z'],
-            &[0xc8, 0x00, 0x01, 0x05, b'z'],
-            &[0xc9, 0x00, 0x00, 0x00, 0x01, 0x05, b'z'],
-            &[0xd4, 0x01, 0x00],
-            &[0xd5, 0x01, 0x00, 0x00],
-            &[0xd6, 0xff, 0, 0, 0, 0],
-            &[0xd7, 0xff, 0, 0, 0, 0, 0, 0, 0, 0],
-            &[0xd8, 0x01, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0],
-            &[0xde, 0x00, 0x01, 0xa1, b'k', 0xc0],
-            &[0xdf, 0x00, 0x00, 0x00, 0x01, 0xa1, b'k', 0xc3],
-            &[0xdc, 0x00, 0x02, 0x01, 0x02],
-            &[0xdd, 0x00, 0x00, 0x00, 0x02, 0x01, 0x02],
-            &[0xd9, 0x01, b'q'],
-            &[0xda, 0x00, 0x01, b'q'],
-            &[0xdb, 0x00, 0x00, 0x00, 0x01, b'q'],
-            &[0xca, 0, 0, 0, 0],
-            &[0xcb, 0, 0, 0, 0, 0, 0, 0, 0],
-            &[0xcc, 0xff],
-            &[0xcd, 0xff, 0xff],
-            &[0xce, 0, 0, 0, 0],
-            &[0xcf, 0, 0, 0, 0, 0, 0, 0, 0],
-            &[0xd0, 0x80],
-            &[0xd1, 0, 0],
-            &[0xd2, 0, 0, 0, 0],
-            &[0xd3, 0, 0, 0, 0, 0, 0, 0, 0],
-            &[0x93, 0x91, 0x90, 0x80, 0xa0],
-        ];
-        for unit in units {
-            frame("msgpack", unit, Step::Value(unit.len()));
-        }
-        let bad = Framer::for_format("msgpack")
-            .next(&[0x91, 0xc1])
-            .unwrap_err();
-        assert_eq!(bad.offset, 1);
-        assert!(bad.message.contains("0xc1"));
-    }
-
-    #[test]
-    fn pickles_end_at_stop() {
-        let units: &[&[u8]] = &[
-            b"I42\n.",
-            b"(lp0\nI1\naF2.5\na.",
-            b"cbuiltins\nset\n)R.",
-            b"\x80\x02K\x01.",
-            b"\x80\x04\x95\x05\x00\x00\x00\x00\x00\x00\x00\x8c\x01aq\x00.",
-            b"\x80\x03X\x02\x00\x00\x00hiq\x00.",
-            b"\x80\x04\x8d\x01\x00\x00\x00\x00\x00\x00\x00z.",
-            b"\x80\x02\x8a\x02\xff\x00M\x01\x00J\x01\x02\x03\x04G\x00\x00\x00\x00\x00\x00\x00\x00\x86.",
-        ];
-        for unit in units {
-            frame("pickle", unit, Step::Value(unit.len()));
-        }
-        let bad = Framer::for_format("pickle")
-            .next(b"\x80\x02\xff")
-            .unwrap_err();
-        assert_eq!(bad.offset, 2);
-        let negative = Framer::for_format("pickle")
-            .next(b"\x80\x02\x8b\xff\xff\xff\xff")
-            .unwrap_err();
-        assert!(negative.message.contains("negative"));
-    }
-
-    #[test]
-    fn avro_header_and_block_extents() {
+    fn each_format_frames_with_its_byte_layer_framer() {
+        frame("msgpack", &[0x92, 0x01, 0xa1, b'x'], Step::Value(4));
+        frame("pickle", b"\x80\x02K\x01.", Step::Value(5));
         let mut header = b"Obj\x01\x02\x04ab\x02c\x00".to_vec();
         header.extend_from_slice(&[7u8; 16]);
         frame("avro", &header, Step::Header(header.len()));
-        // A metadata block with a negative count carries its byte size.
-        let mut sized = b"Obj\x01\x01\x0a\x04ab\x02c\x00".to_vec();
-        sized.extend_from_slice(&[7u8; 16]);
-        frame("avro", &sized, Step::Header(sized.len()));
-        assert!(Framer::for_format("avro").next(b"Ob!").is_err());
-        let mut block = vec![0x02, 0x06, 1, 2, 3];
-        block.extend_from_slice(&[7u8; 16]);
-        for end in 0..block.len() {
-            assert!(matches!(
-                avro_block_len(&block[..end]),
-                Ok(Extent::Short(_))
-            ));
-        }
-        assert!(matches!(avro_block_len(&block), Ok(Extent::Complete(21))));
-        assert!(avro_block_len(&[0x01]).is_err());
-        assert!(varint(&[0xff; 11], 0).is_err());
+        let refused = |format: &str, data: &[u8]| {
+            let mut framer = Framer::for_format(format);
+            let bad = framer.next(data).expect_err("refused");
+            framer.code(bad.fault)
+        };
+        assert_eq!(refused("msgpack", &[0x91, 0xc1]), Code::MsgpackInvalid);
+        assert_eq!(refused("pickle", b"\x80\x02\xff"), Code::PickleInvalid);
+        assert_eq!(refused("avro", b"Ob!"), Code::DecodeError);
     }
 }

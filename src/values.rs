@@ -6,7 +6,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyType};
 use std::mem::ManuallyDrop;
 
-use crate::errors::{Cut, Error, ErrorKind, Quoted, Result};
+use crate::errors::{Code, Cut, Error, ErrorKind, Quoted, Result};
 use crate::plan::{
     DecimalSpec, Field, FieldDefault, Fill, LiteralValue, Node, NodeId, Plan, RecordKind,
     RecordSpec, StrSpec, TzRule, UnionSpec,
@@ -84,7 +84,12 @@ pub fn nested_runs_directly(depth: usize) -> bool {
 }
 
 pub fn mismatch(expected: &Node, token: Token) -> Error {
-    Error::expected(ErrorKind::Validation, expected.describe(), token.describe())
+    Error::expected(
+        ErrorKind::Validation,
+        Code::of_type(expected),
+        expected.describe(),
+        token.describe(),
+    )
 }
 
 impl<'p, 'py> Decoding<'p, 'py> {
@@ -199,11 +204,14 @@ impl<'p, 'py> Decoding<'p, 'py> {
                 Some(member) => Ok(member.bind(self.py).clone()),
                 None => match spec.flag_member(py::new_int(self.py, value)?)? {
                     Some(member) => Ok(member),
-                    None => Err(Error::validation(format_args!(
-                        "invalid enum value {value} for {}: expected {}",
-                        spec.name,
-                        spec.describe_values()
-                    ))),
+                    None => Err(Error::validation(
+                        Code::Enum,
+                        format_args!(
+                            "invalid enum value {value} for {}: expected {}",
+                            spec.name,
+                            spec.describe_values()
+                        ),
+                    )),
                 },
             },
             Node::Literal(spec) => literal(spec, &LiteralValue::Int(value), self.py),
@@ -243,10 +251,10 @@ impl<'p, 'py> Decoding<'p, 'py> {
                 if let (false, Some(multiple)) = (checked, bounds.multiple_of) {
                     let remainder = value.rem(multiple)?;
                     if !remainder.eq(0)? {
-                        return Err(Error::validation(format_args!(
-                            "expected a multiple of {multiple}, got {}",
-                            Cut(text)
-                        )));
+                        return Err(Error::validation(
+                            Code::MultipleOf,
+                            format_args!("expected a multiple of {multiple}, got {}", Cut(text)),
+                        ));
                     }
                 }
                 Ok(value)
@@ -255,12 +263,15 @@ impl<'p, 'py> Decoding<'p, 'py> {
             Node::Enum(spec) if spec.flag => spec
                 .flag_member(parse_python_int(self.py, text)?)?
                 .ok_or_else(|| {
-                    Error::validation(format_args!(
-                        "invalid enum value {} for {}: expected {}",
-                        Cut(text),
-                        spec.name,
-                        spec.describe_values()
-                    ))
+                    Error::validation(
+                        Code::Enum,
+                        format_args!(
+                            "invalid enum value {} for {}: expected {}",
+                            Cut(text),
+                            spec.name,
+                            spec.describe_values()
+                        ),
+                    )
                 }),
             Node::Float(bounds) => {
                 let value: f64 = text.parse().unwrap_or(f64::NAN);
@@ -336,10 +347,10 @@ impl<'p, 'py> Decoding<'p, 'py> {
                     self.timestamp(*rule, seconds, nanoseconds, &shown(value))
                 }
                 None if value.is_finite() => Err(timestamp_out_of_range(&shown(value))),
-                None => Err(Error::validation(format_args!(
-                    "expected a finite Unix timestamp, got {}",
-                    shown(value)
-                ))),
+                None => Err(Error::validation(
+                    Code::FiniteNumber,
+                    format_args!("expected a finite Unix timestamp, got {}", shown(value)),
+                )),
             },
             Node::TimeDelta => self.seconds(lax::duration_from_seconds(value), &shown(value)),
             Node::Union(spec) => match lax_float_variant(self.plan, spec, value) {
@@ -360,6 +371,7 @@ impl<'p, 'py> Decoding<'p, 'py> {
     ) -> Result<Obj<'py>> {
         if rule == TzRule::Naive {
             return Err(Error::validation(
+                Code::TimezoneNaive,
                 "expected a naive datetime, got a Unix timestamp (UTC)",
             ));
         }
@@ -396,21 +408,23 @@ impl<'p, 'py> Decoding<'p, 'py> {
             Node::DateTime(rule) => {
                 let parts = match text::temporal::parse_datetime(bytes) {
                     Ok(parts) => parts,
-                    Err(error) => return self.lax_text(id, bytes, error.message()),
+                    Err(error) => return self.lax_text(id, bytes, error),
                 };
                 check_tz(*rule, parts.offset_seconds.is_some(), "datetime")?;
                 Ok(temporal::new_datetime(py, &parts)?)
             }
             Node::Date => {
-                let parts = text::temporal::parse_date(bytes)
-                    .map_err(|e| Error::validation(e.message()))?;
+                let parts = text::temporal::parse_date(bytes).map_err(Error::text)?;
                 Ok(temporal::new_date(py, &parts)?)
             }
             Node::Decimal(spec) => {
                 // From the bytes: the text is only needed (checked as UTF-8) for constraints
                 // and messages.
                 let value = py::new_decimal_from_bytes(py, bytes, ascii).map_err(|_| {
-                    Error::validation(format_args!("invalid decimal {}", Quoted(utf8(bytes))))
+                    Error::validation(
+                        Code::DecimalParsing,
+                        format_args!("invalid decimal {}", Quoted(utf8(bytes))),
+                    )
                 })?;
                 if spec.is_constrained() {
                     check_decimal(spec, &value, utf8(bytes))?;
@@ -420,12 +434,15 @@ impl<'p, 'py> Decoding<'p, 'py> {
             Node::Enum(spec) => match spec.by_str(bytes) {
                 Some(member) => Ok(member.bind(py).clone()),
                 None if !self.strict && spec.has_int_values() => self.lax_integer_text(id, bytes),
-                None => Err(Error::validation(format_args!(
-                    "invalid enum value {} for {}: expected {}",
-                    Quoted(utf8(bytes)),
-                    spec.name,
-                    spec.describe_values()
-                ))),
+                None => Err(Error::validation(
+                    Code::Enum,
+                    format_args!(
+                        "invalid enum value {} for {}: expected {}",
+                        Quoted(utf8(bytes)),
+                        spec.name,
+                        spec.describe_values()
+                    ),
+                )),
             },
             // Lax mode: an integer's text goes to a literal's int values first (a str value
             // with the same text only takes it when the literal has no int value).
@@ -454,11 +471,10 @@ impl<'p, 'py> Decoding<'p, 'py> {
             Some(result) => result,
             None => {
                 let node = self.plan.node(id);
-                Err(Error::validation(format_args!(
-                    "expected {}, got str {}",
-                    node.describe(),
-                    Quoted(text)
-                )))
+                Err(Error::validation(
+                    Code::of_type(node),
+                    format_args!("expected {}, got str {}", node.describe(), Quoted(text)),
+                ))
             }
         }
     }
@@ -468,17 +484,22 @@ impl<'p, 'py> Decoding<'p, 'py> {
     /// strict mode.
     #[cold]
     #[inline(never)]
-    fn lax_text(&self, id: NodeId, bytes: &[u8], error: &str) -> Result<Obj<'py>> {
+    fn lax_text(
+        &self,
+        id: NodeId,
+        bytes: &[u8],
+        error: text::temporal::TextError,
+    ) -> Result<Obj<'py>> {
         if self.strict {
-            return Err(Error::validation(error));
+            return Err(Error::text(error));
         }
         let text = utf8(bytes);
         match lax::number(bytes) {
             Some(LaxNumber::Int) => self
                 .integer_text(id, text)
-                .unwrap_or_else(|| Err(Error::validation(error))),
+                .unwrap_or_else(|| Err(Error::text(error))),
             Some(LaxNumber::Float { value, .. }) => self.float(id, value, Some(bytes)),
-            None => Err(Error::validation(error)),
+            None => Err(Error::text(error)),
         }
     }
 
@@ -573,25 +594,27 @@ impl<'p, 'py> Decoding<'p, 'py> {
         let py = self.py;
         match node {
             Node::Time(rule) => {
-                let parts = text::temporal::parse_time(bytes)
-                    .map_err(|e| Error::validation(e.message()))?;
+                let parts = text::temporal::parse_time(bytes).map_err(Error::text)?;
                 check_tz(*rule, parts.offset_seconds.is_some(), "time")?;
                 Ok(temporal::new_time(py, &parts)?)
             }
             Node::TimeDelta => match text::temporal::parse_duration(bytes) {
                 Ok(parts) => Ok(temporal::new_timedelta(py, &parts)?),
-                Err(error) => self.lax_text(id, bytes, error.message()),
+                Err(error) => self.lax_text(id, bytes, error),
             },
             Node::Uuid => {
-                let value =
-                    text::uuid::parse_uuid(bytes).map_err(|e| Error::validation(e.message()))?;
+                let value = text::uuid::parse_uuid(bytes).map_err(Error::text)?;
                 Ok(py::new_uuid(py, value)?)
             }
             // Lax mode: a number in JSON's grammar: an integer, or an integral float up to 2^53.
             Node::Int(_) if !self.strict => {
                 let text = utf8(bytes);
-                let refused =
-                    || Error::validation(format_args!("expected int, got str {}", Quoted(text)));
+                let refused = || {
+                    Error::validation(
+                        Code::IntType,
+                        format_args!("expected int, got str {}", Quoted(text)),
+                    )
+                };
                 match lax::number(bytes) {
                     Some(LaxNumber::Int) => self.integer_text(id, text).ok_or_else(refused)?,
                     Some(LaxNumber::Float { value, .. }) if lax::integral_float(value) => {
@@ -605,8 +628,12 @@ impl<'p, 'py> Decoding<'p, 'py> {
             // that only overflows to an infinity is out of range, as it is in JSON.
             Node::Float(bounds) if !self.strict => {
                 let text = utf8(bytes);
-                let refused =
-                    || Error::validation(format_args!("expected float, got str {}", Quoted(text)));
+                let refused = || {
+                    Error::validation(
+                        Code::FloatType,
+                        format_args!("expected float, got str {}", Quoted(text)),
+                    )
+                };
                 let value = match lax::number(bytes) {
                     Some(LaxNumber::Float { value, named }) => {
                         if value.is_infinite() && !named {
@@ -637,10 +664,10 @@ impl<'p, 'py> Decoding<'p, 'py> {
                 };
                 match flag {
                     Some(flag) => Ok(PyBool::new(py, flag).to_owned().into_any()),
-                    None => Err(Error::validation(format_args!(
-                        "expected bool, got str {}",
-                        Quoted(utf8(bytes))
-                    ))),
+                    None => Err(Error::validation(
+                        Code::BoolType,
+                        format_args!("expected bool, got str {}", Quoted(utf8(bytes))),
+                    )),
                 }
             }
             // Lax mode: `null` in any case.
@@ -704,8 +731,12 @@ impl<'p, 'py> Decoding<'p, 'py> {
     }
 
     pub fn decimal(&self, spec: &DecimalSpec, text: &str) -> Result<Obj<'py>> {
-        let value = py::new_decimal(self.py, text)
-            .map_err(|_| Error::validation(format_args!("invalid decimal {}", Quoted(text))))?;
+        let value = py::new_decimal(self.py, text).map_err(|_| {
+            Error::validation(
+                Code::DecimalParsing,
+                format_args!("invalid decimal {}", Quoted(text)),
+            )
+        })?;
         check_decimal(spec, &value, text)?;
         Ok(value)
     }
@@ -717,7 +748,7 @@ impl<'p, 'py> Decoding<'p, 'py> {
             Node::Dict(spec) => &spec.length,
             _ => return Ok(()),
         };
-        bounds.check(length, "items")
+        bounds.check(length, crate::plan::LengthUnit::Items)
     }
 }
 
@@ -769,17 +800,19 @@ fn lax_float_variant(plan: &Plan, spec: &UnionSpec, value: f64) -> Option<NodeId
 /// The error for a Unix timestamp outside the years a datetime holds.
 #[cold]
 fn timestamp_out_of_range(shown: &dyn std::fmt::Display) -> Error {
-    Error::validation(format_args!(
-        "timestamp {shown} is out of range for a datetime (years 1-9999)"
-    ))
+    Error::validation(
+        Code::DatetimeRange,
+        format_args!("timestamp {shown} is out of range for a datetime (years 1-9999)"),
+    )
 }
 
 /// The error for a number of seconds a timedelta cannot hold.
 #[cold]
 fn seconds_out_of_range(shown: &dyn std::fmt::Display) -> Error {
-    Error::validation(format_args!(
-        "{shown} seconds is out of range for a timedelta"
-    ))
+    Error::validation(
+        Code::TimeDeltaRange,
+        format_args!("{shown} seconds is out of range for a timedelta"),
+    )
 }
 
 /// A lax number as messages show it: the input's text (cut as input is), or a float read
@@ -801,10 +834,10 @@ impl std::fmt::Display for Shown<'_> {
 /// A number too large for a double, read into a float: an error rather than an infinity that
 /// JSON could not write back (the message every format and `from_builtins` give).
 pub fn float_out_of_range(text: &str) -> Error {
-    Error::validation(format_args!(
-        "number {} is out of range for a float",
-        Cut(text)
-    ))
+    Error::validation(
+        Code::FiniteNumber,
+        format_args!("number {} is out of range for a float", Cut(text)),
+    )
 }
 
 fn literal<'py>(
@@ -820,19 +853,23 @@ fn literal<'py>(
 /// The error for a value (`shown` as the Literal's values are) that no value of `spec` is.
 #[cold]
 fn literal_mismatch(spec: &crate::plan::LiteralSpec, shown: &dyn std::fmt::Display) -> Error {
-    Error::validation(format_args!(
-        "expected {}, got {shown}",
-        spec.describe_values()
-    ))
+    // "one of ...": a Literal's values.
+    Error::validation(
+        Code::LiteralError,
+        format_args!("expected {}, got {shown}", spec.describe_values()),
+    )
 }
 
 /// The error for a token no variant of a union takes.
 pub fn union_mismatch(plan: &Plan, spec: &UnionSpec, token: Token) -> Error {
-    Error::validation(format_args!(
-        "expected {}, got {}",
-        describe_union(plan, &spec.variants),
-        token.describe()
-    ))
+    Error::validation(
+        Code::of_union(plan, &spec.variants),
+        format_args!(
+            "expected {}, got {}",
+            describe_union(plan, &spec.variants),
+            token.describe()
+        ),
+    )
 }
 
 pub fn describe_union<'a>(plan: &'a Plan, variants: &'a [NodeId]) -> impl std::fmt::Display + 'a {
@@ -857,12 +894,14 @@ impl std::fmt::Display for UnionNames<'_> {
 /// Checks a decoded datetime or time against its node's `tz` rule.
 pub fn check_tz(rule: TzRule, aware: bool, what: &str) -> Result<()> {
     match (rule, aware) {
-        (TzRule::Aware, false) => Err(Error::validation(format_args!(
-            "expected a timezone-aware {what}, got a naive one"
-        ))),
-        (TzRule::Naive, true) => Err(Error::validation(format_args!(
-            "expected a naive {what}, got one with a UTC offset"
-        ))),
+        (TzRule::Aware, false) => Err(Error::validation(
+            Code::TimezoneAware,
+            format_args!("expected a timezone-aware {what}, got a naive one"),
+        )),
+        (TzRule::Naive, true) => Err(Error::validation(
+            Code::TimezoneNaive,
+            format_args!("expected a naive {what}, got one with a UTC offset"),
+        )),
         _ => Ok(()),
     }
 }
@@ -874,16 +913,17 @@ fn check_str(spec: &StrSpec, bytes: &[u8], ascii: bool, py: Python<'_>) -> Resul
     } else {
         py::char_count(utf8(bytes), false)
     };
-    spec.length.check(count, "characters")?;
+    spec.length
+        .check(count, crate::plan::LengthUnit::Characters)?;
     if let Some(pattern) = &spec.pattern {
         let text = utf8(bytes);
         let found = pattern.bind(py).call_method1("search", (text,))?;
         if found.is_none() {
             let source = pattern.bind(py).getattr("pattern")?;
-            return Err(Error::validation(format_args!(
-                "expected a str matching {source}, got {}",
-                Quoted(text)
-            )));
+            return Err(Error::validation(
+                Code::StringPatternMismatch,
+                format_args!("expected a str matching {source}, got {}", Quoted(text)),
+            ));
         }
     }
     Ok(())
@@ -907,10 +947,10 @@ fn decimal_digits_exponent(value: &Obj<'_>, text: &str) -> Result<Option<(i64, i
 fn check_decimal(spec: &DecimalSpec, value: &Obj<'_>, text: &str) -> Result<()> {
     if spec.max_digits.is_some() || spec.decimal_places.is_some() {
         let Some((count, exponent)) = decimal_digits_exponent(value, text)? else {
-            return Err(Error::validation(format_args!(
-                "expected a finite decimal, got {}",
-                Cut(text)
-            )));
+            return Err(Error::validation(
+                Code::FiniteNumber,
+                format_args!("expected a finite decimal, got {}", Cut(text)),
+            ));
         };
         let (total, places) = if exponent >= 0 {
             (count + exponent, 0)
@@ -919,18 +959,21 @@ fn check_decimal(spec: &DecimalSpec, value: &Obj<'_>, text: &str) -> Result<()> 
         };
         if let Some(max_places) = spec.decimal_places {
             if places > i64::from(max_places) {
-                return Err(Error::validation(format_args!(
-                    "expected at most {max_places} decimal places, got {}",
-                    Cut(text)
-                )));
+                return Err(Error::validation(
+                    Code::DecimalMaxPlaces,
+                    format_args!(
+                        "expected at most {max_places} decimal places, got {}",
+                        Cut(text)
+                    ),
+                ));
             }
         }
         if let Some(max_digits) = spec.max_digits {
             if total > i64::from(max_digits) {
-                return Err(Error::validation(format_args!(
-                    "expected at most {max_digits} digits, got {}",
-                    Cut(text)
-                )));
+                return Err(Error::validation(
+                    Code::DecimalMaxDigits,
+                    format_args!("expected at most {max_digits} digits, got {}", Cut(text)),
+                ));
             }
         }
     }
@@ -938,12 +981,12 @@ fn check_decimal(spec: &DecimalSpec, value: &Obj<'_>, text: &str) -> Result<()> 
     if !bounds.is_unbounded() {
         use pyo3::basic::CompareOp;
         let checks = [
-            (&bounds.ge, CompareOp::Ge, ">="),
-            (&bounds.gt, CompareOp::Gt, ">"),
-            (&bounds.le, CompareOp::Le, "<="),
-            (&bounds.lt, CompareOp::Lt, "<"),
+            (&bounds.ge, CompareOp::Ge, ">=", Code::GreaterThanEqual),
+            (&bounds.gt, CompareOp::Gt, ">", Code::GreaterThan),
+            (&bounds.le, CompareOp::Le, "<=", Code::LessThanEqual),
+            (&bounds.lt, CompareOp::Lt, "<", Code::LessThan),
         ];
-        for (bound, op, relation) in checks {
+        for (bound, op, relation, code) in checks {
             if let Some(bound) = bound {
                 // The bound may be any number (a Fraction compares in Python code). A NaN
                 // compares as decimal.InvalidOperation (an ArithmeticError): out of bounds.
@@ -960,11 +1003,14 @@ fn check_decimal(spec: &DecimalSpec, value: &Obj<'_>, text: &str) -> Result<()> 
                     Err(err) => return Err(err.into()),
                 };
                 if !within {
-                    return Err(Error::validation(format_args!(
-                        "expected decimal {relation} {}, got {}",
-                        bound.bind(value.py()),
-                        Cut(text)
-                    )));
+                    return Err(Error::validation(
+                        code,
+                        format_args!(
+                            "expected decimal {relation} {}, got {}",
+                            bound.bind(value.py()),
+                            Cut(text)
+                        ),
+                    ));
                 }
             }
         }
@@ -978,7 +1024,10 @@ pub fn utf8(bytes: &[u8]) -> &str {
 }
 
 fn parse_python_int<'py>(py: Python<'py>, text: &str) -> Result<Obj<'py>> {
-    Ok(py.get_type::<pyo3::types::PyInt>().call1((text,))?)
+    // CPython refuses digits beyond `sys.get_int_max_str_digits()` with a ValueError.
+    py.get_type::<pyo3::types::PyInt>()
+        .call1((text,))
+        .map_err(|err| Error::python(err, Code::IntParsingSize))
 }
 
 /// Collects a record's field values as they arrive (in any order) and builds the object.
@@ -1254,16 +1303,19 @@ pub fn before_fill(spec: &RecordSpec, instance: &Obj<'_>) -> Result<()> {
 /// The error for a required field the input lacks (at the record).
 #[cold]
 pub fn missing_field(wire_name: &str) -> Error {
-    Error::validation(format_args!("object missing required field `{wire_name}`"))
+    Error::validation(
+        Code::Missing,
+        format_args!("object missing required field `{wire_name}`"),
+    )
 }
 
 /// Unknown keys: skipped, or refused when the record forbids them.
 pub fn unknown_field(spec: &RecordSpec, key: &str) -> Result<()> {
     if spec.forbid_unknown_fields {
-        Err(Error::validation(format_args!(
-            "object contains unknown field `{}`",
-            Cut(key)
-        )))
+        Err(Error::validation(
+            Code::ExtraForbidden,
+            format_args!("object contains unknown field `{}`", Cut(key)),
+        ))
     } else {
         Ok(())
     }

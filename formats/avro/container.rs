@@ -96,7 +96,7 @@ pub struct Header<'a> {
 
 pub fn read_header<'a>(input: &mut Input<'a>) -> Result<Header<'a>> {
     if input.data.len() < 4 || &input.data[..4] != MAGIC {
-        return Err(Error::decode(
+        return Err(Error::refused(
             "not an Avro object container file (it must start with Obj\\x01)",
         ));
     }
@@ -127,7 +127,7 @@ pub fn read_header<'a>(input: &mut Input<'a>) -> Result<Header<'a>> {
                 b"avro.schema" => schema = Some(value),
                 b"avro.codec" => {
                     codec = Codec::from_name(value).ok_or_else(|| {
-                        Error::decode(format!(
+                        Error::refused(format!(
                             "unsupported Avro codec {} (polycodec reads null, deflate, snappy \
                              and zstandard)",
                             crate::quote::quote_bytes(value)

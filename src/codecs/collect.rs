@@ -238,11 +238,12 @@ impl CollectAll {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::errors::Code;
 
     fn path_of(report: &Report, index: usize) -> String {
         let recorded = &report.recorded[index];
         // The error's own steps are the innermost: pushed first.
-        let mut whole = Error::validation("x");
+        let mut whole = Error::validation(Code::ValueError, "x");
         for segment in recorded.error.path_segments() {
             whole = whole.at(segment.clone());
         }
@@ -259,14 +260,17 @@ mod tests {
         let outer = all.count();
         let items = all.count();
         let first = all.count();
-        all.record(Error::validation("x").at_field("x")).unwrap();
+        all.record(Error::validation(Code::ValueError, "x").at_field("x"))
+            .unwrap();
         all.wrap(first, PathSegment::Index(0)).unwrap();
         let second = all.count();
-        all.record(Error::validation("y").at_field("y")).unwrap();
+        all.record(Error::validation(Code::ValueError, "y").at_field("y"))
+            .unwrap();
         all.wrap(second, PathSegment::Index(1)).unwrap();
         all.wrap(items, PathSegment::Field("a".into())).unwrap();
         let third = all.count();
-        all.record(Error::validation("b")).unwrap();
+        all.record(Error::validation(Code::ValueError, "b"))
+            .unwrap();
         all.wrap(third, PathSegment::Field("b".into())).unwrap();
         all.wrap(outer, PathSegment::Index(7)).unwrap();
         let report = all.into_report();
@@ -281,8 +285,9 @@ mod tests {
     fn a_container_that_fails_itself_shares_its_step_with_the_errors_inside() {
         let mut all = CollectAll::default();
         let mark = all.count();
-        all.record(Error::validation("inner").at_index(0)).unwrap();
-        all.record(Error::validation("the container itself"))
+        all.record(Error::validation(Code::ValueError, "inner").at_index(0))
+            .unwrap();
+        all.record(Error::validation(Code::ValueError, "the container itself"))
             .unwrap();
         all.wrap(mark, PathSegment::Field("pair".into())).unwrap();
         let report = all.into_report();
@@ -294,9 +299,12 @@ mod tests {
     fn the_walk_stops_at_the_cap() {
         let mut all = CollectAll::default();
         for _ in 0..MAX_COLLECTED - 1 {
-            all.record(Error::validation("x")).unwrap();
+            all.record(Error::validation(Code::ValueError, "x"))
+                .unwrap();
         }
-        let stop = all.record(Error::validation("x")).unwrap_err();
+        let stop = all
+            .record(Error::validation(Code::ValueError, "x"))
+            .unwrap_err();
         assert!(stop.is_collected() && all.stopped());
         assert_eq!(all.count(), MAX_COLLECTED);
         assert!(all.give_back(stop).is_err());

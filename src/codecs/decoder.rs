@@ -21,7 +21,7 @@ use pyo3::prelude::*;
 use smallvec::SmallVec;
 
 use super::collect::{CollectAll, Report};
-use crate::errors::{reserve, Error, PathSegment, Result};
+use crate::errors::{reserve, Code, Error, PathSegment, Result};
 use crate::plan::{
     ExtensionSpec, Field, LiteralValue, Node, NodeId, OtherKey, Plan, RecordKind, RecordSpec,
     SequenceKind, SequenceSpec, TaggedUnionSpec,
@@ -606,7 +606,7 @@ where
         if let Some(count) = known {
             // Before the items, collecting too: the first error is the fail-fast one, and a
             // sequence that fails as a whole is not looked into (as pydantic does).
-            spec.length.check(count, "items")?;
+            spec.length.check(count, crate::plan::LengthUnit::Items)?;
             // Collecting, items that fail are recorded and passed over: the item stack's path.
             if !E::ALL && spec.kind == SequenceKind::List {
                 return self.counted_list(spec.item, items, count);
@@ -614,7 +614,10 @@ where
         }
         let base = self.items_onto_stack(spec.item, items)?;
         if known.is_none() {
-            if let Err(err) = spec.length.check(self.stack.len() - base, "items") {
+            if let Err(err) = spec
+                .length
+                .check(self.stack.len() - base, crate::plan::LengthUnit::Items)
+            {
                 self.stack.truncate(base);
                 return Err(err);
             }
@@ -696,18 +699,25 @@ where
         let length = item_nodes.len();
         let known = Self::count_left(&items).filter(|_| Self::TUPLE_LENGTH_FIRST);
         if let Some(count) = known.filter(|&count| count != length) {
-            return Err(Error::validation(format_args!(
-                "expected array of length {length}, got {count}"
-            )));
+            let code = if count < length {
+                Code::TooShort
+            } else {
+                Code::TooLong
+            };
+            return Err(Error::validation(
+                code,
+                format_args!("expected array of length {length}, got {count}"),
+            ));
         }
         let mut values = Vec::with_capacity(length);
         let mark = self.errors.count();
         let mut index = 0;
         while self.next_item(&mut items)? {
             let Some(&node) = item_nodes.get(index) else {
-                return Err(Error::validation(format_args!(
-                    "expected array of length {length}, got more items"
-                )));
+                return Err(Error::validation(
+                    Code::TooLong,
+                    format_args!("expected array of length {length}, got more items"),
+                ));
             };
             let (start, before) = (self.value_start(), self.errors.count());
             match self.value(node) {
@@ -723,10 +733,15 @@ where
             return Err(failed);
         }
         if values.len() != length {
-            return Err(Error::validation(format_args!(
-                "expected array of length {length}, got {}",
-                values.len()
-            )));
+            let code = if values.len() < length {
+                Code::TooShort
+            } else {
+                Code::TooLong
+            };
+            return Err(Error::validation(
+                code,
+                format_args!("expected array of length {length}, got {}", values.len()),
+            ));
         }
         Ok(crate::py::new_tuple(self.ctx.py, values.into_iter())?.into_any())
     }
@@ -992,9 +1007,10 @@ where
         if let (false, Some(left)) = (extra_allowed, Self::count_left(&items)) {
             let count = position + left;
             if count > limit {
-                return Err(Error::validation(format_args!(
-                    "expected at most {limit} items, got {count}"
-                )));
+                return Err(Error::validation(
+                    Code::TooLong,
+                    format_args!("expected at most {limit} items, got {count}"),
+                ));
             }
         }
         // The field positions and nodes in wire order (no `Field` read per item); a tag field,
@@ -1020,9 +1036,10 @@ where
         }
         while self.next_item(&mut items)? {
             if !extra_allowed {
-                return Err(Error::validation(format_args!(
-                    "expected at most {limit} items, got more"
-                )));
+                return Err(Error::validation(
+                    Code::TooLong,
+                    format_args!("expected at most {limit} items, got more"),
+                ));
             }
             self.skip()?;
         }
@@ -1206,14 +1223,18 @@ fn collect_other<'py>(
 #[cold]
 #[inline(never)]
 fn too_deep(format: &str, location: String) -> Error {
-    Error::decode(format_args!(
-        "{format} nested deeper than {MAX_DEPTH} levels{location}"
-    ))
+    Error::decode(
+        Code::RecursionLoop,
+        format_args!("{format} nested deeper than {MAX_DEPTH} levels{location}"),
+    )
 }
 
 #[cold]
 fn missing_leading_tag() -> Error {
-    Error::validation("expected the tag as the array's first item")
+    Error::validation(
+        Code::UnionTagNotFound,
+        "expected the tag as the array's first item",
+    )
 }
 
 /// A tag value as read, borrowed from the input.
@@ -1235,19 +1256,25 @@ pub fn find_tag(spec: &TaggedUnionSpec, tag: TagRef<'_>) -> Result<usize> {
 /// The error for a tag that is neither a str nor an int; `found` names what the input held.
 #[cold]
 pub fn not_a_tag(found: &str) -> Error {
-    Error::validation(format_args!("expected a str or int tag, got {found}"))
+    Error::validation(
+        Code::UnionTagInvalid,
+        format_args!("expected a str or int tag, got {found}"),
+    )
 }
 
 /// The error for an int tag beyond 64 bits (`digits`, its decimal text): an int, as a tag may
 /// be, that matches none of the union's (every int tag fits 64 bits).
 #[cold]
 pub fn big_int_tag(spec: &TaggedUnionSpec, digits: &str) -> Error {
-    Error::validation(format_args!(
-        "invalid value {} for tag field `{}`: expected {}",
-        crate::errors::Cut(digits),
-        spec.tag_field,
-        spec.describe_tags()
-    ))
+    Error::validation(
+        Code::UnionTagInvalid,
+        format_args!(
+            "invalid value {} for tag field `{}`: expected {}",
+            crate::errors::Cut(digits),
+            spec.tag_field,
+            spec.describe_tags()
+        ),
+    )
 }
 
 #[cold]
@@ -1257,11 +1284,14 @@ fn invalid_tag(spec: &TaggedUnionSpec, tag: TagRef<'_>) -> Error {
         TagRef::Str(bytes) => &crate::errors::Quoted(utf8(bytes)),
         TagRef::Int(number) => number,
     };
-    Error::validation(format_args!(
-        "invalid value {shown} for tag field `{}`: expected {}",
-        spec.tag_field,
-        spec.describe_tags()
-    ))
+    Error::validation(
+        Code::UnionTagInvalid,
+        format_args!(
+            "invalid value {shown} for tag field `{}`: expected {}",
+            spec.tag_field,
+            spec.describe_tags()
+        ),
+    )
 }
 
 /// The variant of the tag at `tag` in `spec.tags` (a record, checked when the plan was built),

@@ -13,7 +13,7 @@ use pyo3::types::{
     PyBool, PyDate, PyDateTime, PyDelta, PyDict, PyFloat, PyInt, PyList, PyString, PyTime, PyTuple,
 };
 
-use crate::errors::{Error, ErrorKind, Result};
+use crate::errors::{Code, Error, ErrorKind, Result};
 use crate::plan::{
     EnumSpec, Field, FieldDefault, LiteralValue, Node, NodeId, PlainRule, Plan, RecordKind,
     RecordLayout, RecordSpec, Verdict,
@@ -593,7 +593,12 @@ pub struct Encoder<'p, 'w, W> {
 
 /// The error for a value of the wrong type for `node`.
 pub fn mismatch(node: &Node, value: &Obj<'_>) -> Error {
-    Error::expected(ErrorKind::Encode, node.describe(), &shape::type_name(value))
+    Error::expected(
+        ErrorKind::Encode,
+        Code::EncodeError,
+        node.describe(),
+        &shape::type_name(value),
+    )
 }
 
 /// The error for a field whose value is UNSET in a record written as an array, where nothing
@@ -798,6 +803,7 @@ impl<'p, 'w, W: WireWriter> Encoder<'p, 'w, W> {
             Some(data) => self.w.raw(data),
             None => Err(Error::expected(
                 ErrorKind::Encode,
+                Code::EncodeError,
                 "Raw",
                 &shape::type_name(value),
             )),

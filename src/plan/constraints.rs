@@ -3,7 +3,46 @@
 
 use std::cmp::Ordering;
 
-use crate::errors::{Error, Result};
+use crate::errors::{Code, Error, Result};
+
+/// What a length counts: its words in messages, its codes in errors.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LengthUnit {
+    /// A str's.
+    Characters,
+    /// A bytes value's.
+    Bytes,
+    /// A collection's.
+    Items,
+}
+
+impl LengthUnit {
+    fn too_short(self) -> Code {
+        match self {
+            LengthUnit::Characters => Code::StringTooShort,
+            LengthUnit::Bytes => Code::BytesTooShort,
+            LengthUnit::Items => Code::TooShort,
+        }
+    }
+
+    fn too_long(self) -> Code {
+        match self {
+            LengthUnit::Characters => Code::StringTooLong,
+            LengthUnit::Bytes => Code::BytesTooLong,
+            LengthUnit::Items => Code::TooLong,
+        }
+    }
+}
+
+impl std::fmt::Display for LengthUnit {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            LengthUnit::Characters => "characters",
+            LengthUnit::Bytes => "bytes",
+            LengthUnit::Items => "items",
+        })
+    }
+}
 
 /// Bounds on a length: characters of a str, bytes of a bytes, items of a collection.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -20,7 +59,7 @@ impl LengthBounds {
 
     /// Checks a length; an unbounded length (the common case) is two comparisons, inline.
     #[inline(always)]
-    pub fn check(&self, length: usize, unit: &str) -> Result<()> {
+    pub fn check(&self, length: usize, unit: LengthUnit) -> Result<()> {
         if self.is_unbounded() {
             return Ok(());
         }
@@ -28,19 +67,21 @@ impl LengthBounds {
     }
 
     #[inline(never)]
-    fn check_bounded(&self, length: usize, unit: &str) -> Result<()> {
+    fn check_bounded(&self, length: usize, unit: LengthUnit) -> Result<()> {
         if let Some(min) = self.min {
             if length < min {
-                return Err(Error::validation(format_args!(
-                    "expected length >= {min} {unit}, got {length}"
-                )));
+                return Err(Error::validation(
+                    unit.too_short(),
+                    format_args!("expected length >= {min} {unit}, got {length}"),
+                ));
             }
         }
         if let Some(max) = self.max {
             if length > max {
-                return Err(Error::validation(format_args!(
-                    "expected length <= {max} {unit}, got {length}"
-                )));
+                return Err(Error::validation(
+                    unit.too_long(),
+                    format_args!("expected length <= {max} {unit}, got {length}"),
+                ));
             }
         }
         Ok(())
@@ -80,36 +121,38 @@ impl IntBounds {
 
     #[inline(never)]
     pub fn check_wide(&self, value: i128) -> Result<()> {
-        let fail = |relation: &str, bound: i128| {
-            Err(Error::validation(format_args!(
-                "expected int {relation} {bound}, got {value}"
-            )))
+        let fail = |relation: &str, code: Code, bound: i128| {
+            Err(Error::validation(
+                code,
+                format_args!("expected int {relation} {bound}, got {value}"),
+            ))
         };
         if let Some(ge) = self.ge {
             if value < ge {
-                return fail(">=", ge);
+                return fail(">=", Code::GreaterThanEqual, ge);
             }
         }
         if let Some(gt) = self.gt {
             if value <= gt {
-                return fail(">", gt);
+                return fail(">", Code::GreaterThan, gt);
             }
         }
         if let Some(le) = self.le {
             if value > le {
-                return fail("<=", le);
+                return fail("<=", Code::LessThanEqual, le);
             }
         }
         if let Some(lt) = self.lt {
             if value >= lt {
-                return fail("<", lt);
+                return fail("<", Code::LessThan, lt);
             }
         }
         if let Some(multiple) = self.multiple_of {
             if multiple != 0 && value % multiple != 0 {
-                return Err(Error::validation(format_args!(
-                    "expected a multiple of {multiple}, got {value}"
-                )));
+                return Err(Error::validation(
+                    Code::MultipleOf,
+                    format_args!("expected a multiple of {multiple}, got {value}"),
+                ));
             }
         }
         Ok(())
@@ -127,10 +170,18 @@ impl IntBounds {
         let too_large = !negative && (self.le.is_some() || self.lt.is_some());
         if too_small || too_large {
             let side = if too_small { "small" } else { "large" };
-            return Err(Error::validation(format_args!(
-                "integer {} is too {side} for the declared bounds",
-                crate::errors::Cut(text)
-            )));
+            let code = if too_small {
+                Code::GreaterThan
+            } else {
+                Code::LessThan
+            };
+            return Err(Error::validation(
+                code,
+                format_args!(
+                    "integer {} is too {side} for the declared bounds",
+                    crate::errors::Cut(text)
+                ),
+            ));
         }
         Ok(self.multiple_of.is_none())
     }
@@ -167,39 +218,41 @@ impl FloatBounds {
 
     #[inline(never)]
     fn check_bounded(&self, value: f64) -> Result<()> {
-        let fail = |relation: &str, bound: f64| {
-            Err(Error::validation(format_args!(
-                "expected float {relation} {bound}, got {value}"
-            )))
+        let fail = |relation: &str, code: Code, bound: f64| {
+            Err(Error::validation(
+                code,
+                format_args!("expected float {relation} {bound}, got {value}"),
+            ))
         };
         // NaN compares as unordered and so fails every bound.
         let order = |bound: f64| value.partial_cmp(&bound);
         if let Some(ge) = self.ge {
             if !matches!(order(ge), Some(Ordering::Greater | Ordering::Equal)) {
-                return fail(">=", ge);
+                return fail(">=", Code::GreaterThanEqual, ge);
             }
         }
         if let Some(gt) = self.gt {
             if order(gt) != Some(Ordering::Greater) {
-                return fail(">", gt);
+                return fail(">", Code::GreaterThan, gt);
             }
         }
         if let Some(le) = self.le {
             if !matches!(order(le), Some(Ordering::Less | Ordering::Equal)) {
-                return fail("<=", le);
+                return fail("<=", Code::LessThanEqual, le);
             }
         }
         if let Some(lt) = self.lt {
             if order(lt) != Some(Ordering::Less) {
-                return fail("<", lt);
+                return fail("<", Code::LessThan, lt);
             }
         }
         if let Some(multiple) = self.multiple_of {
             let quotient = value / multiple;
             if quotient.round() != quotient {
-                return Err(Error::validation(format_args!(
-                    "expected a multiple of {multiple}, got {value}"
-                )));
+                return Err(Error::validation(
+                    Code::MultipleOf,
+                    format_args!("expected a multiple of {multiple}, got {value}"),
+                ));
             }
         }
         Ok(())
@@ -267,8 +320,8 @@ mod tests {
             min: Some(1),
             max: Some(2),
         };
-        assert!(bounds.check(0, "items").is_err());
-        assert!(bounds.check(2, "items").is_ok());
-        assert!(bounds.check(3, "items").is_err());
+        assert!(bounds.check(0, LengthUnit::Items).is_err());
+        assert!(bounds.check(2, LengthUnit::Items).is_ok());
+        assert!(bounds.check(3, LengthUnit::Items).is_err());
     }
 }

@@ -10,7 +10,7 @@
 use pyo3::prelude::*;
 
 use super::NodeId;
-use crate::errors::{Error, ErrorKind, Result};
+use crate::errors::{Code, Error, ErrorKind, Result};
 use crate::py::Obj;
 use crate::shape;
 
@@ -41,6 +41,7 @@ impl ExtensionSpec {
         if !value.is_instance(self.cls.bind(py))? {
             return Err(Error::expected(
                 ErrorKind::Encode,
+                Code::EncodeError,
                 &self.name,
                 &shape::type_name(value),
             ));

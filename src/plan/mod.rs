@@ -25,7 +25,7 @@ pub use crate::py::defaults::{DefaultTest, Verdict};
 pub use crate::py::fields::{Plain, PlainRule, RecordKind};
 
 pub use build::build_plan;
-pub use constraints::{DecimalBounds, FloatBounds, IntBounds, LengthBounds};
+pub use constraints::{DecimalBounds, FloatBounds, IntBounds, LengthBounds, LengthUnit};
 pub use direct::{DirectField, DirectKind};
 pub use extension::ExtensionSpec;
 

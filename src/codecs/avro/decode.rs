@@ -7,7 +7,7 @@ use pyo3::types::{PyDict, PyType};
 
 use super::ops::{Program, ReadOp};
 use super::wire::{civil_from_days, Input, MAX_DAYS, MIN_DAYS};
-use crate::errors::{Error, Result};
+use crate::errors::{Code, Error, Result};
 use crate::plan::{LiteralValue, Node, NodeId, SequenceKind};
 use crate::py::{self, temporal, Obj};
 use crate::values::{mismatch, nested, Decoding, RecordBuilder, Token, MAX_DEPTH};
@@ -33,9 +33,10 @@ struct Block {
 #[inline]
 fn skipped_utf8(data: &[u8], what: &str, end: usize) -> Result<()> {
     if !data.is_ascii() && std::str::from_utf8(data).is_err() {
-        return Err(Error::decode(format!(
-            "malformed Avro: {what} is not valid UTF-8 (before byte {end})"
-        )));
+        return Err(Error::decode(
+            Code::AvroInvalid,
+            format!("malformed Avro: {what} is not valid UTF-8 (before byte {end})"),
+        ));
     }
     Ok(())
 }
@@ -82,12 +83,15 @@ impl<'a, 'p, 'py> Decoder<'a, 'p, 'py> {
         if min == 0 {
             self.charge(count.saturating_mul(self.program.empty_weight[op]))?;
         } else if count > self.input.remaining() / min {
-            return Err(Error::decode(format!(
-                "malformed Avro: count {count} at byte {} exceeds what the remaining {} bytes \
+            return Err(Error::decode(
+                Code::AvroInvalid,
+                format!(
+                    "malformed Avro: count {count} at byte {} exceeds what the remaining {} bytes \
                  can hold",
-                self.input.pos,
-                self.input.remaining()
-            )));
+                    self.input.pos,
+                    self.input.remaining()
+                ),
+            ));
         }
         Ok(())
     }
@@ -96,9 +100,10 @@ impl<'a, 'p, 'py> Decoder<'a, 'p, 'py> {
     fn charge(&mut self, values: usize) -> Result<()> {
         self.empty_items = self.empty_items.saturating_add(values);
         if self.empty_items > MAX_EMPTY_ITEMS {
-            return Err(Error::decode(format!(
-                "malformed Avro: more than {MAX_EMPTY_ITEMS} values that take no bytes"
-            )));
+            return Err(Error::decode(
+                Code::AvroInvalid,
+                format!("malformed Avro: more than {MAX_EMPTY_ITEMS} values that take no bytes"),
+            ));
         }
         Ok(())
     }
@@ -128,7 +133,10 @@ impl<'a, 'p, 'py> Decoder<'a, 'p, 'py> {
         let (count, sized) = if count < 0 {
             let size = self.input.length("block size")?;
             let count = count.checked_neg().ok_or_else(|| {
-                Error::decode(format!("malformed Avro: bad block count at byte {start}"))
+                Error::decode(
+                    Code::AvroInvalid,
+                    format!("malformed Avro: bad block count at byte {start}"),
+                )
             })?;
             (count, Some((start, self.input.pos, size)))
         } else {
@@ -143,14 +151,15 @@ impl<'a, 'p, 'py> Decoder<'a, 'p, 'py> {
     #[inline]
     fn block_end(&self, block: &Block) -> Result<()> {
         match block.sized {
-            Some((start, data, size)) if self.input.pos - data != size => {
-                Err(Error::decode(format!(
+            Some((start, data, size)) if self.input.pos - data != size => Err(Error::decode(
+                Code::AvroInvalid,
+                format!(
                     "malformed Avro: the block at byte {start} declares {size} bytes, but its \
                      {} items take {}",
                     block.count,
                     self.input.pos - data
-                )))
-            }
+                ),
+            )),
             _ => Ok(()),
         }
     }
@@ -158,9 +167,10 @@ impl<'a, 'p, 'py> Decoder<'a, 'p, 'py> {
     fn enter(&mut self) -> Result<()> {
         self.depth += 1;
         if self.depth > MAX_DEPTH {
-            return Err(Error::decode(format!(
-                "Avro value nested deeper than {MAX_DEPTH} levels"
-            )));
+            return Err(Error::decode(
+                Code::RecursionLoop,
+                format!("Avro value nested deeper than {MAX_DEPTH} levels"),
+            ));
         }
         Ok(())
     }
@@ -253,13 +263,17 @@ impl<'a, 'p, 'py> Decoder<'a, 'p, 'py> {
                 let start = self.input.pos;
                 let branch = self.input.long()?;
                 let Some(&op) = usize::try_from(branch).ok().and_then(|b| branches.get(b)) else {
-                    return Err(Error::decode(format!(
-                        "malformed Avro: union branch {branch} out of range at byte {start}"
-                    )));
+                    return Err(Error::decode(
+                        Code::AvroInvalid,
+                        format!(
+                            "malformed Avro: union branch {branch} out of range at byte {start}"
+                        ),
+                    ));
                 };
                 self.value(op)
             }
-            ReadOp::Error(message) => Err(Error::validation(message.clone())),
+            // The writer schema cannot be read as the reader's here (see `_avro.Resolver`).
+            ReadOp::Error(message) => Err(Error::validation(Code::ValueError, message.clone())),
             ReadOp::Extension { inner, plan } => self.extension(*inner, *plan),
             _ => {
                 self.skip(index)?;
@@ -275,6 +289,7 @@ impl<'a, 'p, 'py> Decoder<'a, 'p, 'py> {
         match self.ctx.plan.node(plan) {
             Node::Extension(spec) => spec.decode_value(wire),
             _ => Err(Error::decode(
+                Code::DecodeError,
                 "internal: Avro extension op without its plan node",
             )),
         }
@@ -301,9 +316,10 @@ impl<'a, 'p, 'py> Decoder<'a, 'p, 'py> {
             ReadOp::Date(plan) => {
                 let days = i64::from(self.input.int()?);
                 if !(MIN_DAYS..=MAX_DAYS).contains(&days) {
-                    return Err(Error::validation(format!(
-                        "Avro date {days} is out of the range of datetime.date"
-                    )));
+                    return Err(Error::validation(
+                        Code::DateRange,
+                        format!("Avro date {days} is out of the range of datetime.date"),
+                    ));
                 }
                 let (year, month, day) = civil_from_days(days);
                 match self.ctx.plan.node(*plan) {
@@ -322,9 +338,10 @@ impl<'a, 'p, 'py> Decoder<'a, 'p, 'py> {
                 let raw = self.input.long()?;
                 let micros = raw.checked_mul(*unit).unwrap_or(-1);
                 if !(0..86_400_000_000).contains(&micros) {
-                    return Err(Error::validation(format!(
-                        "Avro time {raw} is out of the range of a day"
-                    )));
+                    return Err(Error::validation(
+                        Code::TimeRange,
+                        format!("Avro time {raw} is out of the range of a day"),
+                    ));
                 }
                 match self.ctx.plan.node(*plan) {
                     Node::Time(_) => Ok(temporal::new_time(
@@ -369,23 +386,33 @@ impl<'a, 'p, 'py> Decoder<'a, 'p, 'py> {
                 let start = self.input.pos;
                 let symbol = self.input.long()?;
                 let Some(member) = usize::try_from(symbol).ok().and_then(|s| members.get(s)) else {
-                    return Err(Error::decode(format!(
-                        "malformed Avro: enum index {symbol} out of range at byte {start}"
-                    )));
+                    return Err(Error::decode(
+                        Code::AvroInvalid,
+                        format!("malformed Avro: enum index {symbol} out of range at byte {start}"),
+                    ));
                 };
                 let Node::Enum(spec) = self.ctx.plan.node(*plan) else {
-                    return Err(Error::decode("internal: enum op on a non-enum node"));
+                    return Err(Error::decode(
+                        Code::DecodeError,
+                        "internal: enum op on a non-enum node",
+                    ));
                 };
                 match member {
                     Some(member) => Ok(spec.members[*member].member.bind(py).clone()),
-                    None => Err(Error::validation(format!(
-                        "enum symbol {} is not a member of {}",
-                        crate::errors::quote(&symbols[symbol as usize]),
-                        spec.name
-                    ))),
+                    None => Err(Error::validation(
+                        Code::Enum,
+                        format!(
+                            "enum symbol {} is not a member of {}",
+                            crate::errors::quote(&symbols[symbol as usize]),
+                            spec.name
+                        ),
+                    )),
                 }
             }
-            _ => Err(Error::decode("internal: not a logical-type op")),
+            _ => Err(Error::decode(
+                Code::DecodeError,
+                "internal: not a logical-type op",
+            )),
         }
     }
 
@@ -393,15 +420,19 @@ impl<'a, 'p, 'py> Decoder<'a, 'p, 'py> {
     fn text(&mut self, plan: NodeId, data: &[u8]) -> Result<Obj<'py>> {
         let py = self.ctx.py;
         if let Node::Bytes(spec) = self.ctx.plan.node(plan) {
-            spec.length.check(data.len(), "bytes")?;
+            spec.length
+                .check(data.len(), crate::plan::LengthUnit::Bytes)?;
             return Ok(spec.new_value(py, data)?);
         }
         let ascii = data.is_ascii();
         if !ascii && std::str::from_utf8(data).is_err() {
-            return Err(Error::decode(format!(
-                "malformed Avro: string is not valid UTF-8 (before byte {})",
-                self.input.pos
-            )));
+            return Err(Error::decode(
+                Code::AvroInvalid,
+                format!(
+                    "malformed Avro: string is not valid UTF-8 (before byte {})",
+                    self.input.pos
+                ),
+            ));
         }
         match self.ctx.plan.node(plan) {
             Node::Str(spec) if spec.is_unconstrained() => Ok(py::new_str(py, data, ascii)?),
@@ -412,11 +443,14 @@ impl<'a, 'p, 'py> Decoder<'a, 'p, 'py> {
                 .find(|(value, _)| matches!(value, LiteralValue::Str(s) if s.as_bytes() == data))
                 .map(|(_, obj)| obj.bind(py).clone())
                 .ok_or_else(|| {
-                    Error::validation(format!(
-                        "expected {}, got {}",
-                        spec.describe_values(),
-                        crate::errors::quote_bytes(data)
-                    ))
+                    Error::validation(
+                        Code::LiteralError,
+                        format!(
+                            "expected {}, got {}",
+                            spec.describe_values(),
+                            crate::errors::quote_bytes(data)
+                        ),
+                    )
                 }),
             Node::Decimal(spec)
                 if spec.max_digits.is_none()
@@ -425,10 +459,10 @@ impl<'a, 'p, 'py> Decoder<'a, 'p, 'py> {
             {
                 let text = py::new_str(py, data, ascii)?;
                 py::new_from_one_arg(py::stdlib(py).decimal.bind(py), text).map_err(|_| {
-                    Error::validation(format!(
-                        "invalid decimal {}",
-                        crate::errors::quote_bytes(data)
-                    ))
+                    Error::validation(
+                        Code::DecimalParsing,
+                        format!("invalid decimal {}", crate::errors::quote_bytes(data)),
+                    )
                 })
             }
             _ => self.ctx.string(plan, data, ascii),
@@ -499,9 +533,10 @@ impl<'a, 'p, 'py> Decoder<'a, 'p, 'py> {
                 self.block_end(&block)?;
                 block = self.block_count(item)?;
             }
-            spec.length.check(list.count(), "items")?;
+            spec.length
+                .check(list.count(), crate::plan::LengthUnit::Items)?;
             list.filled()
-                .ok_or_else(|| Error::decode("internal: Avro list not filled"))?
+                .ok_or_else(|| Error::decode(Code::DecodeError, "internal: Avro list not filled"))?
                 .into_any()
         } else {
             let mut items: Vec<Obj<'py>> = Vec::new();
@@ -521,7 +556,8 @@ impl<'a, 'p, 'py> Decoder<'a, 'p, 'py> {
                 self.end_paid(paid);
                 self.block_end(&block)?;
             }
-            spec.length.check(items.len(), "items")?;
+            spec.length
+                .check(items.len(), crate::plan::LengthUnit::Items)?;
             match spec.kind {
                 SequenceKind::VarTuple => crate::py::new_tuple(py, items.into_iter())?.into_any(),
                 SequenceKind::Set => py::user_code(py, || py::new_set(py, false, items))?,
@@ -545,14 +581,20 @@ impl<'a, 'p, 'py> Decoder<'a, 'p, 'py> {
             }
             // Each entry also has a key of at least one byte.
             if block.count > self.input.remaining() {
-                return Err(Error::decode("malformed Avro: map count exceeds the input"));
+                return Err(Error::decode(
+                    Code::AvroInvalid,
+                    "malformed Avro: map count exceeds the input",
+                ));
             }
             let paid = self.begin_paid(value);
             for _ in 0..block.count {
                 let key = self.input.bytes()?;
                 let ascii = key.is_ascii();
                 if !ascii && std::str::from_utf8(key).is_err() {
-                    return Err(Error::decode("malformed Avro: map key is not valid UTF-8"));
+                    return Err(Error::decode(
+                        Code::AvroInvalid,
+                        "malformed Avro: map key is not valid UTF-8",
+                    ));
                 }
                 let key_obj = self.ctx.key_string(spec.key, key, ascii)?;
                 let item = self
@@ -565,7 +607,8 @@ impl<'a, 'p, 'py> Decoder<'a, 'p, 'py> {
             self.block_end(&block)?;
         }
         self.depth -= 1;
-        spec.length.check(dict.len(), "items")?;
+        spec.length
+            .check(dict.len(), crate::plan::LengthUnit::Items)?;
         Ok(dict.into_any())
     }
 
@@ -694,9 +737,10 @@ impl<'a, 'p, 'py> Decoder<'a, 'p, 'py> {
             ReadOp::SkipUnion(branches) => {
                 let branch = self.input.long()?;
                 let Some(&op) = usize::try_from(branch).ok().and_then(|b| branches.get(b)) else {
-                    return Err(Error::decode(format!(
-                        "malformed Avro: union branch {branch} out of range"
-                    )));
+                    return Err(Error::decode(
+                        Code::AvroInvalid,
+                        format!("malformed Avro: union branch {branch} out of range"),
+                    ));
                 };
                 self.enter()?;
                 self.skip(op)?;
@@ -722,7 +766,8 @@ fn time_of_day(micros: i64) -> Time {
 
 #[cold]
 fn out_of_range(raw: i64) -> Error {
-    Error::validation(format!(
-        "Avro timestamp {raw} is out of the range of datetime.datetime"
-    ))
+    Error::validation(
+        Code::DatetimeRange,
+        format!("Avro timestamp {raw} is out of the range of datetime.datetime"),
+    )
 }

@@ -6,7 +6,7 @@ use pyo3::types::{PyBool, PyDate, PyDateTime, PyDict, PyFloat, PyInt, PyString, 
 
 use super::ops::WriteOp;
 use super::wire::{days_from_civil, write_bytes, write_long, MAX_DAYS, MIN_DAYS};
-use crate::errors::{Error, ErrorKind, Result};
+use crate::errors::{Code, Error, ErrorKind, Result};
 use crate::plan::{EnumSpec, LiteralValue, Node, NodeId, Plan, RecordSpec};
 use crate::py::{self, temporal, Obj};
 use crate::shape;
@@ -21,7 +21,12 @@ pub struct Encoder<'p, 'o> {
 }
 
 fn mismatch(node: &Node, value: &Obj<'_>) -> Error {
-    Error::expected(ErrorKind::Encode, node.describe(), &shape::type_name(value))
+    Error::expected(
+        ErrorKind::Encode,
+        Code::EncodeError,
+        node.describe(),
+        &shape::type_name(value),
+    )
 }
 
 #[cold]

@@ -24,7 +24,7 @@ use pyo3::types::{PyBytes, PyList};
 use pyo3::{PyTraverseError, PyVisit};
 
 use super::{OpenArgs, WireFormat};
-use crate::errors::{Error, Result};
+use crate::errors::{Code, Error, Result};
 use crate::plan::Plan;
 use crate::py::Obj;
 use crate::shape;
@@ -132,7 +132,7 @@ fn schema_error(py: Python<'_>, err: PyErr) -> Error {
         .and_then(|w| w.extract::<String>())
         .and_then(|w| Ok((w, value.getattr("reason")?.extract::<String>()?)));
     let Ok((place, reason)) = located else {
-        return Error::decode(value.to_string());
+        return Error::decode(Code::DecodeError, value.to_string());
     };
     let mut steps = Vec::new();
     let mut rest = place.strip_prefix('$').unwrap_or(&place);
@@ -145,11 +145,14 @@ fn schema_error(py: Python<'_>, err: PyErr) -> Error {
             steps.push(Some(&after[..end]));
             rest = &after[end..];
         } else {
-            return Error::decode(value.to_string());
+            return Error::decode(Code::DecodeError, value.to_string());
         }
     }
     steps.into_iter().rev().fold(
-        Error::decode(format!("cannot read the writer schema: {reason}")),
+        Error::decode(
+            Code::DecodeError,
+            format!("cannot read the writer schema: {reason}"),
+        ),
         |error, step| match step {
             Some(name) => error.at_field(name),
             None => error.at_items(),
@@ -222,10 +225,13 @@ impl Avro {
         let mut decoder = Decoder::new(py, plan, program, data);
         let value = decoder.root()?;
         if decoder.input.remaining() != 0 {
-            return Err(Error::decode(format!(
-                "malformed Avro: {} bytes left after the datum",
-                decoder.input.remaining()
-            )));
+            return Err(Error::decode(
+                Code::AvroInvalid,
+                format!(
+                    "malformed Avro: {} bytes left after the datum",
+                    decoder.input.remaining()
+                ),
+            ));
         }
         Ok(value)
     }
@@ -303,6 +309,7 @@ impl WireFormat for Avro {
             Framing::SingleObject => {
                 if input.len() < 10 || input[..2] != [0xC3, 0x01] {
                     return Err(Error::decode(
+                        Code::DecodeError,
                         "not Avro single-object encoding (it must start with C3 01 and an \
                          8-byte fingerprint)",
                     ));
@@ -311,17 +318,21 @@ impl WireFormat for Avro {
                 raw.copy_from_slice(&input[2..10]);
                 let found = u64::from_le_bytes(raw);
                 if found != program.fingerprint {
-                    return Err(Error::decode(format!(
-                        "Avro single-object fingerprint {found:#018x} does not match the \
+                    return Err(Error::decode(
+                        Code::AvroInvalid,
+                        format!(
+                            "Avro single-object fingerprint {found:#018x} does not match the \
                          schema's {:#018x}",
-                        program.fingerprint
-                    )));
+                            program.fingerprint
+                        ),
+                    ));
                 }
                 &input[10..]
             }
             Framing::Confluent(id) => {
                 if input.len() < 5 || input[0] != 0 {
                     return Err(Error::decode(
+                        Code::DecodeError,
                         "not Confluent schema-registry framing (it must start with byte 0 and \
                          a 4-byte schema id)",
                     ));
@@ -330,9 +341,10 @@ impl WireFormat for Avro {
                 // With `writer_schema=`, that schema describes the message and the frame's id
                 // is the writer's registry id, not the codec's: it is not compared.
                 if writer_schema.is_none() && found != id {
-                    return Err(Error::decode(format!(
-                        "Confluent schema id {found} does not match the codec's {id}"
-                    )));
+                    return Err(Error::decode(
+                        Code::DecodeError,
+                        format!("Confluent schema id {found} does not match the codec's {id}"),
+                    ));
                 }
                 &input[5..]
             }
@@ -352,8 +364,12 @@ impl WireFormat for Avro {
         let program = if header.schema == self.schema_json.as_slice() {
             self.own.clone()
         } else {
-            let text = std::str::from_utf8(header.schema)
-                .map_err(|_| Error::decode("Avro container schema is not valid UTF-8"))?;
+            let text = std::str::from_utf8(header.schema).map_err(|_| {
+                Error::decode(
+                    Code::AvroInvalid,
+                    "Avro container schema is not valid UTF-8",
+                )
+            })?;
             self.program_for(
                 py,
                 plan,
@@ -391,16 +407,19 @@ impl WireFormat for Avro {
             decoder.end_paid(paid);
             empty_items = decoder.empty_items;
             if decoder.input.remaining() != 0 {
-                return Err(Error::decode(format!(
-                    "malformed Avro: {} bytes left over in a block",
-                    decoder.input.remaining()
-                )));
+                return Err(Error::decode(
+                    Code::AvroInvalid,
+                    format!(
+                        "malformed Avro: {} bytes left over in a block",
+                        decoder.input.remaining()
+                    ),
+                ));
             }
         }
         match items {
             Some(list) => Ok(list
                 .filled()
-                .ok_or_else(|| Error::decode("internal: Avro list not filled"))?
+                .ok_or_else(|| Error::decode(Code::DecodeError, "internal: Avro list not filled"))?
                 .into_any()),
             None => Ok(PyList::empty(py).into_any()),
         }

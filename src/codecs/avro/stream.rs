@@ -14,7 +14,7 @@ use super::decode::Decoder;
 use super::ops::Program;
 use super::wire::Input;
 use super::Avro;
-use crate::errors::{Error, Result};
+use crate::errors::{Code, Error, Result};
 use crate::plan::Plan;
 use crate::py::Obj;
 
@@ -57,7 +57,10 @@ pub struct StreamHeader {
 pub fn header_error(data: &[u8]) -> Error {
     match container::read_header(&mut Input::new(data)) {
         Err(error) => error.into(),
-        Ok(_) => Error::decode("internal: a complete Avro header was left unframed"),
+        Ok(_) => Error::decode(
+            Code::DecodeError,
+            "internal: a complete Avro header was left unframed",
+        ),
     }
 }
 
@@ -70,8 +73,12 @@ impl Avro {
         let program = if header.schema == self.schema_json.as_slice() {
             self.own.clone()
         } else {
-            let text = std::str::from_utf8(header.schema)
-                .map_err(|_| Error::decode("Avro container schema is not valid UTF-8"))?;
+            let text = std::str::from_utf8(header.schema).map_err(|_| {
+                Error::decode(
+                    Code::AvroInvalid,
+                    "Avro container schema is not valid UTF-8",
+                )
+            })?;
             self.program_for(py, plan, header.schema, PyString::new(py, text).as_any())?
         };
         Ok(StreamHeader {
@@ -113,7 +120,10 @@ impl Avro {
             sync: header.sync,
         };
         let Some((count, data)) = container::read_block(&mut input, &borrowed, budget)? else {
-            return Err(Error::decode("internal: empty Avro block unit"));
+            return Err(Error::decode(
+                Code::DecodeError,
+                "internal: empty Avro block unit",
+            ));
         };
         let mut decoder = Decoder::new(py, plan, &header.program, &data);
         decoder.check_count(count, header.program.root)?;
@@ -144,9 +154,10 @@ impl Avro {
         if block.left == 0 {
             let left_over = block.data.len() - block.pos;
             if left_over != 0 {
-                return Err(Error::decode(format!(
-                    "malformed Avro: {left_over} bytes left over in a block"
-                )));
+                return Err(Error::decode(
+                    Code::AvroInvalid,
+                    format!("malformed Avro: {left_over} bytes left over in a block"),
+                ));
             }
             return Ok(None);
         }

@@ -17,7 +17,7 @@ use crate::codecs::decoder::{
     big_int_tag, find_tag, not_a_tag, Decoder, Errors, TagRef, WireReader,
 };
 use crate::codecs::json::decode::dict_key;
-use crate::errors::{Error, PathSegment, Result};
+use crate::errors::{Code, Error, PathSegment, Result};
 use crate::plan::{Field, Node, NodeId, RecordKind, RecordSpec, TaggedUnionSpec};
 use crate::py::{self, temporal, Obj};
 use crate::shape;
@@ -124,10 +124,10 @@ impl<'py> Cursor<'py> {
 
 #[cold]
 fn not_an_object_key(key: &Obj<'_>) -> Error {
-    Error::validation(format_args!(
-        "expected a str object key, got {}",
-        shape::type_name(key)
-    ))
+    Error::validation(
+        Code::DictKeyType,
+        format_args!("expected a str object key, got {}", shape::type_name(key)),
+    )
 }
 
 /// The attribute `name` of `value` (user code: a property or `__getattr__` may run), `None`
@@ -148,11 +148,14 @@ fn attribute<'py>(
 
 #[cold]
 fn unsupported(node: &Node, value: &Obj<'_>) -> Error {
-    Error::validation(format_args!(
-        "expected {}, got {}",
-        node.describe(),
-        shape::type_name(value)
-    ))
+    Error::validation(
+        Code::of_type(node),
+        format_args!(
+            "expected {}, got {}",
+            node.describe(),
+            shape::type_name(value)
+        ),
+    )
 }
 
 impl<'p, 'py, E: Errors> Decoder<'p, 'py, ObjectInput<'py>, E> {
@@ -167,16 +170,19 @@ impl<'p, 'py, E: Errors> Decoder<'p, 'py, ObjectInput<'py>, E> {
         }
         Err(Error::expected(
             crate::errors::ErrorKind::Validation,
+            Code::ValueError,
             "Raw",
             &crate::shape::type_name(&value),
         ))
     }
 
     fn take_next(&mut self) -> Result<Obj<'py>> {
-        self.reader
-            .next
-            .take()
-            .ok_or_else(|| Error::decode("internal error: from_builtins read past a value"))
+        self.reader.next.take().ok_or_else(|| {
+            Error::decode(
+                Code::DecodeError,
+                "internal error: from_builtins read past a value",
+            )
+        })
     }
 
     fn string(&mut self, id: NodeId, value: Obj<'py>) -> Result<Obj<'py>> {
@@ -210,9 +216,9 @@ impl<'p, 'py, E: Errors> Decoder<'p, 'py, ObjectInput<'py>, E> {
             Node::Bytes(spec) => {
                 let text = py::str_utf8(text)?;
                 let mut data = Vec::with_capacity(text.len() / 4 * 3);
-                text::base64::decode(text.as_bytes(), &mut data)
-                    .map_err(|e| Error::validation(e.message()))?;
-                spec.length.check(data.len(), "bytes")?;
+                text::base64::decode(text.as_bytes(), &mut data).map_err(Error::text)?;
+                spec.length
+                    .check(data.len(), crate::plan::LengthUnit::Bytes)?;
                 return Ok(spec.new_value(self.ctx.py, &data)?);
             }
             _ => {}
@@ -339,7 +345,8 @@ impl<'p, 'py, E: Errors> Decoder<'p, 'py, ObjectInput<'py>, E> {
                 match node {
                     Node::Bytes(spec) => {
                         let data = shape::bytes_like(&value).unwrap_or_default();
-                        spec.length.check(data.len(), "bytes")?;
+                        spec.length
+                            .check(data.len(), crate::plan::LengthUnit::Bytes)?;
                         return Ok(spec.new_value(py, &data)?);
                     }
                     Node::Any => return Ok(value),
@@ -350,11 +357,14 @@ impl<'p, 'py, E: Errors> Decoder<'p, 'py, ObjectInput<'py>, E> {
         let node = self.ctx.plan.node(id);
         if shape::accepts(self.ctx.plan, node, &value) {
             // The right type, not taken as itself: a hint rather than "expected date, got date".
-            return Err(Error::validation(format_args!(
+            return Err(Error::validation(
+                Code::of_type(node),
+                format_args!(
                 "expected {} as its JSON form, got a {} object (builtin_types takes it as itself)",
                 node.describe(),
                 shape::type_name(&value)
-            )));
+            ),
+            ));
         }
         Err(unsupported(node, &value))
     }
@@ -447,6 +457,7 @@ impl<'p, 'py, E: Errors> Decoder<'p, 'py, ObjectInput<'py>, E> {
     ) -> Result<Obj<'py>> {
         let Cursor::Dict { dict: input, .. } = entries else {
             return Err(Error::decode(
+                Code::DecodeError,
                 "internal error: from_builtins read a dict as a list",
             ));
         };
@@ -540,9 +551,12 @@ impl<'p, 'py, E: Errors> WireReader<'p, 'py> for Decoder<'p, 'py, ObjectInput<'p
             // Lax mode takes NaN and the infinities as its text "nan" and "inf" (and as
             // msgspec's convert takes these objects); strict mode reads what JSON holds.
             if !number.is_finite() && self.ctx.strict {
-                return Err(Error::validation(format_args!(
-                    "expected a finite number, got {number} (JSON numbers are finite)"
-                )));
+                return Err(Error::validation(
+                    Code::FiniteNumber,
+                    format_args!(
+                        "expected a finite number, got {number} (JSON numbers are finite)"
+                    ),
+                ));
             }
             return self.float(id, number, &value);
         }
@@ -692,7 +706,10 @@ impl<'p, 'py, E: Errors> WireReader<'p, 'py> for Decoder<'p, 'py, ObjectInput<'p
         let value = self.take_next()?;
         match value.cast_into::<PyList>() {
             Ok(list) => Ok(Cursor::list(list)),
-            Err(_) => Err(Error::validation("expected a list of values")),
+            Err(_) => Err(Error::validation(
+                Code::ListType,
+                "expected a list of values",
+            )),
         }
     }
 

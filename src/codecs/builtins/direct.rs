@@ -190,7 +190,11 @@ impl<'p, 'py> Decoder<'p, 'py, ObjectInput<'py>> {
     /// its size.
     fn direct_dict(&mut self, spec: &DictSpec, dict: &Bound<'py, PyDict>) -> Out<'py> {
         let length = dict.len();
-        if spec.length.check(length, "items").is_err() {
+        if spec
+            .length
+            .check(length, crate::plan::LengthUnit::Items)
+            .is_err()
+        {
             return Err(Bail);
         }
         let out = py::builders::presized_dict(self.ctx.py, length).map_err(|_| Bail)?;
@@ -217,7 +221,11 @@ impl<'p, 'py> Decoder<'p, 'py, ObjectInput<'py>> {
         value: &Bound<'py, PyAny>,
     ) -> Out<'py> {
         if let Ok(list) = value.cast::<PyList>() {
-            if spec.length.check(list.len(), "items").is_err() {
+            if spec
+                .length
+                .check(list.len(), crate::plan::LengthUnit::Items)
+                .is_err()
+            {
                 return Err(Bail);
             }
             return self.level(|walk| walk.direct_collection(spec, list));
@@ -434,7 +442,11 @@ impl<'p, 'py> Decoder<'p, 'py, ObjectInput<'py>> {
                 };
                 return match plan.node(id) {
                     Node::Sequence(spec) if spec.kind == SequenceKind::List => {
-                        if spec.length.check(list.len(), "items").is_err() {
+                        if spec
+                            .length
+                            .check(list.len(), crate::plan::LengthUnit::Items)
+                            .is_err()
+                        {
                             return Err(Bail);
                         }
                         self.level(|walk| walk.direct_list(spec.item, list))
@@ -796,7 +808,11 @@ fn find_field(
 #[inline(always)]
 fn str_fits(spec: &StrSpec, text: &Bound<'_, PyString>) -> bool {
     spec.pattern.is_none()
-        && py::ascii_len(text).is_some_and(|length| spec.length.check(length, "").is_ok())
+        && py::ascii_len(text).is_some_and(|length| {
+            spec.length
+                .check(length, crate::plan::LengthUnit::Characters)
+                .is_ok()
+        })
 }
 
 /// The record built from the fields read.

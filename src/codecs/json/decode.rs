@@ -8,7 +8,7 @@ use pyo3::prelude::*;
 use super::read::{MemberWord, Number, Reader, SyntaxError, ValueKind};
 use super::TagEntries;
 use crate::codecs::decoder::{find_tag, Decoder, Errors, TagRef, WireReader};
-use crate::errors::{Error, PathSegment, Result};
+use crate::errors::{Code, Error, PathSegment, Result};
 use crate::plan::{
     Field, FloatBounds, IntBounds, LiteralValue, Node, NodeId, Plan, TaggedUnionSpec, TzRule,
 };
@@ -303,7 +303,7 @@ fn syntax(err: SyntaxError) -> Error {
     if err.message == super::read::OUT_OF_MEMORY {
         return crate::errors::out_of_memory("an unescaped JSON string");
     }
-    Error::decode(format_args!("malformed JSON: {err}"))
+    Error::decode(Code::JsonInvalid, format_args!("malformed JSON: {err}"))
 }
 
 /// [`text::temporal::canonical_utc`] as one function in the JSON decoder's hot section, which
@@ -554,10 +554,13 @@ impl<'p, 'py, E: Errors> Decoder<'p, 'py, JsonInput<'_, '_>, E> {
             Ok(value) => Ok(value),
             // In lax mode an `Optional`'s reading may take `null`.
             Err(_) if !self.ctx.strict => self.ctx.string(id, text.bytes, text.ascii),
-            Err(_) => Err(Error::validation(format_args!(
-                "invalid decimal {}",
-                crate::errors::Quoted(utf8(text.bytes))
-            ))),
+            Err(_) => Err(Error::validation(
+                Code::DecimalParsing,
+                format_args!(
+                    "invalid decimal {}",
+                    crate::errors::Quoted(utf8(text.bytes))
+                ),
+            )),
         }
     }
 
@@ -602,7 +605,7 @@ fn lax_text<'py>(
     error: text::temporal::TextError,
 ) -> Result<Obj<'py>> {
     if ctx.strict {
-        return Err(Error::validation(error.message()));
+        return Err(Error::text(error));
     }
     ctx.string(id, bytes, ascii)
 }
@@ -615,8 +618,9 @@ fn base64_value<'py>(
 ) -> Result<Obj<'py>> {
     let mut data = Vec::new();
     crate::errors::reserve(&mut data, text.len() / 4 * 3 + 3, "base64-decoded bytes")?;
-    text::base64::decode(text, &mut data).map_err(|e| Error::validation(e.message()))?;
-    spec.length.check(data.len(), "bytes")?;
+    text::base64::decode(text, &mut data).map_err(Error::text)?;
+    spec.length
+        .check(data.len(), crate::plan::LengthUnit::Bytes)?;
     Ok(spec.new_value(ctx.py, &data)?)
 }
 
@@ -649,10 +653,13 @@ pub fn dict_key<'py>(
                 }
             }
         }
-        Err(Error::validation(format_args!(
-            "expected an integer key, got {}",
-            crate::errors::Quoted(text)
-        )))
+        Err(Error::validation(
+            Code::IntParsing,
+            format_args!(
+                "expected an integer key, got {}",
+                crate::errors::Quoted(text)
+            ),
+        ))
     })
 }
 
@@ -951,6 +958,7 @@ impl<'p, 'py, 'k, E: Errors> WireReader<'p, 'py> for Decoder<'p, 'py, JsonInput<
     fn begin_many(&mut self) -> Result<bool> {
         if self.reader.peek_kind().map_err(syntax)? != ValueKind::Array {
             return Err(Error::validation(
+                Code::ListType,
                 "expected array of values for decode_many, got another JSON value",
             ));
         }

@@ -12,7 +12,7 @@ use crate::codecs::decoder::{
     big_int_tag, find_tag, not_a_tag, Decoder, Errors, TagRef, WireReader,
 };
 use crate::codecs::encoder::NameTable;
-use crate::errors::{Error, PathSegment, Result};
+use crate::errors::{Code, Error, PathSegment, Result};
 use crate::plan::{Field, FloatBounds, IntBounds, Node, NodeId, Plan, TaggedUnionSpec, TzRule};
 use crate::py::{self, temporal, Obj};
 use crate::values::{nested, Token, MAX_DEPTH};
@@ -148,7 +148,10 @@ impl std::ops::DerefMut for MsgpackInput<'_, '_> {
 
 #[cold]
 fn malformed(err: ReadError) -> Error {
-    Error::decode(format_args!("malformed MessagePack: {err}"))
+    Error::decode(
+        Code::MsgpackInvalid,
+        format_args!("malformed MessagePack: {err}"),
+    )
 }
 
 /// A str payload checked as UTF-8; returns whether it is all ASCII.
@@ -160,6 +163,7 @@ fn check_utf8(bytes: &[u8]) -> Result<bool> {
     match std::str::from_utf8(bytes) {
         Ok(_) => Ok(false),
         Err(_) => Err(Error::decode(
+            Code::MsgpackInvalid,
             "malformed MessagePack: str is not valid UTF-8",
         )),
     }
@@ -167,22 +171,26 @@ fn check_utf8(bytes: &[u8]) -> Result<bool> {
 
 #[cold]
 fn malformed_timestamp() -> Error {
-    Error::decode("malformed MessagePack: invalid timestamp extension payload")
+    Error::decode(
+        Code::MsgpackInvalid,
+        "malformed MessagePack: invalid timestamp extension payload",
+    )
 }
 
 /// A timestamp extension's payload as an aware UTC datetime.
 fn timestamp_datetime<'py>(py: Python<'py>, payload: &[u8]) -> Result<Obj<'py>> {
     let (seconds, nanoseconds) = read::timestamp(payload).ok_or_else(malformed_timestamp)?;
     let parts = epoch::from_timestamp(seconds, nanoseconds).ok_or_else(|| {
-        Error::validation(format_args!(
-            "timestamp {seconds}s is out of range for a datetime (years 1-9999)"
-        ))
+        Error::validation(
+            Code::DatetimeRange,
+            format_args!("timestamp {seconds}s is out of range for a datetime (years 1-9999)"),
+        )
     })?;
     Ok(temporal::new_datetime(py, &parts)?)
 }
 
-fn expected(what: &str, got: &str) -> Error {
-    Error::validation(format_args!("expected {what}, got {got}"))
+fn expected(code: Code, what: &str, got: &str) -> Error {
+    Error::validation(code, format_args!("expected {what}, got {got}"))
 }
 
 impl<'a, 'p, 'py, E: Errors> Decoder<'p, 'py, MsgpackInput<'a, '_>, E> {
@@ -273,7 +281,10 @@ impl<'a, 'p, 'py, E: Errors> Decoder<'p, 'py, MsgpackInput<'a, '_>, E> {
         match self.ctx.plan.node(id) {
             Node::Union(spec) => spec.str.ok_or_else(|| {
                 let names = crate::values::describe_union(self.ctx.plan, &spec.variants);
-                Error::validation(format_args!("expected {names}, got {got}"))
+                Error::validation(
+                    Code::of_union(self.ctx.plan, &spec.variants),
+                    format_args!("expected {names}, got {got}"),
+                )
             }),
             _ => Ok(id),
         }
@@ -326,11 +337,12 @@ impl<'a, 'p, 'py, E: Errors> Decoder<'p, 'py, MsgpackInput<'a, '_>, E> {
         let py = self.ctx.py;
         match self.ctx.plan.node(id) {
             Node::Bytes(spec) => {
-                spec.length.check(data.len(), "bytes")?;
+                spec.length
+                    .check(data.len(), crate::plan::LengthUnit::Bytes)?;
                 Ok(spec.new_value(py, data)?)
             }
             Node::Any => Ok(crate::py::new_bytes(py, data)?.into_any()),
-            node => Err(expected(node.describe(), "bytes")),
+            node => Err(expected(Code::of_type(node), node.describe(), "bytes")),
         }
     }
 
@@ -343,17 +355,22 @@ impl<'a, 'p, 'py, E: Errors> Decoder<'p, 'py, MsgpackInput<'a, '_>, E> {
                     let data = crate::py::new_bytes(py, payload)?;
                     Ok(super::ext_class(py)?.call1((kind, data))?)
                 }
-                node => Err(expected(node.describe(), &format!("ext type {kind}"))),
+                node => Err(expected(
+                    Code::of_type(node),
+                    node.describe(),
+                    &format!("ext type {kind}"),
+                )),
             };
         }
         read::timestamp(payload).ok_or_else(malformed_timestamp)?;
         let id = self.str_slot(id, "timestamp")?;
         match self.ctx.plan.node(id) {
             Node::DateTime(TzRule::Naive) => Err(Error::validation(
+                Code::TimezoneNaive,
                 "expected a naive datetime, got a timestamp (UTC)",
             )),
             Node::DateTime(_) | Node::Any => timestamp_datetime(self.ctx.py, payload),
-            node => Err(expected(node.describe(), "timestamp")),
+            node => Err(expected(Code::of_type(node), node.describe(), "timestamp")),
         }
     }
 
@@ -380,7 +397,11 @@ impl<'a, 'p, 'py, E: Errors> Decoder<'p, 'py, MsgpackInput<'a, '_>, E> {
                 check_utf8(bytes)?;
                 Ok(bytes)
             }
-            other => Err(expected("a str field name", other.describe())),
+            other => Err(expected(
+                Code::DictKeyType,
+                "a str field name",
+                other.describe(),
+            )),
         }
     }
 
@@ -399,7 +420,9 @@ impl<'a, 'p, 'py, E: Errors> Decoder<'p, 'py, MsgpackInput<'a, '_>, E> {
                 Ok(py::dict_key_str(self.ctx.py, bytes, ascii)?)
             }
             (Head::Array(count), Node::Any) => self.tuple_key(id, count),
-            (Head::Map(_), Node::Any) => Err(expected("a hashable dict key", "map")),
+            (Head::Map(_), Node::Any) => {
+                Err(expected(Code::DictKeyType, "a hashable dict key", "map"))
+            }
             (head, _) => self.head(id, head),
         }
     }
@@ -415,9 +438,11 @@ impl<'a, 'p, 'py, E: Errors> Decoder<'p, 'py, MsgpackInput<'a, '_>, E> {
             for _ in 0..count {
                 let item = match self.reader.next().map_err(malformed) {
                     Ok(Head::Array(inner)) => self.tuple_key(id, inner),
-                    Ok(Head::Map(_)) => {
-                        Err(expected("a hashable dict key", "an array holding a map"))
-                    }
+                    Ok(Head::Map(_)) => Err(expected(
+                        Code::DictKeyType,
+                        "a hashable dict key",
+                        "an array holding a map",
+                    )),
                     Ok(head) => self.head(id, head),
                     Err(err) => Err(err),
                 };
@@ -656,10 +681,13 @@ impl<'p, 'py, 'k, E: Errors> WireReader<'p, 'py> for Decoder<'p, 'py, MsgpackInp
     fn begin_many(&mut self) -> Result<usize> {
         match self.reader.next().map_err(malformed)? {
             Head::Array(count) => Ok(count),
-            other => Err(Error::validation(format_args!(
-                "expected array of values for decode_many, got {}",
-                other.describe()
-            ))),
+            other => Err(Error::validation(
+                Code::ListType,
+                format_args!(
+                    "expected array of values for decode_many, got {}",
+                    other.describe()
+                ),
+            )),
         }
     }
 

@@ -15,7 +15,7 @@ use pyo3::prelude::*;
 use super::decoder::Decoder;
 use super::encoder;
 use super::{unexpected_option, OpenArgs, WireFormat};
-use crate::errors::{Error, ErrorKind, Failure, Result};
+use crate::errors::{Code, Error, ErrorKind, Failure, Result};
 use crate::plan::Plan;
 use crate::py::Obj;
 use decode::{DecodeTables, MsgpackInput};
@@ -25,11 +25,14 @@ use decode::{DecodeTables, MsgpackInput};
 /// how far the decoder read, nor on whether the bytes came in one call or through a stream.
 #[cold]
 fn malformed_first(input: &[u8], error: Error) -> Error {
-    if !matches!(error.failure, Failure::Message(ErrorKind::Validation, _)) {
+    if !matches!(error.failure, Failure::Message(ErrorKind::Validation, ..)) {
         return error;
     }
-    match crate::stream::msgpack_malformed(input) {
-        Some((offset, message)) => Error::decode(format_args!("{message} at byte {offset}")),
+    match polycodec_formats::msgpack::frame::malformed_one(input) {
+        Some(bad) => Error::decode(
+            Code::MsgpackInvalid,
+            format_args!("{} at byte {}", bad.message, bad.offset),
+        ),
         None => error,
     }
 }

@@ -23,7 +23,7 @@ use std::collections::hash_map::Entry;
 use std::hash::BuildHasher;
 
 use super::{KeyMap, Pickle, StateForm};
-use crate::errors::{Error, ErrorKind, Result};
+use crate::errors::{Code, Error, ErrorKind, Result};
 use crate::plan::{EnumSpec, LiteralValue, Node, NodeId, Plan, RecordKind, RecordSpec};
 use crate::py::{self, Obj};
 use crate::shape;
@@ -151,7 +151,12 @@ enum Memo {
 }
 
 fn mismatch(node: &Node, value: &Obj<'_>) -> Error {
-    Error::expected(ErrorKind::Encode, node.describe(), &shape::type_name(value))
+    Error::expected(
+        ErrorKind::Encode,
+        Code::EncodeError,
+        node.describe(),
+        &shape::type_name(value),
+    )
 }
 
 impl<'f, 'p, 'o, 'py> Writer<'f, 'p, 'o, 'py> {

@@ -168,7 +168,7 @@ impl<'a, 'f, 'p, 'py> FastDecoder<'a, 'f, 'p, 'py> {
     /// (it ends the decode), anything else is a give-up.
     #[cold]
     fn hook_failed(&mut self, error: Error) {
-        if matches!(error.failure, Failure::Python(_)) && self.failure.is_none() {
+        if matches!(error.failure, Failure::Python(..)) && self.failure.is_none() {
             self.failure = Some(error);
         }
     }
@@ -919,7 +919,9 @@ impl<'a, 'f, 'p, 'py> FastDecoder<'a, 'f, 'p, 'py> {
         nested(depth, || self.entries(&dict, key, value))?;
         self.depth -= 1;
         if let Some(length) = length {
-            length.check(dict.len(), "items").ok()?;
+            length
+                .check(dict.len(), crate::plan::LengthUnit::Items)
+                .ok()?;
         }
         let dict = dict.into_any();
         self.finish_memo(&memo, node, &dict);
@@ -1037,7 +1039,9 @@ impl<'a, 'f, 'p, 'py> FastDecoder<'a, 'f, 'p, 'py> {
             _ => crate::py::new_tuple(py, items.into_iter()).ok()?.into_any(),
         };
         if let Some(length) = length {
-            length.check(list.len().ok()?, "items").ok()?;
+            length
+                .check(list.len().ok()?, crate::plan::LengthUnit::Items)
+                .ok()?;
         }
         self.finish_memo(&memo, node, &list);
         self.memo_ops(|| Entry::Object(node as u32, list.clone()))?;

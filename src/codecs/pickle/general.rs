@@ -18,7 +18,7 @@ use pyo3::types::{PyDateTime, PyDelta, PyDict, PyInt, PyTzInfo, PyTzInfoAccess};
 use super::stdlib::{make_bytes, module_alias, uuid_bits, DateState, DateTimeState, TimeState};
 use super::vm::{self, Arena, CallKind, Id, Value};
 use super::{KeyMap, Pickle, StateForm};
-use crate::errors::{Error, Result};
+use crate::errors::{Code, Error, Result};
 use crate::plan::{
     BytesSpec, EnumSpec, LengthBounds, Node, NodeId, Plan, RecordKind, RecordSpec, SequenceKind,
 };
@@ -52,10 +52,13 @@ pub(super) fn decode_many<'py>(
         Value::List(items) => items.as_slice(),
         Value::Tuple(items) => items.as_slice(),
         other => {
-            return Err(Error::validation(format!(
-                "expected a pickled list for decode_many, got {}",
-                kind_name(other)
-            )))
+            return Err(Error::validation(
+                Code::ListType,
+                format!(
+                    "expected a pickled list for decode_many, got {}",
+                    kind_name(other)
+                ),
+            ))
         }
     };
     let mut out = Vec::new();
@@ -80,10 +83,10 @@ fn machine_error(err: vm::VmError) -> Error {
             "cannot allocate memory for the values of the pickle",
         ));
     }
-    Error::decode(format!(
-        "malformed pickle: {} at byte {}",
-        err.message, err.offset
-    ))
+    Error::decode(
+        Code::PickleInvalid,
+        format!("malformed pickle: {} at byte {}", err.message, err.offset),
+    )
 }
 
 fn kind_name(value: &Value<'_>) -> &'static str {
@@ -111,7 +114,8 @@ fn show(bytes: &[u8]) -> Cow<'_, str> {
 }
 
 fn text(bytes: &[u8]) -> Result<&str> {
-    std::str::from_utf8(bytes).map_err(|_| Error::decode("malformed pickle: a str is not UTF-8"))
+    std::str::from_utf8(bytes)
+        .map_err(|_| Error::decode(Code::PickleInvalid, "malformed pickle: a str is not UTF-8"))
 }
 
 /// A call node taken apart.
@@ -175,6 +179,7 @@ impl<'a, 'v, 'f, 'p, 'py> Converter<'a, 'v, 'f, 'p, 'py> {
         let size = self.unfolded_size(id, 0);
         if size > self.hash_budget {
             return Err(Error::decode(
+                Code::DecodeError,
                 "the pickle's shared structure would make hashing its set items or dict keys \
                  take time exponential in its size",
             ));
@@ -236,6 +241,7 @@ impl<'a, 'v, 'f, 'p, 'py> Converter<'a, 'v, 'f, 'p, 'py> {
             Some(Some(done)) => return Ok(done.clone()),
             Some(None) => {
                 return Err(Error::decode(
+                    Code::DecodeError,
                     "the pickle holds a recursive structure (an object containing itself)",
                 ))
             }
@@ -275,9 +281,10 @@ impl<'a, 'v, 'f, 'p, 'py> Converter<'a, 'v, 'f, 'p, 'py> {
     fn enter(&mut self) -> Result<()> {
         self.depth += 1;
         if self.depth > MAX_DEPTH {
-            return Err(Error::decode(format!(
-                "pickle nested deeper than {MAX_DEPTH} levels"
-            )));
+            return Err(Error::decode(
+                Code::RecursionLoop,
+                format!("pickle nested deeper than {MAX_DEPTH} levels"),
+            ));
         }
         Ok(())
     }
@@ -353,17 +360,23 @@ impl<'a, 'v, 'f, 'p, 'py> Converter<'a, 'v, 'f, 'p, 'py> {
     /// The refusal for a call the plan does not allow at this position.
     fn refused(&self, call: &Call<'_>, node: &Node) -> Error {
         match call.target {
-            Some((module, name)) => Error::decode(format!(
-                "pickle refers to {}.{}, which the type does not allow here (expected {})",
-                show(module),
-                show(name),
-                node.describe()
-            )),
-            None => Error::decode(format!(
-                "pickle calls a computed callable, which the type does not allow here \
+            Some((module, name)) => Error::decode(
+                Code::PickleInvalid,
+                format!(
+                    "pickle refers to {}.{}, which the type does not allow here (expected {})",
+                    show(module),
+                    show(name),
+                    node.describe()
+                ),
+            ),
+            None => Error::decode(
+                Code::PickleInvalid,
+                format!(
+                    "pickle calls a computed callable, which the type does not allow here \
                  (expected {})",
-                node.describe()
-            )),
+                    node.describe()
+                ),
+            ),
         }
     }
 
@@ -375,11 +388,10 @@ impl<'a, 'v, 'f, 'p, 'py> Converter<'a, 'v, 'f, 'p, 'py> {
     }
 
     fn mismatch(&self, node: &Node, id: Id) -> Error {
-        Error::validation(format!(
-            "expected {}, got {}",
-            node.describe(),
-            self.describe(id)
-        ))
+        Error::validation(
+            Code::of_type(node),
+            format!("expected {}, got {}", node.describe(), self.describe(id)),
+        )
     }
 
     fn describe(&self, id: Id) -> String {
@@ -440,7 +452,10 @@ impl<'a, 'v, 'f, 'p, 'py> Converter<'a, 'v, 'f, 'p, 'py> {
                     } else if matches!(node, Node::Str(spec) if spec.is_unconstrained()) {
                         surrogate_str(py, bytes)
                     } else {
-                        Err(Error::decode("malformed pickle: a str is not UTF-8"))
+                        Err(Error::decode(
+                            Code::PickleInvalid,
+                            "malformed pickle: a str is not UTF-8",
+                        ))
                     }
                 }
                 // Lax mode: numeric and boolean text, as JSON's lax mode reads it.
@@ -489,12 +504,15 @@ impl<'a, 'v, 'f, 'p, 'py> Converter<'a, 'v, 'f, 'p, 'py> {
                 .unset
                 .as_ref()
                 .map(|unset| unset.bind(py).clone())
-                .ok_or_else(|| Error::validation("expected UNSET")),
-            Value::Global { module, name } => Err(Error::decode(format!(
-                "pickle holds the global {}.{} as a value, which no type allows",
-                show(module),
-                show(name)
-            ))),
+                .ok_or_else(|| Error::validation(Code::ValueError, "expected UNSET")),
+            Value::Global { module, name } => Err(Error::decode(
+                Code::PickleInvalid,
+                format!(
+                    "pickle holds the global {}.{} as a value, which no type allows",
+                    show(module),
+                    show(name)
+                ),
+            )),
             Value::Call { .. } => {
                 let call = self.call_parts(id).expect("a call node");
                 self.call(node_id, node, &call, id)
@@ -523,11 +541,10 @@ impl<'a, 'v, 'f, 'p, 'py> Converter<'a, 'v, 'f, 'p, 'py> {
             .iter()
             .map(|&v| plan.node(v).describe())
             .collect();
-        Err(Error::validation(format!(
-            "expected {}, got {}",
-            names.join(" | "),
-            self.describe(id)
-        )))
+        Err(Error::validation(
+            Code::of_union(plan, &spec.variants),
+            format!("expected {}, got {}", names.join(" | "), self.describe(id)),
+        ))
     }
 
     fn fits(&self, node: &Node, id: Id) -> bool {
@@ -666,18 +683,20 @@ impl<'a, 'v, 'f, 'p, 'py> Converter<'a, 'v, 'f, 'p, 'py> {
 
     fn expect_no_state(&self, call: &Call<'_>, what: &str) -> Result<()> {
         if call.state.is_some() || call.kind != CallKind::Reduce {
-            return Err(Error::decode(format!(
-                "malformed pickle: {what} is built with an unexpected opcode sequence"
-            )));
+            return Err(Error::decode(
+                Code::PickleInvalid,
+                format!("malformed pickle: {what} is built with an unexpected opcode sequence"),
+            ));
         }
         Ok(())
     }
 
     fn args(&self, call: &Call<'_>, what: &str) -> Result<&'v [Id]> {
         self.tuple_items(call.args).ok_or_else(|| {
-            Error::decode(format!(
-                "malformed pickle: the arguments of {what} are not a tuple"
-            ))
+            Error::decode(
+                Code::PickleInvalid,
+                format!("malformed pickle: the arguments of {what} are not a tuple"),
+            )
         })
     }
 
@@ -690,26 +709,32 @@ impl<'a, 'v, 'f, 'p, 'py> Converter<'a, 'v, 'f, 'p, 'py> {
         let args = self.args(call, &spec.qualname)?;
         if let Some(kwargs) = call.kwargs {
             if !matches!(self.arena.get(kwargs), Value::Dict(entries) if entries.is_empty()) {
-                return Err(Error::decode(format!(
-                    "NEWOBJ_EX with keyword arguments for {} is refused",
-                    spec.qualname
-                )));
+                return Err(Error::decode(
+                    Code::DecodeError,
+                    format!(
+                        "NEWOBJ_EX with keyword arguments for {} is refused",
+                        spec.qualname
+                    ),
+                ));
             }
         }
         if spec.kind == RecordKind::NamedTuple {
             if call.state.is_some() {
-                return Err(Error::decode(format!(
-                    "unexpected BUILD state for namedtuple {}",
-                    spec.qualname
-                )));
+                return Err(Error::decode(
+                    Code::DecodeError,
+                    format!("unexpected BUILD state for namedtuple {}", spec.qualname),
+                ));
             }
             return self.positional_record(spec, args);
         }
         if spec.kind != RecordKind::Dataclass || call.kind != CallKind::NewObj || !args.is_empty() {
-            return Err(Error::decode(format!(
-                "malformed pickle: {} must be created with NEWOBJ and no arguments",
-                spec.qualname
-            )));
+            return Err(Error::decode(
+                Code::PickleInvalid,
+                format!(
+                    "malformed pickle: {} must be created with NEWOBJ and no arguments",
+                    spec.qualname
+                ),
+            ));
         }
         let mut builder = RecordBuilder::new(spec);
         if let Some(state) = call.state {
@@ -745,10 +770,13 @@ impl<'a, 'v, 'f, 'p, 'py> Converter<'a, 'v, 'f, 'p, 'py> {
     }
 
     fn bad_state(&self, spec: &RecordSpec) -> Error {
-        Error::decode(format!(
-            "malformed pickle: unexpected BUILD state for {}",
-            spec.qualname
-        ))
+        Error::decode(
+            Code::PickleInvalid,
+            format!(
+                "malformed pickle: unexpected BUILD state for {}",
+                spec.qualname
+            ),
+        )
     }
 
     fn state_dict(
@@ -829,7 +857,10 @@ impl<'a, 'v, 'f, 'p, 'py> Converter<'a, 'v, 'f, 'p, 'py> {
         let names = &fmt.record(node_id).names;
         for &(key, item) in entries {
             let Value::Str(key) = self.arena.get(key) else {
-                return Err(Error::validation("expected str keys for a TypedDict"));
+                return Err(Error::validation(
+                    Code::DictKeyType,
+                    "expected str keys for a TypedDict",
+                ));
             };
             match names.iter().position(|name| name.as_bytes() == *key) {
                 Some(index) => {
@@ -851,11 +882,14 @@ impl<'a, 'v, 'f, 'p, 'py> Converter<'a, 'v, 'f, 'p, 'py> {
 
     fn positional_record(&mut self, spec: &'p RecordSpec, items: &'v [Id]) -> Result<Obj<'py>> {
         if items.len() > spec.fields.len() {
-            return Err(Error::validation(format!(
-                "expected at most {} items, got {}",
-                spec.fields.len(),
-                items.len()
-            )));
+            return Err(Error::validation(
+                Code::TooLong,
+                format!(
+                    "expected at most {} items, got {}",
+                    spec.fields.len(),
+                    items.len()
+                ),
+            ));
         }
         let mut builder = RecordBuilder::new(spec);
         for (index, &item) in items.iter().enumerate() {
@@ -898,11 +932,14 @@ impl<'a, 'v, 'f, 'p, 'py> Converter<'a, 'v, 'f, 'p, 'py> {
             _ => None,
         };
         found.map(|m| m.bind(py).clone()).ok_or_else(|| {
-            Error::validation(format!(
-                "invalid enum value for {}: expected {}",
-                spec.name,
-                spec.describe_values()
-            ))
+            Error::validation(
+                Code::Enum,
+                format!(
+                    "invalid enum value for {}: expected {}",
+                    spec.name,
+                    spec.describe_values()
+                ),
+            )
         })
     }
 
@@ -932,17 +969,20 @@ impl<'a, 'v, 'f, 'p, 'py> Converter<'a, 'v, 'f, 'p, 'py> {
             SequenceKind::FrozenSet => py::user_code(py, || py::new_set(py, true, out))?,
         };
         // Sets may collapse equal items: the bound applies to what the caller gets.
-        length.check(result.len()?, "items")?;
+        length.check(result.len()?, crate::plan::LengthUnit::Items)?;
         Ok(result)
     }
 
     fn fixed_tuple(&mut self, items: &'v [Id], item_nodes: &'p [NodeId]) -> Result<Obj<'py>> {
         if items.len() != item_nodes.len() {
-            return Err(Error::validation(format!(
-                "expected a tuple of length {}, got {}",
-                item_nodes.len(),
-                items.len()
-            )));
+            return Err(Error::validation(
+                Code::PickleValue,
+                format!(
+                    "expected a tuple of length {}, got {}",
+                    item_nodes.len(),
+                    items.len()
+                ),
+            ));
         }
         let mut out = Vec::with_capacity(items.len());
         for (index, (&item, &node)) in items.iter().zip(item_nodes).enumerate() {
@@ -995,10 +1035,10 @@ impl<'a, 'v, 'f, 'p, 'py> Converter<'a, 'v, 'f, 'p, 'py> {
                 let call = self.call_parts(id).expect("a call node");
                 Ok(Cow::Owned(self.codecs_encode(&call)?))
             }
-            other => Err(Error::validation(format!(
-                "expected a bytes state, got {}",
-                kind_name(other)
-            ))),
+            other => Err(Error::validation(
+                Code::PickleValue,
+                format!("expected a bytes state, got {}", kind_name(other)),
+            )),
         }
     }
 
@@ -1019,12 +1059,14 @@ impl<'a, 'v, 'f, 'p, 'py> Converter<'a, 'v, 'f, 'p, 'py> {
         let args = self.args(call, "_codecs.encode")?;
         let [data, encoding] = args else {
             return Err(Error::decode(
+                Code::PickleInvalid,
                 "malformed pickle: _codecs.encode takes 2 arguments",
             ));
         };
         match (self.arena.get(*data), self.arena.get(*encoding)) {
             (Value::Str(data), Value::Str(b"latin1" | b"latin-1")) => latin1(text(data)?),
             _ => Err(Error::decode(
+                Code::PickleInvalid,
                 "malformed pickle: _codecs.encode is only accepted with a str and \"latin1\"",
             )),
         }
@@ -1033,6 +1075,7 @@ impl<'a, 'v, 'f, 'p, 'py> Converter<'a, 'v, 'f, 'p, 'py> {
     fn bytes_call(&self, call: &Call<'_>) -> Result<Vec<u8>> {
         let Some((module, name)) = call.target else {
             return Err(Error::decode(
+                Code::PickleInvalid,
                 "malformed pickle: bytes from a computed callable",
             ));
         };
@@ -1048,11 +1091,13 @@ impl<'a, 'v, 'f, 'p, 'py> Converter<'a, 'v, 'f, 'p, 'py> {
                 match (self.arena.get(*source), self.arena.get(*encoding)) {
                     (Value::Str(data), Value::Str(b"latin1" | b"latin-1")) => latin1(text(data)?),
                     _ => Err(Error::decode(
+                        Code::PickleInvalid,
                         "malformed pickle: unexpected bytearray arguments",
                     )),
                 }
             }
             _ => Err(Error::decode(
+                Code::PickleInvalid,
                 "malformed pickle: unexpected bytes arguments",
             )),
         }
@@ -1064,12 +1109,11 @@ impl<'a, 'v, 'f, 'p, 'py> Converter<'a, 'v, 'f, 'p, 'py> {
         let args = self.args(call, "set")?;
         match args {
             [] => Ok(&[]),
-            [items] => self
-                .arena
-                .get(*items)
-                .items()
-                .ok_or_else(|| Error::decode("malformed pickle: set() of a non-list")),
+            [items] => self.arena.get(*items).items().ok_or_else(|| {
+                Error::decode(Code::PickleInvalid, "malformed pickle: set() of a non-list")
+            }),
             _ => Err(Error::decode(
+                Code::PickleInvalid,
                 "malformed pickle: set() with several arguments",
             )),
         }
@@ -1081,11 +1125,17 @@ impl<'a, 'v, 'f, 'p, 'py> Converter<'a, 'v, 'f, 'p, 'py> {
         let (state, zone) = match args {
             [state] => (*state, None),
             [state, zone] => (*state, Some(*zone)),
-            _ => return Err(Error::decode("malformed pickle: datetime arguments")),
+            _ => {
+                return Err(Error::decode(
+                    Code::PickleInvalid,
+                    "malformed pickle: datetime arguments",
+                ))
+            }
         };
         let data = self.state_bytes(state)?;
-        let state = DateTimeState::parse(&data)
-            .ok_or_else(|| Error::validation("expected a 10-byte datetime state"))?;
+        let state = DateTimeState::parse(&data).ok_or_else(|| {
+            Error::validation(Code::PickleValue, "expected a 10-byte datetime state")
+        })?;
         let zone = match zone {
             Some(zone) => self.tzinfo(zone)?,
             None => None,
@@ -1097,11 +1147,14 @@ impl<'a, 'v, 'f, 'p, 'py> Converter<'a, 'v, 'f, 'p, 'py> {
         self.expect_no_state(call, "date")?;
         let args = self.args(call, "date")?;
         let [state] = args else {
-            return Err(Error::decode("malformed pickle: date arguments"));
+            return Err(Error::decode(
+                Code::PickleInvalid,
+                "malformed pickle: date arguments",
+            ));
         };
         let data = self.state_bytes(*state)?;
         let state = DateState::parse(&data)
-            .ok_or_else(|| Error::validation("expected a 4-byte date state"))?;
+            .ok_or_else(|| Error::validation(Code::PickleValue, "expected a 4-byte date state"))?;
         Ok(state.build(self.ctx.py).map_err(invalid)?.into_any())
     }
 
@@ -1111,11 +1164,16 @@ impl<'a, 'v, 'f, 'p, 'py> Converter<'a, 'v, 'f, 'p, 'py> {
         let (state, zone) = match args {
             [state] => (*state, None),
             [state, zone] => (*state, Some(*zone)),
-            _ => return Err(Error::decode("malformed pickle: time arguments")),
+            _ => {
+                return Err(Error::decode(
+                    Code::PickleInvalid,
+                    "malformed pickle: time arguments",
+                ))
+            }
         };
         let data = self.state_bytes(state)?;
         let state = TimeState::parse(&data)
-            .ok_or_else(|| Error::validation("expected a 6-byte time state"))?;
+            .ok_or_else(|| Error::validation(Code::PickleValue, "expected a 6-byte time state"))?;
         let zone = match zone {
             Some(zone) => self.tzinfo(zone)?,
             None => None,
@@ -1130,13 +1188,22 @@ impl<'a, 'v, 'f, 'p, 'py> Converter<'a, 'v, 'f, 'p, 'py> {
         let args = self.args(call, "timedelta")?;
         let mut parts = [0i32; 3];
         if args.len() > 3 {
-            return Err(Error::decode("malformed pickle: timedelta arguments"));
+            return Err(Error::decode(
+                Code::PickleInvalid,
+                "malformed pickle: timedelta arguments",
+            ));
         }
         for (slot, &arg) in parts.iter_mut().zip(args) {
             *slot = match self.arena.get(arg) {
-                Value::Int(number) => i32::try_from(*number)
-                    .map_err(|_| Error::validation("timedelta component out of range"))?,
-                _ => return Err(Error::validation("expected int timedelta components")),
+                Value::Int(number) => i32::try_from(*number).map_err(|_| {
+                    Error::validation(Code::PickleValue, "timedelta component out of range")
+                })?,
+                _ => {
+                    return Err(Error::validation(
+                        Code::PickleValue,
+                        "expected int timedelta components",
+                    ))
+                }
             };
         }
         PyDelta::new(self.ctx.py, parts[0], parts[1], parts[2], true).map_err(invalid)
@@ -1153,7 +1220,10 @@ impl<'a, 'v, 'f, 'p, 'py> Converter<'a, 'v, 'f, 'p, 'py> {
         }
         let py = self.ctx.py;
         let call = self.call_parts(id).ok_or_else(|| {
-            Error::validation(format!("expected a tzinfo, got {}", self.describe(id)))
+            Error::validation(
+                Code::PickleValue,
+                format!("expected a tzinfo, got {}", self.describe(id)),
+            )
         })?;
         self.expect_no_state(&call, "tzinfo")?;
         let args = self.args(&call, "tzinfo")?;
@@ -1164,7 +1234,12 @@ impl<'a, 'v, 'f, 'p, 'py> Converter<'a, 'v, 'f, 'p, 'py> {
             let (offset, name) = match args {
                 [offset] => (*offset, None),
                 [offset, name] => (*offset, Some(*name)),
-                _ => return Err(Error::decode("malformed pickle: timezone arguments")),
+                _ => {
+                    return Err(Error::decode(
+                        Code::PickleInvalid,
+                        "malformed pickle: timezone arguments",
+                    ))
+                }
             };
             let offset_call = self
                 .call_parts(offset)
@@ -1172,7 +1247,9 @@ impl<'a, 'v, 'f, 'p, 'py> Converter<'a, 'v, 'f, 'p, 'py> {
                     c.target
                         .is_some_and(|(m, n)| m == b"datetime" && n == b"timedelta")
                 })
-                .ok_or_else(|| Error::validation("expected a timedelta timezone offset"))?;
+                .ok_or_else(|| {
+                    Error::validation(Code::PickleValue, "expected a timedelta timezone offset")
+                })?;
             let delta = self.timedelta(&offset_call)?;
             match name.map(|n| self.arena.get(n)) {
                 None => PyTzInfo::fixed_offset(py, delta).map_err(invalid)?,
@@ -1184,19 +1261,35 @@ impl<'a, 'v, 'f, 'p, 'py> Converter<'a, 'v, 'f, 'p, 'py> {
                         .cast_into::<PyTzInfo>()
                         .map_err(PyErr::from)?
                 }
-                Some(_) => return Err(Error::validation("expected a str timezone name")),
+                Some(_) => {
+                    return Err(Error::validation(
+                        Code::PickleValue,
+                        "expected a str timezone name",
+                    ))
+                }
             }
         } else if self.is_zoneinfo_unpickle(&call) {
             let [key, from_cache] = args else {
-                return Err(Error::decode("malformed pickle: ZoneInfo arguments"));
+                return Err(Error::decode(
+                    Code::PickleInvalid,
+                    "malformed pickle: ZoneInfo arguments",
+                ));
             };
             let Value::Str(key) = self.arena.get(*key) else {
-                return Err(Error::validation("expected a str ZoneInfo key"));
+                return Err(Error::validation(
+                    Code::PickleValue,
+                    "expected a str ZoneInfo key",
+                ));
             };
             let cached = match self.arena.get(*from_cache) {
                 Value::Int(number) => *number != 0,
                 Value::Bool(flag) => *flag,
-                _ => return Err(Error::validation("expected an int ZoneInfo cache flag")),
+                _ => {
+                    return Err(Error::validation(
+                        Code::ValueError,
+                        "expected an int ZoneInfo cache flag",
+                    ))
+                }
             };
             let key = text(key)?;
             let class = py.import("zoneinfo")?.getattr("ZoneInfo")?;
@@ -1210,19 +1303,25 @@ impl<'a, 'v, 'f, 'p, 'py> Converter<'a, 'v, 'f, 'p, 'py> {
             });
             // An unknown or malformed key (ZoneInfoNotFoundError is a KeyError) is bad input.
             let zone = zone.map_err(|err| {
-                Error::validation(format!(
-                    "invalid ZoneInfo key {}: {}",
-                    crate::errors::quote(key),
-                    err.value(py)
-                ))
+                Error::validation(
+                    Code::PickleValue,
+                    format!(
+                        "invalid ZoneInfo key {}: {}",
+                        crate::errors::quote(key),
+                        err.value(py)
+                    ),
+                )
             })?;
             zone.cast_into::<PyTzInfo>().map_err(PyErr::from)?
         } else {
-            return Err(Error::decode(format!(
-                "pickle refers to {}, which is not an allowed tzinfo (datetime.timezone, \
+            return Err(Error::decode(
+                Code::PickleInvalid,
+                format!(
+                    "pickle refers to {}, which is not an allowed tzinfo (datetime.timezone, \
                  zoneinfo.ZoneInfo)",
-                self.describe(id)
-            )));
+                    self.describe(id)
+                ),
+            ));
         };
         self.zones.insert(id, zone.clone());
         Ok(Some(zone))
@@ -1258,16 +1357,27 @@ impl<'a, 'v, 'f, 'p, 'py> Converter<'a, 'v, 'f, 'p, 'py> {
         match args {
             [digits] => match self.arena.get(*digits) {
                 Value::Str(bytes) => text(bytes),
-                _ => Err(Error::validation("expected a str Decimal argument")),
+                _ => Err(Error::validation(
+                    Code::PickleValue,
+                    "expected a str Decimal argument",
+                )),
             },
-            _ => Err(Error::decode("malformed pickle: Decimal arguments")),
+            _ => Err(Error::decode(
+                Code::PickleInvalid,
+                "malformed pickle: Decimal arguments",
+            )),
         }
     }
 
     /// `uuid.UUID`: NEWOBJ with no arguments, then BUILD with `{"int": n}` (and maybe
     /// `"is_safe"`, which is not kept).
     fn uuid(&self, call: &Call<'_>) -> Result<Obj<'py>> {
-        let bad = || Error::decode("malformed pickle: unexpected UUID construction");
+        let bad = || {
+            Error::decode(
+                Code::PickleInvalid,
+                "malformed pickle: unexpected UUID construction",
+            )
+        };
         if call.kind != CallKind::NewObj || !self.args(call, "UUID")?.is_empty() {
             return Err(bad());
         }
@@ -1287,11 +1397,14 @@ impl<'a, 'v, 'f, 'p, 'py> Converter<'a, 'v, 'f, 'p, 'py> {
     }
 
     fn u128_of(&self, id: Id) -> Result<u128> {
-        let out_of_range = || Error::validation("UUID int out of range");
+        let out_of_range = || Error::validation(Code::PickleValue, "UUID int out of range");
         match self.arena.get(id) {
             Value::Int(number) => u128::try_from(*number).map_err(|_| out_of_range()),
             Value::BigInt(data) => uuid_bits(data).ok_or_else(out_of_range),
-            _ => Err(Error::validation("expected an int UUID value")),
+            _ => Err(Error::validation(
+                Code::ValueError,
+                "expected an int UUID value",
+            )),
         }
     }
 
@@ -1332,11 +1445,14 @@ impl<'a, 'v, 'f, 'p, 'py> Converter<'a, 'v, 'f, 'p, 'py> {
             }
             Value::Dict(entries) => return self.level(|this| this.dict(entries, any, any, any)),
             Value::Global { module, name } => {
-                return Err(Error::decode(format!(
-                    "pickle holds the global {}.{} as a value, which no type allows",
-                    show(module),
-                    show(name)
-                )))
+                return Err(Error::decode(
+                    Code::PickleInvalid,
+                    format!(
+                        "pickle holds the global {}.{} as a value, which no type allows",
+                        show(module),
+                        show(name)
+                    ),
+                ))
             }
             Value::Call { .. } => {
                 let call = self.call_parts(id).expect("a call node");
@@ -1354,6 +1470,7 @@ impl<'a, 'v, 'f, 'p, 'py> Converter<'a, 'v, 'f, 'p, 'py> {
         let py = self.ctx.py;
         let Some((module, name)) = call.target else {
             return Err(Error::decode(
+                Code::PickleInvalid,
                 "pickle calls a computed callable, which no type allows here",
             ));
         };
@@ -1366,7 +1483,10 @@ impl<'a, 'v, 'f, 'p, 'py> Converter<'a, 'v, 'f, 'p, 'py> {
                 let digits = self.decimal_text(call)?;
                 let decimal = py::stdlib(py).decimal.bind(py).call1((digits,));
                 decimal.map_err(|_| {
-                    Error::validation(format!("invalid decimal {}", crate::errors::quote(digits)))
+                    Error::validation(
+                        Code::DecimalParsing,
+                        format!("invalid decimal {}", crate::errors::quote(digits)),
+                    )
                 })
             }
             (b"uuid", b"UUID") => self.uuid(call),
@@ -1385,19 +1505,26 @@ impl<'a, 'v, 'f, 'p, 'py> Converter<'a, 'v, 'f, 'p, 'py> {
             (b"builtins", b"bytearray") => {
                 Ok(crate::py::new_bytearray(py, &self.bytes_call(call)?)?)
             }
-            _ => Err(Error::decode(format!(
-                "pickle refers to {}.{}, which the type does not allow here (expected any \
+            _ => Err(Error::decode(
+                Code::PickleInvalid,
+                format!(
+                    "pickle refers to {}.{}, which the type does not allow here (expected any \
                  builtin value)",
-                show(module),
-                show(name)
-            ))),
+                    show(module),
+                    show(name)
+                ),
+            )),
         }
     }
 }
 
 fn latin1(text: &str) -> Result<Vec<u8>> {
-    super::stdlib::latin1(text)
-        .ok_or_else(|| Error::decode("malformed pickle: latin1 text with a character above U+00FF"))
+    super::stdlib::latin1(text).ok_or_else(|| {
+        Error::decode(
+            Code::PickleInvalid,
+            "malformed pickle: latin1 text with a character above U+00FF",
+        )
+    })
 }
 
 /// An int from LONG1/LONG4 bytes (little-endian two's complement), through `int.from_bytes`.
@@ -1416,12 +1543,12 @@ fn big_int<'py>(py: Python<'py>, data: &[u8]) -> Result<Obj<'py>> {
 fn surrogate_str<'py>(py: Python<'py>, bytes: &[u8]) -> Result<Obj<'py>> {
     crate::py::new_bytes(py, bytes)?
         .call_method1("decode", ("utf-8", "surrogatepass"))
-        .map_err(|_| Error::decode("malformed pickle: a str is not UTF-8"))
+        .map_err(|_| Error::decode(Code::PickleInvalid, "malformed pickle: a str is not UTF-8"))
 }
 
 /// A value the standard library refuses to construct (a day 32, an offset beyond 24 hours, a
 /// timedelta beyond its range): bad input, whatever exception class CPython chose for it.
 #[cold]
 fn invalid(err: PyErr) -> Error {
-    Python::attach(|py| Error::validation(err.value(py).to_string()))
+    Python::attach(|py| Error::validation(Code::ValueError, err.value(py).to_string()))
 }

@@ -28,7 +28,7 @@ use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 
 use super::{unexpected_option, OpenArgs, WireFormat};
-use crate::errors::{Error, Result};
+use crate::errors::{Code, Error, Result};
 use crate::plan::{Node, Plan, RecordKind};
 use crate::py::Obj;
 
@@ -288,5 +288,8 @@ fn decode<'py>(
 
 #[cold]
 fn fast_path_refused() -> Error {
-    Error::decode("the pickle fast path does not recognise this pickle (fast_path=\"only\")")
+    Error::decode(
+        Code::DecodeError,
+        "the pickle fast path does not recognise this pickle (fast_path=\"only\")",
+    )
 }

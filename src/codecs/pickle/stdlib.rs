@@ -169,6 +169,7 @@ pub(super) fn module_alias(module: &[u8]) -> &[u8] {
 
 /// A bytes or bytearray value (as the plan's node asks), its length checked.
 pub(super) fn make_bytes<'py>(py: Python<'py>, spec: &BytesSpec, data: &[u8]) -> Result<Obj<'py>> {
-    spec.length.check(data.len(), "bytes")?;
+    spec.length
+        .check(data.len(), crate::plan::LengthUnit::Bytes)?;
     Ok(spec.new_value(py, data)?)
 }
