@@ -233,6 +233,19 @@ impl<'a> Reader<'a> {
             _ if first => return Err(self.unexpected("expected string key or '}'")),
             _ => return Err(self.unexpected("expected ',' or '}' after object member")),
         }
+        // The common key, ASCII without escapes, ends at the first special byte (as in
+        // `read_str`): borrowed, with none of the general scanner's bookkeeping.
+        let bytes = self.bytes;
+        let start = self.pos + 1;
+        let end = find_special::<true>(bytes, start);
+        if bytes.get(end) == Some(&b'"') {
+            self.pos = end + 1;
+            self.expect_colon()?;
+            return Ok(Some(Str {
+                bytes: &bytes[start..end],
+                ascii: true,
+            }));
+        }
         let scanned = self.scan_string(true)?;
         self.expect_colon()?;
         self.make_str(scanned).map(Some)

@@ -10,6 +10,7 @@ pub mod cpython;
 pub mod entry;
 pub mod fields;
 pub mod floor;
+pub mod keys;
 pub mod output;
 pub mod temporal;
 
@@ -219,42 +220,10 @@ pub fn new_tuple<'py>(
     Ok(unsafe { tuple.cast_into_unchecked() })
 }
 
-/// Recently decoded dict keys, one table per thread: JSON objects decoded as dicts repeat the
-/// same keys, and a cached str comes with its hash already computed, which the dict insertion
-/// then reuses.
-const KEY_CACHE_SLOTS: usize = 512;
-const KEY_CACHE_MAX_LEN: usize = 24;
-
-thread_local! {
-    static KEY_CACHE: std::cell::RefCell<Vec<Option<Py<PyString>>>> =
-        std::cell::RefCell::new((0..KEY_CACHE_SLOTS).map(|_| None).collect());
-}
-
-/// A str for a dict key, from the per-thread cache when the same short ASCII key was seen.
+/// A str for a dict key, from the key cache ([`keys`]) when the same short key was seen.
 #[inline]
 pub fn dict_key_str<'py>(py: Python<'py>, bytes: &[u8], ascii: bool) -> PyResult<Obj<'py>> {
-    if !ascii || bytes.len() > KEY_CACHE_MAX_LEN || bytes.len() <= 1 {
-        return new_str(py, bytes, ascii);
-    }
-    // FNV-1a: cheap and good enough to spread short keys over the slots.
-    let hash = bytes.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &b| {
-        (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
-    });
-    let slot = (hash as usize) % KEY_CACHE_SLOTS;
-    KEY_CACHE.with(|cache| {
-        let mut cache = cache.borrow_mut();
-        if let Some(cached) = &cache[slot] {
-            let cached = cached.bind(py);
-            if str_utf8(cached).is_ok_and(|text| text.as_bytes() == bytes) {
-                return Ok(cached.clone().into_any());
-            }
-        }
-        let fresh = new_str(py, bytes, true)?;
-        if let Ok(text) = fresh.cast::<PyString>() {
-            cache[slot] = Some(text.clone().unbind());
-        }
-        Ok(fresh)
-    })
+    keys::cached_key(py, bytes, ascii)
 }
 
 /// The length of `text` when it is a compact ASCII str (then its length in characters is its
