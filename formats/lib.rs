@@ -12,6 +12,7 @@
 //! - [`pickle`]: the pickle opcodes and the inert pickle machine.
 //! - [`text`]: RFC 3339 / ISO 8601 temporal forms, UUIDs and base64.
 //! - [`room`]: fallible room in output buffers for large writes.
+//! - [`pieces`]: short byte strings appended in fixed-size pieces.
 //! - [`quote`]: input quoted in error messages, bounded in length.
 
 #![forbid(unsafe_code)]
@@ -20,6 +21,7 @@ pub mod avro;
 pub mod json;
 pub mod msgpack;
 pub mod pickle;
+pub mod pieces;
 pub mod quote;
 pub mod room;
 pub mod text;

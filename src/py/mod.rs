@@ -4,6 +4,7 @@
 //! what PyO3's safe API cannot do as fast (building an ASCII str with one copy, allocating an
 //! instance without running `__init__`, setting an attribute past a frozen class's `__setattr__`).
 
+pub mod ascii;
 pub mod builders;
 pub mod bytearray;
 pub mod cpython;
@@ -103,13 +104,14 @@ pub fn new_str<'py>(py: Python<'py>, bytes: &[u8], ascii: bool) -> PyResult<Obj<
         return Err(PyErr::fetch(py));
     };
     // SAFETY: a fresh maxchar-127 str has a 1-byte buffer of exactly `length` bytes, and the
-    // bytes are ASCII.
+    // bytes are ASCII; a short text is copied in pieces that write nothing past its length.
     unsafe {
-        std::ptr::copy_nonoverlapping(
-            bytes.as_ptr(),
-            cpython::str_state::fresh_ascii_buffer(raw.as_ptr()),
-            bytes.len(),
-        );
+        let buffer = cpython::str_state::fresh_ascii_buffer(raw.as_ptr());
+        if bytes.len() <= ascii::SHORT {
+            ascii::fill(buffer, bytes);
+        } else {
+            std::ptr::copy_nonoverlapping(bytes.as_ptr(), buffer, bytes.len());
+        }
         Ok(Bound::from_owned_ptr(py, raw.as_ptr()))
     }
 }
@@ -224,6 +226,54 @@ pub fn new_tuple<'py>(
 #[inline]
 pub fn dict_key_str<'py>(py: Python<'py>, bytes: &[u8], ascii: bool) -> PyResult<Obj<'py>> {
     keys::cached_key(py, bytes, ascii)
+}
+
+/// The exact builtin type of a value, for the untyped walks' dispatch (instances of
+/// subclasses are `Other`).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Builtin {
+    Str,
+    Int,
+    Float,
+    Bool,
+    None,
+    Dict,
+    List,
+    Other,
+}
+
+/// The exact builtin type of `value`, found by its type pointer, in the order untyped data
+/// holds them most.
+#[inline(always)]
+pub fn builtin(value: &Bound<'_, PyAny>) -> Builtin {
+    let tp = value.get_type_ptr();
+    // SAFETY: only the addresses of CPython's static type objects are taken, never read.
+    unsafe {
+        if tp == std::ptr::addr_of_mut!(ffi::PyUnicode_Type) {
+            Builtin::Str
+        } else if tp == std::ptr::addr_of_mut!(ffi::PyLong_Type) {
+            Builtin::Int
+        } else if tp == std::ptr::addr_of_mut!(ffi::PyFloat_Type) {
+            Builtin::Float
+        } else if tp == std::ptr::addr_of_mut!(ffi::PyBool_Type) {
+            Builtin::Bool
+        } else if value.as_ptr() == ffi::Py_None() {
+            Builtin::None
+        } else if tp == std::ptr::addr_of_mut!(ffi::PyDict_Type) {
+            Builtin::Dict
+        } else if tp == std::ptr::addr_of_mut!(ffi::PyList_Type) {
+            Builtin::List
+        } else {
+            Builtin::Other
+        }
+    }
+}
+
+/// The characters of `text` when it is a compact ASCII str (its UTF-8 bytes), else `None`.
+#[inline(always)]
+pub fn ascii_bytes<'a>(text: &'a Bound<'_, PyString>) -> Option<&'a [u8]> {
+    // SAFETY: a live str, borrowed for as long as the returned bytes.
+    unsafe { cpython::str_state::compact_ascii(text.as_ptr()) }
 }
 
 /// The length of `text` when it is a compact ASCII str (then its length in characters is its
