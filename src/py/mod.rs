@@ -13,6 +13,7 @@ pub mod fields;
 pub mod floor;
 pub mod keys;
 pub mod output;
+pub mod shapes;
 pub mod temporal;
 
 use std::ptr::NonNull;

@@ -531,7 +531,8 @@ impl<'p, 'py, E: Errors> Decoder<'p, 'py, JsonInput<'_, '_>, E> {
     }
 
     /// An untyped object (its `{` next) as a dict of str keys: keys and values go onto the
-    /// item stack, and the dict is made once at its size (no resizes as it fills).
+    /// item stack, and the dict is made once at its size (no resizes as it fills), from a
+    /// template when its keys came before ([`crate::py::shapes`]).
     #[cfg_attr(target_os = "linux", link_section = ".text.hot.polycodec.2json")]
     fn any_object(&mut self) -> Result<Obj<'py>> {
         self.enter()?;
@@ -571,7 +572,7 @@ impl<'p, 'py, E: Errors> Decoder<'p, 'py, JsonInput<'_, '_>, E> {
             self.stack.push(key);
             self.stack.push(value);
         }
-        let dict = crate::py::builders::dict_from_pairs(py, self.stack.drain(base..))?;
+        let dict = crate::py::shapes::dict_of_pairs(py, &mut self.stack, base)?;
         self.depth -= 1;
         Ok(dict)
     }

@@ -286,13 +286,28 @@ impl<'a, 'p, 'py, E: Errors> Decoder<'p, 'py, MsgpackInput<'a, '_>, E> {
         Ok(list)
     }
 
-    /// An untyped map of `count` entries (its head read) as a dict made at its size, its
-    /// keys read as node `key`: `Any` (`any_keys`) or a plain `str`.
+    /// An untyped map of `count` entries (its head read) as a dict, its keys read as node
+    /// `key`: `Any` (`any_keys`) or a plain `str`. The entries go onto the item stack, reserved
+    /// at once (the reader has checked that they fit in the input left), and the dict is made
+    /// at its size, from a template when its keys came before ([`py::shapes`]).
     #[cfg_attr(target_os = "linux", link_section = ".text.hot.polycodec.4msgpack")]
     fn any_map(&mut self, key: NodeId, any_keys: bool, count: usize) -> Result<Obj<'py>> {
         self.enter()?;
+        let base = self.stack.len();
+        reserve_items(&mut self.stack, 2 * count)?;
+        if let Err(err) = self.any_entries(key, any_keys, count) {
+            self.stack.truncate(base);
+            return Err(err);
+        }
+        let dict = py::shapes::dict_of_pairs(self.ctx.py, &mut self.stack, base)?;
+        self.depth -= 1;
+        Ok(dict)
+    }
+
+    /// Reads `count` entries of an untyped map onto the item stack (room reserved).
+    #[inline(always)]
+    fn any_entries(&mut self, key: NodeId, any_keys: bool, count: usize) -> Result<()> {
         let py = self.ctx.py;
-        let dict = py::builders::presized_dict(py, count)?;
         for _ in 0..count {
             let key = match self.reader.next().map_err(malformed)? {
                 Head::Str(bytes) => {
@@ -310,19 +325,15 @@ impl<'a, 'p, 'py, E: Errors> Decoder<'p, 'py, MsgpackInput<'a, '_>, E> {
                 Ok(head) => self.any(head),
                 Err(err) => Err(err),
             };
-            let value = match value {
-                Ok(value) => value,
+            match value {
+                Ok(value) => {
+                    self.stack.push(key);
+                    self.stack.push(value);
+                }
                 Err(err) => return Err(err.at_key(&crate::errors::shown_key(&key))),
-            };
-            // SAFETY: a live dict and two live objects; SetItem takes its own references and
-            // returns -1 with an exception set on failure.
-            if unsafe { pyo3::ffi::PyDict_SetItem(dict.as_ptr(), key.as_ptr(), value.as_ptr()) } < 0
-            {
-                return Err(PyErr::fetch(py).into());
             }
         }
-        self.depth -= 1;
-        Ok(dict.into_any())
+        Ok(())
     }
 
     /// The common pairs of head and node, with nothing to check but the head (the node's
