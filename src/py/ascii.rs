@@ -162,8 +162,8 @@ unsafe fn copy(dst: *mut u8, src: &[u8], check: impl Fn(Piece) -> bool) -> bool 
                 word[len - 4..len].copy_from_slice(&last);
                 word[..4].copy_from_slice(&first);
             } else {
-                for index in 0..len {
-                    word[index] = *at.add(index);
+                for (index, byte) in word.iter_mut().enumerate().take(len) {
+                    *byte = *at.add(index);
                 }
             }
             if check(words(u64::from_le_bytes(word), SPACES)) {

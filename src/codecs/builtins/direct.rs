@@ -58,8 +58,7 @@ fn is_untyped_result(value: &Bound<'_, PyAny>, depth: usize) -> bool {
             };
             let mut position = 0;
             while let Some((key, item)) = py::next_entry_borrowed(dict, &mut position) {
-                if !key.is_exact_instance_of::<PyString>() || !is_untyped_result(&item, depth + 1)
-                {
+                if !key.is_exact_instance_of::<PyString>() || !is_untyped_result(&item, depth + 1) {
                     return false;
                 }
             }
