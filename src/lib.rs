@@ -34,6 +34,9 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 fn _polycodec(module: &Bound<'_, PyModule>) -> PyResult<()> {
     errors::reserve_spare();
     py::cpython::check_layouts(module.py())?;
+    // The version of Cargo.toml's [workspace.package], the one place it is written (maturin
+    // gives the same to the wheel's metadata); polycodec.__version__ re-exports it.
+    module.add("__version__", env!("CARGO_PKG_VERSION"))?;
     module.add_function(wrap_pyfunction!(py::cpython::_layouts, module)?)?;
     module.add_class::<api::Codec>()?;
     module.add_class::<api::Compiled>()?;
@@ -43,6 +46,8 @@ fn _polycodec(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_class::<stream::FileIter>()?;
     module.add_function(wrap_pyfunction!(api::rebuild_codec, module)?)?;
     module.add_function(wrap_pyfunction!(api::encode_json_spec, module)?)?;
+    module.add_function(wrap_pyfunction!(shape::_options_generation, module)?)?;
+    module.add_function(wrap_pyfunction!(shape::_options_changed, module)?)?;
     codecs::register(module)?;
     module.add_function(wrap_pyfunction!(py::floor::_floor_create, module)?)?;
     module.add_function(wrap_pyfunction!(codecs::avro::schema::_avro_parse, module)?)?;

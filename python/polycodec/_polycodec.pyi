@@ -18,6 +18,9 @@ from ._extension import Extension
 
 T = TypeVar("T")
 
+#: The package's version, compiled in from Cargo.toml (``polycodec.__version__``).
+__version__: str
+
 # The one static list of format names (type checkers need a literal one); at run time
 # ``FORMATS`` is the source, and tests/test_types_matrix.py checks that the two agree.
 Format = Literal["json", "msgpack", "avro", "pickle"]
@@ -143,6 +146,8 @@ class StreamDecoder(Generic[T]):
     def index(self) -> int: ...
     @property
     def buffered(self) -> int: ...
+    @property
+    def ready(self) -> bool: ...
 
 class FileIter(Generic[T]):
     """The lazy iterator `Codec.iter_file` returns."""
@@ -151,6 +156,10 @@ class FileIter(Generic[T]):
     def __next__(self) -> T: ...
 
 def rebuild_codec(type: Any, format: str, options: dict[str, Any]) -> Codec[Any]: ...
+
+# The options generation (src/shape.rs), counted by polycodec._cache.forget_class.
+def _options_generation() -> int: ...
+def _options_changed() -> None: ...
 
 # The Avro schema layer (apache-avro, src/codecs/avro/schema.rs), called by _avro.py.
 def _avro_parse(text: str) -> tuple[str, int]:

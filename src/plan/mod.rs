@@ -13,10 +13,12 @@ mod direct;
 mod extension;
 
 use pyo3::prelude::*;
-use pyo3::types::PyString;
+use pyo3::types::{PyDict, PyString};
 use pyo3::{PyTraverseError, PyVisit};
 
 use crate::py::fields::{FieldAccess, FieldName};
+
+pub use crate::py::defaults::{DefaultTest, Verdict};
 
 // The record-side vocabulary the CPython room reads fields by (`py::fields`), which does not
 // depend on the plan.
@@ -53,6 +55,25 @@ pub struct Plan {
     /// tries its single-pass path, which may give up and start again (`codecs::pickle::fast`),
     /// only then.
     pub decode_is_pure: bool,
+    /// The keywords `compile_spec` compiled the plan with (format and record options); the
+    /// plans of subclass instances met in its record fields are compiled with them too. None:
+    /// its defaults (a plan for a value under `Any`).
+    pub compile_options: Option<Py<PyDict>>,
+    /// The plans of the subclasses whose instances were met where a record class was
+    /// expected (see `shape::subclass_plan`).
+    pub subclasses: SubclassPlans,
+}
+
+/// The plans of subclass instances met in a plan's record fields, by the subclass's address:
+/// the class (kept alive, so the address stays its own), the options generation the plan was
+/// compiled under (`shape::options_generation`), and the plan (`None` when the subclass writes
+/// what its base class writes, or the reason the class has no plan).
+pub type SubclassPlans = std::sync::Mutex<std::collections::HashMap<usize, SubclassPlan>>;
+
+pub struct SubclassPlan {
+    pub cls: Py<pyo3::types::PyType>,
+    pub generation: u64,
+    pub plan: std::result::Result<Option<std::sync::Arc<Plan>>, String>,
 }
 
 /// A node of untyped values (see [`Plan::untyped`]).
@@ -152,7 +173,27 @@ impl Plan {
         if let Some(unset) = &self.unset {
             visit.call(unset)?;
         }
+        visit.call(&self.compile_options)?;
+        // Not waited for: a collection never runs while an encoder holds the lock (it takes
+        // it without running Python code), and a plan visited at another moment is complete.
+        if let Ok(subclasses) = self.subclasses.try_lock() {
+            for entry in subclasses.values() {
+                visit.call(&entry.cls)?;
+                if let Ok(Some(plan)) = &entry.plan {
+                    plan.traverse(visit)?;
+                }
+            }
+        }
         Ok(())
+    }
+
+    /// The address of `polycodec.UNSET` when some field of the plan may hold it, else 0 (which
+    /// no object has).
+    #[inline]
+    pub fn unset_addr(&self) -> usize {
+        self.unset
+            .as_ref()
+            .map_or(0, |unset| unset.as_ptr() as usize)
     }
 
     /// Whether `value` is `polycodec.UNSET` (false when no field of the plan may hold it).
@@ -363,12 +404,8 @@ impl EnumSpec {
     }
 
     /// The values this enum accepts, for error messages.
-    pub fn describe_values(&self) -> String {
-        let values = one_of(self.members.iter().map(|member| &member.value));
-        if self.flag {
-            return format!("{values}, or a combination of them");
-        }
-        values
+    pub fn describe_values(&self) -> impl std::fmt::Display + '_ {
+        EnumValues(self)
     }
 
     /// The member a `Flag` class makes of an int that is none of its canonical members'
@@ -435,26 +472,44 @@ impl LiteralSpec {
         })
     }
 
-    pub fn describe_values(&self) -> String {
-        one_of(self.values.iter().map(|(value, _)| value))
+    pub fn describe_values(&self) -> impl std::fmt::Display + '_ {
+        OneOf(self.values.iter().map(|(value, _)| value))
     }
 }
 
-/// `one of "a", "b", 3` for error messages, shortened after a dozen values.
-pub fn one_of<'a>(values: impl Iterator<Item = &'a LiteralValue>) -> String {
-    const SHOWN: usize = 12;
-    let values: Vec<&LiteralValue> = values.collect();
-    let mut text = String::from("one of ");
-    for (i, value) in values.iter().take(SHOWN).enumerate() {
-        if i > 0 {
-            text.push_str(", ");
+/// [`EnumSpec::describe_values`].
+struct EnumValues<'a>(&'a EnumSpec);
+
+impl std::fmt::Display for EnumValues<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        OneOf(self.0.members.iter().map(|member| &member.value)).fmt(f)?;
+        if self.0.flag {
+            f.write_str(", or a combination of them")?;
         }
-        text.push_str(&value.to_string());
+        Ok(())
     }
-    if values.len() > SHOWN {
-        text.push_str(&format!(", ... ({} in all)", values.len()));
+}
+
+/// `one of "a", "b", 3` for error messages, shortened after a dozen values; a `Display`, so
+/// that a message is written with nothing allocated first.
+pub struct OneOf<I>(pub I);
+
+impl<'a, I: Iterator<Item = &'a LiteralValue> + Clone> std::fmt::Display for OneOf<I> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        const SHOWN: usize = 12;
+        f.write_str("one of ")?;
+        for (i, value) in self.0.clone().take(SHOWN).enumerate() {
+            if i > 0 {
+                f.write_str(", ")?;
+            }
+            value.fmt(f)?;
+        }
+        let count = self.0.clone().count();
+        if count > SHOWN {
+            write!(f, ", ... ({count} in all)")?;
+        }
+        Ok(())
     }
-    text
 }
 
 impl LiteralValue {
@@ -468,7 +523,7 @@ impl std::fmt::Display for LiteralValue {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             // Input text can be long: quoted as error messages quote input.
-            LiteralValue::Str(text) => f.write_str(&crate::errors::quote(text)),
+            LiteralValue::Str(text) => crate::errors::Quoted(text).fmt(f),
             LiteralValue::Int(number) => write!(f, "{number}"),
             LiteralValue::Bool(flag) => write!(f, "{flag}"),
         }
@@ -534,8 +589,8 @@ pub struct UnionKey {
 
 impl TaggedUnionSpec {
     /// The tag values this union accepts, for error messages.
-    pub fn describe_tags(&self) -> String {
-        one_of(self.tags.iter().map(|(tag, _)| tag))
+    pub fn describe_tags(&self) -> impl std::fmt::Display + '_ {
+        OneOf(self.tags.iter().map(|(tag, _)| tag))
     }
 
     pub fn key_index(&self, wire_name: &[u8]) -> Option<usize> {
@@ -557,12 +612,19 @@ pub struct SequenceSpec {
     pub kind: SequenceKind,
     pub item: NodeId,
     pub length: LengthBounds,
+    /// The plain scalar kind of `item` (see [`PlainRule::for_node`]): the encoders write a
+    /// list's plain items straight from the list.
+    pub plain: Option<PlainRule>,
 }
 
 pub struct DictSpec {
     pub key: NodeId,
     pub value: NodeId,
     pub length: LengthBounds,
+    /// The plain scalar kind of `value` (see [`PlainRule::for_node`]).
+    pub plain: Option<PlainRule>,
+    /// Whether the key node is `str` (or `Any`): an exact str key is written as it is.
+    pub str_keys: bool,
 }
 
 /// What a record knows besides its fields' wire names ([`RecordSpec::other_names`]).
@@ -637,6 +699,24 @@ pub struct Field {
     /// The field may hold `polycodec.UNSET` (its annotation is `T | UnsetType`): the value
     /// UNSET is left out of a map, as if the field were not there.
     pub unset: bool,
+    /// How `omit_defaults` compares the field's value with its default, decided when the plan
+    /// is built ([`DefaultTest::Never`] for a record without the option, and for its tag).
+    pub omit: DefaultTest,
+}
+
+/// How the encoders walk a record's fields, decided when the plan is built: an array form is a
+/// walk of its own, not a flag tested at every field.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RecordLayout {
+    /// A map of every wire field (`RecordSpec::common_map`, `RecordSpec::class_map`).
+    Full,
+    /// A map whose fields may be left out: at their default under `omit_defaults`, UNSET, or a
+    /// TypedDict's absent keys.
+    Sparse,
+    /// An array of the wire fields in order (`array_like`, a NamedTuple).
+    Array,
+    /// The general walk (an `array_like` TypedDict).
+    General,
 }
 
 /// A class tag (`polycodec.options(tag=...)`): a tag the class itself carries rather than one
@@ -696,6 +776,8 @@ pub struct RecordSpec {
     /// common path, with `class_map` for a class tagged on its own.
     pub common_map: bool,
     pub class_map: bool,
+    /// How the encoders walk the fields (see [`RecordLayout`]).
+    pub layout: RecordLayout,
     /// Whether the tag field's `Literal` allows only the class's own tag, so every instance
     /// writes the same leading tag entry (byte formats precompute it: `Encoder::leading_tag`).
     pub fixed_tag: bool,

@@ -432,6 +432,9 @@ impl Encoder<'_, '_> {
                 shape::type_name(value)
             )));
         }
+        if let Some(own) = shape::subclass_plan(self.plan, spec, value)? {
+            subclass_fits(spec, &own, value)?;
+        }
         self.enter()?;
         let mut source = spec.access.reader(value);
         for &index in order {
@@ -455,18 +458,80 @@ impl Encoder<'_, '_> {
     }
 }
 
+/// A subclass instance is written by its record's schema, which has no room for fields the
+/// subclass adds (msgspec would write them): refused, with their names, rather than dropped.
+#[cold]
+#[inline(never)]
+fn subclass_fits(spec: &RecordSpec, own: &Plan, value: &Obj<'_>) -> Result<()> {
+    let Node::Record(sub) = own.node(own.root) else {
+        return Ok(());
+    };
+    let py = value.py();
+    let written = |record: &RecordSpec| -> Vec<String> {
+        record
+            .wire_fields
+            .iter()
+            .map(|&index| record.fields[index].name.bind(py).to_string())
+            .collect()
+    };
+    let known = written(spec);
+    let extra: Vec<String> = written(sub)
+        .into_iter()
+        .filter(|name| !known.contains(name))
+        .collect();
+    if extra.is_empty() {
+        return Ok(());
+    }
+    Err(Error::encode(format!(
+        "{} is a subclass of {} with fields the Avro schema's record has no room for ({}): \
+         an Avro record has the fields of its schema; give the field the subclass's type to \
+         write them",
+        shape::type_name(value),
+        spec.qualname,
+        extra.join(", ")
+    )))
+}
+
 /// The two's-complement big-endian bytes of a Decimal's unscaled value at `scale`, refusing
 /// values with more decimal places than the scale or more digits than the precision.
 fn decimal_unscaled_bytes(value: &Obj<'_>, scale: u32, precision: u32) -> Result<Vec<u8>> {
+    // The digits and exponent from `str(value)`, C code that builds one str, rather than from
+    // `as_tuple()`, which builds a tuple of one int per digit (thousands of instructions more
+    // per value); a NaN or an infinity has no plain text and goes the `as_tuple` way.
+    let text = value.str()?;
+    if let Some(parts) = text::decimal::parse(py::str_utf8(&text)?.as_bytes()) {
+        let digits = parts.significant().map(|d| d - b'0').collect();
+        return scaled_bytes(
+            value,
+            parts.negative,
+            digits,
+            parts.exponent(),
+            scale,
+            precision,
+        );
+    }
     let (sign, digits, exponent): (i32, Vec<u8>, Obj<'_>) =
         value.call_method0("as_tuple")?.extract()?;
-    let shown = || value.str().map(|s| s.to_string()).unwrap_or_default();
     let Ok(exponent) = exponent.extract::<i64>() else {
         return Err(Error::encode(format!(
             "decimal {} is not finite, so it has no Avro decimal form",
-            shown()
+            text
         )));
     };
+    scaled_bytes(value, sign == 1, digits, exponent, scale, precision)
+}
+
+/// The bytes of the Decimal `value` (coefficient `digits`, one per byte, and `exponent`)
+/// scaled to `scale`, refusing more places than the scale or more digits than the precision.
+fn scaled_bytes(
+    value: &Obj<'_>,
+    negative: bool,
+    digits: Vec<u8>,
+    exponent: i64,
+    scale: u32,
+    precision: u32,
+) -> Result<Vec<u8>> {
+    let shown = || value.str().map(|s| s.to_string()).unwrap_or_default();
     let shift = exponent + i64::from(scale);
     let mut digits = digits;
     if shift >= 0 {
@@ -501,7 +566,7 @@ fn decimal_unscaled_bytes(value: &Obj<'_>, scale: u32, precision: u32) -> Result
         for &d in significant {
             unscaled = unscaled * 10 + i128::from(d);
         }
-        if sign == 1 {
+        if negative {
             unscaled = -unscaled;
         }
         return Ok(twos_complement(unscaled));
@@ -510,7 +575,7 @@ fn decimal_unscaled_bytes(value: &Obj<'_>, scale: u32, precision: u32) -> Result
     let py = value.py();
     let text: String = significant.iter().map(|d| char::from(b'0' + d)).collect();
     let mut number = py.get_type::<PyInt>().call1((text,))?;
-    if sign == 1 {
+    if negative {
         number = number.neg()?;
     }
     let bits: usize = number.call_method0("bit_length")?.extract()?;

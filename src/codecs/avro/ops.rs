@@ -133,6 +133,10 @@ pub struct Program {
     /// For a skip op whose encoding has the same size whatever the data (fixed-size values and
     /// records made only of them): that size, so skipping it is one step however deep it nests.
     pub skip_width: Vec<Option<usize>>,
+    /// For a boolean, long, double or string op: whether its plan node takes every value of
+    /// the wire type as it is (`bool`, `int` and `float` without bounds, `str` without
+    /// constraints), so the decoder builds the object with no check, decided here once.
+    pub plain: Vec<bool>,
     /// CRC-64-AVRO fingerprint of the writer schema's canonical form.
     pub fingerprint: u64,
 }
@@ -322,14 +326,27 @@ pub fn program(
     let min_size = min_sizes(&out);
     let empty_weight = empty_weights(&out, &min_size);
     let skip_width = skip_widths(&out);
+    let plain = out.iter().map(|op| is_plain(op, plan)).collect();
     Ok(Program {
         ops: out,
         root,
         min_size,
         empty_weight,
         skip_width,
+        plain,
         fingerprint,
     })
+}
+
+/// Whether `op` reads its value straight into the Python object its plan node wants.
+fn is_plain(op: &ReadOp, plan: &Plan) -> bool {
+    match op {
+        ReadOp::Boolean(p) => matches!(plan.node(*p), Node::Bool),
+        ReadOp::Long(p) => matches!(plan.node(*p), Node::Int(b) if *b == Default::default()),
+        ReadOp::Double(p) => matches!(plan.node(*p), Node::Float(b) if *b == Default::default()),
+        ReadOp::Text(p) => matches!(plan.node(*p), Node::Str(spec) if spec.is_unconstrained()),
+        _ => false,
+    }
 }
 
 fn op_indices_valid(op: &ReadOp, count: usize, plan_len: usize) -> bool {
