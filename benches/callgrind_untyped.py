@@ -22,6 +22,14 @@ cyclic garbage collector around the calls, as the timing harness does while it s
 Run it under ``valgrind --tool=callgrind`` with ``N`` = 0 and ``N`` = 100 (``PYTHONHASHSEED``
 fixed): the difference of the two totals, divided by 100, is the cell's instruction count per
 call. ``--check`` instead checks that every library gives back the same value, and exits.
+
+A whole table in one callgrind process (as ``benches/callgrind_features.py --table`` counts,
+through its client-request helper: set-up and start-up never in the count)::
+
+    python -m benches.callgrind_untyped --table [--models a,b] [--roots any,dict]
+        [--cells c,d] [--libs polycodec,orjson] [--count 20]
+
+prints instructions per call of every library and polycodec's count over each peer's.
 """
 
 from __future__ import annotations
@@ -30,14 +38,28 @@ import argparse
 import dataclasses
 import gc
 import json
+import os
+import subprocess
+import sys
+import tempfile
 from itertools import repeat
-from typing import Any, Callable
+from pathlib import Path
+from typing import Any, Callable, Optional
 
 import polycodec
 
 from .models import MODELS, generate
 
 ROOTS = ("any", "dict", "list", "field", "dict-field")
+CELLS = (
+    "json-decode",
+    "json-encode",
+    "msgpack-decode",
+    "msgpack-encode",
+    "builtins-to",
+    "builtins-from",
+)
+LIBS = ("polycodec", "orjson", "ormsgpack", "msgspec")
 
 
 @dataclasses.dataclass(slots=True)
@@ -165,7 +187,98 @@ def _check(model: str) -> None:
     print(f"{model}: every library decodes the same value")
 
 
+def _inside(
+    models: list[str], roots: list[str], cells: list[str], libs: list[str], count: int
+) -> None:
+    """Inside callgrind: count every cell a library has, one dump each."""
+    from .callgrind_features import _helper
+
+    helper = _helper()
+    if not helper.cg_running():
+        raise SystemExit("--inside runs under valgrind --tool=callgrind only")
+    for model in models:
+        for root_name in roots:
+            value, root = _value(root_name, model, 0)
+            for cell in cells:
+                for lib in libs:
+                    try:
+                        run = run_for(lib, cell, root, value)
+                    except SystemExit:
+                        continue
+                    run()
+                    gc.collect()
+                    gc.disable()
+                    helper.cg_zero()
+                    for _ in repeat(None, count):
+                        run()
+                    helper.cg_dump(f"{model}/{root_name} {cell} {lib} {count}".encode())
+                    gc.enable()
+                    del run
+
+
+def table(
+    models: list[str], roots: list[str], cells: list[str], libs: list[str], count: int
+) -> dict[tuple[str, str, str], float]:
+    """Instructions per call of every (model/root, cell, lib), from one callgrind process."""
+    from .callgrind_features import _helper, _read_dumps
+
+    _helper()
+    with tempfile.TemporaryDirectory(prefix="cg-untyped-") as tmp:
+        cmd = [
+            "valgrind",
+            "--tool=callgrind",
+            "--quiet",
+            f"--callgrind-out-file={tmp}/cg.%p",
+            sys.executable,
+            "-m",
+            "benches.callgrind_untyped",
+            "--inside",
+            *("--models", ",".join(models), "--roots", ",".join(roots)),
+            *("--cells", ",".join(cells), "--libs", ",".join(libs), "--count", str(count)),
+        ]
+        env = dict(os.environ, PYTHONHASHSEED="0")
+        done = subprocess.run(cmd, env=env, cwd=Path(__file__).resolve().parent.parent)
+        counts = _read_dumps(Path(tmp))
+    if done.returncode:
+        print(f"callgrind process exited with {done.returncode}", file=sys.stderr)
+    return counts
+
+
+def format_counts(
+    counts: dict[tuple[str, str, str], float], cells: list[str], libs: list[str]
+) -> str:
+    """Markdown: instructions per call of every library, and polycodec's over each peer's."""
+    peers = [lib for lib in libs if lib != "polycodec"]
+    head = "| payload | cell | " + " | ".join(libs) + " | " + " | ".join(f"÷ {p}" for p in peers)
+    lines = [head + " |", "|---|---|" + "--:|" * (len(libs) + len(peers))]
+    for subject in dict.fromkeys(key[0] for key in counts):
+        for cell in cells:
+            row: list[Optional[float]] = [counts.get((subject, cell, lib)) for lib in libs]
+            if all(n is None for n in row):
+                continue
+            ours = counts.get((subject, cell, "polycodec"))
+            text = ["" if n is None else f"{n:,.0f}" for n in row]
+            for peer in peers:
+                theirs = counts.get((subject, cell, peer))
+                text.append("" if ours is None or theirs is None else f"{ours / theirs:.2f}")
+            lines.append(f"| {subject} | {cell} | " + " | ".join(text) + " |")
+    return "\n".join(lines)
+
+
+def _csv(text: Optional[str], choices: list[str]) -> list[str]:
+    if not text:
+        return choices
+    items = [t.strip() for t in text.split(",") if t.strip()]
+    bad = [t for t in items if t not in choices]
+    if bad:
+        raise SystemExit(f"unknown: {', '.join(bad)} (choose from {', '.join(choices)})")
+    return items
+
+
 def main() -> None:
+    if "--table" in sys.argv or "--inside" in sys.argv:
+        table_main()
+        return
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("cell")
     parser.add_argument("count", type=int)
@@ -193,6 +306,27 @@ def main() -> None:
     run()
     for _ in repeat(None, args.count):
         run()
+
+
+def table_main() -> None:
+    parser = argparse.ArgumentParser(description="untyped cells counted under callgrind")
+    parser.add_argument("--table", action="store_true")
+    parser.add_argument("--inside", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--models", help="comma-separated models (default: the seed four)")
+    parser.add_argument("--roots", help="comma-separated roots (default: any)")
+    parser.add_argument("--cells", help="comma-separated cells (default: all)")
+    parser.add_argument("--libs", help="comma-separated libraries (default: all)")
+    parser.add_argument("--count", type=int, default=20, help="calls counted per cell")
+    args = parser.parse_args()
+    models = _csv(args.models or "record,hierarchy,tree,filesystem", sorted(MODELS))
+    roots = _csv(args.roots or "any", list(ROOTS))
+    cells, libs = _csv(args.cells, list(CELLS)), _csv(args.libs, list(LIBS))
+    if args.inside:
+        _inside(models, roots, cells, libs, args.count)
+        return
+    counts = table(models, roots, cells, libs, args.count)
+    print("instructions per call; polycodec's count over each peer's (below 1.00: fewer)\n")
+    print(format_counts(counts, cells, libs))
 
 
 if __name__ == "__main__":
