@@ -777,6 +777,15 @@ impl<'p, 'w, W: WireWriter> Encoder<'p, 'w, W> {
                         self.str_key_dict(spec.key, spec.value, spec.plain, dict)
                     })
                 }
+                // `dict[str, Any]` (or `dict[Any, Any]`): an exact dict by the untyped loop,
+                // which writes the same entries without a node dispatch per value.
+                Ok(dict)
+                    if matches!(self.plan.node(spec.value), Node::Any)
+                        && matches!(self.plan.node(spec.key), Node::Str(_) | Node::Any)
+                        && dict.is_exact_instance_of::<PyDict>() =>
+                {
+                    nested(self.depth, || self.any_dict(spec.key, dict))
+                }
                 Ok(dict) => nested(self.depth, || self.dict(spec.key, spec.value, dict)),
                 Err(_) => Err(mismatch(node, value)),
             },
@@ -1676,7 +1685,7 @@ impl<'p, 'w, W: WireWriter> Encoder<'p, 'w, W> {
         match py::builtin(value) {
             py::Builtin::Dict => {
                 let dict = value.cast::<PyDict>().map_err(PyErr::from)?;
-                nested(self.depth, || self.any_dict(dict))
+                nested(self.depth, || self.any_dict(self.plan.any, dict))
             }
             py::Builtin::List => {
                 let list = value.cast::<PyList>().map_err(PyErr::from)?;
@@ -1737,9 +1746,10 @@ impl<'p, 'w, W: WireWriter> Encoder<'p, 'w, W> {
         Ok(())
     }
 
-    /// An exact dict under `Any`: its entries read in place (see [`Self::any_list`]); a key
-    /// that is not an exact str goes the way of every dict key ([`Self::key`]).
-    fn any_dict(&mut self, dict: &Bound<'_, PyDict>) -> Result<()> {
+    /// An exact dict of `Any` values (under `Any`, `key_node` is `Any` too): its entries read
+    /// in place (see [`Self::any_list`]); a key that is not an exact str goes the way of every
+    /// dict key of `key_node` ([`Self::key`]).
+    fn any_dict(&mut self, key_node: NodeId, dict: &Bound<'_, PyDict>) -> Result<()> {
         self.enter()?;
         let open = self.w.begin_map(dict.len());
         let mut count = 0;
@@ -1754,7 +1764,7 @@ impl<'p, 'w, W: WireWriter> Encoder<'p, 'w, W> {
             } else {
                 // Writing the key may run Python code: the value is held first.
                 let value = value.to_owned();
-                self.key(self.plan.any, &key)?;
+                self.key(key_node, &key)?;
                 self.w.key_separator();
                 self.any_entry_value(&key, &value)?;
                 count += 1;

@@ -215,6 +215,13 @@ impl<'p, 'py> Walk<'p, 'py> {
             Node::TaggedUnion(spec) => self.tagged(node, spec, &value),
             Node::Dict(spec) if matches!(self.plan.node(spec.key), Node::Str(_) | Node::Any) => {
                 match value.cast::<PyDict>() {
+                    // `dict[str, Any]`: an exact dict by the untyped walk (copied whole).
+                    Ok(dict)
+                        if matches!(self.plan.node(spec.value), Node::Any)
+                            && dict.is_exact_instance_of::<PyDict>() =>
+                    {
+                        self.any_dict(spec.key, dict)
+                    }
                     Ok(dict) => self.dict(spec.key, spec.value, spec.plain, dict),
                     Err(_) => Err(wrong_type(node, &value)),
                 }
@@ -286,7 +293,10 @@ impl<'p, 'py> Walk<'p, 'py> {
             }
             py::Builtin::Float if is_finite(&value) => Ok(value),
             py::Builtin::List => self.any_list(&value),
-            py::Builtin::Dict => self.any_dict(&value),
+            py::Builtin::Dict => match value.cast::<PyDict>() {
+                Ok(dict) => self.any_dict(self.plan.any, dict),
+                Err(err) => Err(py_err(err.into())),
+            },
             _ => self.general(self.plan.any, &value),
         }
     }
@@ -317,15 +327,14 @@ impl<'p, 'py> Walk<'p, 'py> {
         result
     }
 
-    /// An exact dict under `Any`: a copy of it (one allocation and a copy of its table,
-    /// through the `dict_template` layout, where its keys are all exact strs) in which only
-    /// the values that are not their own JSON form are replaced by position; else a new dict
-    /// filled key by key.
+    /// An exact dict of `Any` values (keys of `key_node`: `Any` or `str`): a copy of it (one
+    /// allocation and a copy of its table, through the `dict_template` layout, where its keys
+    /// are all exact strs) in which only the values that are not their own JSON form are
+    /// replaced by position; else a new dict filled key by key.
     #[inline(never)]
-    fn any_dict(&mut self, value: &Obj<'py>) -> Out<'py> {
-        let dict = value.cast::<PyDict>().map_err(|err| py_err(err.into()))?;
+    fn any_dict(&mut self, key_node: NodeId, dict: &Bound<'py, PyDict>) -> Out<'py> {
         let Some(filling) = crate::py::cpython::dict_copy_of(dict) else {
-            return self.dict(self.plan.any, self.plan.any, None, dict);
+            return self.dict(key_node, self.plan.any, None, dict);
         };
         let mut filling = filling.map_err(py_err)?;
         shape::enter_nested(&mut self.depth).map_err(boxed)?;
