@@ -14,6 +14,7 @@
 //! - [`frame`]: where values end in bytes that arrive in pieces (each format's framer is
 //!   beside its reader), for the stream decoders.
 //! - [`room`]: fallible room in output buffers for large writes.
+//! - [`pieces`]: short byte strings appended in fixed-size pieces.
 //! - [`quote`]: input quoted in error messages, bounded in length.
 
 #![forbid(unsafe_code)]
@@ -23,6 +24,7 @@ pub mod frame;
 pub mod json;
 pub mod msgpack;
 pub mod pickle;
+pub mod pieces;
 pub mod quote;
 pub mod room;
 pub mod text;

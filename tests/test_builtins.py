@@ -11,6 +11,7 @@ import copy
 import dataclasses
 import datetime
 import enum
+import gc
 import json
 import os
 import pathlib
@@ -388,11 +389,43 @@ def test_input_is_never_mutated() -> None:
     before = copy.deepcopy(data)
     out = polycodec.from_builtins(data, Archive)
     assert data == before
+    # Under Any, a value already in its JSON form (exact dicts of str keys, lists, strs, ints,
+    # finite floats, bools, None) is what reading it gives: it is returned as itself, as
+    # msgspec.convert returns it. One that is not is read into new containers, the input kept.
     any_data = {"a": [1, {"b": 2}]}
-    decoded = polycodec.from_builtins(any_data, Any)
-    assert decoded == any_data and decoded is not any_data
-    assert decoded["a"] is not any_data["a"]
+    assert polycodec.from_builtins(any_data, Any) is any_data
+    tupled = {"a": (1, {"b": 2})}
+    decoded = polycodec.from_builtins(tupled, Any)
+    assert decoded == {"a": [1, {"b": 2}]} and type(decoded["a"]) is list
+    assert tupled == {"a": (1, {"b": 2})}
     assert out.contents[0] == Chunk("c", 3)
+
+
+def test_to_builtins_under_any_makes_new_containers_as_msgspec_does() -> None:
+    # The untyped walk copies a dict of str keys and replaces only its containers' values: the
+    # result is a new dict (as msgspec.to_builtins makes), JSON's form in the input's key order
+    # (json.loads of json.dumps is the oracle), the input kept, and tracked by the collector
+    # once it holds a container, as a dict filled key by key is.
+    inner = {"b": 2.5, "c": [1, "x", None]}
+    data: dict[str, Any] = {"z": 1, "t": (1, {"k": True}), "inner": inner, "s": "text"}
+    del data["z"]
+    data["z"] = 3  # a table with a deleted entry: read key by key
+    atomic = {"a": 1, "b": "x", "c": None, "d": 1.5}
+    for value in (data, atomic, {"only": (1, 2)}, [data, (atomic,)]):
+        before = copy.deepcopy(value)
+        gc.collect()  # untracks what holds only atomic values (tuples, dicts on 3.11 and 3.13)
+        out = polycodec.to_builtins(value, Any)
+        expected = json.loads(json.dumps(value))
+        assert_same(out, expected)
+        assert json.dumps(out) == json.dumps(expected)  # the same key order
+        assert out is not value and value == before
+        for made in out.values() if isinstance(out, dict) else out:
+            if isinstance(made, (dict, list)):
+                assert gc.is_tracked(out)
+                assert made is not inner
+    with pytest.raises(polycodec.EncodeError, match="no JSON representation") as error:
+        polycodec.to_builtins({"a": 1, "b": {"c": [1, float("nan")]}}, Any)
+    assert error.value.path == '$["b"]["c"][1]'
 
 
 def test_self_referencing_input_is_a_depth_error() -> None:

@@ -365,3 +365,32 @@ def test_materialised_dict_tagged_variant_tag_read_out_of_order(fmt: str) -> Non
         ],
     }
     assert fresh == _msgspec_encode(fmt, expected)
+
+
+@dataclasses.dataclass(slots=True)
+class Attributed:
+    id: int
+    attrs: dict[str, Any]
+
+
+class TaggedDict(dict):  # type: ignore[type-arg]
+    pass
+
+
+def test_dict_of_any_values_writes_msgspecs_bytes() -> None:
+    # A `dict[str, Any]` field is written by the untyped loop: the same bytes as msgspec's
+    # (as its dict is, field by field), a dict subclass by the general path, a key that is not
+    # a str refused as before.
+    attrs = {"a": 1, "b": [1.5, None, {"c": True}], "d": {"e": "x" * 40}, "é": (1, "t")}
+    value = Attributed(7, attrs)
+    for fmt, module in (("json", msgspec.json), ("msgpack", msgspec.msgpack)):
+        codec = polycodec.Codec(Attributed, fmt)
+        assert codec.encode_one(value) == module.encode({"id": 7, "attrs": attrs})
+        subclassed = Attributed(7, TaggedDict(attrs))
+        assert codec.encode_one(subclassed) == module.encode({"id": 7, "attrs": attrs})
+        with pytest.raises(polycodec.EncodeError, match="expected str") as error:
+            codec.encode_one(Attributed(7, {"a": 1, 2: "b"}))  # type: ignore[dict-item]
+        assert error.value.path == "$.attrs"
+    built = polycodec.to_builtins(value)
+    assert built == msgspec.json.decode(msgspec.json.encode(value))
+    assert built["attrs"] is not attrs and built["attrs"]["b"][2] is not attrs["b"][2]

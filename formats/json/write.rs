@@ -33,16 +33,20 @@ impl std::error::Error for NonFinite {}
 /// as a hand-written one in `benches/json_wire.rs`, so the project keeps no escaper of its own).
 ///
 /// A short str with nothing to escape (most keys and values) is copied between its quotes
-/// directly, after a scan of 8 bytes at a time.
+/// directly, 8 bytes at a time, each piece checked for escapes on its way.
 #[inline]
 pub fn write_str(out: &mut Vec<u8>, s: &str) {
     let bytes = s.as_bytes();
-    if bytes.len() <= PLAIN_SCAN_MAX && !needs_escape(bytes) {
-        out.reserve(bytes.len() + 2);
+    if bytes.len() <= PLAIN_SCAN_MAX {
+        let start = out.len();
+        // The quotes, and the few bytes a short str's last piece writes past its end.
+        out.reserve(bytes.len() + 6);
         out.push(b'"');
-        out.extend_from_slice(bytes);
-        out.push(b'"');
-        return;
+        if crate::pieces::append_checked(out, bytes, word_needs_escape) {
+            out.push(b'"');
+            return;
+        }
+        out.truncate(start);
     }
     if s.len() >= COUNT_ESCAPES_FROM {
         return write_long_str(out, s);
@@ -54,41 +58,6 @@ pub fn write_str(out: &mut Vec<u8>, s: &str) {
 /// Strs up to this length are scanned for escapes before the escaper is asked (longer ones
 /// would be scanned twice when they do need it).
 const PLAIN_SCAN_MAX: usize = 64;
-
-/// Whether `bytes` holds a byte JSON escapes: `"`, `\\` or a control character (< 0x20).
-/// Never false when one is there; true otherwise only costs the escaper's own scan.
-#[inline(always)]
-fn needs_escape(bytes: &[u8]) -> bool {
-    let n = bytes.len();
-    if n >= 8 {
-        let mut words = bytes.chunks_exact(8);
-        for word in &mut words {
-            if word_needs_escape(le_word(word)) {
-                return true;
-            }
-        }
-        // The tail as the last 8 bytes, overlapping words already checked.
-        return !words.remainder().is_empty() && word_needs_escape(le_word(&bytes[n - 8..]));
-    }
-    if n >= 4 {
-        // Two overlapping 4-byte halves cover the whole str.
-        let half = |part: &[u8]| {
-            let mut four = [0u8; 4];
-            four.copy_from_slice(part);
-            u64::from(u32::from_le_bytes(four))
-        };
-        return word_needs_escape(half(&bytes[..4]) | half(&bytes[n - 4..]) << 32);
-    }
-    bytes.iter().any(|&b| b < 0x20 || b == b'"' || b == b'\\')
-}
-
-/// Eight bytes as a little-endian word.
-#[inline(always)]
-fn le_word(word: &[u8]) -> u64 {
-    let mut eight = [0u8; 8];
-    eight.copy_from_slice(word);
-    u64::from_le_bytes(eight)
-}
 
 /// Whether any byte of `word` is below 0x20, `"` or `\\` (the classic "has a byte less than
 /// n" and "has a zero byte" bit tricks, exact about whether one exists; bytes of 0x80 and up,
@@ -182,23 +151,27 @@ mod tests {
 
     #[test]
     fn escape_scan_finds_every_escaped_byte_at_every_position() {
-        for length in 0..=20usize {
+        // The piecewise copy must leave every str with an escape to the escaper: the output
+        // is the escaper's own for every byte at every position of every short length.
+        let escaper =
+            |text: &[u8]| serde_json::to_string(std::str::from_utf8(text).unwrap()).unwrap();
+        for length in 0..=70usize {
             let plain = "a".repeat(length);
-            assert!(!needs_escape(plain.as_bytes()));
+            assert_eq!(s(&plain), escaper(plain.as_bytes()));
             for at in 0..length {
-                for byte in (0u8..0x20).chain([b'"', b'\\']) {
+                for byte in (0u8..0x20).chain([b'"', b'\\', 0x20, b'!', b'#', b'[', 0x7f, b'/']) {
                     let mut text = plain.clone().into_bytes();
                     text[at] = byte;
-                    assert!(needs_escape(&text), "{byte:#x} at {at} of {length}");
-                }
-                for byte in [0x20u8, b'!', b'#', b'[', b']', 0x7f, b'/'] {
-                    let mut text = plain.clone().into_bytes();
-                    text[at] = byte;
-                    assert!(!needs_escape(&text), "{byte:#x} at {at} of {length}");
+                    let text = String::from_utf8(text).unwrap();
+                    assert_eq!(
+                        s(&text),
+                        escaper(text.as_bytes()),
+                        "{byte:#x} at {at} of {length}"
+                    );
                 }
             }
         }
-        assert!(!needs_escape("déjà vu: ünïcödé €".as_bytes()));
+        assert_eq!(s("déjà vu: ünïcödé €"), "\"déjà vu: ünïcödé €\"");
         assert_eq!(
             s("d\u{e9}j\u{e0} \"q\" \\ \u{1}"),
             "\"déjà \\\"q\\\" \\\\ \\u0001\""

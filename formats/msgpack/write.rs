@@ -64,9 +64,10 @@ pub fn write_f64(out: &mut Vec<u8>, value: f64) {
 pub fn write_str(out: &mut Vec<u8>, text: &str) {
     let bytes = text.as_bytes();
     if bytes.len() < 32 {
-        out.reserve(bytes.len() + 1);
+        // The header, and the few bytes a short str's last piece writes past its end.
+        out.reserve(bytes.len() + 5);
         out.push(0xa0 | bytes.len() as u8);
-        out.extend_from_slice(bytes);
+        crate::pieces::append(out, bytes);
     } else if bytes.len() < LARGE {
         write_str_header(out, bytes.len());
         out.extend_from_slice(bytes);

@@ -782,6 +782,15 @@ impl<'p, 'w, W: WireWriter> Encoder<'p, 'w, W> {
                         self.str_key_dict(spec.key, spec.value, spec.plain, dict)
                     })
                 }
+                // `dict[str, Any]` (or `dict[Any, Any]`): an exact dict by the untyped loop,
+                // which writes the same entries without a node dispatch per value.
+                Ok(dict)
+                    if matches!(self.plan.node(spec.value), Node::Any)
+                        && matches!(self.plan.node(spec.key), Node::Str(_) | Node::Any)
+                        && dict.is_exact_instance_of::<PyDict>() =>
+                {
+                    nested(self.depth, || self.any_dict(spec.key, dict))
+                }
                 Ok(dict) => nested(self.depth, || self.dict(spec.key, spec.value, dict)),
                 Err(_) => Err(mismatch(node, value)),
             },
@@ -1749,7 +1758,125 @@ impl<'p, 'w, W: WireWriter> Encoder<'p, 'w, W> {
     }
 
     /// `typing.Any`: the value's own type decides.
+    /// `Any`'s value: its exact builtin type picked by pointer (str, int, float, bool, None,
+    /// then dicts and lists, walked by loops of their own); anything else, subclasses
+    /// included, by [`Self::any_other`].
     fn any(&mut self, value: &Obj<'_>) -> Result<()> {
+        if self.any_scalar(value)? {
+            return Ok(());
+        }
+        match py::builtin(value) {
+            py::Builtin::Dict => {
+                let dict = value.cast::<PyDict>().map_err(PyErr::from)?;
+                nested(self.depth, || self.any_dict(self.plan.any, dict))
+            }
+            py::Builtin::List => {
+                let list = value.cast::<PyList>().map_err(PyErr::from)?;
+                nested(self.depth, || self.any_list(list))
+            }
+            _ => self.any_other(value),
+        }
+    }
+
+    /// Writes `value` when it is an exact str, int, float, bool or None (whose writing runs no
+    /// Python code, so a value borrowed from a container needs no reference of its own), and
+    /// says whether it was one.
+    #[inline(always)]
+    fn any_scalar(&mut self, value: &Obj<'_>) -> Result<bool> {
+        match py::builtin(value) {
+            py::Builtin::Str => {
+                let text = value.cast::<PyString>().map_err(PyErr::from)?;
+                self.w.py_str(text)?;
+            }
+            py::Builtin::Int => match py::int_as_i64(value) {
+                Some(number) => self.w.int_object(number, value),
+                None => self.w.big_int(value)?,
+            },
+            py::Builtin::Float => {
+                let number = value.cast::<PyFloat>().map_err(PyErr::from)?.value();
+                self.w.float(number)?;
+            }
+            py::Builtin::Bool => {
+                let flag = value.cast::<PyBool>().map_err(PyErr::from)?;
+                self.w.boolean(flag.is_true());
+            }
+            py::Builtin::None => self.w.none(),
+            _ => return Ok(false),
+        }
+        Ok(true)
+    }
+
+    /// An exact list under `Any`: its items read in place, borrowed (an item that is not a
+    /// scalar is held while it is written, since writing it may run Python code that changes
+    /// the list; the length is read again before every item).
+    fn any_list(&mut self, list: &Bound<'_, PyList>) -> Result<()> {
+        self.enter()?;
+        let open = self.w.begin_array(|| Ok(list.len()))?;
+        let mut index = 0;
+        while let Some(item) = py::list_item_borrowed(list, index) {
+            self.w.room()?;
+            self.w.separator(index);
+            let written = match self.any_scalar(&item) {
+                Ok(true) => Ok(()),
+                Ok(false) => self.any(&item.to_owned()),
+                Err(err) => Err(err),
+            };
+            written.map_err(|e| e.at_index(index))?;
+            index += 1;
+        }
+        self.w.end_array(open, index)?;
+        self.depth -= 1;
+        Ok(())
+    }
+
+    /// An exact dict of `Any` values (under `Any`, `key_node` is `Any` too): its entries read
+    /// in place (see [`Self::any_list`]); a key that is not an exact str goes the way of every
+    /// dict key of `key_node` ([`Self::key`]).
+    fn any_dict(&mut self, key_node: NodeId, dict: &Bound<'_, PyDict>) -> Result<()> {
+        self.enter()?;
+        let open = self.w.begin_map(dict.len());
+        let mut count = 0;
+        let mut position = 0;
+        while let Some((key, value)) = py::next_entry_borrowed(dict, &mut position) {
+            self.w.room()?;
+            self.w.separator(count);
+            let key = key.to_owned();
+            if key.is_exact_instance_of::<PyString>() {
+                self.w
+                    .py_str(key.cast::<PyString>().map_err(PyErr::from)?)?;
+            } else {
+                // Writing the key may run Python code: the value is held first.
+                let value = value.to_owned();
+                self.key(key_node, &key)?;
+                self.w.key_separator();
+                self.any_entry_value(&key, &value)?;
+                count += 1;
+                continue;
+            }
+            self.w.key_separator();
+            match self.any_scalar(&value) {
+                Ok(true) => {}
+                Ok(false) => self.any_entry_value(&key, &value.to_owned())?,
+                Err(err) => return Err(err.at_key(&crate::errors::shown_key(key.as_any()))),
+            }
+            count += 1;
+        }
+        self.w.end_map(open, count)?;
+        self.depth -= 1;
+        Ok(())
+    }
+
+    /// A dict entry's value under `Any`, its error at the entry's key.
+    fn any_entry_value(&mut self, key: &Obj<'_>, value: &Obj<'_>) -> Result<()> {
+        self.any(value)
+            .map_err(|e| e.at_key(&crate::errors::shown_key(key.as_any())))
+    }
+
+    /// A value under `Any` that is no exact str, int, float, bool, None, dict or list: a
+    /// tuple, set or subclass of a builtin by its kind, else the format's own form or the
+    /// plan of its class.
+    #[inline(never)]
+    fn any_other(&mut self, value: &Obj<'_>) -> Result<()> {
         match shape::classify(value) {
             Shape::None => {
                 self.w.none();

@@ -76,10 +76,49 @@ pub struct SubclassPlan {
     pub plan: std::result::Result<Option<std::sync::Arc<Plan>>, String>,
 }
 
+/// A node of untyped values (see [`Plan::untyped`]).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Untyped {
+    /// `Any`: whatever the input holds.
+    Any,
+    /// `list[Any]`: an array.
+    List,
+    /// `dict[str, Any]`: a map of str keys.
+    StrDict,
+    /// `dict[Any, Any]`: a map whose keys are untyped too (a JSON object's are strs).
+    AnyDict,
+}
+
 impl Plan {
     #[inline]
     pub fn node(&self, id: NodeId) -> &Node {
         &self.nodes[id]
+    }
+
+    /// Whether node `id` holds untyped values only, which the decoders read with loops of
+    /// their own (no node is looked at below it): `Any`, and a `list[Any]`, `dict[str, Any]`
+    /// or `dict[Any, Any]` without length bounds.
+    pub fn untyped(&self, id: NodeId) -> Option<Untyped> {
+        match self.node(id) {
+            Node::Any => Some(Untyped::Any),
+            Node::Sequence(spec)
+                if spec.kind == SequenceKind::List
+                    && spec.length.is_unbounded()
+                    && matches!(self.node(spec.item), Node::Any) =>
+            {
+                Some(Untyped::List)
+            }
+            Node::Dict(spec)
+                if spec.length.is_unbounded() && matches!(self.node(spec.value), Node::Any) =>
+            {
+                match self.node(spec.key) {
+                    Node::Any => Some(Untyped::AnyDict),
+                    Node::Str(key) if key.is_unconstrained() => Some(Untyped::StrDict),
+                    _ => None,
+                }
+            }
+            _ => None,
+        }
     }
 
     /// Reports every Python object the plan holds to the garbage collector, so that a cycle

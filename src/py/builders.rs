@@ -37,6 +37,26 @@ fn presized(py: Python<'_>, _entries: usize) -> PyResult<Bound<'_, PyDict>> {
     Ok(PyDict::new(py))
 }
 
+/// A dict of `pairs`, given as key, value, key, value...: made at its final size, then each
+/// entry inserted in order (a later key replaces an earlier equal one, as in a dict display).
+/// The keys must be objects whose hashing and comparison run no Python code (strs, ints,
+/// floats, bools, None, bytes, datetimes, tuples of these).
+#[inline]
+pub fn dict_from_pairs<'py>(
+    py: Python<'py>,
+    mut pairs: impl ExactSizeIterator<Item = Obj<'py>>,
+) -> PyResult<Obj<'py>> {
+    let dict = presized_dict(py, pairs.len() / 2)?;
+    while let (Some(key), Some(value)) = (pairs.next(), pairs.next()) {
+        // SAFETY: a live dict and two live objects; SetItem takes its own references (ours are
+        // released when `key` and `value` drop) and returns -1 with an exception set on failure.
+        if unsafe { ffi::PyDict_SetItem(dict.as_ptr(), key.as_ptr(), value.as_ptr()) } < 0 {
+            return Err(PyErr::fetch(py));
+        }
+    }
+    Ok(dict.into_any())
+}
+
 /// A list being filled: allocated with `length` empty slots, set one by one; items past
 /// `length` are appended, and slots left empty are cut off by [`ListFill::finish`]. The list
 /// is not seen by Python code until it is finished (its empty slots are NULL, which only the

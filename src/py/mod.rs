@@ -4,6 +4,7 @@
 //! what PyO3's safe API cannot do as fast (building an ASCII str with one copy, allocating an
 //! instance without running `__init__`, setting an attribute past a frozen class's `__setattr__`).
 
+pub mod ascii;
 pub mod builders;
 pub mod bytearray;
 pub mod cpython;
@@ -11,7 +12,9 @@ pub mod defaults;
 pub mod entry;
 pub mod fields;
 pub mod floor;
+pub mod keys;
 pub mod output;
+pub mod shapes;
 pub mod temporal;
 
 use std::ptr::NonNull;
@@ -103,13 +106,14 @@ pub fn new_str<'py>(py: Python<'py>, bytes: &[u8], ascii: bool) -> PyResult<Obj<
         return Err(PyErr::fetch(py));
     };
     // SAFETY: a fresh maxchar-127 str has a 1-byte buffer of exactly `length` bytes, and the
-    // bytes are ASCII.
+    // bytes are ASCII; a short text is copied in pieces that write nothing past its length.
     unsafe {
-        std::ptr::copy_nonoverlapping(
-            bytes.as_ptr(),
-            cpython::str_state::fresh_ascii_buffer(raw.as_ptr()),
-            bytes.len(),
-        );
+        let buffer = cpython::str_state::fresh_ascii_buffer(raw.as_ptr());
+        if bytes.len() <= ascii::SHORT {
+            ascii::fill(buffer, bytes);
+        } else {
+            std::ptr::copy_nonoverlapping(bytes.as_ptr(), buffer, bytes.len());
+        }
         Ok(Bound::from_owned_ptr(py, raw.as_ptr()))
     }
 }
@@ -255,74 +259,58 @@ pub fn new_set<'py>(
     Ok(set)
 }
 
-/// Recently decoded dict keys, one table per thread: JSON objects decoded as dicts repeat the
-/// same keys, and a cached str comes with its hash already computed, which the dict insertion
-/// then reuses.
-const KEY_CACHE_SLOTS: usize = 512;
-const KEY_CACHE_MAX_LEN: usize = 24;
-
-/// The slot index is the top bits of a 64-bit hash.
-const KEY_CACHE_BITS: u32 = KEY_CACHE_SLOTS.trailing_zeros();
-const _: () = assert!(KEY_CACHE_SLOTS.is_power_of_two() && KEY_CACHE_MAX_LEN <= 24);
-
-thread_local! {
-    // On the heap: an extension module's static TLS block has no room for the table.
-    static KEY_CACHE: std::cell::RefCell<Vec<Option<Py<PyString>>>> =
-        std::cell::RefCell::new((0..KEY_CACHE_SLOTS).map(|_| None).collect());
-}
-
-/// The cache slot of a key of 2 to [`KEY_CACHE_MAX_LEN`] bytes: its first and last bytes read
-/// as whole words (overlapping when the key is short), the middle word of a long one, and its
-/// length, mixed by one multiplication; a byte at a time costs about as much per byte.
-#[inline(always)]
-fn key_cache_slot(bytes: &[u8]) -> usize {
-    let len = bytes.len();
-    let word = |at: usize| {
-        bytes
-            .get(at..at + 8)
-            .and_then(|w| <[u8; 8]>::try_from(w).ok())
-            .map_or(0, u64::from_le_bytes)
-    };
-    let half = |at: usize| {
-        bytes
-            .get(at..at + 4)
-            .and_then(|w| <[u8; 4]>::try_from(w).ok())
-            .map_or(0, |w| u64::from(u32::from_le_bytes(w)))
-    };
-    let byte = |at: usize| bytes.get(at).copied().map_or(0, u64::from);
-    let (head, tail, middle) = if len >= 8 {
-        let middle = if len > 16 { word(8) } else { 0 };
-        (word(0), word(len - 8), middle)
-    } else if len >= 4 {
-        (half(0), half(len - 4), 0)
-    } else {
-        (byte(0) | byte(len / 2) << 8, byte(len.saturating_sub(1)), 0)
-    };
-    let mixed = head ^ tail.rotate_left(29) ^ middle.rotate_left(47) ^ (len as u64);
-    (mixed.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> (64 - KEY_CACHE_BITS)) as usize
-}
-
-/// A str for a dict key, from the per-thread cache when the same short ASCII key was seen.
+/// A str for a dict key, from the key cache ([`keys`]) when the same short key was seen.
 #[inline]
 pub fn dict_key_str<'py>(py: Python<'py>, bytes: &[u8], ascii: bool) -> PyResult<Obj<'py>> {
-    if !ascii || bytes.len() > KEY_CACHE_MAX_LEN || bytes.len() <= 1 {
-        return new_str(py, bytes, ascii);
+    keys::cached_key(py, bytes, ascii)
+}
+
+/// The exact builtin type of a value, for the untyped walks' dispatch (instances of
+/// subclasses are `Other`).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Builtin {
+    Str,
+    Int,
+    Float,
+    Bool,
+    None,
+    Dict,
+    List,
+    Other,
+}
+
+/// The exact builtin type of `value`, found by its type pointer, in the order untyped data
+/// holds them most.
+#[inline(always)]
+pub fn builtin(value: &Bound<'_, PyAny>) -> Builtin {
+    let tp = value.get_type_ptr();
+    // SAFETY: only the addresses of CPython's static type objects are taken, never read.
+    unsafe {
+        if tp == std::ptr::addr_of_mut!(ffi::PyUnicode_Type) {
+            Builtin::Str
+        } else if tp == std::ptr::addr_of_mut!(ffi::PyLong_Type) {
+            Builtin::Int
+        } else if tp == std::ptr::addr_of_mut!(ffi::PyFloat_Type) {
+            Builtin::Float
+        } else if tp == std::ptr::addr_of_mut!(ffi::PyBool_Type) {
+            Builtin::Bool
+        } else if value.as_ptr() == ffi::Py_None() {
+            Builtin::None
+        } else if tp == std::ptr::addr_of_mut!(ffi::PyDict_Type) {
+            Builtin::Dict
+        } else if tp == std::ptr::addr_of_mut!(ffi::PyList_Type) {
+            Builtin::List
+        } else {
+            Builtin::Other
+        }
     }
-    let slot = key_cache_slot(bytes);
-    KEY_CACHE.with(|cache| {
-        let mut cache = cache.borrow_mut();
-        if let Some(cached) = &cache[slot] {
-            let cached = cached.bind(py);
-            if str_utf8(cached).is_ok_and(|text| text.as_bytes() == bytes) {
-                return Ok(cached.clone().into_any());
-            }
-        }
-        let fresh = new_str(py, bytes, true)?;
-        if let Ok(text) = fresh.cast::<PyString>() {
-            cache[slot] = Some(text.clone().unbind());
-        }
-        Ok(fresh)
-    })
+}
+
+/// The characters of `text` when it is a compact ASCII str (its UTF-8 bytes), else `None`.
+#[inline(always)]
+pub fn ascii_bytes<'a>(text: &'a Bound<'_, PyString>) -> Option<&'a [u8]> {
+    // SAFETY: a live str, borrowed for as long as the returned bytes.
+    unsafe { cpython::str_state::compact_ascii(text.as_ptr()) }
 }
 
 /// The length of `text` when it is a compact ASCII str (then its length in characters is its

@@ -18,7 +18,7 @@ use crate::codecs::decoder::{find_tag, set_tag, tag_field, variant, Decoder, Tag
 use crate::plan::constraints::{FloatBounds, IntBounds};
 use crate::plan::{
     DictSpec, DirectField, DirectKind, EnumSpec, LiteralValue, Node, NodeId, RecordKind,
-    RecordSpec, SequenceKind, SequenceSpec, StrSpec, TaggedUnionSpec, TzRule,
+    RecordSpec, SequenceKind, SequenceSpec, StrSpec, TaggedUnionSpec, TzRule, Untyped,
 };
 use crate::py::builders::ListFill;
 use crate::py::{self, temporal, Obj};
@@ -27,6 +27,47 @@ use polycodec_formats::text;
 
 /// The walk gave up: the shared decoder reads the whole value again.
 pub struct Bail;
+
+/// Whether `value`, met at nesting `depth`, is already what reading it as `Any` gives: an
+/// exact str, int, bool or None, a finite exact float, or an exact list or dict (of exact str
+/// keys) of such values, at most [`MAX_DEPTH`] levels deep. Reading it would make an equal
+/// object of the same types, so the object itself is the result (its keys are the input's
+/// strs, equal to the cached ones reading makes). No Python code runs meanwhile, so the
+/// containers keep their items while they are looked at.
+fn is_untyped_result(value: &Bound<'_, PyAny>, depth: usize) -> bool {
+    match py::builtin(value) {
+        py::Builtin::Str | py::Builtin::Int | py::Builtin::Bool | py::Builtin::None => true,
+        py::Builtin::Float => value
+            .cast::<PyFloat>()
+            .is_ok_and(|float| float.value().is_finite()),
+        py::Builtin::List if depth < MAX_DEPTH => nested(depth, || {
+            let Ok(list) = value.cast::<PyList>() else {
+                return false;
+            };
+            let mut index = 0;
+            while let Some(item) = py::list_item_borrowed(list, index) {
+                if !is_untyped_result(&item, depth + 1) {
+                    return false;
+                }
+                index += 1;
+            }
+            true
+        }),
+        py::Builtin::Dict if depth < MAX_DEPTH => nested(depth, || {
+            let Ok(dict) = value.cast::<PyDict>() else {
+                return false;
+            };
+            let mut position = 0;
+            while let Some((key, item)) = py::next_entry_borrowed(dict, &mut position) {
+                if !key.is_exact_instance_of::<PyString>() || !is_untyped_result(&item, depth + 1) {
+                    return false;
+                }
+            }
+            true
+        }),
+        _ => false,
+    }
+}
 
 type Out<'py> = std::result::Result<Obj<'py>, Bail>;
 
@@ -82,6 +123,12 @@ impl<'p, 'py> Decoder<'p, 'py, ObjectInput<'py>> {
                 }
             }
             // Containers other than a list of records, out of line for the same reason.
+            // Untyped containers first: in JSON form already, they are returned as themselves.
+            Node::Sequence(_) | Node::Dict(_) if plan.untyped(id).is_some() => {
+                if let Some(kind) = plan.untyped(id) {
+                    return self.untyped(id, kind, value);
+                }
+            }
             Node::Dict(spec) => return self.dict_value(id, spec, value),
             Node::Sequence(spec) if spec.kind != SequenceKind::List => {
                 return self.collection_value(id, spec, value)
@@ -97,7 +144,25 @@ impl<'p, 'py> Decoder<'p, 'py, ObjectInput<'py>> {
             Node::Enum(spec) => return self.enum_str(id, spec, value),
             Node::Uuid => return self.uuid_str(id, value),
             Node::Literal(_) | Node::Decimal(_) => return self.other_str(id, value),
+            Node::Any => return self.untyped(id, Untyped::Any, value),
             _ => {}
+        }
+        self.by_type(id, value)
+    }
+
+    /// An untyped value (`Any`, or a `list[Any]` or `dict[str, Any]` node `id` of `kind`):
+    /// the object itself when it is already what reading it gives (see [`is_untyped_result`]),
+    /// as `msgspec.convert` hands it back; else by its type, which copies its containers.
+    #[inline(never)]
+    fn untyped(&mut self, id: NodeId, kind: Untyped, value: &Bound<'py, PyAny>) -> Out<'py> {
+        let shape = py::builtin(value);
+        let fits = match kind {
+            Untyped::Any => true,
+            Untyped::List => shape == py::Builtin::List,
+            Untyped::StrDict | Untyped::AnyDict => shape == py::Builtin::Dict,
+        };
+        if fits && is_untyped_result(value, self.depth) {
+            return Ok(value.clone());
         }
         self.by_type(id, value)
     }

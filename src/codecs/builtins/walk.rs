@@ -93,6 +93,14 @@ fn at_key(err: Box<Error>, key: &Obj<'_>) -> Box<Error> {
     Box::new((*err).at_key(&shown))
 }
 
+/// Whether `value`, an exact float, is finite.
+#[inline(always)]
+fn is_finite(value: &Obj<'_>) -> bool {
+    value
+        .cast::<PyFloat>()
+        .is_ok_and(|float| float.value().is_finite())
+}
+
 /// Where a record's entries go: a template's copy (by position) or a dict (by key).
 trait RecordOut<'py> {
     fn put(&mut self, position: usize, key: &Bound<'py, PyString>, value: Obj<'py>)
@@ -207,16 +215,24 @@ impl<'p, 'py> Walk<'p, 'py> {
             Node::TaggedUnion(spec) => self.tagged(node, spec, &value),
             Node::Dict(spec) if matches!(self.plan.node(spec.key), Node::Str(_) | Node::Any) => {
                 match value.cast::<PyDict>() {
+                    // `dict[str, Any]`: an exact dict by the untyped walk (copied whole).
+                    Ok(dict)
+                        if matches!(self.plan.node(spec.value), Node::Any)
+                            && dict.is_exact_instance_of::<PyDict>() =>
+                    {
+                        self.any_dict(spec.key, dict)
+                    }
                     Ok(dict) => self.dict(spec.key, spec.value, spec.plain, dict),
                     Err(_) => Err(wrong_type(node, &value)),
                 }
             }
+            Node::Any => self.any(value),
             _ => self.leaf(id, node, value),
         }
     }
 
-    /// The values [`Self::value`] does not walk itself: texts, enums, literals, Decimals and
-    /// `Any`'s plain values, and the shared encoder for the rest.
+    /// The values [`Self::value`] does not walk itself: texts, enums, literals and Decimals,
+    /// and the shared encoder for the rest.
     #[inline(never)]
     fn leaf(&mut self, id: NodeId, node: &'p Node, value: Obj<'py>) -> Out<'py> {
         match node {
@@ -262,18 +278,84 @@ impl<'p, 'py> Walk<'p, 'py> {
                 }
                 None => self.general(id, &value),
             },
-            Node::Any => {
-                if value.is_exact_instance_of::<PyString>()
-                    || value.is_exact_instance_of::<PyInt>()
-                    || value.is_exact_instance_of::<PyBool>()
-                    || value.is_none()
-                {
-                    return Ok(value);
-                }
-                self.general(id, &value)
-            }
             _ => self.general(id, &value),
         }
+    }
+
+    /// An untyped value as its JSON-form object, by its exact type: a str, int, bool or None
+    /// itself, a finite float itself, a list or dict walked by [`Self::any_list`] and
+    /// [`Self::any_dict`] (new containers, as msgspec's `to_builtins` makes); anything else
+    /// (a subclass, a tuple, a dataclass, a NaN) the shared encoder's.
+    fn any(&mut self, value: Obj<'py>) -> Out<'py> {
+        match py::builtin(&value) {
+            py::Builtin::Str | py::Builtin::Int | py::Builtin::Bool | py::Builtin::None => {
+                Ok(value)
+            }
+            py::Builtin::Float if is_finite(&value) => Ok(value),
+            py::Builtin::List => self.any_list(&value),
+            py::Builtin::Dict => match value.cast::<PyDict>() {
+                Ok(dict) => self.any_dict(self.plan.any, dict),
+                Err(err) => Err(py_err(err.into())),
+            },
+            _ => self.general(self.plan.any, &value),
+        }
+    }
+
+    /// An exact list under `Any`: a new list of its items' JSON forms.
+    #[inline(never)]
+    fn any_list(&mut self, value: &Obj<'py>) -> Out<'py> {
+        let list = value.cast::<PyList>().map_err(|err| py_err(err.into()))?;
+        shape::enter_nested(&mut self.depth).map_err(boxed)?;
+        let result = nested(self.depth, || {
+            let mut out = ListFill::new(self.py, list.len()).map_err(py_err)?;
+            let mut index = 0;
+            // Owned items: the shared encoder, for one of them, may run code that changes the
+            // list (its length is read again for every item).
+            while let Some(item) = py::list_item(list, index) {
+                let item = match py::builtin(&item) {
+                    py::Builtin::Str | py::Builtin::Int | py::Builtin::Bool | py::Builtin::None => {
+                        item
+                    }
+                    _ => self.any(item).map_err(|err| at_index(err, index))?,
+                };
+                out.push(item).map_err(py_err)?;
+                index += 1;
+            }
+            Ok(out.finish().map_err(py_err)?.into_any())
+        });
+        self.depth -= 1;
+        result
+    }
+
+    /// An exact dict of `Any` values (keys of `key_node`: `Any` or `str`): a copy of it (one
+    /// allocation and a copy of its table, through the `dict_template` layout, where its keys
+    /// are all exact strs) in which only the values that are not their own JSON form are
+    /// replaced by position; else a new dict filled key by key.
+    #[inline(never)]
+    fn any_dict(&mut self, key_node: NodeId, dict: &Bound<'py, PyDict>) -> Out<'py> {
+        let Some(filling) = crate::py::cpython::dict_copy_of(dict) else {
+            return self.dict(key_node, self.plan.any, None, dict);
+        };
+        let mut filling = filling.map_err(py_err)?;
+        shape::enter_nested(&mut self.depth).map_err(boxed)?;
+        let result = nested(self.depth, || {
+            // The copy is this walk's alone: no code run for one of its values reaches it.
+            for position in 0..filling.len() {
+                let (key, item) = filling.entry(position);
+                match py::builtin(&item) {
+                    py::Builtin::Str | py::Builtin::Int | py::Builtin::Bool | py::Builtin::None => {
+                    }
+                    py::Builtin::Float if is_finite(&item) => {}
+                    _ => {
+                        let converted = self.any(item).map_err(|err| at_key(err, &key))?;
+                        filling.put(position, converted);
+                    }
+                }
+            }
+            Ok(filling.finish())
+        });
+        self.depth -= 1;
+        result
     }
 
     /// [`Self::value`] for a field or item whose node has the plain rule `rule` (precomputed

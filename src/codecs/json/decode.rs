@@ -7,10 +7,11 @@ use pyo3::prelude::*;
 
 use super::read::{MemberWord, Number, Reader, SyntaxError, ValueKind};
 use super::TagEntries;
-use crate::codecs::decoder::{find_tag, Decoder, Errors, TagRef, WireReader};
+use crate::codecs::decoder::{find_tag, reserve_items, Decoder, Errors, TagRef, WireReader};
 use crate::errors::{Code, Error, PathSegment, Result};
 use crate::plan::{
     Field, FloatBounds, IntBounds, LiteralValue, Node, NodeId, Plan, TaggedUnionSpec, TzRule,
+    Untyped,
 };
 use crate::py::{self, temporal, Obj};
 use crate::values::{check_tz, nested, utf8, Decoding, Token, MAX_DEPTH};
@@ -64,6 +65,12 @@ pub enum PlainKind {
     Enum,
     /// A record read from an array (`array_like`, a NamedTuple).
     Positional,
+    /// `Any`: every value, read by the untyped loop ([`Decoder::any`]).
+    Any,
+    /// A `list[Any]` (see `Plan::untyped`): an array read by the untyped loop.
+    AnyList,
+    /// A `dict[str, Any]` or `dict[Any, Any]`: an object read by the untyped loop.
+    AnyDict,
 }
 
 /// One node's shortcut for the value dispatch, looked up by node id in a table of 8-byte
@@ -205,7 +212,7 @@ pub fn plain_table(py: Python<'_>, plan: &Plan) -> PlainTable {
             Some(aux)
         })
         .collect();
-    let kind = |node: &Node| match node {
+    let kind_of = |node: &Node| match node {
         Node::Str(spec) if spec.is_unconstrained() => PlainKind::Str,
         Node::Int(bounds) if *bounds == IntBounds::default() => PlainKind::Int,
         Node::Float(bounds) if *bounds == FloatBounds::default() => PlainKind::Float,
@@ -225,6 +232,12 @@ pub fn plain_table(py: Python<'_>, plan: &Plan) -> PlainTable {
         Node::Enum(_) => PlainKind::Enum,
         Node::Union(_) | Node::Extension(_) | Node::Raw { .. } => PlainKind::Node,
         _ => PlainKind::Other,
+    };
+    let kind = |id: NodeId| match (plan.untyped(id), plan.node(id)) {
+        (Some(Untyped::Any), _) => PlainKind::Any,
+        (Some(Untyped::List), _) => PlainKind::AnyList,
+        (Some(Untyped::StrDict | Untyped::AnyDict), _) => PlainKind::AnyDict,
+        (None, node) => kind_of(node),
     };
     let entry = |kind: PlainKind, nullable: bool, node: NodeId| {
         // A node's own `aux` (an enum's values, a record's members, for every record: the
@@ -256,10 +269,10 @@ pub fn plain_table(py: Python<'_>, plan: &Plan) -> PlainTable {
         .enumerate()
         .map(|(id, node)| match node {
             Node::Union(spec) => match spec.optional_member() {
-                Some(inner) => entry(kind(plan.node(inner)), true, inner),
+                Some(inner) => entry(kind(inner), true, inner),
                 None => entry(PlainKind::Node, false, id),
             },
-            node => entry(kind(node), false, id),
+            _ => entry(kind(id), false, id),
         })
         .collect();
     let record_words = record_spans
@@ -465,6 +478,129 @@ impl<'p, 'py, E: Errors> Decoder<'p, 'py, JsonInput<'_, '_>, E> {
             }
         }
         self.general(id, byte)
+    }
+
+    /// An untyped value (`Any`), `byte` its first byte (the whitespace before it skipped): a
+    /// loop of its own, which looks at no node. Every value is what the general path would
+    /// make of it, with the same errors and paths.
+    #[inline(never)]
+    #[cfg_attr(target_os = "linux", link_section = ".text.hot.polycodec.2json")]
+    fn any(&mut self, byte: Option<u8>) -> Result<Obj<'py>> {
+        let py = self.ctx.py;
+        match byte {
+            Some(b'"') => {
+                let text = self.reader.read_str().map_err(syntax)?;
+                Ok(crate::py::new_str(py, text.bytes, text.ascii)?)
+            }
+            Some(b'{') => nested(self.depth, || self.any_object()),
+            Some(b'[') => nested(self.depth, || self.any_array()),
+            Some(b'-' | b'0'..=b'9') => match self.reader.read_number_peeked().map_err(syntax)? {
+                Number::Int(value) => Ok(crate::py::new_int(py, value)?),
+                Number::Float { value, .. } if value.is_finite() => {
+                    Ok(crate::py::new_float(py, value)?)
+                }
+                // A big int, or a float out of range (an error).
+                number => self.number_read(self.ctx.plan.any, number),
+            },
+            Some(b't') => {
+                self.reader.read_true().map_err(syntax)?;
+                Ok(pyo3::types::PyBool::new(py, true).to_owned().into_any())
+            }
+            Some(b'f') => {
+                self.reader.read_false().map_err(syntax)?;
+                Ok(pyo3::types::PyBool::new(py, false).to_owned().into_any())
+            }
+            Some(b'n') => {
+                self.reader.read_null().map_err(syntax)?;
+                Ok(py.None().into_bound(py))
+            }
+            _ => Err(syntax(self.reader.expected_value())),
+        }
+    }
+
+    /// An untyped array (its `[` next) as a list: the items go onto the decoder's item stack
+    /// and the list is made once at its length.
+    #[cfg_attr(target_os = "linux", link_section = ".text.hot.polycodec.2json")]
+    fn any_array(&mut self) -> Result<Obj<'py>> {
+        self.enter()?;
+        self.reader.begin_array().map_err(syntax)?;
+        let base = self.stack.len();
+        let mut first = true;
+        loop {
+            match self.reader.next_element(first) {
+                Ok(true) => {}
+                Ok(false) => break,
+                Err(err) => {
+                    self.stack.truncate(base);
+                    return Err(syntax(err));
+                }
+            }
+            first = false;
+            let byte = self.reader.peek_byte();
+            let item = match self.any(byte) {
+                Ok(item) => item,
+                Err(err) => {
+                    let index = self.stack.len() - base;
+                    self.stack.truncate(base);
+                    return Err(err.at_index(index));
+                }
+            };
+            if let Err(err) = reserve_items(&mut self.stack, 1) {
+                self.stack.truncate(base);
+                return Err(err);
+            }
+            self.stack.push(item);
+        }
+        let list = crate::py::new_list(self.ctx.py, self.stack.drain(base..))?;
+        self.depth -= 1;
+        Ok(list)
+    }
+
+    /// An untyped object (its `{` next) as a dict of str keys: keys and values go onto the
+    /// item stack, and the dict is made once at its size (no resizes as it fills), from a
+    /// template when its keys came before ([`crate::py::shapes`]).
+    #[cfg_attr(target_os = "linux", link_section = ".text.hot.polycodec.2json")]
+    fn any_object(&mut self) -> Result<Obj<'py>> {
+        self.enter()?;
+        self.reader.begin_object().map_err(syntax)?;
+        let py = self.ctx.py;
+        let base = self.stack.len();
+        let mut first = true;
+        loop {
+            let key = match self.reader.next_key(first) {
+                Ok(Some(key)) => crate::py::dict_key_str(py, key.bytes, key.ascii),
+                Ok(None) => break,
+                Err(err) => {
+                    self.stack.truncate(base);
+                    return Err(syntax(err));
+                }
+            };
+            first = false;
+            let key = match key {
+                Ok(key) => key,
+                Err(err) => {
+                    self.stack.truncate(base);
+                    return Err(err.into());
+                }
+            };
+            let byte = self.reader.peek_byte();
+            let value = match self.any(byte) {
+                Ok(value) => value,
+                Err(err) => {
+                    self.stack.truncate(base);
+                    return Err(err.at_key(&crate::errors::shown_key(&key)));
+                }
+            };
+            if let Err(err) = reserve_items(&mut self.stack, 2) {
+                self.stack.truncate(base);
+                return Err(err);
+            }
+            self.stack.push(key);
+            self.stack.push(value);
+        }
+        let dict = crate::py::shapes::dict_of_pairs(py, &mut self.stack, base)?;
+        self.depth -= 1;
+        Ok(dict)
     }
 
     /// A `Raw`: the next value's text, checked and kept as it is (`null` is None for an
@@ -685,6 +821,15 @@ impl<'p, 'py, 'k, E: Errors> WireReader<'p, 'py> for Decoder<'p, 'py, JsonInput<
         if let Some(&plain) = self.reader.plain.nodes.get(id) {
             let node = plain.node as NodeId;
             match (plain.kind, byte) {
+                // Untyped values take their own loop (fail-fast only: collecting, the general
+                // path records a value's errors where they are).
+                (PlainKind::Any, _) if !E::ALL => return self.any(byte),
+                (PlainKind::AnyDict, Some(b'{')) if !E::ALL => {
+                    return nested(self.depth, || self.any_object());
+                }
+                (PlainKind::AnyList, Some(b'[')) if !E::ALL => {
+                    return nested(self.depth, || self.any_array());
+                }
                 (PlainKind::Str | PlainKind::Enum, Some(b'"')) => {
                     let table: &PlainTable = self.reader.plain;
                     let text = self.reader.read_str_peeked().map_err(syntax)?;
@@ -736,10 +881,10 @@ impl<'p, 'py, 'k, E: Errors> WireReader<'p, 'py> for Decoder<'p, 'py, JsonInput<
                 }
                 // As the general path reads them (the map or array of `id`, which picks a
                 // union's variant), without the node's own dispatch first.
-                (PlainKind::Other, Some(b'{')) => {
+                (PlainKind::Other | PlainKind::Any | PlainKind::AnyDict, Some(b'{')) => {
                     return nested(self.depth, || self.map(id, true));
                 }
-                (PlainKind::Other, Some(b'[')) => {
+                (PlainKind::Other | PlainKind::Any | PlainKind::AnyList, Some(b'[')) => {
                     return nested(self.depth, || self.array(id, true));
                 }
                 (kind, Some(b'n')) if plain.nullable || kind == PlainKind::Null => {

@@ -3,7 +3,7 @@
 //! and Decimals as strings, and object keys that are always strings.
 
 use pyo3::prelude::*;
-use pyo3::types::PyInt;
+use pyo3::types::{PyInt, PyString};
 
 use super::write::{write_f64, write_i64, write_str};
 use crate::codecs::encoder::{
@@ -12,7 +12,7 @@ use crate::codecs::encoder::{
 use crate::errors::{Error, Result};
 use crate::plan::{Field, NodeId, Plan};
 use crate::py::fields::PlainDateTime;
-use crate::py::Obj;
+use crate::py::{self, Obj};
 use polycodec_formats::text;
 
 /// Writes JSON into its own buffer.
@@ -81,6 +81,18 @@ impl<'k> WireWriter for JsonWriter<'k> {
     #[inline(always)]
     fn str(&mut self, text: &str) {
         write_str(&mut self.out, text);
+    }
+
+    /// A short compact ASCII str with nothing to escape is copied from its buffer in pieces.
+    #[inline(always)]
+    fn py_str(&mut self, text: &Bound<'_, PyString>) -> Result<()> {
+        if let Some(bytes) = py::ascii_bytes(text) {
+            if bytes.len() <= py::ascii::SHORT && py::ascii::json_string(&mut self.out, bytes) {
+                return Ok(());
+            }
+        }
+        write_str(&mut self.out, py::str_utf8(text)?);
+        Ok(())
     }
 
     /// The text is ASCII with nothing to escape: quoted as it is.

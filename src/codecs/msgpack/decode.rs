@@ -9,11 +9,13 @@ use pyo3::types::PyBool;
 use super::epoch;
 use super::read::{self, Head, ReadError, Reader, ShortEntry};
 use crate::codecs::decoder::{
-    big_int_tag, find_tag, not_a_tag, Decoder, Errors, TagRef, WireReader,
+    big_int_tag, find_tag, not_a_tag, reserve_items, Decoder, Errors, TagRef, WireReader,
 };
 use crate::codecs::encoder::NameTable;
 use crate::errors::{Code, Error, PathSegment, Result};
-use crate::plan::{Field, FloatBounds, IntBounds, Node, NodeId, Plan, TaggedUnionSpec, TzRule};
+use crate::plan::{
+    Field, FloatBounds, IntBounds, Node, NodeId, Plan, TaggedUnionSpec, TzRule, Untyped,
+};
 use crate::py::{self, temporal, Obj};
 use crate::values::{nested, Token, MAX_DEPTH};
 use polycodec_formats::text;
@@ -79,6 +81,14 @@ pub enum PlainKind {
     /// A type read out of a str with no constraint to check: an enum with str values, a date,
     /// a UUID, an unconstrained Decimal (see [`Decoder::text`]).
     Text,
+    /// `Any`: every value, read by the untyped loop ([`Decoder::any`]).
+    Any,
+    /// A `list[Any]` (see `Plan::untyped`): an array read by the untyped loop.
+    AnyList,
+    /// A `dict[str, Any]`: a map of str keys read by the untyped loop.
+    StrDict,
+    /// A `dict[Any, Any]`: a map read by the untyped loop.
+    AnyDict,
 }
 
 /// One node's shortcut, looked up by node id: `Optional[X]` is `X`'s kind with `nullable`,
@@ -93,7 +103,7 @@ pub struct Plain {
 /// Every node's [`Plain`] shortcut, by node id: one byte pair read per value instead of the
 /// node, its union's variants and their constraints.
 pub fn plain_table(plan: &Plan) -> Box<[Plain]> {
-    let kind = |node: &Node| match node {
+    let kind_of = |node: &Node| match node {
         Node::Str(spec) if spec.is_unconstrained() => PlainKind::Str,
         Node::Int(bounds) if *bounds == IntBounds::default() => PlainKind::Int,
         Node::Float(bounds) if *bounds == FloatBounds::default() => PlainKind::Float,
@@ -105,13 +115,20 @@ pub fn plain_table(plan: &Plan) -> Box<[Plain]> {
         Node::Decimal(spec) if !spec.is_constrained() => PlainKind::Text,
         _ => PlainKind::Other,
     };
+    let kind = |id: NodeId| match plan.untyped(id) {
+        Some(Untyped::Any) => PlainKind::Any,
+        Some(Untyped::List) => PlainKind::AnyList,
+        Some(Untyped::StrDict) => PlainKind::StrDict,
+        Some(Untyped::AnyDict) => PlainKind::AnyDict,
+        None => kind_of(plan.node(id)),
+    };
     plan.nodes
         .iter()
         .enumerate()
         .map(|(id, node)| match node {
             Node::Union(spec) => match spec.optional_member() {
                 Some(inner) => Plain {
-                    kind: kind(plan.node(inner)),
+                    kind: kind(inner),
                     nullable: true,
                     node: inner,
                 },
@@ -121,8 +138,8 @@ pub fn plain_table(plan: &Plan) -> Box<[Plain]> {
                     node: id,
                 },
             },
-            node => Plain {
-                kind: kind(node),
+            _ => Plain {
+                kind: kind(id),
                 nullable: false,
                 node: id,
             },
@@ -199,7 +216,132 @@ impl<'a, 'p, 'py, E: Errors> Decoder<'p, 'py, MsgpackInput<'a, '_>, E> {
         if let Some(value) = self.plain(id, &head) {
             return Ok(value);
         }
+        // Untyped values take their own loop (fail-fast only: collecting, the general path
+        // records a value's errors where they are).
+        if !E::ALL {
+            if let Some(&plain) = self.reader.plain.get(id) {
+                match (plain.kind, head) {
+                    (PlainKind::Any, head) => return self.any(head),
+                    (PlainKind::AnyList, Head::Array(count)) => {
+                        return nested(self.depth, || self.any_list(count));
+                    }
+                    (PlainKind::StrDict | PlainKind::AnyDict, Head::Map(count)) => {
+                        let key = match self.ctx.plan.node(plain.node) {
+                            Node::Dict(spec) => spec.key,
+                            _ => self.ctx.plan.any,
+                        };
+                        let any_keys = plain.kind == PlainKind::AnyDict;
+                        return nested(self.depth, || self.any_map(key, any_keys, count));
+                    }
+                    _ => {}
+                }
+            }
+        }
         self.general(id, head)
+    }
+
+    /// An untyped value (`Any`) from its head: a loop of its own, which looks at no node.
+    /// Every value is what the general path would make of it, with the same errors and paths.
+    #[inline(never)]
+    #[cfg_attr(target_os = "linux", link_section = ".text.hot.polycodec.4msgpack")]
+    fn any(&mut self, head: Head<'a>) -> Result<Obj<'py>> {
+        let py = self.ctx.py;
+        match head {
+            Head::Str(bytes) => {
+                let ascii = check_utf8(bytes)?;
+                Ok(py::new_str(py, bytes, ascii)?)
+            }
+            Head::Int(value) => Ok(py::new_int(py, value)?),
+            Head::Map(count) => {
+                let key = self.ctx.plan.any;
+                nested(self.depth, || self.any_map(key, true, count))
+            }
+            Head::Array(count) => nested(self.depth, || self.any_list(count)),
+            Head::Float(value) => Ok(py::new_float(py, value)?),
+            Head::Nil => Ok(py.None().into_bound(py)),
+            Head::True => Ok(PyBool::new(py, true).to_owned().into_any()),
+            Head::False => Ok(PyBool::new(py, false).to_owned().into_any()),
+            Head::BigUint(value) => Ok(py::int_from_u128(py, u128::from(value))?),
+            Head::Bin(data) => Ok(py::new_bytes(py, data)?.into_any()),
+            Head::Ext(kind, payload) => self.ext(self.ctx.plan.any, kind, payload),
+        }
+    }
+
+    /// An untyped array of `count` items (its head read) as a list: the items go onto the
+    /// decoder's item stack, reserved at once (the reader has checked that `count` items fit
+    /// in the input left), and the list is made at its length.
+    #[cfg_attr(target_os = "linux", link_section = ".text.hot.polycodec.4msgpack")]
+    fn any_list(&mut self, count: usize) -> Result<Obj<'py>> {
+        self.enter()?;
+        let base = self.stack.len();
+        reserve_items(&mut self.stack, count)?;
+        for index in 0..count {
+            let item = match self.reader.next().map_err(malformed) {
+                Ok(head) => self.any(head),
+                Err(err) => Err(err),
+            };
+            match item {
+                // Room was reserved for every item.
+                Ok(item) => self.stack.push(item),
+                Err(err) => {
+                    self.stack.truncate(base);
+                    return Err(err.at_index(index));
+                }
+            }
+        }
+        let list = py::new_list(self.ctx.py, self.stack.drain(base..))?;
+        self.depth -= 1;
+        Ok(list)
+    }
+
+    /// An untyped map of `count` entries (its head read) as a dict, its keys read as node
+    /// `key`: `Any` (`any_keys`) or a plain `str`. The entries go onto the item stack, reserved
+    /// at once (the reader has checked that they fit in the input left), and the dict is made
+    /// at its size, from a template when its keys came before ([`py::shapes`]).
+    #[cfg_attr(target_os = "linux", link_section = ".text.hot.polycodec.4msgpack")]
+    fn any_map(&mut self, key: NodeId, any_keys: bool, count: usize) -> Result<Obj<'py>> {
+        self.enter()?;
+        let base = self.stack.len();
+        reserve_items(&mut self.stack, 2 * count)?;
+        if let Err(err) = self.any_entries(key, any_keys, count) {
+            self.stack.truncate(base);
+            return Err(err);
+        }
+        let dict = py::shapes::dict_of_pairs(self.ctx.py, &mut self.stack, base)?;
+        self.depth -= 1;
+        Ok(dict)
+    }
+
+    /// Reads `count` entries of an untyped map onto the item stack (room reserved).
+    #[inline(always)]
+    fn any_entries(&mut self, key: NodeId, any_keys: bool, count: usize) -> Result<()> {
+        let py = self.ctx.py;
+        for _ in 0..count {
+            let key = match self.reader.next().map_err(malformed)? {
+                Head::Str(bytes) => {
+                    let ascii = check_utf8(bytes)?;
+                    py::dict_key_str(py, bytes, ascii)?
+                }
+                Head::Array(count) if any_keys => self.tuple_key(key, count)?,
+                Head::Map(_) if any_keys => {
+                    return Err(expected(Code::DictKeyType, "a hashable dict key", "map"));
+                }
+                head if any_keys => self.any(head)?,
+                head => self.head(key, head)?,
+            };
+            let value = match self.reader.next().map_err(malformed) {
+                Ok(head) => self.any(head),
+                Err(err) => Err(err),
+            };
+            match value {
+                Ok(value) => {
+                    self.stack.push(key);
+                    self.stack.push(value);
+                }
+                Err(err) => return Err(err.at_key(&crate::errors::shown_key(&key))),
+            }
+        }
+        Ok(())
     }
 
     /// The common pairs of head and node, with nothing to check but the head (the node's

@@ -4,6 +4,7 @@
 //! when `omit_defaults` leaves fields out), and dict keys that keep their own type.
 
 use pyo3::prelude::*;
+use pyo3::types::PyString;
 
 use super::epoch;
 use super::write::{
@@ -123,6 +124,20 @@ impl<'k> WireWriter for MessagePackWriter<'k> {
     #[inline(always)]
     fn str(&mut self, text: &str) {
         write_str(&mut self.out, text);
+    }
+
+    /// A compact ASCII str of a fixstr's length is copied from its buffer in pieces.
+    #[inline(always)]
+    fn py_str(&mut self, text: &Bound<'_, PyString>) -> Result<()> {
+        if let Some(bytes) = py::ascii_bytes(text) {
+            if bytes.len() < 32 {
+                self.out.push(0xa0 | bytes.len() as u8);
+                py::ascii::append(&mut self.out, bytes);
+                return Ok(());
+            }
+        }
+        write_str(&mut self.out, py::str_utf8(text)?);
+        Ok(())
     }
 
     /// Written after a placeholder fixstr header, fixed up once the length is known: one byte

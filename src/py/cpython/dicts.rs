@@ -27,6 +27,10 @@
 //! tracked from its creation): every entry holds a valid reference at every moment of the
 //! filling, so a collection meanwhile traverses it safely.
 //!
+//! `to_builtins`'s untyped dicts are copied the same way from the dict they convert
+//! ([`copy_of`]: `PyDict_Copy` of a full, combined table of exact str keys), and only the
+//! values that are not their own JSON form (containers) replaced by position.
+//!
 //! Both are checked against the running interpreter when the module loads (`super::probe`).
 
 use pyo3::ffi;
@@ -267,6 +271,62 @@ impl super::DictTemplateLayout for DictTemplate {
             })
         }
     }
+
+    #[inline]
+    fn copy_of<'py>(dict: &Bound<'py, PyDict>) -> Option<PyResult<Filling<'py>>> {
+        copy_of(dict)
+    }
+}
+
+/// Whether the live dict `dict` has a combined table of exact str keys with every entry in
+/// use (no deleted entries): one whose copy `PyDict_Copy` clones, entries in the same order.
+///
+/// # Safety
+/// `dict` is a live exact dict, and the GIL is held.
+#[inline(always)]
+unsafe fn full_str_table(dict: *mut ffi::PyObject) -> Option<(*mut DictKeysHead, usize)> {
+    // SAFETY: the caller's live exact dict; its head and keys object are read in bounds.
+    unsafe {
+        let (keys, values) = table(dict);
+        let used = (*dict.cast::<DictObject>()).ma_used;
+        if keys.is_null()
+            || !values.is_null()
+            || (*keys).dk_kind != DICT_KEYS_UNICODE
+            || (*keys).dk_nentries != used
+        {
+            return None;
+        }
+        Some((keys, used as usize))
+    }
+}
+
+/// A copy of an exact dict of str keys, for [`DictTemplateLayout::copy_of`]: `PyDict_Copy`
+/// when the dict's table is a full, combined one of exact str keys, whose copy (checked too)
+/// is a clone of it, entries in the same order.
+pub fn copy_of<'py>(dict: &Bound<'py, PyDict>) -> Option<PyResult<Filling<'py>>> {
+    if !dict.is_exact_instance_of::<PyDict>() {
+        return None;
+    }
+    // SAFETY: a live exact dict under the GIL (the `Bound`); the copy is checked before its
+    // entries are addressed: a full combined table of str keys, as many entries as the
+    // original's, so entry `i` holds the original's entry `i`.
+    unsafe {
+        let (_, len) = full_str_table(dict.as_ptr())?;
+        let copy = match Bound::from_owned_ptr_or_err(dict.py(), ffi::PyDict_Copy(dict.as_ptr())) {
+            Ok(copy) => copy,
+            Err(err) => return Some(Err(err)),
+        };
+        let (keys, copied) = full_str_table(copy.as_ptr())?;
+        if copied != len {
+            return None;
+        }
+        Some(Ok(Filling {
+            first: entries(keys).cast::<*mut ffi::PyObject>(),
+            dict: copy,
+            len,
+            gc: false,
+        }))
+    }
 }
 
 /// A copy of a template whose values are being replaced.
@@ -318,5 +378,26 @@ impl<'py> super::FillingLayout<'py> for Filling<'py> {
     /// The dict being filled (for an entry to delete, a field that is absent).
     fn dict(&self) -> &Obj<'py> {
         &self.dict
+    }
+
+    #[inline(always)]
+    fn entry(&self, position: usize) -> (Obj<'py>, Obj<'py>) {
+        assert!(position < self.len);
+        // SAFETY: entry `position` is within the `len` entries checked when the copy was made,
+        // in a table only this filling sees; both slots hold live references (new ones are
+        // returned).
+        unsafe {
+            let slot = self.first.add(2 * position);
+            let py = self.dict.py();
+            (
+                Bound::from_borrowed_ptr(py, *slot),
+                Bound::from_borrowed_ptr(py, *slot.add(1)),
+            )
+        }
+    }
+
+    #[inline(always)]
+    fn len(&self) -> usize {
+        self.len
     }
 }

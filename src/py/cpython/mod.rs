@@ -170,6 +170,11 @@ pub trait DictTemplateLayout: Sized + Send + Sync {
 
     /// A copy of the template, to be filled.
     fn copy<'py>(&self, py: Python<'py>) -> PyResult<Self::Filling<'py>>;
+
+    /// A copy of `dict` (an exact dict of exact str keys), to have values replaced by position
+    /// (in its entry order); `None` when `dict`'s table is not one whose copies this layout
+    /// fills (the caller then fills a new dict key by key).
+    fn copy_of<'py>(dict: &Bound<'py, PyDict>) -> Option<PyResult<Self::Filling<'py>>>;
 }
 
 /// A copy of a template whose values are being replaced.
@@ -180,6 +185,10 @@ pub trait FillingLayout<'py> {
     fn finish(self) -> Obj<'py>;
     /// The dict being filled (for an entry to delete, a field that is absent).
     fn dict(&self) -> &Obj<'py>;
+    /// The key and value of the entry at `position` (a copy's, before it is replaced).
+    fn entry(&self, position: usize) -> (Obj<'py>, Obj<'py>);
+    /// The number of entries.
+    fn len(&self) -> usize;
 }
 
 /// The running family's layouts.
@@ -416,6 +425,16 @@ pub fn inline_values(
         return Ok(None);
     }
     InlineValues::probe_class(cls, names)
+}
+
+/// A copy of `dict` whose values are then replaced by position (see
+/// [`DictTemplateLayout::copy_of`]), when `dict_template` is in use.
+#[inline]
+pub fn dict_copy_of<'py>(dict: &Bound<'py, PyDict>) -> Option<PyResult<Filling<'py>>> {
+    if !layout_in_use(Layout::DictTemplate) {
+        return None;
+    }
+    DictTemplate::copy_of(dict)
 }
 
 /// The template of a record dict of `keys`, when `dict_template` is in use.

@@ -4,7 +4,7 @@
 
 use pyo3::ffi;
 use pyo3::prelude::*;
-use pyo3::types::{PyString, PyType};
+use pyo3::types::{PyDict, PyString, PyType};
 
 use super::{DictTemplateLayout, Family, FillingLayout, InlineValuesLayout, Layout};
 use crate::py::fields::FieldName;
@@ -120,6 +120,10 @@ impl DictTemplateLayout for NoDictTemplate {
     fn copy<'py>(&self, _py: Python<'py>) -> PyResult<NoFilling<'py>> {
         match *self {}
     }
+
+    fn copy_of<'py>(_dict: &Bound<'py, PyDict>) -> Option<PyResult<NoFilling<'py>>> {
+        None
+    }
 }
 
 impl<'py> FillingLayout<'py> for NoFilling<'py> {
@@ -131,6 +135,18 @@ impl<'py> FillingLayout<'py> for NoFilling<'py> {
 
     fn finish(self) -> Obj<'py> {
         match self {
+            NoFilling::Never(never, _) => match never {},
+        }
+    }
+
+    fn entry(&self, _position: usize) -> (Obj<'py>, Obj<'py>) {
+        match *self {
+            NoFilling::Never(never, _) => match never {},
+        }
+    }
+
+    fn len(&self) -> usize {
+        match *self {
             NoFilling::Never(never, _) => match never {},
         }
     }

@@ -402,6 +402,62 @@ impl<'py> Subjects<'py> {
                 return Ok(Err(format!("a dict with {what} differs once changed")));
             }
         }
+        self.dict_copy_of(&keys)
+    }
+
+    /// A copy of a dict of `keys` with values replaced by position (`to_builtins`'s untyped
+    /// dicts), against a dict filled key by key with the same values: equal, in the same
+    /// order, tracked alike, the copied dict unchanged.
+    fn dict_copy_of(&self, keys: &[Bound<'py, PyString>]) -> Verdict {
+        let py = self.py;
+        let tracked = self.get("gc")?.getattr("is_tracked")?;
+        let original = crate::py::new_dict(py)?;
+        for (position, key) in keys.iter().enumerate() {
+            original.set_item(key, position)?;
+        }
+        let before: Vec<(Obj<'py>, Obj<'py>)> = original.iter().collect();
+        let Some(filling) = <Running as Family>::DictTemplate::copy_of(&original) else {
+            return Ok(Err("a dict of str keys is not copied".to_owned()));
+        };
+        let mut filling = filling?;
+        let reference = crate::py::new_dict(py)?;
+        for (position, key) in keys.iter().enumerate() {
+            let value = if position % 2 == 0 {
+                PyList::empty(py).into_any()
+            } else {
+                original
+                    .get_item(key)?
+                    .unwrap_or_else(|| py.None().into_bound(py))
+            };
+            filling.put(position, value.clone());
+            reference.set_item(key, value)?;
+        }
+        let made = filling.finish();
+        let items = |dict: &Obj<'py>| -> PyResult<Vec<(Obj<'py>, Obj<'py>)>> {
+            dict.call_method0("items")?
+                .try_iter()?
+                .map(|item| item?.extract())
+                .collect()
+        };
+        let (mine, theirs) = (items(&made)?, items(reference.as_any())?);
+        let same = mine.len() == theirs.len()
+            && mine
+                .iter()
+                .zip(&theirs)
+                .all(|((k1, v1), (k2, v2))| k1.is(k2) && v1.is(v2))
+            && tracked.call1((&made,))?.is_truthy()?
+                == tracked.call1((&reference,))?.is_truthy()?;
+        let kept = original.iter().collect::<Vec<_>>().len() == before.len()
+            && original
+                .iter()
+                .zip(&before)
+                .all(|((k1, v1), (k2, v2))| k1.is(k2) && v1.is(v2));
+        if !same {
+            return Ok(Err("a dict's copy filled by position differs".to_owned()));
+        }
+        if !kept {
+            return Ok(Err("a dict changed when its copy was filled".to_owned()));
+        }
         Ok(Ok(()))
     }
 
