@@ -1,7 +1,11 @@
 //! Avro: the binary primitives ([`wire`]: varints, zigzag, lengths, floats, calendar
-//! arithmetic) and object container files ([`container`]: header, blocks, codecs).
+//! arithmetic), object container files ([`container`]: header, blocks, codecs) and schemas
+//! ([`schema`]: parsing, validation, canonical form, fingerprints).
 
 pub mod container;
+pub mod schema;
+#[cfg(test)]
+mod schema_oracle;
 pub mod wire;
 
 use std::fmt;

@@ -563,7 +563,7 @@ impl StreamDecoder {
                 Step::Header(n) => {
                     let unit = &data[pos..pos + n];
                     let avro = codec.wire.as_avro().expect("only Avro frames headers");
-                    match avro.stream_header(py, &codec.plan, unit) {
+                    match avro.stream_header(&codec.plan, unit) {
                         Ok(read) => {
                             if let Framer::Avro { header, .. } = &mut self.framer {
                                 *header = Some(read);

@@ -152,15 +152,24 @@ class FileIter(Generic[T]):
 
 def rebuild_codec(type: Any, format: str, options: dict[str, Any]) -> Codec[Any]: ...
 
-# The Avro schema layer (apache-avro, src/codecs/avro/schema.rs), called by _avro.py.
-def _avro_parse(text: str) -> tuple[str, int]:
-    """Validates a schema (JSON text): its Parsing Canonical Form and CRC-64-AVRO fingerprint."""
+# The Avro schema layer (formats/avro/schema.rs, src/codecs/avro/schema.rs), used by _avro/.
+class ParsedSchema:
+    """A parsed, validated Avro schema, kept in Rust."""
+
+    @property
+    def canonical(self) -> str: ...
+    @property
+    def fingerprint(self) -> int: ...
+    @property
+    def root(self) -> int: ...
+    def nodes(self) -> list[dict[str, Any]]:
+        """The arena's nodes as dicts."""
+
+def _avro_parse(text: str | bytes) -> ParsedSchema:
+    """Parses and validates a schema (JSON text); ``ValueError`` with the reason if invalid."""
 
 def _avro_fingerprint(data: bytes) -> int:
     """The CRC-64-AVRO fingerprint of ``data``, unsigned."""
-
-def _avro_compatible(reader: str, writer: str) -> Optional[str]:
-    """None, or the crate's reason data written with ``writer`` cannot be read as ``reader``."""
 
 # A diagnostic for benches/floor.py (src/py/floor.rs), not an API.
 def _floor_create(

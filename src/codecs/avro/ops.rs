@@ -1,5 +1,7 @@
-//! The programs `python/polycodec/_avro.py` computes once per codec (and once per writer
-//! schema), turned from tuples into Rust enums so the hot path never looks anything up by name.
+//! The programs an Avro codec runs: write ops per plan node (from the binding of the plan to
+//! the codec's schema, `python/polycodec/_avro/bind.py`, turned from tuples into Rust enums so
+//! the hot path never looks anything up by name), and decoder programs of read ops (from
+//! resolving a writer schema against the codec's, `resolve.rs`).
 
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -207,70 +209,21 @@ pub fn write_ops(list: &Bound<'_, PyAny>) -> PyResult<Vec<Option<WriteOp>>> {
     Ok(out)
 }
 
-pub fn program(
-    ops: &Bound<'_, PyAny>,
-    root: usize,
-    fingerprint: u64,
-    plan: &Plan,
-) -> PyResult<Program> {
-    let plan_len = plan.nodes.len();
-    let list = ops.cast::<PyList>()?;
-    let mut out = Vec::with_capacity(list.len());
-    for item in list.iter() {
-        let tuple = item.cast::<PyTuple>()?;
-        let name: String = tuple.get_item(0)?.extract()?;
-        let op = match name.as_str() {
-            "null" => ReadOp::Null,
-            "unset" => ReadOp::Unset,
-            "boolean" => ReadOp::Boolean(field(tuple, 1)?),
-            "long" => ReadOp::Long(field(tuple, 1)?),
-            "float" => ReadOp::Float(field(tuple, 1)?),
-            "double" => ReadOp::Double(field(tuple, 1)?),
-            "string" | "bytes" => ReadOp::Text(field(tuple, 1)?),
-            "fixed" => ReadOp::Fixed(field(tuple, 1)?, field(tuple, 2)?),
-            "decimal" => {
-                let size: i64 = field(tuple, 2)?;
-                ReadOp::Decimal {
-                    scale: field(tuple, 1)?,
-                    size: usize::try_from(size).ok(),
-                    plan: field(tuple, 3)?,
-                }
-            }
-            "uuid_fixed" => ReadOp::UuidFixed(field(tuple, 1)?),
-            "date" => ReadOp::Date(field(tuple, 1)?),
-            "time" => ReadOp::Time {
-                unit: field(tuple, 1)?,
-                plan: field(tuple, 2)?,
-            },
-            "timestamp" => ReadOp::Timestamp {
-                unit: field(tuple, 1)?,
-                local: field(tuple, 2)?,
-                plan: field(tuple, 3)?,
-            },
-            "enum" => {
-                let members: Vec<i64> = field(tuple, 2)?;
-                ReadOp::Enum {
-                    plan: field(tuple, 1)?,
-                    members: members.iter().map(|&m| usize::try_from(m).ok()).collect(),
-                    symbols: field(tuple, 3)?,
-                }
-            }
-            "array" => ReadOp::Array {
-                item: field(tuple, 1)?,
-                plan: field(tuple, 2)?,
-            },
-            "map" => ReadOp::Map {
-                value: field(tuple, 1)?,
-                plan: field(tuple, 2)?,
-            },
-            "record" => {
-                let fields: Vec<(i64, usize)> = field(tuple, 2)?;
-                let fields: Vec<(Option<usize>, usize)> = fields
-                    .into_iter()
-                    .map(|(f, op)| (usize::try_from(f).ok(), op))
-                    .collect();
-                let plan_id: NodeId = field(tuple, 1)?;
-                let direct = match plan.nodes.get(plan_id) {
+impl Program {
+    /// A program from resolved ops (see `resolve.rs`): every index is checked to point inside
+    /// the program and the plan, so the decoder can index freely, and the per-op tables the
+    /// decoder bounds its work by are computed.
+    pub fn new(ops: Vec<ReadOp>, root: usize, fingerprint: u64, plan: &Plan) -> PyResult<Program> {
+        let plan_len = plan.nodes.len();
+        let mut ops = ops;
+        for op in &mut ops {
+            if let ReadOp::Record {
+                plan: plan_id,
+                fields,
+                direct,
+            } = op
+            {
+                *direct = match plan.nodes.get(*plan_id) {
                     Some(Node::Record(spec)) if spec.kind == RecordKind::Dataclass => {
                         let mut seen = vec![false; spec.fields.len()];
                         for field in fields.iter().filter_map(|(f, _)| *f) {
@@ -283,53 +236,30 @@ pub fn program(
                     }
                     _ => false,
                 };
-                ReadOp::Record {
-                    plan: plan_id,
-                    fields,
-                    direct,
-                }
             }
-            "union" => ReadOp::Union(field(tuple, 1)?),
-            "extension" => {
-                let plan_id: NodeId = field(tuple, 2)?;
-                if !matches!(plan.nodes.get(plan_id), Some(Node::Extension(_))) {
+            if let ReadOp::Extension { plan: plan_id, .. } = op {
+                if !matches!(plan.nodes.get(*plan_id), Some(Node::Extension(_))) {
                     return Err(bad("extension"));
                 }
-                ReadOp::Extension {
-                    inner: field(tuple, 1)?,
-                    plan: plan_id,
-                }
             }
-            "error" => ReadOp::Error(field(tuple, 1)?),
-            "skip_fixed" => ReadOp::SkipFixed(field(tuple, 1)?),
-            "skip_varint" => ReadOp::SkipVarint,
-            "skip_bytes" => ReadOp::SkipBytes,
-            "skip_string" => ReadOp::SkipString,
-            "skip_array" => ReadOp::SkipArray(field(tuple, 1)?),
-            "skip_map" => ReadOp::SkipMap(field(tuple, 1)?),
-            "skip_record" => ReadOp::SkipRecord(field(tuple, 1)?),
-            "skip_union" => ReadOp::SkipUnion(field(tuple, 1)?),
-            other => return Err(bad(other)),
-        };
-        out.push(op);
+        }
+        let count = ops.len();
+        let valid = ops.iter().all(|op| op_indices_valid(op, count, plan_len));
+        if !valid || root >= count {
+            return Err(bad("index"));
+        }
+        let min_size = min_sizes(&ops);
+        let empty_weight = empty_weights(&ops, &min_size);
+        let skip_width = skip_widths(&ops);
+        Ok(Program {
+            ops,
+            root,
+            min_size,
+            empty_weight,
+            skip_width,
+            fingerprint,
+        })
     }
-    // Every index must point inside the program and the plan, so the decoder can index freely.
-    let count = out.len();
-    let valid = out.iter().all(|op| op_indices_valid(op, count, plan_len));
-    if !valid || root >= count {
-        return Err(bad("index"));
-    }
-    let min_size = min_sizes(&out);
-    let empty_weight = empty_weights(&out, &min_size);
-    let skip_width = skip_widths(&out);
-    Ok(Program {
-        ops: out,
-        root,
-        min_size,
-        empty_weight,
-        skip_width,
-        fingerprint,
-    })
 }
 
 fn op_indices_valid(op: &ReadOp, count: usize, plan_len: usize) -> bool {

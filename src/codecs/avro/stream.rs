@@ -7,7 +7,6 @@
 use std::sync::Arc;
 
 use pyo3::prelude::*;
-use pyo3::types::PyString;
 
 use super::container::{self, Codec};
 use super::decode::Decoder;
@@ -49,16 +48,10 @@ pub fn header_error(data: &[u8]) -> Error {
 impl Avro {
     /// Reads a complete header (`unit` holds exactly its bytes) and resolves its schema against
     /// the codec's.
-    pub fn stream_header(&self, py: Python<'_>, plan: &Plan, unit: &[u8]) -> Result<StreamHeader> {
+    pub fn stream_header(&self, plan: &Plan, unit: &[u8]) -> Result<StreamHeader> {
         let mut input = Input::new(unit);
         let header = container::read_header(&mut input)?;
-        let program = if header.schema == self.schema_json.as_slice() {
-            self.own.clone()
-        } else {
-            let text = std::str::from_utf8(header.schema)
-                .map_err(|_| Error::decode("Avro container schema is not valid UTF-8"))?;
-            self.program_for(py, plan, header.schema, PyString::new(py, text).as_any())?
-        };
+        let program = self.program_for(plan, header.schema)?;
         Ok(StreamHeader {
             schema: header.schema.to_vec(),
             codec: header.codec,
