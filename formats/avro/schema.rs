@@ -5,7 +5,11 @@
 //! size: a named type is one node, and every reference to it (by name, or back to an enclosing
 //! record) is that node's index, so a union of hundreds of records that refer to each other
 //! costs a node per definition and an index per use. Names are resolved when the text has been
-//! read, since a JSON object may give a record's `namespace` after its `fields`. The depth of
+//! read, since a JSON object may give a record's `namespace` after its `fields`. The arena is
+//! compact (a node is 24 bytes, a field 20, and every name, symbol and alias lives in one
+//! string), and with
+//! [`Sharing::Unions`] equal unions (`["null", "R"]` in a thousand fields) are one node, so
+//! that what walks the schema afterwards meets each once. The depth of
 //! schema elements (unions, arrays, maps, record fields) is bounded by [`MAX_DEPTH`], so
 //! nothing that walks a schema recursively can run out of stack.
 
@@ -24,6 +28,13 @@ pub const MAX_FIXED_SIZE: u64 = i32::MAX as u64;
 const MAX_JSON_DEPTH: usize = 512;
 
 pub type NodeId = u32;
+
+/// A child index that is not a node yet: a name used as a type, to be resolved (the low bits
+/// are its index among the parser's pending references).
+const REFERENCE: NodeId = 1 << 31;
+
+/// No default, no aliases.
+const NONE: u32 = u32::MAX;
 
 /// An invalid schema, and why.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -79,109 +90,129 @@ impl Logical {
     }
 }
 
-/// A record field.
-#[derive(Debug)]
-pub struct Field {
-    pub name: String,
-    pub aliases: Vec<String>,
-    pub schema: NodeId,
-    /// The field's `default`, as JSON.
-    pub default: Option<serde_json::Value>,
+/// Text kept in the schema's one string of names.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Span {
+    start: u32,
+    len: u32,
 }
 
-/// What a node is.
-#[derive(Debug)]
-pub enum Kind {
-    Null,
-    Boolean,
-    Int,
-    Long,
-    Float,
-    Double,
-    Bytes,
-    String,
-    Fixed {
-        size: usize,
-    },
-    /// `default`: the index of the default symbol.
-    Enum {
-        symbols: Vec<String>,
-        default: Option<u32>,
-    },
-    Array {
-        items: NodeId,
-    },
-    Map {
-        values: NodeId,
-    },
-    Union {
-        branches: Vec<NodeId>,
-    },
-    Record {
-        fields: Vec<Field>,
-    },
-    /// A reference by name while the text is read; none is left in a parsed schema.
-    Reference(u32),
-}
-
-/// The name of a named type (record, enum, fixed).
+/// The name of a named type (record, enum, fixed): its full name, and its aliases' full names.
 #[derive(Debug)]
 pub struct Named {
-    pub fullname: String,
-    /// Full names.
-    pub aliases: Vec<String>,
+    pub name: Span,
+    pub aliases: Box<[Span]>,
 }
 
 #[derive(Debug)]
-pub struct Node {
-    pub kind: Kind,
+pub struct Fixed {
+    pub named: Named,
+    pub size: usize,
     pub logical: Logical,
-    pub named: Option<Box<Named>>,
+}
+
+#[derive(Debug)]
+pub struct Enum {
+    pub named: Named,
+    pub symbols: Box<[Span]>,
+    /// The index of the default symbol.
+    pub default: Option<u32>,
+}
+
+#[derive(Debug)]
+pub struct Record {
+    pub named: Named,
+    pub fields: Box<[Field]>,
+}
+
+/// A record field. Its default and aliases, which few fields have, are kept apart
+/// ([`Schema::default_of`], [`Schema::aliases_of`]).
+#[derive(Debug)]
+pub struct Field {
+    pub name: Span,
+    pub schema: NodeId,
+    default: u32,
+    aliases: u32,
+}
+
+/// A node of the arena.
+#[derive(Debug)]
+pub enum Node {
+    Null,
+    Boolean,
+    Int(Logical),
+    Long(Logical),
+    Float,
+    Double,
+    Bytes(Logical),
+    String(Logical),
+    Fixed(Box<Fixed>),
+    Enum(Box<Enum>),
+    Array(NodeId),
+    Map(NodeId),
+    Union(Box<[NodeId]>),
+    Record(Box<Record>),
 }
 
 impl Node {
-    fn plain(kind: Kind) -> Self {
-        Node {
-            kind,
-            logical: Logical::None,
-            named: None,
-        }
-    }
-
     /// The type's name in the schema: `record`, `long`, ...
     pub fn type_name(&self) -> &'static str {
-        match &self.kind {
-            Kind::Null => "null",
-            Kind::Boolean => "boolean",
-            Kind::Int => "int",
-            Kind::Long => "long",
-            Kind::Float => "float",
-            Kind::Double => "double",
-            Kind::Bytes => "bytes",
-            Kind::String => "string",
-            Kind::Fixed { .. } => "fixed",
-            Kind::Enum { .. } => "enum",
-            Kind::Array { .. } => "array",
-            Kind::Map { .. } => "map",
-            Kind::Union { .. } => "union",
-            Kind::Record { .. } => "record",
-            Kind::Reference(_) => "reference",
+        match self {
+            Node::Null => "null",
+            Node::Boolean => "boolean",
+            Node::Int(_) => "int",
+            Node::Long(_) => "long",
+            Node::Float => "float",
+            Node::Double => "double",
+            Node::Bytes(_) => "bytes",
+            Node::String(_) => "string",
+            Node::Fixed(_) => "fixed",
+            Node::Enum(_) => "enum",
+            Node::Array(_) => "array",
+            Node::Map(_) => "map",
+            Node::Union(_) => "union",
+            Node::Record(_) => "record",
         }
     }
 
-    /// The full name of a named type.
-    pub fn fullname(&self) -> Option<&str> {
-        self.named.as_ref().map(|named| named.fullname.as_str())
-    }
-
-    /// `record com.x.R`, `long (timestamp-millis)`, `string`: for messages.
-    pub fn describe(&self) -> String {
-        match (self.fullname(), self.logical) {
-            (Some(name), _) => format!("{} {name}", self.type_name()),
-            (None, Logical::None) => self.type_name().to_string(),
-            (None, logical) => format!("{} ({})", self.type_name(), logical.name()),
+    pub fn logical(&self) -> Logical {
+        match self {
+            Node::Int(l) | Node::Long(l) | Node::Bytes(l) | Node::String(l) => *l,
+            Node::Fixed(fixed) => fixed.logical,
+            _ => Logical::None,
         }
     }
+
+    pub fn named(&self) -> Option<&Named> {
+        match self {
+            Node::Fixed(fixed) => Some(&fixed.named),
+            Node::Enum(inner) => Some(&inner.named),
+            Node::Record(record) => Some(&record.named),
+            _ => None,
+        }
+    }
+
+    fn named_mut(&mut self) -> Option<&mut Named> {
+        match self {
+            Node::Fixed(fixed) => Some(&mut fixed.named),
+            Node::Enum(inner) => Some(&mut inner.named),
+            Node::Record(record) => Some(&mut record.named),
+            _ => None,
+        }
+    }
+
+    /// Whether two nodes are of the same type (`Int` and `Long` are not; logical types aside).
+    pub fn same_type(&self, other: &Node) -> bool {
+        std::mem::discriminant(self) == std::mem::discriminant(other)
+    }
+}
+
+/// Whether equal unions share one node: for writer schemas, which are only read; not for a
+/// codec's own schema, whose every union is bound to the classes at its place.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Sharing {
+    None,
+    Unions,
 }
 
 /// A parsed schema: an arena of nodes and the root's index. Every index in a node points into
@@ -190,6 +221,9 @@ impl Node {
 pub struct Schema {
     pub nodes: Vec<Node>,
     pub root: NodeId,
+    strings: String,
+    defaults: Vec<serde_json::Value>,
+    aliases: Vec<Box<[Span]>>,
 }
 
 impl Schema {
@@ -198,82 +232,110 @@ impl Schema {
         &self.nodes[id as usize]
     }
 
+    #[inline]
+    pub fn text(&self, span: Span) -> &str {
+        &self.strings[span.start as usize..(span.start + span.len) as usize]
+    }
+
+    /// The full name of a named type.
+    pub fn fullname(&self, id: NodeId) -> Option<&str> {
+        self.node(id).named().map(|named| self.text(named.name))
+    }
+
+    pub fn default_of(&self, field: &Field) -> Option<&serde_json::Value> {
+        self.defaults.get(field.default as usize)
+    }
+
+    pub fn aliases_of(&self, field: &Field) -> &[Span] {
+        self.aliases
+            .get(field.aliases as usize)
+            .map_or(&[], |aliases| aliases)
+    }
+
+    /// `record com.x.R`, `long (timestamp-millis)`, `string`: for messages.
+    pub fn describe(&self, id: NodeId) -> String {
+        let node = self.node(id);
+        match (self.fullname(id), node.logical()) {
+            (Some(name), _) => format!("{} {name}", node.type_name()),
+            (None, Logical::None) => node.type_name().to_string(),
+            (None, logical) => format!("{} ({})", node.type_name(), logical.name()),
+        }
+    }
+
     /// Parses and validates a schema from its JSON text.
-    pub fn parse(text: &[u8]) -> Result<Schema> {
-        let mut parser = Parser::new(text);
+    pub fn parse(text: &[u8], sharing: Sharing) -> Result<Schema> {
+        let mut parser = Parser::new(text, sharing);
         let root = parser.schema(None)?;
-        parser
-            .reader
-            .finish()
-            .map_err(|err| SchemaError(format!("the schema is not valid JSON: {err}")))?;
+        json(parser.reader.finish())?;
         parser.finish(root)
     }
 
     /// The specification's Parsing Canonical Form.
     pub fn canonical_form(&self) -> String {
         let mut out = String::new();
-        let mut seen = vec![false; self.nodes.len()];
-        self.write_canonical(self.root, &mut seen, &mut out);
+        self.write_canonical(self.root, &mut vec![false; self.nodes.len()], &mut out);
         out
     }
 
+    /// Names, symbols and field names are validated Avro names (ASCII letters, digits, `_`
+    /// and dots), so none needs an escape.
     fn write_canonical(&self, id: NodeId, seen: &mut [bool], out: &mut String) {
         let node = self.node(id);
-        if let Some(named) = &node.named {
-            if seen[id as usize] {
-                push_json_str(out, &named.fullname);
+        if let Some(named) = node.named() {
+            let name = self.text(named.name);
+            if std::mem::replace(&mut seen[id as usize], true) {
+                out.push('"');
+                out.push_str(name);
+                out.push('"');
                 return;
             }
-            seen[id as usize] = true;
-            out.push_str("{\"name\":");
-            push_json_str(out, &named.fullname);
-            out.push_str(",\"type\":");
-            match &node.kind {
-                Kind::Record { fields } => {
-                    out.push_str("\"record\",\"fields\":[");
-                    for (i, field) in fields.iter().enumerate() {
-                        if i > 0 {
-                            out.push(',');
-                        }
-                        out.push_str("{\"name\":");
-                        push_json_str(out, &field.name);
-                        out.push_str(",\"type\":");
-                        self.write_canonical(field.schema, seen, out);
-                        out.push('}');
+            out.push_str("{\"name\":\"");
+            out.push_str(name);
+            out.push_str("\",\"type\":");
+        }
+        match node {
+            Node::Record(record) => {
+                out.push_str("\"record\",\"fields\":[");
+                for (i, field) in record.fields.iter().enumerate() {
+                    if i > 0 {
+                        out.push(',');
                     }
-                    out.push_str("]}");
-                }
-                Kind::Enum { symbols, .. } => {
-                    out.push_str("\"enum\",\"symbols\":[");
-                    for (i, symbol) in symbols.iter().enumerate() {
-                        if i > 0 {
-                            out.push(',');
-                        }
-                        push_json_str(out, symbol);
-                    }
-                    out.push_str("]}");
-                }
-                Kind::Fixed { size } => {
-                    out.push_str("\"fixed\",\"size\":");
-                    out.push_str(&size.to_string());
+                    out.push_str("{\"name\":\"");
+                    out.push_str(self.text(field.name));
+                    out.push_str("\",\"type\":");
+                    self.write_canonical(field.schema, seen, out);
                     out.push('}');
                 }
-                _ => out.push_str("null}"),
+                out.push_str("]}");
             }
-            return;
-        }
-        match &node.kind {
-            Kind::Array { items } => {
+            Node::Enum(inner) => {
+                out.push_str("\"enum\",\"symbols\":[");
+                for (i, symbol) in inner.symbols.iter().enumerate() {
+                    if i > 0 {
+                        out.push(',');
+                    }
+                    out.push('"');
+                    out.push_str(self.text(*symbol));
+                    out.push('"');
+                }
+                out.push_str("]}");
+            }
+            Node::Fixed(fixed) => {
+                out.push_str("\"fixed\",\"size\":");
+                out.push_str(&fixed.size.to_string());
+                out.push('}');
+            }
+            Node::Array(items) => {
                 out.push_str("{\"type\":\"array\",\"items\":");
                 self.write_canonical(*items, seen, out);
                 out.push('}');
             }
-            Kind::Map { values } => {
+            Node::Map(values) => {
                 out.push_str("{\"type\":\"map\",\"values\":");
                 self.write_canonical(*values, seen, out);
                 out.push('}');
             }
-            Kind::Union { branches } => {
+            Node::Union(branches) => {
                 out.push('[');
                 for (i, branch) in branches.iter().enumerate() {
                     if i > 0 {
@@ -295,21 +357,6 @@ impl Schema {
     pub fn fingerprint(&self) -> u64 {
         rabin(self.canonical_form().as_bytes())
     }
-}
-
-/// Names, symbols and field names are validated Avro names (ASCII letters, digits, `_`, `.`),
-/// so no escape is ever needed; this writes any other text escaped all the same.
-fn push_json_str(out: &mut String, text: &str) {
-    out.push('"');
-    for ch in text.chars() {
-        match ch {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            ch if (ch as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", ch as u32)),
-            ch => out.push(ch),
-        }
-    }
-    out.push('"');
 }
 
 const RABIN_EMPTY: u64 = 0xc15d_213a_a4d7_a795;
@@ -343,16 +390,16 @@ const PRIMITIVES: [&str; 8] = [
     "null", "boolean", "int", "long", "float", "double", "bytes", "string",
 ];
 
-fn primitive(name: &[u8]) -> Option<Kind> {
+fn primitive(name: &str, logical: Logical) -> Option<Node> {
     Some(match name {
-        b"null" => Kind::Null,
-        b"boolean" => Kind::Boolean,
-        b"int" => Kind::Int,
-        b"long" => Kind::Long,
-        b"float" => Kind::Float,
-        b"double" => Kind::Double,
-        b"bytes" => Kind::Bytes,
-        b"string" => Kind::String,
+        "null" => Node::Null,
+        "boolean" => Node::Boolean,
+        "int" => Node::Int(logical),
+        "long" => Node::Long(logical),
+        "float" => Node::Float,
+        "double" => Node::Double,
+        "bytes" => Node::Bytes(logical),
+        "string" => Node::String(logical),
         _ => return None,
     })
 }
@@ -374,14 +421,6 @@ fn namespace_of(fullname: &str) -> &str {
     fullname.rsplit_once('.').map_or("", |(ns, _)| ns)
 }
 
-fn join(namespace: &str, name: &str) -> String {
-    if name.contains('.') || namespace.is_empty() {
-        name.to_string()
-    } else {
-        format!("{namespace}.{name}")
-    }
-}
-
 /// What the `type` attribute of an object said.
 enum TypeAttr {
     /// `record`, `enum`, `fixed`, `array`, `map`, or a primitive.
@@ -394,9 +433,9 @@ enum TypeAttr {
 /// whose namespace it inherits.
 struct PendingName {
     node: NodeId,
-    name: String,
-    namespace: Option<String>,
-    aliases: Vec<String>,
+    name: Span,
+    namespace: Option<Span>,
+    aliases: Vec<Span>,
     scope: Option<NodeId>,
     /// When the definition began (a reference must come after it).
     order: u32,
@@ -404,7 +443,7 @@ struct PendingName {
 
 /// A name used as a type, waiting to be resolved.
 struct PendingReference {
-    name: String,
+    name: Span,
     scope: Option<NodeId>,
     order: u32,
 }
@@ -412,27 +451,28 @@ struct PendingReference {
 /// The attributes of one schema object, as read (in any order).
 #[derive(Default)]
 struct Attributes {
-    name: Option<String>,
-    namespace: Option<String>,
-    aliases: Vec<String>,
-    logical: Option<String>,
-    precision: Option<Number<'static>>,
-    scale: Option<Number<'static>>,
+    name: Option<Span>,
+    namespace: Option<Span>,
+    aliases: Vec<Span>,
+    logical: Option<Span>,
+    precision: Option<i64>,
+    scale: Option<i64>,
+    /// Read as a number but not an integer (an invalid scale or precision).
+    non_integer: bool,
     size: Option<Number<'static>>,
-    default: Option<String>,
+    default: Option<serde_json::Value>,
     /// Offsets of `fields`, `symbols`, `items` and `values` met before `type`.
     deferred: Vec<(&'static str, usize)>,
 }
 
-struct Parser<'a> {
-    reader: Reader<'a>,
-    nodes: Vec<Node>,
-    names: Vec<PendingName>,
-    references: Vec<PendingReference>,
-    order: u32,
-    depth: usize,
-    /// The node of each primitive type, shared by every plain use of it.
-    primitives: [Option<NodeId>; 8],
+/// What the body attributes of a schema object gave.
+#[derive(Default)]
+struct Body {
+    record: Option<(NodeId, u32)>,
+    fields: Option<Box<[Field]>>,
+    symbols: Option<Vec<Span>>,
+    items: Option<NodeId>,
+    values: Option<NodeId>,
 }
 
 /// The attribute names the parser reads, as static strs (`""` for any other).
@@ -467,13 +507,54 @@ fn number_owned(number: Number<'_>) -> Number<'static> {
     }
 }
 
+/// Appends `text` to the schema's string of names.
+fn keep(strings: &mut String, text: &str) -> Result<Span> {
+    let start = u32::try_from(strings.len())
+        .map_err(|_| SchemaError("the schema's names are too long".into()))?;
+    let len = u32::try_from(text.len())
+        .map_err(|_| SchemaError("the schema's names are too long".into()))?;
+    strings.push_str(text);
+    Ok(Span { start, len })
+}
+
+struct Parser<'a> {
+    reader: Reader<'a>,
+    nodes: Vec<Node>,
+    strings: String,
+    defaults: Vec<serde_json::Value>,
+    aliases: Vec<Box<[Span]>>,
+    names: Vec<PendingName>,
+    references: Vec<PendingReference>,
+    sharing: Sharing,
+    /// The branches of the unions being read, innermost last (one allocation per union).
+    branch_stack: Vec<NodeId>,
+    /// The fields of the records being read, innermost last.
+    field_stack: Vec<Field>,
+    order: u32,
+    depth: usize,
+    /// The node of each primitive type, shared by every plain use of it.
+    primitives: [Option<NodeId>; 8],
+}
+
 impl<'a> Parser<'a> {
-    fn new(text: &'a [u8]) -> Self {
+    fn new(text: &'a [u8], sharing: Sharing) -> Self {
         Parser {
             reader: Reader::new(text),
-            nodes: Vec::new(),
+            // About one node per 50 bytes of a typical schema's text.
+            nodes: Vec::with_capacity(text.len() / 50),
+            strings: String::with_capacity(text.len() / 8),
+            aliases: Vec::new(),
             names: Vec::new(),
             references: Vec::new(),
+            sharing,
+            branch_stack: Vec::new(),
+            field_stack: Vec::new(),
+            // The defaults most fields have are kept once.
+            defaults: vec![
+                serde_json::Value::Null,
+                serde_json::Value::Bool(false),
+                serde_json::Value::Bool(true),
+            ],
             order: 0,
             depth: 0,
             primitives: [None; 8],
@@ -482,7 +563,9 @@ impl<'a> Parser<'a> {
 
     fn add(&mut self, node: Node) -> Result<NodeId> {
         let id = NodeId::try_from(self.nodes.len())
-            .map_err(|_| SchemaError("the schema has too many types".into()))?;
+            .ok()
+            .filter(|id| id & REFERENCE == 0)
+            .ok_or_else(|| SchemaError("the schema has too many types".into()))?;
         self.nodes.push(node);
         Ok(id)
     }
@@ -492,32 +575,47 @@ impl<'a> Parser<'a> {
         self.order
     }
 
-    fn primitive_node(&mut self, name: &[u8]) -> Result<Option<NodeId>> {
-        let Some(index) = PRIMITIVES.iter().position(|p| p.as_bytes() == name) else {
+    fn keep(&mut self, text: &str) -> Result<Span> {
+        keep(&mut self.strings, text)
+    }
+
+    fn text(&self, span: Span) -> &str {
+        &self.strings[span.start as usize..(span.start + span.len) as usize]
+    }
+
+    fn primitive_node(&mut self, name: &str) -> Result<Option<NodeId>> {
+        let Some(index) = PRIMITIVES.iter().position(|p| *p == name) else {
             return Ok(None);
         };
         if let Some(id) = self.primitives[index] {
             return Ok(Some(id));
         }
-        let kind = primitive(name).unwrap_or(Kind::Null);
-        let id = self.add(Node::plain(kind))?;
+        let node = primitive(name, Logical::None).unwrap_or(Node::Null);
+        let id = self.add(node)?;
         self.primitives[index] = Some(id);
         Ok(Some(id))
     }
 
-    fn string(&mut self, what: &str) -> Result<String> {
-        match json(self.reader.peek_kind())? {
-            ValueKind::String => {}
-            _ => return fail(format!("{what} must be a string")),
+    fn expect(&mut self, kind: ValueKind, what: &str) -> Result<()> {
+        if json(self.reader.peek_kind())? != kind {
+            return fail(what.to_string());
         }
-        let text = json(self.reader.read_str())?;
-        Ok(text.text().to_string())
+        Ok(())
     }
 
-    fn strings(&mut self, what: &str) -> Result<Vec<String>> {
-        if json(self.reader.peek_kind())? != ValueKind::Array {
-            return fail(format!("{what} must be an array of strings"));
+    fn string(&mut self, what: &str) -> Result<Span> {
+        if json(self.reader.peek_kind())? != ValueKind::String {
+            return fail(format!("{what} must be a string"));
         }
+        let text = json(self.reader.read_str())?;
+        keep(&mut self.strings, text.text())
+    }
+
+    fn strings_of(&mut self, what: &str) -> Result<Vec<Span>> {
+        self.expect(
+            ValueKind::Array,
+            &format!("{what} must be an array of strings"),
+        )?;
         json(self.reader.begin_array())?;
         let mut out = Vec::new();
         let mut first = true;
@@ -528,26 +626,36 @@ impl<'a> Parser<'a> {
         Ok(out)
     }
 
-    fn number(&mut self, what: &str) -> Result<Number<'static>> {
-        if json(self.reader.peek_kind())? != ValueKind::Number {
-            return fail(format!("{what} must be a number"));
-        }
-        let number = json(self.reader.read_number())?;
-        Ok(number_owned(number))
-    }
-
     fn skip(&mut self) -> Result<()> {
         let result = self.reader.skip_value(MAX_JSON_DEPTH);
         json(result)
     }
 
-    /// The JSON text of the next value, skipped.
-    fn raw(&mut self) -> Result<String> {
-        json(self.reader.peek_kind())?;
-        let start = self.reader.offset();
-        self.skip()?;
-        let bytes = self.reader.taken_since(start);
-        Ok(String::from_utf8_lossy(bytes).into_owned())
+    /// A default value as JSON: scalars read in place, arrays and objects by serde_json.
+    fn value(&mut self) -> Result<serde_json::Value> {
+        use serde_json::Value;
+        Ok(match json(self.reader.peek_kind())? {
+            ValueKind::Null => {
+                json(self.reader.read_null())?;
+                Value::Null
+            }
+            ValueKind::True => {
+                json(self.reader.read_true())?;
+                Value::Bool(true)
+            }
+            ValueKind::False => {
+                json(self.reader.read_false())?;
+                Value::Bool(false)
+            }
+            ValueKind::String => Value::String(json(self.reader.read_str())?.text().to_string()),
+            _ => {
+                let start = self.reader.offset();
+                self.skip()?;
+                let raw = self.reader.taken_since(start);
+                serde_json::from_slice(raw)
+                    .map_err(|err| SchemaError(format!("a default is not valid JSON: {err}")))?
+            }
+        })
     }
 
     /// One schema element, in the namespace scope of record `scope` (`None`: the null namespace).
@@ -566,62 +674,70 @@ impl<'a> Parser<'a> {
     fn element(&mut self, scope: Option<NodeId>) -> Result<NodeId> {
         match json(self.reader.peek_kind())? {
             ValueKind::String => {
-                let name = json(self.reader.read_str())?.text().to_string();
+                let text = json(self.reader.read_str())?;
+                let name = keep(&mut self.strings, text.text())?;
                 self.named_reference(name, scope)
             }
             ValueKind::Array => {
                 json(self.reader.begin_array())?;
-                let mut branches = Vec::new();
+                let start = self.branch_stack.len();
                 let mut first = true;
                 while json(self.reader.next_element(first))? {
                     first = false;
                     let branch = self.schema(scope)?;
-                    if matches!(self.nodes[branch as usize].kind, Kind::Union { .. }) {
+                    if branch & REFERENCE == 0
+                        && matches!(self.nodes[branch as usize], Node::Union(_))
+                    {
                         return fail("a union may not contain another union directly");
                     }
-                    branches.push(branch);
+                    self.branch_stack.push(branch);
                 }
-                self.add(Node::plain(Kind::Union { branches }))
+                let branches: Box<[NodeId]> = self.branch_stack.drain(start..).collect();
+                self.add(Node::Union(branches))
             }
             ValueKind::Object => self.object(scope),
             _ => fail("a schema must be a type name, an object or an array (a union)"),
         }
     }
 
-    fn named_reference(&mut self, name: String, scope: Option<NodeId>) -> Result<NodeId> {
-        if let Some(id) = self.primitive_node(name.as_bytes())? {
-            return Ok(id);
+    /// A type given by name (`name`, just kept): a primitive, or a reference to a named type.
+    fn named_reference(&mut self, name: Span, scope: Option<NodeId>) -> Result<NodeId> {
+        let text = self.text(name);
+        if let Some(primitive) = PRIMITIVES.iter().find(|p| **p == text) {
+            // Primitives are not kept: they have a node of their own.
+            self.strings.truncate(name.start as usize);
+            return Ok(self.primitive_node(primitive)?.unwrap_or_default());
         }
-        match name.as_str() {
-            "record" | "error" | "enum" | "fixed" | "array" | "map" => {
-                return fail(format!(
-                    "\"{name}\" is a complex type: it needs an object with its attributes"
-                ))
-            }
-            _ => {}
+        let name_text = text;
+        if matches!(
+            name_text,
+            "record" | "error" | "enum" | "fixed" | "array" | "map"
+        ) {
+            return fail(format!(
+                "\"{name_text}\" is a complex type: it needs an object with its attributes"
+            ));
         }
-        if !valid_fullname(&name) {
-            return fail(format!("{name:?} is not a valid Avro type name"));
+        if !valid_fullname(name_text) {
+            return fail(format!(
+                "{} is not a valid Avro type name",
+                crate::quote::quote(name_text)
+            ));
         }
         let order = self.next_order();
-        let index = u32::try_from(self.references.len())
-            .map_err(|_| SchemaError("the schema has too many references".into()))?;
+        let index = NodeId::try_from(self.references.len())
+            .ok()
+            .filter(|index| index & REFERENCE == 0)
+            .ok_or_else(|| SchemaError("the schema has too many references".into()))?;
         self.references
             .push(PendingReference { name, scope, order });
-        self.add(Node::plain(Kind::Reference(index)))
+        Ok(REFERENCE | index)
     }
 
     fn object(&mut self, scope: Option<NodeId>) -> Result<NodeId> {
         json(self.reader.begin_object())?;
         let mut attrs = Attributes::default();
         let mut type_attr: Option<TypeAttr> = None;
-        // A record's node exists as soon as its type is known, so that its fields' named
-        // types take their namespace from it.
-        let mut record: Option<(NodeId, u32)> = None;
-        let mut fields: Option<Vec<Field>> = None;
-        let mut symbols: Option<Vec<String>> = None;
-        let mut items: Option<NodeId> = None;
-        let mut values: Option<NodeId> = None;
+        let mut body = Body::default();
         let mut first = true;
         while let Some(key) = json(self.reader.next_key(first))?.map(|key| known_key(key.bytes)) {
             first = false;
@@ -632,7 +748,17 @@ impl<'a> Parser<'a> {
                     }
                     let found = self.type_attr(scope)?;
                     if let TypeAttr::Keyword("record") = found {
-                        record = Some(self.new_record()?);
+                        // A record's node exists as soon as its type is known, so that its
+                        // fields' named types take their namespace from it.
+                        let order = self.next_order();
+                        let node = Node::Record(Box::new(Record {
+                            named: Named {
+                                name: Span { start: 0, len: 0 },
+                                aliases: Box::new([]),
+                            },
+                            fields: Box::new([]),
+                        }));
+                        body.record = Some((self.add(node)?, order));
                     }
                     type_attr = Some(found);
                 }
@@ -641,28 +767,19 @@ impl<'a> Parser<'a> {
                         attrs.deferred.push((key, self.reader.offset()));
                         self.skip()?;
                     }
-                    Some(found) => self.body(
-                        key,
-                        found,
-                        scope,
-                        record,
-                        &mut fields,
-                        &mut symbols,
-                        &mut items,
-                        &mut values,
-                    )?,
+                    Some(found) => self.body(key, found, scope, &mut body)?,
                 },
                 "name" => attrs.name = Some(self.string("a name")?),
                 "namespace" => {
                     attrs.namespace = match json(self.reader.peek_kind())? {
                         ValueKind::Null => {
                             json(self.reader.read_null())?;
-                            Some(String::new())
+                            Some(self.keep("")?)
                         }
                         _ => Some(self.string("a namespace")?),
                     }
                 }
-                "aliases" => attrs.aliases = self.strings("aliases")?,
+                "aliases" => attrs.aliases = self.strings_of("aliases")?,
                 "logicalType" => {
                     attrs.logical = match json(self.reader.peek_kind())? {
                         ValueKind::String => Some(self.string("logicalType")?),
@@ -673,21 +790,23 @@ impl<'a> Parser<'a> {
                     }
                 }
                 "precision" | "scale" | "size" => {
-                    let number = if json(self.reader.peek_kind())? == ValueKind::Number {
-                        Some(self.number(key)?)
-                    } else if key == "size" {
-                        return fail("a fixed's size must be a non-negative integer");
-                    } else {
+                    if json(self.reader.peek_kind())? != ValueKind::Number {
+                        if key == "size" {
+                            return fail("a fixed's size must be a non-negative integer");
+                        }
+                        attrs.non_integer = true;
                         self.skip()?;
-                        None
-                    };
-                    match key {
-                        "precision" => attrs.precision = number,
-                        "scale" => attrs.scale = number,
-                        _ => attrs.size = number,
+                        continue;
+                    }
+                    let number = number_owned(json(self.reader.read_number())?);
+                    match (key, number) {
+                        ("size", number) => attrs.size = Some(number),
+                        ("precision", Number::Int(n)) => attrs.precision = Some(n),
+                        ("scale", Number::Int(n)) => attrs.scale = Some(n),
+                        _ => attrs.non_integer = true,
                     }
                 }
-                "default" => attrs.default = Some(self.raw()?),
+                "default" => attrs.default = Some(self.value()?),
                 _ => self.skip()?,
             }
         }
@@ -698,39 +817,22 @@ impl<'a> Parser<'a> {
             let end = self.reader.offset();
             for (key, offset) in std::mem::take(&mut attrs.deferred) {
                 self.reader.rewind(offset);
-                self.body(
-                    key,
-                    &found,
-                    scope,
-                    record,
-                    &mut fields,
-                    &mut symbols,
-                    &mut items,
-                    &mut values,
-                )?;
+                self.body(key, &found, scope, &mut body)?;
             }
             self.reader.rewind(end);
         }
         match found {
             TypeAttr::Schema(id) => Ok(id),
-            TypeAttr::Keyword(keyword) => self.build(
-                keyword, attrs, scope, record, fields, symbols, items, values,
-            ),
+            TypeAttr::Keyword(keyword) => self.build(keyword, attrs, scope, body),
         }
-    }
-
-    fn new_record(&mut self) -> Result<(NodeId, u32)> {
-        let order = self.next_order();
-        let id = self.add(Node::plain(Kind::Record { fields: Vec::new() }))?;
-        Ok((id, order))
     }
 
     fn type_attr(&mut self, scope: Option<NodeId>) -> Result<TypeAttr> {
         if json(self.reader.peek_kind())? != ValueKind::String {
             return Ok(TypeAttr::Schema(self.schema(scope)?));
         }
-        let name = json(self.reader.read_str())?.text().to_string();
-        let keyword = match name.as_str() {
+        let text = json(self.reader.read_str())?;
+        let keyword = match text.text() {
             "record" => "record",
             "enum" => "enum",
             "fixed" => "fixed",
@@ -744,15 +846,8 @@ impl<'a> Parser<'a> {
             other => match PRIMITIVES.iter().find(|p| **p == other) {
                 Some(p) => p,
                 None => {
-                    self.depth += 1;
-                    if self.depth > MAX_DEPTH {
-                        return fail(format!(
-                            "the Avro schema nests deeper than {MAX_DEPTH} levels"
-                        ));
-                    }
-                    let reference = self.named_reference(name, scope);
-                    self.depth -= 1;
-                    return Ok(TypeAttr::Schema(reference?));
+                    let name = keep(&mut self.strings, other)?;
+                    return Ok(TypeAttr::Schema(self.named_reference(name, scope)?));
                 }
             },
         };
@@ -761,57 +856,47 @@ impl<'a> Parser<'a> {
 
     /// Reads the value of `fields`, `symbols`, `items` or `values` once the type is known; an
     /// attribute that does not belong to the type is skipped, as any unknown attribute is.
-    #[allow(clippy::too_many_arguments)]
     fn body(
         &mut self,
         key: &'static str,
         found: &TypeAttr,
         scope: Option<NodeId>,
-        record: Option<(NodeId, u32)>,
-        fields: &mut Option<Vec<Field>>,
-        symbols: &mut Option<Vec<String>>,
-        items: &mut Option<NodeId>,
-        values: &mut Option<NodeId>,
+        body: &mut Body,
     ) -> Result<()> {
         let keyword = match found {
             TypeAttr::Keyword(keyword) => *keyword,
             TypeAttr::Schema(_) => "",
         };
         match (key, keyword) {
-            ("fields", "record") => {
-                *fields = Some(self.fields(record.map(|(id, _)| id))?);
-            }
-            ("symbols", "enum") => *symbols = Some(self.strings("an enum's symbols")?),
-            ("items", "array") => *items = Some(self.schema(scope)?),
-            ("values", "map") => *values = Some(self.schema(scope)?),
+            ("fields", "record") => body.fields = Some(self.fields(body.record.map(|r| r.0))?),
+            ("symbols", "enum") => body.symbols = Some(self.strings_of("an enum's symbols")?),
+            ("items", "array") => body.items = Some(self.schema(scope)?),
+            ("values", "map") => body.values = Some(self.schema(scope)?),
             _ => self.skip()?,
         }
         Ok(())
     }
 
-    fn fields(&mut self, record: Option<NodeId>) -> Result<Vec<Field>> {
-        if json(self.reader.peek_kind())? != ValueKind::Array {
-            return fail("a record's fields must be an array");
-        }
+    fn fields(&mut self, record: Option<NodeId>) -> Result<Box<[Field]>> {
+        self.expect(ValueKind::Array, "a record's fields must be an array")?;
         json(self.reader.begin_array())?;
-        let mut out = Vec::new();
+        let start = self.field_stack.len();
         let mut first = true;
         while json(self.reader.next_element(first))? {
             first = false;
-            out.push(self.field(record)?);
+            let field = self.field(record)?;
+            self.field_stack.push(field);
         }
-        Ok(out)
+        Ok(self.field_stack.drain(start..).collect())
     }
 
     fn field(&mut self, record: Option<NodeId>) -> Result<Field> {
-        if json(self.reader.peek_kind())? != ValueKind::Object {
-            return fail("a record field must be an object");
-        }
+        self.expect(ValueKind::Object, "a record field must be an object")?;
         json(self.reader.begin_object())?;
         let mut name = None;
         let mut schema = None;
-        let mut default = None;
-        let mut aliases = Vec::new();
+        let mut default = NONE;
+        let mut aliases = NONE;
         let mut first = true;
         while let Some(key) = json(self.reader.next_key(first))?.map(|key| known_key(key.bytes)) {
             first = false;
@@ -819,106 +904,133 @@ impl<'a> Parser<'a> {
                 "name" => name = Some(self.string("a field name")?),
                 "type" => schema = Some(self.schema(record)?),
                 "default" => {
-                    let text = self.raw()?;
-                    let value: serde_json::Value = serde_json::from_str(&text).map_err(|err| {
-                        SchemaError(format!("a field default is not valid JSON: {err}"))
-                    })?;
-                    default = Some(value);
+                    let value = self.value()?;
+                    default = match value {
+                        serde_json::Value::Null => 0,
+                        serde_json::Value::Bool(flag) => 1 + u32::from(flag),
+                        value => {
+                            self.defaults.push(value);
+                            self.defaults.len() as u32 - 1
+                        }
+                    };
                 }
-                "aliases" => aliases = self.strings("a field's aliases")?,
+                "aliases" => {
+                    let found = self.strings_of("a field's aliases")?;
+                    for alias in &found {
+                        if !valid_name(self.text(*alias)) {
+                            return fail(format!(
+                                "field alias {} is not a valid Avro name",
+                                crate::quote::quote(self.text(*alias))
+                            ));
+                        }
+                    }
+                    aliases = self.aliases.len() as u32;
+                    self.aliases.push(found.into_boxed_slice());
+                }
                 _ => self.skip()?,
             }
         }
         let Some(name) = name else {
             return fail("a record field needs a \"name\"");
         };
-        if !valid_name(&name) {
-            return fail(format!("field name {name:?} is not a valid Avro name"));
-        }
-        for alias in &aliases {
-            if !valid_name(alias) {
-                return fail(format!(
-                    "alias {alias:?} of field {name:?} is not a valid Avro name"
-                ));
-            }
+        if !valid_name(self.text(name)) {
+            return fail(format!(
+                "field name {} is not a valid Avro name",
+                crate::quote::quote(self.text(name))
+            ));
         }
         let Some(schema) = schema else {
-            return fail(format!("field {name:?} needs a \"type\""));
+            return fail(format!(
+                "field {} needs a \"type\"",
+                crate::quote::quote(self.text(name))
+            ));
         };
         Ok(Field {
             name,
-            aliases,
             schema,
             default,
+            aliases,
         })
     }
 
-    #[allow(clippy::too_many_arguments)]
     fn build(
         &mut self,
         keyword: &'static str,
         attrs: Attributes,
         scope: Option<NodeId>,
-        record: Option<(NodeId, u32)>,
-        fields: Option<Vec<Field>>,
-        symbols: Option<Vec<String>>,
-        items: Option<NodeId>,
-        values: Option<NodeId>,
+        body: Body,
     ) -> Result<NodeId> {
-        let logical_name = attrs.logical.as_deref().unwrap_or("");
+        let logical_name = attrs.logical.map(|span| self.text(span)).unwrap_or("");
         match keyword {
             "record" => {
-                let Some((id, order)) = record else {
+                let Some((id, order)) = body.record else {
                     return fail("internal: a record without its node");
                 };
-                let Some(fields) = fields else {
+                let Some(fields) = body.fields else {
                     return fail("a record needs \"fields\"");
                 };
-                let mut seen = std::collections::HashSet::new();
-                for field in &fields {
-                    if !seen.insert(field.name.as_str()) {
-                        return fail(format!("field name {:?} appears twice", field.name));
-                    }
+                let mut names: Vec<&str> = fields.iter().map(|f| self.text(f.name)).collect();
+                names.sort_unstable();
+                if let Some(pair) = names.windows(2).find(|pair| pair[0] == pair[1]) {
+                    return fail(format!(
+                        "field name {} appears twice",
+                        crate::quote::quote(pair[0])
+                    ));
                 }
-                self.nodes[id as usize].kind = Kind::Record { fields };
+                if let Node::Record(record) = &mut self.nodes[id as usize] {
+                    record.fields = fields;
+                }
                 self.pending_name(id, attrs, scope, order)?;
                 Ok(id)
             }
             "enum" => {
-                let Some(symbols) = symbols else {
+                let Some(symbols) = body.symbols else {
                     return fail("an enum needs \"symbols\"");
                 };
-                let mut seen = std::collections::HashSet::new();
+                let mut names: Vec<&str> = Vec::with_capacity(symbols.len());
                 for symbol in &symbols {
-                    if !valid_name(symbol) {
-                        return fail(format!("enum symbol {symbol:?} is not a valid Avro name"));
+                    let text = self.text(*symbol);
+                    if !valid_name(text) {
+                        return fail(format!(
+                            "enum symbol {} is not a valid Avro name",
+                            crate::quote::quote(text)
+                        ));
                     }
-                    if !seen.insert(symbol.as_str()) {
-                        return fail(format!("enum symbol {symbol:?} appears twice"));
-                    }
+                    names.push(text);
+                }
+                names.sort_unstable();
+                if let Some(pair) = names.windows(2).find(|pair| pair[0] == pair[1]) {
+                    return fail(format!(
+                        "enum symbol {} appears twice",
+                        crate::quote::quote(pair[0])
+                    ));
                 }
                 let default = match &attrs.default {
                     None => None,
-                    Some(raw) => {
-                        let value: serde_json::Value =
-                            serde_json::from_str(raw).map_err(|err| {
-                                SchemaError(format!("an enum default is not valid JSON: {err}"))
-                            })?;
+                    Some(value) => {
                         let position = value
                             .as_str()
-                            .and_then(|text| symbols.iter().position(|s| s == text));
+                            .and_then(|text| symbols.iter().position(|s| self.text(*s) == text));
                         match position {
                             Some(position) => Some(position as u32),
                             None => {
                                 return fail(format!(
-                                    "the enum default {value} is not one of its symbols"
+                                    "the enum default {} is not one of its symbols",
+                                    crate::quote::cut(&value.to_string())
                                 ))
                             }
                         }
                     }
                 };
                 let order = self.next_order();
-                let id = self.add(Node::plain(Kind::Enum { symbols, default }))?;
+                let id = self.add(Node::Enum(Box::new(Enum {
+                    named: Named {
+                        name: Span { start: 0, len: 0 },
+                        aliases: Box::new([]),
+                    },
+                    symbols: symbols.into_boxed_slice(),
+                    default,
+                })))?;
                 self.pending_name(id, attrs, scope, order)?;
                 Ok(id)
             }
@@ -940,26 +1052,25 @@ impl<'a> Parser<'a> {
                     _ => Logical::None,
                 };
                 let order = self.next_order();
-                let id = self.add(Node {
-                    kind: Kind::Fixed { size },
+                let id = self.add(Node::Fixed(Box::new(Fixed {
+                    named: Named {
+                        name: Span { start: 0, len: 0 },
+                        aliases: Box::new([]),
+                    },
+                    size,
                     logical,
-                    named: None,
-                })?;
+                })))?;
                 self.pending_name(id, attrs, scope, order)?;
                 Ok(id)
             }
-            "array" => {
-                let Some(items) = items else {
-                    return fail("an array needs \"items\"");
-                };
-                self.add(Node::plain(Kind::Array { items }))
-            }
-            "map" => {
-                let Some(values) = values else {
-                    return fail("a map needs \"values\"");
-                };
-                self.add(Node::plain(Kind::Map { values }))
-            }
+            "array" => match body.items {
+                Some(items) => self.add(Node::Array(items)),
+                None => fail("an array needs \"items\""),
+            },
+            "map" => match body.values {
+                Some(values) => self.add(Node::Map(values)),
+                None => fail("a map needs \"values\""),
+            },
             primitive_name => {
                 let logical = match (primitive_name, logical_name) {
                     ("bytes", "decimal") => decimal(&attrs, None),
@@ -974,16 +1085,12 @@ impl<'a> Parser<'a> {
                     _ => Logical::None,
                 };
                 if logical == Logical::None {
-                    return Ok(self
-                        .primitive_node(primitive_name.as_bytes())?
-                        .unwrap_or_default());
+                    if let Some(id) = self.primitive_node(primitive_name)? {
+                        return Ok(id);
+                    }
                 }
-                let kind = primitive(primitive_name.as_bytes()).unwrap_or(Kind::Null);
-                self.add(Node {
-                    kind,
-                    logical,
-                    named: None,
-                })
+                let node = primitive(primitive_name, logical).unwrap_or(Node::Null);
+                self.add(node)
             }
         }
     }
@@ -1012,117 +1119,150 @@ impl<'a> Parser<'a> {
         Ok(())
     }
 
+    /// `namespace.name`, kept (a name with a dot is already full).
+    fn join(&mut self, namespace: &str, name: Span) -> Result<Span> {
+        let text = self.text(name);
+        if text.contains('.') || namespace.is_empty() {
+            return Ok(name);
+        }
+        let full = format!("{namespace}.{text}");
+        self.keep(&full)
+    }
+
+    /// The namespace a record gives the names inside it (`""` for none).
+    fn scope_namespace(&self, scope: Option<NodeId>) -> String {
+        scope
+            .and_then(|scope| self.nodes[scope as usize].named())
+            .map(|named| namespace_of(self.text(named.name)).to_string())
+            .unwrap_or_default()
+    }
+
     /// Gives every named type its full name, resolves the references to them and checks what
     /// needs the whole schema (unions' branches, field defaults).
     fn finish(mut self, root: NodeId) -> Result<Schema> {
+        let sharing = self.sharing;
         self.names.sort_by_key(|pending| pending.order);
         let mut defined: HashMap<String, (NodeId, u32)> = HashMap::new();
         for pending in std::mem::take(&mut self.names) {
-            let inherited = match pending.scope {
-                Some(scope) => self.nodes[scope as usize]
-                    .fullname()
-                    .map(namespace_of)
-                    .unwrap_or("")
-                    .to_string(),
-                None => String::new(),
+            let inherited = self.scope_namespace(pending.scope);
+            let namespace = match pending.namespace {
+                Some(span) => self.text(span).to_string(),
+                None => inherited,
             };
-            let namespace = pending.namespace.as_deref().unwrap_or(&inherited);
-            let fullname = join(namespace, &pending.name);
-            if !valid_fullname(&fullname) || fullname.ends_with('.') {
+            let name = self.join(&namespace, pending.name)?;
+            let fullname = self.text(name).to_string();
+            if !valid_fullname(&fullname) {
                 return fail(format!(
-                    "{:?} is not a valid Avro name (names are [A-Za-z_][A-Za-z0-9_]*, dotted \
-                     in namespaces)",
-                    fullname
+                    "{} is not a valid Avro name (names are [A-Za-z_][A-Za-z0-9_]*, dotted in \
+                     namespaces)",
+                    crate::quote::quote(&fullname)
                 ));
             }
             let short = fullname.rsplit('.').next().unwrap_or("");
             if PRIMITIVES.contains(&short) {
                 return fail(format!(
-                    "the primitive type name {short:?} cannot name a {}",
+                    "the primitive type name {} cannot name a {}",
+                    crate::quote::quote(short),
                     self.nodes[pending.node as usize].type_name()
                 ));
             }
             let own_namespace = namespace_of(&fullname).to_string();
             let mut aliases = Vec::with_capacity(pending.aliases.len());
-            for alias in &pending.aliases {
-                if !valid_fullname(alias) {
-                    return fail(format!("alias {alias:?} is not a valid Avro name"));
+            for alias in pending.aliases {
+                if !valid_fullname(self.text(alias)) {
+                    return fail(format!(
+                        "alias {} is not a valid Avro name",
+                        crate::quote::quote(self.text(alias))
+                    ));
                 }
-                aliases.push(join(&own_namespace, alias));
+                aliases.push(self.join(&own_namespace, alias)?);
             }
             if defined.contains_key(&fullname) {
-                return fail(format!("Avro name {fullname:?} is defined twice"));
+                return fail(format!(
+                    "Avro name {} is defined twice",
+                    crate::quote::quote(&fullname)
+                ));
             }
-            defined.insert(fullname.clone(), (pending.node, pending.order));
-            self.nodes[pending.node as usize].named = Some(Box::new(Named { fullname, aliases }));
+            defined.insert(fullname, (pending.node, pending.order));
+            if let Some(named) = self.nodes[pending.node as usize].named_mut() {
+                named.name = name;
+                named.aliases = aliases.into_boxed_slice();
+            }
         }
         let mut targets = Vec::with_capacity(self.references.len());
-        for reference in &self.references {
-            let namespace = match reference.scope {
-                Some(scope) => self.nodes[scope as usize]
-                    .fullname()
-                    .map(namespace_of)
-                    .unwrap_or(""),
-                None => "",
-            };
-            let full = join(namespace, &reference.name);
-            let found = defined
-                .get(&full)
-                .or_else(|| defined.get(&reference.name))
-                .copied();
+        let mut full = String::new();
+        for reference in std::mem::take(&mut self.references) {
+            let namespace = reference
+                .scope
+                .and_then(|scope| self.nodes[scope as usize].named())
+                .map_or("", |named| namespace_of(self.text(named.name)));
+            let name = self.text(reference.name);
+            let found = if name.contains('.') || namespace.is_empty() {
+                defined.get(name)
+            } else {
+                full.clear();
+                full.push_str(namespace);
+                full.push('.');
+                full.push_str(name);
+                defined.get(full.as_str()).or_else(|| defined.get(name))
+            }
+            .copied();
             match found {
                 Some((node, order)) if order < reference.order => targets.push(node),
                 Some(_) => {
                     return fail(format!(
-                        "the type {:?} is used before it is defined",
-                        reference.name
+                        "the type {} is used before it is defined",
+                        crate::quote::quote(name)
                     ))
                 }
-                None => return fail(format!("unknown Avro type name {:?}", reference.name)),
+                None => {
+                    return fail(format!(
+                        "unknown Avro type name {}",
+                        crate::quote::quote(name)
+                    ))
+                }
             }
         }
-        let resolve = |id: NodeId, nodes: &[Node]| match nodes[id as usize].kind {
-            Kind::Reference(index) => targets[index as usize],
-            _ => id,
+        let resolve = |id: NodeId| {
+            if id & REFERENCE != 0 {
+                targets[(id & !REFERENCE) as usize]
+            } else {
+                id
+            }
         };
-        for index in 0..self.nodes.len() {
-            let mut kind = std::mem::replace(&mut self.nodes[index].kind, Kind::Null);
-            match &mut kind {
-                Kind::Array { items } => *items = resolve(*items, &self.nodes),
-                Kind::Map { values } => *values = resolve(*values, &self.nodes),
-                Kind::Union { branches } => {
-                    for branch in branches.iter_mut() {
-                        *branch = resolve(*branch, &self.nodes);
-                    }
-                }
-                Kind::Record { fields } => {
-                    for field in fields.iter_mut() {
-                        field.schema = resolve(field.schema, &self.nodes);
+        for node in &mut self.nodes {
+            match node {
+                Node::Array(child) | Node::Map(child) => *child = resolve(*child),
+                Node::Union(branches) => branches.iter_mut().for_each(|b| *b = resolve(*b)),
+                Node::Record(record) => {
+                    for field in record.fields.iter_mut() {
+                        field.schema = resolve(field.schema);
                     }
                 }
                 _ => {}
             }
-            self.nodes[index].kind = kind;
         }
-        let root = resolve(root, &self.nodes);
-        let schema = Schema {
+        let mut schema = Schema {
             nodes: self.nodes,
-            root,
+            root: resolve(root),
+            strings: self.strings,
+            defaults: self.defaults,
+            aliases: self.aliases,
         };
-        for node in &schema.nodes {
-            match &node.kind {
-                Kind::Union { branches } => check_union(&schema, branches)?,
-                Kind::Record { fields } => {
-                    for field in fields {
-                        if let Some(default) = &field.default {
+        for id in 0..schema.nodes.len() {
+            match schema.node(id as NodeId) {
+                Node::Union(branches) => check_union(&schema, branches)?,
+                Node::Record(record) => {
+                    for field in record.fields.iter() {
+                        if let Some(default) = schema.default_of(field) {
                             if !default_fits(&schema, field.schema, default, 0) {
                                 return fail(format!(
-                                    "the default {} of field {:?} of {} does not match its \
-                                     type {}",
+                                    "the default {} of field {} of {} does not match its type \
+                                     {}",
                                     crate::quote::cut(&default.to_string()),
-                                    field.name,
-                                    node.fullname().unwrap_or("a record"),
-                                    schema.node(field.schema).describe()
+                                    crate::quote::quote(schema.text(field.name)),
+                                    schema.fullname(id as NodeId).unwrap_or("a record"),
+                                    schema.describe(field.schema)
                                 ));
                             }
                         }
@@ -1131,7 +1271,46 @@ impl<'a> Parser<'a> {
                 _ => {}
             }
         }
+        if sharing == Sharing::Unions {
+            share_unions(&mut schema);
+        }
         Ok(schema)
+    }
+}
+
+/// Makes every use of equal unions point at the first of them, and empties the others.
+fn share_unions(schema: &mut Schema) {
+    let mut remap: Vec<NodeId> = (0..schema.nodes.len() as NodeId).collect();
+    let mut shared = false;
+    {
+        let mut first: HashMap<&[NodeId], NodeId> = HashMap::new();
+        for (id, node) in schema.nodes.iter().enumerate() {
+            if let Node::Union(branches) = node {
+                let to = *first.entry(&branches[..]).or_insert(id as NodeId);
+                remap[id] = to;
+                shared |= to != id as NodeId;
+            }
+        }
+    }
+    if !shared {
+        return;
+    }
+    for node in &mut schema.nodes {
+        match node {
+            Node::Array(child) | Node::Map(child) => *child = remap[*child as usize],
+            Node::Record(record) => {
+                for field in record.fields.iter_mut() {
+                    field.schema = remap[field.schema as usize];
+                }
+            }
+            _ => {}
+        }
+    }
+    schema.root = remap[schema.root as usize];
+    for (id, to) in remap.into_iter().enumerate() {
+        if to != id as NodeId {
+            schema.nodes[id] = Node::Null;
+        }
     }
 }
 
@@ -1139,14 +1318,13 @@ impl<'a> Parser<'a> {
 /// for the underlying type then): precision a positive integer, scale from 0 to the precision,
 /// and for a fixed, a precision its size can hold.
 fn decimal(attrs: &Attributes, size: Option<usize>) -> Logical {
-    let Some(Number::Int(precision)) = attrs.precision else {
+    if attrs.non_integer {
+        return Logical::None;
+    }
+    let Some(precision) = attrs.precision else {
         return Logical::None;
     };
-    let scale = match attrs.scale {
-        None => 0,
-        Some(Number::Int(scale)) => scale,
-        Some(_) => return Logical::None,
-    };
+    let scale = attrs.scale.unwrap_or(0);
     if precision < 1 || precision > i64::from(u32::MAX) || scale < 0 || scale > precision {
         return Logical::None;
     }
@@ -1170,20 +1348,24 @@ pub fn max_decimal_digits(size: usize) -> f64 {
 }
 
 fn check_union(schema: &Schema, branches: &[NodeId]) -> Result<()> {
-    let mut seen: Vec<String> = Vec::with_capacity(branches.len());
+    // Each branch's type: its full name if it is a named type, else the type's name.
+    let mut keys: Vec<(&str, bool)> = Vec::with_capacity(branches.len());
     for &branch in branches {
         let node = schema.node(branch);
-        if matches!(node.kind, Kind::Union { .. }) {
+        if matches!(node, Node::Union(_)) {
             return fail("a union may not contain another union directly");
         }
-        let key = match node.fullname() {
-            Some(name) => name.to_string(),
-            None => node.type_name().to_string(),
-        };
-        if seen.contains(&key) {
-            return fail(format!("a union has two branches of type {key:?}"));
-        }
-        seen.push(key);
+        keys.push(match schema.fullname(branch) {
+            Some(name) => (name, true),
+            None => (node.type_name(), false),
+        });
+    }
+    keys.sort_unstable();
+    if let Some(pair) = keys.windows(2).find(|pair| pair[0] == pair[1]) {
+        return fail(format!(
+            "a union has two branches of type {}",
+            crate::quote::quote(pair[0].0)
+        ));
     }
     Ok(())
 }
@@ -1195,33 +1377,37 @@ pub fn default_fits(schema: &Schema, id: NodeId, value: &serde_json::Value, dept
     if depth > MAX_JSON_DEPTH {
         return false;
     }
-    let node = schema.node(id);
-    match (&node.kind, value) {
-        (Kind::Null, Value::Null) => true,
-        (Kind::Boolean, Value::Bool(_)) => true,
-        (Kind::Int, Value::Number(n)) => n.as_i64().is_some_and(|v| i32::try_from(v).is_ok()),
-        (Kind::Long, Value::Number(n)) => n.as_i64().is_some(),
-        (Kind::Float | Kind::Double, Value::Number(_)) => true,
-        (Kind::String, Value::String(_)) => true,
-        (Kind::Bytes, Value::String(text)) => text.chars().all(|c| (c as u32) < 256),
-        (Kind::Fixed { size }, Value::String(text)) => {
-            text.chars().all(|c| (c as u32) < 256) && text.chars().count() == *size
+    match (schema.node(id), value) {
+        (Node::Null, Value::Null) => true,
+        (Node::Boolean, Value::Bool(_)) => true,
+        (Node::Int(_), Value::Number(n)) => n.as_i64().is_some_and(|v| i32::try_from(v).is_ok()),
+        (Node::Long(_), Value::Number(n)) => n.as_i64().is_some(),
+        (Node::Float | Node::Double, Value::Number(_)) => true,
+        (Node::String(_), Value::String(_)) => true,
+        (Node::Bytes(_), Value::String(text)) => text.chars().all(|c| (c as u32) < 256),
+        (Node::Fixed(fixed), Value::String(text)) => {
+            text.chars().all(|c| (c as u32) < 256) && text.chars().count() == fixed.size
         }
-        (Kind::Enum { symbols, .. }, Value::String(text)) => symbols.iter().any(|s| s == text),
-        (Kind::Array { items }, Value::Array(values)) => values
+        (Node::Enum(inner), Value::String(text)) => {
+            inner.symbols.iter().any(|s| schema.text(*s) == text)
+        }
+        (Node::Array(items), Value::Array(values)) => values
             .iter()
             .all(|v| default_fits(schema, *items, v, depth + 1)),
-        (Kind::Map { values: of }, Value::Object(map)) => map
+        (Node::Map(of), Value::Object(map)) => map
             .values()
             .all(|v| default_fits(schema, *of, v, depth + 1)),
-        (Kind::Union { branches }, value) => branches
+        (Node::Union(branches), value) => branches
             .iter()
             .any(|b| default_fits(schema, *b, value, depth + 1)),
-        (Kind::Record { fields }, Value::Object(map)) => {
-            fields.iter().all(|field| match map.get(&field.name) {
-                Some(v) => default_fits(schema, field.schema, v, depth + 1),
-                None => field.default.is_some(),
-            })
+        (Node::Record(record), Value::Object(map)) => {
+            record
+                .fields
+                .iter()
+                .all(|field| match map.get(schema.text(field.name)) {
+                    Some(v) => default_fits(schema, field.schema, v, depth + 1),
+                    None => schema.default_of(field).is_some(),
+                })
         }
         _ => false,
     }
@@ -1231,12 +1417,16 @@ pub fn default_fits(schema: &Schema, id: NodeId, value: &serde_json::Value, dept
 mod tests {
     use super::*;
 
+    fn parse(text: &str) -> Schema {
+        Schema::parse(text.as_bytes(), Sharing::None).unwrap()
+    }
+
     fn canonical(text: &str) -> String {
-        Schema::parse(text.as_bytes()).unwrap().canonical_form()
+        parse(text).canonical_form()
     }
 
     fn error(text: &str) -> String {
-        Schema::parse(text.as_bytes()).unwrap_err().0
+        Schema::parse(text.as_bytes(), Sharing::None).unwrap_err().0
     }
 
     #[test]
@@ -1263,17 +1453,29 @@ mod tests {
 
     #[test]
     fn refusals() {
-        assert!(error(r#"{"type":"record","name":"R","fields":[{"name":"a","type":"int"},{"name":"a","type":"int"}]}"#).contains("twice"));
-        assert!(error(r#"["int","int"]"#).contains("two branches"));
-        assert!(error(r#"[["int"]]"#).contains("another union"));
-        assert!(
-            error(r#"{"type":"enum","name":"E","symbols":["A"],"default":"B"}"#)
-                .contains("default")
-        );
-        assert!(error(r#"{"type":"fixed","name":"F","size":"16"}"#).contains("size"));
-        assert!(error(r#""Nope""#).contains("unknown"));
-        assert!(error(r#"{"type":"error","name":"E","fields":[]}"#).contains("error"));
-        assert!(error(r#"{"type":"record","name":"int","fields":[]}"#).contains("primitive"));
+        let cases = [
+            (
+                r#"{"type":"record","name":"R","fields":[{"name":"a","type":"int"},{"name":"a","type":"int"}]}"#,
+                "twice",
+            ),
+            (r#"["int","int"]"#, "two branches"),
+            (
+                r#"["int",{"type":"int","logicalType":"date"}]"#,
+                "two branches",
+            ),
+            (r#"[["int"]]"#, "another union"),
+            (
+                r#"{"type":"enum","name":"E","symbols":["A"],"default":"B"}"#,
+                "default",
+            ),
+            (r#"{"type":"fixed","name":"F","size":"16"}"#, "size"),
+            (r#""Nope""#, "unknown"),
+            (r#"{"type":"error","name":"E","fields":[]}"#, "error"),
+            (r#"{"type":"record","name":"int","fields":[]}"#, "primitive"),
+        ];
+        for (text, words) in cases {
+            assert!(error(text).contains(words), "{text}: {}", error(text));
+        }
     }
 
     #[test]
@@ -1286,7 +1488,7 @@ mod tests {
     }
 
     #[test]
-    fn shared_names_stay_one_node() {
+    fn a_named_type_is_one_node_and_equal_unions_share_one_when_asked() {
         let mut fields = Vec::new();
         for i in 0..50 {
             fields.push(format!(r#"{{"name":"f{i}","type":["null","R"]}}"#));
@@ -1295,12 +1497,28 @@ mod tests {
             r#"{{"type":"record","name":"R","fields":[{}]}}"#,
             fields.join(",")
         );
-        let schema = Schema::parse(text.as_bytes()).unwrap();
-        let records = schema
-            .nodes
-            .iter()
-            .filter(|n| matches!(n.kind, Kind::Record { .. }))
-            .count();
-        assert_eq!(records, 1);
+        let count = |schema: &Schema, f: fn(&Node) -> bool| -> usize {
+            let mut reached = vec![false; schema.nodes.len()];
+            let mut pending = vec![schema.root];
+            while let Some(id) = pending.pop() {
+                if std::mem::replace(&mut reached[id as usize], true) {
+                    continue;
+                }
+                match schema.node(id) {
+                    Node::Record(record) => pending.extend(record.fields.iter().map(|f| f.schema)),
+                    Node::Union(branches) => pending.extend(branches.iter()),
+                    _ => {}
+                }
+            }
+            (0..schema.nodes.len())
+                .filter(|&i| reached[i] && f(&schema.nodes[i]))
+                .count()
+        };
+        let separate = parse(&text);
+        assert_eq!(count(&separate, |n| matches!(n, Node::Record(_))), 1);
+        assert_eq!(count(&separate, |n| matches!(n, Node::Union(_))), 50);
+        let shared = Schema::parse(text.as_bytes(), Sharing::Unions).unwrap();
+        assert_eq!(count(&shared, |n| matches!(n, Node::Union(_))), 1);
+        assert_eq!(shared.canonical_form(), separate.canonical_form());
     }
 }

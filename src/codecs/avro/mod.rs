@@ -17,6 +17,7 @@ pub mod stream;
 use polycodec_formats::avro::{container, wire};
 
 use std::collections::HashMap;
+use std::hash::{BuildHasher, RandomState};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -34,9 +35,19 @@ use container::Codec;
 use decode::Decoder;
 use encode::Encoder;
 use ops::{Program, WriteOp};
-use polycodec_formats::avro::schema::{NodeId as SchemaId, Schema};
+use polycodec_formats::avro::schema::{NodeId as SchemaId, Schema, Sharing};
 use resolve::{Binding, Resolver};
 use schema::ParsedSchema;
+
+/// A writer schema's text as the cache of resolved programs knows it: its length and two
+/// 64-bit SipHash values under keys drawn for the codec, so a cached schema (which may be
+/// megabytes) is not kept twice, and no text can be made to look like another without the
+/// keys (two different texts share a key with a chance of 2^-128).
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+struct SchemaKey {
+    len: usize,
+    hashes: [u64; 2],
+}
 
 /// How `encode_one` frames a datum and `decode_one` expects it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -73,7 +84,10 @@ pub struct Avro {
     /// them and a counter (see `next_sync`), as the spec asks for a marker per file.
     sync_seed: [u8; 16],
     files_written: AtomicU64,
-    resolved: Mutex<HashMap<Vec<u8>, Arc<Program>>>,
+    /// Programs of the writer schemas met, by [`SchemaKey`] of their text.
+    resolved: Mutex<HashMap<SchemaKey, Arc<Program>>>,
+    /// The two keyed hashes of [`SchemaKey`], with keys drawn for this codec.
+    key_hashers: [RandomState; 2],
 }
 
 pub fn open(args: &OpenArgs<'_, '_>) -> PyResult<Box<dyn WireFormat>> {
@@ -135,6 +149,7 @@ pub fn open(args: &OpenArgs<'_, '_>) -> PyResult<Box<dyn WireFormat>> {
         sync_seed,
         files_written: AtomicU64::new(0),
         resolved: Mutex::new(HashMap::new()),
+        key_hashers: [RandomState::new(), RandomState::new()],
     }))
 }
 
@@ -170,7 +185,14 @@ impl Avro {
         if text == self.schema_json.as_slice() {
             return Ok(self.own.clone());
         }
-        if let Some(found) = self.resolved.lock().expect("avro cache").get(text) {
+        let key = SchemaKey {
+            len: text.len(),
+            hashes: self
+                .key_hashers
+                .each_ref()
+                .map(|hasher| hasher.hash_one(text)),
+        };
+        if let Some(found) = self.resolved.lock().expect("avro cache").get(&key) {
             return Ok(found.clone());
         }
         let program = Arc::new(self.resolve(plan, text)?);
@@ -178,14 +200,14 @@ impl Avro {
         if cache.len() >= RESOLVED_LIMIT {
             cache.clear();
         }
-        cache.insert(text.to_vec(), program.clone());
+        cache.insert(key, program.clone());
         Ok(program)
     }
 
     /// Parses a writer schema and resolves it against the codec's: Rust only, so it runs with
     /// the GIL released.
     fn resolve(&self, plan: &Plan, text: &[u8]) -> Result<Program> {
-        let writer = ParsedSchema::parse(text)
+        let writer = schema::parse_schema(text, Sharing::Unions)
             .map_err(|reason| Error::decode(format!("invalid Avro writer schema: {reason}")))?;
         let binding = Binding {
             plan,
@@ -193,9 +215,14 @@ impl Avro {
             write_ops: &self.write_ops,
             branch_plan: &self.branch_plan,
         };
-        let mut resolver = Resolver::new(&binding, &writer.schema);
+        let mut resolver = Resolver::new(&binding, &writer);
         let root = resolver.root(plan.root).map_err(|r| r.into_error())?;
-        Program::new(resolver.ops, root, writer.fingerprint, plan).map_err(Error::from)
+        // Only single-object framing compares the writer schema's fingerprint.
+        let fingerprint = match self.framing {
+            Framing::SingleObject => schema::fingerprint(&writer),
+            _ => 0,
+        };
+        Program::new(resolver.ops, root, fingerprint, plan).map_err(Error::from)
     }
 
     fn decode_datum<'py>(

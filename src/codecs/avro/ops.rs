@@ -9,6 +9,10 @@ use pyo3::types::{PyList, PyTuple};
 
 use crate::plan::{Node, NodeId, Plan, RecordKind};
 
+/// The stack the recursive walks over a program keep free, and what they add when less is left.
+const GROW_RED_ZONE: usize = 32 * 1024;
+const GROW_SEGMENT: usize = 1024 * 1024;
+
 /// How one plan node is written (the plan node itself says what Python value to expect).
 #[derive(Debug)]
 pub enum WriteOp {
@@ -315,7 +319,9 @@ fn min_sizes(ops: &[ReadOp]) -> Vec<usize> {
             return 0;
         }
         busy[index] = true;
-        let result = match &ops[index] {
+        // A writer schema's chain of named types (a record whose field is the one before it,
+        // thousands long) is as deep: the stack grows as it needs.
+        let result = stacker::maybe_grow(GROW_RED_ZONE, GROW_SEGMENT, || match &ops[index] {
             ReadOp::Null | ReadOp::Unset | ReadOp::Error(_) => 0,
             ReadOp::SkipFixed(n) | ReadOp::Fixed(n, _) => *n,
             ReadOp::Float(_) => 4,
@@ -332,7 +338,7 @@ fn min_sizes(ops: &[ReadOp]) -> Vec<usize> {
                 .fold(0usize, usize::saturating_add),
             ReadOp::Extension { inner, .. } => size(ops, *inner, memo, busy),
             _ => 1,
-        };
+        });
         busy[index] = false;
         memo[index] = Some(result);
         result
@@ -366,13 +372,13 @@ fn empty_weights(ops: &[ReadOp], min_size: &[usize]) -> Vec<usize> {
         // A guard against a cycle (impossible for zero-size ops, but the program comes from
         // Python): count the op once.
         memo[index] = Some(1);
-        let result = match &ops[index] {
+        let result = stacker::maybe_grow(GROW_RED_ZONE, GROW_SEGMENT, || match &ops[index] {
             ReadOp::Record { fields, .. } => fields
                 .iter()
                 .map(|(_, op)| weight(ops, min_size, *op, memo))
                 .fold(1usize, usize::saturating_add),
             _ => 1,
-        };
+        });
         memo[index] = Some(result);
         result
     }
@@ -391,13 +397,13 @@ fn skip_widths(ops: &[ReadOp]) -> Vec<Option<usize>> {
         // A record met again while its own width is computed varies (recursion goes through
         // a union or an array).
         memo[index] = Some(None);
-        let result = match &ops[index] {
+        let result = stacker::maybe_grow(GROW_RED_ZONE, GROW_SEGMENT, || match &ops[index] {
             ReadOp::SkipFixed(n) => Some(*n),
             ReadOp::SkipRecord(fields) => fields
                 .iter()
                 .try_fold(0usize, |sum, op| sum.checked_add(width(ops, *op, memo)?)),
             _ => None,
-        };
+        });
         memo[index] = Some(result);
         result
     }

@@ -14,7 +14,7 @@
 use std::collections::HashMap;
 
 use polycodec_formats::avro::schema::Schema;
-use polycodec_formats::avro::schema::{Kind, Logical, Node as SchemaNode, NodeId as SchemaId};
+use polycodec_formats::avro::schema::{Field, Logical, Node as SchemaNode, NodeId as SchemaId};
 
 use super::ops::{ReadOp, WriteOp};
 use crate::errors::Error;
@@ -101,28 +101,17 @@ const UNITS: [(Logical, i64, bool); 4] = [
     (Logical::LocalTimestampMillis, 1000, true),
 ];
 
-fn promotes_to(writer: &Kind, reader: &Kind) -> bool {
+/// The specification's promotions (and no change), logical types aside.
+fn promotes_to(writer: &SchemaNode, reader: &SchemaNode) -> bool {
+    use SchemaNode as N;
     matches!(
         (writer, reader),
-        (
-            Kind::Int,
-            Kind::Int | Kind::Long | Kind::Float | Kind::Double
-        ) | (Kind::Long, Kind::Long | Kind::Float | Kind::Double)
-            | (Kind::Float, Kind::Float | Kind::Double)
-            | (Kind::Double, Kind::Double)
-            | (Kind::String, Kind::String | Kind::Bytes)
-            | (Kind::Bytes, Kind::Bytes | Kind::String)
-    )
-}
-
-fn same_kind(a: &Kind, b: &Kind) -> bool {
-    std::mem::discriminant(a) == std::mem::discriminant(b)
-}
-
-fn is_named(node: &SchemaNode) -> bool {
-    matches!(
-        node.kind,
-        Kind::Record { .. } | Kind::Enum { .. } | Kind::Fixed { .. }
+        (N::Int(_), N::Int(_) | N::Long(_) | N::Float | N::Double)
+            | (N::Long(_), N::Long(_) | N::Float | N::Double)
+            | (N::Float, N::Float | N::Double)
+            | (N::Double, N::Double)
+            | (N::String(_), N::String(_) | N::Bytes(_))
+            | (N::Bytes(_), N::Bytes(_) | N::String(_))
     )
 }
 
@@ -193,11 +182,11 @@ impl<'a> Resolver<'a> {
         }
     }
 
-    fn cannot(&self, w: &SchemaNode, r: &SchemaNode) -> Refusal {
+    fn cannot(&self, wid: SchemaId, rid: SchemaId) -> Refusal {
         self.refuse(format!(
             "writer {} cannot be read as {}",
-            w.describe(),
-            r.describe()
+            self.writer.describe(wid),
+            self.binding.reader.describe(rid)
         ))
     }
 
@@ -221,13 +210,11 @@ impl<'a> Resolver<'a> {
         }
         let writer = self.writer;
         let reader = self.binding.reader;
-        let w = writer.node(wid);
-        let r = reader.node(rid);
-        if let Kind::Union { branches } = &w.kind {
+        if let SchemaNode::Union(branches) = writer.node(wid) {
             let index = self.emit(ReadOp::Null);
             self.remember(key, index);
             let mut ops = Vec::with_capacity(branches.len());
-            for &branch in branches {
+            for &branch in branches.iter() {
                 let mark = self.ops.len();
                 let op = match self.resolve(branch, rid, pid) {
                     Ok(op) => op,
@@ -241,44 +228,43 @@ impl<'a> Resolver<'a> {
             self.ops[index] = ReadOp::Union(ops);
             return Ok(index);
         }
-        if let Kind::Union { branches } = &r.kind {
+        if let SchemaNode::Union(branches) = reader.node(rid) {
             return self.read_as_union_branch(wid, branches, rid);
         }
         // Outside unions the position says which type is meant, so named types need not
         // have the same name (names and aliases choose between the branches of a union).
-        match (&w.kind, &r.kind) {
-            (Kind::Record { fields: wfields }, Kind::Record { fields: rfields }) => {
-                self.record(key, wfields, rfields, pid)
+        match (writer.node(wid), reader.node(rid)) {
+            (SchemaNode::Record(w), SchemaNode::Record(r)) => {
+                self.record(key, &w.fields, &r.fields, pid)
             }
-            (
-                Kind::Enum { symbols, .. },
-                Kind::Enum {
-                    symbols: reader_symbols,
-                    default,
-                },
-            ) => {
+            (SchemaNode::Enum(w), SchemaNode::Enum(r)) => {
                 let Node::Enum(spec) = plan.node(pid) else {
-                    return Err(self.cannot(w, r));
+                    return Err(self.cannot(wid, rid));
                 };
-                let default_name = default.map(|d| reader_symbols[d as usize].as_str());
+                let default = r.default.map(|d| reader.text(r.symbols[d as usize]));
                 let position = |name: &str| spec.members.iter().position(|m| m.name == name);
+                let symbols: Vec<String> = w
+                    .symbols
+                    .iter()
+                    .map(|s| writer.text(*s).to_string())
+                    .collect();
                 let members = symbols
                     .iter()
-                    .map(|symbol| position(symbol).or_else(|| default_name.and_then(position)))
+                    .map(|symbol| position(symbol).or_else(|| default.and_then(position)))
                     .collect();
                 let index = self.emit(ReadOp::Enum {
                     plan: pid,
                     members,
-                    symbols: symbols.clone(),
+                    symbols,
                 });
                 self.remember(key, index);
                 Ok(index)
             }
-            (Kind::Record { .. } | Kind::Enum { .. }, _) => Err(self.cannot(w, r)),
-            (Kind::Array { items: witems }, Kind::Array { items: ritems }) => {
+            (SchemaNode::Record(_) | SchemaNode::Enum(_), _) => Err(self.cannot(wid, rid)),
+            (SchemaNode::Array(witems), SchemaNode::Array(ritems)) => {
                 let item_plan = match plan.node(pid) {
                     Node::Sequence(spec) => spec.item,
-                    _ => return Err(self.cannot(w, r)),
+                    _ => return Err(self.cannot(wid, rid)),
                 };
                 let index = self.emit(ReadOp::Null);
                 self.remember(key, index);
@@ -291,13 +277,14 @@ impl<'a> Resolver<'a> {
                 };
                 Ok(index)
             }
-            (Kind::Array { .. }, _) => {
-                Err(self.refuse(format!("writer array cannot be read as {}", r.describe())))
-            }
-            (Kind::Map { values: wvalues }, Kind::Map { values: rvalues }) => {
+            (SchemaNode::Array(_), _) => Err(self.refuse(format!(
+                "writer array cannot be read as {}",
+                reader.describe(rid)
+            ))),
+            (SchemaNode::Map(wvalues), SchemaNode::Map(rvalues)) => {
                 let value_plan = match plan.node(pid) {
                     Node::Dict(spec) => spec.value,
-                    _ => return Err(self.cannot(w, r)),
+                    _ => return Err(self.cannot(wid, rid)),
                 };
                 let index = self.emit(ReadOp::Null);
                 self.remember(key, index);
@@ -310,11 +297,12 @@ impl<'a> Resolver<'a> {
                 };
                 Ok(index)
             }
-            (Kind::Map { .. }, _) => {
-                Err(self.refuse(format!("writer map cannot be read as {}", r.describe())))
-            }
+            (SchemaNode::Map(_), _) => Err(self.refuse(format!(
+                "writer map cannot be read as {}",
+                reader.describe(rid)
+            ))),
             _ => {
-                let op = self.scalar(w, r, pid)?;
+                let op = self.scalar(wid, rid, pid)?;
                 let index = self.emit(op);
                 self.remember(key, index);
                 Ok(index)
@@ -332,13 +320,14 @@ impl<'a> Resolver<'a> {
         rid: SchemaId,
     ) -> Resolved {
         let reader = self.binding.reader;
-        let w = self.writer.node(wid);
+        let writer = self.writer;
+        let w = writer.node(wid);
         let empty = Vec::new();
         let targets = self.binding.branch_plan.get(&rid).unwrap_or(&empty);
         let target = |i: usize| targets.get(i).copied().flatten();
         for (i, &branch) in branches.iter().enumerate() {
             if let Some(plan) = target(i) {
-                if matches(w, reader.node(branch)) {
+                if self.matches(wid, branch) {
                     return self.resolve(wid, branch, plan);
                 }
             }
@@ -346,19 +335,17 @@ impl<'a> Resolver<'a> {
         for (i, &branch) in branches.iter().enumerate() {
             if let Some(plan) = target(i) {
                 let r = reader.node(branch);
-                if promotes_to(&w.kind, &r.kind)
-                    && w.logical == Logical::None
-                    && r.logical == Logical::None
+                if promotes_to(w, r) && w.logical() == Logical::None && r.logical() == Logical::None
                 {
                     return self.resolve(wid, branch, plan);
                 }
             }
         }
-        if is_named(w) {
+        if w.named().is_some() {
             let same: Vec<usize> = branches
                 .iter()
                 .enumerate()
-                .filter(|(i, b)| same_kind(&reader.node(**b).kind, &w.kind) && target(*i).is_some())
+                .filter(|(i, b)| reader.node(**b).same_type(w) && target(*i).is_some())
                 .map(|(i, _)| i)
                 .collect();
             if let [i] = same[..] {
@@ -369,17 +356,40 @@ impl<'a> Resolver<'a> {
         }
         Err(self.refuse(format!(
             "writer {} matches no branch of the reader union",
-            w.describe()
+            writer.describe(wid)
         )))
+    }
+
+    /// Whether reader branch `rid` is the one a writer `wid` is read as: the same type, and for
+    /// a named type the same name (full, short, or an alias of the reader's), else the same
+    /// logical type (arrays and maps match whatever their contents).
+    fn matches(&self, wid: SchemaId, rid: SchemaId) -> bool {
+        let (writer, reader) = (self.writer, self.binding.reader);
+        let (w, r) = (writer.node(wid), reader.node(rid));
+        if !w.same_type(r) {
+            return false;
+        }
+        if let (Some(wname), Some(named)) = (writer.fullname(wid), r.named()) {
+            let rname = reader.text(named.name);
+            let wshort = short(wname);
+            return wname == rname
+                || wshort == short(rname)
+                || named.aliases.iter().any(|alias| {
+                    let alias = reader.text(*alias);
+                    alias == wname || short(alias) == wshort
+                });
+        }
+        matches!(w, SchemaNode::Array(_) | SchemaNode::Map(_)) || w.logical() == r.logical()
     }
 
     fn record(
         &mut self,
         key: (SchemaId, SchemaId, NodeId),
-        wfields: &[polycodec_formats::avro::schema::Field],
-        rfields: &[polycodec_formats::avro::schema::Field],
+        wfields: &[Field],
+        rfields: &[Field],
         pid: NodeId,
     ) -> Resolved {
+        let (writer, reader) = (self.writer, self.binding.reader);
         let plan = self.binding.plan;
         let Node::Record(spec) = plan.node(pid) else {
             return Err(self.refuse("internal: a record bound to a plan node that is not one"));
@@ -392,18 +402,18 @@ impl<'a> Resolver<'a> {
         self.remember(key, index);
         let mut by_name: HashMap<&str, usize> = HashMap::with_capacity(rfields.len());
         for (i, field) in rfields.iter().enumerate() {
-            by_name.insert(field.name.as_str(), i);
+            by_name.insert(reader.text(field.name), i);
         }
         for (i, field) in rfields.iter().enumerate() {
-            for alias in &field.aliases {
-                by_name.entry(alias.as_str()).or_insert(i);
+            for alias in reader.aliases_of(field) {
+                by_name.entry(reader.text(*alias)).or_insert(i);
             }
         }
         let mut used = vec![false; rfields.len()];
         let mut fields = Vec::with_capacity(wfields.len());
         for wfield in wfields {
             let found = by_name
-                .get(wfield.name.as_str())
+                .get(writer.text(wfield.name))
                 .copied()
                 .filter(|&position| !used[position]);
             let (Some(position), Some(&field_index)) =
@@ -438,7 +448,7 @@ impl<'a> Resolver<'a> {
             if !has_default {
                 return Err(self.refuse(format!(
                     "reader field `{}` is missing from the writer schema and has no default",
-                    rfield.name
+                    reader.text(rfield.name)
                 )));
             }
         }
@@ -450,13 +460,16 @@ impl<'a> Resolver<'a> {
         Ok(index)
     }
 
-    fn scalar(&self, w: &SchemaNode, r: &SchemaNode, pid: NodeId) -> Result<ReadOp, Refusal> {
+    fn scalar(&self, wid: SchemaId, rid: SchemaId, pid: NodeId) -> Result<ReadOp, Refusal> {
+        use SchemaNode as N;
         let plan = self.binding.plan;
+        let w = self.writer.node(wid);
+        let r = self.binding.reader.node(rid);
         let write_op = self.binding.write_ops.get(pid).and_then(Option::as_ref);
-        let bad = || self.cannot(w, r);
-        match (&w.kind, w.logical) {
-            (Kind::Null, _) => {
-                if !matches!(r.kind, Kind::Null) {
+        let bad = || self.cannot(wid, rid);
+        match w {
+            N::Null => {
+                if !matches!(r, N::Null) {
                     return Err(bad());
                 }
                 // Null read as a field's UNSET alternative is UNSET.
@@ -466,20 +479,19 @@ impl<'a> Resolver<'a> {
                     ReadOp::Null
                 });
             }
-            (Kind::Boolean, _) => {
-                return match r.kind {
-                    Kind::Boolean => Ok(ReadOp::Boolean(pid)),
+            N::Boolean => {
+                return match r {
+                    N::Boolean => Ok(ReadOp::Boolean(pid)),
                     _ => Err(bad()),
                 }
             }
             _ => {}
         }
+        let logical = w.logical();
         match write_op {
             Some(WriteOp::Timestamp { local, .. }) => {
-                return match UNITS.iter().find(|(l, _, _)| *l == w.logical) {
-                    Some((_, unit, is_local))
-                        if matches!(w.kind, Kind::Long) && is_local == local =>
-                    {
+                return match UNITS.iter().find(|(l, _, _)| *l == logical) {
+                    Some((_, unit, is_local)) if matches!(w, N::Long(_)) && is_local == local => {
                         Ok(ReadOp::Timestamp {
                             unit: *unit,
                             local: *local,
@@ -490,15 +502,15 @@ impl<'a> Resolver<'a> {
                 };
             }
             Some(WriteOp::Date) => {
-                return match (&w.kind, w.logical) {
-                    (Kind::Int, Logical::Date) => Ok(ReadOp::Date(pid)),
+                return match w {
+                    N::Int(Logical::Date) => Ok(ReadOp::Date(pid)),
                     _ => Err(bad()),
                 };
             }
             Some(WriteOp::Time { .. }) => {
-                return match (&w.kind, w.logical) {
-                    (Kind::Long, Logical::TimeMicros) => Ok(ReadOp::Time { unit: 1, plan: pid }),
-                    (Kind::Int, Logical::TimeMillis) => Ok(ReadOp::Time {
+                return match w {
+                    N::Long(Logical::TimeMicros) => Ok(ReadOp::Time { unit: 1, plan: pid }),
+                    N::Int(Logical::TimeMillis) => Ok(ReadOp::Time {
                         unit: 1000,
                         plan: pid,
                     }),
@@ -506,15 +518,17 @@ impl<'a> Resolver<'a> {
                 };
             }
             Some(WriteOp::UuidString | WriteOp::UuidFixed) => {
-                return match (&w.kind, w.logical) {
-                    (Kind::String, Logical::Uuid) => Ok(ReadOp::Text(pid)),
-                    (Kind::Fixed { size: 16 }, Logical::Uuid) => Ok(ReadOp::UuidFixed(pid)),
+                return match w {
+                    N::String(Logical::Uuid) => Ok(ReadOp::Text(pid)),
+                    N::Fixed(fixed) if fixed.size == 16 && fixed.logical == Logical::Uuid => {
+                        Ok(ReadOp::UuidFixed(pid))
+                    }
                     _ => Err(bad()),
                 };
             }
             Some(op @ (WriteOp::Decimal { .. } | WriteOp::DecimalString)) => {
-                return match (&w.kind, w.logical) {
-                    (Kind::Bytes | Kind::Fixed { .. }, Logical::Decimal { scale, .. }) => {
+                return match (w, logical) {
+                    (N::Bytes(_) | N::Fixed(_), Logical::Decimal { scale, .. }) => {
                         if let WriteOp::Decimal { scale: own, .. } = op {
                             if *own != scale {
                                 return Err(self.refuse("decimal scales differ"));
@@ -522,14 +536,14 @@ impl<'a> Resolver<'a> {
                         }
                         Ok(ReadOp::Decimal {
                             scale,
-                            size: match w.kind {
-                                Kind::Fixed { size } => Some(size),
+                            size: match w {
+                                N::Fixed(fixed) => Some(fixed.size),
                                 _ => None,
                             },
                             plan: pid,
                         })
                     }
-                    (Kind::String, Logical::None) if matches!(op, WriteOp::DecimalString) => {
+                    (N::String(Logical::None), _) if matches!(op, WriteOp::DecimalString) => {
                         Ok(ReadOp::Text(pid))
                     }
                     _ => Err(bad()),
@@ -537,34 +551,34 @@ impl<'a> Resolver<'a> {
             }
             _ => {}
         }
-        match &w.kind {
-            Kind::Int | Kind::Long => {
+        match w {
+            N::Int(_) | N::Long(_) => {
                 // A date or timestamp is not read into a plain int or float field.
-                if promotes_to(&w.kind, &r.kind) && w.logical == Logical::None {
+                if promotes_to(w, r) && logical == Logical::None {
                     Ok(ReadOp::Long(pid))
                 } else {
                     Err(bad())
                 }
             }
-            Kind::Float => match r.kind {
-                Kind::Float | Kind::Double => Ok(ReadOp::Float(pid)),
+            N::Float => match r {
+                N::Float | N::Double => Ok(ReadOp::Float(pid)),
                 _ => Err(bad()),
             },
-            Kind::Double => match r.kind {
-                Kind::Double => Ok(ReadOp::Double(pid)),
+            N::Double => match r {
+                N::Double => Ok(ReadOp::Double(pid)),
                 _ => Err(bad()),
             },
-            Kind::String | Kind::Bytes => {
-                if matches!(w.logical, Logical::Decimal { .. } | Logical::Uuid) {
+            N::String(_) | N::Bytes(_) => {
+                if matches!(logical, Logical::Decimal { .. } | Logical::Uuid) {
                     return Err(bad());
                 }
-                match r.kind {
-                    Kind::String | Kind::Bytes => Ok(ReadOp::Text(pid)),
+                match r {
+                    N::String(_) | N::Bytes(_) => Ok(ReadOp::Text(pid)),
                     _ => Err(bad()),
                 }
             }
-            Kind::Fixed { size } => match r.kind {
-                Kind::Fixed { size: theirs } if theirs == *size => Ok(ReadOp::Fixed(*size, pid)),
+            N::Fixed(fixed) => match r {
+                N::Fixed(theirs) if theirs.size == fixed.size => Ok(ReadOp::Fixed(fixed.size, pid)),
                 _ => Err(bad()),
             },
             _ => Err(bad()),
@@ -577,68 +591,49 @@ impl<'a> Resolver<'a> {
     }
 
     fn skip_inner(&mut self, wid: SchemaId) -> usize {
+        use SchemaNode as N;
         if let Some(&index) = self.skip_memo.get(&wid) {
             return index;
         }
         let writer = self.writer;
-        let op = match &writer.node(wid).kind {
-            Kind::Null => ReadOp::SkipFixed(0),
-            Kind::Boolean => ReadOp::SkipFixed(1),
-            Kind::Float => ReadOp::SkipFixed(4),
-            Kind::Double => ReadOp::SkipFixed(8),
-            Kind::Int | Kind::Long | Kind::Enum { .. } => ReadOp::SkipVarint,
-            Kind::String => ReadOp::SkipString,
-            Kind::Bytes => ReadOp::SkipBytes,
-            Kind::Fixed { size } => ReadOp::SkipFixed(*size),
-            Kind::Array { items } => {
+        let op = match writer.node(wid) {
+            N::Null => ReadOp::SkipFixed(0),
+            N::Boolean => ReadOp::SkipFixed(1),
+            N::Float => ReadOp::SkipFixed(4),
+            N::Double => ReadOp::SkipFixed(8),
+            N::Int(_) | N::Long(_) | N::Enum(_) => ReadOp::SkipVarint,
+            N::String(_) => ReadOp::SkipString,
+            N::Bytes(_) => ReadOp::SkipBytes,
+            N::Fixed(fixed) => ReadOp::SkipFixed(fixed.size),
+            N::Array(items) => {
                 let index = self.emit(ReadOp::SkipFixed(0));
                 self.remember_skip(wid, index);
                 self.ops[index] = ReadOp::SkipArray(self.skip(*items));
                 return index;
             }
-            Kind::Map { values } => {
+            N::Map(values) => {
                 let index = self.emit(ReadOp::SkipFixed(0));
                 self.remember_skip(wid, index);
                 self.ops[index] = ReadOp::SkipMap(self.skip(*values));
                 return index;
             }
-            Kind::Record { fields } => {
+            N::Record(record) => {
                 let index = self.emit(ReadOp::SkipFixed(0));
                 self.remember_skip(wid, index);
-                let ops = fields.iter().map(|f| self.skip(f.schema)).collect();
+                let ops = record.fields.iter().map(|f| self.skip(f.schema)).collect();
                 self.ops[index] = ReadOp::SkipRecord(ops);
                 return index;
             }
-            Kind::Union { branches } => {
+            N::Union(branches) => {
                 let index = self.emit(ReadOp::SkipFixed(0));
                 self.remember_skip(wid, index);
                 let ops = branches.iter().map(|b| self.skip(*b)).collect();
                 self.ops[index] = ReadOp::SkipUnion(ops);
                 return index;
             }
-            Kind::Reference(_) => ReadOp::SkipFixed(0),
         };
         let index = self.emit(op);
         self.remember_skip(wid, index);
         index
     }
-}
-
-/// Whether reader branch `r` is the one a writer `w` is read as: the same type, and for a
-/// named type the same name (full, short, or an alias of the reader's), else the same logical
-/// type (arrays and maps match whatever their contents).
-fn matches(w: &SchemaNode, r: &SchemaNode) -> bool {
-    if !same_kind(&w.kind, &r.kind) {
-        return false;
-    }
-    if let (Some(wname), Some(named)) = (w.fullname(), &r.named) {
-        let wshort = short(wname);
-        return wname == named.fullname
-            || wshort == short(&named.fullname)
-            || named
-                .aliases
-                .iter()
-                .any(|a| a == wname || short(a) == wshort);
-    }
-    matches!(w.kind, Kind::Array { .. } | Kind::Map { .. }) || w.logical == r.logical
 }

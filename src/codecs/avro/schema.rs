@@ -7,7 +7,7 @@
 
 use std::sync::Arc;
 
-use polycodec_formats::avro::schema::{Kind, Logical, Schema};
+use polycodec_formats::avro::schema::{Logical, Node, Schema, Sharing};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
@@ -25,26 +25,36 @@ pub struct ParsedSchema {
     pub fingerprint: u64,
 }
 
+/// Parses a schema's JSON text; a bare primitive name (`long`, not `"long"`) is taken as that
+/// type, as `schema=` has always taken it. The parser recurses once per nesting level of the
+/// schema, at most `MAX_DEPTH` levels: it runs on a stack with room for that many, whatever
+/// thread calls.
+pub fn parse_schema(text: &[u8], sharing: Sharing) -> Result<Schema, String> {
+    let trimmed = text.trim_ascii();
+    let quoted;
+    let text = if trimmed.first().is_some_and(u8::is_ascii_alphabetic) {
+        quoted = [b"\"", trimmed, b"\""].concat();
+        &quoted[..]
+    } else {
+        text
+    };
+    stacker::maybe_grow(PARSE_RED_ZONE, PARSE_STACK, || {
+        Schema::parse(text, sharing).map_err(|err| err.0)
+    })
+}
+
+/// The CRC-64-AVRO fingerprint of a parsed schema's canonical form (on a stack with room for
+/// its depth, as [`parse_schema`]).
+pub fn fingerprint(schema: &Schema) -> u64 {
+    stacker::maybe_grow(PARSE_RED_ZONE, PARSE_STACK, || schema.fingerprint())
+}
+
 impl ParsedSchema {
-    /// Parses JSON text; a bare primitive name (`long`, not `"long"`) is taken as that type, as
-    /// `schema=` has always taken it.
+    /// A codec's own schema (each of its unions a node of its own, to be bound where it is).
     pub fn parse(text: &[u8]) -> Result<ParsedSchema, String> {
-        let trimmed = text.trim_ascii();
-        let quoted;
-        let text = if trimmed.first().is_some_and(u8::is_ascii_alphabetic) {
-            quoted = [b"\"", trimmed, b"\""].concat();
-            &quoted[..]
-        } else {
-            text
-        };
-        // The parser and the canonical form recurse once per nesting level of the schema,
-        // which is at most `MAX_DEPTH` levels: a stack with room for that many, whatever
-        // thread calls.
-        let (schema, canonical) = stacker::maybe_grow(PARSE_RED_ZONE, PARSE_STACK, || {
-            let schema = Schema::parse(text).map_err(|err| err.0)?;
-            let canonical = schema.canonical_form();
-            Ok::<_, String>((schema, canonical))
-        })?;
+        let schema = parse_schema(text, Sharing::None)?;
+        let canonical =
+            stacker::maybe_grow(PARSE_RED_ZONE, PARSE_STACK, || schema.canonical_form());
         let fingerprint = polycodec_formats::avro::schema::rabin(canonical.as_bytes());
         Ok(ParsedSchema {
             schema: Arc::new(schema),
@@ -106,45 +116,54 @@ impl ParsedSchema {
 
     /// The nodes as dicts (`type`, `logical`, and per kind `name`, `aliases`, `fields`,
     /// `symbols`, `default`, `size`, `precision`, `scale`, `items`, `values`, `branches`), for
-    /// the binding of a plan to the codec's own schema (`{"type": "reference"}` for an index
-    /// no node uses: a name's use before names were resolved).
+    /// the binding of a plan to the codec's own schema.
     fn nodes<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        let schema = &*self.schema;
         let out = PyList::empty(py);
-        for node in &self.schema.nodes {
+        for (id, node) in schema.nodes.iter().enumerate() {
             let dict = PyDict::new(py);
             dict.set_item("type", node.type_name())?;
-            let logical = node.logical.name();
+            let logical = node.logical().name();
             dict.set_item("logical", (!logical.is_empty()).then_some(logical))?;
-            if let Logical::Decimal { precision, scale } = node.logical {
+            if let Logical::Decimal { precision, scale } = node.logical() {
                 dict.set_item("precision", precision)?;
                 dict.set_item("scale", scale)?;
             }
-            if let Some(named) = &node.named {
-                dict.set_item("name", &named.fullname)?;
-                dict.set_item("aliases", &named.aliases)?;
+            if let Some(named) = node.named() {
+                dict.set_item("name", schema.fullname(id as u32))?;
+                let aliases: Vec<&str> = named.aliases.iter().map(|a| schema.text(*a)).collect();
+                dict.set_item("aliases", aliases)?;
             }
-            match &node.kind {
-                Kind::Fixed { size } => dict.set_item("size", size)?,
-                Kind::Enum { symbols, default } => {
+            match node {
+                Node::Fixed(fixed) => dict.set_item("size", fixed.size)?,
+                Node::Enum(inner) => {
+                    let symbols: Vec<&str> =
+                        inner.symbols.iter().map(|s| schema.text(*s)).collect();
+                    dict.set_item("default", inner.default.map(|i| symbols[i as usize]))?;
                     dict.set_item("symbols", symbols)?;
-                    dict.set_item("default", default.map(|i| &symbols[i as usize]))?;
                 }
-                Kind::Array { items } => dict.set_item("items", items)?,
-                Kind::Map { values } => dict.set_item("values", values)?,
-                Kind::Union { branches } => dict.set_item("branches", branches)?,
-                Kind::Record { fields } => {
+                Node::Array(items) => dict.set_item("items", items)?,
+                Node::Map(values) => dict.set_item("values", values)?,
+                Node::Union(branches) => dict.set_item("branches", branches.to_vec())?,
+                Node::Record(record) => {
                     let list = PyList::empty(py);
-                    for field in fields {
+                    for field in record.fields.iter() {
                         let entry = PyDict::new(py);
-                        entry.set_item("name", &field.name)?;
+                        entry.set_item("name", schema.text(field.name))?;
                         entry.set_item("type", field.schema)?;
-                        entry.set_item("has_default", field.default.is_some())?;
-                        let default = match &field.default {
+                        let default = schema.default_of(field);
+                        entry.set_item("has_default", default.is_some())?;
+                        let default = match default {
                             Some(value) => json_value(py, value)?,
                             None => py.None().into_bound(py),
                         };
                         entry.set_item("default", default)?;
-                        entry.set_item("aliases", &field.aliases)?;
+                        let aliases: Vec<&str> = schema
+                            .aliases_of(field)
+                            .iter()
+                            .map(|a| schema.text(*a))
+                            .collect();
+                        entry.set_item("aliases", aliases)?;
                         list.append(entry)?;
                     }
                     dict.set_item("fields", list)?;
