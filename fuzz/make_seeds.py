@@ -65,6 +65,12 @@ TEXT = [
     (2, b"07:08:09.001-08:00"),
     (3, b"P3DT4.000005S"),
     (3, b"-PT1H"),
+    # What pydantic writes (a year of 365 days first) and reads (months, weeks): issue 38.
+    (3, b"P1Y35D"),
+    (3, b"-P1Y34DT23H59M59.999995S"),
+    (3, b"P2739726Y9DT23H59M59.999999S"),
+    (3, b"P1Y2M3W4DT5H6M7.5S"),
+    (3, b"PT1Y"),
     (4, b"12345678-1234-5678-1234-567812345678"),
     (5, base64.b64encode(b"\x00\xffbinary")),
     (6, b"any bytes at all"),
@@ -85,6 +91,11 @@ def avro_files() -> list[bytes]:
         out = io.BytesIO()
         fastavro.writer(out, AVRO_SCHEMA, AVRO_RECORDS, codec=codec, sync_interval=400)
         files.append(out.getvalue())
+    # A deflate block of 100,000 `boolean` records in 200 bytes: far more values than bytes,
+    # the shape of issue 38's stream decoder input (item 13).
+    out = io.BytesIO()
+    fastavro.writer(out, "boolean", [False] * 100_000, codec="deflate", sync_interval=10**9)
+    files.append(out.getvalue())
     return files
 
 

@@ -145,6 +145,9 @@ def _stream(codec: polycodec.Codec[Any], chunks: list[bytes]) -> tuple[Optional[
     try:
         for chunk in chunks:
             values.extend(decoder.feed(chunk))
+        # An Avro call builds a bounded number of values; the rest are taken before the end.
+        while decoder.ready:
+            values.extend(decoder.feed(b""))
         values.extend(decoder.finish())
     except polycodec.DecodeError as err:
         # The values the failing call completed before the error travel on it.

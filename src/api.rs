@@ -135,11 +135,15 @@ impl Codec {
         let compiled: Bound<'_, Compiled> = match found.cast_into::<Compiled>() {
             Ok(compiled) => compiled,
             Err(_) => {
+                // Read before the classes' options are: a plan compiled while some class is
+                // given options is not stored (issue 38, item 10).
+                let generation = crate::shape::options_generation();
                 let spec = py
                     .import("polycodec._plan")?
                     .getattr("compile_spec")?
                     .call((&r#type,), Some(&compile_options))?;
-                let plan = build_plan(&spec)?;
+                let mut plan = build_plan(&spec)?;
+                plan.compile_options = Some(compile_options.clone().unbind());
                 let wire = codecs::open(
                     format,
                     &OpenArgs {
@@ -156,7 +160,7 @@ impl Codec {
                         wire: Arc::from(wire),
                     },
                 )?;
-                store.call1((&r#type, format, &options, &compiled, &spec))?;
+                store.call1((&r#type, format, &options, &compiled, &spec, generation))?;
                 compiled
             }
         };
@@ -483,6 +487,14 @@ impl Codec {
         fp: &Bound<'_, PyAny>,
         chunk_size: usize,
     ) -> PyResult<stream::FileIter> {
+        // Refused before anything is read: a text file would decode the bytes (and fail deep
+        // inside, or hand over str chunks).
+        if fp.is_instance(&fp.py().import("io")?.getattr("TextIOBase")?)? {
+            return Err(PyTypeError::new_err(
+                "iter_file needs a file opened in binary mode (open(path, \"rb\")), \
+                 not a text file",
+            ));
+        }
         stream::FileIter::create(slf.clone().unbind(), fp.clone().unbind(), chunk_size)
     }
 

@@ -43,6 +43,8 @@ fn _polycodec(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_class::<stream::FileIter>()?;
     module.add_function(wrap_pyfunction!(api::rebuild_codec, module)?)?;
     module.add_function(wrap_pyfunction!(api::encode_json_spec, module)?)?;
+    module.add_function(wrap_pyfunction!(shape::_options_generation, module)?)?;
+    module.add_function(wrap_pyfunction!(shape::_options_changed, module)?)?;
     codecs::register(module)?;
     module.add_function(wrap_pyfunction!(py::floor::_floor_create, module)?)?;
     module.add_function(wrap_pyfunction!(codecs::avro::schema::_avro_parse, module)?)?;

@@ -4,6 +4,7 @@
 
 use std::borrow::Cow;
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use pyo3::exceptions::PyTypeError;
@@ -531,7 +532,156 @@ pub fn classify(value: &Obj<'_>) -> Shape {
     }
 }
 
-type PlanCache = Mutex<HashMap<usize, (Py<PyType>, Arc<Plan>)>>;
+/// Counts the times a class was given per-class options (`@polycodec.options`, which calls
+/// `polycodec._cache.forget_class`): a plan compiled under an older count may hold a class's old
+/// options, so caches keep the count a plan was compiled under and drop a plan compiled before
+/// the last change (`_options_changed` is called before the options are read again).
+static OPTIONS_GENERATION: AtomicU64 = AtomicU64::new(0);
+
+/// The current options generation: read before a plan is compiled, kept with it.
+#[inline]
+pub fn options_generation() -> u64 {
+    OPTIONS_GENERATION.load(Ordering::SeqCst)
+}
+
+/// `polycodec._cache` reads the generation before it compiles and checks it before it stores.
+#[pyfunction]
+pub fn _options_generation() -> u64 {
+    options_generation()
+}
+
+/// Called by `polycodec._cache.forget_class` when a class is given options.
+#[pyfunction]
+pub fn _options_changed() {
+    OPTIONS_GENERATION.fetch_add(1, Ordering::SeqCst);
+}
+
+/// Subclasses a plan keeps the plans of before it starts again (dynamic classes made in a loop
+/// would otherwise be kept alive by it).
+const SUBCLASS_PLANS_KEPT: usize = 64;
+
+/// The plan of `value`'s own class, when it is an instance of a subclass of record `spec`'s
+/// class that writes more or other than its base class (fields of its own, other options):
+/// msgspec writes such an instance with its own fields, so every encoder writes it with the
+/// subclass's plan (compiled with `plan`'s options, once per plan and subclass), or refuses it
+/// where the format cannot carry it. `None` for an instance of the class itself, of a subclass
+/// that writes what its base class writes (written as the base class, as before: a tagged
+/// variant keeps its tag first), and for a TypedDict, whose values are dicts. An instance of
+/// another class is the caller's error to raise.
+#[inline]
+pub fn subclass_plan(plan: &Plan, spec: &RecordSpec, value: &Obj<'_>) -> Result<Option<Arc<Plan>>> {
+    if py::has_exact_type(value, spec.type_addr) || spec.kind == RecordKind::TypedDict {
+        return Ok(None);
+    }
+    subclass_plan_slow(plan, spec, value)
+}
+
+#[cold]
+#[inline(never)]
+fn subclass_plan_slow(
+    plan: &Plan,
+    spec: &RecordSpec,
+    value: &Obj<'_>,
+) -> Result<Option<Arc<Plan>>> {
+    if !is_record(spec, value) {
+        return Ok(None);
+    }
+    let cls = value.get_type();
+    let key = cls.as_ptr() as usize;
+    let generation = options_generation();
+    let found = plan
+        .subclasses
+        .lock()
+        .expect("subclass plans")
+        .get(&key)
+        .filter(|entry| entry.generation == generation)
+        .map(|entry| entry.plan.clone());
+    let compiled = match found {
+        Some(compiled) => compiled,
+        None => {
+            let compiled = compile_subclass(plan, &cls)?
+                .map(|own| (!writes_as_base(spec, &own, value.py())).then_some(own));
+            let entry = crate::plan::SubclassPlan {
+                cls: cls.clone().unbind(),
+                generation,
+                plan: compiled.clone(),
+            };
+            // What leaves the cache is released after the lock is: releasing a class can run
+            // Python code, which could encode again.
+            let (evicted, replaced) = {
+                let mut plans = plan.subclasses.lock().expect("subclass plans");
+                let evicted = if plans.len() >= SUBCLASS_PLANS_KEPT {
+                    std::mem::take(&mut *plans)
+                } else {
+                    HashMap::new()
+                };
+                (evicted, plans.insert(key, entry))
+            };
+            drop((evicted, replaced));
+            compiled
+        }
+    };
+    match compiled {
+        Ok(found) => Ok(found),
+        Err(reason) => Err(Error::encode(format!(
+            "{} is a subclass of {}, written with its own fields (as msgspec writes it), and it \
+             cannot be: {reason}",
+            type_name(value),
+            spec.qualname
+        ))),
+    }
+}
+
+/// Whether the subclass's plan `own` writes what record `base` writes: the same fields under
+/// the same wire names, in the same order, with the same record options.
+fn writes_as_base(base: &RecordSpec, own: &Plan, py: Python<'_>) -> bool {
+    let Node::Record(sub) = own.node(own.root) else {
+        return false;
+    };
+    let fields = |record: &RecordSpec| -> Vec<(String, String, bool)> {
+        record
+            .fields
+            .iter()
+            .map(|f| (f.name.bind(py).to_string(), f.wire_name.clone(), f.on_wire))
+            .collect()
+    };
+    fields(base) == fields(sub)
+        && base.wire_fields == sub.wire_fields
+        && (base.array_like, base.omit_defaults) == (sub.array_like, sub.omit_defaults)
+        && base.class_tag().map(|tag| &tag.value) == sub.class_tag().map(|tag| &tag.value)
+}
+
+/// Compiles `cls` with `plan`'s options: its plan, or the message of the TypeError or
+/// ValueError that says why it has none (kept with the class, as a plan is); any other
+/// exception passes.
+fn compile_subclass(
+    plan: &Plan,
+    cls: &Bound<'_, PyType>,
+) -> Result<std::result::Result<Arc<Plan>, String>> {
+    let py = cls.py();
+    let compiled = (|| -> PyResult<Plan> {
+        let options = plan.compile_options.as_ref().map(|o| o.bind(py));
+        let spec = py
+            .import("polycodec._plan")?
+            .getattr("compile_spec")?
+            .call((cls,), options)?;
+        let mut compiled = crate::plan::build_plan(&spec)?;
+        compiled.compile_options = plan.compile_options.as_ref().map(|o| o.clone_ref(py));
+        Ok(compiled)
+    })();
+    match compiled {
+        Ok(compiled) => Ok(Ok(Arc::new(compiled))),
+        Err(err)
+            if err.is_instance_of::<PyTypeError>(py)
+                || err.is_instance_of::<pyo3::exceptions::PyValueError>(py) =>
+        {
+            Ok(Err(err.value(py).str()?.to_string()))
+        }
+        Err(err) => Err(err.into()),
+    }
+}
+
+type PlanCache = Mutex<HashMap<usize, (Py<PyType>, Arc<Plan>, u64)>>;
 
 static VALUE_PLANS: PyOnceLock<PlanCache> = PyOnceLock::new();
 
@@ -543,8 +693,11 @@ pub fn plan_for_value(value: &Obj<'_>) -> Result<Option<Arc<Plan>>> {
     let cls = value.get_type();
     let key = cls.as_ptr() as usize;
     let cache = VALUE_PLANS.get_or_init(py, || Mutex::new(HashMap::new()));
-    if let Some((_, plan)) = cache.lock().expect("plan cache").get(&key) {
-        return Ok(Some(plan.clone()));
+    let generation = options_generation();
+    if let Some((_, plan, compiled_under)) = cache.lock().expect("plan cache").get(&key) {
+        if *compiled_under == generation {
+            return Ok(Some(plan.clone()));
+        }
     }
     let compile = py.import("polycodec._plan")?.getattr("compile_spec")?;
     let spec = match compile.call1((&cls,)) {
@@ -556,9 +709,11 @@ pub fn plan_for_value(value: &Obj<'_>) -> Result<Option<Arc<Plan>>> {
     if matches!(plan.node(plan.root), Node::Any) {
         return Ok(None);
     }
-    cache
+    // A plan compiled under older options, released after the lock (see `subclass_plan`).
+    let stale = cache
         .lock()
         .expect("plan cache")
-        .insert(key, (cls.unbind(), plan.clone()));
+        .insert(key, (cls.unbind(), plan.clone(), generation));
+    drop(stale);
     Ok(Some(plan))
 }

@@ -22,7 +22,7 @@ use std::collections::VecDeque;
 
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyByteArray, PyBytes, PyList, PyMemoryView};
+use pyo3::types::{PyByteArray, PyBytes, PyList, PyMemoryView, PyString};
 use pyo3::{PyTraverseError, PyVisit};
 
 use crate::api::Codec;
@@ -37,6 +37,12 @@ pub const DEFAULT_SYNC_INTERVAL: usize = 4000;
 
 /// Bytes `iter_file` asks the file for at a time.
 pub const DEFAULT_CHUNK_SIZE: usize = 64 * 1024;
+
+/// The fewest values one `feed` or `finish` call may build from Avro blocks; a call may build
+/// one per byte it is given beyond that. A block's records past the call's budget stay in the
+/// block, undecoded, for the next call (issue 38, item 13: 261 KB of deflate blocks of
+/// `boolean` records are 268M values).
+pub const VALUES_PER_CALL: usize = 65_536;
 
 /// The most room a decoder keeps in its buffer between values.
 const KEPT_CAPACITY: usize = 64 * 1024;
@@ -456,6 +462,17 @@ pub struct StreamDecoder {
     lazy_blocks: bool,
     /// The open block and its stream offset.
     block: Option<(OpenBlock, u64)>,
+    /// The last call stopped at its budget of values with more ready (see [`VALUES_PER_CALL`]).
+    ready: bool,
+}
+
+/// What one `feed` or `finish` call may still build from Avro blocks.
+struct CallBudget {
+    /// Values.
+    values: usize,
+    /// What the compressed blocks it opened have decompressed to (see
+    /// `Avro::stream_budget`).
+    decompressed: usize,
 }
 
 /// What the open block of a lazy decoder gave.
@@ -481,6 +498,68 @@ impl StreamDecoder {
             finished: false,
             lazy_blocks: false,
             block: None,
+            ready: false,
+        }
+    }
+
+    /// Takes the open block's records into `out` while `budget` allows (not for a lazy
+    /// decoder, whose records are taken one at a time): true once the block has ended, false
+    /// when the budget ran out first. `consumed` is what the call has consumed, for a stop.
+    #[allow(clippy::result_large_err)]
+    fn drain_block<'py>(
+        &mut self,
+        py: Python<'py>,
+        codec: &Codec,
+        out: &mut Vec<Obj<'py>>,
+        budget: &mut CallBudget,
+        consumed: usize,
+    ) -> std::result::Result<bool, Stop> {
+        let Some((block, offset)) = &mut self.block else {
+            return Ok(true);
+        };
+        let offset = *offset;
+        let (
+            Some(avro),
+            Framer::Avro {
+                header: Some(header),
+                ..
+            },
+        ) = (codec.wire.as_avro(), &self.framer)
+        else {
+            unreachable!("only an Avro decoder opens blocks");
+        };
+        let ended = loop {
+            // A block whose records are all taken is closed (and checked) at once, so that
+            // `ready` never promises values that are not there.
+            if block.left() == 0 {
+                break avro
+                    .stream_block_next(py, &codec.plan, header, block)
+                    .map(|_| true);
+            }
+            if budget.values == 0 {
+                break Ok(false);
+            }
+            let before = out.len();
+            let taken = avro.stream_block_take(py, &codec.plan, header, block, budget.values, out);
+            self.index += (out.len() - before) as u64;
+            budget.values -= out.len() - before;
+            if let Err(error) = taken {
+                break Err(error);
+            }
+        };
+        match ended {
+            Ok(false) => {
+                self.ready = true;
+                Ok(false)
+            }
+            Ok(true) => {
+                self.block = None;
+                Ok(true)
+            }
+            Err(error) => {
+                self.block = None;
+                Err(Stop::fatal(consumed, error, self.index, offset))
+            }
         }
     }
 
@@ -529,10 +608,9 @@ impl StreamDecoder {
         codec: &Codec,
         data: &[u8],
         out: &mut Vec<Obj<'py>>,
+        budget: &mut CallBudget,
     ) -> std::result::Result<usize, Stop> {
         let mut pos = 0usize;
-        // What this call's compressed Avro blocks have decompressed to (see `stream_block`).
-        let mut decompressed = 0usize;
         loop {
             let at = self.offset + pos as u64;
             let step = self.framer.next(&data[pos..]).map_err(|bad| {
@@ -583,25 +661,27 @@ impl StreamDecoder {
                     else {
                         unreachable!("a block is framed after the header");
                     };
-                    if self.lazy_blocks {
-                        let opened = avro.stream_block_open(py, &codec.plan, header, unit);
-                        pos += n;
-                        match opened {
-                            Ok(block) => {
-                                self.block = Some((block, at));
-                                return Ok(pos);
-                            }
-                            Err(error) => return Err(Stop::fatal(pos, error, self.index, at)),
-                        }
+                    if budget.values == 0 {
+                        // The call's values are spent: the block waits, framed again next call.
+                        self.ready = true;
+                        return Ok(pos);
                     }
-                    let before = out.len();
-                    let result =
-                        avro.stream_block(py, &codec.plan, header, unit, decompressed, out);
-                    self.index += (out.len() - before) as u64;
+                    let limit = if self.lazy_blocks {
+                        avro.block_budget()
+                    } else {
+                        avro.stream_budget(budget.decompressed)
+                    };
+                    let opened = avro.stream_block_open(py, &codec.plan, header, unit, limit);
                     pos += n;
-                    match result {
-                        Ok(size) => decompressed += size,
+                    match opened {
+                        Ok(block) => {
+                            budget.decompressed += block.inflated();
+                            self.block = Some((block, at));
+                        }
                         Err(error) => return Err(Stop::fatal(pos, error, self.index, at)),
+                    }
+                    if self.lazy_blocks || !self.drain_block(py, codec, out, budget, pos)? {
+                        return Ok(pos);
                     }
                 }
             }
@@ -634,23 +714,39 @@ impl StreamDecoder {
         let codec = codec_ref.get();
         let _pause = GcPause::new(py);
         let mut out = Vec::new();
+        let mut budget = CallBudget {
+            values: chunk.len().max(VALUES_PER_CALL),
+            decompressed: 0,
+        };
+        self.ready = false;
+        // The records of a block an earlier call left open come first; when they spend the
+        // budget, the chunk is only kept.
+        let held = if self.lazy_blocks {
+            Ok(true)
+        } else {
+            self.drain_block(py, codec, &mut out, &mut budget, 0)
+        };
+        let go_on = match held {
+            Ok(go_on) => go_on,
+            Err(stop) => return (out, Some(self.raise(py, stop))),
+        };
         let mut buf = std::mem::take(&mut self.buf);
-        let (result, kept) = if self.buf_start == buf.len() {
+        let (result, kept) = if self.buf_start == buf.len() && go_on {
             if buf.capacity() > KEPT_CAPACITY {
                 // A long value's room is given back once it is decoded.
                 buf = Vec::new();
             }
             buf.clear();
             self.buf_start = 0;
-            let result = self.run(py, codec, chunk, &mut out);
+            let result = self.run(py, codec, chunk, &mut out, &mut budget);
             let tail = &chunk[consumed(&result)..];
             (result, append(&mut buf, tail))
         } else {
             buf.drain(..self.buf_start);
             let kept = append(&mut buf, chunk);
             let result = match kept {
-                Ok(()) => self.run(py, codec, &buf, &mut out),
-                Err(_) => Ok(0),
+                Ok(()) if go_on => self.run(py, codec, &buf, &mut out, &mut budget),
+                _ => Ok(0),
             };
             self.buf_start = consumed(&result);
             (result, kept)
@@ -680,6 +776,16 @@ impl StreamDecoder {
     /// The end of the input: the values that remain, and the error if a partial value is left.
     pub fn finish_inner<'py>(&mut self, py: Python<'py>) -> (Vec<Obj<'py>>, Option<PyErr>) {
         let (mut out, error) = self.feed_inner(py, b"");
+        if error.is_none() && self.ready {
+            // Nothing is lost: the values stay in the decoder, and this call's travel on the
+            // error.
+            let error = PyValueError::new_err(
+                "more values are ready than one call returns (an Avro block of many records): \
+                 take them with feed(b\"\") while the decoder's `ready` is true, then call \
+                 finish()",
+            );
+            return (out, Some(error));
+        }
         if error.is_some() || self.block.is_some() {
             // A lazy decoder's open block is read before the end is checked.
             return (out, error);
@@ -762,6 +868,7 @@ impl StreamDecoder {
                 .unwrap_or_default();
             let message = text.strip_suffix(&format!(" (at {path})")).unwrap_or(&text);
             self.broken = Some(message.to_owned());
+            self.ready = false;
             self.buf = Vec::new();
             self.buf_start = 0;
         }
@@ -874,6 +981,13 @@ impl StreamDecoder {
         self.pending().len()
     }
 
+    /// Whether the last call stopped at its budget of values (an Avro block of many records)
+    /// with more ready: `feed(b"")` returns them.
+    #[getter]
+    fn ready(&self) -> bool {
+        self.ready
+    }
+
     fn __traverse__(&self, visit: PyVisit<'_>) -> std::result::Result<(), PyTraverseError> {
         visit.call(&self.codec)
     }
@@ -963,6 +1077,11 @@ impl FileIter {
             if chunk.is_none() {
                 return Err(PyTypeError::new_err(
                     "the file's read returned None (a non-blocking file with no data ready)",
+                ));
+            }
+            if chunk.is_instance_of::<PyString>() {
+                return Err(PyTypeError::new_err(
+                    "iter_file needs a file opened in binary mode: the file's read returned str",
                 ));
             }
             let chunk = chunk_bytes(&chunk)?;

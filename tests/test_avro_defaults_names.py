@@ -3,12 +3,22 @@
 
 import dataclasses
 import datetime
+import decimal
 import enum
 import io
 import json
 import uuid
 import warnings
-from typing import Any, ClassVar, Generic, NamedTuple, Optional, TypedDict, TypeVar
+from typing import (
+    Annotated,
+    Any,
+    ClassVar,
+    Generic,
+    NamedTuple,
+    Optional,
+    TypedDict,
+    TypeVar,
+)
 
 import avro.io
 import fastavro
@@ -472,3 +482,87 @@ def test_avro_names_aliases_match_union_branches() -> None:
         return_record_name=True,
     )
     assert read[0].endswith(".Cat") and read[1] == {"name": "c"}
+
+
+# --- issue 38, item 1: a Decimal field's default reaches the derived schema -------------------
+
+Money = Annotated[decimal.Decimal, polycodec.Meta(max_digits=6, decimal_places=2)]
+
+
+@dataclasses.dataclass
+class InvoiceV1:
+    id: int
+
+
+@dataclasses.dataclass
+class InvoiceV2:
+    id: int
+    fee: Money = decimal.Decimal("0.50")
+    rebate: Optional[Money] = decimal.Decimal("1.00")
+    credit: Money = decimal.Decimal("-1.28")  # two bytes, ff 80, as the encoder writes it
+    whole: Money = decimal.Decimal("3")  # fewer places than the scale: 300 unscaled
+    exact: Money = decimal.Decimal("9999.990")  # a trailing zero past the scale is no place
+
+
+@dataclasses.dataclass
+class InvoiceOdd:
+    """Defaults a decimal(6, 2) cannot hold have no schema default (the field stays required
+    in the schema, as any default the schema cannot carry)."""
+
+    places: Money = decimal.Decimal("0.125")
+    digits: Money = decimal.Decimal("12345.6")
+    nan: Money = decimal.Decimal("NaN")
+
+
+def _unscaled(default: Any) -> int:
+    """A bytes default as the spec reads it (one byte per code point), as the unscaled int."""
+    raw = default.encode("latin-1") if isinstance(default, str) else default
+    return int.from_bytes(raw, "big", signed=True)
+
+
+def test_issue38_item1_decimal_defaults_reach_the_derived_schema() -> None:
+    # `fee: Annotated[Decimal, Meta(max_digits=6, decimal_places=2)] = Decimal("0.50")` derived
+    # a field without "default": fastavro could not read data written before the field
+    # existed ("No default value for field fee"), and a registry's backward check refused the
+    # schema. The default is now the unscaled value's bytes, the form the Avro spec gives a
+    # bytes default, equal to what the encoder writes for the same value.
+    codec = polycodec.Codec(InvoiceV2, "avro")
+    reader = codec.schema
+    defaults = {f["name"]: f.get("default") for f in reader["fields"]}
+    assert defaults == {
+        "id": None,
+        "fee": "2",
+        "rebate": "d",
+        "credit": "\xff\x80",
+        "whole": "\x01,",
+        "exact": "\x0f\x42\x3f",
+    }
+    assert reader["fields"][2]["type"][0]["logicalType"] == "decimal"  # the default's branch
+    for name, value in [("fee", "0.50"), ("credit", "-1.28"), ("whole", "3"), ("exact", "9999.99")]:
+        # The bytes the encoder writes for the value: a long length, then the default's bytes.
+        alone = polycodec.Codec(Money, "avro").encode_one(decimal.Decimal(value))
+        assert alone[1:] == defaults[name].encode("latin-1"), name
+    # Data written before the fields existed, read with the derived schema as the reader's.
+    writer = _rename(polycodec.Codec(InvoiceV1, "avro").schema, "InvoiceV2")
+    data = polycodec.Codec(InvoiceV1, "avro").encode_one(InvoiceV1(7))
+    read = fastavro.schemaless_reader(
+        io.BytesIO(data), fastavro.parse_schema(writer), fastavro.parse_schema(reader)
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        apache = avro.io.DatumReader(_avro_schema(writer), _avro_schema(reader)).read(
+            avro.io.BinaryDecoder(io.BytesIO(data))
+        )
+    expected = {"fee": 50, "rebate": 100, "credit": -128, "whole": 300, "exact": 999999}
+    # fastavro hands the default over as the schema's text, apache avro as bytes: the same
+    # unscaled values either way (apache avro's Python reader encodes the text as UTF-8, not
+    # one byte per code point as the spec says, so 0xff arrives as c3 bf: undone here).
+    assert {k: _unscaled(v) for k, v in read.items() if k != "id"} == expected
+    apache_text = {k: v.decode("utf-8") for k, v in apache.items() if k != "id"}
+    assert {k: _unscaled(v) for k, v in apache_text.items()} == expected
+    # The schema layer checks every default against its field's type (as a registry does).
+    polycodec._avro.parse_schema(reader)
+    assert codec.decode_one(data, writer_schema=writer) == InvoiceV2(7)
+    # Defaults the field cannot carry stay out, as any default the schema cannot hold.
+    odd = polycodec.Codec(InvoiceOdd, "avro").schema
+    assert [("default" in f) for f in odd["fields"]] == [False, False, False]

@@ -224,3 +224,81 @@ def test_codecs_built_through_pickle_and_the_module_functions_share_too(
     buf = io.BytesIO()
     pickle.dump(polycodec.Codec(Order, "json"), buf)
     assert pickle.loads(buf.getvalue()).decode_one(polycodec.encode_one(ORDER)) == ORDER
+
+
+# -- issue 38, item 10: options given while other threads build codecs ------------------------
+
+
+def slow_str() -> type:
+    """An annotation evaluated when a codec compiles (``"slow_str()"``): it lets the thread
+    switch while the class's options are being read, which a tiny switch interval then does."""
+    import time
+
+    time.sleep(0.001)
+    return str
+
+
+def _race_once() -> bool:
+    """Two threads build codecs of a new class while this one gives it rename="camel"; whether
+    every codec made afterwards writes the new names."""
+    import threading
+    import time
+
+    Person = dataclasses.make_dataclass(
+        "Person", [("first_name", "slow_str()", "a"), ("last_name", "slow_str()", "b")]
+    )
+    Person.__module__ = __name__  # where the annotations are evaluated
+
+    start = threading.Barrier(3)
+
+    def build() -> None:
+        start.wait()
+        for _ in range(3):
+            polycodec.Codec(Person)
+            polycodec.encode_one(Person())
+            polycodec.json_schema(Person)
+
+    threads = [threading.Thread(target=build) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    start.wait()
+    time.sleep(0.0015)  # into the threads' first compile
+    polycodec.options(rename="camel")(Person)
+    for thread in threads:
+        thread.join()
+    return (
+        b"firstName" in polycodec.Codec(Person).encode_one(Person())
+        and b"firstName" in polycodec.encode_one(Person())
+        and "firstName" in polycodec.json_schema(Person)["$defs"]["Person"]["properties"]
+        and b"firstName" in polycodec.Codec(Any).encode_one(Person())
+    )
+
+
+def test_issue38_item10_options_given_while_codecs_compile_are_never_lost() -> None:
+    # A plan compiled under the old options was stored after forget_class ran, so every later
+    # codec wrote the old names (38 of 60 trials in the issue; 58 of 60 here before the fix).
+    # Every cache now keeps the options generation a plan was compiled under and drops or
+    # refuses one compiled before the last change: 0 of 60.
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    try:
+        stale = sum(not _race_once() for _ in range(60))
+    finally:
+        sys.setswitchinterval(interval)
+    assert stale == 0
+
+
+def test_issue38_item10_values_under_any_and_subclasses_follow_new_options() -> None:
+    # The plans of a value under Any and of a subclass instance are cached per type too: they
+    # are compiled again after the class is given options.
+    Parent = dataclasses.make_dataclass("Parent", [("first_name", str, "a")])
+    Child = dataclasses.make_dataclass("Child", [("last_name", str, "b")], bases=(Parent,))
+    Family = dataclasses.make_dataclass("Family", [("member", Parent)])
+
+    anything = polycodec.Codec(Any)
+    family = polycodec.Codec(Family)
+    assert anything.encode_one(Child()) == b'{"first_name":"a","last_name":"b"}'
+    assert family.encode_one(Family(Child())) == b'{"member":{"first_name":"a","last_name":"b"}}'
+    polycodec.options(rename="camel")(Child)
+    assert anything.encode_one(Child()) == b'{"firstName":"a","lastName":"b"}'
+    assert family.encode_one(Family(Child())) == b'{"member":{"firstName":"a","lastName":"b"}}'

@@ -217,12 +217,94 @@ def test_user_code_that_resizes_or_exports_the_buffer_mid_encode(fmt: str, actio
     tampering = Codec(Tamper, fmt, extensions=extensions)
     values = ["v" * 3000] * 3
     codec.encode_many_into(values, buffer)
-    try:
+    # A resize is noticed at the next write (issue 38, item 9), an export when the buffer
+    # must grow: each a BufferError.
+    with pytest.raises(BufferError):
         tampering.encode_many_into([Tamper(action)] * 3, buffer)
-    except BufferError:
-        assert action == "export"
     # Whatever the buffer holds now, it is a whole bytearray that still works.
     for view in views:
         view.release()
     codec.encode_many_into(values, buffer)
     assert bytes(buffer) == codec.encode_many(values)
+
+
+# -- issue 38, item 9: user code that changes the buffer after output was written --------------
+
+
+class Hook:
+    """A value whose extension's `encode` runs `action` on the target buffer."""
+
+    def __init__(self, action: Any) -> None:
+        self.action = action
+
+
+def _hooked(fmt: str) -> Codec[Any]:
+    def encode(value: Hook) -> str:
+        if value.action is not None:
+            value.action()
+        return "h" * 40
+
+    extensions = {Hook: polycodec.Extension(str, encode=encode, decode=Hook)}
+    return Codec(Hook, fmt, extensions=extensions)
+
+
+@pytest.mark.parametrize("fmt", ["json", "msgpack"])
+@pytest.mark.parametrize("change", ["clear", "shrink", "shrink_then_grow", "encode_into", "many"])
+def test_issue38_item9_a_buffer_changed_mid_encode_many_into_is_a_buffer_error(
+    fmt: str, change: str
+) -> None:
+    # The issue's input: an extension's encode clears (or shrinks) the target once the first
+    # 2 KiB were handed to it; the next write grew the buffer without filling the bytes
+    # before it, so the output held heap memory (pointers) and no error was raised. A nested
+    # encode_into on the same buffer did the same, and MessagePack's header rewrite
+    # (replace_front) could read up to 4 bytes past the end. Each is now noticed at the next
+    # write, before any byte is read or written: a BufferError, and the buffer keeps only
+    # bytes someone wrote.
+    buffer = bytearray(b"k" * 10)
+    codec = _hooked(fmt)
+    actions = {
+        "clear": buffer.clear,
+        "shrink": lambda: buffer.__delitem__(slice(20, None)),
+        "shrink_then_grow": lambda: (
+            buffer.__delitem__(slice(20, None)),
+            buffer.extend(b"k" * 5000),
+        ),
+        "encode_into": lambda: codec.encode_into(Hook(None), buffer),
+        "many": lambda: codec.encode_many_into([Hook(None)], buffer, -1),
+    }
+    values = [Hook(None)] * 200 + [Hook(actions[change])] + [Hook(None)] * 200
+    with pytest.raises(BufferError) as info:
+        codec.encode_many_into(values, buffer, -1)
+    nested = change in ("encode_into", "many")
+    expected = (
+        "the bytearray is being written by another encode_into or encode_many_into call"
+        if nested
+        else "the bytearray was resized while encode_into or encode_many_into wrote to it"
+    )
+    assert str(info.value).startswith(expected), info.value
+    assert len(buffer) <= 10 + 5000 + 20
+    if nested or change == "clear":
+        assert bytes(buffer) == (b"k" * 10 if nested else b"")
+    # The bytes left are the buffer's own or the encoder's: none from the heap (every byte
+    # the encoder writes here is one of b'"[],h', or MessagePack's array and str heads).
+    written = set(codec.encode_many([Hook(None)] * 2)) | set(b"k")
+    assert set(bytes(buffer)) <= written, bytes(buffer)[:64]
+    # The buffer still works.
+    codec.encode_many_into([Hook(None)] * 3, buffer)
+    assert bytes(buffer) == codec.encode_many([Hook(None)] * 3)
+
+
+@pytest.mark.parametrize("fmt", ["json", "msgpack"])
+def test_issue38_item9_encode_into_refuses_a_buffer_changed_or_nested(fmt: str) -> None:
+    buffer = bytearray(b"k" * 10)
+    codec = _hooked(fmt)
+    with pytest.raises(BufferError, match="was resized"):
+        codec.encode_into(Hook(buffer.clear), buffer, -1)
+    assert bytes(buffer) == b""
+    with pytest.raises(BufferError, match="another encode_into"):
+        codec.encode_into(Hook(lambda: codec.encode_into(Hook(None), buffer)), buffer)
+    assert bytes(buffer) == b""
+    # Another buffer from the callback is fine, and so is the same buffer afterwards.
+    other = bytearray()
+    codec.encode_into(Hook(lambda: codec.encode_into(Hook(None), other)), buffer)
+    assert bytes(buffer) == bytes(other) == codec.encode_one(Hook(None))

@@ -7,6 +7,7 @@ that both a peak and a limit see the extension's own buffers.
 """
 
 import dataclasses
+import io
 import json
 import os
 import subprocess
@@ -330,22 +331,107 @@ def test_issue27_item2_a_stream_decoder_feed_is_held_to_max_decompressed_size() 
     assert result["seconds"] < 10, result
 
 
+def _fed_whole(decoder: Any, data: bytes) -> list[Any]:
+    """Every value of `data` fed at once to a stream decoder: the first call's, the ones it
+    left ready (taken with feed(b"")), and finish()'s."""
+    got = list(decoder.feed(data))
+    while decoder.ready:
+        got += decoder.feed(b"")
+    return got + list(decoder.finish())
+
+
+def _bytes_blocks(count: int, size: int) -> bytes:
+    """An Avro container of `count` deflate blocks, each one `bytes` record of `size` zeros."""
+    codec = polycodec.Codec(bytes, "avro", compression="deflate")
+    out = io.BytesIO()
+    codec.write_file(out, [bytes(size)] * count, sync_interval=1)
+    return out.getvalue()
+
+
 def test_issue27_item2_a_stream_decoder_budget_is_per_call() -> None:
-    # Five blocks of 1 MiB: fed at once, they pass 4 MiB together and the fifth is refused
-    # (the four before it travel on the error); fed a block or two at a time, every call stays
-    # within the budget and the stream decodes whole.
-    data = _bool_container(1 << 20, 5)
-    codec = polycodec.Codec(bool, "avro", max_decompressed_size=4 << 20)
+    # Five blocks of one 1 MiB record each: fed at once, the blocks one call opens pass 4 MiB
+    # together and the fifth is refused (the four before it travel on the error); fed a block
+    # or two at a time, every call stays within the budget and the stream decodes whole.
+    record = bytes((1 << 20) - 8)  # a block decompresses to its length varint and bytes
+    data = _bytes_blocks(5, len(record))
+    codec = polycodec.Codec(bytes, "avro", max_decompressed_size=4 << 20)
     decoder = codec.stream_decoder()
     with pytest.raises(polycodec.DecodeError, match="max_decompressed_size") as info:
         decoder.feed(data)
-    assert info.value.values == [False] * (4 << 20)  # type: ignore[attr-defined]
-    header = len(_bool_container(1 << 20, 0))
+    assert info.value.values == [record] * 4  # type: ignore[attr-defined]
+    header = len(_bytes_blocks(0, 0))
     block = (len(data) - header) // 5
     decoder = codec.stream_decoder()
     got = decoder.feed(data[: header + 2 * block])
     got += decoder.feed(data[header + 2 * block :])
-    assert got + decoder.finish() == [False] * (5 << 20)
+    assert got + decoder.finish() == [record] * 5
+
+
+def test_issue38_item13_feed_returns_a_bounded_number_of_values_in_stream_order() -> None:
+    # Five deflate blocks of 1M `boolean` records (5 KB): one feed built all 5M values. A call
+    # now builds at most max(len(chunk), 65,536) of them; the rest stay in the open block,
+    # undecoded, and come with the next calls (`feed(b"")`), in the order one call gave them.
+    data = _bool_container(1 << 20, 5, true_every=1000)
+    expected = polycodec.Codec(bool, "avro").decode_many(data)
+    decoder = polycodec.Codec(bool, "avro").stream_decoder()
+    got = decoder.feed(data)
+    assert len(got) == 65_536 and decoder.ready
+    while decoder.ready:
+        more = decoder.feed(b"")
+        assert 0 < len(more) <= 65_536
+        got += more
+    assert got + decoder.finish() == expected
+    # Chunked anywhere, drained or not between chunks: the same values.
+    for step in [1, 777, 4096]:
+        decoder = polycodec.Codec(bool, "avro").stream_decoder()
+        got = []
+        for start in range(0, len(data), step):
+            got += decoder.feed(data[start : start + step])
+        while decoder.ready:
+            got += decoder.feed(b"")
+        assert got + decoder.finish() == expected, step
+    # finish() with values still ready says so and loses nothing: they travel on the error,
+    # and the stream goes on.
+    decoder = polycodec.Codec(bool, "avro").stream_decoder()
+    got = decoder.feed(data)
+    with pytest.raises(ValueError, match="more values are ready than one call returns") as info:
+        decoder.finish()
+    got += info.value.values  # type: ignore[attr-defined]
+    assert decoder.ready
+    while decoder.ready:
+        got += decoder.feed(b"")
+    assert got + decoder.finish() == expected
+
+
+@needs_proc
+def test_issue38_item13_the_issues_deflate_booleans_fed_at_once() -> None:
+    # The issue's input: 261 KB of deflate blocks (4 of 64 MiB of `boolean` records) fed to a
+    # stream decoder at once peaked at 1,043 MiB and took 16 s (every value of two blocks,
+    # then max_decompressed_size). `feed` now holds one block's decompressed bytes
+    # (max_block_size, 64 MiB by default) and returns len(chunk) values: a peak under 96 MiB
+    # (under 400x the input, of which 64 MiB is the open block), in seconds; each later call
+    # builds 65,536 values.
+    result = run_isolated(
+        setup=_BOMB,
+        body="""
+        data = _bool_container(64 << 20, 4)
+        decoder = polycodec.Codec(bool, "avro").stream_decoder()
+        limit_address_space(512)  # a regression fails here rather than taking gigabytes
+        counts = []
+        first = measure(lambda: counts.append(len(decoder.feed(data))))
+        later = [measure(lambda: counts.append(len(decoder.feed(b"")))) for _ in range(20)]
+        print(json.dumps(dict(first=first, later=later, counts=counts, ready=decoder.ready,
+                              size=len(data))))
+        """,
+    )
+    assert result["size"] < 270_000
+    assert result["first"]["outcome"] == "ok", result
+    assert result["counts"] == [result["size"]] + [65_536] * 20 and result["ready"]
+    assert result["first"]["grew"] < 96 << 20, result
+    assert result["first"]["seconds"] < 10, result
+    for run in result["later"]:
+        assert run["outcome"] == "ok" and run["grew"] < 8 << 20, run
+        assert run["seconds"] < 2, run
 
 
 @needs_proc
@@ -437,7 +523,7 @@ def test_issue27_item2_a_block_past_max_block_size_is_refused_everywhere(
         calls = [
             lambda: codec.decode_many(data),
             lambda: list(codec.iter_file(io.BytesIO(data))),
-            lambda: decoder.feed(data) + decoder.finish(),
+            lambda: _fed_whole(decoder, data),
         ]
         for call in calls:
             if refused:

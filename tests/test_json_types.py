@@ -171,3 +171,110 @@ def test_namedtuple_with_defaults() -> None:
 def test_bytes_rejects_invalid_base64() -> None:
     with pytest.raises(polycodec.ValidationError):
         polycodec.decode_one(b'"!!!"', bytes)
+
+
+# -- issue 38, item 4: the durations pydantic writes ------------------------------------------
+
+
+def _pydantic_timedeltas() -> list[datetime.timedelta]:
+    """A range of timedeltas: every unit boundary pydantic's writer crosses (a year of 365
+    days, hours, minutes, a fraction), both signs, the extremes, and a seeded spread."""
+    import random
+
+    chooser = random.Random(38)
+    day = datetime.timedelta(days=1)
+    values = [
+        datetime.timedelta(0),
+        datetime.timedelta(microseconds=1),
+        datetime.timedelta(seconds=59, microseconds=999_999),
+        datetime.timedelta(minutes=1),
+        datetime.timedelta(hours=1, minutes=30),
+        day - datetime.timedelta(microseconds=1),
+        364 * day,
+        365 * day,
+        400 * day,
+        366 * day + datetime.timedelta(seconds=3.5),
+        730 * day,
+        datetime.timedelta.max,
+        datetime.timedelta.min,
+        datetime.timedelta.min + datetime.timedelta(microseconds=1),
+    ]
+    extremes = (datetime.timedelta.max, datetime.timedelta.min)
+    values += [-v for v in values if v not in extremes]
+    for _ in range(300):
+        values.append(
+            datetime.timedelta(
+                days=chooser.randint(-999_999_999, 999_999_998),
+                microseconds=chooser.randrange(86_400_000_000),
+            )
+        )
+        values.append(datetime.timedelta(microseconds=chooser.randint(-(10**14), 10**14)))
+    return values
+
+
+def test_issue38_item4_every_duration_pydantic_writes_reads_back() -> None:
+    # pydantic writes 400 days as "P1Y35D"; polycodec refused the year ("only units D, H, M and
+    # S"). It now reads a year as the 365 days pydantic means by it, so every timedelta
+    # pydantic writes decodes to the value it wrote, and pydantic reads polycodec's forms.
+    pydantic = pytest.importorskip("pydantic")
+    adapter = pydantic.TypeAdapter(datetime.timedelta)
+    values = _pydantic_timedeltas()
+    written = [adapter.dump_json(value) for value in values]
+    assert b'"P1Y35D"' in written and b'"-P1Y35D"' in written
+    for value, text in zip(values, written):
+        assert polycodec.decode_one(text, datetime.timedelta) == value, text
+        ours = polycodec.encode_one(value)
+        assert adapter.validate_json(ours) == value, ours
+    msgpack = polycodec.Codec(datetime.timedelta, "msgpack")
+    assert msgpack.decode_one(msgspec.msgpack.encode("P1Y35D")) == datetime.timedelta(days=400)
+    assert polycodec.from_builtins("P1Y35D", datetime.timedelta) == datetime.timedelta(days=400)
+
+
+@pytest.mark.parametrize(
+    "text",
+    # Years, months and weeks in ISO order, each with pydantic's length (365, 30, 7 days),
+    # fractions on the last component, signs, and the range's edges.
+    [
+        "P1Y",
+        "P1M",
+        "P12M",
+        "P1W",
+        "P1.5W",
+        "P0.5M",
+        "P0.5Y",
+        "P0.0000001Y",
+        "P1Y2M3W4D",
+        "P1Y2M3W4DT5H6M7.5S",
+        "P1M1W",
+        "P1YT1S",
+        "+P1Y",
+        "-P1Y",
+        "-P2739726Y9D",
+        "P2739726Y9DT23H59M59.999999S",
+    ],
+)
+def test_issue38_item4_years_months_and_weeks_mean_what_pydantic_means(text: str) -> None:
+    pydantic = pytest.importorskip("pydantic")
+    expected = pydantic.TypeAdapter(datetime.timedelta).validate_json(json.dumps(text))
+    assert polycodec.decode_one(json.dumps(text), datetime.timedelta) == expected
+
+
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        # pydantic accepts these (out of ISO order, a unit twice); polycodec keeps ISO 8601's
+        # order, each unit at most once.
+        ("P1M1Y", "expected ISO 8601 [-]P[nY][nM][nW][nD][T[nH][nM][nS]]"),
+        ("P1D1W", "expected ISO 8601"),
+        ("P1Y1Y", "expected ISO 8601"),
+        ("P1,5Y", "expected ISO 8601"),
+        # A year or week after T is neither's, and past 999999999 days is out of range.
+        ("PT1Y", "only units Y, M, W and D before T and H, M and S after it are supported"),
+        ("PT1W", "only units Y, M, W and D before T"),
+        ("P2739726Y10D", "out of range"),
+        ("-P2739727Y", "out of range"),
+    ],
+)
+def test_issue38_item4_what_is_refused(text: str, message: str) -> None:
+    with pytest.raises(polycodec.ValidationError, match=message.replace("[", r"\[")):
+        polycodec.decode_one(json.dumps(text), datetime.timedelta)

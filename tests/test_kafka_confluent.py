@@ -9,7 +9,7 @@ import json
 import time
 import uuid
 from dataclasses import asdict, dataclass
-from typing import Any, ClassVar, Optional
+from typing import Any, ClassVar, Optional, Union
 
 import pytest
 from confluent_kafka import Consumer, Producer, SerializingProducer
@@ -528,3 +528,86 @@ def test_custom_schema_id_callables_are_called_as_confluent_calls_them() -> None
     with pytest.raises(KafkaDecodeError) as info:
         Deserializer(AVRO, reg, conf={"schema.id.deserializer": read})(b"\x05xxxxxx", ctx())
     assert info.value.kind == "framing"
+
+
+# -- issue 38, item 11: hostile writer schemas in the registry --------------------------------
+
+
+class CountingRegistry:
+    """confluent's mock registry, counting the schemas fetched by id (each fetch is one
+    resolution of a writer schema by the deserializer)."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+        self.fetched = 0
+
+    def get_schema(self, schema_id: int, *args: Any, **kwargs: Any) -> Any:
+        self.fetched += 1
+        return self.inner.get_schema(schema_id, *args, **kwargs)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+
+def _nested_arrays(depth: int) -> str:
+    return '{"type":"array","items":' * depth + '"long"' + "}" * depth
+
+
+@pytest.mark.parametrize(
+    "schema_text, reason",
+    [
+        # 125 KB nesting 5,000 arrays: json.loads raised RecursionError out of the deserializer
+        # (on 3.11; 3.14's json.loads reads it, and the schema parser refuses it).
+        (
+            _nested_arrays(5000),
+            (
+                "invalid writer schema: it nests too deeply to be an Avro schema",
+                "invalid Avro writer schema: the schema nests 5000 levels deep",
+            ),
+        ),
+        # 129 levels: a valid JSON text, refused by the schema parser; it was reported as a
+        # corrupt datum.
+        (_nested_arrays(129), "invalid Avro writer schema: the Avro schema nests deeper than 128"),
+        # Not JSON at all.
+        ('{"type": "record", "name": ', "invalid writer schema: it is not JSON"),
+        # 1 MB of fields, one of which the codec cannot read: resolved again for every message
+        # naming it (0.04-0.5 s each).
+        (
+            json.dumps(
+                {
+                    "type": "record",
+                    "name": "shop.Order",
+                    "fields": [{"name": "id", "type": "string"}]
+                    + [{"name": f"f{i}", "type": "long", "default": 0} for i in range(30_000)],
+                }
+            ),
+            "cannot read the writer schema",
+        ),
+    ],
+    ids=["5000-arrays", "129-arrays", "not-json", "1MB-record"],
+)
+def test_issue38_item11_hostile_writer_schemas_are_unresolvable_once(
+    schema_text: str, reason: Union[str, tuple[str, ...]]
+) -> None:
+    import time
+
+    inner = registry()
+    schema_id = inner.register_schema("hostile", Schema(schema_text, "AVRO"))
+    counting = CountingRegistry(inner)
+    de = Deserializer(AVRO, counting)
+    message = b"\x00" + schema_id.to_bytes(4, "big") + b"\x02\x00"
+    started = time.perf_counter()
+    for offset in range(200):
+        with pytest.raises(KafkaDecodeError) as info:
+            de(message, ctx())
+        err = info.value
+        assert err.kind == "unresolvable-schema", err
+        assert err.reason.startswith(reason), err.reason
+        assert (err.schema_id, err.topic, err.data) == (schema_id, "shop", message)
+    # One resolution for the schema id, whatever the number of messages naming it.
+    assert counting.fetched == 1
+    assert time.perf_counter() - started < 10
+    # A schema the codec reads is still read, and a good id after a bad one too.
+    good = Serializer(AVRO, inner)(VALUES[0], ctx())
+    assert de(good, ctx()) == VALUES[0]
+    assert de.writer_schema(schema_id) == schema_text

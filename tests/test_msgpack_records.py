@@ -270,8 +270,12 @@ def test_array_like_records_and_tagged_unions() -> None:
     out = pets.encode_one(value)
     assert unpack(out) == [["cat", 1], ["dog", True]]
     assert_same(pets.decode_one(out), value)
+    # Items past the fields are skipped, as msgspec skips them (issue 38, item 3), unless
+    # unknown fields are forbidden.
+    assert_same(pets.decode_one(msgpack.packb([["cat", 1, 2]])), [Cat("cat", 1)])
+    strict = codec(list[Union[Cat, Dog]], array_like=True, forbid_unknown_fields=True)
     with pytest.raises(polycodec.ValidationError, match="at most 2 items"):
-        pets.decode_one(msgpack.packb([["cat", 1, 2]]))
+        strict.decode_one(msgpack.packb([["cat", 1, 2]]))
     with pytest.raises(polycodec.ValidationError, match="tag"):
         pets.decode_one(msgpack.packb([[]]))
 

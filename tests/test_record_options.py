@@ -9,7 +9,7 @@ import dataclasses
 import io
 import json
 import pickle
-from typing import Any, Literal, Optional, Union
+from typing import Any, Literal, NamedTuple, Optional, Union
 
 import fastavro
 import jsonschema
@@ -216,8 +216,13 @@ def test_array_like_tagged_union(fmt: str) -> None:
     assert info.value.path == "$[0]"
     with pytest.raises(polycodec.ValidationError, match="tag as the array's first item"):
         codec.decode_one(peer.encode([]))
+    # Items past the fields are skipped, as msgspec skips them (issue 38, item 3), unless
+    # unknown fields are forbidden.
+    assert codec.decode_one(peer.encode(["Add", 1, 2, 3])) == Add(1, 2)
+    assert peer.decode(peer.encode(["Add", 1, 2, 3]), type=MAdd) == MAdd(1, 2)
+    strict = polycodec.Codec(Add, fmt, forbid_unknown_fields=True)
     with pytest.raises(polycodec.ValidationError, match="at most 3 items"):
-        codec.decode_one(peer.encode(["Add", 1, 2, 3]))
+        strict.decode_one(peer.encode(["Add", 1, 2, 3]))
 
 
 def test_class_tag_mixes_with_a_literal_tag_field() -> None:
@@ -583,3 +588,71 @@ def test_optional_class_tagged_record() -> None:
     assert codec.encode_one(Circle(1.0)) == b'{"type":"Circle","radius":1.0,"label":""}'
     assert codec.decode_one(b'{"radius":1.0}') == Circle(1.0)
     assert codec.decode_one(b"null") is None
+
+
+# -- issue 38, item 3: array_like records read items a newer producer appended -----------------
+
+
+@polycodec.options(array_like=True)
+@dataclasses.dataclass
+class Coord:
+    x: float
+    y: float
+
+
+@polycodec.options(array_like=True, forbid_unknown_fields=True)
+@dataclasses.dataclass
+class StrictCoord:
+    x: float
+    y: float
+
+
+class PairTuple(NamedTuple):
+    a: int
+    b: int
+
+
+class MCoord(msgspec.Struct, array_like=True):
+    x: float
+    y: float
+
+
+class MStrictCoord(msgspec.Struct, array_like=True, forbid_unknown_fields=True):
+    x: float
+    y: float
+
+
+@pytest.mark.parametrize("fmt", list(FORMATS))
+def test_issue38_item3_array_like_records_skip_extra_trailing_items(fmt: str) -> None:
+    # `[1.0, 2.0, 3.0]` into a two-field record was `expected at most 2 items, got more` (JSON)
+    # or `got 3` (MessagePack); msgspec skips items past the fields, so a consumer keeps
+    # working when a newer producer appends one. Extras of any shape, nested deep, are skipped.
+    peer = _peer(fmt)
+    newer: list[Any] = [1.0, 2.0, 3.0, {"nested": [[{"k": None}] * 3] * 3}, "tail", [], {}]
+    for extra in range(1, len(newer) - 1):
+        data = peer.encode(newer[: 2 + extra])
+        assert polycodec.decode_one(data, Coord, fmt) == Coord(1.0, 2.0)
+        assert peer.decode(data, type=MCoord) == MCoord(1.0, 2.0)
+        with pytest.raises(msgspec.ValidationError):
+            peer.decode(data, type=MStrictCoord)
+        with pytest.raises(polycodec.ValidationError) as info:
+            polycodec.decode_one(data, StrictCoord, fmt)
+        assert str(info.value).startswith("expected at most 2 items, got ")
+        assert info.value.path == "$"
+    # Inside a list, and after it: the reader stays in step.
+    rows = peer.encode([[1.0, 2.0, 9], [3.0, 4.0], [5.0, 6.0, [7, [8]]]])
+    assert polycodec.decode_one(rows, list[Coord], fmt) == [
+        Coord(1.0, 2.0),
+        Coord(3.0, 4.0),
+        Coord(5.0, 6.0),
+    ]
+    # A malformed extra is still malformed; a NamedTuple is a tuple of its length, as in
+    # msgspec.
+    if fmt == "json":
+        with pytest.raises(polycodec.DecodeError):
+            polycodec.decode_one(b"[1.0, 2.0, [}]", Coord)
+    with pytest.raises(polycodec.ValidationError, match="at most 2 items"):
+        polycodec.decode_one(peer.encode([1, 2, 3]), PairTuple, fmt)
+    with pytest.raises(msgspec.ValidationError):
+        peer.decode(peer.encode([1, 2, 3]), type=PairTuple)
+    assert polycodec.from_builtins([1.0, 2.0, object()], Coord) == Coord(1.0, 2.0)

@@ -10,7 +10,7 @@ import json
 import pickle
 import tracemalloc
 from dataclasses import dataclass, field
-from typing import Any, Callable, ClassVar, Iterator, Optional
+from typing import Any, Callable, ClassVar, Iterator, Literal, Optional, Union
 
 import fastavro
 import msgpack
@@ -664,3 +664,62 @@ def test_file_iterator_in_a_reference_cycle_is_collected() -> None:
     del fp
     gc.collect()
     assert ref() is None
+
+
+# -- issue 38, item 5: iter_file on a file opened in text mode --------------------------------
+
+
+class StrReader:
+    """A file-like object that is no io.TextIOBase but whose read returns str."""
+
+    def __init__(self, text: str) -> None:
+        self.text = io.StringIO(text)
+
+    def read(self, size: int = -1) -> str:
+        return self.text.read(size)
+
+
+@pytest.mark.parametrize("fmt", ["json", "msgpack", "avro", "pickle"])
+def test_issue38_item5_iter_file_on_a_text_file_is_a_clear_type_error(
+    fmt: str, tmp_path: Any
+) -> None:
+    # An Avro container opened with open(path) raised UnicodeDecodeError from deep inside the
+    # read; write_file already refused a text file with a TypeError before writing anything.
+    codec = polycodec.Codec(Event, fmt)
+    path = tmp_path / "events"
+    with open(path, "wb") as binary:
+        codec.write_file(binary, [Event(1, "a"), Event(2, "b")])
+    with open(path, encoding="latin-1") as text_file:  # reads any bytes as text
+        with pytest.raises(TypeError) as info:
+            codec.iter_file(text_file)
+    assert str(info.value) == (
+        'iter_file needs a file opened in binary mode (open(path, "rb")), not a text file'
+    )
+    assert not isinstance(info.value, (polycodec.DecodeError, UnicodeDecodeError))
+    with pytest.raises(TypeError, match="binary mode: the file's read returned str"):
+        next(codec.iter_file(StrReader("{}\n")))
+    with open(path, "rb") as binary:
+        assert list(codec.iter_file(binary)) == [Event(1, "a"), Event(2, "b")]
+
+
+@dataclass
+class CatPet:
+    kind: Literal["cat"] = "cat"
+
+
+@dataclass
+class DogPet:
+    kind: Literal["dog"] = "dog"
+
+
+def test_issue38_item5_the_msgspec_page_says_msgspec_refuses_a_union_of_dataclasses() -> None:
+    # The page said both libraries read the same classes during a migration; msgspec refuses
+    # a union of several dataclasses, which polycodec reads as a tagged union.
+    from pathlib import Path
+
+    with pytest.raises(TypeError) as info:
+        msgspec.json.Decoder(Union[CatPet, DogPet])
+    said = str(info.value).split(" - ")[0]
+    page = Path(__file__).parents[1] / "docs" / "migrating-from-msgspec.md"
+    assert said in page.read_text()
+    assert polycodec.decode_one(b'{"kind":"dog"}', Union[CatPet, DogPet]) == DogPet()

@@ -28,12 +28,14 @@
 //!   Offsets must stay below 24 hours.
 //! * datetime: date, then `T`, `t` or a space, then time. A fraction that
 //!   rounds up past 23:59:59.999999 moves to the next day.
-//! * duration: `[+-]P[nD][T[nH][nM][nS]]`, any letter case, with at least one
-//!   component; only the last component may carry a fraction (cut to 11
-//!   digits, then rounded half up to microseconds, as msgspec does). `Y`, `M`
-//!   (before `T`) and `W` are rejected with [`TextError::DurationUnit`];
-//!   totals beyond Python's `timedelta` range (±999999999 days) with
-//!   [`TextError::DurationRange`].
+//! * duration: `[+-]P[nY][nM][nW][nD][T[nH][nM][nS]]`, any letter case, with
+//!   at least one component, each unit at most once and in this order; only
+//!   the last component may carry a fraction (cut to 11 digits, then rounded
+//!   half up to microseconds, as msgspec does). A year counts 365 days and a
+//!   month (`M` before `T`) 30, as pydantic counts them (it writes 400 days as
+//!   `P1Y35D`); msgspec refuses both, and weeks. `Y` or `W` after `T` is
+//!   [`TextError::DurationUnit`]; totals beyond Python's `timedelta` range
+//!   (±999999999 days) are [`TextError::DurationRange`].
 //!
 //! Rejected: leap second 60, hour 24, year 0000, reduced forms (`HH:MM`,
 //! `+HH`), basic forms (`YYYYMMDD`), commas as decimal marks, surrounding
@@ -196,9 +198,12 @@ impl TextError {
             TextError::TimeField(f) => FIELD_NAMES[2][f as usize],
             TextError::DatetimeOverflow => "invalid datetime: rounds past 9999-12-31",
             TextError::MalformedDuration => {
-                "invalid duration: expected ISO 8601 [-]P[nD][T[nH][nM][nS]]"
+                "invalid duration: expected ISO 8601 [-]P[nY][nM][nW][nD][T[nH][nM][nS]]"
             }
-            TextError::DurationUnit => "invalid duration: only units D, H, M and S are supported",
+            TextError::DurationUnit => {
+                "invalid duration: only units Y, M, W and D before T and H, M and S after it are \
+                 supported"
+            }
             TextError::DurationRange => "invalid duration: out of range (±999999999 days)",
             TextError::InvalidUuid => "invalid UUID",
             TextError::InvalidBase64 => "invalid base64 encoded string",
@@ -674,12 +679,17 @@ pub fn parse_duration(s: &[u8]) -> Result<Duration, TextError> {
             fractional = true;
         }
         let unit = s.get(i).map_or(0, u8::to_ascii_uppercase);
+        // A year and a month have no fixed length: they count what pydantic counts them as
+        // (365 and 30 days), so its `P1Y35D` reads as the 400 days it wrote.
         let (rank, unit_us) = match (unit, in_time) {
-            (b'D', false) => (1, US_PER_DAY),
-            (b'H', true) => (2, 3_600_000_000),
-            (b'M', true) => (3, 60_000_000),
-            (b'S', true) => (4, 1_000_000),
-            (b'Y' | b'M' | b'W', _) => return Err(TextError::DurationUnit),
+            (b'Y', false) => (1, 365 * US_PER_DAY),
+            (b'M', false) => (2, 30 * US_PER_DAY),
+            (b'W', false) => (3, 7 * US_PER_DAY),
+            (b'D', false) => (4, US_PER_DAY),
+            (b'H', true) => (5, 3_600_000_000),
+            (b'M', true) => (6, 60_000_000),
+            (b'S', true) => (7, 1_000_000),
+            (b'Y' | b'W', true) => return Err(TextError::DurationUnit),
             _ => return Err(TextError::MalformedDuration),
         };
         if rank <= last_rank {
@@ -688,7 +698,11 @@ pub fn parse_duration(s: &[u8]) -> Result<Duration, TextError> {
         last_rank = rank;
         any = true;
         i += 1;
-        total += int * unit_us + (frac * unit_us * 2 + scale) / (scale * 2);
+        // `int` is capped at 10^27, which times a year's microseconds passes u128: saturated,
+        // it is out of range all the same.
+        total = total
+            .saturating_add(int.saturating_mul(unit_us))
+            .saturating_add((frac * unit_us * 2 + scale) / (scale * 2));
         // Checked per component, before later syntax, as msgspec does.
         if total > max_total {
             return Err(TextError::DurationRange);
@@ -1530,22 +1544,62 @@ mod tests {
     }
 
     #[test]
+    fn parse_duration_reads_years_months_and_weeks_as_pydantic_does() {
+        // What pydantic 2 writes (a year of 365 days first) and reads (a month of 30 days, a
+        // week of 7), with the timedelta its TypeAdapter gave for each.
+        let cases: &[(&str, Duration)] = &[
+            ("P1Y35D", dur(400, 0, 0)),
+            ("P1Y", dur(365, 0, 0)),
+            ("P2Y", dur(730, 0, 0)),
+            ("P1Y1DT3.5S", dur(366, 3, 500000)),
+            ("-P1Y34DT23H59M59.999995S", dur(-400, 0, 5)),
+            (
+                "P2739726Y9DT23H59M59.999999S",
+                dur(999999999, 86399, 999999),
+            ),
+            ("-P2739726Y9D", dur(-999999999, 0, 0)),
+            ("P1M", dur(30, 0, 0)),
+            ("P12M", dur(360, 0, 0)),
+            ("P1W", dur(7, 0, 0)),
+            ("P1.5W", dur(10, 43200, 0)),
+            ("P0.5M", dur(15, 0, 0)),
+            ("P0.5Y", dur(182, 43200, 0)),
+            ("P0.0000001Y", dur(0, 3, 153600)),
+            ("P1Y2M3W4D", dur(450, 0, 0)),
+            ("P1M1W", dur(37, 0, 0)),
+            ("P1YT1S", dur(365, 1, 0)),
+            ("+P1Y", dur(365, 0, 0)),
+            ("-P1Y", dur(-365, 0, 0)),
+            ("p1y2m", dur(425, 0, 0)),
+        ];
+        for (s, want) in cases {
+            assert_eq!(parse_duration(s.as_bytes()), Ok(*want), "{s}");
+        }
+    }
+
+    #[test]
     fn parse_duration_rejects() {
         use TextError::*;
         // Each rejected by msgspec with the matching kind of error
         // (Invalid ISO8601 duration / Only units 'D', 'H', 'M', and 'S' are
-        // supported / Duration is out of range).
+        // supported / Duration is out of range), but for years, months and weeks
+        // before T, which are read as pydantic reads them (see the test below).
         let cases: &[(&str, TextError)] = &[
-            ("P1W", DurationUnit),
-            ("P2W", DurationUnit),
-            ("P1WT1S", DurationUnit),
-            ("P1W1D", DurationUnit),
-            ("P1D1W", DurationUnit),
             ("PT1W", DurationUnit),
-            ("P1Y", DurationUnit),
             ("PT1Y", DurationUnit),
-            ("P1M", DurationUnit),
-            ("P1.5W", DurationUnit),
+            ("PT1Y1S", DurationUnit),
+            ("P1D1W", MalformedDuration),
+            ("P1M1Y", MalformedDuration),
+            ("P1W1M", MalformedDuration),
+            ("P1Y1Y", MalformedDuration),
+            ("P1.5Y1M", MalformedDuration),
+            ("PY", MalformedDuration),
+            ("P2739726Y10D", DurationRange),
+            ("P2739727Y", DurationRange),
+            ("-P2739726Y10D", DurationRange),
+            ("P33333334M", DurationRange),
+            ("P142857143W", DurationRange),
+            ("P99999999999999999999999999999999Y", DurationRange),
             ("PT1.5H1M", MalformedDuration),
             ("PT1.0H1M", MalformedDuration),
             ("PT1.5M1S", MalformedDuration),

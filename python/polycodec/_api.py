@@ -24,7 +24,7 @@ from typing import (
 from ._extension import Extension
 from ._jsonschema import json_schema as _derive_json_schema
 from ._meta import Meta
-from ._polycodec import FORMATS, Codec
+from ._polycodec import FORMATS, Codec, _options_generation
 
 if TYPE_CHECKING:
     from ._polycodec import Format
@@ -119,6 +119,9 @@ def codec_for(tp: Any, format: Format, options: dict[str, Any]) -> Codec[Any]:
         known = _by_identity.get((id(tp), format))
         if known is not None and known[0] is tp:
             return known[1]
+    # A codec built (or found) while some class is given options may hold the old ones: it is
+    # used, not kept (see ``_cache.forget_class``, which then empties these caches).
+    generation = _options_generation()
     keep: list[Any] = []
     key: Hashable = (_type_key(tp, keep), format, _options_key(options, keep))
     entry = _cache.get(key)
@@ -126,12 +129,14 @@ def codec_for(tp: Any, format: Format, options: dict[str, Any]) -> Codec[Any]:
         codec = entry[0]
     else:
         codec = Codec(tp, format, **options)
-        with _cache_lock:
+    with _cache_lock:
+        if _options_generation() != generation:
+            return codec
+        if entry is None:
             if len(_cache) >= _CACHE_LIMIT:
                 _cache.clear()
             _cache[key] = (codec, keep)
-    if not options:
-        with _cache_lock:
+        if not options:
             if len(_by_identity) >= _CACHE_LIMIT:
                 _by_identity.clear()
             _by_identity[(id(tp), format)] = (tp, codec)
@@ -341,18 +346,17 @@ def json_schema(
     }
     keep: list[Any] = []
     key: Hashable = (_type_key(type, keep), _options_key(options, keep), ref_template)
+    generation = _options_generation()  # as in codec_for
     entry = _schema_cache.get(key)
-    if entry is None:
-        schema = _derive_json_schema(type, options, ref_template)
-        with _cache_lock:
-            if len(_schema_cache) >= _CACHE_LIMIT:
-                _schema_cache.clear()
-            _schema_cache[key] = (schema, keep)
-    else:
-        schema = entry[0]
-    if defaults:
-        with _cache_lock:
-            if len(_schema_by_identity) >= _CACHE_LIMIT:
-                _schema_by_identity.clear()
-            _schema_by_identity[(id(type), ref_template)] = (type, schema)
+    schema = _derive_json_schema(type, options, ref_template) if entry is None else entry[0]
+    with _cache_lock:
+        if _options_generation() == generation:
+            if entry is None:
+                if len(_schema_cache) >= _CACHE_LIMIT:
+                    _schema_cache.clear()
+                _schema_cache[key] = (schema, keep)
+            if defaults:
+                if len(_schema_by_identity) >= _CACHE_LIMIT:
+                    _schema_by_identity.clear()
+                _schema_by_identity[(id(type), ref_template)] = (type, schema)
     return copy.deepcopy(schema)

@@ -21,7 +21,10 @@ A class's per-class options (``@polycodec.options``) are part of its plan, and s
 every type that holds the class. They are set when the class is defined, before any codec of it;
 should they be set later, on a class some plan already holds, ``forget_class`` drops every
 compiled plan and cached codec, so that the next codec compiles with the new options (codecs
-made before keep their own plans, as a codec never changes).
+made before keep their own plans, as a codec never changes). A codec being built in another
+thread at that moment may have read the old options: every call of ``forget_class`` counts one
+*options generation* (``_polycodec._options_changed``), a codec reads the count before it
+compiles, and ``store`` keeps nothing compiled under an older count.
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ import weakref
 from typing import Any, Dict, Hashable, List, Optional, Tuple
 
 from ._api import _type_key, _value_key
+from ._polycodec import _options_changed, _options_generation
 
 __all__ = ["clear", "forget_class", "lookup", "note_planned", "store"]
 
@@ -154,8 +158,16 @@ def _checks(spec: Any) -> Checks:
     return tuple(found)
 
 
-def store(tp: Any, format: str, options: dict[str, Any], compiled: Any, spec: Any) -> None:
-    """Keeps ``compiled`` (the plan of ``spec``) for the next codec of the same key."""
+def store(
+    tp: Any,
+    format: str,
+    options: dict[str, Any],
+    compiled: Any,
+    spec: Any,
+    compiled_under: Optional[int] = None,
+) -> None:
+    """Keeps ``compiled`` (the plan of ``spec``) for the next codec of the same key, unless a
+    class was given options since ``compiled_under`` (the generation read before compiling)."""
     table = _table(tp, create=True)
     own = table is not None
     if table is None:
@@ -169,6 +181,8 @@ def store(tp: Any, format: str, options: dict[str, Any], compiled: Any, spec: An
     entry = _Entry(compiled, _checks(spec), keep)
     note_planned(spec)
     with _lock:
+        if compiled_under is not None and compiled_under != _options_generation():
+            return  # compiled while some class was given options: maybe under the old ones
         if len(table) >= (_PER_CLASS_LIMIT if own else _SHARED_LIMIT):
             table.clear()
         table[key] = entry
@@ -196,6 +210,8 @@ def forget_class(cls: type) -> None:
     from . import _api
 
     with _lock:
+        # Counted whether or not a stored plan holds the class: one being compiled now may.
+        _options_changed()
         # By the MRO, not issubclass: a TypedDict refuses class checks.
         if not any(cls in planned.__mro__ for planned in _planned):
             return

@@ -51,16 +51,23 @@ _OTHER_DATETIME = f"^{_DATE}T{_CLOCK}(?:{_SECONDS_OFFSET})?$"
 _NAIVE_TIME = f"^{_CLOCK}$"
 _SECONDS_TIME = f"^{_CLOCK}{_SECONDS_OFFSET}$"
 _OTHER_TIME = f"^{_CLOCK}(?:{_SECONDS_OFFSET})?$"
-# The durations the decoder reads, in upper case: days and H/M/S after T (each may have a
-# fraction), an optional sign (the encoder writes days and seconds only). The "duration" format is left out on purpose: RFC 3339's duration has
-# no sign and no fraction of a second, and it allows years, months and weeks, which are refused.
+# The durations the decoder reads, in upper case: years, months, weeks and days, then H/M/S
+# after T, each unit once and in that order (each may have a fraction), an optional sign (the
+# encoder writes days and seconds only). The "duration" format is left out on purpose: RFC
+# 3339's duration has no sign and no fraction of a second.
 _FRACTION = r"[0-9]+(?:\.[0-9]+)?"
 _CLOCK_PART = (
     f"T(?:{_FRACTION}H(?:{_FRACTION}M)?(?:{_FRACTION}S)?|{_FRACTION}M(?:{_FRACTION}S)?"
     f"|{_FRACTION}S)"
 )
+# At least one of Y, M, W and D, in that order.
+_DATE_PART = (
+    f"(?:{_FRACTION}Y(?:{_FRACTION}M)?(?:{_FRACTION}W)?(?:{_FRACTION}D)?"
+    f"|{_FRACTION}M(?:{_FRACTION}W)?(?:{_FRACTION}D)?|{_FRACTION}W(?:{_FRACTION}D)?"
+    f"|{_FRACTION}D)"
+)
 # No lookahead (RE2-based validators have none): at least one part, and T only before one.
-_DURATION = f"^[+-]?P(?:{_FRACTION}D(?:{_CLOCK_PART})?|{_CLOCK_PART})$"
+_DURATION = f"^[+-]?P(?:{_DATE_PART}(?:{_CLOCK_PART})?|{_CLOCK_PART})$"
 # Padded standard base64, as the decoder requires.
 _BASE64 = r"^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$"
 # Decimal text: what str(Decimal) writes (NaN and infinities too, unless digit limits refuse them).
@@ -229,7 +236,7 @@ class _Deriver:
         if description is not None:
             out["description"] = description
         if kind == "namedtuple" or data["array_like"]:
-            out.update(self._array_record(data))
+            out.update(self._array_record(data, kind == "namedtuple"))
         else:
             out.update(self._object_record(data))
         return out
@@ -313,7 +320,7 @@ class _Deriver:
             out["additionalProperties"] = False
         return out
 
-    def _array_record(self, data: Dict[str, Any]) -> Dict[str, Any]:
+    def _array_record(self, data: Dict[str, Any], fixed_length: bool) -> Dict[str, Any]:
         """A NamedTuple, or a record under ``array_like``: its fields by position (a tagged
         record's tag first); trailing fields with defaults may be left out."""
         fields = [f for f in data["fields"] if f["wire"]]
@@ -333,7 +340,11 @@ class _Deriver:
         if items:
             out["prefixItems"] = items
         out["minItems"] = needed
-        out["maxItems"] = len(items)
+        # Items past the fields are skipped by the decoder (a newer producer's fields, as
+        # msgspec reads them), unless the record forbids unknown fields; a NamedTuple is a
+        # tuple of its length.
+        if fixed_length or data["forbid_unknown_fields"]:
+            out["maxItems"] = len(items)
         return out
 
     # -- every node ------------------------------------------------------------------------

@@ -41,6 +41,7 @@ from typing import (
     Union,
 )
 
+from ._avro import PRIMITIVES
 from ._errors import DecodeError
 from ._polycodec import Codec
 
@@ -87,7 +88,8 @@ class KafkaDecodeError(DecodeError, _SerializationBase):
 
     ``kind`` is ``"framing"`` (no Confluent framing and no schema id header), ``"unknown-schema"``
     (the registry has no schema with that id), ``"unresolvable-schema"`` (the writer schema is
-    not of the codec's type, or cannot be resolved against the codec's schema) or ``"corrupt"``
+    not of the codec's type, is no valid Avro schema, or cannot be resolved against the codec's
+    schema; kept per schema id, so it is reached once) or ``"corrupt"``
     (the datum does not decode; ``path``/``loc`` say where, ``__cause__`` is the codec's error).
     ``partition`` and ``offset`` are None when the deserializer was called with a context that
     has none (confluent-kafka's ``SerializationContext`` has none): ``Deserializer.message(msg)``
@@ -175,6 +177,16 @@ class KafkaDecodeError(DecodeError, _SerializationBase):
                 raw = value()
                 found.data = raw if isinstance(raw, bytes) else None
         return found
+
+
+# How a codec's DecodeError begins when the writer schema itself is at fault: it cannot be
+# resolved against the codec's schema, or it is no valid Avro schema (one nested past 128
+# levels among them); any other DecodeError is about the datum.
+_SCHEMA_FAULTS = ("cannot read the writer schema", "invalid Avro writer schema")
+
+
+def _schema_refused(message: str) -> bool:
+    return message.startswith(_SCHEMA_FAULTS)
 
 
 def _raise_decode(reason: str, **info: Any) -> Any:
@@ -743,6 +755,9 @@ class Deserializer(Generic[T]):
         self._decode = codec.decode_one
         # schema id (int) or GUID (str) -> the datum decoder for that writer schema.
         self._readers: Dict[Union[int, str], Callable[[bytes], Any]] = {}
+        # schema id or GUID -> why its writer schema cannot be read (an "unresolvable-schema"
+        # verdict, reached once: a registered schema never changes).
+        self._refused: Dict[Union[int, str], Tuple[str, BaseException]] = {}
         self._own = codec.schema if codec.format == "avro" else None
         self._lock = threading.Lock()
 
@@ -751,9 +766,13 @@ class Deserializer(Generic[T]):
         None when it is the codec's own schema."""
         schema = self._fetch(schema_id)
         text: str = schema.schema_str
-        if self._own is not None and json.loads(text) == self._own:
-            return None
-        return text
+        if self._own is None:
+            return text
+        try:
+            own = json.loads(text) == self._own
+        except (RecursionError, ValueError):  # no JSON the codec could have written
+            own = False
+        return None if own else text
 
     def _fetch(self, schema_id: Union[int, str]) -> Any:
         if isinstance(schema_id, str):
@@ -767,7 +786,16 @@ class Deserializer(Generic[T]):
         with self._lock:
             found = self._readers.get(schema_id)
             if found is None:
-                found = self._build_reader(schema_id, info)
+                refused = self._refused.get(schema_id)
+                if refused is not None:
+                    reason, cause = refused
+                    raise KafkaDecodeError(reason, kind="unresolvable-schema", **info) from cause
+                try:
+                    found = self._build_reader(schema_id, info)
+                except KafkaDecodeError as err:
+                    if err.kind == "unresolvable-schema":
+                        self._refused[schema_id] = (err.reason, err.__cause__ or err)
+                    raise
                 self._readers[schema_id] = found
         return found
 
@@ -792,17 +820,34 @@ class Deserializer(Generic[T]):
         if self.schema_type == "JSON":
             return self._datum_codec.decode_one
         text = schema.schema_str
-        if json.loads(text) == self._own:
+        try:
+            parsed = json.loads(text)
+        except RecursionError as err:  # a registry's schema nested thousands deep
+            raise KafkaDecodeError(
+                "invalid writer schema: it nests too deeply to be an Avro schema",
+                kind="unresolvable-schema",
+                **info,
+            ) from err
+        except ValueError as err:
+            if text.strip() not in PRIMITIVES:
+                raise KafkaDecodeError(
+                    f"invalid writer schema: it is not JSON: {err}",
+                    kind="unresolvable-schema",
+                    **info,
+                ) from err
+            parsed = text.strip()  # a bare primitive name such as long
+        if parsed == self._own:
             return self._datum_codec.decode_one
         codec = self._datum_codec
         try:
             # Resolves the writer schema against the codec's now, so that a schema that cannot
-            # be read is told apart from a datum that cannot.
+            # be read is told apart from a datum that cannot: resolving happens before the
+            # datum's first byte is read, so any other DecodeError is the empty datum's.
             codec.decode_one(b"", writer_schema=text)
         except DecodeError as err:
-            if str(err).startswith("cannot read the writer schema"):
+            if _schema_refused(str(err)):
                 raise KafkaDecodeError(str(err), kind="unresolvable-schema", **info) from err
-        except (TypeError, ValueError) as err:
+        except (TypeError, ValueError, RecursionError) as err:
             raise KafkaDecodeError(
                 f"invalid writer schema: {err}", kind="unresolvable-schema", **info
             ) from err

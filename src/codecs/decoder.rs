@@ -799,7 +799,11 @@ where
     ) -> Result<()> {
         // A class tag comes before the fields; a tag field is one of them.
         let limit = spec.wire_fields.len() + usize::from(spec.class_tag().is_some());
-        if let Some(left) = Self::count_left(&items) {
+        // Items past the last field are what a newer producer appended: skipped, as msgspec
+        // skips them, unless the record forbids unknown fields. A NamedTuple is a tuple of
+        // its length.
+        let extra_allowed = spec.kind != RecordKind::NamedTuple && !spec.forbid_unknown_fields;
+        if let (false, Some(left)) = (extra_allowed, Self::count_left(&items)) {
             let count = position + left;
             if count > limit {
                 return Err(Error::validation(format!(
@@ -828,10 +832,13 @@ where
             }
             position += 1;
         }
-        if self.next_item(&mut items)? {
-            return Err(Error::validation(format!(
-                "expected at most {limit} items, got more"
-            )));
+        while self.next_item(&mut items)? {
+            if !extra_allowed {
+                return Err(Error::validation(format!(
+                    "expected at most {limit} items, got more"
+                )));
+            }
+            self.skip()?;
         }
         Ok(())
     }

@@ -937,6 +937,9 @@ impl<'p, 'w, W: WireWriter> Encoder<'p, 'w, W> {
         if !shape::is_record(spec, value) {
             return Err(not_a_record(spec, value));
         }
+        if let Some(own) = shape::subclass_plan(self.plan, spec, value)? {
+            return self.with_plan(&own, value);
+        }
         self.enter()?;
         let names = self.w.record_names(self.plan, id);
         if spec.common_map {
@@ -1341,6 +1344,17 @@ impl<'p, 'w, W: WireWriter> Encoder<'p, 'w, W> {
         Ok(())
     }
 
+    /// `value` written by another plan's root (its own class's: a value under `Any`, a
+    /// subclass instance), one level deeper.
+    #[cold]
+    #[inline(never)]
+    fn with_plan(&mut self, plan: &Plan, value: &Obj<'_>) -> Result<()> {
+        self.enter()?;
+        let result = Encoder::new(plan, &mut *self.w, self.depth).value(plan.root, value);
+        self.depth -= 1;
+        result
+    }
+
     /// `typing.Any`: the value's own type decides.
     fn any(&mut self, value: &Obj<'_>) -> Result<()> {
         match shape::classify(value) {
@@ -1369,11 +1383,7 @@ impl<'p, 'w, W: WireWriter> Encoder<'p, 'w, W> {
                     return Ok(());
                 }
                 if let Some(plan) = shape::plan_for_value(value)? {
-                    self.enter()?;
-                    let result =
-                        Encoder::new(&plan, &mut *self.w, self.depth).value(plan.root, value);
-                    self.depth -= 1;
-                    result
+                    self.with_plan(&plan, value)
                 } else {
                     Err(Error::encode(format!(
                         "{} values are not supported",

@@ -39,6 +39,8 @@ pub fn build_plan(spec: &Bound<'_, PyAny>) -> PyResult<Plan> {
         has_raw,
         unset,
         decode_is_pure: false,
+        compile_options: None,
+        subclasses: Default::default(),
     };
     validate_indices(&plan)?;
     resolve_unions(&mut plan);

@@ -13,7 +13,7 @@ mod direct;
 mod extension;
 
 use pyo3::prelude::*;
-use pyo3::types::PyString;
+use pyo3::types::{PyDict, PyString};
 use pyo3::{PyTraverseError, PyVisit};
 
 use crate::py::fields::{FieldAccess, FieldName};
@@ -53,6 +53,25 @@ pub struct Plan {
     /// tries its single-pass path, which may give up and start again (`codecs::pickle::fast`),
     /// only then.
     pub decode_is_pure: bool,
+    /// The keywords `compile_spec` compiled the plan with (format and record options); the
+    /// plans of subclass instances met in its record fields are compiled with them too. None:
+    /// its defaults (a plan for a value under `Any`).
+    pub compile_options: Option<Py<PyDict>>,
+    /// The plans of the subclasses whose instances were met where a record class was
+    /// expected (see `shape::subclass_plan`).
+    pub subclasses: SubclassPlans,
+}
+
+/// The plans of subclass instances met in a plan's record fields, by the subclass's address:
+/// the class (kept alive, so the address stays its own), the options generation the plan was
+/// compiled under (`shape::options_generation`), and the plan (`None` when the subclass writes
+/// what its base class writes, or the reason the class has no plan).
+pub type SubclassPlans = std::sync::Mutex<std::collections::HashMap<usize, SubclassPlan>>;
+
+pub struct SubclassPlan {
+    pub cls: Py<pyo3::types::PyType>,
+    pub generation: u64,
+    pub plan: std::result::Result<Option<std::sync::Arc<Plan>>, String>,
 }
 
 impl Plan {
@@ -112,6 +131,17 @@ impl Plan {
         }
         if let Some(unset) = &self.unset {
             visit.call(unset)?;
+        }
+        visit.call(&self.compile_options)?;
+        // Not waited for: a collection never runs while an encoder holds the lock (it takes
+        // it without running Python code), and a plan visited at another moment is complete.
+        if let Ok(subclasses) = self.subclasses.try_lock() {
+            for entry in subclasses.values() {
+                visit.call(&entry.cls)?;
+                if let Ok(Some(plan)) = &entry.plan {
+                    plan.traverse(visit)?;
+                }
+            }
         }
         Ok(())
     }

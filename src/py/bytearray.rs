@@ -3,14 +3,23 @@
 //! `Encoder.encode_into` leaves it. The buffer is only grown while output arrives (never shrunk
 //! and grown again, which would reallocate it), and set to its exact length once, at the end.
 //!
-//! User code run by the encoder (an extension's `encode`, a `__str__`) may resize the buffer or
-//! export it (a memoryview) in the meantime, so its length and storage are read again before
-//! every write, never kept; a resize it then refuses is the `BufferError` CPython raises.
+//! User code run by the encoder (an extension's `encode`, a `__str__`) may resize the buffer,
+//! export it (a memoryview) or start another `encode_into` on it in the meantime. The buffer's
+//! length and storage are checked before every write: a buffer changed by anyone else since
+//! the call's last write is a `BufferError` (its bytes from the offset on are not the output,
+//! and growing it again would expose uninitialised memory), and so is a second call on a buffer
+//! one is writing; a resize the buffer refuses is the `BufferError` CPython raises.
 
+use std::sync::Mutex;
+
+use pyo3::exceptions::PyBufferError;
 use pyo3::prelude::*;
 use pyo3::types::PyByteArray;
 
-use crate::errors::{out_of_memory, Result};
+use crate::errors::{out_of_memory, Error, Result};
+
+/// The buffers an `encode_into` or `encode_many_into` call is writing now, by address.
+static IN_USE: Mutex<Vec<usize>> = Mutex::new(Vec::new());
 
 /// The output of one `encode_into` call.
 pub struct BytearrayOutput<'a, 'py> {
@@ -21,6 +30,9 @@ pub struct BytearrayOutput<'a, 'py> {
     written: usize,
     /// The buffer's length before the call, which a failed call leaves it at.
     original: usize,
+    /// The buffer's length and storage as this call last left them.
+    length: usize,
+    storage: *mut u8,
 }
 
 impl<'a, 'py> BytearrayOutput<'a, 'py> {
@@ -37,18 +49,41 @@ impl<'a, 'py> BytearrayOutput<'a, 'py> {
                 ))
             }
         };
+        let address = buffer.as_ptr() as usize;
+        let mut in_use = IN_USE.lock().expect("buffers in use");
+        if in_use.contains(&address) {
+            return Err(PyBufferError::new_err(
+                "the bytearray is being written by another encode_into or encode_many_into \
+                 call (from code that call ran): one call at a time per buffer",
+            ));
+        }
+        in_use.push(address);
         Ok(BytearrayOutput {
             buffer,
             start,
             written: 0,
             original,
+            length: original,
+            storage: buffer.data(),
         })
+    }
+
+    /// Refuses a buffer that someone else resized or reallocated since this call last wrote.
+    fn unchanged(&self) -> Result<()> {
+        if self.buffer.len() == self.length && self.buffer.data() == self.storage {
+            return Ok(());
+        }
+        Err(Error::from(PyBufferError::new_err(
+            "the bytearray was resized while encode_into or encode_many_into wrote to it (by \
+             code the encoder ran, such as an extension's encode): the output is abandoned",
+        )))
     }
 
     /// The buffer's storage, at least `needed` bytes long (grown, never shrunk, here), with
     /// any gap between its old end and `start` zeroed.
     fn storage(&mut self, needed: usize) -> Result<*mut u8> {
-        let length = self.buffer.len();
+        self.unchanged()?;
+        let length = self.length;
         if length < needed {
             self.buffer.resize(needed)?;
             if length < self.start {
@@ -59,8 +94,10 @@ impl<'a, 'py> BytearrayOutput<'a, 'py> {
                     std::ptr::write_bytes(self.buffer.data().add(length), 0, self.start - length)
                 };
             }
+            self.length = needed;
+            self.storage = self.buffer.data();
         }
-        Ok(self.buffer.data())
+        Ok(self.storage)
     }
 
     /// Appends `data` to the output.
@@ -70,8 +107,9 @@ impl<'a, 'py> BytearrayOutput<'a, 'py> {
             .checked_add(data.len())
             .ok_or_else(|| out_of_memory("the encoded output"))?;
         let storage = self.storage(needed)?;
-        // SAFETY: the buffer holds at least `needed` bytes (just checked, no Python code run
-        // since), and `data` is the encoder's own memory, not the buffer's.
+        // SAFETY: the buffer holds at least `needed` bytes (checked by `storage`, with its
+        // length and storage as this call left them, and no Python code run since), and `data`
+        // is the encoder's own memory, not the buffer's.
         unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), storage.add(end), data.len()) };
         self.written += data.len();
         Ok(())
@@ -93,12 +131,24 @@ impl<'a, 'py> BytearrayOutput<'a, 'py> {
     }
 
     /// Gives the buffer its length from before the call back (after a failed encode; the bytes
-    /// from `start` on may have been overwritten).
+    /// from `start` on may have been overwritten). Only ever shrinks it: a buffer that user
+    /// code made shorter meanwhile keeps its length, since growing it would add bytes nobody
+    /// wrote.
     pub fn abandon(self) {
-        if self.buffer.len() != self.original {
+        if self.buffer.len() > self.original {
             // A buffer that cannot be resized now (exported by user code meanwhile) keeps its
             // length: the encode's own error is the one raised.
             let _ = self.buffer.resize(self.original);
+        }
+    }
+}
+
+impl Drop for BytearrayOutput<'_, '_> {
+    fn drop(&mut self) {
+        let address = self.buffer.as_ptr() as usize;
+        let mut in_use = IN_USE.lock().expect("buffers in use");
+        if let Some(at) = in_use.iter().position(|&a| a == address) {
+            in_use.swap_remove(at);
         }
     }
 }
@@ -121,9 +171,10 @@ impl crate::codecs::OutputSink for BytearrayOutput<'_, '_> {
             .and_then(|length| length.checked_add(self.start))
             .ok_or_else(|| out_of_memory("the encoded output"))?;
         let storage = self.storage(needed)?;
-        // SAFETY: the buffer holds the `written` bytes from `start` on and room for `needed`
-        // (just checked, no Python code run since); the rest moves within it (`copy` allows
-        // overlap), then the front is written before it.
+        // SAFETY: the buffer holds the `written` bytes from `start` on (`storage` checked that
+        // nobody else changed it since they were written) and room for `needed` (no Python code
+        // run since); the rest moves within it (`copy` allows overlap), then the front is
+        // written before it.
         unsafe {
             let data = storage.add(self.start);
             std::ptr::copy(data.add(old_length), data.add(front.len()), rest);

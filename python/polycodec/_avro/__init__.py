@@ -8,12 +8,21 @@ Everything here runs once per codec, never per record.
 """
 
 from .options import AvroState, CODECS, open_codec
-from .schema import MAX_DEPTH, Schema, SchemaError, canonical_form, fingerprint, parse_schema
+from .schema import (
+    MAX_DEPTH,
+    PRIMITIVES,
+    Schema,
+    SchemaError,
+    canonical_form,
+    fingerprint,
+    parse_schema,
+)
 
 __all__ = [
     "AvroState",
     "CODECS",
     "MAX_DEPTH",
+    "PRIMITIVES",
     "Schema",
     "SchemaError",
     "canonical_form",

@@ -449,6 +449,9 @@ def _primitive_default(kind: str, schema: Optional[Dict[str, Any]], value: Any) 
         return str(value)
     if kind == "bytes" and logical is None and isinstance(value, (bytes, bytearray)):
         return bytes(value).decode("latin-1")
+    if kind == "bytes" and logical == "decimal" and isinstance(value, decimal.Decimal):
+        assert schema is not None
+        return _decimal_default(value, schema["scale"], schema["precision"])
     if kind == "long" and logical in ("timestamp-micros", "local-timestamp-micros"):
         if isinstance(value, datetime.datetime):
             if value.tzinfo is None and logical == "local-timestamp-micros":
@@ -463,6 +466,29 @@ def _primitive_default(kind: str, schema: Optional[Dict[str, Any]], value: Any) 
                 (value.hour * 60 + value.minute) * 60 + value.second
             ) * 1_000_000 + value.microsecond
     raise _NoDefault
+
+
+def _decimal_default(value: decimal.Decimal, scale: int, precision: int) -> str:
+    """A decimal field's default as the schema holds a ``bytes`` default: the unscaled value's
+    two's-complement big-endian bytes (the length the encoder writes), one code point per byte.
+    A value the field could not carry (not finite, more places or digits) has no default."""
+    sign, digits, exponent = value.as_tuple()
+    if not isinstance(exponent, int):
+        raise _NoDefault
+    shift = exponent + scale
+    if shift < 0:
+        if any(digits[len(digits) + shift :]):
+            raise _NoDefault
+        digits = digits[: len(digits) + shift]
+        shift = 0
+    unscaled = int("".join(map(str, digits)) or "0") * 10**shift
+    if len(str(unscaled)) > precision and unscaled != 0:
+        raise _NoDefault
+    if sign:
+        unscaled = -unscaled
+    length = abs(unscaled).bit_length() // 8 + 1
+    text: str = unscaled.to_bytes(length, "big", signed=True).decode("latin-1")
+    return text
 
 
 def derive_schema(spec: Tuple[List[Tuple[str, Dict[str, Any]]], int], target: Any) -> Any:

@@ -432,6 +432,9 @@ impl Encoder<'_, '_> {
                 shape::type_name(value)
             )));
         }
+        if let Some(own) = shape::subclass_plan(self.plan, spec, value)? {
+            subclass_fits(spec, &own, value)?;
+        }
         self.enter()?;
         let mut source = spec.access.reader(value);
         for &index in order {
@@ -453,6 +456,40 @@ impl Encoder<'_, '_> {
         self.depth -= 1;
         Ok(())
     }
+}
+
+/// A subclass instance is written by its record's schema, which has no room for fields the
+/// subclass adds (msgspec would write them): refused, with their names, rather than dropped.
+#[cold]
+#[inline(never)]
+fn subclass_fits(spec: &RecordSpec, own: &Plan, value: &Obj<'_>) -> Result<()> {
+    let Node::Record(sub) = own.node(own.root) else {
+        return Ok(());
+    };
+    let py = value.py();
+    let written = |record: &RecordSpec| -> Vec<String> {
+        record
+            .wire_fields
+            .iter()
+            .map(|&index| record.fields[index].name.bind(py).to_string())
+            .collect()
+    };
+    let known = written(spec);
+    let extra: Vec<String> = written(sub)
+        .into_iter()
+        .filter(|name| !known.contains(name))
+        .collect();
+    if extra.is_empty() {
+        return Ok(());
+    }
+    Err(Error::encode(format!(
+        "{} is a subclass of {} with fields the Avro schema's record has no room for ({}): \
+         an Avro record has the fields of its schema; give the field the subclass's type to \
+         write them",
+        shape::type_name(value),
+        spec.qualname,
+        extra.join(", ")
+    )))
 }
 
 /// The two's-complement big-endian bytes of a Decimal's unscaled value at `scale`, refusing

@@ -17,7 +17,8 @@ use crate::errors::{Error, Result};
 use crate::plan::Plan;
 use crate::py::Obj;
 
-/// A decompressed block whose records are handed out one at a time (`iter_file`).
+/// A decompressed block whose records are handed out one at a time (`iter_file`, and `feed`
+/// within its call's budget).
 pub struct OpenBlock {
     data: Vec<u8>,
     /// Where the next record starts in `data`.
@@ -26,6 +27,20 @@ pub struct OpenBlock {
     left: usize,
     /// Zero-size values charged so far in this block.
     empty_items: usize,
+    /// The bytes it decompressed to (0 when it is not compressed: its bytes are the input's).
+    inflated: usize,
+}
+
+impl OpenBlock {
+    /// The bytes the block decompressed to, 0 for a block that is not compressed.
+    pub fn inflated(&self) -> usize {
+        self.inflated
+    }
+
+    /// The records not read yet.
+    pub fn left(&self) -> usize {
+        self.left
+    }
 }
 
 /// A container file's header, read once per stream, with the program that decodes its records.
@@ -60,60 +75,29 @@ impl Avro {
         })
     }
 
-    /// Decodes one complete block (`unit` holds exactly its bytes, sync marker included) and
-    /// appends its records to `out`; returns the bytes it decompressed to (0 when it is not
-    /// compressed). `decompressed` is what the call's earlier blocks decompressed to: as in
-    /// `decode_many`, all the compressed blocks of one call are held to `max_decompressed_size`
-    /// together, so a chunk cannot make `feed` build more values than `decode_many` would. On an
-    /// error, the records decoded before it are in `out`.
-    pub fn stream_block<'py>(
-        &self,
-        py: Python<'py>,
-        plan: &Plan,
-        header: &StreamHeader,
-        unit: &[u8],
-        decompressed: usize,
-        out: &mut Vec<Obj<'py>>,
-    ) -> Result<usize> {
-        let mut input = Input::new(unit);
-        let borrowed = container::Header {
-            schema: &header.schema,
-            codec: header.codec,
-            sync: header.sync,
-        };
-        let budget = self
-            .max_block
-            .min(self.max_decompressed.saturating_sub(decompressed));
-        let Some((count, data)) = container::read_block(&mut input, &borrowed, budget)? else {
-            return Err(Error::decode("internal: empty Avro block unit"));
-        };
-        let mut decoder = Decoder::new(py, plan, &header.program, &data);
-        decoder.check_count(count, header.program.root)?;
-        crate::errors::reserve(out, count, "the values of an Avro block")?;
-        for _ in 0..count {
-            out.push(decoder.root()?);
-        }
-        if decoder.input.remaining() != 0 {
-            return Err(Error::decode(format!(
-                "malformed Avro: {} bytes left over in a block",
-                decoder.input.remaining()
-            )));
-        }
-        Ok(if header.codec == Codec::Null {
-            0
-        } else {
-            data.len()
-        })
+    /// What the next block opened by a `feed` call may decompress to, when the call's earlier
+    /// blocks decompressed to `decompressed`: as in `decode_many`, all the compressed blocks one
+    /// call opens are held to `max_decompressed_size` together (and each to `max_block_size`).
+    pub fn stream_budget(&self, decompressed: usize) -> usize {
+        self.max_block
+            .min(self.max_decompressed.saturating_sub(decompressed))
     }
 
-    /// Opens one complete block (`unit` as in [`Avro::stream_block`]) for its records to be
-    /// decoded one at a time: only the decompressed bytes are held, never all its values.
+    /// What one block opened by `iter_file` may decompress to (`max_block_size`).
+    pub fn block_budget(&self) -> usize {
+        self.max_block
+    }
+
+    /// Opens one complete block (`unit` holds exactly its bytes, sync marker included) for its
+    /// records to be decoded one at a time: only the decompressed bytes (at most `budget`) are
+    /// held, never all its values.
     pub fn stream_block_open(
         &self,
         py: Python<'_>,
         plan: &Plan,
         header: &StreamHeader,
         unit: &[u8],
+        budget: usize,
     ) -> Result<OpenBlock> {
         let mut input = Input::new(unit);
         let borrowed = container::Header {
@@ -121,18 +105,23 @@ impl Avro {
             codec: header.codec,
             sync: header.sync,
         };
-        let Some((count, data)) = container::read_block(&mut input, &borrowed, self.max_block)?
-        else {
+        let Some((count, data)) = container::read_block(&mut input, &borrowed, budget)? else {
             return Err(Error::decode("internal: empty Avro block unit"));
         };
         let mut decoder = Decoder::new(py, plan, &header.program, &data);
         decoder.check_count(count, header.program.root)?;
         let empty_items = decoder.empty_items;
+        let inflated = if header.codec == Codec::Null {
+            0
+        } else {
+            data.len()
+        };
         Ok(OpenBlock {
             data: data.into_owned(),
             pos: 0,
             left: count,
             empty_items,
+            inflated,
         })
     }
 
@@ -161,6 +150,41 @@ impl Avro {
         block.empty_items = decoder.empty_items;
         block.left -= 1;
         Ok(Some(value))
+    }
+
+    /// Decodes up to `most` records of an open block into `out` with one decoder (as many as
+    /// are left, at most); returns how many. On an error, the records decoded before it are
+    /// in `out`.
+    pub fn stream_block_take<'py>(
+        &self,
+        py: Python<'py>,
+        plan: &Plan,
+        header: &StreamHeader,
+        block: &mut OpenBlock,
+        most: usize,
+        out: &mut Vec<Obj<'py>>,
+    ) -> Result<usize> {
+        let count = most.min(block.left);
+        crate::errors::reserve(out, count, "the values of an Avro block")?;
+        let mut decoder = Decoder::new(py, plan, &header.program, &block.data[block.pos..]);
+        decoder.empty_items = block.empty_items;
+        let mut taken = 0;
+        let result = loop {
+            if taken == count {
+                break Ok(count);
+            }
+            match decoder.root() {
+                Ok(value) => {
+                    out.push(value);
+                    taken += 1;
+                }
+                Err(error) => break Err(error),
+            }
+        };
+        block.pos += decoder.input.pos;
+        block.empty_items = decoder.empty_items;
+        block.left -= taken;
+        result
     }
 
     /// Writes a new container file's header into `out`; returns the file's sync marker.

@@ -489,7 +489,7 @@ impl<'p, 'py> Walk<'p, 'py> {
             return self.general(id, value);
         };
         if !py::has_exact_type(value, row.type_addr) {
-            self.other_class(spec, value)?;
+            return self.other_class(id, spec, value);
         }
         // The depth check, the stack check and their errors out of line, so that this
         // function and the dataclass's fields share one small stack frame per nesting level.
@@ -503,12 +503,13 @@ impl<'p, 'py> Walk<'p, 'py> {
         result
     }
 
-    /// A value of another class than the record's own: an instance of a subclass passes.
+    /// A value of another class than the record's own: an instance of a subclass goes to the
+    /// shared encoder, which writes it with its own fields.
     #[cold]
     #[inline(never)]
-    fn other_class(&self, spec: &RecordSpec, value: &Obj<'py>) -> Result<(), Box<Error>> {
+    fn other_class(&mut self, id: NodeId, spec: &RecordSpec, value: &Obj<'py>) -> Out<'py> {
         if shape::is_record(spec, value) {
-            Ok(())
+            self.general(id, value)
         } else {
             Err(not_this_record(spec, value))
         }

@@ -800,6 +800,14 @@ impl<'f, 'p, 'o, 'py> Writer<'f, 'p, 'o, 'py> {
                 shape::type_name(value)
             )));
         }
+        // A subclass instance is pickled as pickle.dumps pickles it: its own class, every
+        // field of it.
+        if let Some(own) = shape::subclass_plan(plan, spec, value)? {
+            self.enter()?;
+            let result = self.value(&own, own.root, value);
+            self.depth -= 1;
+            return result;
+        }
         let mut memo = self.recall(value);
         if let Memo::Written(_) = memo {
             return Ok(());
