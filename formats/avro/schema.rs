@@ -1413,6 +1413,110 @@ pub fn default_fits(schema: &Schema, id: NodeId, value: &serde_json::Value, dept
     }
 }
 
+/// Encodes a field default (JSON, in the form the specification gives defaults) as a datum of
+/// node `id`, as a writer fills a field its data lacks: a union's default as the first branch
+/// that holds it (the specification's first branch, when the default is valid).
+pub fn encode_default(
+    schema: &Schema,
+    id: NodeId,
+    value: &serde_json::Value,
+    out: &mut Vec<u8>,
+) -> std::result::Result<(), String> {
+    encode_default_at(schema, id, value, out, 0)
+}
+
+fn encode_default_at(
+    schema: &Schema,
+    id: NodeId,
+    value: &serde_json::Value,
+    out: &mut Vec<u8>,
+    depth: usize,
+) -> std::result::Result<(), String> {
+    use super::wire::{write_bytes, write_long};
+    use serde_json::Value;
+    let latin1 = |text: &str| -> Option<Vec<u8>> {
+        text.chars().map(|c| u8::try_from(c as u32).ok()).collect()
+    };
+    let mismatch = || {
+        format!(
+            "the default {} is not a value of {}",
+            crate::quote::cut(&value.to_string()),
+            schema.describe(id)
+        )
+    };
+    if depth > MAX_JSON_DEPTH {
+        return Err(mismatch());
+    }
+    match (schema.node(id), value) {
+        (Node::Null, Value::Null) => {}
+        (Node::Boolean, Value::Bool(flag)) => out.push(u8::from(*flag)),
+        (Node::Int(_), Value::Number(n)) => {
+            match n.as_i64().filter(|v| i32::try_from(*v).is_ok()) {
+                Some(v) => write_long(out, v),
+                None => return Err(mismatch()),
+            }
+        }
+        (Node::Long(_), Value::Number(n)) => write_long(out, n.as_i64().ok_or_else(mismatch)?),
+        (Node::Float, Value::Number(n)) => {
+            let v = n.as_f64().ok_or_else(mismatch)?;
+            out.extend_from_slice(&(v as f32).to_le_bytes());
+        }
+        (Node::Double, Value::Number(n)) => {
+            out.extend_from_slice(&n.as_f64().ok_or_else(mismatch)?.to_le_bytes())
+        }
+        (Node::String(_), Value::String(text)) => write_bytes(out, text.as_bytes()),
+        (Node::Bytes(_), Value::String(text)) => {
+            write_bytes(out, &latin1(text).ok_or_else(mismatch)?)
+        }
+        (Node::Fixed(fixed), Value::String(text)) => {
+            let bytes = latin1(text).filter(|b| b.len() == fixed.size);
+            out.extend_from_slice(&bytes.ok_or_else(mismatch)?);
+        }
+        (Node::Enum(inner), Value::String(text)) => {
+            let index = inner.symbols.iter().position(|s| schema.text(*s) == text);
+            write_long(out, index.ok_or_else(mismatch)? as i64);
+        }
+        (Node::Array(items), Value::Array(values)) => {
+            if !values.is_empty() {
+                write_long(out, values.len() as i64);
+                for item in values {
+                    encode_default_at(schema, *items, item, out, depth + 1)?;
+                }
+            }
+            write_long(out, 0);
+        }
+        (Node::Map(of), Value::Object(map)) => {
+            if !map.is_empty() {
+                write_long(out, map.len() as i64);
+                for (key, item) in map {
+                    write_bytes(out, key.as_bytes());
+                    encode_default_at(schema, *of, item, out, depth + 1)?;
+                }
+            }
+            write_long(out, 0);
+        }
+        (Node::Union(branches), value) => {
+            let branch = branches
+                .iter()
+                .position(|b| default_fits(schema, *b, value, depth + 1))
+                .ok_or_else(mismatch)?;
+            write_long(out, branch as i64);
+            encode_default_at(schema, branches[branch], value, out, depth + 1)?;
+        }
+        (Node::Record(record), Value::Object(map)) => {
+            for field in record.fields.iter() {
+                let item = map
+                    .get(schema.text(field.name))
+                    .or_else(|| schema.default_of(field))
+                    .ok_or_else(mismatch)?;
+                encode_default_at(schema, field.schema, item, out, depth + 1)?;
+            }
+        }
+        _ => return Err(mismatch()),
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

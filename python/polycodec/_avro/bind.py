@@ -186,7 +186,9 @@ class Binding:
             if st != "record":
                 raise wrong()
             by_wire = {f["wire_name"]: i for i, f in enumerate(data["fields"]) if f["wire"]}
-            order = []
+            # Per schema field: the class field written there, or -1 for a schema field the
+            # class lacks, whose default is written (as confluent's and fastavro's writers do).
+            order: List[int] = []
             for sfield in node["fields"]:
                 index = by_wire.get(sfield["name"])
                 if index is None:
@@ -195,9 +197,14 @@ class Binding:
                         if index is not None:
                             break
                 if index is None:
-                    raise self.fail(
-                        where, f"schema field `{sfield['name']}` has no field in {data['name']}"
-                    )
+                    if not sfield["has_default"]:
+                        raise self.fail(
+                            where,
+                            f"schema field `{sfield['name']}` has no field in {data['name']} "
+                            "and no default to write",
+                        )
+                    order.append(-1)
+                    continue
                 field = data["fields"][index]
                 self.bind(field["type"], sfield["type"], f"{where}.{field['wire_name']}")
                 order.append(index)
@@ -211,7 +218,7 @@ class Binding:
                     and (field["default_factory"] is None)
                 ):
                     raise self.fail(where, f"field `{name}` is not in the schema record")
-            return ("record", order)
+            return ("record", order, sid)
         raise wrong()
 
     def _union(self, pid: int, sid: int, where: str) -> Op:

@@ -4,7 +4,7 @@
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDate, PyDateTime, PyDict, PyFloat, PyInt, PyString, PyTime};
 
-use super::ops::WriteOp;
+use super::ops::{Slot, WriteOp};
 use super::wire::{days_from_civil, write_bytes, write_long, MAX_DAYS, MIN_DAYS};
 use crate::errors::{Error, ErrorKind, Result};
 use crate::plan::{EnumSpec, LiteralValue, Node, NodeId, Plan, RecordSpec};
@@ -421,7 +421,7 @@ impl Encoder<'_, '_> {
         Ok(())
     }
 
-    fn record(&mut self, spec: &RecordSpec, order: &[usize], value: &Obj<'_>) -> Result<()> {
+    fn record(&mut self, spec: &RecordSpec, order: &[Slot], value: &Obj<'_>) -> Result<()> {
         // The plan spec promises namedtuples are frozen; Avro builds them positionally.
         debug_assert!(spec.kind != crate::plan::RecordKind::NamedTuple || spec.frozen);
         if !shape::is_record(spec, value) {
@@ -437,8 +437,15 @@ impl Encoder<'_, '_> {
         }
         self.enter()?;
         let mut source = spec.access.reader(value);
-        for &index in order {
+        for slot in order {
             crate::errors::output_room(self.out)?;
+            let index = match slot {
+                Slot::Field(index) => *index,
+                Slot::Default(bytes) => {
+                    self.out.extend_from_slice(bytes);
+                    continue;
+                }
+            };
             let field = &spec.fields[index];
             let item = match source.get(value, index, field.name.bind(value.py())) {
                 Ok(Some(item)) => item,

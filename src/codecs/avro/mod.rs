@@ -96,15 +96,15 @@ pub fn open(args: &OpenArgs<'_, '_>) -> PyResult<Box<dyn WireFormat>> {
         .import("polycodec._avro")?
         .getattr("open_codec")?
         .call1((args.spec, args.target, args.options))?;
-    let write_ops = ops::write_ops(&state.getattr("write_ops")?)?;
+    let parsed = state.getattr("parsed")?;
+    let parsed = parsed.cast::<ParsedSchema>()?.get();
+    let reader = parsed.schema.clone();
+    let write_ops = ops::write_ops(&state.getattr("write_ops")?, &reader)?;
     if write_ops.len() < args.plan.nodes.len() - 1 {
         return Err(PyValueError::new_err(
             "internal: Avro write ops do not cover the plan",
         ));
     }
-    let parsed = state.getattr("parsed")?;
-    let parsed = parsed.cast::<ParsedSchema>()?.get();
-    let reader = parsed.schema.clone();
     let branch_plan: HashMap<SchemaId, Vec<Option<NodeId>>> =
         state.getattr("branch_plan")?.extract()?;
     let binding = Binding {

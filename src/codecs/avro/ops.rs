@@ -8,6 +8,9 @@ use pyo3::prelude::*;
 use pyo3::types::{PyList, PyTuple};
 
 use crate::plan::{Node, NodeId, Plan, RecordKind};
+use polycodec_formats::avro::schema::{
+    encode_default, Node as SchemaNode, NodeId as SchemaId, Schema,
+};
 
 /// The stack the recursive walks over a program keep free, and what they add when less is left.
 const GROW_RED_ZONE: usize = 32 * 1024;
@@ -46,14 +49,33 @@ pub enum WriteOp {
     Enum(Vec<u32>),
     Array,
     Map,
-    /// Field indices in schema order.
-    Record(Vec<usize>),
+    /// What each schema field is written from, in schema order.
+    Record(Vec<Slot>),
     /// Branch index per union variant; `None` for a tagged-union variant, which writes its own.
     Union(Vec<Option<u32>>),
     /// Branch index per entry of the tagged union's `tags`.
     Tagged(Vec<u32>),
     /// An extension type: its `encode` result is written by the wire node's own op.
     Extension,
+}
+
+/// Where a record's schema field is written from.
+#[derive(Debug, PartialEq)]
+pub enum Slot {
+    /// The class field at this index.
+    Field(usize),
+    /// A schema field the class lacks: its default, encoded once.
+    Default(Box<[u8]>),
+}
+
+impl Slot {
+    /// The class field, if the slot is one.
+    pub fn field(&self) -> Option<usize> {
+        match self {
+            Slot::Field(index) => Some(*index),
+            Slot::Default(_) => None,
+        }
+    }
 }
 
 /// One step of a decoder program. `plan` is the node the value is built as (never a union).
@@ -158,7 +180,34 @@ fn bad(what: &str) -> PyErr {
     PyValueError::new_err(format!("internal: malformed Avro op {what}"))
 }
 
-pub fn write_ops(list: &Bound<'_, PyAny>) -> PyResult<Vec<Option<WriteOp>>> {
+/// The write ops from their tuples; `schema` is the schema they were bound to (whose field
+/// defaults a record writes for the fields its class lacks).
+/// A record's slots: the class field of each schema field, or the field's default, encoded.
+fn record_slots(order: &[i64], schema: &Schema, record: SchemaId) -> PyResult<Vec<Slot>> {
+    let fields = match schema.nodes.get(record as usize) {
+        Some(SchemaNode::Record(node)) => &node.fields,
+        _ => return Err(bad("record")),
+    };
+    if fields.len() != order.len() {
+        return Err(bad("record"));
+    }
+    let mut slots = Vec::with_capacity(order.len());
+    for (&index, field) in order.iter().zip(fields.iter()) {
+        slots.push(match usize::try_from(index) {
+            Ok(index) => Slot::Field(index),
+            Err(_) => {
+                let default = schema.default_of(field).ok_or_else(|| bad("default"))?;
+                let mut bytes = Vec::new();
+                encode_default(schema, field.schema, default, &mut bytes)
+                    .map_err(PyValueError::new_err)?;
+                Slot::Default(bytes.into_boxed_slice())
+            }
+        });
+    }
+    Ok(slots)
+}
+
+pub fn write_ops(list: &Bound<'_, PyAny>, schema: &Schema) -> PyResult<Vec<Option<WriteOp>>> {
     let list = list.cast::<PyList>()?;
     let mut out = Vec::with_capacity(list.len());
     for item in list.iter() {
@@ -200,7 +249,11 @@ pub fn write_ops(list: &Bound<'_, PyAny>) -> PyResult<Vec<Option<WriteOp>>> {
             "enum" => WriteOp::Enum(field(tuple, 1)?),
             "array" => WriteOp::Array,
             "map" => WriteOp::Map,
-            "record" => WriteOp::Record(field(tuple, 1)?),
+            "record" => {
+                let order: Vec<i64> = field(tuple, 1)?;
+                let record: SchemaId = field(tuple, 2)?;
+                WriteOp::Record(record_slots(&order, schema, record)?)
+            }
             "union" => {
                 let indices: Vec<i64> = field(tuple, 1)?;
                 WriteOp::Union(indices.iter().map(|&i| u32::try_from(i).ok()).collect())

@@ -16,7 +16,7 @@ use std::collections::HashMap;
 use polycodec_formats::avro::schema::Schema;
 use polycodec_formats::avro::schema::{Field, Logical, Node as SchemaNode, NodeId as SchemaId};
 
-use super::ops::{ReadOp, WriteOp};
+use super::ops::{ReadOp, Slot, WriteOp};
 use crate::errors::Error;
 use crate::plan::{FieldDefault, Node, NodeId, Plan};
 
@@ -394,7 +394,7 @@ impl<'a> Resolver<'a> {
         let Node::Record(spec) = plan.node(pid) else {
             return Err(self.refuse("internal: a record bound to a plan node that is not one"));
         };
-        let order: &[usize] = match self.binding.write_ops.get(pid) {
+        let order: &[Slot] = match self.binding.write_ops.get(pid) {
             Some(Some(WriteOp::Record(order))) => order,
             _ => &[],
         };
@@ -416,9 +416,10 @@ impl<'a> Resolver<'a> {
                 .get(writer.text(wfield.name))
                 .copied()
                 .filter(|&position| !used[position]);
-            let (Some(position), Some(&field_index)) =
-                (found, found.and_then(|position| order.get(position)))
-            else {
+            let (Some(position), Some(field_index)) = (
+                found,
+                found.and_then(|position| order.get(position)?.field()),
+            ) else {
                 let skip = self.skip(wfield.schema);
                 fields.push((None, skip));
                 continue;
@@ -433,18 +434,20 @@ impl<'a> Resolver<'a> {
             fields.push((Some(field_index), op?));
         }
         for (position, rfield) in rfields.iter().enumerate() {
+            // A reader field no class field reads (its schema default was written instead)
+            // needs nothing from the writer.
+            let Some(field_index) = order.get(position).and_then(Slot::field) else {
+                continue;
+            };
             if used[position] {
                 continue;
             }
-            let has_default = order
-                .get(position)
-                .and_then(|&i| spec.fields.get(i))
-                .is_some_and(|field| {
-                    matches!(
-                        field.default,
-                        FieldDefault::Value(_) | FieldDefault::Factory(_)
-                    )
-                });
+            let has_default = spec.fields.get(field_index).is_some_and(|field| {
+                matches!(
+                    field.default,
+                    FieldDefault::Value(_) | FieldDefault::Factory(_)
+                )
+            });
             if !has_default {
                 return Err(self.refuse(format!(
                     "reader field `{}` is missing from the writer schema and has no default",
