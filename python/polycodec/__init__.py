@@ -16,7 +16,7 @@ from ._errors import DecodeError, EncodeError, ValidationError
 from ._ext import Ext
 from ._extension import Extension
 from ._frames import AvroFrameInfo, avro_fingerprint, avro_frame_info
-from ._meta import AvroName, Meta
+from ._meta import Avro, AvroName, Meta
 from ._options import Options, options
 from ._polycodec import Codec, FileIter, Raw, StreamDecoder
 from ._unset import UNSET, UnsetType
@@ -35,6 +35,7 @@ from ._api import (
 __version__ = "0.1.0"
 
 __all__ = [
+    "Avro",
     "AvroFrameInfo",
     "AvroName",
     "Codec",

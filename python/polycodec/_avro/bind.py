@@ -75,6 +75,23 @@ class Binding:
             return self._union(pid, sid, where)
         if st == "union":
             raise self.fail(where, f"the schema has a union where the type has {kind}")
+        chosen = data.get("avro")
+        if chosen is not None:
+            # The representation the annotation asks for must be the schema's.
+            wanted = chosen["type"]
+            matched = {
+                "int": st == "int",
+                "long": st == "long",
+                "float": st == "float",
+                "double": st == "double",
+                "string": st == "string",
+                "bytes": st == "bytes",
+                "fixed": st == "fixed" and chosen["size"] in (None, node.get("size")),
+            }.get(wanted, logical == wanted)
+            if not matched:
+                raise self.fail(
+                    where, f"the type is annotated Avro({wanted!r}), the schema has {desc}"
+                )
         if kind in ("none", "unset"):
             if st != "null":
                 raise wrong()

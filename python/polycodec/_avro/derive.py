@@ -8,6 +8,7 @@ import dataclasses
 import datetime
 import decimal
 import enum
+import struct
 import uuid
 from typing import Any, Dict, List, Optional, Tuple
 
@@ -31,6 +32,8 @@ class _Deriver:
         self.records: Dict[str, Tuple[type, List[str]]] = {}
         # The records and recursive aliases' nodes being written out, outermost first.
         self.path: List[int] = []
+        # The namespace of each record being written out (a fixed named inside takes it).
+        self.namespaces: List[str] = []
 
     def name_for(
         self, cls: Any, module: str, qualname: str, args: Tuple[Any, ...], owner: Any
@@ -83,25 +86,47 @@ class _Deriver:
             return "null"
         if kind == "bool":
             return "boolean"
+        chosen = data.get("avro") or {}
+        avro_type = chosen.get("type")
         if kind == "int":
-            return "long"
+            return "int" if avro_type == "int" else "long"
         if kind == "float":
-            return "double"
+            return "float" if avro_type == "float" else "double"
         if kind == "str":
             return "string"
         if kind == "bytes":
+            if avro_type == "fixed":
+                if chosen["size"] is None:
+                    raise TypeError(f"{where}: Avro('fixed') on bytes needs size=")
+                return self.fixed(chosen, {}, where)
             return "bytes"
         if kind == "decimal":
-            if data["max_digits"] is not None and data["decimal_places"] is not None:
-                return {
-                    "type": "bytes",
-                    "logicalType": "decimal",
-                    "precision": data["max_digits"],
-                    "scale": data["decimal_places"],
-                }
-            return "string"
+            precision, scale = data["max_digits"], data["decimal_places"]
+            if avro_type == "string" or (avro_type is None and None in (precision, scale)):
+                return "string"
+            if precision is None or scale is None:
+                raise TypeError(
+                    f"{where}: Avro({avro_type!r}) writes a decimal of fixed precision and "
+                    "scale: annotate Meta(max_digits=..., decimal_places=...)"
+                )
+            decimal_type = {"logicalType": "decimal", "precision": precision, "scale": scale}
+            if avro_type == "fixed":
+                return self.fixed(chosen, decimal_type, where)
+            return {"type": "bytes", **decimal_type}
         if kind == "datetime":
             logical = "local-timestamp-micros" if data["tz"] is False else "timestamp-micros"
+            if avro_type is not None:
+                if avro_type.startswith("local-") and data["tz"] is not False:
+                    raise TypeError(
+                        f"{where}: Avro({avro_type!r}) holds naive datetimes: annotate "
+                        "Meta(tz=False)"
+                    )
+                if not avro_type.startswith("local-") and data["tz"] is False:
+                    raise TypeError(
+                        f"{where}: Avro({avro_type!r}) holds UTC instants, and the type is naive "
+                        "(Meta(tz=False)): use the local- form"
+                    )
+                logical = avro_type
             return {"type": "long", "logicalType": logical}
         if kind == "date":
             return {"type": "int", "logicalType": "date"}
@@ -111,8 +136,16 @@ class _Deriver:
                     f"{where}: an aware datetime.time has no Avro form (time-micros has no "
                     "UTC offset); use a naive time"
                 )
+            if avro_type == "time-millis":
+                return {"type": "int", "logicalType": "time-millis"}
             return {"type": "long", "logicalType": "time-micros"}
         if kind == "uuid":
+            if avro_type == "fixed":
+                if chosen["size"] not in (None, 16):
+                    raise TypeError(
+                        f"{where}: a UUID is a 16-byte Avro fixed, not {chosen['size']}"
+                    )
+                return self.fixed(dict(chosen, size=16), {"logicalType": "uuid"}, where)
             return {"type": "string", "logicalType": "uuid"}
         if kind == "timedelta":
             raise TypeError(
@@ -123,16 +156,23 @@ class _Deriver:
             raise TypeError(f"{where}: Any has no Avro form (Avro needs a schema for every value)")
         if kind == "literal":
             kinds = {type(v) for v in data["values"]}
+            if avro_type is not None and kinds != {int}:
+                raise TypeError(f"{where}: Avro({avro_type!r}) applies to a Literal of ints only")
             if kinds == {str}:
                 return "string"
             if kinds == {int}:
-                return "long"
+                return "int" if avro_type == "int" else "long"
             if kinds == {bool}:
                 return "boolean"
             raise TypeError(f"{where}: a Literal mixing str, int and bool values has no Avro form")
         if kind == "enum" and data["flag"]:
             # Any combination of a Flag's members is a value: no enum symbol could name it.
-            return "long"
+            return "int" if avro_type == "int" else "long"
+        if kind == "enum" and avro_type is not None:
+            raise TypeError(
+                f"{where}: Avro({avro_type!r}) applies to an enum.Flag only (an Enum is an Avro "
+                "enum)"
+            )
         if kind == "enum":
             if index in self.named:
                 return self.named[index]
@@ -147,6 +187,13 @@ class _Deriver:
             out: Dict[str, Any] = {"type": "enum", "name": name}
             _describe_named(out, full, declared)
             out["symbols"] = list(data["names"])
+            if "default" in declared:
+                if declared["default"] not in data["names"]:
+                    raise TypeError(
+                        f"{where}: the enum default {declared['default']!r} (from __avro__) is "
+                        f"not a member name of {cls.__qualname__}"
+                    )
+                out["default"] = declared["default"]
             self.definitions[full] = out
             return out
         if kind in ("list", "set", "frozenset", "var_tuple"):
@@ -217,12 +264,24 @@ class _Deriver:
             data["cls"], data["module"], data["name"], data.get("args", ()), ("record", index)
         )
         self.named[index] = full
+        if "default" in declared:
+            raise TypeError(f"{where}: __avro__'s default applies to enums, not to records")
         out: Dict[str, Any] = {"type": "record", "name": name}
         _describe_named(out, full, declared)
         self.definitions[full] = out
-        fields = []
-        attrs: List[str] = []  # the attribute behind each schema field, for record defaults
+        self.namespaces.append(full.rpartition(".")[0])
+        try:
+            out["fields"], attrs = self.fields(data, where)
+        finally:
+            self.namespaces.pop()
         kind = self.nodes[index][0]
+        self.records[full] = (data["cls"] if kind != "typeddict" else dict, attrs)
+        return out
+
+    def fields(self, data: Dict[str, Any], where: str) -> Tuple[List[Any], List[str]]:
+        """A record's schema fields, and the attribute behind each (for record defaults)."""
+        fields = []
+        attrs: List[str] = []
         for field in data["fields"]:
             if not field["wire"]:
                 continue
@@ -253,6 +312,8 @@ class _Deriver:
                 raise TypeError(f"{fwhere}: {field['wire_name']!r} is not a valid Avro field name")
             ftype = self.schema(field["type"], fwhere, default)
             entry: Dict[str, Any] = {"name": field["wire_name"], "type": ftype}
+            if field.get("doc") is not None:
+                entry["doc"] = field["doc"]
             if field["aliases"]:
                 for alias in field["aliases"]:
                     if not NAME_RE.match(alias):
@@ -276,9 +337,42 @@ class _Deriver:
                     pass
             fields.append(entry)
             attrs.append(field["name"])
-        out["fields"] = fields
-        self.records[full] = (data["cls"] if kind != "typeddict" else dict, attrs)
-        return out
+        return fields, attrs
+
+    def fixed(self, chosen: Dict[str, Any], logical: Dict[str, Any], where: str) -> Any:
+        """A fixed type of ``Avro("fixed", name=..., size=...)``: defined where it is first used
+        (its name in the namespace of the record around it), referred to by full name after;
+        one name with two different definitions is an error."""
+        name = chosen["name"]
+        size = chosen["size"]
+        if size is None:  # a decimal's: the fewest bytes that hold its precision
+            size = 1
+            while _max_decimal_digits(size) < logical["precision"]:
+                size += 1
+        if "precision" in logical and _max_decimal_digits(size) < logical["precision"]:
+            raise TypeError(
+                f"{where}: an Avro fixed of {size} bytes holds at most "
+                f"{_max_decimal_digits(size)} digits, not the {logical['precision']} of "
+                "Meta(max_digits=)"
+            )
+        definition: Dict[str, Any] = {"type": "fixed", "name": name, "size": size, **logical}
+        full = fullname(name, self.namespaces[-1] if self.namespaces else None)
+        owner = ("fixed", full, size, tuple(sorted(logical.items())))
+        if full in self.used:
+            if self.used[full] != owner:
+                raise TypeError(
+                    f"{where}: the Avro name {full!r} of Avro('fixed', name={name!r}) is already "
+                    "the name of another type in this schema"
+                )
+            return full
+        self.used[full] = owner
+        self.definitions[full] = definition
+        return definition
+
+
+def _max_decimal_digits(size: int) -> int:
+    """The most decimal digits a two's-complement number of ``size`` bytes holds in full."""
+    return len(str(2 ** (8 * size - 1) - 1)) - 1 if size else 0
 
 
 def _describe_named(out: Dict[str, Any], full: str, declared: Dict[str, Any]) -> None:
@@ -361,6 +455,8 @@ def _default_json(deriver: _Deriver, schema: Any, value: Any) -> Any:
     kind = schema["type"]
     if kind in PRIMITIVES:
         return _primitive_default(kind, schema, value)
+    if kind == "fixed":
+        return _fixed_default(schema, value)
     if kind == "enum":
         if isinstance(value, enum.Enum) and value.name in schema["symbols"]:
             return value.name
@@ -428,19 +524,21 @@ def _primitive_default(kind: str, schema: Optional[Dict[str, Any]], value: Any) 
         return None
     if kind == "boolean" and isinstance(value, bool):
         return value
-    if kind == "long" and logical is None and isinstance(value, enum.Flag):
+    if kind in ("int", "long") and logical is None and isinstance(value, enum.Flag):
         value = value.value  # a Flag field's default, written as its int
     if (
-        kind == "long"
+        kind in ("int", "long")
         and logical is None
         and isinstance(value, int)
         and not isinstance(value, bool)
     ):
-        if -(2**63) <= value < 2**63:
+        bits = 31 if kind == "int" else 63
+        if -(2**bits) <= value < 2**bits:
             return int(value)
-    if kind == "double" and isinstance(value, (int, float)) and not isinstance(value, bool):
-        if value == value and abs(value) != float("inf"):
-            return float(value)
+    if kind in ("double", "float") and isinstance(value, (int, float)):
+        if not isinstance(value, bool) and value == value and abs(value) != float("inf"):
+            if kind == "double" or _fits_float32(float(value)):
+                return float(value)
     if kind == "string" and logical is None and isinstance(value, str):
         return value
     if kind == "string" and logical is None and isinstance(value, decimal.Decimal):
@@ -452,20 +550,60 @@ def _primitive_default(kind: str, schema: Optional[Dict[str, Any]], value: Any) 
     if kind == "bytes" and logical == "decimal" and isinstance(value, decimal.Decimal):
         assert schema is not None
         return _decimal_default(value, schema["scale"], schema["precision"])
-    if kind == "long" and logical in ("timestamp-micros", "local-timestamp-micros"):
-        if isinstance(value, datetime.datetime):
-            if value.tzinfo is None and logical == "local-timestamp-micros":
-                return (value - _EPOCH_NAIVE) // datetime.timedelta(microseconds=1)
-            if value.tzinfo is not None and logical == "timestamp-micros":
-                return (value - _EPOCH) // datetime.timedelta(microseconds=1)
+    if kind == "long" and isinstance(value, datetime.datetime) and logical in _TIMESTAMP_UNITS:
+        unit = datetime.timedelta(microseconds=_TIMESTAMP_UNITS[logical])
+        # Sub-unit digits dropped toward the past, as the encoder writes them.
+        if value.tzinfo is None and logical.startswith("local-"):
+            return (value - _EPOCH_NAIVE) // unit
+        if value.tzinfo is not None and not logical.startswith("local-"):
+            return (value - _EPOCH) // unit
     if kind == "int" and logical == "date" and isinstance(value, datetime.date):
         return (value - datetime.date(1970, 1, 1)).days
-    if kind == "long" and logical == "time-micros" and isinstance(value, datetime.time):
-        if value.tzinfo is None:
-            return (
-                (value.hour * 60 + value.minute) * 60 + value.second
-            ) * 1_000_000 + value.microsecond
+    if isinstance(value, datetime.time) and value.tzinfo is None:
+        micros = ((value.hour * 60 + value.minute) * 60 + value.second) * 1_000_000
+        micros += value.microsecond
+        if kind == "long" and logical == "time-micros":
+            return micros
+        if kind == "int" and logical == "time-millis":
+            return micros // 1000
     raise _NoDefault
+
+
+_TIMESTAMP_UNITS = {
+    "timestamp-micros": 1,
+    "timestamp-millis": 1000,
+    "local-timestamp-micros": 1,
+    "local-timestamp-millis": 1000,
+}
+
+
+def _fits_float32(value: float) -> bool:
+    """Whether a finite float is within a 32-bit float's range (what the encoder checks)."""
+    try:
+        packed = struct.unpack("<f", struct.pack("<f", value))[0]
+    except OverflowError:
+        return False
+    return packed != 0.0 or value == 0.0
+
+
+def _fixed_default(schema: Dict[str, Any], value: Any) -> str:
+    """A fixed field's default: its bytes, one code point per byte (a decimal's sign-extended
+    to the size, a UUID's 16 big-endian bytes)."""
+    size = schema["size"]
+    logical = schema.get("logicalType")
+    if logical == "decimal" and isinstance(value, decimal.Decimal):
+        raw = _decimal_default(value, schema["scale"], schema["precision"]).encode("latin-1")
+        if len(raw) > size:
+            raise _NoDefault
+        fill = b"\xff" if raw and raw[0] & 0x80 else b"\x00"
+        raw = fill * (size - len(raw)) + raw
+    elif logical == "uuid" and isinstance(value, uuid.UUID):
+        raw = value.bytes
+    elif logical is None and isinstance(value, (bytes, bytearray)) and len(value) == size:
+        raw = bytes(value)
+    else:
+        raise _NoDefault
+    return raw.decode("latin-1")
 
 
 def _decimal_default(value: decimal.Decimal, scale: int, precision: int) -> str:

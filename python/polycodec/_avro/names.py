@@ -20,7 +20,7 @@ def fullname(name: str, namespace: Optional[str]) -> str:
     return f"{namespace}.{name}" if namespace else name
 
 
-_AVRO_KEYS = ("name", "namespace", "doc", "aliases")
+_AVRO_KEYS = ("name", "namespace", "doc", "aliases", "default")
 
 
 def _clean(part: str) -> str:
@@ -58,6 +58,10 @@ def declared_settings(cls: Any) -> Dict[str, Any]:
         raise TypeError(
             f"{label}.__avro__: namespace {namespace!r} is not a valid Avro namespace (names "
             "separated by dots, or '' / None for none)"
+        )
+    if "default" in raw and not isinstance(raw["default"], str):
+        raise TypeError(
+            f"{label}.__avro__: default must be a member name (a str), not {raw['default']!r}"
         )
     if "doc" in raw and not isinstance(raw["doc"], str):
         raise TypeError(f"{label}.__avro__: doc must be a str, not {raw['doc']!r}")

@@ -45,13 +45,7 @@ impl Encoder<'_, '_> {
             },
             (Node::Int(_), WriteOp::Long | WriteOp::Int) => {
                 let number = self.int(node, value)?;
-                if matches!(op, WriteOp::Int) && i32::try_from(number).is_err() {
-                    return Err(Error::encode(format!(
-                        "{number} is out of range for an Avro int (32 bits)"
-                    )));
-                }
-                write_long(self.out, number);
-                Ok(())
+                self.int_of_op(op, number)
             }
             (Node::Float(_), WriteOp::Double | WriteOp::Float) => {
                 let number = if let Ok(float) = value.cast_exact::<PyFloat>() {
@@ -64,7 +58,17 @@ impl Encoder<'_, '_> {
                     return Err(mismatch(node, value));
                 };
                 if matches!(op, WriteOp::Float) {
-                    self.out.extend_from_slice(&(number as f32).to_le_bytes());
+                    let narrow = number as f32;
+                    // A finite value past a 32-bit float's range (or so small it would become
+                    // 0) is refused, not written as infinity or zero.
+                    if number.is_finite()
+                        && (narrow.is_infinite() || (narrow == 0.0) != (number == 0.0))
+                    {
+                        return Err(Error::encode(format!(
+                            "{number} is out of range for an Avro float (32 bits)"
+                        )));
+                    }
+                    self.out.extend_from_slice(&narrow.to_le_bytes());
                 } else {
                     self.out.extend_from_slice(&number.to_le_bytes());
                 }
@@ -137,7 +141,7 @@ impl Encoder<'_, '_> {
                     None => shape::flag_value(spec, value)?.0,
                 };
                 match literal {
-                    LiteralValue::Int(number) => write_long(self.out, number),
+                    LiteralValue::Int(number) => self.int_of_op(op, number)?,
                     _ => return Err(unbound()),
                 }
                 Ok(())
@@ -149,7 +153,7 @@ impl Encoder<'_, '_> {
                         write_bytes(self.out, text.as_bytes())
                     }
                     (LiteralValue::Int(number), WriteOp::Long | WriteOp::Int) => {
-                        write_long(self.out, number)
+                        self.int_of_op(op, number)?
                     }
                     (LiteralValue::Bool(flag), WriteOp::Boolean) => self.out.push(u8::from(flag)),
                     _ => return Err(unbound()),
@@ -275,6 +279,18 @@ impl Encoder<'_, '_> {
             }
             _ => Err(unbound()),
         }
+    }
+
+    /// Writes an int as a long, or as a 32-bit Avro int when `op` says so (a value outside 32
+    /// bits is an EncodeError, never truncated).
+    fn int_of_op(&mut self, op: &WriteOp, number: i64) -> Result<()> {
+        if matches!(op, WriteOp::Int) && i32::try_from(number).is_err() {
+            return Err(Error::encode(format!(
+                "{number} is out of range for an Avro int (32 bits)"
+            )));
+        }
+        write_long(self.out, number);
+        Ok(())
     }
 
     fn int(&mut self, node: &Node, value: &Obj<'_>) -> Result<i64> {
