@@ -559,3 +559,69 @@ class Holder:
 def test_enum_default_must_be_a_member_name() -> None:
     with pytest.raises(TypeError, match="enum default 'NOPE'"):
         polycodec.Codec(Holder, "avro")
+
+
+LOCAL = datetime.datetime(2024, 2, 29, 23, 59, 58, 123456)
+AWARE = datetime.datetime(2024, 2, 29, 23, 59, 58, 123456, tzinfo=UTC)
+EPOCH_MICROS = (LOCAL - datetime.datetime(1970, 1, 1)) // datetime.timedelta(microseconds=1)
+CLOCK = datetime.time(23, 59, 58, 123456)
+CLOCK_MICROS = ((23 * 60 + 59) * 60 + 58) * 1_000_000 + 123456
+Price = Annotated[decimal.Decimal, Meta(max_digits=9, decimal_places=3)]
+
+
+@pytest.mark.parametrize(
+    "annotation, avro_type, value, their_form",
+    [
+        (Annotated[int, Avro("long")], "long", 2**40, 2**40),
+        (Annotated[float, Avro("double")], "double", 1e300, 1e300),
+        (
+            Annotated[datetime.datetime, Avro("timestamp-micros")],
+            {"type": "long", "logicalType": "timestamp-micros"},
+            AWARE,
+            AWARE,
+        ),
+        (
+            Annotated[datetime.datetime, Meta(tz=False), Avro("local-timestamp-micros")],
+            {"type": "long", "logicalType": "local-timestamp-micros"},
+            LOCAL,
+            # As a number: fastavro would shift a naive datetime by the machine's time zone.
+            EPOCH_MICROS,
+        ),
+        (
+            Annotated[datetime.time, Avro("time-micros")],
+            {"type": "long", "logicalType": "time-micros"},
+            CLOCK,
+            CLOCK,
+        ),
+        (
+            Annotated[decimal.Decimal, Meta(max_digits=9, decimal_places=3), Avro("bytes")],
+            {"type": "bytes", "logicalType": "decimal", "precision": 9, "scale": 3},
+            decimal.Decimal("-123456.789"),
+            decimal.Decimal("-123456.789"),
+        ),
+        (
+            Annotated[uuid.UUID, Avro("string")],
+            {"type": "string", "logicalType": "uuid"},
+            uuid.UUID(int=2**128 - 3),
+            str(uuid.UUID(int=2**128 - 3)),  # apache avro writes a uuid from its text
+        ),
+    ],
+    ids=["long", "double", "ts-micros", "local-ts-micros", "time-micros", "dec-bytes", "uuid-str"],
+)
+def test_the_wider_forms_chosen_explicitly_match_fastavro_and_apache_avro(
+    annotation: Any, avro_type: Any, value: Any, their_form: Any
+) -> None:
+    One = dataclasses.make_dataclass("One", [("x", annotation)])
+    codec = polycodec.Codec(One, "avro")
+    schema = codec.schema
+    assert schema["fields"] == [{"name": "x", "type": avro_type}]
+    data = codec.encode_one(One(value))
+    assert codec.decode_one(data) == One(value)
+    assert fastavro_write(schema, {"x": their_form}) == data
+    read = fastavro_read(schema, data)["x"]
+    if isinstance(read, datetime.datetime) and read.tzinfo is None:
+        assert read == LOCAL
+    else:
+        assert read in (value, str(value))
+    assert codec.decode_one(avro_write(schema, {"x": their_form})) == One(value)
+    assert avro_read(schema, data)["x"] in (value, str(value), their_form)
