@@ -9,6 +9,8 @@ Examples::
     python -m benches --adapters polycodec,msgspec,orjson --no-memory --no-plots
     python -m benches --list                # which adapters are available, and what they do
     python -m benches --queues [--quick]    # streams and queues (Kafka mock cluster, Redis)
+    python -m benches --features [--quick]  # one small model per feature (features.md)
+    python -m benches --features uuid,raw --formats json,avro
 """
 
 from __future__ import annotations
@@ -91,7 +93,50 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="streams and queues instead: stream decoding MB/s, Kafka and Redis messages/s",
     )
+    p.add_argument(
+        "--features",
+        nargs="?",
+        const="all",
+        metavar="A,B",
+        help="instead: the per-feature benchmark (features.md, features.json, features.png), "
+        "on every feature of benches/features.py or the comma-separated ones given; "
+        "--formats selects the formats (json, msgpack, builtins, avro, pickle)",
+    )
     return p
+
+
+def _features(args: argparse.Namespace) -> int:
+    from . import environment
+    from .feature_bench import run as run_features
+    from .feature_bench import timing_config, write
+    from .feature_cells import CELLS
+    from .features import FEATURES
+
+    names = list(FEATURES)
+    if args.features != "all":
+        names = [n.strip() for n in args.features.split(",") if n.strip()]
+        bad = [n for n in names if n not in FEATURES]
+        if bad:
+            print(
+                f"unknown feature(s): {', '.join(bad)}; known: {', '.join(FEATURES)}",
+                file=sys.stderr,
+            )
+            return 2
+    cells = [c for c in CELLS if args.formats is None or c.split("-")[0] in args.formats]
+    timing = timing_config(args.quick)
+    result = run_features(names, cells, timing, args.quick, progress=not args.no_progress)
+    env = environment.collect(timing, args.quick)
+    out = _out_dir(args.out, args.quick)
+    for path in write(result, env, out, plots=not args.no_plots):
+        print(f"wrote:   {path}")
+    failed = [k for k, why in result.skips.items() if why.startswith("check failed")]
+    for feature, fmt, lib in failed:
+        print(
+            f"CHECK FAILED: {feature} {fmt} {lib}: {result.skips[(feature, fmt, lib)]}",
+            file=sys.stderr,
+        )
+    print(f"wall time: {result.wall_time_s:.1f} s")
+    return 1 if failed else 0
 
 
 def _list(registry: Registry) -> int:
@@ -122,6 +167,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         from . import queues
 
         return queues.main(args.quick, args.out)
+    if args.features:
+        return _features(args)
     registry = load_registry()
     if args.list:
         return _list(registry)

@@ -27,7 +27,7 @@ import polycodec
 
 from .adapters.msgspec_structs import STRUCTS
 from .idioms import converter
-from .models import MODELS, generate
+from .models import MODELS, TYPED_MODELS, generate
 
 FORMATS = ("json", "msgpack")
 
@@ -77,7 +77,9 @@ def _cells(models: list[str], many: int) -> list[tuple[tuple[str, str, str], Cal
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--models", default=",".join(MODELS), help="comma-separated model names")
+    parser.add_argument(
+        "--models", default=",".join(TYPED_MODELS), help="comma-separated model names"
+    )
     parser.add_argument("--rounds", type=int, default=40, help="timed rounds over all cells")
     parser.add_argument("--calls", type=int, default=200, help="calls per cell per round")
     parser.add_argument("--many", type=int, default=100, help="batch size (0: no batches)")

@@ -24,8 +24,10 @@ from uuid import UUID  # noqa: F401
 
 from annotated_types import Ge, MinLen  # noqa: F401
 
+from polycodec._options import ATTRIBUTE as _OPTIONS
+
 from . import models
-from .models import Priority, Status  # noqa: F401
+from .models import Currency, Priority, Status  # noqa: F401
 
 __all__ = ["SLOTS", "converter", "field_names", "slots_class"]
 
@@ -43,13 +45,17 @@ def _slots_copy(cls: type) -> type:
             namespace[f.name] = f.default
         elif f.default_factory is not dataclasses.MISSING:
             namespace[f.name] = dataclasses.field(default_factory=f.default_factory)
+    if _OPTIONS in vars(cls):  # the class's own polycodec.options, as written above it
+        namespace[_OPTIONS] = vars(cls)[_OPTIONS]
     new = dataclasses.dataclass(slots=True)(type(cls.__name__, (), namespace))
     globals()[cls.__name__] = new
     return new
 
 
 #: plain dataclass -> its ``slots=True`` twin (the annotations resolve against this module).
-SLOTS: dict[type, type] = {cls: _slots_copy(cls) for cls in models.CLASSES}
+SLOTS: dict[type, type] = {cls: _slots_copy(cls) for cls in models.CLASSES + models.SERVICE_CLASSES}
+#: The service model's union, of the slots twins.
+Event = Union[OrderPlaced, OrderShipped, OrderCancelled]  # type: ignore[name-defined]  # noqa: F821
 
 
 def slots_class(cls: type) -> type:

@@ -30,7 +30,7 @@ from typing import Any, Callable
 import polycodec
 
 from .idioms import SLOTS, converter
-from .models import MODELS, generate
+from .models import MODELS, TYPED_MODELS, generate
 
 FORMATS = ("json", "msgpack", "avro", "pickle")
 
@@ -65,7 +65,9 @@ def _cells(models: list[str], many: int) -> list[tuple[str, Callable[[], Any]]]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--models", default=",".join(MODELS), help="comma-separated model names")
+    parser.add_argument(
+        "--models", default=",".join(TYPED_MODELS), help="comma-separated model names"
+    )
     parser.add_argument("--rounds", type=int, default=30, help="timed rounds over all codecs")
     parser.add_argument("--calls", type=int, default=200, help="calls per codec per round")
     parser.add_argument("--many", type=int, default=10, help="batch size for encode_many (0: no)")

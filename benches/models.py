@@ -28,7 +28,9 @@ Decimals always have two decimal places so that fixed-scale Avro decimals round-
 
 from __future__ import annotations
 
+import dataclasses
 import enum
+import json
 import random
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta, timezone
@@ -37,6 +39,8 @@ from typing import Annotated, Any, Callable, Literal, Optional, Union
 from uuid import UUID
 
 from annotated_types import Ge, MinLen
+
+import polycodec
 
 __all__ = [
     "Status",
@@ -60,9 +64,21 @@ __all__ = [
     "File",
     "Directory",
     "CLASSES",
+    "SERVICE_CLASSES",
+    "Currency",
+    "GeoPoint",
+    "LineItem",
+    "OrderPlaced",
+    "OrderShipped",
+    "OrderCancelled",
+    "Event",
+    "EventEnvelope",
     "ModelSpec",
     "MODELS",
+    "UNTYPED",
+    "TYPED_MODELS",
     "generate",
+    "json_form",
 ]
 
 
@@ -340,6 +356,123 @@ class Directory:
     type: Literal["directory"] = "directory"
 
 
+# --------------------------------------------------------------------------------------------
+# Model 5: service (a msgspec service ported as the migration page ports it)
+# --------------------------------------------------------------------------------------------
+#
+# Order events on a message bus, as a service written for msgspec Structs declares them and
+# polycodec.options ports them (docs/migrating-from-msgspec.md): a tagged union of events
+# (``tag_field="type"``) with camel-case names and ``omit_defaults``, UUIDs, Decimal amounts,
+# aware datetimes, an untyped ``dict[str, Any]`` trace, ``array_like`` geographic points, an
+# enum, Optionals and an envelope around each event. The Struct twins are in
+# ``adapters/msgspec_structs.py``; the values at a default hold the default's own object, as a
+# service's are (msgspec leaves out only that).
+
+
+class Currency(enum.Enum):
+    """The service's currencies."""
+
+    EUR = "EUR"
+    USD = "USD"
+    GBP = "GBP"
+
+
+@polycodec.options(array_like=True)
+@dataclass
+class GeoPoint:
+    """A point of a route, written as ``[lat, lon]``."""
+
+    lat: float
+    lon: float
+
+
+@polycodec.options(rename="camel", omit_defaults=True)
+@dataclass
+class LineItem:
+    """One line of an order."""
+
+    sku: str
+    quantity: int
+    unit_price: Decimal
+    discount: Optional[Decimal] = None
+    gift_wrap: bool = False
+
+
+_EVENT = {"tag_field": "type", "rename": "camel", "omit_defaults": True}
+
+
+@polycodec.options(tag="order.placed", **_EVENT)
+@dataclass
+class OrderPlaced:
+    """An order was placed."""
+
+    event_id: UUID
+    occurred_at: datetime
+    customer_id: UUID
+    items: list[LineItem]
+    total: Decimal
+    currency: Currency = Currency.EUR
+    shipping_point: Optional[GeoPoint] = None
+    coupon_code: Optional[str] = None
+    trace: dict[str, Any] = field(default_factory=dict)
+
+
+@polycodec.options(tag="order.shipped", **_EVENT)
+@dataclass
+class OrderShipped:
+    """An order left the warehouse."""
+
+    event_id: UUID
+    occurred_at: datetime
+    order_id: UUID
+    carrier: str
+    route: list[GeoPoint]
+    estimated_arrival: Optional[datetime] = None
+    trace: dict[str, Any] = field(default_factory=dict)
+
+
+@polycodec.options(tag="order.cancelled", **_EVENT)
+@dataclass
+class OrderCancelled:
+    """An order was cancelled."""
+
+    event_id: UUID
+    occurred_at: datetime
+    order_id: UUID
+    reason: str
+    refund: Optional[Decimal] = None
+    notify_customer: bool = True
+    trace: dict[str, Any] = field(default_factory=dict)
+
+
+Event = Union[OrderPlaced, OrderShipped, OrderCancelled]
+
+
+@polycodec.options(rename="camel", omit_defaults=True)
+@dataclass
+class EventEnvelope:
+    """What goes on the bus: one event and its delivery metadata (the service model's root)."""
+
+    message_id: UUID
+    source: str
+    published_at: datetime
+    event: Event
+    attempt: int = 1
+    headers: dict[str, str] = field(default_factory=dict)
+
+
+#: The service model's classes (their slots and Struct twins: ``idioms.py``,
+#: ``adapters/msgspec_structs.py``).
+SERVICE_CLASSES: tuple[type, ...] = (
+    GeoPoint,
+    LineItem,
+    OrderPlaced,
+    OrderShipped,
+    OrderCancelled,
+    EventEnvelope,
+)
+
+
 #: Every model class, so idioms (slots dataclasses, Structs, BaseModels) can map them one to one.
 CLASSES: tuple[type, ...] = (Tag, Record, *HIERARCHY_CLASSES, Leaf, Branch, File, Directory)
 
@@ -526,6 +659,85 @@ def make_filesystem(rng: random.Random, i: int, capacity: int = 1000) -> Directo
     return root
 
 
+def _uuid(rng: random.Random) -> UUID:
+    return UUID(int=rng.getrandbits(128), version=4)
+
+
+def _trace(rng: random.Random) -> dict[str, Any]:
+    """A tracing context as services carry it: ids, a flag and nested baggage (or nothing)."""
+    if rng.random() < 0.25:
+        return {}
+    return {
+        "traceId": f"{rng.getrandbits(128):032x}",
+        "spanId": f"{rng.getrandbits(64):016x}",
+        "sampled": rng.random() < 0.5,
+        "baggage": {"tenant": _word(rng), "region": rng.choice(["eu-west", "us-east"])},
+        "hops": rng.randint(0, 5),
+    }
+
+
+def _point(rng: random.Random) -> GeoPoint:
+    return GeoPoint(round(rng.uniform(-90, 90), 5), round(rng.uniform(-180, 180), 5))
+
+
+def make_service(rng: random.Random, i: int) -> EventEnvelope:
+    """One :class:`EventEnvelope`: about half its defaulted fields at their default."""
+    occurred = _dt(rng)
+    kind = rng.random()
+    event: Any
+    if kind < 0.5:
+        items = [
+            LineItem(
+                sku=f"{_word(rng).upper()}-{rng.randint(100, 999)}",
+                quantity=rng.randint(1, 5),
+                unit_price=_money(rng, 200),
+                **({"discount": _money(rng, 20)} if rng.random() < 0.3 else {}),
+                **({"gift_wrap": True} if rng.random() < 0.1 else {}),
+            )
+            for _ in range(rng.randint(1, 4))
+        ]
+        total = sum((it.unit_price * it.quantity for it in items), Decimal("0.00"))
+        extra: dict[str, Any] = {}
+        if rng.random() < 0.4:
+            extra["currency"] = rng.choice([Currency.USD, Currency.GBP])
+        if rng.random() < 0.5:
+            extra["shipping_point"] = _point(rng)
+        if rng.random() < 0.2:
+            extra["coupon_code"] = f"SAVE{rng.randint(5, 30)}"
+        event = OrderPlaced(
+            _uuid(rng), occurred, _uuid(rng), items, total, trace=_trace(rng), **extra
+        )
+    elif kind < 0.8:
+        event = OrderShipped(
+            _uuid(rng),
+            occurred,
+            _uuid(rng),
+            rng.choice(["dhl", "ups", "fedex", "postnl"]),
+            [_point(rng) for _ in range(rng.randint(2, 6))],
+            **({"estimated_arrival": _dt(rng)} if rng.random() < 0.6 else {}),
+            trace=_trace(rng),
+        )
+    else:
+        event = OrderCancelled(
+            _uuid(rng),
+            occurred,
+            _uuid(rng),
+            _words(rng, 2, 6),
+            **({"refund": _money(rng, 500)} if rng.random() < 0.5 else {}),
+            **({"notify_customer": False} if rng.random() < 0.3 else {}),
+            trace=_trace(rng),
+        )
+    return EventEnvelope(
+        _uuid(rng),
+        f"orders-{rng.randint(1, 4)}",
+        occurred + timedelta(milliseconds=rng.randint(1, 900)),
+        event,
+        **({"attempt": rng.randint(2, 4)} if rng.random() < 0.2 else {}),
+        **({"headers": {"content-type": "application/json", "x-tenant": _word(rng)}}
+           if rng.random() < 0.5 else {}),
+    )  # fmt: skip
+
+
 @dataclass(frozen=True)
 class ModelSpec:
     """A benchmark model: its root type and how to generate instances of it."""
@@ -537,6 +749,14 @@ class ModelSpec:
     #: Only ``*_one`` operations: one object is already a large document (the gist times one
     #: 1,000-node file system per call); batches of trees are the ``tree`` model's job.
     one_only: bool = False
+    #: ``"typed"``: instances of model classes; ``"untyped"``: plain JSON values (dicts, lists,
+    #: str, int, float, bool, None), which only the adapters that declare it take.
+    kind: str = "typed"
+    #: The formats the model is timed in (None: every format).
+    formats: Optional[tuple[str, ...]] = None
+    #: Its wire form needs per-class options (``polycodec.options``, a Struct's class
+    #: keywords): libraries whose classes cannot carry them do not take it.
+    class_options: bool = False
 
     @property
     def list_type(self) -> Any:
@@ -571,7 +791,60 @@ MODELS: dict[str, ModelSpec] = {
         make_filesystem,
         one_only=True,
     ),
+    "service": ModelSpec(
+        "service",
+        EventEnvelope,
+        "a msgspec service ported with polycodec.options: envelopes around a tagged union of "
+        "order events (tag_field, camel rename, omit_defaults), UUIDs, Decimals, aware "
+        "datetimes, an enum, a dict[str, Any] trace, array_like points",
+        make_service,
+        class_options=True,
+        # Avro has no form for the dict[str, Any] trace (polycodec refuses it).
+        formats=("json", "msgpack", "builtins", "pickle"),
+    ),
 }
+
+
+def _json_default(value: Any) -> Any:
+    if isinstance(value, enum.Enum):
+        return value.value
+    if isinstance(value, (datetime, date)):
+        return value.isoformat()
+    if isinstance(value, (Decimal, UUID)):
+        return str(value)
+    raise TypeError(f"no JSON form for {type(value).__name__}")
+
+
+def json_form(value: Any) -> Any:
+    """A model object's JSON form as plain values, through the stdlib: what an untyped service
+    holds after ``json.loads`` of the object's JSON."""
+    return json.loads(json.dumps(dataclasses.asdict(value), default=_json_default))
+
+
+def _untyped(model: str) -> Callable[[random.Random, int], Any]:
+    make = MODELS[model].make_one
+    return lambda rng, i: json_form(make(rng, i))
+
+
+#: Untyped values (issue 37): the four models' data as plain JSON values, for JSON and
+#: MessagePack libraries that take any value (``Codec(Any)``, ``orjson.loads``, ...).
+UNTYPED: dict[str, ModelSpec] = {
+    f"untyped_{name}": ModelSpec(
+        f"untyped_{name}",
+        dict,
+        f"the {name} model's data as plain JSON values (dicts, lists, str, int, float, bool, "
+        "None), decoded untyped",
+        _untyped(name),
+        one_only=MODELS[name].one_only,
+        kind="untyped",
+        formats=("json", "msgpack"),
+    )
+    for name in ("record", "hierarchy", "tree", "filesystem")
+}
+MODELS.update(UNTYPED)
+
+#: The models of typed classes (every one but the untyped ones).
+TYPED_MODELS: tuple[str, ...] = tuple(n for n, spec in MODELS.items() if spec.kind == "typed")
 
 
 def generate(model: str, n: int, seed: int = 20240601) -> list[Any]:

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 from .adapters import BASELINES, FORMATS, Adapter, Ops, Registry, Unsupported, is_subject
-from .adapters.base import OBJECT_FORMATS, version_is_prerelease
+from .adapters.base import NO_CLASS_OPTIONS, OBJECT_FORMATS, version_is_prerelease
 from .idioms import field_names
 from .models import MODELS, generate
 from .progress import ProgressBar
@@ -262,11 +262,18 @@ def run(cfg: RunConfig, registry: Registry) -> RunResult:
     converted: dict[tuple[str, str], list[Any]] = {}  # (adapter, model): idiom objects, reused
     previews: dict[str, dict[str, str]] = {}
     checks = [
-        (a, fmt, m) for fmt in cfg.formats for m in cfg.models for a in adapters if fmt in a.formats
+        (a, fmt, m)
+        for fmt in cfg.formats
+        for m in cfg.models
+        for a in adapters
+        if a.takes(fmt, MODELS[m])
     ]
     bar = ProgressBar(len(checks) * 0.1 + _count_cells(cfg, adapters) or 1, enabled=cfg.progress)
     for i, (adapter, fmt, model) in enumerate(checks):
         bar.update(i * 0.1, f"checking {adapter.name} {fmt} {model}")
+        if MODELS[model].class_options and not adapter.class_options:
+            skips.append(Skip(adapter.name, fmt, model, "unsupported", NO_CLASS_OPTIONS))
+            continue
         try:
             ops = adapter.build(fmt, MODELS[model])
         except Unsupported as exc:
@@ -301,6 +308,8 @@ def run(cfg: RunConfig, registry: Registry) -> RunResult:
                 for batch in cfg.batches:
                     for op in cfg.ops:
                         if not op_applies(op, batch, model):
+                            continue
+                        if MODELS[model].formats is not None and fmt not in MODELS[model].formats:
                             continue
                         cands: list[Candidate] = []
                         payload_sizes: dict[str, int] = {}
@@ -377,7 +386,7 @@ def _count_cells(cfg: RunConfig, adapters: list[Adapter]) -> int:
         for m in cfg.models
         for b in cfg.batches
         for op in cfg.ops
-        if op_applies(op, b, m)
+        if op_applies(op, b, m) and (MODELS[m].formats is None or fmt in MODELS[m].formats)
     )
 
 

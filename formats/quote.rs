@@ -4,16 +4,47 @@
 /// The most characters of input an error message quotes; longer text is cut (see [`quote`]).
 pub const MAX_QUOTED_CHARS: usize = 80;
 
+/// [`cut`] as a `Display`: written into a message as it is formatted, with nothing allocated
+/// first (a message made while memory runs out is then made fallibly, or not at all).
+pub struct Cut<'a>(pub &'a str);
+
+impl std::fmt::Display for Cut<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.0.char_indices().nth(MAX_QUOTED_CHARS) {
+            None => f.write_str(self.0),
+            Some((cut, _)) => write!(
+                f,
+                "{}... ({} characters)",
+                &self.0[..cut],
+                self.0.chars().count()
+            ),
+        }
+    }
+}
+
+/// [`quote`] as a `Display` (see [`Cut`]).
+pub struct Quoted<'a>(pub &'a str);
+
+impl std::fmt::Display for Quoted<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.0.char_indices().nth(MAX_QUOTED_CHARS) {
+            None => write!(f, "{:?}", self.0),
+            Some((cut, _)) => write!(
+                f,
+                "{:?}... ({} characters)",
+                &self.0[..cut],
+                self.0.chars().count()
+            ),
+        }
+    }
+}
+
 /// Input text (a number's digits, a name) as an error message shows it unquoted: cut after
 /// [`MAX_QUOTED_CHARS`] characters to `prefix... (12345 characters)`.
 pub fn cut(text: &str) -> std::borrow::Cow<'_, str> {
     match text.char_indices().nth(MAX_QUOTED_CHARS) {
         None => std::borrow::Cow::Borrowed(text),
-        Some((cut, _)) => std::borrow::Cow::Owned(format!(
-            "{}... ({} characters)",
-            &text[..cut],
-            text.chars().count()
-        )),
+        Some(_) => std::borrow::Cow::Owned(Cut(text).to_string()),
     }
 }
 
@@ -32,14 +63,7 @@ pub fn cut_bytes(bytes: &[u8]) -> String {
 /// [`MAX_QUOTED_CHARS`] characters to `"prefix"... (12345 characters)`, so that no message
 /// grows with the input.
 pub fn quote(text: &str) -> String {
-    match text.char_indices().nth(MAX_QUOTED_CHARS) {
-        None => format!("{text:?}"),
-        Some((cut, _)) => format!(
-            "{:?}... ({} characters)",
-            &text[..cut],
-            text.chars().count()
-        ),
-    }
+    Quoted(text).to_string()
 }
 
 /// Input bytes meant as text (invalid UTF-8 shown as U+FFFD), quoted as [`quote`] does, the

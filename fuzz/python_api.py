@@ -9,6 +9,10 @@ For every input it checks that
 * a decoded value round-trips: it encodes, decodes back equal, and encodes to the same bytes
   again (pickle's output depends on the value only);
 * a stream decoder fed the bytes in chunks gives what one feed gives;
+* with ``errors="all"`` (JSON and MessagePack), a decode that succeeds without the option
+  succeeds with it, and one that fails with a ValidationError fails with one whose first error
+  is the fail-fast error (its loc, path, code and message), for ``decode_one`` and
+  ``decode_many`` (issue 38 item 8);
 * decoding a pickle imports nothing and executes nothing: an audit hook fails the run on any
   import, exec, compile, open or subprocess event while polycodec decodes, but for what
   docs/pickle.md allows (``ZoneInfo(key)`` reading the tz database, importing ``tzdata``).
@@ -25,6 +29,7 @@ ordinary build only the Python lines guide it, which decoding barely runs.
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import random
 import sys
@@ -89,7 +94,24 @@ def _codecs() -> list[polycodec.Codec[Any]]:
 
 
 CODECS: list[polycodec.Codec[Any]] = []
+#: The errors="all" twin of each JSON and MessagePack codec, by its index in CODECS.
+COLLECTING: dict[int, polycodec.Codec[Any]] = {}
 OUR_ERRORS = (polycodec.DecodeError, RecursionError, MemoryError)
+
+# Invalid documents for the errors="all" property, from the campaign on issue 38: errors in a
+# container that then fails as a whole (a tagged union without its tag, a fixed tuple with an
+# item too many, a record key that is no str), a number out of range, errors nested deep.
+_DEEP_TREE: Any = {"value": "x", "children": []}
+for _ in range(60):
+    _DEEP_TREE = {"value": None, "children": [_DEEP_TREE, {"value": 1.5}]}
+ERROR_DOCUMENTS: list[tuple[Any, bytes]] = [
+    (Pet, b'{"name": "rex", "animal": {"lives": "x"}}'),
+    (Pet, b'{"name": 1, "animal": {"good": 2, "kind": "bird"}}'),
+    (Archive, b'{"label": "a", "contents": [{"name": "x", "nbytes": 1e400}, {"name": 2}]}'),
+    (Archive, b'{"label": 7, "contents": [{"name": "x", "nbytes": 1}], "owner": {"x": "1"}}'),
+    (Tree, json.dumps(_DEEP_TREE).encode()),
+    (Linked, b'{"value": 1, "next": {"value": 2, "next": {"value": 3}}}'),
+]
 
 # Events that decoding a pickle must never cause (the safe reader imports and calls nothing).
 FORBIDDEN_EVENTS = {
@@ -157,11 +179,40 @@ def _stream(codec: polycodec.Codec[Any], chunks: list[bytes]) -> tuple[Optional[
     return None, values
 
 
+def _first_error(call: Callable[[], Any]) -> Any:
+    """What a decode gives: its first validation error (loc, path, code, message), or "ok", or
+    the kind of any other exception of ours."""
+    try:
+        call()
+    except polycodec.ValidationError as err:
+        return (err.loc, err.path, err.code, err.errors()[0]["msg"])
+    except OUR_ERRORS as err:
+        return type(err).__name__
+    return "ok"
+
+
+def _check_collecting(index: int, payload: bytes) -> None:
+    """errors="all" starts with the error a fail-fast decode raises (issue 38 item 8)."""
+    every = COLLECTING.get(index)
+    if every is None:
+        return
+    codec = CODECS[index]
+    for method in ("decode_one", "decode_many"):
+        first = _first_error(lambda: getattr(codec, method)(payload))
+        collected = _first_error(lambda: getattr(every, method)(payload))
+        # Malformed input after the first error ends the collecting decode as a DecodeError
+        # (docs/errors.md): the one outcome allowed to differ.
+        if first == "ok" or (isinstance(first, tuple) and collected != "DecodeError"):
+            assert collected == first, f"{codec} {method}: {collected} != {first}"
+
+
 def test_one_input(data: bytes) -> None:
     if len(data) < 1:
         return
-    codec = CODECS[data[0] % len(CODECS)]
+    index = data[0] % len(CODECS)
+    codec = CODECS[index]
     payload = data[1:]
+    _check_collecting(index, payload)
     try:
         value = _decode(codec, lambda: codec.decode_one(payload))
     except OUR_ERRORS:
@@ -197,11 +248,22 @@ def seeds() -> list[bytes]:
                 for value in values:
                     out.append(bytes([index]) + codec.encode_one(value))
                 out.append(bytes([index]) + codec.encode_stream(values * 2))
+        for model, document in ERROR_DOCUMENTS:
+            if codec.type is model and index in COLLECTING:
+                if codec.format == "msgpack":
+                    # 1e400 has no MessagePack form.
+                    if b"1e400" in document:
+                        continue
+                    document = polycodec.encode_one(json.loads(document), "msgpack", type=Any)
+                out.append(bytes([index]) + document)
     return out
 
 
 def main() -> None:
     CODECS.extend(_codecs())
+    for index, codec in enumerate(CODECS):
+        if codec.format in ("json", "msgpack"):
+            COLLECTING[index] = polycodec.Codec(codec.type, codec.format, errors="all")
     # Warm every codec once, so the lazy imports of a first decode happen before the hook.
     for data in seeds():
         test_one_input(data)

@@ -11,8 +11,12 @@ use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyTuple, PyType};
 
+use crate::codecs::collect::{chain, Report, MAX_COLLECTED};
+
 // How messages quote input (bounded in length) is shared with the byte layer's own errors.
-pub use polycodec_formats::quote::{cut, cut_bytes, quote, quote_bytes, MAX_QUOTED_CHARS};
+pub use polycodec_formats::quote::{
+    cut, cut_bytes, quote, quote_bytes, Cut, Quoted, MAX_QUOTED_CHARS,
+};
 
 /// Which Python exception an error becomes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -64,6 +68,9 @@ pub enum Failure {
     /// `errors="all"`: the value's errors were recorded where they happened (the decoder's
     /// `CollectAll`), and the value could not be made; its container goes on reading.
     Collected,
+    /// Memory ran out making room for what it names (a buffer, an error's own message): a
+    /// MemoryError, made when it is raised, by CPython (nothing more is allocated here).
+    OutOfMemory(&'static str),
 }
 
 /// An error with the path to where it happened, innermost segment first. Boxed: a
@@ -110,6 +117,73 @@ static SPARE_HELD: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool
 /// Path segments the spare box has room for, so that the first containers an out-of-memory
 /// error passes through can still add their segment.
 const SPARE_PATH_ROOM: usize = 8;
+
+/// What a MemoryError says could not be allocated: an error's message, or its box.
+const MESSAGE: &str = "an error message";
+const ERROR_BOX: &str = "an error";
+
+/// Whether `err` is a MemoryError (errors are made under the GIL, which this attaches to again).
+fn is_memory_error(err: &PyErr) -> bool {
+    Python::attach(|py| err.is_instance_of::<pyo3::exceptions::PyMemoryError>(py))
+}
+
+/// The text of an error message, made without aborting when memory runs out: a `String`
+/// already made, a `&str` copied, or `format_args!` written into room reserved as it grows.
+/// `None`: memory ran out (the error becomes a MemoryError).
+pub trait MessageText {
+    fn into_text(self) -> Option<String>;
+}
+
+impl MessageText for String {
+    fn into_text(self) -> Option<String> {
+        Some(self)
+    }
+}
+
+impl MessageText for &str {
+    fn into_text(self) -> Option<String> {
+        owned(self)
+    }
+}
+
+impl MessageText for &String {
+    fn into_text(self) -> Option<String> {
+        owned(self)
+    }
+}
+
+impl MessageText for std::borrow::Cow<'_, str> {
+    fn into_text(self) -> Option<String> {
+        match self {
+            std::borrow::Cow::Owned(text) => Some(text),
+            std::borrow::Cow::Borrowed(text) => owned(text),
+        }
+    }
+}
+
+impl MessageText for std::fmt::Arguments<'_> {
+    fn into_text(self) -> Option<String> {
+        if let Some(text) = self.as_str() {
+            return owned(text);
+        }
+        let mut out = FallibleText(String::new());
+        std::fmt::write(&mut out, self).ok()?;
+        Some(out.0)
+    }
+}
+
+/// A `String` that `write!` grows fallibly: a failed growth is a formatting error.
+struct FallibleText(String);
+
+impl std::fmt::Write for FallibleText {
+    fn write_str(&mut self, text: &str) -> std::fmt::Result {
+        self.0
+            .try_reserve(text.len())
+            .map_err(|_| std::fmt::Error)?;
+        self.0.push_str(text);
+        Ok(())
+    }
+}
 
 /// A heap box for `inner`, or `None` when the allocation failed.
 fn try_box(inner: ErrorInner) -> std::result::Result<Box<[ErrorInner; 1]>, ErrorInner> {
@@ -169,14 +243,22 @@ fn boxed(failure: Failure) -> Error {
                 .unwrap_or_else(|poisoned| poisoned.into_inner())
                 .take();
             SPARE_HELD.store(false, Ordering::Relaxed);
+            // The error itself found no memory: unless it is already a MemoryError, memory
+            // running out is what to report (a validation error recorded by `errors="all"`
+            // would let the walk go on and ask for another box).
+            let failure = match inner.failure {
+                Failure::Python(err) if is_memory_error(&err) => Failure::Python(err),
+                Failure::OutOfMemory(what) => Failure::OutOfMemory(what),
+                _ => Failure::OutOfMemory(ERROR_BOX),
+            };
             match spare {
                 Some(mut spare) => {
-                    spare[0].failure = inner.failure;
+                    spare[0].failure = failure;
                     spare[0].path.clear();
                     spare[0].input = None;
                     Error(spare)
                 }
-                None => Error(Box::new([inner])),
+                None => Error(Box::new([ErrorInner { failure, ..inner }])),
             }
         }
     }
@@ -188,24 +270,27 @@ pub type Result<T> = std::result::Result<T, Error>;
 /// path of the function it is in (issue 10: the decoders' hot code in fewer cache lines).
 impl Error {
     #[cold]
-    pub fn new(kind: ErrorKind, message: impl Into<String>) -> Self {
+    pub fn new(kind: ErrorKind, message: impl MessageText) -> Self {
         // Unwinding from here may drop objects whose `__del__` runs Python code.
         crate::py::gc_give_up();
-        boxed(Failure::Message(kind, message.into()))
+        match message.into_text() {
+            Some(text) => boxed(Failure::Message(kind, text)),
+            None => boxed(Failure::OutOfMemory(MESSAGE)),
+        }
     }
 
     #[cold]
-    pub fn decode(message: impl Into<String>) -> Self {
+    pub fn decode(message: impl MessageText) -> Self {
         Self::new(ErrorKind::Decode, message)
     }
 
     #[cold]
-    pub fn validation(message: impl Into<String>) -> Self {
+    pub fn validation(message: impl MessageText) -> Self {
         Self::new(ErrorKind::Validation, message)
     }
 
     #[cold]
-    pub fn encode(message: impl Into<String>) -> Self {
+    pub fn encode(message: impl MessageText) -> Self {
         Self::new(ErrorKind::Encode, message)
     }
 
@@ -233,15 +318,7 @@ impl Error {
                     || err.is_instance_of::<PyValueError>(py)
                     || err.is_instance_of::<PyAttributeError>(py)
             }
-            Failure::Collected => false,
-        }
-    }
-
-    /// Adds a segment to an error already recorded (`errors="all"`), as [`Error::at`] adds one
-    /// to an error on its way up.
-    pub fn push_segment(&mut self, segment: PathSegment) {
-        if self.path.try_reserve(1).is_ok() {
-            self.path.push(segment);
+            Failure::Collected | Failure::OutOfMemory(_) => false,
         }
     }
 
@@ -253,7 +330,7 @@ impl Error {
     /// `expected <what>, got <found>`: the message of every type mismatch.
     #[cold]
     pub fn expected(kind: ErrorKind, what: &str, found: &str) -> Self {
-        Self::new(kind, format!("expected {what}, got {found}"))
+        Self::new(kind, format_args!("expected {what}, got {found}"))
     }
 
     /// Adds the segment of the container the error passed through on its way up; when memory
@@ -292,51 +369,23 @@ impl Error {
         }
     }
 
-    /// The path in the JSONPath-like notation users see: `$.contents[3].nbytes`, `$.tags["a b"]`.
+    /// The steps this error gathered, innermost first.
+    #[cfg(test)]
+    pub fn path_segments(&self) -> &[PathSegment] {
+        &self.path
+    }
+
+    /// The path in the JSONPath-like notation users see: `$.contents[3].nbytes`, `$.tags["a b"]`
+    /// (just `$` when memory has run out).
     pub fn path_string(&self) -> String {
-        let mut out = String::from("$");
-        for segment in self.path.iter().rev() {
-            match segment {
-                PathSegment::Field(name) if is_plain_identifier(name) => {
-                    out.push('.');
-                    out.push_str(name);
-                }
-                PathSegment::Field(name) | PathSegment::Key(name) => {
-                    out.push('[');
-                    match name.char_indices().nth(MAX_QUOTED_CHARS) {
-                        None => push_quoted(&mut out, name),
-                        // A long key (from the input) is cut, as quoted input is in messages.
-                        Some((cut, _)) => {
-                            push_quoted(&mut out, &name[..cut]);
-                            out.push_str("...");
-                        }
-                    }
-                    out.push(']');
-                }
-                PathSegment::Index(index) => {
-                    let _ = write!(out, "[{index}]");
-                }
-                PathSegment::Items => out.push_str("[]"),
-            }
-        }
-        out
+        path_text(self.path.iter().rev()).unwrap_or_else(|| String::from("$"))
     }
 
     /// The path as a tuple, outermost step first, for `exc.loc`: a field's wire name or a dict
     /// key (as shown in the path) is a `str`, a position an `int`; the root is `()`. Built
     /// only here, when the exception is raised.
     pub fn loc<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
-        let mut items: Vec<Bound<'py, PyAny>> = Vec::with_capacity(self.path.len());
-        for segment in self.path.iter().rev() {
-            items.push(match segment {
-                PathSegment::Field(name) | PathSegment::Key(name) => {
-                    name.as_str().into_pyobject(py)?.into_any()
-                }
-                PathSegment::Index(index) => index.into_pyobject(py)?.into_any(),
-                PathSegment::Items => "[]".into_pyobject(py)?.into_any(),
-            });
-        }
-        PyTuple::new(py, items)
+        loc_tuple(py, self.path.iter().rev(), None)
     }
 
     /// Converts into the Python exception raised to the caller. A `TypeError`, `ValueError` or
@@ -365,6 +414,7 @@ impl Error {
                 (context, message, Some(err))
             }
             Failure::Collected => (context, String::from("the value has errors"), None),
+            Failure::OutOfMemory(what) => return crate::py::memory_error(py, what),
         };
         let code = match (&cause, kind) {
             (Some(_), _) if message.starts_with("Exceeds the limit") => "int_parsing_size",
@@ -411,6 +461,37 @@ impl Error {
     }
 }
 
+/// The keys of a `DecodeError`'s keyword arguments and of its `errors()` entries, made once
+/// per exception, fallibly (PyO3 makes a `&str` key with a conversion that panics when
+/// CPython's allocation fails).
+struct Keys<'py> {
+    code: Bound<'py, PyAny>,
+    errors: Bound<'py, PyAny>,
+    type_: Bound<'py, PyAny>,
+    loc: Bound<'py, PyAny>,
+    msg: Bound<'py, PyAny>,
+    input: Bound<'py, PyAny>,
+}
+
+impl<'py> Keys<'py> {
+    fn new(py: Python<'py>) -> PyResult<Self> {
+        let key = |text: &str| crate::py::new_str(py, text.as_bytes(), true);
+        Ok(Keys {
+            code: key("code")?,
+            errors: key("errors")?,
+            type_: key("type")?,
+            loc: key("loc")?,
+            msg: key("msg")?,
+            input: key("input")?,
+        })
+    }
+}
+
+/// A `str` made fallibly.
+fn str_object<'py>(py: Python<'py>, text: &str) -> PyResult<Bound<'py, PyAny>> {
+    crate::py::new_str(py, text.as_bytes(), text.is_ascii())
+}
+
 /// The keyword arguments of a `DecodeError`: its code, and its `errors()` entry.
 fn details<'py>(
     py: Python<'py>,
@@ -419,68 +500,203 @@ fn details<'py>(
     loc: &Bound<'py, PyTuple>,
     input: Option<Py<PyAny>>,
 ) -> PyResult<Bound<'py, pyo3::types::PyDict>> {
-    let kwargs = pyo3::types::PyDict::new(py);
-    kwargs.set_item("code", code)?;
-    let entries = pyo3::types::PyList::empty(py);
-    entries.append(error_entry(py, code, message, loc, input)?)?;
-    kwargs.set_item("errors", entries)?;
+    let keys = Keys::new(py)?;
+    let entry_loc = match named_field(code, message) {
+        Some(name) => loc_tuple_with(py, loc, str_object(py, name)?)?.into_any(),
+        None => loc.clone().into_any(),
+    };
+    let entry = error_entry(py, &keys, code, message, entry_loc, input)?;
+    let kwargs = crate::py::new_dict(py)?;
+    kwargs.set_item(&keys.code, str_object(py, code)?)?;
+    kwargs.set_item(
+        &keys.errors,
+        crate::py::new_list(py, std::iter::once(entry))?,
+    )?;
     Ok(kwargs)
 }
 
-/// One `errors()` entry, with pydantic's keys in its order: `type` (the code), `loc`, `msg`
-/// (the message without its path) and, where known, `input`. As in pydantic, the `loc` of a
-/// missing field or an unknown one ends with that field's name (the exception's own `path`
-/// and `loc` point at the record, whose message names the field).
-fn error_entry<'py>(
+/// `loc` with one more step.
+fn loc_tuple_with<'py>(
     py: Python<'py>,
-    code: &str,
-    message: &str,
     loc: &Bound<'py, PyTuple>,
-    input: Option<Py<PyAny>>,
-) -> PyResult<Bound<'py, pyo3::types::PyDict>> {
-    let named = match code {
+    last: Bound<'py, PyAny>,
+) -> PyResult<Bound<'py, PyTuple>> {
+    let mut steps: Vec<Bound<'py, PyAny>> = Vec::new();
+    if steps.try_reserve_exact(loc.len() + 1).is_err() {
+        return Err(no_memory());
+    }
+    steps.extend(loc.iter());
+    steps.push(last);
+    crate::py::new_tuple(py, steps.into_iter())
+}
+
+/// The field a missing-field or unknown-field error names: as in pydantic, the `loc` of its
+/// `errors()` entry ends with it (the exception's own `path` and `loc` point at the record,
+/// whose message names the field).
+fn named_field<'m>(code: &str, message: &'m str) -> Option<&'m str> {
+    match code {
         "missing" | "extra_forbidden" => message
             .split_once('`')
             .and_then(|(_, rest)| rest.strip_suffix('`')),
         _ => None,
-    };
-    let entry = pyo3::types::PyDict::new(py);
-    entry.set_item("type", code)?;
-    match named {
-        Some(name) => {
-            let mut steps: Vec<Bound<'py, PyAny>> = loc.iter().collect();
-            steps.push(name.into_pyobject(py)?.into_any());
-            entry.set_item("loc", PyTuple::new(py, steps)?)?;
-        }
-        None => entry.set_item("loc", loc)?,
     }
-    entry.set_item("msg", message)?;
-    if let Some(input) = input {
-        entry.set_item("input", input)?;
-    }
-    Ok(entry)
 }
 
-/// `errors="all"`: the `ValidationError` that reports every error of `errors` (in the order
-/// the decoder met them; none of them a [`Failure::Collected`] marker): its message names each
-/// (cut as messages are), its `path` and `loc` are the first's, and `errors()` lists them all.
-pub fn collected_to_pyerr(py: Python<'_>, errors: Vec<Error>) -> PyErr {
-    match collected_exception(py, errors) {
+/// One `errors()` entry, with pydantic's keys in its order: `type` (the code), `loc` (a tuple,
+/// or the `_Loc` of an `errors="all"` report that `errors()` turns into one), `msg` (the
+/// message without its path) and, where known, `input`.
+fn error_entry<'py>(
+    py: Python<'py>,
+    keys: &Keys<'py>,
+    code: &str,
+    message: &str,
+    loc: Bound<'py, PyAny>,
+    input: Option<Py<PyAny>>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let entry = crate::py::new_dict(py)?;
+    entry.set_item(&keys.type_, str_object(py, code)?)?;
+    entry.set_item(&keys.loc, loc)?;
+    entry.set_item(&keys.msg, str_object(py, message)?)?;
+    if let Some(input) = input {
+        entry.set_item(&keys.input, input)?;
+    }
+    Ok(entry.into_any())
+}
+
+/// `errors="all"`: the `ValidationError` that reports every error of `report` (in the order
+/// the decoder met them): its message names each (cut as messages are), its `path` and `loc`
+/// are the first's, and `errors()` lists them all. Each entry's `loc` is made when `errors()`
+/// is asked, from the steps the report's errors share (see `codecs::collect`). Everything is
+/// allocated fallibly: memory running out here is a MemoryError.
+pub fn collected_to_pyerr(py: Python<'_>, report: Report) -> PyErr {
+    match collected_exception(py, report) {
         Ok(error) => error,
         Err(err) => err,
     }
 }
 
-fn collected_exception(py: Python<'_>, mut errors: Vec<Error>) -> PyResult<PyErr> {
-    if errors.len() == 1 {
-        let error = errors.pop().expect("one error");
-        return Ok(error.into_pyerr(py, ErrorKind::Validation));
+/// A copy of a step, or `None` when memory has run out.
+fn copied(segment: &PathSegment) -> Option<PathSegment> {
+    Some(match segment {
+        PathSegment::Field(name) => PathSegment::Field(owned(name)?),
+        PathSegment::Key(name) => PathSegment::Key(owned(name)?),
+        PathSegment::Index(index) => PathSegment::Index(*index),
+        PathSegment::Items => PathSegment::Items,
+    })
+}
+
+/// A message of many parts, kept only to its first [`MAX_MESSAGE_CHARS`] characters (and one
+/// more, to know it was cut) while every character is counted: what [`bounded`] makes of the
+/// whole text, without holding it.
+struct CutMessage {
+    text: String,
+    chars: usize,
+}
+
+impl CutMessage {
+    /// Appends `part`; false when memory has run out.
+    fn push(&mut self, part: &str) -> bool {
+        if self.chars <= MAX_MESSAGE_CHARS {
+            let keep = MAX_MESSAGE_CHARS + 1 - self.chars;
+            let end = part
+                .char_indices()
+                .nth(keep)
+                .map_or(part.len(), |(at, _)| at);
+            if self.text.try_reserve(end).is_err() {
+                return false;
+            }
+            self.text.push_str(&part[..end]);
+        }
+        self.chars += part.chars().count();
+        true
     }
-    let entries = pyo3::types::PyList::empty(py);
-    let mut shown = Vec::with_capacity(errors.len());
-    let mut first: Option<(String, Bound<'_, PyTuple>, &'static str)> = None;
+
+    /// The message as [`bounded`] gives it; `None` when memory has run out.
+    fn finish(mut self) -> Option<String> {
+        if self.chars <= MAX_MESSAGE_CHARS {
+            return Some(self.text);
+        }
+        let cut = self
+            .text
+            .char_indices()
+            .nth(MAX_MESSAGE_CHARS)
+            .map_or(self.text.len(), |(at, _)| at);
+        self.text.truncate(cut);
+        self.text.try_reserve(64).ok()?;
+        let _ = write!(self.text, "... (message cut, {} characters)", self.chars);
+        Some(self.text)
+    }
+}
+
+static LOC_CLASS: PyOnceLock<Py<PyType>> = PyOnceLock::new();
+
+fn collected_exception(py: Python<'_>, mut report: Report) -> PyResult<PyErr> {
+    let count = report
+        .recorded
+        .iter()
+        .filter(|recorded| !recorded.error.is_collected())
+        .count();
+    if count == 1 && !report.stopped {
+        if let Some(recorded) = report
+            .recorded
+            .iter_mut()
+            .find(|recorded| !recorded.error.is_collected())
+        {
+            // Its steps outside its own are joined to them, as a fail-fast error's are.
+            let mut error = std::mem::replace(&mut recorded.error, Error::collected());
+            for segment in chain(&report.steps, recorded.outer) {
+                let segment = copied(segment).ok_or_else(no_memory)?;
+                if error.path.try_reserve(1).is_err() {
+                    return Err(no_memory());
+                }
+                error.path.push(segment);
+            }
+            return Ok(error.into_pyerr(py, ErrorKind::Validation));
+        }
+    }
+    if count == 0 {
+        return Ok(Error::validation("the value has errors").into_pyerr(py, ErrorKind::Validation));
+    }
+    let keys = Keys::new(py)?;
+    // The shared steps as Python links `(outer link or None, step)`; a step's parent was made
+    // after it, so the links are made from the last step back.
+    let steps = &report.steps;
+    let mut links: Vec<Option<Bound<'_, PyAny>>> = Vec::new();
+    if links.try_reserve_exact(steps.len()).is_err() {
+        return Err(no_memory());
+    }
+    links.resize_with(steps.len(), || None);
+    for index in (0..steps.len()).rev() {
+        let step = &steps[index];
+        let parent = match links.get(step.parent as usize) {
+            Some(Some(link)) => link.clone(),
+            _ => py.None().into_bound(py),
+        };
+        let item = loc_item(py, &step.segment)?;
+        links[index] = Some(crate::py::new_tuple(py, [parent, item].into_iter())?.into_any());
+    }
+    let loc_class = LOC_CLASS.import(py, "polycodec._errors", "_Loc")?;
+    let mut entries: Vec<Bound<'_, PyAny>> = Vec::new();
+    if entries.try_reserve_exact(count).is_err() {
+        return Err(no_memory());
+    }
+    let mut text = CutMessage {
+        text: String::new(),
+        chars: 0,
+    };
+    let stop = if report.stopped {
+        format!(" (errors=\"all\" stops at {MAX_COLLECTED}; the input may have more)")
+    } else {
+        String::new()
+    };
+    if !text.push(&format!("{count} validation errors{stop}: ")) {
+        return Err(no_memory());
+    }
+    let (mut path, mut shown) = (String::new(), String::new());
+    let mut first: Option<(Bound<'_, PyAny>, Bound<'_, PyTuple>, &'static str)> = None;
     let mut cause = None;
-    for mut error in errors {
+    for recorded in report.recorded.iter_mut() {
+        let error = &mut recorded.error;
         let failure = std::mem::replace(
             &mut error.failure,
             Failure::Message(ErrorKind::Decode, String::new()),
@@ -501,28 +717,74 @@ fn collected_exception(py: Python<'_>, mut errors: Vec<Error>) -> PyResult<PyErr
                 (message, code)
             }
             Failure::Collected => continue,
+            Failure::OutOfMemory(what) => return Err(crate::py::memory_error(py, what)),
         };
+        let input = error.input.take();
+        let error = &*error;
         let message = bounded(message);
-        let path = error.path_string();
-        let loc = error.loc(py)?;
-        entries.append(error_entry(py, code, &message, &loc, error.input.take())?)?;
-        shown.push(format!(
-            "{message} (at {})",
-            path_in_message(&path, error.path.len())
-        ));
-        first.get_or_insert((path, loc, code));
+        // The whole path, outermost first: the shared steps, then the error's own.
+        let mut whole: Vec<&PathSegment> = Vec::new();
+        let outer = chain(steps, recorded.outer);
+        if whole
+            .try_reserve_exact(error.path.len() + outer.clone().count())
+            .is_err()
+        {
+            return Err(no_memory());
+        }
+        whole.extend(outer);
+        whole.reverse();
+        whole.extend(error.path.iter().rev());
+        path.clear();
+        shown.clear();
+        if !push_path(&mut path, whole.iter().copied())
+            || shown
+                .try_reserve(message.len() + PATH_HEAD_CHARS * 4 + PATH_TAIL_CHARS * 4 + 128)
+                .is_err()
+        {
+            return Err(no_memory());
+        }
+        if !entries.is_empty() {
+            shown.push_str("; ");
+        }
+        shown.push_str(&message);
+        shown.push_str(" (at ");
+        push_path_in_message(&mut shown, &path, whole.len());
+        shown.push(')');
+        if !text.push(&shown) {
+            return Err(no_memory());
+        }
+        // The entry's `loc`, made when `errors()` asks: the link of its shared steps and its
+        // own steps (with a missing or unknown field's name).
+        let mut own: Vec<Bound<'_, PyAny>> = Vec::new();
+        if own.try_reserve_exact(error.path.len() + 1).is_err() {
+            return Err(no_memory());
+        }
+        for segment in error.path.iter().rev() {
+            own.push(loc_item(py, segment)?);
+        }
+        if let Some(name) = named_field(code, &message) {
+            own.push(str_object(py, name)?);
+        }
+        let outer_link = match links.get(recorded.outer as usize) {
+            Some(Some(link)) => link.clone(),
+            _ => py.None().into_bound(py),
+        };
+        let own = crate::py::new_tuple(py, own.into_iter())?;
+        let loc = loc_class.call1((outer_link, own))?;
+        entries.push(error_entry(py, &keys, code, &message, loc, input)?);
+        if first.is_none() {
+            let loc = loc_tuple(py, whole.iter().copied(), None)?;
+            first = Some((str_object(py, &path)?, loc, code));
+        }
     }
     let Some((path, loc, code)) = first else {
         return Ok(Error::validation("the value has errors").into_pyerr(py, ErrorKind::Validation));
     };
-    let text = bounded(format!(
-        "{} validation errors: {}",
-        entries.len(),
-        shown.join("; ")
-    ));
-    let kwargs = pyo3::types::PyDict::new(py);
-    kwargs.set_item("code", code)?;
-    kwargs.set_item("errors", &entries)?;
+    let text = text.finish().ok_or_else(no_memory)?;
+    let kwargs = crate::py::new_dict(py)?;
+    kwargs.set_item(&keys.code, str_object(py, code)?)?;
+    kwargs.set_item(&keys.errors, crate::py::new_list(py, entries.into_iter())?)?;
+    let text = str_object(py, &text)?;
     let instance =
         exception_class(py, ErrorKind::Validation).call((text, path, loc), Some(&kwargs))?;
     let error = PyErr::from_value(instance);
@@ -544,17 +806,16 @@ impl From<PyErr> for Error {
 /// (`handle_alloc_error`) would abort the whole interpreter.
 #[cold]
 #[inline(never)]
-pub fn out_of_memory(what: &str) -> Error {
-    Error::from(pyo3::exceptions::PyMemoryError::new_err(format!(
-        "cannot allocate memory for {what}"
-    )))
+pub fn out_of_memory(what: &'static str) -> Error {
+    crate::py::gc_give_up();
+    boxed(Failure::OutOfMemory(what))
 }
 
 /// Makes room for `additional` more items in a buffer whose size the input or the value
 /// being encoded drives: a MemoryError instead of an abort. Amortised like `Vec::reserve`; the
 /// common case (room left) is one comparison.
 #[inline(always)]
-pub fn reserve<T>(items: &mut Vec<T>, additional: usize, what: &str) -> Result<()> {
+pub fn reserve<T>(items: &mut Vec<T>, additional: usize, what: &'static str) -> Result<()> {
     if items.capacity() - items.len() < additional {
         return grow(items, additional, what);
     }
@@ -563,7 +824,7 @@ pub fn reserve<T>(items: &mut Vec<T>, additional: usize, what: &str) -> Result<(
 
 #[cold]
 #[inline(never)]
-fn grow<T>(items: &mut Vec<T>, additional: usize, what: &str) -> Result<()> {
+fn grow<T>(items: &mut Vec<T>, additional: usize, what: &'static str) -> Result<()> {
     items
         .try_reserve(additional)
         .map_err(|_| out_of_memory(what))
@@ -803,6 +1064,99 @@ fn owned(text: &str) -> Option<String> {
     Some(out)
 }
 
+/// The path text of `segments` (outermost first) as users see it, `$.contents[3].nbytes`;
+/// `None` when memory has run out (its room is reserved fallibly, all at once).
+fn path_text<'a>(segments: impl Iterator<Item = &'a PathSegment> + Clone) -> Option<String> {
+    let mut out = String::new();
+    push_path(&mut out, segments).then_some(out)
+}
+
+/// Appends the path text of `segments` (outermost first) to `out`; false when memory ran out
+/// (nothing appended).
+fn push_path<'a>(
+    out: &mut String,
+    segments: impl Iterator<Item = &'a PathSegment> + Clone,
+) -> bool {
+    // An upper bound: a quoted name escapes a byte into at most six, plus `[""]...`.
+    let room = segments.clone().fold(1usize, |room, segment| {
+        room.saturating_add(match segment {
+            PathSegment::Field(name) | PathSegment::Key(name) => name.len() * 6 + 8,
+            PathSegment::Index(_) => 22,
+            PathSegment::Items => 2,
+        })
+    });
+    if out.try_reserve(room).is_err() {
+        return false;
+    }
+    out.push('$');
+    for segment in segments {
+        match segment {
+            PathSegment::Field(name) if is_plain_identifier(name) => {
+                out.push('.');
+                out.push_str(name);
+            }
+            PathSegment::Field(name) | PathSegment::Key(name) => {
+                out.push('[');
+                match name.char_indices().nth(MAX_QUOTED_CHARS) {
+                    None => push_quoted(out, name),
+                    // A long key (from the input) is cut, as quoted input is in messages.
+                    Some((cut, _)) => {
+                        push_quoted(out, &name[..cut]);
+                        out.push_str("...");
+                    }
+                }
+                out.push(']');
+            }
+            PathSegment::Index(index) => {
+                let _ = write!(out, "[{index}]");
+            }
+            PathSegment::Items => out.push_str("[]"),
+        }
+    }
+    true
+}
+
+/// One step of a `loc` as a Python object: a field's wire name or a dict key is a `str`, a
+/// position an `int`, a schema's items `"[]"`. Made fallibly (PyO3's conversions panic when
+/// CPython's allocation fails).
+fn loc_item<'py>(py: Python<'py>, segment: &PathSegment) -> PyResult<Bound<'py, PyAny>> {
+    match segment {
+        PathSegment::Field(name) | PathSegment::Key(name) => {
+            crate::py::new_str(py, name.as_bytes(), name.is_ascii())
+        }
+        PathSegment::Index(index) => crate::py::new_int(py, *index as i64),
+        PathSegment::Items => crate::py::new_str(py, b"[]", true),
+    }
+}
+
+/// `segments` (outermost first), then `last` if given, as a `loc` tuple.
+fn loc_tuple<'a, 'py>(
+    py: Python<'py>,
+    segments: impl Iterator<Item = &'a PathSegment>,
+    last: Option<Bound<'py, PyAny>>,
+) -> PyResult<Bound<'py, PyTuple>> {
+    let mut items: Vec<Bound<'py, PyAny>> = Vec::new();
+    for segment in segments {
+        if items.try_reserve(2).is_err() {
+            return Err(no_memory());
+        }
+        items.push(loc_item(py, segment)?);
+    }
+    if let Some(last) = last {
+        if items.try_reserve(1).is_err() {
+            return Err(no_memory());
+        }
+        items.push(last);
+    }
+    crate::py::new_tuple(py, items.into_iter())
+}
+
+/// The MemoryError raised when an exception's own parts cannot be allocated.
+#[cold]
+fn no_memory() -> PyErr {
+    pyo3::exceptions::PyMemoryError::new_err("cannot allocate memory for the error report")
+}
+
 fn is_plain_identifier(name: &str) -> bool {
     let mut chars = name.chars();
     matches!(chars.next(), Some(c) if c.is_alphabetic() || c == '_')
@@ -847,9 +1201,22 @@ const PATH_TAIL_CHARS: usize = 120;
 /// The path as a message shows it: whole when short, else its start and end around a note of
 /// what was left out, so that an error 1,000 levels deep still has a short message.
 fn path_in_message(path: &str, steps: usize) -> std::borrow::Cow<'_, str> {
+    if path.chars().count() <= PATH_HEAD_CHARS + PATH_TAIL_CHARS {
+        return path.into();
+    }
+    let mut out = String::new();
+    push_path_in_message(&mut out, path, steps);
+    out.into()
+}
+
+/// Appends [`path_in_message`]'s text to `out`: with room for [`PATH_HEAD_CHARS`] and
+/// [`PATH_TAIL_CHARS`] characters of four bytes and 128 bytes more reserved, nothing is
+/// allocated.
+fn push_path_in_message(out: &mut String, path: &str, steps: usize) {
     let chars = path.chars().count();
     if chars <= PATH_HEAD_CHARS + PATH_TAIL_CHARS {
-        return path.into();
+        out.push_str(path);
+        return;
     }
     let head_end = path
         .char_indices()
@@ -859,12 +1226,12 @@ fn path_in_message(path: &str, steps: usize) -> std::borrow::Cow<'_, str> {
         .char_indices()
         .nth(chars - PATH_TAIL_CHARS)
         .map_or(path.len(), |(at, _)| at);
-    format!(
+    let _ = write!(
+        out,
         "{}...({chars} characters, {steps} steps; the whole path is in .path)...{}",
         &path[..head_end],
         &path[tail_start..]
-    )
-    .into()
+    );
 }
 
 static DECODE_ERROR: PyOnceLock<Py<PyType>> = PyOnceLock::new();

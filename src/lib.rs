@@ -34,6 +34,9 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 fn _polycodec(module: &Bound<'_, PyModule>) -> PyResult<()> {
     errors::reserve_spare();
     py::cpython::check_layouts(module.py())?;
+    // The version of Cargo.toml's [workspace.package], the one place it is written (maturin
+    // gives the same to the wheel's metadata); polycodec.__version__ re-exports it.
+    module.add("__version__", env!("CARGO_PKG_VERSION"))?;
     module.add_function(wrap_pyfunction!(py::cpython::_layouts, module)?)?;
     module.add_class::<api::Codec>()?;
     module.add_class::<api::Compiled>()?;

@@ -6,7 +6,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyType};
 use std::mem::ManuallyDrop;
 
-use crate::errors::{cut, quote, Error, ErrorKind, Result};
+use crate::errors::{Cut, Error, ErrorKind, Quoted, Result};
 use crate::plan::{
     DecimalSpec, Field, FieldDefault, LiteralValue, Node, NodeId, Plan, RecordKind, RecordSpec,
     StrSpec, TzRule, UnionSpec,
@@ -103,7 +103,7 @@ impl<'p, 'py> Decoding<'p, 'py> {
         let builtin_key = self.plan.node(key_node).is_builtin_scalar();
         let builtin_value = self.plan.node(value_node).is_builtin_scalar();
         if builtin_key && builtin_value {
-            dict.set_item(key, value)?;
+            py::dict_set(dict, &key, &value)?;
         } else {
             py::user_code(self.py, || dict.set_item(key, value))?;
         }
@@ -191,7 +191,7 @@ impl<'p, 'py> Decoding<'p, 'py> {
                 Some(member) => Ok(member.bind(self.py).clone()),
                 None => match spec.flag_member(py::new_int(self.py, value)?)? {
                     Some(member) => Ok(member),
-                    None => Err(Error::validation(format!(
+                    None => Err(Error::validation(format_args!(
                         "invalid enum value {value} for {}: expected {}",
                         spec.name,
                         spec.describe_values()
@@ -235,9 +235,9 @@ impl<'p, 'py> Decoding<'p, 'py> {
                 if let (false, Some(multiple)) = (checked, bounds.multiple_of) {
                     let remainder = value.rem(multiple)?;
                     if !remainder.eq(0)? {
-                        return Err(Error::validation(format!(
+                        return Err(Error::validation(format_args!(
                             "expected a multiple of {multiple}, got {}",
-                            cut(text)
+                            Cut(text)
                         )));
                     }
                 }
@@ -247,9 +247,9 @@ impl<'p, 'py> Decoding<'p, 'py> {
             Node::Enum(spec) if spec.flag => spec
                 .flag_member(parse_python_int(self.py, text)?)?
                 .ok_or_else(|| {
-                    Error::validation(format!(
+                    Error::validation(format_args!(
                         "invalid enum value {} for {}: expected {}",
-                        cut(text),
+                        Cut(text),
                         spec.name,
                         spec.describe_values()
                     ))
@@ -264,8 +264,8 @@ impl<'p, 'py> Decoding<'p, 'py> {
             }
             Node::Decimal(spec) if !self.strict => self.decimal(spec, text),
             // An int beyond 64 bits is out of every datetime's and timedelta's range.
-            Node::DateTime(_) if !self.strict => Err(timestamp_out_of_range(text)),
-            Node::TimeDelta if !self.strict => Err(seconds_out_of_range(text)),
+            Node::DateTime(_) if !self.strict => Err(timestamp_out_of_range(&Cut(text))),
+            Node::TimeDelta if !self.strict => Err(seconds_out_of_range(&Cut(text))),
             Node::Union(spec) if !self.strict => match lax_number_variant(self.plan, spec, None) {
                 Some(variant) => self.big_int(variant, text),
                 None => Err(mismatch(self.plan.node(id), Token::Int)),
@@ -319,8 +319,8 @@ impl<'p, 'py> Decoding<'p, 'py> {
         text: Option<&[u8]>,
     ) -> Result<Obj<'py>> {
         let shown = |value: f64| match text {
-            Some(text) => utf8(text).to_owned(),
-            None => format!("{value:?}"),
+            Some(text) => Shown::Text(text),
+            None => Shown::Float(value),
         };
         match node {
             Node::DateTime(rule) => match lax::timestamp(value) {
@@ -328,7 +328,7 @@ impl<'p, 'py> Decoding<'p, 'py> {
                     self.timestamp(*rule, seconds, nanoseconds, &shown(value))
                 }
                 None if value.is_finite() => Err(timestamp_out_of_range(&shown(value))),
-                None => Err(Error::validation(format!(
+                None => Err(Error::validation(format_args!(
                     "expected a finite Unix timestamp, got {}",
                     shown(value)
                 ))),
@@ -356,7 +356,7 @@ impl<'p, 'py> Decoding<'p, 'py> {
             ));
         }
         let parts = epoch::from_timestamp(seconds, nanoseconds)
-            .ok_or_else(|| timestamp_out_of_range(&shown.to_string()))?;
+            .ok_or_else(|| timestamp_out_of_range(shown))?;
         Ok(temporal::new_datetime(self.py, &parts)?)
     }
 
@@ -367,7 +367,7 @@ impl<'p, 'py> Decoding<'p, 'py> {
         duration: Option<text::temporal::Duration>,
         shown: &dyn std::fmt::Display,
     ) -> Result<Obj<'py>> {
-        let parts = duration.ok_or_else(|| seconds_out_of_range(&shown.to_string()))?;
+        let parts = duration.ok_or_else(|| seconds_out_of_range(shown))?;
         Ok(temporal::new_timedelta(self.py, &parts)?)
     }
 
@@ -402,7 +402,7 @@ impl<'p, 'py> Decoding<'p, 'py> {
                 // From the bytes: the text is only needed (checked as UTF-8) for constraints
                 // and messages.
                 let value = py::new_decimal_from_bytes(py, bytes, ascii).map_err(|_| {
-                    Error::validation(format!("invalid decimal {}", quote(utf8(bytes))))
+                    Error::validation(format_args!("invalid decimal {}", Quoted(utf8(bytes))))
                 })?;
                 if spec.is_constrained() {
                     check_decimal(spec, &value, utf8(bytes))?;
@@ -412,9 +412,9 @@ impl<'p, 'py> Decoding<'p, 'py> {
             Node::Enum(spec) => match spec.by_str(bytes) {
                 Some(member) => Ok(member.bind(py).clone()),
                 None if !self.strict && spec.has_int_values() => self.lax_integer_text(id, bytes),
-                None => Err(Error::validation(format!(
+                None => Err(Error::validation(format_args!(
                     "invalid enum value {} for {}: expected {}",
-                    quote(utf8(bytes)),
+                    Quoted(utf8(bytes)),
                     spec.name,
                     spec.describe_values()
                 ))),
@@ -430,7 +430,7 @@ impl<'p, 'py> Decoding<'p, 'py> {
             }
             Node::Literal(spec) => match spec.find_str(bytes) {
                 Some(object) => Ok(object.bind(py).clone()),
-                None => literal(spec, &LiteralValue::Str(utf8(bytes).to_owned()), py),
+                None => Err(literal_mismatch(spec, &Quoted(utf8(bytes)))),
             },
             node => self.string_other(id, node, bytes),
         }
@@ -446,10 +446,10 @@ impl<'p, 'py> Decoding<'p, 'py> {
             Some(result) => result,
             None => {
                 let node = self.plan.node(id);
-                Err(Error::validation(format!(
+                Err(Error::validation(format_args!(
                     "expected {}, got str {}",
                     node.describe(),
-                    quote(text)
+                    Quoted(text)
                 )))
             }
         }
@@ -583,7 +583,7 @@ impl<'p, 'py> Decoding<'p, 'py> {
             Node::Int(_) if !self.strict => {
                 let text = utf8(bytes);
                 let refused =
-                    || Error::validation(format!("expected int, got str {}", quote(text)));
+                    || Error::validation(format_args!("expected int, got str {}", Quoted(text)));
                 match lax::number(bytes) {
                     Some(LaxNumber::Int) => self.integer_text(id, text).ok_or_else(refused)?,
                     Some(LaxNumber::Float { value, .. }) if lax::integral_float(value) => {
@@ -598,7 +598,7 @@ impl<'p, 'py> Decoding<'p, 'py> {
             Node::Float(bounds) if !self.strict => {
                 let text = utf8(bytes);
                 let refused =
-                    || Error::validation(format!("expected float, got str {}", quote(text)));
+                    || Error::validation(format_args!("expected float, got str {}", Quoted(text)));
                 let value = match lax::number(bytes) {
                     Some(LaxNumber::Float { value, named }) => {
                         if value.is_infinite() && !named {
@@ -629,9 +629,9 @@ impl<'p, 'py> Decoding<'p, 'py> {
                 };
                 match flag {
                     Some(flag) => Ok(PyBool::new(py, flag).to_owned().into_any()),
-                    None => Err(Error::validation(format!(
+                    None => Err(Error::validation(format_args!(
                         "expected bool, got str {}",
-                        quote(utf8(bytes))
+                        Quoted(utf8(bytes))
                     ))),
                 }
             }
@@ -696,7 +696,7 @@ impl<'p, 'py> Decoding<'p, 'py> {
 
     pub fn decimal(&self, spec: &DecimalSpec, text: &str) -> Result<Obj<'py>> {
         let value = py::new_decimal(self.py, text)
-            .map_err(|_| Error::validation(format!("invalid decimal {}", quote(text))))?;
+            .map_err(|_| Error::validation(format_args!("invalid decimal {}", Quoted(text))))?;
         check_decimal(spec, &value, text)?;
         Ok(value)
     }
@@ -748,26 +748,43 @@ fn lax_float_variant(plan: &Plan, spec: &UnionSpec, value: f64) -> Option<NodeId
 
 /// The error for a Unix timestamp outside the years a datetime holds.
 #[cold]
-fn timestamp_out_of_range(shown: &str) -> Error {
-    Error::validation(format!(
-        "timestamp {} is out of range for a datetime (years 1-9999)",
-        cut(shown)
+fn timestamp_out_of_range(shown: &dyn std::fmt::Display) -> Error {
+    Error::validation(format_args!(
+        "timestamp {shown} is out of range for a datetime (years 1-9999)"
     ))
 }
 
 /// The error for a number of seconds a timedelta cannot hold.
 #[cold]
-fn seconds_out_of_range(shown: &str) -> Error {
-    Error::validation(format!(
-        "{} seconds is out of range for a timedelta",
-        cut(shown)
+fn seconds_out_of_range(shown: &dyn std::fmt::Display) -> Error {
+    Error::validation(format_args!(
+        "{shown} seconds is out of range for a timedelta"
     ))
+}
+
+/// A lax number as messages show it: the input's text (cut as input is), or a float read
+/// from binary input in Python's repr.
+enum Shown<'a> {
+    Text(&'a [u8]),
+    Float(f64),
+}
+
+impl std::fmt::Display for Shown<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Shown::Text(text) => Cut(utf8(text)).fmt(f),
+            Shown::Float(value) => write!(f, "{value:?}"),
+        }
+    }
 }
 
 /// A number too large for a double, read into a float: an error rather than an infinity that
 /// JSON could not write back (the message every format and `from_builtins` give).
 pub fn float_out_of_range(text: &str) -> Error {
-    Error::validation(format!("number {} is out of range for a float", cut(text)))
+    Error::validation(format_args!(
+        "number {} is out of range for a float",
+        Cut(text)
+    ))
 }
 
 fn literal<'py>(
@@ -777,32 +794,53 @@ fn literal<'py>(
 ) -> Result<Obj<'py>> {
     spec.find(value)
         .map(|obj| obj.bind(py).clone())
-        .ok_or_else(|| {
-            Error::validation(format!("expected {}, got {value}", spec.describe_values()))
-        })
+        .ok_or_else(|| literal_mismatch(spec, value))
+}
+
+/// The error for a value (`shown` as the Literal's values are) that no value of `spec` is.
+#[cold]
+fn literal_mismatch(spec: &crate::plan::LiteralSpec, shown: &dyn std::fmt::Display) -> Error {
+    Error::validation(format_args!(
+        "expected {}, got {shown}",
+        spec.describe_values()
+    ))
 }
 
 /// The error for a token no variant of a union takes.
 pub fn union_mismatch(plan: &Plan, spec: &UnionSpec, token: Token) -> Error {
-    Error::validation(format!(
+    Error::validation(format_args!(
         "expected {}, got {}",
         describe_union(plan, &spec.variants),
         token.describe()
     ))
 }
 
-fn describe_union(plan: &Plan, variants: &[NodeId]) -> String {
-    let names: Vec<&str> = variants.iter().map(|&v| plan.node(v).describe()).collect();
-    names.join(" | ")
+pub fn describe_union<'a>(plan: &'a Plan, variants: &'a [NodeId]) -> impl std::fmt::Display + 'a {
+    UnionNames(plan, variants)
+}
+
+/// The variants of a union as its messages name them, `int | str | null`.
+struct UnionNames<'a>(&'a Plan, &'a [NodeId]);
+
+impl std::fmt::Display for UnionNames<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        for (i, &variant) in self.1.iter().enumerate() {
+            if i > 0 {
+                f.write_str(" | ")?;
+            }
+            f.write_str(self.0.node(variant).describe())?;
+        }
+        Ok(())
+    }
 }
 
 /// Checks a decoded datetime or time against its node's `tz` rule.
 pub fn check_tz(rule: TzRule, aware: bool, what: &str) -> Result<()> {
     match (rule, aware) {
-        (TzRule::Aware, false) => Err(Error::validation(format!(
+        (TzRule::Aware, false) => Err(Error::validation(format_args!(
             "expected a timezone-aware {what}, got a naive one"
         ))),
-        (TzRule::Naive, true) => Err(Error::validation(format!(
+        (TzRule::Naive, true) => Err(Error::validation(format_args!(
             "expected a naive {what}, got one with a UTC offset"
         ))),
         _ => Ok(()),
@@ -822,26 +860,38 @@ fn check_str(spec: &StrSpec, bytes: &[u8], ascii: bool, py: Python<'_>) -> Resul
         let found = pattern.bind(py).call_method1("search", (text,))?;
         if found.is_none() {
             let source = pattern.bind(py).getattr("pattern")?;
-            return Err(Error::validation(format!(
+            return Err(Error::validation(format_args!(
                 "expected a str matching {source}, got {}",
-                quote(text)
+                Quoted(text)
             )));
         }
     }
     Ok(())
 }
 
+/// `len(value.as_tuple().digits)` and `value.as_tuple().exponent` of the Decimal `value`
+/// made from `text`: read from the text when it is a plain literal (no tuple of one int per
+/// digit to build), else asked of the value; `None` for a NaN or an infinity.
+fn decimal_digits_exponent(value: &Obj<'_>, text: &str) -> Result<Option<(i64, i64)>> {
+    if let Some(parts) = text::decimal::parse(text.as_bytes()) {
+        return Ok(Some((parts.digit_count(), parts.exponent())));
+    }
+    let (_, digits, exponent): (i32, Vec<u8>, Obj<'_>) =
+        value.call_method0("as_tuple")?.extract()?;
+    Ok(exponent
+        .extract::<i64>()
+        .ok()
+        .map(|exponent| (digits.len() as i64, exponent)))
+}
+
 fn check_decimal(spec: &DecimalSpec, value: &Obj<'_>, text: &str) -> Result<()> {
     if spec.max_digits.is_some() || spec.decimal_places.is_some() {
-        let (_, digits, exponent): (i32, Vec<u8>, Obj<'_>) =
-            value.call_method0("as_tuple")?.extract()?;
-        let Ok(exponent) = exponent.extract::<i64>() else {
-            return Err(Error::validation(format!(
+        let Some((count, exponent)) = decimal_digits_exponent(value, text)? else {
+            return Err(Error::validation(format_args!(
                 "expected a finite decimal, got {}",
-                cut(text)
+                Cut(text)
             )));
         };
-        let count = digits.len() as i64;
         let (total, places) = if exponent >= 0 {
             (count + exponent, 0)
         } else {
@@ -849,17 +899,17 @@ fn check_decimal(spec: &DecimalSpec, value: &Obj<'_>, text: &str) -> Result<()> 
         };
         if let Some(max_places) = spec.decimal_places {
             if places > i64::from(max_places) {
-                return Err(Error::validation(format!(
+                return Err(Error::validation(format_args!(
                     "expected at most {max_places} decimal places, got {}",
-                    cut(text)
+                    Cut(text)
                 )));
             }
         }
         if let Some(max_digits) = spec.max_digits {
             if total > i64::from(max_digits) {
-                return Err(Error::validation(format!(
+                return Err(Error::validation(format_args!(
                     "expected at most {max_digits} digits, got {}",
-                    cut(text)
+                    Cut(text)
                 )));
             }
         }
@@ -890,10 +940,10 @@ fn check_decimal(spec: &DecimalSpec, value: &Obj<'_>, text: &str) -> Result<()> 
                     Err(err) => return Err(err.into()),
                 };
                 if !within {
-                    return Err(Error::validation(format!(
+                    return Err(Error::validation(format_args!(
                         "expected decimal {relation} {}, got {}",
                         bound.bind(value.py()),
-                        cut(text)
+                        Cut(text)
                     )));
                 }
             }
@@ -1135,15 +1185,15 @@ pub fn before_fill(spec: &RecordSpec, instance: &Obj<'_>) -> Result<()> {
 /// The error for a required field the input lacks (at the record).
 #[cold]
 pub fn missing_field(wire_name: &str) -> Error {
-    Error::validation(format!("object missing required field `{wire_name}`"))
+    Error::validation(format_args!("object missing required field `{wire_name}`"))
 }
 
 /// Unknown keys: skipped, or refused when the record forbids them.
 pub fn unknown_field(spec: &RecordSpec, key: &str) -> Result<()> {
     if spec.forbid_unknown_fields {
-        Err(Error::validation(format!(
+        Err(Error::validation(format_args!(
             "object contains unknown field `{}`",
-            cut(key)
+            Cut(key)
         )))
     } else {
         Ok(())

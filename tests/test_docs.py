@@ -11,6 +11,7 @@ import os
 import re
 import subprocess
 import sys
+import tomllib
 import types
 from pathlib import Path
 
@@ -51,6 +52,8 @@ def test_docs_example(
     where: str, code: str, output: str | None, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     expected = output if output is not None else _expected_from_comments(code)
+    if "import ray" in code and sys.version_info >= (3, 15):
+        pytest.skip("Ray publishes no wheel for CPython 3.15 yet")
     if SCRIPT_GUARD in code:
         printed = _run_as_script_file(code, tmp_path)
     else:
@@ -91,7 +94,9 @@ def _run_as_script_file(code: str, folder: Path) -> str:
 
 def test_issue26_8_recipes_that_start_processes_run_as_scripts() -> None:
     """The dask recipe is run as a script file (above), so it must be written as one."""
-    recipes = [code for where, code, _ in EXAMPLES if "LocalCluster(" in code]
+    recipes = [
+        code for where, code, _ in EXAMPLES if "LocalCluster(" in code or "ray.init(" in code
+    ]
     assert recipes and all(SCRIPT_GUARD in code for code in recipes)
 
 
@@ -205,8 +210,13 @@ def _anchors(page: Path) -> set[str]:
 
 
 def test_readme_links_into_docs_resolve() -> None:
+    """The README's links are absolute, into the repository on the forge (PyPI shows the README
+    as the package's description, where a relative link leads nowhere): each names a page of
+    this checkout, and its anchor a heading there."""
     readme = (ROOT / "README.md").read_text()
-    links = re.findall(r"\]\((docs/[^)#\s]+)(?:#([^)\s]+))?\)", readme)
+    with open(ROOT / "pyproject.toml", "rb") as file:
+        files = tomllib.load(file)["project"]["urls"]["Repository"] + "/blob/main/"
+    links = re.findall(r"\]\(" + re.escape(files) + r"(docs/[^)#\s]+)(?:#([^)\s]+))?\)", readme)
     assert len({target for target, _ in links}) >= 10
     for target, anchor in links:
         page = ROOT / target

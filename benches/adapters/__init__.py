@@ -42,11 +42,12 @@ MODULES: tuple[str, ...] = (
     "json_adapter",
     "pickle_adapter",
     "builtins_adapters",
+    "ssrjson_adapter",
 )
 
 #: Adapter names each module provides (so an unavailable module still has named rows).
 MODULE_ADAPTERS: dict[str, tuple[str, ...]] = {
-    "polycodec_adapter": ("polycodec", "polycodec-slots"),
+    "polycodec_adapter": ("polycodec", "polycodec-slots", "polycodec-containers"),
     "msgspec_adapter": ("msgspec-struct", "msgspec"),
     "orjson_adapter": ("orjson",),
     "ormsgpack_adapter": ("ormsgpack",),
@@ -68,6 +69,7 @@ MODULE_ADAPTERS: dict[str, tuple[str, ...]] = {
         "marshmallow-recipe-nuked",
         "serpy",
     ),
+    "ssrjson_adapter": ("ssrjson",),
 }
 
 #: Formats of every known adapter, also for those whose module could not be imported (so the
@@ -75,6 +77,7 @@ MODULE_ADAPTERS: dict[str, tuple[str, ...]] = {
 ADAPTER_FORMATS: dict[str, tuple[str, ...]] = {
     "polycodec": tuple(FORMATS),
     "polycodec-slots": tuple(FORMATS),
+    "polycodec-containers": ("json", "msgpack"),
     "msgspec-struct": ("json", "msgpack", "builtins"),
     "msgspec": ("json", "msgpack", "builtins"),
     "orjson": ("json",),
@@ -94,6 +97,7 @@ ADAPTER_FORMATS: dict[str, tuple[str, ...]] = {
     "marshmallow-recipe": ("builtins",),
     "marshmallow-recipe-nuked": ("builtins",),
     "serpy": ("builtins",),
+    "ssrjson": ("json",),
 }
 
 
@@ -145,5 +149,7 @@ def _merge_same_names(adapters: list[Adapter]) -> list[Adapter]:
             formats=tuple(dict.fromkeys(first.formats + adapter.formats)),
             build=lambda fmt, model, builds=builds: builds[fmt](fmt, model),
             how={**first.how, **adapter.how},
+            kinds=tuple(dict.fromkeys(first.kinds + adapter.kinds)),
+            class_options=first.class_options and adapter.class_options,
         )
     return list(merged.values())

@@ -27,6 +27,13 @@ from uuid import UUID
 
 from ..models import (
     Branch,
+    Currency,
+    EventEnvelope,
+    GeoPoint,
+    LineItem,
+    OrderCancelled,
+    OrderPlaced,
+    OrderShipped,
     Check,
     Company,
     Department,
@@ -816,6 +823,148 @@ def fs_to_fastavro(n: File | Directory) -> Dict:
     }
 
 
+# ---- service (camelCase keys, class tags first, defaults left out, points as arrays) --------
+
+
+def _point_to_json(p: GeoPoint) -> list[float]:
+    return [p.lat, p.lon]
+
+
+def _point_from_json(a: list[float]) -> GeoPoint:
+    return GeoPoint(a[0], a[1])
+
+
+def _item_to_json(it: LineItem) -> Dict:
+    d: Dict = {"sku": it.sku, "quantity": it.quantity, "unitPrice": str(it.unit_price)}
+    if it.discount is not None:
+        d["discount"] = str(it.discount)
+    if it.gift_wrap:
+        d["giftWrap"] = True
+    return d
+
+
+def _item_from_json(d: Dict) -> LineItem:
+    discount = d.get("discount")
+    return LineItem(
+        d["sku"],
+        d["quantity"],
+        Decimal(d["unitPrice"]),
+        None if discount is None else Decimal(discount),
+        d.get("giftWrap", False),
+    )
+
+
+def _event_to_json(e: Any) -> Dict:
+    t = type(e)
+    if t is OrderPlaced:
+        d: Dict = {
+            "type": "order.placed",
+            "eventId": str(e.event_id),
+            "occurredAt": e.occurred_at.isoformat(),
+            "customerId": str(e.customer_id),
+            "items": [_item_to_json(i) for i in e.items],
+            "total": str(e.total),
+        }
+        if e.currency is not Currency.EUR:
+            d["currency"] = e.currency.value
+        if e.shipping_point is not None:
+            d["shippingPoint"] = _point_to_json(e.shipping_point)
+        if e.coupon_code is not None:
+            d["couponCode"] = e.coupon_code
+    elif t is OrderShipped:
+        d = {
+            "type": "order.shipped",
+            "eventId": str(e.event_id),
+            "occurredAt": e.occurred_at.isoformat(),
+            "orderId": str(e.order_id),
+            "carrier": e.carrier,
+            "route": [_point_to_json(p) for p in e.route],
+        }
+        if e.estimated_arrival is not None:
+            d["estimatedArrival"] = e.estimated_arrival.isoformat()
+    else:
+        d = {
+            "type": "order.cancelled",
+            "eventId": str(e.event_id),
+            "occurredAt": e.occurred_at.isoformat(),
+            "orderId": str(e.order_id),
+            "reason": e.reason,
+        }
+        if e.refund is not None:
+            d["refund"] = str(e.refund)
+        if not e.notify_customer:
+            d["notifyCustomer"] = False
+    if e.trace:
+        d["trace"] = e.trace
+    return d
+
+
+def _event_from_json(d: Dict) -> Any:
+    kind = d["type"]
+    if kind == "order.placed":
+        point = d.get("shippingPoint")
+        return OrderPlaced(
+            UUID(d["eventId"]),
+            _fromiso(d["occurredAt"]),
+            UUID(d["customerId"]),
+            [_item_from_json(i) for i in d["items"]],
+            Decimal(d["total"]),
+            Currency(d["currency"]) if "currency" in d else Currency.EUR,
+            None if point is None else _point_from_json(point),
+            d.get("couponCode"),
+            d.get("trace", {}),
+        )
+    if kind == "order.shipped":
+        return OrderShipped(
+            UUID(d["eventId"]),
+            _fromiso(d["occurredAt"]),
+            UUID(d["orderId"]),
+            d["carrier"],
+            [_point_from_json(p) for p in d["route"]],
+            _parse_dt(d.get("estimatedArrival")),
+            d.get("trace", {}),
+        )
+    if kind == "order.cancelled":
+        refund = d.get("refund")
+        return OrderCancelled(
+            UUID(d["eventId"]),
+            _fromiso(d["occurredAt"]),
+            UUID(d["orderId"]),
+            d["reason"],
+            None if refund is None else Decimal(refund),
+            d.get("notifyCustomer", True),
+            d.get("trace", {}),
+        )
+    raise ValueError(f"unknown event type {kind!r}")
+
+
+def envelope_to_json(e: EventEnvelope) -> Dict:
+    """EventEnvelope -> JSON-compatible dict, as the service's msgspec Structs write it."""
+    d: Dict = {
+        "messageId": str(e.message_id),
+        "source": e.source,
+        "publishedAt": e.published_at.isoformat(),
+        "event": _event_to_json(e.event),
+    }
+    if e.attempt != 1:
+        d["attempt"] = e.attempt
+    if e.headers:
+        d["headers"] = e.headers
+    return d
+
+
+def envelope_from_json(d: Dict) -> EventEnvelope:
+    """JSON-compatible dict -> EventEnvelope."""
+    return EventEnvelope(
+        UUID(d["messageId"]),
+        d["source"],
+        _fromiso(d["publishedAt"]),
+        _event_from_json(d["event"]),
+        d.get("attempt", 1),
+        d.get("headers", {}),
+    )
+
+
 # ============================================================================================
 # lookup by (flavour, model)
 # ============================================================================================
@@ -830,6 +979,7 @@ CONVERTERS: dict[tuple[str, str], Converters] = {
     ("avro", "hierarchy"): (company_to_avro, company_from_avro),
     ("avro", "tree"): (node_to_avro, node_from_avro),
     ("json", "filesystem"): (fs_to_json, fs_from_json),
+    ("json", "service"): (envelope_to_json, envelope_from_json),
     ("avro", "filesystem"): (fs_to_avro, fs_from_avro),
     ("fastavro", "tree"): (node_to_fastavro, node_from_avro),
     ("fastavro", "filesystem"): (fs_to_fastavro, fs_from_avro),

@@ -101,6 +101,20 @@ class Adapter:
     formats: tuple[str, ...]
     build: Callable[[str, ModelSpec], Ops]
     how: dict[str, str] = field(default_factory=dict)
+    #: The kinds of model it takes (``ModelSpec.kind``): ``"typed"`` (model classes) and/or
+    #: ``"untyped"`` (plain JSON values); the harness never offers it the others.
+    kinds: tuple[str, ...] = ("typed",)
+    #: Whether it can write a model whose wire form needs per-class options
+    #: (``ModelSpec.class_options``: tags, renames, omit_defaults, array_like on the classes).
+    class_options: bool = False
+
+    def takes(self, fmt: str, model: ModelSpec) -> bool:
+        """Whether this adapter is run on ``model`` in ``fmt`` at all."""
+        return (
+            fmt in self.formats
+            and model.kind in self.kinds
+            and (model.formats is None or fmt in model.formats)
+        )
 
     @property
     def version(self) -> str:
@@ -111,6 +125,13 @@ class Adapter:
             return importlib.metadata.version(self.distribution)
         except importlib.metadata.PackageNotFoundError:
             return "unknown"
+
+
+#: Why an adapter without ``class_options`` has no cells on a model that needs them.
+NO_CLASS_OPTIONS = (
+    "the model's wire form needs per-class options (class tags, camel names, omit_defaults, "
+    "array_like), which its classes do not carry; no twin classes or conversion written for it"
+)
 
 
 def version_is_prerelease(version: str) -> bool:

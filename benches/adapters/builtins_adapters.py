@@ -57,6 +57,7 @@ ADAPTERS.append(
         formats=(FORMAT,),
         build=_hand_written,
         how={FORMAT: "the shared hand-written converters (_convert.py, json flavour)"},
+        class_options=True,
     )
 )
 

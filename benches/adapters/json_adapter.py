@@ -20,6 +20,8 @@ _loads = json.loads
 
 
 def _build(fmt: str, model: ModelSpec) -> Ops:
+    if model.kind == "untyped":
+        return Ops(_dumps, _loads, _dumps, _loads)
     to_dict, from_dict = converters("json", model.name)
 
     def encode_one(obj: Any) -> str:
@@ -48,5 +50,7 @@ ADAPTERS = [
             "json": "hand-written dataclass->dict + json.dumps(separators=(',', ':')) (str); "
             "json.loads + hand-written dict->dataclass",
         },
+        kinds=("typed", "untyped"),
+        class_options=True,
     )
 ]

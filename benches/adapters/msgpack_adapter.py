@@ -20,6 +20,8 @@ _unpackb = msgpack.unpackb
 
 
 def _build(fmt: str, model: ModelSpec) -> Ops:
+    if model.kind == "untyped":
+        return Ops(_packb, _unpackb, _packb, _unpackb)
     to_dict, from_dict = converters("json", model.name)
 
     def encode_one(obj: Any) -> bytes:
@@ -48,5 +50,7 @@ ADAPTERS = [
             "msgpack": "hand-written dataclass->dict + msgpack.packb; msgpack.unpackb + "
             "hand-written dict->dataclass",
         },
+        kinds=("typed", "untyped"),
+        class_options=True,
     )
 ]

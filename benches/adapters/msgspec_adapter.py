@@ -50,6 +50,11 @@ def _builtins_ops(root: Any) -> Ops:
 
 
 def _build(fmt: str, model: ModelSpec) -> Ops:
+    if model.kind == "untyped":
+        # Untyped: msgspec's Encoder() and an untyped Decoder(), one value or a list alike.
+        mod = _MODULES[fmt]
+        encoder, decoder = mod.Encoder(), mod.Decoder()
+        return Ops(encoder.encode, decoder.decode, encoder.encode, decoder.decode)
     return _ops(fmt, model.root)
 
 
@@ -75,6 +80,7 @@ ADAPTERS = [
             "tag_field=, for the trees)"
             for f, h in _HOW.items()
         },
+        class_options=True,
     ),
     Adapter(
         name="msgspec",
@@ -82,6 +88,10 @@ ADAPTERS = [
         distribution="msgspec",
         formats=("json", "msgpack"),
         build=_build,
-        how={f: h + " on the plain dataclasses" for f, h in _HOW.items()},
+        how={
+            f: h + " on the plain dataclasses (an untyped Decoder() on the untyped models)"
+            for f, h in _HOW.items()
+        },
+        kinds=("typed", "untyped"),
     ),
 ]

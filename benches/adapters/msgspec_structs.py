@@ -12,13 +12,13 @@ from __future__ import annotations
 
 from datetime import date, datetime
 from decimal import Decimal
-from typing import Annotated, Optional, Union
+from typing import Annotated, Any, Optional, Union
 from uuid import UUID
 
 import msgspec
 
 from .. import models
-from ..models import Priority, Status
+from ..models import Currency, Priority, Status
 
 # ---- record ------------------------------------------------------------------------------
 
@@ -192,5 +192,70 @@ class Directory(msgspec.Struct, tag_field="type", tag="directory"):
     contents: list[Union[File, Directory]]
 
 
+# ---- service: the msgspec service the service model ports --------------------------------
+
+
+class GeoPoint(msgspec.Struct, array_like=True):
+    lat: float
+    lon: float
+
+
+class LineItem(msgspec.Struct, rename="camel", omit_defaults=True):
+    sku: str
+    quantity: int
+    unit_price: Decimal
+    discount: Optional[Decimal] = None
+    gift_wrap: bool = False
+
+
+class OrderPlaced(
+    msgspec.Struct, tag_field="type", tag="order.placed", rename="camel", omit_defaults=True
+):
+    event_id: UUID
+    occurred_at: datetime
+    customer_id: UUID
+    items: list[LineItem]
+    total: Decimal
+    currency: Currency = Currency.EUR
+    shipping_point: Optional[GeoPoint] = None
+    coupon_code: Optional[str] = None
+    trace: dict[str, Any] = {}
+
+
+class OrderShipped(
+    msgspec.Struct, tag_field="type", tag="order.shipped", rename="camel", omit_defaults=True
+):
+    event_id: UUID
+    occurred_at: datetime
+    order_id: UUID
+    carrier: str
+    route: list[GeoPoint]
+    estimated_arrival: Optional[datetime] = None
+    trace: dict[str, Any] = {}
+
+
+class OrderCancelled(
+    msgspec.Struct, tag_field="type", tag="order.cancelled", rename="camel", omit_defaults=True
+):
+    event_id: UUID
+    occurred_at: datetime
+    order_id: UUID
+    reason: str
+    refund: Optional[Decimal] = None
+    notify_customer: bool = True
+    trace: dict[str, Any] = {}
+
+
+class EventEnvelope(msgspec.Struct, rename="camel", omit_defaults=True):
+    message_id: UUID
+    source: str
+    published_at: datetime
+    event: Union[OrderPlaced, OrderShipped, OrderCancelled]
+    attempt: int = 1
+    headers: dict[str, str] = {}
+
+
 #: plain dataclass -> Struct (every model class has one).
-STRUCTS: dict[type, type] = {cls: globals()[cls.__name__] for cls in models.CLASSES}
+STRUCTS: dict[type, type] = {
+    cls: globals()[cls.__name__] for cls in models.CLASSES + models.SERVICE_CLASSES
+}

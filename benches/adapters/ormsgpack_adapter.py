@@ -26,7 +26,13 @@ def _default(value: Any) -> Any:
 
 
 def _build(fmt: str, model: ModelSpec) -> Ops:
-    _, from_dict = converters("json", model.name)
+    if model.kind == "untyped":
+        return Ops(_packb, _unpackb, _packb, _unpackb)
+    to_dict, from_dict = converters("json", model.name)
+    if model.class_options:
+        # Its native dataclass encoding knows nothing of polycodec.options: the service's
+        # wire form (tags, camel names, defaults left out) comes from the hand-written dicts.
+        return _via_dicts(to_dict, from_dict)
 
     def encode(obj: Any) -> bytes:
         return _packb(obj, default=_default)
@@ -40,6 +46,22 @@ def _build(fmt: str, model: ModelSpec) -> Ops:
     return Ops(encode, decode_one, encode, decode_many)
 
 
+def _via_dicts(to_dict: Any, from_dict: Any) -> Ops:
+    def encode_one(obj: Any) -> bytes:
+        return _packb(to_dict(obj))
+
+    def encode_many(objs: list[Any]) -> bytes:
+        return _packb([to_dict(o) for o in objs])
+
+    def decode_one(buf: bytes) -> Any:
+        return from_dict(_unpackb(buf))
+
+    def decode_many(buf: bytes) -> list[Any]:
+        return [from_dict(d) for d in _unpackb(buf)]
+
+    return Ops(encode_one, decode_one, encode_many, decode_many)
+
+
 ADAPTERS = [
     Adapter(
         name="ormsgpack",
@@ -51,5 +73,7 @@ ADAPTERS = [
             "msgpack": "ormsgpack.packb(obj or list, default=Decimal->str) (native dataclasses); "
             "ormsgpack.unpackb + hand-written dict->dataclass conversion",
         },
+        kinds=("typed", "untyped"),
+        class_options=True,
     )
 ]

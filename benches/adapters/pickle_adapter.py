@@ -22,5 +22,6 @@ ADAPTERS = [
         formats=("pickle",),
         build=_build,
         how={"pickle": "pickle.dumps(obj or list, protocol=5); pickle.loads"},
+        class_options=True,
     )
 ]

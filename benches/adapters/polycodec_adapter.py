@@ -4,6 +4,10 @@ Two rows: ``polycodec`` on the shared plain dataclasses, and ``polycodec-slots``
 ``@dataclass(slots=True)`` twins (``benches/idioms.py``), the dataclass idiom that performance-minded
 users write. The report shows both, and polycodec's best of the two.
 
+On the untyped models (plain JSON values) the ``polycodec`` row is ``Codec(Any)``, and a third
+row, ``polycodec-containers``, types the containers: ``Codec(dict[str, Any])`` for one value,
+``Codec(list[Any])`` for a batch (its ``encode_one`` / ``decode_one`` of the whole list).
+
 The same codec object serves single objects and batches (``encode_many``/``decode_many``). A format
 polycodec does not implement yet makes ``Codec`` raise ValueError/TypeError/NotImplementedError,
 which becomes a "skipped" note rather than an error.
@@ -22,14 +26,20 @@ from .base import FORMATS, Adapter, Ops, Unsupported, on_idiom
 
 
 def _build(fmt: str, model: ModelSpec) -> Ops:
-    return _ops(fmt, model.root)
+    return _ops(fmt, Any if model.kind == "untyped" else model.root)
+
+
+def _build_containers(fmt: str, model: ModelSpec) -> Ops:
+    one: Any = polycodec.Codec(dict[str, Any], cast(Any, fmt))
+    many: Any = polycodec.Codec(list[Any], cast(Any, fmt))
+    return Ops(one.encode_one, one.decode_one, many.encode_one, many.decode_one)
 
 
 def _build_slots(fmt: str, model: ModelSpec) -> Ops:
     return on_idiom(_ops(fmt, SLOTS[model.root]), SLOTS)
 
 
-def _ops(fmt: str, root: type) -> Ops:
+def _ops(fmt: str, root: Any) -> Ops:
     if fmt == "builtins":
         # The JSON form as Python objects: a JSON codec's to_builtins / from_builtins.
         one: Any = polycodec.Codec(root, "json")
@@ -69,7 +79,12 @@ ADAPTERS = [
         distribution="polycodec",
         formats=tuple(FORMATS),
         build=_build,
-        how={f: h + " on the plain dataclasses" for f, h in _HOW.items()},
+        how={
+            f: h + " on the plain dataclasses (Codec(Any) on the untyped models)"
+            for f, h in _HOW.items()
+        },
+        kinds=("typed", "untyped"),
+        class_options=True,
     ),
     Adapter(
         name="polycodec-slots",
@@ -78,5 +93,19 @@ ADAPTERS = [
         formats=tuple(FORMATS),
         build=_build_slots,
         how={f: h + " on @dataclass(slots=True) classes" for f, h in _HOW.items()},
+        class_options=True,
+    ),
+    Adapter(
+        name="polycodec-containers",
+        label="polycodec (dict[str, Any] / list[Any])",
+        distribution="polycodec",
+        formats=("json", "msgpack"),
+        build=_build_containers,
+        how={
+            f: f"Codec(dict[str, Any], {f!r}) for one value, Codec(list[Any], {f!r}) for a batch "
+            "(encode_one / decode_one of the list); untyped models only"
+            for f in ("json", "msgpack")
+        },
+        kinds=("untyped",),
     ),
 ]

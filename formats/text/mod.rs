@@ -8,6 +8,8 @@
 //! - [`temporal`]: RFC 3339 datetimes, dates and times; ISO 8601 durations.
 //! - [`uuid`]: canonical hyphenated UUIDs.
 //! - [`base64`]: standard-alphabet, padded base64 (RFC 4648 section 4).
+//! - [`decimal`]: a decimal number's sign, digits and exponent, as `Decimal.as_tuple()` has
+//!   them.
 //! - [`lax`]: what lax mode reads from a string (numbers, `null`, `true`, `false`) and its
 //!   number-to-datetime and number-to-duration conversions.
 //!
@@ -15,6 +17,7 @@
 //! static reason.
 
 pub mod base64;
+pub mod decimal;
 pub mod lax;
 pub mod temporal;
 pub mod uuid;

@@ -19,6 +19,7 @@ from ._frames import AvroFrameInfo, avro_fingerprint, avro_frame_info
 from ._meta import Avro, AvroName, Meta
 from ._options import Options, options
 from ._polycodec import Codec, FileIter, Raw, StreamDecoder
+from ._polycodec import __version__ as __version__
 from ._unset import UNSET, UnsetType
 from ._api import (
     decode_many,
@@ -31,8 +32,6 @@ from ._api import (
     json_schema,
     to_builtins,
 )
-
-__version__ = "0.1.0"
 
 __all__ = [
     "Avro",

@@ -14,6 +14,39 @@ LocItem = Union[str, int]
 #: ``loc``, ``msg`` and, where known, ``input``.
 ErrorDetails = Dict[str, Any]
 
+#: A container's step shared by the errors inside it: ``(outer link or None, step)``.
+_Link = Tuple[Optional["_Link"], LocItem]
+
+
+class _Loc:
+    """The ``loc`` of one error of an ``errors="all"`` report, kept until ``errors()`` makes
+    its tuple: the link of the container steps it shares with the report's other errors
+    (innermost first) and its own steps. Thousands of errors deep in a document then hold one
+    copy of their common path, not one each."""
+
+    __slots__ = ("outer", "own")
+
+    def __init__(self, outer: Optional[_Link], own: Tuple[LocItem, ...]) -> None:
+        self.outer = outer
+        self.own = own
+
+    def steps(self, made: Dict[int, Optional[Tuple[LocItem, ...]]]) -> Tuple[LocItem, ...]:
+        """The tuple. ``made`` (for one call of ``errors()``, while the links live) records each
+        link met by ``id``, and keeps the steps up to a link once a second error meets it: each
+        shared link is walked once however many errors share it, and a link of one error alone
+        keeps nothing."""
+        pending: List[_Link] = []
+        link = self.outer
+        while link is not None and made.get(id(link)) is None:
+            pending.append(link)
+            link = link[0]
+        # The loop stopped at the root or at a link whose steps are kept (never empty).
+        shared = (made[id(link)] or ()) if link is not None else ()
+        for link in reversed(pending):
+            shared = shared + (link[1],)
+            made[id(link)] = shared if id(link) in made else None
+        return shared + self.own
+
 
 class DecodeError(ValueError):
     """The input is not valid for the format (malformed bytes, truncation, nesting too deep).
@@ -51,7 +84,13 @@ class DecodeError(ValueError):
         built with ``errors="all"`` reports every validation error of the value; otherwise the
         one error is the list's only entry."""
         if self._errors is not None:
-            return [dict(entry) for entry in self._errors]
+            made: Dict[int, Optional[Tuple[LocItem, ...]]] = {}
+            entries = [dict(entry) for entry in self._errors]
+            for entry in entries:
+                loc = entry.get("loc")
+                if isinstance(loc, _Loc):
+                    entry["loc"] = loc.steps(made)
+            return entries
         return [{"type": self.code, "loc": self.loc, "msg": str(self)}]
 
 

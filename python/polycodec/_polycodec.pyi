@@ -18,6 +18,9 @@ from ._extension import Extension
 
 T = TypeVar("T")
 
+#: The package's version, compiled in from Cargo.toml (``polycodec.__version__``).
+__version__: str
+
 # The one static list of format names (type checkers need a literal one); at run time
 # ``FORMATS`` is the source, and tests/test_types_matrix.py checks that the two agree.
 Format = Literal["json", "msgpack", "avro", "pickle"]

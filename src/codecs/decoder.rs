@@ -18,9 +18,9 @@
 //! the compiler removes from it.
 
 use pyo3::prelude::*;
-use pyo3::types::{PyFrozenSet, PySet};
 use smallvec::SmallVec;
 
+use super::collect::{CollectAll, Report};
 use crate::errors::{reserve, Error, PathSegment, Result};
 use crate::plan::{
     ExtensionSpec, Field, LiteralValue, Node, NodeId, OtherKey, Plan, RecordKind, RecordSpec,
@@ -46,12 +46,10 @@ pub struct Decoder<'p, 'py, R, E = FailFast> {
 pub trait Errors {
     /// Whether errors are recorded and the decoder reads on.
     const ALL: bool;
-    /// Records an error (with its whole path from the value being decoded).
-    fn record(&mut self, error: Error);
     /// How many are recorded.
     fn count(&self) -> usize;
-    /// The errors recorded since there were `mark`, to add a container's step to.
-    fn since(&mut self, mark: usize) -> &mut [Error];
+    /// The collection, when errors are recorded.
+    fn collecting(&mut self) -> Option<&mut CollectAll>;
 }
 
 /// The first validation error ends the call (the default).
@@ -60,36 +58,26 @@ pub struct FailFast;
 impl Errors for FailFast {
     const ALL: bool = false;
     #[inline(always)]
-    fn record(&mut self, _error: Error) {}
-    #[inline(always)]
     fn count(&self) -> usize {
         0
     }
     #[inline(always)]
-    fn since(&mut self, _mark: usize) -> &mut [Error] {
-        &mut []
+    fn collecting(&mut self) -> Option<&mut CollectAll> {
+        None
     }
 }
 
-/// `errors="all"`: every validation error is recorded, in the order met.
-#[derive(Default)]
-pub struct CollectAll {
-    pub errors: Vec<Error>,
-}
-
+/// `errors="all"`: every validation error is recorded, in the order met (see
+/// `super::collect`).
 impl Errors for CollectAll {
     const ALL: bool = true;
-    fn record(&mut self, error: Error) {
-        // A MemoryError while collecting would be raised on its own; the list keeps what fits.
-        if self.errors.try_reserve(1).is_ok() {
-            self.errors.push(error);
-        }
-    }
+    #[inline]
     fn count(&self) -> usize {
-        self.errors.len()
+        CollectAll::count(self)
     }
-    fn since(&mut self, mark: usize) -> &mut [Error] {
-        &mut self.errors[mark..]
+    #[inline]
+    fn collecting(&mut self) -> Option<&mut CollectAll> {
+        Some(self)
     }
 }
 
@@ -222,6 +210,14 @@ pub trait WireReader<'p, 'py> {
         self.rewind(start);
         self.value(any)
     }
+    /// Whether the input is objects, which [`Self::failed_value`] gives as they are (nothing
+    /// is read again, so nothing is kept for reuse).
+    const READS_OBJECTS: bool = false;
+    /// Where the value about to be read starts, as [`Self::value`] sees it (JSON: after the
+    /// whitespace before it), to find an input made of it before.
+    fn value_offset(&mut self) -> usize {
+        self.offset()
+    }
     /// Where the reader is, for error messages (" at byte N").
     fn location(&self) -> String {
         format!(" at byte {}", self.offset())
@@ -237,7 +233,7 @@ type Left<'p, 'py, R, E> = <Decoder<'p, 'py, R, E> as WireReader<'p, 'py>>::Left
 /// all, else every error, each with its whole path.
 pub enum Collected<'py> {
     Value(Obj<'py>),
-    Errors(Vec<Error>),
+    Errors(Report),
 }
 
 impl<'p, 'py, R> Decoder<'p, 'py, R, CollectAll>
@@ -253,7 +249,9 @@ where
         let value = match result {
             Ok(value) => Some(value),
             Err(error) => {
-                self.keep_going(error, 0, start, None)?;
+                if let Err(error) = self.keep_going(error, 0, start, None) {
+                    return self.stopped(error);
+                }
                 None
             }
         };
@@ -275,7 +273,10 @@ where
                     items.push(value);
                 }
                 Err(error) => {
-                    self.keep_going(error, before, start, Some(PathSegment::Index(index)))?;
+                    let step = Some(PathSegment::Index(index));
+                    if let Err(error) = self.keep_going(error, before, start, step) {
+                        return self.stopped(error);
+                    }
                 }
             }
             index += 1;
@@ -285,10 +286,19 @@ where
         Ok(self.collected(Some(list)))
     }
 
+    /// The end of a walk that `error` ended: the report, when it is the marker of the walk
+    /// stopping at the cap of errors (the rest of the input is not read), else `error`.
+    fn stopped(self, error: Error) -> Result<Collected<'py>> {
+        if error.is_collected() && self.errors.stopped() {
+            return Ok(Collected::Errors(self.errors.into_report()));
+        }
+        Err(error)
+    }
+
     fn collected(self, value: Option<Obj<'py>>) -> Collected<'py> {
         match value {
-            Some(value) if self.errors.errors.is_empty() => Collected::Value(value),
-            _ => Collected::Errors(self.errors.errors),
+            Some(value) if self.errors.count() == 0 => Collected::Value(value),
+            _ => Collected::Errors(self.errors.into_report()),
         }
     }
 }
@@ -336,44 +346,124 @@ where
     /// `errors="all"`: deals with `error`, met reading the value that started at `start` in a
     /// container (`segment`: the container's step to the value; none at the root). A value
     /// whose own errors were recorded (the [`Error::collected`] marker) gets the step added to
-    /// each error recorded since `mark`; a new validation error is recorded with the step, the
-    /// input moved past the value and the value kept as the error's input; anything else
-    /// (malformed input, an exception that is no validation error) ends the call. Fail-fast:
-    /// the error, with its step, ends the call.
+    /// each error recorded since `mark`; a new validation error is recorded, the input moved
+    /// past the value and the value kept as the error's input, and it gets the step with the
+    /// errors recorded since `mark` (those of the values inside a container that then failed
+    /// as a whole); anything else (malformed input, an exception that is no validation error,
+    /// a MemoryError) ends the call. `Err(marker)` once the cap of errors is reached: the
+    /// walk ends, each container adding its step on the way out. Fail-fast: the error, with
+    /// its step, ends the call.
     #[cold]
     #[inline(never)]
     pub fn keep_going(
         &mut self,
-        mut error: Error,
+        error: Error,
         mark: usize,
         start: usize,
         segment: Option<PathSegment>,
     ) -> Result<()> {
-        let step = |error: &mut Error| {
-            if let Some(segment) = &segment {
-                error.push_segment(segment.clone());
-            }
+        let py = self.ctx.py;
+        let fatal = |error: Error, segment: Option<PathSegment>| match segment {
+            Some(segment) => Err(error.at(segment)),
+            None => Err(error),
         };
-        if !E::ALL || (!error.is_collected() && !error.is_recorded(self.ctx.py)) {
-            step(&mut error);
-            return Err(error);
+        let replaying = self.errors.collecting().is_some_and(|all| all.replaying());
+        if !E::ALL || replaying || (!error.is_collected() && !error.is_recorded(py)) {
+            return fatal(error, segment);
         }
         if error.is_collected() {
-            for recorded in self.errors.since(mark) {
-                step(recorded);
+            let Some(all) = self.errors.collecting() else {
+                return fatal(error, segment);
+            };
+            if let Some(segment) = segment {
+                all.wrap(mark, segment)?;
             }
-            return Ok(());
+            return all.give_back(error);
         }
-        match self.failed_value(start, self.ctx.plan.any) {
-            Ok(input) => error.set_input(input.unbind()),
-            Err(mut malformed) => {
-                step(&mut malformed);
-                return Err(malformed);
+        let mut error = error;
+        match self.failed_input(start) {
+            Ok(Some(input)) => error.set_input(input.unbind()),
+            Ok(None) => {}
+            Err(malformed) => return fatal(malformed, segment),
+        }
+        let Some(all) = self.errors.collecting() else {
+            return fatal(error, segment);
+        };
+        let recorded = all.record(error);
+        if let Some(segment) = segment {
+            all.wrap(mark, segment)?;
+        }
+        recorded
+    }
+
+    /// Collecting: moves past a value that failed (it started at `start`) and gives it as the
+    /// input held it, for its error's "input": read again as `Any`, reusing the inputs already
+    /// made of failed values inside it. `None` when reading it as `Any` fails too with a
+    /// validation error (a number too large for a float): the value is then skipped.
+    fn failed_input(&mut self, start: usize) -> Result<Option<Obj<'py>>> {
+        let any = self.ctx.plan.any;
+        if Self::READS_OBJECTS {
+            return self.failed_value(start, any).map(Some);
+        }
+        self.rewind(start);
+        let start = self.value_offset();
+        if let Some(all) = self.errors.collecting() {
+            all.set_replaying(true);
+        }
+        let read = self.failed_value(start, any);
+        if let Some(all) = self.errors.collecting() {
+            all.set_replaying(false);
+        }
+        match read {
+            Ok(input) => {
+                let end = self.offset();
+                if let Some(all) = self.errors.collecting() {
+                    all.keep_input(start, end, &input)?;
+                }
+                Ok(Some(input))
             }
+            Err(error) if error.is_recorded(self.ctx.py) => {
+                self.rewind(start);
+                self.skip()?;
+                Ok(None)
+            }
+            Err(error) => Err(error),
         }
-        step(&mut error);
-        self.errors.record(error);
-        Ok(())
+    }
+
+    /// Collecting, while a failed value is read again as `Any` (node `id`): the input already
+    /// made of the value starting here, if one was, the reader moved past it.
+    #[inline(always)]
+    pub fn replayed(&mut self, id: NodeId) -> Option<Obj<'py>> {
+        if !E::ALL || id != self.ctx.plan.any {
+            return None;
+        }
+        self.replayed_input()
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn replayed_input(&mut self) -> Option<Obj<'py>> {
+        if !self.errors.collecting()?.replaying() {
+            return None;
+        }
+        let at = self.offset();
+        let (input, end) = self.errors.collecting()?.input_at(self.ctx.py, at)?;
+        self.rewind(end);
+        Some(input)
+    }
+
+    /// Collecting: records `error` as it is (see [`CollectAll::record`]); an error that is no
+    /// validation error (memory running out while it was made) ends the call instead.
+    #[cold]
+    pub fn record_error(&mut self, error: Error) -> Result<()> {
+        if !error.is_recorded(self.ctx.py) {
+            return Err(error);
+        }
+        match self.errors.collecting() {
+            Some(all) => all.record(error),
+            None => Err(error),
+        }
     }
 
     /// Collecting: what stands in a record's slot for a field whose value failed, so that the
@@ -386,8 +476,11 @@ where
     /// `errors="all"`: the marker for a container that recorded errors since `mark` (which it
     /// returns instead of its value), or `None`.
     #[inline(always)]
-    pub fn failed_since(&self, mark: usize) -> Option<Error> {
-        (E::ALL && self.errors.count() > mark).then(Error::collected)
+    pub fn failed_since(&mut self, mark: usize) -> Option<Error> {
+        if !E::ALL || self.errors.count() <= mark {
+            return None;
+        }
+        self.errors.collecting().map(CollectAll::marker)
     }
 
     /// A value of an extension type: its wire form, then the type's `decode` function. Kept
@@ -457,13 +550,12 @@ where
     fn sequence(&mut self, spec: &SequenceSpec, items: Left<'p, 'py, R, E>) -> Result<Obj<'py>> {
         let known = Self::count_left(&items);
         if let Some(count) = known {
-            // Collecting, the items are read first (their errors are worth reporting too).
-            if !E::ALL {
-                spec.length.check(count, "items")?;
-            }
+            // Before the items, collecting too: the first error is the fail-fast one, and a
+            // sequence that fails as a whole is not looked into (as pydantic does).
+            spec.length.check(count, "items")?;
         }
         let base = self.items_onto_stack(spec.item, items)?;
-        if known.is_none() || E::ALL {
+        if known.is_none() {
             if let Err(err) = spec.length.check(self.stack.len() - base, "items") {
                 self.stack.truncate(base);
                 return Err(err);
@@ -525,7 +617,7 @@ where
         let length = item_nodes.len();
         let known = Self::count_left(&items).filter(|_| Self::TUPLE_LENGTH_FIRST);
         if let Some(count) = known.filter(|&count| count != length) {
-            return Err(Error::validation(format!(
+            return Err(Error::validation(format_args!(
                 "expected array of length {length}, got {count}"
             )));
         }
@@ -534,7 +626,7 @@ where
         let mut index = 0;
         while self.next_item(&mut items)? {
             let Some(&node) = item_nodes.get(index) else {
-                return Err(Error::validation(format!(
+                return Err(Error::validation(format_args!(
                     "expected array of length {length}, got more items"
                 )));
             };
@@ -552,7 +644,7 @@ where
             return Err(failed);
         }
         if values.len() != length {
-            return Err(Error::validation(format!(
+            return Err(Error::validation(format_args!(
                 "expected array of length {length}, got {}",
                 values.len()
             )));
@@ -611,8 +703,7 @@ where
     ) -> Result<Obj<'py>> {
         if E::ALL {
             for field in builder.missing(spec) {
-                self.errors
-                    .record(crate::values::missing_field(&field.wire_name));
+                self.record_error(crate::values::missing_field(&field.wire_name))?;
             }
             if let Some(failed) = self.failed_since(mark) {
                 return Err(failed);
@@ -806,7 +897,7 @@ where
         if let (false, Some(left)) = (extra_allowed, Self::count_left(&items)) {
             let count = position + left;
             if count > limit {
-                return Err(Error::validation(format!(
+                return Err(Error::validation(format_args!(
                     "expected at most {limit} items, got {count}"
                 )));
             }
@@ -834,7 +925,7 @@ where
         }
         while self.next_item(&mut items)? {
             if !extra_allowed {
-                return Err(Error::validation(format!(
+                return Err(Error::validation(format_args!(
                     "expected at most {limit} items, got more"
                 )));
             }
@@ -983,10 +1074,7 @@ where
     /// it (refused, or recorded when collecting, with `forbid_unknown_fields`).
     fn unknown_to_variant(&mut self, record: &RecordSpec, name: &str) -> Result<()> {
         match unknown_field(record, name) {
-            Err(e) if E::ALL => {
-                self.errors.record(e);
-                Ok(())
-            }
+            Err(e) if E::ALL => self.record_error(e),
             result => result,
         }
     }
@@ -1015,15 +1103,15 @@ fn collect_other<'py>(
     Ok(match kind {
         SequenceKind::List => crate::py::new_list(py, items.into_iter())?.into_any(),
         SequenceKind::VarTuple => crate::py::new_tuple(py, items.into_iter())?.into_any(),
-        SequenceKind::Set => py::user_code(py, || PySet::new(py, items))?.into_any(),
-        SequenceKind::FrozenSet => py::user_code(py, || PyFrozenSet::new(py, items))?.into_any(),
+        SequenceKind::Set => py::user_code(py, || py::new_set(py, false, items))?,
+        SequenceKind::FrozenSet => py::user_code(py, || py::new_set(py, true, items))?,
     })
 }
 
 #[cold]
 #[inline(never)]
 fn too_deep(format: &str, location: String) -> Error {
-    Error::decode(format!(
+    Error::decode(format_args!(
         "{format} nested deeper than {MAX_DEPTH} levels{location}"
     ))
 }
@@ -1052,16 +1140,16 @@ pub fn find_tag(spec: &TaggedUnionSpec, tag: TagRef<'_>) -> Result<usize> {
 /// The error for a tag that is neither a str nor an int; `found` names what the input held.
 #[cold]
 pub fn not_a_tag(found: &str) -> Error {
-    Error::validation(format!("expected a str or int tag, got {found}"))
+    Error::validation(format_args!("expected a str or int tag, got {found}"))
 }
 
 /// The error for an int tag beyond 64 bits (`digits`, its decimal text): an int, as a tag may
 /// be, that matches none of the union's (every int tag fits 64 bits).
 #[cold]
 pub fn big_int_tag(spec: &TaggedUnionSpec, digits: &str) -> Error {
-    Error::validation(format!(
+    Error::validation(format_args!(
         "invalid value {} for tag field `{}`: expected {}",
-        crate::errors::cut(digits),
+        crate::errors::Cut(digits),
         spec.tag_field,
         spec.describe_tags()
     ))
@@ -1069,11 +1157,12 @@ pub fn big_int_tag(spec: &TaggedUnionSpec, digits: &str) -> Error {
 
 #[cold]
 fn invalid_tag(spec: &TaggedUnionSpec, tag: TagRef<'_>) -> Error {
-    let shown = match tag {
-        TagRef::Str(bytes) => LiteralValue::Str(utf8(bytes).to_owned()),
-        TagRef::Int(number) => LiteralValue::Int(number),
+    // Shown as the tag's Literal value would be: a str quoted, an int as it is.
+    let shown: &dyn std::fmt::Display = match &tag {
+        TagRef::Str(bytes) => &crate::errors::Quoted(utf8(bytes)),
+        TagRef::Int(number) => number,
     };
-    Error::validation(format!(
+    Error::validation(format_args!(
         "invalid value {shown} for tag field `{}`: expected {}",
         spec.tag_field,
         spec.describe_tags()

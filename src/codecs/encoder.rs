@@ -16,9 +16,9 @@ use pyo3::types::{
 use crate::errors::{Error, ErrorKind, Result};
 use crate::plan::{
     EnumSpec, Field, FieldDefault, LiteralValue, Node, NodeId, PlainRule, Plan, RecordKind,
-    RecordSpec,
+    RecordLayout, RecordSpec, Verdict,
 };
-use crate::py::fields::{FieldReader, Next, PlainDateTime, PlainValue};
+use crate::py::fields::{plain_of, FieldReader, Next, Plain, PlainDateTime, PlainValue, Read};
 use crate::py::{self, temporal, Obj};
 use crate::shape::{self, Shape};
 use crate::values::nested;
@@ -253,6 +253,11 @@ pub enum EntryKind {
     Decimal,
     /// An enum member, found by identity among [`FieldEntry::enum_start`]'s values.
     Enum,
+    /// A record, written as [`FieldEntry::target`] without the dispatch on the field's node
+    /// (the `Optional` around it, say).
+    Record,
+    /// A UUID.
+    Uuid,
 }
 
 /// An enum member's value as the format writes it, for [`EntryKind::Enum`].
@@ -300,6 +305,8 @@ pub struct FieldEntry {
     pub node: u32,
     /// The field's index in `RecordSpec::fields`.
     pub index: u32,
+    /// The node of the value's kind: the field's node, or `X` of an `Optional[X]`.
+    pub target: u32,
     /// For [`EntryKind::Enum`], where the enum's values start in the table's enum values.
     pub enum_start: u32,
     /// The length of `key`; 0 when the entry is longer (the record's `members` hold it).
@@ -398,6 +405,7 @@ impl NameTable {
                                 name: field.name.clone_ref(py),
                                 node: field.node as u32,
                                 index: index as u32,
+                                target: target as u32,
                                 enum_start,
                                 key_len,
                                 plain: field.plain,
@@ -444,6 +452,8 @@ fn entry_kind(plan: &Plan, id: NodeId) -> (EntryKind, bool, NodeId) {
             Node::Date => EntryKind::Date,
             Node::Decimal(_) => EntryKind::Decimal,
             Node::Enum(_) => EntryKind::Enum,
+            Node::Record(_) => EntryKind::Record,
+            Node::Uuid => EntryKind::Uuid,
             _ => EntryKind::Other,
         }
     }
@@ -548,6 +558,20 @@ pub fn encode_items<W: WireWriter>(
 ) -> Result<usize> {
     let mut encoder = Encoder::new(plan, writer, 0);
     let mut index = 0;
+    if let Node::Record(spec) = plan.node(plan.root) {
+        // The common batch, a sequence of records: each written as a record at once (at the
+        // top level, where `nested` runs it directly), without the dispatch on the root node.
+        shape::for_each_item(values, |element| {
+            encoder.w.room()?;
+            encoder.w.separator(index);
+            encoder
+                .record(plan.root, spec, element)
+                .map_err(|e| e.at_index(index))?;
+            index += 1;
+            between(encoder.w)
+        })?;
+        return Ok(index);
+    }
     shape::for_each_item(values, |element| {
         encoder.w.room()?;
         encoder.w.separator(index);
@@ -575,11 +599,31 @@ pub fn mismatch(node: &Node, value: &Obj<'_>) -> Error {
 /// The error for a field whose value is UNSET in a record written as an array, where nothing
 /// can stand for a field left out (as msgspec refuses it).
 #[cold]
-fn unset_in_array(field: &Field) -> Error {
+pub(crate) fn unset_in_array(field: &Field) -> Error {
     Error::encode(format!(
         "field `{}` is UNSET, which an array_like record cannot leave out",
         field.name
     ))
+}
+
+/// The error for a record field without a value (a TypedDict's required key, a NamedTuple
+/// shorter than its fields).
+#[cold]
+pub(crate) fn missing_field(field: &Field) -> Error {
+    Error::encode(format!("missing required field `{}`", field.name))
+}
+
+/// What the field walks of [`Encoder::sparse_fields`] and [`Encoder::array_fields`] did with a
+/// field's value.
+enum Step<'py> {
+    /// Left out: UNSET, or its default.
+    Left,
+    /// Written as a plain value.
+    Written,
+    /// For the general path, its name written (in a map).
+    Value(Obj<'py>),
+    /// For the general comparison with its default, nothing written yet.
+    Ask(Obj<'py>),
 }
 
 /// The error for a value that is not an instance of the record's class.
@@ -592,7 +636,7 @@ pub fn not_a_record(spec: &RecordSpec, value: &Obj<'_>) -> Error {
     ))
 }
 
-fn encode_error(err: PyErr) -> Error {
+pub(crate) fn encode_error(err: PyErr) -> Error {
     Error::encode(err.to_string())
 }
 
@@ -636,7 +680,12 @@ impl<'p, 'w, W: WireWriter> Encoder<'p, 'w, W> {
                 }
             }
             Node::Record(spec) => nested(self.depth, || self.record(id, spec, value)),
-            Node::Sequence(spec) => nested(self.depth, || self.sequence(node, spec.item, value)),
+            Node::Sequence(spec) => match (spec.plain, value.cast_exact::<PyList>()) {
+                (Some(rule), Ok(list)) => {
+                    nested(self.depth, || self.plain_list(spec.item, rule, list))
+                }
+                _ => nested(self.depth, || self.sequence(node, spec.item, value)),
+            },
             Node::Union(spec) => {
                 let variant = shape::pick_variant(self.plan, spec, value)
                     .ok_or_else(|| mismatch(node, value))?;
@@ -723,6 +772,11 @@ impl<'p, 'w, W: WireWriter> Encoder<'p, 'w, W> {
             },
             Node::Tuple(items) => nested(self.depth, || self.tuple(node, items, value)),
             Node::Dict(spec) => match value.cast::<PyDict>() {
+                Ok(dict) if spec.str_keys && !matches!(self.plan.node(spec.value), Node::Any) => {
+                    nested(self.depth, || {
+                        self.str_key_dict(spec.key, spec.value, spec.plain, dict)
+                    })
+                }
                 Ok(dict) => nested(self.depth, || self.dict(spec.key, spec.value, dict)),
                 Err(_) => Err(mismatch(node, value)),
             },
@@ -879,6 +933,92 @@ impl<'p, 'w, W: WireWriter> Encoder<'p, 'w, W> {
         Ok(())
     }
 
+    /// A list of a plain scalar node (`list[int]`, `list[str]`, ...): each item of the
+    /// node's exact type is written straight from the list, with no dispatch on the node and
+    /// no reference taken; any other item goes to the general path.
+    fn plain_list(
+        &mut self,
+        item: NodeId,
+        rule: PlainRule,
+        list: &Bound<'_, PyList>,
+    ) -> Result<()> {
+        self.enter()?;
+        let open = self.w.begin_array(|| Ok(list.len()))?;
+        let mut index = 0;
+        while let Some(element) = py::list_item_borrowed(list, index) {
+            self.w.room()?;
+            self.w.separator(index);
+            let written = match plain_of(&element, rule) {
+                Some(plain) => self.w.plain(plain),
+                None => false,
+            };
+            if !written {
+                let element = element.to_owned();
+                self.value(item, &element).map_err(|e| e.at_index(index))?;
+            }
+            index += 1;
+        }
+        self.w.end_array(open, index)?;
+        self.depth -= 1;
+        Ok(())
+    }
+
+    /// A dict with str keys and values of a typed node (not `Any`): an exact ASCII str key is
+    /// written from its own bytes and a plain value (`rule`) straight from the dict, with no
+    /// references taken; anything else goes to the general key and value paths.
+    fn str_key_dict(
+        &mut self,
+        key_node: NodeId,
+        value_node: NodeId,
+        rule: Option<PlainRule>,
+        dict: &Bound<'_, PyDict>,
+    ) -> Result<()> {
+        const KEY: PlainRule = PlainRule {
+            kind: Plain::Str,
+            nullable: false,
+        };
+        self.enter()?;
+        let open = self.w.begin_map(dict.len());
+        let mut count = 0;
+        let mut position = 0;
+        while let Some((key, item)) = py::next_entry_borrowed(dict, &mut position) {
+            self.w.room()?;
+            self.w.separator(count);
+            let key_written = match plain_of(&key, KEY) {
+                Some(plain) => self.w.plain(plain),
+                None => false,
+            };
+            let value_plain = if key_written {
+                rule.and_then(|rule| plain_of(&item, rule))
+            } else {
+                None
+            };
+            if let Some(plain) = value_plain {
+                self.w.key_separator();
+                if self.w.plain(plain) {
+                    count += 1;
+                    continue;
+                }
+            }
+            // The general paths may run Python code: the entry is held from here on.
+            let (key, item) = (key.to_owned(), item.to_owned());
+            if !key_written {
+                self.key(key_node, &key)?;
+            }
+            if value_plain.is_none() {
+                self.w.key_separator();
+            }
+            if let Err(err) = self.value(value_node, &item) {
+                let shown = crate::errors::shown_key(key.as_any());
+                return Err(err.at_key(&shown));
+            }
+            count += 1;
+        }
+        self.w.end_map(open, count)?;
+        self.depth -= 1;
+        Ok(())
+    }
+
     fn dict(
         &mut self,
         key_node: NodeId,
@@ -952,6 +1092,170 @@ impl<'p, 'w, W: WireWriter> Encoder<'p, 'w, W> {
             self.depth -= 1;
             return Ok(());
         }
+        self.other_layout(spec, names, value)?;
+        self.depth -= 1;
+        Ok(())
+    }
+
+    /// A record of a layout other than a full map: out of line, so that the common record's
+    /// code stays as compact as it was.
+    #[inline(never)]
+    fn other_layout(&mut self, spec: &RecordSpec, names: W::Names, value: &Obj<'_>) -> Result<()> {
+        if W::field_entries(&names).len() == spec.wire_fields.len() {
+            match spec.layout {
+                RecordLayout::Sparse => return self.sparse_fields(spec, names, value),
+                RecordLayout::Array => return self.array_fields(spec, names, value),
+                RecordLayout::Full | RecordLayout::General => {}
+            }
+        }
+        self.general_record(spec, names, value)
+    }
+
+    /// A map whose fields may be left out (`RecordLayout::Sparse`), from the record's entries
+    /// in the writer's table: a field that is UNSET, or at its default under `omit_defaults`
+    /// (by the test the plan chose for it, see `py::defaults`), or a TypedDict's absent key, is
+    /// left out before its name is written; plain values are written straight from the
+    /// instance, as in [`Self::dataclass_fields`].
+    fn sparse_fields(&mut self, spec: &RecordSpec, names: W::Names, value: &Obj<'_>) -> Result<()> {
+        let entries = W::field_entries(&names);
+        let class_tag = spec.class_tag().is_some();
+        let open = self.w.begin_map(entries.len() + usize::from(class_tag));
+        let py = value.py();
+        let mut reader = spec.access.reader(value);
+        // A tagged-union variant leads with its tag; `usize::MAX` matches no field.
+        let (tag_index, tag_object) = match &spec.tag {
+            Some((index, _)) => {
+                self.leading_tag(spec, names, *index, value)?;
+                (*index, self.tag_object(&spec.fields[*index]))
+            }
+            None => (usize::MAX, None),
+        };
+        if class_tag {
+            self.class_tag(spec, names, value)?;
+        }
+        let mut count = usize::from(tag_index != usize::MAX) + usize::from(class_tag);
+        let unset = self.plan.unset_addr();
+        for entry in entries {
+            self.w.room()?;
+            let index = entry.index as usize;
+            if index == tag_index {
+                self.entry_tag(&mut reader, index, tag_object, spec, value)?;
+                continue;
+            }
+            let field = &spec.fields[index];
+            let first = count == 0;
+            let w = &mut *self.w;
+            let read = reader.read(value, index, entry.name.bind(py), |item| {
+                if field.unset && item.addr() == unset {
+                    return Step::Left;
+                }
+                match item.default_verdict(&field.omit) {
+                    Verdict::Default => return Step::Left,
+                    Verdict::Ask => return Step::Ask(item.into_owned()),
+                    Verdict::Other => {}
+                }
+                w.entry_name(names, entry, first);
+                if let Some(plain) = entry.plain.and_then(|rule| item.plain(rule)) {
+                    if w.plain(plain) {
+                        return Step::Written;
+                    }
+                }
+                Step::Value(item.into_owned())
+            });
+            let item = match read {
+                Read::Took(Step::Left) => continue,
+                Read::Took(Step::Written) => {
+                    count += 1;
+                    continue;
+                }
+                Read::Took(Step::Value(item)) => item,
+                Read::Took(Step::Ask(item)) => {
+                    if shape::equals_default(&field.default, &item)? {
+                        continue;
+                    }
+                    self.w.entry_name(names, entry, first);
+                    item
+                }
+                Read::Missing => {
+                    if matches!(field.default, FieldDefault::Required) {
+                        return Err(missing_field(field));
+                    }
+                    continue;
+                }
+                Read::Failed(err) => return Err(Error::from(*err)),
+            };
+            count += 1;
+            self.entry_value(entry, names, &item)
+                .map_err(|e| e.at_field(&field.wire_name))?;
+        }
+        self.w.end_map(open, count)
+    }
+
+    /// A record written as an array (`RecordLayout::Array`: `array_like`, a NamedTuple), from
+    /// the record's entries in the writer's table: the tag first for a tagged variant, then
+    /// each field's value in order, plain values straight from the instance.
+    fn array_fields(&mut self, spec: &RecordSpec, names: W::Names, value: &Obj<'_>) -> Result<()> {
+        let entries = W::field_entries(&names);
+        let length = spec.wire_fields.len() + usize::from(spec.class_tag().is_some());
+        let open = self.w.begin_array(|| Ok(length))?;
+        // Variants of a tagged union lead with the tag, in place of the tag field.
+        let (lead, tag_index) = match (&spec.tag, spec.class_tag()) {
+            (Some((index, tag)), _) => (Some(tag), *index),
+            (None, Some(class_tag)) => (Some(&class_tag.value), usize::MAX),
+            (None, None) => (None, usize::MAX),
+        };
+        let mut count = 0;
+        if let Some(tag) = lead {
+            self.literal(tag);
+            count = 1;
+        }
+        let py = value.py();
+        let mut reader = spec.access.reader(value);
+        let unset = self.plan.unset_addr();
+        for entry in entries {
+            let index = entry.index as usize;
+            if index == tag_index {
+                continue;
+            }
+            self.w.room()?;
+            self.w.separator(count);
+            let field = &spec.fields[index];
+            let w = &mut *self.w;
+            let read = reader.read(value, index, entry.name.bind(py), |item| {
+                if field.unset && item.addr() == unset {
+                    return Step::Left;
+                }
+                if let Some(plain) = entry.plain.and_then(|rule| item.plain(rule)) {
+                    if w.plain(plain) {
+                        return Step::Written;
+                    }
+                }
+                Step::Value(item.into_owned())
+            });
+            match read {
+                Read::Took(Step::Written) => {}
+                Read::Took(Step::Value(item) | Step::Ask(item)) => {
+                    self.entry_value(entry, names, &item)
+                        .map_err(|e| e.at_index(count))?;
+                }
+                Read::Took(Step::Left) => return Err(unset_in_array(field).at_index(count)),
+                Read::Missing => return Err(missing_field(field)),
+                Read::Failed(err) => return Err(Error::from(*err)),
+            }
+            count += 1;
+        }
+        self.w.end_array(open, count)
+    }
+
+    /// The general record walk: any record, from the plan's fields (a record of another plan,
+    /// a writer without entries, an `array_like` TypedDict).
+    #[inline(never)]
+    fn general_record(
+        &mut self,
+        spec: &RecordSpec,
+        names: W::Names,
+        value: &Obj<'_>,
+    ) -> Result<()> {
         let positional = spec.array_like || spec.kind == RecordKind::NamedTuple;
         let length = spec.wire_fields.len() + usize::from(spec.class_tag().is_some());
         let open = if positional {
@@ -1015,10 +1319,7 @@ impl<'p, 'w, W: WireWriter> Encoder<'p, 'w, W> {
                     continue;
                 }
                 if positional || matches!(field.default, FieldDefault::Required) {
-                    return Err(Error::encode(format!(
-                        "missing required field `{}`",
-                        field.name
-                    )));
+                    return Err(missing_field(field));
                 }
                 continue;
             };
@@ -1057,12 +1358,10 @@ impl<'p, 'w, W: WireWriter> Encoder<'p, 'w, W> {
             })?;
         }
         if positional {
-            self.w.end_array(open, count)?;
+            self.w.end_array(open, count)
         } else {
-            self.w.end_map(open, count)?;
+            self.w.end_map(open, count)
         }
-        self.depth -= 1;
-        Ok(())
     }
 
     /// A tagged-union variant's tag, written as its map's first entry (as msgspec writes the tag
@@ -1286,6 +1585,17 @@ impl<'p, 'w, W: WireWriter> Encoder<'p, 'w, W> {
             EntryKind::Decimal => {
                 if shape::is_decimal(item) {
                     return self.w.decimal_value(item);
+                }
+            }
+            EntryKind::Record => {
+                let id = entry.target as NodeId;
+                if let Node::Record(spec) = self.plan.node(id) {
+                    return nested(self.depth, || self.record(id, spec, item));
+                }
+            }
+            EntryKind::Uuid => {
+                if shape::is_uuid(item) {
+                    return self.w.uuid(item);
                 }
             }
             EntryKind::Enum => {

@@ -19,6 +19,7 @@
 
 pub mod avro;
 pub mod builtins;
+pub mod collect;
 pub mod decoder;
 pub mod encoder;
 pub mod json;

@@ -152,12 +152,15 @@ fn build_node(kind: &str, data: &Bound<'_, PyDict>) -> PyResult<Node> {
             },
             item: get_id(data, "item")?,
             length: length_bounds(data)?,
+            plain: None,
         }),
         "tuple" => Node::Tuple(get_ids(data, "items")?),
         "dict" => Node::Dict(DictSpec {
             key: get_id(data, "key")?,
             value: get_id(data, "value")?,
             length: length_bounds(data)?,
+            plain: None,
+            str_keys: false,
         }),
         "dataclass" => build_record(RecordKind::Dataclass, data)?,
         "typeddict" => build_record(RecordKind::TypedDict, data)?,
@@ -242,6 +245,7 @@ fn build_record(kind: RecordKind, data: &Bound<'_, PyDict>) -> PyResult<Node> {
             on_wire: get_bool(spec, "wire")?,
             plain: None,
             unset,
+            omit: DefaultTest::Never,
         });
         field_aliases.push(get_strings(spec, "aliases")?);
     }
@@ -283,6 +287,7 @@ fn build_record(kind: RecordKind, data: &Bound<'_, PyDict>) -> PyResult<Node> {
                     on_wire: true,
                     plain: None,
                     unset: false,
+                    omit: DefaultTest::Never,
                 },
                 value: literal_value(&value)?,
             })
@@ -295,6 +300,30 @@ fn build_record(kind: RecordKind, data: &Bound<'_, PyDict>) -> PyResult<Node> {
     let plain_map = kind == RecordKind::Dataclass && !array_like && !omit_defaults && !has_unset;
     let common_map = plain_map && class_tag.is_none();
     let class_map = plain_map && class_tag.is_some();
+    let layout = if plain_map {
+        RecordLayout::Full
+    } else if array_like || kind == RecordKind::NamedTuple {
+        if kind == RecordKind::TypedDict {
+            RecordLayout::General
+        } else {
+            RecordLayout::Array
+        }
+    } else {
+        RecordLayout::Sparse
+    };
+    if omit_defaults && !array_like && kind != RecordKind::NamedTuple {
+        let tag_index = tag.as_ref().map(|(index, _)| *index);
+        for (index, field) in fields.iter_mut().enumerate() {
+            if Some(index) == tag_index {
+                continue;
+            }
+            field.omit = match &field.default {
+                FieldDefault::Value(value) => DefaultTest::of_value(value.bind(py))?,
+                FieldDefault::Factory(factory) => DefaultTest::of_factory(factory.bind(py)),
+                FieldDefault::Required | FieldDefault::Absent => DefaultTest::Never,
+            };
+        }
+    }
     let other_names = (class_tag.is_some() || !aliases.is_empty())
         .then(|| Box::new(OtherNames { class_tag, aliases }));
     let before_fill = get_object(data, "before_fill")?;
@@ -323,6 +352,7 @@ fn build_record(kind: RecordKind, data: &Bound<'_, PyDict>) -> PyResult<Node> {
         other_names,
         common_map,
         class_map,
+        layout,
         fixed_tag: false,
         wire_fields,
         wire_order,
@@ -393,6 +423,22 @@ fn validate_indices(plan: &Plan) -> PyResult<()> {
 /// Each record field's plain scalar kind, once the union nodes it may point at are final.
 fn resolve_plain_rules(plan: &mut Plan) {
     for id in 0..plan.nodes.len() {
+        let (rule, str_keys) = match &plan.nodes[id] {
+            Node::Sequence(spec) => (PlainRule::for_node(plan, spec.item), false),
+            Node::Dict(spec) => (
+                PlainRule::for_node(plan, spec.value),
+                matches!(plan.nodes[spec.key], Node::Str(_) | Node::Any),
+            ),
+            _ => (None, false),
+        };
+        match &mut plan.nodes[id] {
+            Node::Sequence(spec) => spec.plain = rule,
+            Node::Dict(spec) => {
+                spec.plain = rule;
+                spec.str_keys = str_keys;
+            }
+            _ => {}
+        }
         let rules: Vec<Option<PlainRule>> = match &plan.nodes[id] {
             Node::Record(spec) => spec
                 .fields

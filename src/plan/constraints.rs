@@ -31,14 +31,14 @@ impl LengthBounds {
     fn check_bounded(&self, length: usize, unit: &str) -> Result<()> {
         if let Some(min) = self.min {
             if length < min {
-                return Err(Error::validation(format!(
+                return Err(Error::validation(format_args!(
                     "expected length >= {min} {unit}, got {length}"
                 )));
             }
         }
         if let Some(max) = self.max {
             if length > max {
-                return Err(Error::validation(format!(
+                return Err(Error::validation(format_args!(
                     "expected length <= {max} {unit}, got {length}"
                 )));
             }
@@ -81,7 +81,7 @@ impl IntBounds {
     #[inline(never)]
     pub fn check_wide(&self, value: i128) -> Result<()> {
         let fail = |relation: &str, bound: i128| {
-            Err(Error::validation(format!(
+            Err(Error::validation(format_args!(
                 "expected int {relation} {bound}, got {value}"
             )))
         };
@@ -107,7 +107,7 @@ impl IntBounds {
         }
         if let Some(multiple) = self.multiple_of {
             if multiple != 0 && value % multiple != 0 {
-                return Err(Error::validation(format!(
+                return Err(Error::validation(format_args!(
                     "expected a multiple of {multiple}, got {value}"
                 )));
             }
@@ -127,9 +127,9 @@ impl IntBounds {
         let too_large = !negative && (self.le.is_some() || self.lt.is_some());
         if too_small || too_large {
             let side = if too_small { "small" } else { "large" };
-            return Err(Error::validation(format!(
+            return Err(Error::validation(format_args!(
                 "integer {} is too {side} for the declared bounds",
-                crate::errors::cut(text)
+                crate::errors::Cut(text)
             )));
         }
         Ok(self.multiple_of.is_none())
@@ -168,7 +168,7 @@ impl FloatBounds {
     #[inline(never)]
     fn check_bounded(&self, value: f64) -> Result<()> {
         let fail = |relation: &str, bound: f64| {
-            Err(Error::validation(format!(
+            Err(Error::validation(format_args!(
                 "expected float {relation} {bound}, got {value}"
             )))
         };
@@ -197,7 +197,7 @@ impl FloatBounds {
         if let Some(multiple) = self.multiple_of {
             let quotient = value / multiple;
             if quotient.round() != quotient {
-                return Err(Error::validation(format!(
+                return Err(Error::validation(format_args!(
                     "expected a multiple of {multiple}, got {value}"
                 )));
             }

@@ -18,6 +18,8 @@ use pyo3::{PyTraverseError, PyVisit};
 
 use crate::py::fields::{FieldAccess, FieldName};
 
+pub use crate::py::defaults::{DefaultTest, Verdict};
+
 // The record-side vocabulary the CPython room reads fields by (`py::fields`), which does not
 // depend on the plan.
 pub use crate::py::fields::{Plain, PlainRule, RecordKind};
@@ -144,6 +146,15 @@ impl Plan {
             }
         }
         Ok(())
+    }
+
+    /// The address of `polycodec.UNSET` when some field of the plan may hold it, else 0 (which
+    /// no object has).
+    #[inline]
+    pub fn unset_addr(&self) -> usize {
+        self.unset
+            .as_ref()
+            .map_or(0, |unset| unset.as_ptr() as usize)
     }
 
     /// Whether `value` is `polycodec.UNSET` (false when no field of the plan may hold it).
@@ -354,12 +365,8 @@ impl EnumSpec {
     }
 
     /// The values this enum accepts, for error messages.
-    pub fn describe_values(&self) -> String {
-        let values = one_of(self.members.iter().map(|member| &member.value));
-        if self.flag {
-            return format!("{values}, or a combination of them");
-        }
-        values
+    pub fn describe_values(&self) -> impl std::fmt::Display + '_ {
+        EnumValues(self)
     }
 
     /// The member a `Flag` class makes of an int that is none of its canonical members'
@@ -426,26 +433,44 @@ impl LiteralSpec {
         })
     }
 
-    pub fn describe_values(&self) -> String {
-        one_of(self.values.iter().map(|(value, _)| value))
+    pub fn describe_values(&self) -> impl std::fmt::Display + '_ {
+        OneOf(self.values.iter().map(|(value, _)| value))
     }
 }
 
-/// `one of "a", "b", 3` for error messages, shortened after a dozen values.
-pub fn one_of<'a>(values: impl Iterator<Item = &'a LiteralValue>) -> String {
-    const SHOWN: usize = 12;
-    let values: Vec<&LiteralValue> = values.collect();
-    let mut text = String::from("one of ");
-    for (i, value) in values.iter().take(SHOWN).enumerate() {
-        if i > 0 {
-            text.push_str(", ");
+/// [`EnumSpec::describe_values`].
+struct EnumValues<'a>(&'a EnumSpec);
+
+impl std::fmt::Display for EnumValues<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        OneOf(self.0.members.iter().map(|member| &member.value)).fmt(f)?;
+        if self.0.flag {
+            f.write_str(", or a combination of them")?;
         }
-        text.push_str(&value.to_string());
+        Ok(())
     }
-    if values.len() > SHOWN {
-        text.push_str(&format!(", ... ({} in all)", values.len()));
+}
+
+/// `one of "a", "b", 3` for error messages, shortened after a dozen values; a `Display`, so
+/// that a message is written with nothing allocated first.
+pub struct OneOf<I>(pub I);
+
+impl<'a, I: Iterator<Item = &'a LiteralValue> + Clone> std::fmt::Display for OneOf<I> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        const SHOWN: usize = 12;
+        f.write_str("one of ")?;
+        for (i, value) in self.0.clone().take(SHOWN).enumerate() {
+            if i > 0 {
+                f.write_str(", ")?;
+            }
+            value.fmt(f)?;
+        }
+        let count = self.0.clone().count();
+        if count > SHOWN {
+            write!(f, ", ... ({count} in all)")?;
+        }
+        Ok(())
     }
-    text
 }
 
 impl LiteralValue {
@@ -459,7 +484,7 @@ impl std::fmt::Display for LiteralValue {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             // Input text can be long: quoted as error messages quote input.
-            LiteralValue::Str(text) => f.write_str(&crate::errors::quote(text)),
+            LiteralValue::Str(text) => crate::errors::Quoted(text).fmt(f),
             LiteralValue::Int(number) => write!(f, "{number}"),
             LiteralValue::Bool(flag) => write!(f, "{flag}"),
         }
@@ -525,8 +550,8 @@ pub struct UnionKey {
 
 impl TaggedUnionSpec {
     /// The tag values this union accepts, for error messages.
-    pub fn describe_tags(&self) -> String {
-        one_of(self.tags.iter().map(|(tag, _)| tag))
+    pub fn describe_tags(&self) -> impl std::fmt::Display + '_ {
+        OneOf(self.tags.iter().map(|(tag, _)| tag))
     }
 
     pub fn key_index(&self, wire_name: &[u8]) -> Option<usize> {
@@ -548,12 +573,19 @@ pub struct SequenceSpec {
     pub kind: SequenceKind,
     pub item: NodeId,
     pub length: LengthBounds,
+    /// The plain scalar kind of `item` (see [`PlainRule::for_node`]): the encoders write a
+    /// list's plain items straight from the list.
+    pub plain: Option<PlainRule>,
 }
 
 pub struct DictSpec {
     pub key: NodeId,
     pub value: NodeId,
     pub length: LengthBounds,
+    /// The plain scalar kind of `value` (see [`PlainRule::for_node`]).
+    pub plain: Option<PlainRule>,
+    /// Whether the key node is `str` (or `Any`): an exact str key is written as it is.
+    pub str_keys: bool,
 }
 
 /// What a record knows besides its fields' wire names ([`RecordSpec::other_names`]).
@@ -628,6 +660,24 @@ pub struct Field {
     /// The field may hold `polycodec.UNSET` (its annotation is `T | UnsetType`): the value
     /// UNSET is left out of a map, as if the field were not there.
     pub unset: bool,
+    /// How `omit_defaults` compares the field's value with its default, decided when the plan
+    /// is built ([`DefaultTest::Never`] for a record without the option, and for its tag).
+    pub omit: DefaultTest,
+}
+
+/// How the encoders walk a record's fields, decided when the plan is built: an array form is a
+/// walk of its own, not a flag tested at every field.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RecordLayout {
+    /// A map of every wire field (`RecordSpec::common_map`, `RecordSpec::class_map`).
+    Full,
+    /// A map whose fields may be left out: at their default under `omit_defaults`, UNSET, or a
+    /// TypedDict's absent keys.
+    Sparse,
+    /// An array of the wire fields in order (`array_like`, a NamedTuple).
+    Array,
+    /// The general walk (an `array_like` TypedDict).
+    General,
 }
 
 /// A class tag (`polycodec.options(tag=...)`): a tag the class itself carries rather than one
@@ -687,6 +737,8 @@ pub struct RecordSpec {
     /// common path, with `class_map` for a class tagged on its own.
     pub common_map: bool,
     pub class_map: bool,
+    /// How the encoders walk the fields (see [`RecordLayout`]).
+    pub layout: RecordLayout,
     /// Whether the tag field's `Literal` allows only the class's own tag, so every instance
     /// writes the same leading tag entry (byte formats precompute it: `Encoder::leading_tag`).
     pub fixed_tag: bool,

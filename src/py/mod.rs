@@ -7,6 +7,7 @@
 pub mod builders;
 pub mod bytearray;
 pub mod cpython;
+pub mod defaults;
 pub mod entry;
 pub mod fields;
 pub mod floor;
@@ -217,6 +218,34 @@ pub fn new_tuple<'py>(
     }
     // SAFETY: the object was created as a tuple just above.
     Ok(unsafe { tuple.cast_into_unchecked() })
+}
+
+/// A set (with `frozen`, a frozenset) of `items`, added one by one so that an item whose
+/// hashing fails (an unhashable value, a signalling-NaN Decimal) is named by its position: the
+/// error is at `[index]`, as any other item's. Hashing may run Python code (run it under
+/// [`user_code`]).
+pub fn new_set<'py>(
+    py: Python<'py>,
+    frozen: bool,
+    items: impl IntoIterator<Item = Obj<'py>>,
+) -> crate::errors::Result<Obj<'py>> {
+    // SAFETY: a new empty set or frozenset, or NULL with an exception set.
+    let raw = unsafe {
+        if frozen {
+            ffi::PyFrozenSet_New(std::ptr::null_mut())
+        } else {
+            ffi::PySet_New(std::ptr::null_mut())
+        }
+    };
+    // SAFETY: a new reference, or NULL with an exception set.
+    let set = unsafe { Bound::from_owned_ptr_or_err(py, raw)? };
+    for (index, item) in items.into_iter().enumerate() {
+        // SAFETY: both are live objects; PySet_Add fills a frozenset too while it is unshared.
+        if unsafe { ffi::PySet_Add(set.as_ptr(), item.as_ptr()) } < 0 {
+            return Err(crate::errors::Error::from(PyErr::fetch(py)).at_index(index));
+        }
+    }
+    Ok(set)
 }
 
 /// Recently decoded dict keys, one table per thread: JSON objects decoded as dicts repeat the
@@ -491,6 +520,32 @@ pub fn user_code<R>(_py: Python<'_>, call: impl FnOnce() -> R) -> R {
         GC_HELD.set(true);
     }
     result
+}
+
+/// The MemoryError for memory that ran out making room for `what`: `cannot allocate memory for
+/// <what>`, made by CPython, or when that finds no memory either, CPython's own preallocated
+/// MemoryError. Nothing is allocated on the Rust heap, where memory has run out.
+#[cold]
+pub fn memory_error(py: Python<'_>, what: &str) -> PyErr {
+    const PREFIX: &str = "cannot allocate memory for ";
+    let made = new_str(py, PREFIX.as_bytes(), true)
+        .and_then(|prefix| Ok((prefix, new_str(py, what.as_bytes(), what.is_ascii())?)))
+        .and_then(|(prefix, what)| {
+            // SAFETY: both are strs; Concat returns a new reference or NULL with an exception.
+            let text = unsafe { ffi::PyUnicode_Concat(prefix.as_ptr(), what.as_ptr()) };
+            // SAFETY: a new reference, or NULL with an exception set.
+            let text = unsafe { Bound::from_owned_ptr_or_err(py, text)? };
+            py.get_type::<pyo3::exceptions::PyMemoryError>()
+                .call1((text,))
+        });
+    match made {
+        Ok(error) => PyErr::from_value(error),
+        Err(_) => {
+            // SAFETY: sets CPython's error indicator to a MemoryError from its free list.
+            unsafe { ffi::PyErr_NoMemory() };
+            PyErr::fetch(py)
+        }
+    }
 }
 
 /// Ends this thread's pause for the rest of the decode (the collector is enabled again now):

@@ -3,7 +3,7 @@
 //! the remaining input before anything is allocated for it.
 
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyFrozenSet, PySet, PyType};
+use pyo3::types::{PyDict, PyType};
 
 use super::ops::{Program, ReadOp};
 use super::wire::{civil_from_days, Input, MAX_DAYS, MIN_DAYS};
@@ -11,6 +11,7 @@ use crate::errors::{Error, Result};
 use crate::plan::{LiteralValue, Node, NodeId, SequenceKind};
 use crate::py::{self, temporal, Obj};
 use crate::values::{mismatch, nested, Decoding, RecordBuilder, Token, MAX_DEPTH};
+use polycodec_formats::text;
 use polycodec_formats::text::temporal::{Date, DateTime, Time, TimeOfDay};
 
 /// What a failed growth of an array's item buffer says (a MemoryError).
@@ -175,10 +176,16 @@ impl<'a, 'p, 'py> Decoder<'a, 'p, 'py> {
             },
             ReadOp::Boolean(plan) => {
                 let flag = self.input.boolean()?;
+                if program.plain[index] {
+                    return Ok(pyo3::types::PyBool::new(py, flag).to_owned().into_any());
+                }
                 self.ctx.boolean(*plan, flag)
             }
             ReadOp::Long(plan) => {
                 let number = self.input.long()?;
+                if program.plain[index] {
+                    return Ok(py::new_int(py, number)?);
+                }
                 self.ctx.int(*plan, number)
             }
             ReadOp::Float(plan) => {
@@ -187,10 +194,19 @@ impl<'a, 'p, 'py> Decoder<'a, 'p, 'py> {
             }
             ReadOp::Double(plan) => {
                 let number = self.input.double()?;
+                if program.plain[index] {
+                    return Ok(py::new_float(py, number)?);
+                }
                 self.ctx.float(*plan, number, None)
             }
             ReadOp::Text(plan) => {
                 let data = self.input.bytes()?;
+                if program.plain[index] {
+                    let ascii = data.is_ascii();
+                    if ascii || std::str::from_utf8(data).is_ok() {
+                        return Ok(py::new_str(py, data, ascii)?);
+                    }
+                }
                 self.text(*plan, data)
             }
             ReadOp::Fixed(size, plan) => {
@@ -423,6 +439,19 @@ impl<'a, 'p, 'py> Decoder<'a, 'p, 'py> {
         let Node::Decimal(spec) = self.ctx.plan.node(plan) else {
             return Err(mismatch(self.ctx.plan.node(plan), Token::Str));
         };
+        if !data.is_empty() && data.len() <= 8 {
+            // Up to 64 bits (18 digits and more): the text in plain notation, which
+            // `Decimal(str)` reads fastest, written without 128-bit division.
+            let fill = if data[0] & 0x80 != 0 { 0xff } else { 0 };
+            let mut raw = [fill; 8];
+            raw[8 - data.len()..].copy_from_slice(data);
+            let mut text = Vec::with_capacity(24 + scale as usize);
+            text::decimal::write_scaled(i64::from_be_bytes(raw), scale, &mut text);
+            // The text is ASCII digits, a sign and a point.
+            return self
+                .ctx
+                .decimal(spec, std::str::from_utf8(&text).unwrap_or_default());
+        }
         let digits = if data.is_empty() {
             "0".to_owned()
         } else if data.len() <= 16 {
@@ -495,8 +524,8 @@ impl<'a, 'p, 'py> Decoder<'a, 'p, 'py> {
             spec.length.check(items.len(), "items")?;
             match spec.kind {
                 SequenceKind::VarTuple => crate::py::new_tuple(py, items.into_iter())?.into_any(),
-                SequenceKind::Set => py::user_code(py, || PySet::new(py, items))?.into_any(),
-                _ => py::user_code(py, || PyFrozenSet::new(py, items))?.into_any(),
+                SequenceKind::Set => py::user_code(py, || py::new_set(py, false, items))?,
+                _ => py::user_code(py, || py::new_set(py, true, items))?,
             }
         };
         self.depth -= 1;

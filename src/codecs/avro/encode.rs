@@ -518,15 +518,43 @@ fn subclass_fits(spec: &RecordSpec, own: &Plan, value: &Obj<'_>) -> Result<()> {
 /// The two's-complement big-endian bytes of a Decimal's unscaled value at `scale`, refusing
 /// values with more decimal places than the scale or more digits than the precision.
 fn decimal_unscaled_bytes(value: &Obj<'_>, scale: u32, precision: u32) -> Result<Vec<u8>> {
+    // The digits and exponent from `str(value)`, C code that builds one str, rather than from
+    // `as_tuple()`, which builds a tuple of one int per digit (thousands of instructions more
+    // per value); a NaN or an infinity has no plain text and goes the `as_tuple` way.
+    let text = value.str()?;
+    if let Some(parts) = text::decimal::parse(py::str_utf8(&text)?.as_bytes()) {
+        let digits = parts.significant().map(|d| d - b'0').collect();
+        return scaled_bytes(
+            value,
+            parts.negative,
+            digits,
+            parts.exponent(),
+            scale,
+            precision,
+        );
+    }
     let (sign, digits, exponent): (i32, Vec<u8>, Obj<'_>) =
         value.call_method0("as_tuple")?.extract()?;
-    let shown = || value.str().map(|s| s.to_string()).unwrap_or_default();
     let Ok(exponent) = exponent.extract::<i64>() else {
         return Err(Error::encode(format!(
             "decimal {} is not finite, so it has no Avro decimal form",
-            shown()
+            text
         )));
     };
+    scaled_bytes(value, sign == 1, digits, exponent, scale, precision)
+}
+
+/// The bytes of the Decimal `value` (coefficient `digits`, one per byte, and `exponent`)
+/// scaled to `scale`, refusing more places than the scale or more digits than the precision.
+fn scaled_bytes(
+    value: &Obj<'_>,
+    negative: bool,
+    digits: Vec<u8>,
+    exponent: i64,
+    scale: u32,
+    precision: u32,
+) -> Result<Vec<u8>> {
+    let shown = || value.str().map(|s| s.to_string()).unwrap_or_default();
     let shift = exponent + i64::from(scale);
     let mut digits = digits;
     if shift >= 0 {
@@ -561,7 +589,7 @@ fn decimal_unscaled_bytes(value: &Obj<'_>, scale: u32, precision: u32) -> Result
         for &d in significant {
             unscaled = unscaled * 10 + i128::from(d);
         }
-        if sign == 1 {
+        if negative {
             unscaled = -unscaled;
         }
         return Ok(twos_complement(unscaled));
@@ -570,7 +598,7 @@ fn decimal_unscaled_bytes(value: &Obj<'_>, scale: u32, precision: u32) -> Result
     let py = value.py();
     let text: String = significant.iter().map(|d| char::from(b'0' + d)).collect();
     let mut number = py.get_type::<PyInt>().call1((text,))?;
-    if sign == 1 {
+    if negative {
         number = number.neg()?;
     }
     let bits: usize = number.call_method0("bit_length")?.extract()?;

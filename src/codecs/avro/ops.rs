@@ -161,6 +161,10 @@ pub struct Program {
     /// For a skip op whose encoding has the same size whatever the data (fixed-size values and
     /// records made only of them): that size, so skipping it is one step however deep it nests.
     pub skip_width: Vec<Option<usize>>,
+    /// For a boolean, long, double or string op: whether its plan node takes every value of
+    /// the wire type as it is (`bool`, `int` and `float` without bounds, `str` without
+    /// constraints), so the decoder builds the object with no check, decided here once.
+    pub plain: Vec<bool>,
     /// CRC-64-AVRO fingerprint of the writer schema's canonical form.
     pub fingerprint: u64,
 }
@@ -308,14 +312,27 @@ impl Program {
         let min_size = min_sizes(&ops);
         let empty_weight = empty_weights(&ops, &min_size);
         let skip_width = skip_widths(&ops);
+        let plain = ops.iter().map(|op| is_plain(op, plan)).collect();
         Ok(Program {
             ops,
             root,
             min_size,
             empty_weight,
             skip_width,
+            plain,
             fingerprint,
         })
+    }
+}
+
+/// Whether `op` reads its value straight into the Python object its plan node wants.
+fn is_plain(op: &ReadOp, plan: &Plan) -> bool {
+    match op {
+        ReadOp::Boolean(p) => matches!(plan.node(*p), Node::Bool),
+        ReadOp::Long(p) => matches!(plan.node(*p), Node::Int(b) if *b == Default::default()),
+        ReadOp::Double(p) => matches!(plan.node(*p), Node::Float(b) if *b == Default::default()),
+        ReadOp::Text(p) => matches!(plan.node(*p), Node::Str(spec) if spec.is_unconstrained()),
+        _ => false,
     }
 }
 

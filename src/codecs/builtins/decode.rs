@@ -124,7 +124,7 @@ impl<'py> Cursor<'py> {
 
 #[cold]
 fn not_an_object_key(key: &Obj<'_>) -> Error {
-    Error::validation(format!(
+    Error::validation(format_args!(
         "expected a str object key, got {}",
         shape::type_name(key)
     ))
@@ -148,7 +148,7 @@ fn attribute<'py>(
 
 #[cold]
 fn unsupported(node: &Node, value: &Obj<'_>) -> Error {
-    Error::validation(format!(
+    Error::validation(format_args!(
         "expected {}, got {}",
         node.describe(),
         shape::type_name(value)
@@ -266,6 +266,14 @@ impl<'p, 'py, E: Errors> Decoder<'p, 'py, ObjectInput<'py>, E> {
     fn kept(&mut self, id: NodeId, value: Obj<'py>) -> Result<Obj<'py>> {
         let keep = self.reader.keep;
         let py = self.ctx.py;
+        if !self.ctx.strict && keep.decimal && shape::is_decimal(&value) {
+            if let Some(float) = self.lax_decimal_float(id) {
+                // Lax mode: a Decimal given for a float is its value, as msgspec's convert
+                // reads it (NaN and the infinities too; a signalling NaN is a ValueError).
+                let number: f64 = value.extract().map_err(Error::from)?;
+                return self.ctx.float(float, number, None);
+            }
+        }
         // The JSON form of each of these is a str, so a union picks its str variant.
         let id = match self.ctx.plan.node(id) {
             Node::Union(spec) => spec.str.unwrap_or(id),
@@ -342,13 +350,31 @@ impl<'p, 'py, E: Errors> Decoder<'p, 'py, ObjectInput<'py>, E> {
         let node = self.ctx.plan.node(id);
         if shape::accepts(self.ctx.plan, node, &value) {
             // The right type, not taken as itself: a hint rather than "expected date, got date".
-            return Err(Error::validation(format!(
+            return Err(Error::validation(format_args!(
                 "expected {} as its JSON form, got a {} object (builtin_types takes it as itself)",
                 node.describe(),
                 shape::type_name(&value)
             )));
         }
         Err(unsupported(node, &value))
+    }
+
+    /// Lax mode: the float node a Decimal given for node `id` is read as, when `id` takes a
+    /// float and no Decimal (a float, or a union with a float variant and no Decimal one).
+    fn lax_decimal_float(&self, id: NodeId) -> Option<NodeId> {
+        let plan = self.ctx.plan;
+        match plan.node(id) {
+            Node::Float(_) => Some(id),
+            Node::Union(spec)
+                if !spec
+                    .variants
+                    .iter()
+                    .any(|&variant| matches!(plan.node(variant), Node::Decimal(_))) =>
+            {
+                spec.float
+            }
+            _ => None,
+        }
     }
 
     /// `from_attributes`: an object given for a record (or a tagged union of records), as the
@@ -397,7 +423,12 @@ impl<'p, 'py, E: Errors> Decoder<'p, 'py, ObjectInput<'py>, E> {
                     }
                     None => None,
                 };
-                if let Some(found) = found {
+                // A field that holds UNSET is left out, as `to_builtins` leaves it out of the
+                // dict: it is then UNSET again (its default), not a value to validate.
+                let unset = |found: &Obj<'py>| {
+                    field.unset && plan.unset.as_ref().is_some_and(|unset| found.is(unset))
+                };
+                if let Some(found) = found.filter(|found| !unset(found)) {
                     fields.set_item(wire_key, found)?;
                 }
             }
@@ -441,7 +472,7 @@ impl<'p, 'py, E: Errors> Decoder<'p, 'py, ObjectInput<'py>, E> {
                 Err(mut e) if E::ALL && e.is_recorded(py) => {
                     // Recorded at the key, the key its input; its value is not read.
                     e.set_input(key.unbind());
-                    self.errors.record(e);
+                    self.record_error(e)?;
                     continue;
                 }
                 Err(e) => return Err(e),
@@ -506,8 +537,10 @@ impl<'p, 'py, E: Errors> WireReader<'p, 'py> for Decoder<'p, 'py, ObjectInput<'p
         // PyType_IsSubtype.
         if let Ok(float) = value.cast::<PyFloat>() {
             let number = float.value();
-            if !number.is_finite() {
-                return Err(Error::validation(format!(
+            // Lax mode takes NaN and the infinities as its text "nan" and "inf" (and as
+            // msgspec's convert takes these objects); strict mode reads what JSON holds.
+            if !number.is_finite() && self.ctx.strict {
+                return Err(Error::validation(format_args!(
                     "expected a finite number, got {number} (JSON numbers are finite)"
                 )));
             }
@@ -675,6 +708,10 @@ impl<'p, 'py, E: Errors> WireReader<'p, 'py> for Decoder<'p, 'py, ObjectInput<'p
     /// A mark for the value to be read next, to come back to it with `rewind`.
     fn offset(&self) -> usize {
         let mut marks = self.reader.marks.borrow_mut();
+        // No room: a mark that finds nothing (the failed value's input is then None).
+        if marks.try_reserve(1).is_err() {
+            return usize::MAX;
+        }
         marks.push(self.reader.next.clone());
         marks.len() - 1
     }
@@ -682,6 +719,8 @@ impl<'p, 'py, E: Errors> WireReader<'p, 'py> for Decoder<'p, 'py, ObjectInput<'p
     fn rewind(&mut self, offset: usize) {
         self.reader.next = self.reader.marks.borrow().get(offset).cloned().flatten();
     }
+
+    const READS_OBJECTS: bool = true;
 
     /// The object itself (read as `Any`, an object of a kept type or one read by its
     /// attributes would be refused): nothing is left to move past.

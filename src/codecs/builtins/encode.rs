@@ -33,6 +33,17 @@ thread_local! {
     static SCRATCH: Cell<Vec<u8>> = const { Cell::new(Vec::new()) };
 }
 
+/// A new str of the ASCII text `write` produces (the shared text forms), written into the
+/// thread's scratch buffer.
+pub fn ascii_str<'py>(py: Python<'py>, write: impl FnOnce(&mut Vec<u8>)) -> PyResult<Obj<'py>> {
+    let mut scratch = SCRATCH.with(Cell::take);
+    scratch.clear();
+    write(&mut scratch);
+    let text = py::new_str(py, &scratch, true);
+    SCRATCH.with(|cell| cell.set(scratch));
+    text
+}
+
 /// Builds the JSON form of the values the encoder walks as Python objects.
 pub struct ObjectWriter<'py> {
     py: Python<'py>,

@@ -16,7 +16,7 @@
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyInt, PyString};
 
-use crate::plan::{EnumSpec, LiteralValue, Node, NodeId, Plan, RecordSpec};
+use crate::plan::{EnumSpec, Field, LiteralValue, Node, NodeId, Plan, RecordKind, RecordLayout};
 use crate::py::cpython::{self, DictTemplate};
 
 /// What a field's node takes, as far as the walk converts it without reading the node.
@@ -58,22 +58,28 @@ pub struct Entry {
     pub nullable: bool,
 }
 
-/// How the walk writes a record.
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+/// How the walk writes a record. `Plain` and `Tagged` come first: the walk tells them from
+/// the others with one comparison.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Debug)]
 pub enum Mode {
     /// A dataclass with no tag, written from its entries.
     Plain,
-    /// A tagged-union variant: its tag is looked at first, from the plan's record.
+    /// A tagged-union variant, or a class with a tag of its own: its tag is written first.
     Tagged,
-    /// Every other record (array-like, `omit_defaults`, TypedDict, NamedTuple): the shared
-    /// encoder writes it.
+    /// Every other record (a tag whose `Literal` allows several values, an `array_like`
+    /// TypedDict): the shared encoder writes it.
     General,
+    /// A dict whose fields may be left out (`RecordLayout::Sparse`: `omit_defaults`, UNSET, a
+    /// TypedDict), tag first for a tagged one.
+    Sparse,
+    /// A list (`RecordLayout::Array`: `array_like`, a NamedTuple), tag first for a tagged one.
+    Array,
 }
 
-/// A tagged-union variant's tag, when its `Literal` allows one exact str or int: written as
-/// the record's first entry.
+/// A tagged-union variant's tag, or a class's own tag, when its `Literal` allows one exact str
+/// or int: written as the record's first entry.
 pub struct RowTag {
-    /// The tag field's index.
+    /// The tag field's index (`usize::MAX` for a class tag, which no field holds).
     pub index: usize,
     /// Its dict key.
     pub key: Py<PyString>,
@@ -85,7 +91,8 @@ pub struct RowTag {
 
 /// One record of the plan.
 pub struct Row {
-    /// The record's class, for the exact-type check.
+    /// The record's class, for the exact-type check (`dict` for a TypedDict, whose values are
+    /// dicts).
     pub type_addr: usize,
     /// Its entries: `entries[start..end]`.
     pub start: u32,
@@ -167,23 +174,23 @@ impl Table {
                     nullable,
                 });
             }
-            let tag = spec
-                .tag
-                .as_ref()
-                .and_then(|(index, _)| fixed_tag(py, plan, spec, *index));
-            // A class tag, or a field that may be UNSET, is the shared encoder's too.
-            let mode = if !spec.common_map || spec.class_tag().is_some() {
-                Mode::General
-            } else if spec.tag.is_none() {
-                Mode::Plain
-            } else if tag.is_some() {
-                Mode::Tagged
-            } else {
+            let tag = match (&spec.tag, spec.class_tag()) {
+                (Some((index, _)), _) => fixed_tag(py, plan, &spec.fields[*index], *index),
+                (None, Some(class_tag)) => fixed_tag(py, plan, &class_tag.field, usize::MAX),
+                (None, None) => None,
+            };
+            let tagged = spec.tag.is_some() || spec.class_tag().is_some();
+            let mode = match spec.layout {
                 // A tag whose `Literal` allows more than one object: the shared encoder.
-                Mode::General
+                _ if tagged && tag.is_none() => Mode::General,
+                RecordLayout::Full if tagged => Mode::Tagged,
+                RecordLayout::Full => Mode::Plain,
+                RecordLayout::Sparse => Mode::Sparse,
+                RecordLayout::Array => Mode::Array,
+                RecordLayout::General => Mode::General,
             };
             let template = match mode {
-                Mode::General => None,
+                Mode::General | Mode::Sparse | Mode::Array => None,
                 Mode::Plain | Mode::Tagged => {
                     let tag_index = tag.as_ref().map(|t| t.index);
                     let keys: Vec<_> = tag
@@ -199,8 +206,12 @@ impl Table {
                     cpython::dict_template(py, &keys)
                 }
             };
+            let type_addr = match spec.kind {
+                RecordKind::TypedDict => std::ptr::addr_of_mut!(pyo3::ffi::PyDict_Type) as usize,
+                _ => spec.type_addr,
+            };
             rows.push(Row {
-                type_addr: spec.type_addr,
+                type_addr,
                 start,
                 end: entries.len() as u32,
                 mode,
@@ -217,9 +228,9 @@ impl Table {
     }
 }
 
-/// The tag of a variant whose tag field (`index`) has a `Literal` of one exact str or int.
-fn fixed_tag(py: Python<'_>, plan: &Plan, spec: &RecordSpec, index: usize) -> Option<RowTag> {
-    let field = &spec.fields[index];
+/// The tag whose field (`index`, `usize::MAX` for a class tag) has a `Literal` of one exact
+/// str or int.
+fn fixed_tag(py: Python<'_>, plan: &Plan, field: &Field, index: usize) -> Option<RowTag> {
     let Node::Literal(literal) = plan.node(field.node) else {
         return None;
     };

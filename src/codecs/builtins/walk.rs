@@ -12,16 +12,20 @@
 //! whether the value succeeds or fails.
 
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyDate, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
+use pyo3::types::{
+    PyBool, PyDate, PyDelta, PyDict, PyFloat, PyFrozenSet, PyInt, PyList, PySet, PyString,
+    PyTime, PyTuple,
+};
 
-use super::encode::ObjectWriter;
+use super::encode::{ascii_str, ObjectWriter};
 use super::table::{Entry, Kind, Mode, Row, RowTag, Table};
 use super::Keep;
-use crate::codecs::encoder::{self, mismatch, not_a_record};
+use crate::codecs::encoder::{self, encode_error, mismatch, not_a_record};
 use crate::codecs::json::encode::non_finite;
 use crate::errors::Error;
 use crate::plan::{
-    LiteralValue, Node, NodeId, Plain, PlainRule, Plan, RecordSpec, TaggedUnionSpec,
+    FieldDefault, LiteralValue, Node, NodeId, Plain, PlainRule, Plan, RecordSpec, TaggedUnionSpec,
+    Verdict,
 };
 use crate::py::builders::{presized_dict, ListFill};
 use crate::py::cpython::{DictTemplateLayout, Filling, FillingLayout};
@@ -203,7 +207,7 @@ impl<'p, 'py> Walk<'p, 'py> {
             Node::TaggedUnion(spec) => self.tagged(node, spec, &value),
             Node::Dict(spec) if matches!(self.plan.node(spec.key), Node::Str(_) | Node::Any) => {
                 match value.cast::<PyDict>() {
-                    Ok(dict) => self.dict(spec.key, spec.value, dict),
+                    Ok(dict) => self.dict(spec.key, spec.value, spec.plain, dict),
                     Err(_) => Err(wrong_type(node, &value)),
                 }
             }
@@ -218,6 +222,9 @@ impl<'p, 'py> Walk<'p, 'py> {
         match node {
             Node::DateTime(_) => self.datetime(id, value),
             Node::Date => self.date(id, value),
+            Node::Tuple(nodes) => self.tuple(id, nodes, value),
+            Node::Time(_) => self.time(id, value),
+            Node::TimeDelta => self.timedelta(id, value),
             Node::Uuid if shape::is_uuid(&value) => {
                 if self.keep.uuid {
                     return Ok(value);
@@ -317,6 +324,35 @@ impl<'p, 'py> Walk<'p, 'py> {
         }
     }
 
+    /// A time (node `id`) as its ISO 8601 text (its zone's `utcoffset` asked as the shared
+    /// encoder asks it); anything else goes to the shared encoder.
+    #[inline(never)]
+    fn time(&mut self, id: NodeId, value: Obj<'py>) -> Out<'py> {
+        match value.cast::<PyTime>() {
+            Ok(_) if self.keep.time => Ok(value),
+            Ok(time) => {
+                let parts = temporal::time_parts(time).map_err(|err| boxed(encode_error(err)))?;
+                ascii_str(self.py, |out| text::temporal::write_time(out, &parts)).map_err(py_err)
+            }
+            Err(_) => self.general(id, &value),
+        }
+    }
+
+    /// A timedelta (node `id`) as its ISO 8601 duration; anything else goes to the shared
+    /// encoder.
+    #[inline(never)]
+    fn timedelta(&mut self, id: NodeId, value: Obj<'py>) -> Out<'py> {
+        match value.cast::<PyDelta>() {
+            Ok(_) if self.keep.timedelta => Ok(value),
+            Ok(delta) => {
+                let parts = temporal::duration_parts(delta);
+                ascii_str(self.py, |out| text::temporal::write_duration(out, &parts))
+                    .map_err(py_err)
+            }
+            Err(_) => self.general(id, &value),
+        }
+    }
+
     /// A Decimal (node `id`) as its str; anything else goes to the shared encoder.
     #[inline(never)]
     fn decimal(&mut self, id: NodeId, value: Obj<'py>) -> Out<'py> {
@@ -387,7 +423,66 @@ impl<'p, 'py> Walk<'p, 'py> {
             self.depth -= 1;
             return result;
         }
+        if value.is_exact_instance_of::<PySet>() || value.is_exact_instance_of::<PyFrozenSet>() {
+            // A set's items in its iteration order, as the shared encoder reads them.
+            let mut iterator = value.try_iter().map_err(py_err)?;
+            shape::enter_nested(&mut self.depth).map_err(boxed)?;
+            let mut failed = None;
+            let result = nested(self.depth, || {
+                self.items(item, value.len().unwrap_or(0), |_| match iterator.next()? {
+                    Ok(element) => Some(element),
+                    Err(err) => {
+                        failed = Some(err);
+                        None
+                    }
+                })
+            });
+            self.depth -= 1;
+            return match failed {
+                Some(err) => Err(py_err(err)),
+                None => result,
+            };
+        }
         self.general(id, value)
+    }
+
+    /// A fixed-length tuple (`tuple[int, str]`): an exact tuple or list of its length, each
+    /// item as its own node; anything else goes to the shared encoder.
+    #[inline(never)]
+    fn tuple(&mut self, id: NodeId, nodes: &'p [NodeId], value: Obj<'py>) -> Out<'py> {
+        let length = match (value.cast_exact::<PyTuple>(), value.cast_exact::<PyList>()) {
+            (Ok(tuple), _) => tuple.len(),
+            (_, Ok(list)) => list.len(),
+            _ => return self.general(id, &value),
+        };
+        if length != nodes.len() {
+            return self.general(id, &value);
+        }
+        shape::enter_nested(&mut self.depth).map_err(boxed)?;
+        let result = nested(self.depth, || {
+            let mut items = ListFill::new(self.py, length).map_err(py_err)?;
+            for (index, &node) in nodes.iter().enumerate() {
+                let element = match value.cast_exact::<PyTuple>() {
+                    Ok(tuple) => tuple.get_item(index).ok(),
+                    Err(_) => value
+                        .cast_exact::<PyList>()
+                        .ok()
+                        .and_then(|list| py::list_item(list, index)),
+                };
+                let Some(element) = element else {
+                    return Err(boxed(Error::encode(
+                        "tuple changed size while being encoded",
+                    )));
+                };
+                let converted = self
+                    .value(node, element)
+                    .map_err(|err| at_index(err, index))?;
+                items.push(converted).map_err(py_err)?;
+            }
+            items.finish().map(Bound::into_any).map_err(py_err)
+        });
+        self.depth -= 1;
+        result
     }
 
     /// A new list of the items `next` gives (by index, until `None`), each as node `item`:
@@ -397,7 +492,7 @@ impl<'p, 'py> Walk<'p, 'py> {
         &mut self,
         item: NodeId,
         length: usize,
-        next: impl Fn(usize) -> Option<Obj<'py>>,
+        next: impl FnMut(usize) -> Option<Obj<'py>>,
     ) -> Out<'py> {
         match self.plan.node(item) {
             node @ Node::TaggedUnion(spec) => self.fill(length, next, |walk, element| {
@@ -422,7 +517,7 @@ impl<'p, 'py> Walk<'p, 'py> {
     fn fill(
         &mut self,
         length: usize,
-        next: impl Fn(usize) -> Option<Obj<'py>>,
+        mut next: impl FnMut(usize) -> Option<Obj<'py>>,
         mut each: impl FnMut(&mut Self, Obj<'py>) -> Out<'py>,
     ) -> Out<'py> {
         let mut items = ListFill::new(self.py, length).map_err(py_err)?;
@@ -441,6 +536,7 @@ impl<'p, 'py> Walk<'p, 'py> {
         &mut self,
         key_node: NodeId,
         value_node: NodeId,
+        rule: Option<PlainRule>,
         dict: &Bound<'py, PyDict>,
     ) -> Out<'py> {
         shape::enter_nested(&mut self.depth).map_err(boxed)?;
@@ -456,7 +552,7 @@ impl<'p, 'py> Walk<'p, 'py> {
                         .map_err(boxed)?
                 };
                 let converted = self
-                    .value(value_node, item)
+                    .convert(value_node, rule, item)
                     .map_err(|err| at_key(err, &key))?;
                 py::dict_set(&out, &key_text, &converted).map_err(py_err)?;
             }
@@ -482,8 +578,8 @@ impl<'p, 'py> Walk<'p, 'py> {
         let row = &self.table.rows[row as usize];
         // What sends the record to the shared encoder is known before the value is looked at,
         // so that nothing is asked of the value twice.
-        if row.mode == Mode::General {
-            return self.general(id, value);
+        if row.mode >= Mode::General {
+            return self.other_mode(id, row, value);
         }
         let Node::Record(spec) = plan.node(id) else {
             return self.general(id, value);
@@ -501,6 +597,130 @@ impl<'p, 'py> Walk<'p, 'py> {
         };
         self.depth -= 1;
         result
+    }
+
+    /// A record of a mode other than `Plain` and `Tagged`: a sparse dict, a list, or the
+    /// shared encoder's.
+    #[inline(never)]
+    fn other_mode(&mut self, id: NodeId, row: &'p Row, value: &Obj<'py>) -> Out<'py> {
+        let Node::Record(spec) = self.plan.node(id) else {
+            return self.general(id, value);
+        };
+        if row.mode == Mode::General {
+            return self.general(id, value);
+        }
+        if !py::has_exact_type(value, row.type_addr) {
+            return self.other_class(id, spec, value);
+        }
+        let mut outer = self.depth;
+        shape::enter_nested(&mut outer).map_err(boxed)?;
+        self.depth += 1;
+        let result = nested(self.depth, || match row.mode {
+            Mode::Array => self.array(spec, row, value),
+            _ => self.sparse(spec, row, value),
+        });
+        self.depth -= 1;
+        result
+    }
+
+    /// A record whose fields may be left out (`Mode::Sparse`), as a dict filled key by key: a
+    /// field that is UNSET, at its default under `omit_defaults` (by the test the plan chose
+    /// for it), or a TypedDict's absent key is left out.
+    fn sparse(&mut self, spec: &'p RecordSpec, row: &'p Row, value: &Obj<'py>) -> Out<'py> {
+        let py = self.py;
+        let entries = &self.table.entries[row.start as usize..row.end as usize];
+        let out =
+            presized_dict(py, entries.len() + usize::from(row.tag.is_some())).map_err(py_err)?;
+        let mut reader = spec.access.reader(value);
+        let tag_index = match &row.tag {
+            Some(tag) => {
+                py::dict_set(&out, tag.key.bind(py), tag.object.bind(py)).map_err(py_err)?;
+                tag.index
+            }
+            None => usize::MAX,
+        };
+        let unset = self.plan.unset_addr();
+        for entry in entries {
+            let index = entry.index as usize;
+            let name = entry.name.bind(py);
+            if index == tag_index {
+                if let Some(tag) = &row.tag {
+                    self.check_tag(&mut reader, value, spec, name, tag)?;
+                }
+                continue;
+            }
+            let field = &spec.fields[index];
+            let item = match reader.next(value, index, name, None, |_| false) {
+                Next::Value(item) => item,
+                Next::Written | Next::Missing => {
+                    if matches!(field.default, FieldDefault::Required) {
+                        return Err(boxed(encoder::missing_field(field)));
+                    }
+                    continue;
+                }
+                Next::Failed(err) => return Err(py_err(*err)),
+            };
+            if field.unset && item.as_ptr() as usize == unset {
+                continue;
+            }
+            match field.omit.check(&item) {
+                Verdict::Default => continue,
+                Verdict::Ask => {
+                    if shape::equals_default(&field.default, &item).map_err(boxed)? {
+                        continue;
+                    }
+                }
+                Verdict::Other => {}
+            }
+            let converted = self
+                .entry(entry, item)
+                .map_err(|err| at_field(err, &field.wire_name))?;
+            py::dict_set(&out, entry.key.bind(py), &converted).map_err(py_err)?;
+        }
+        Ok(out.into_any())
+    }
+
+    /// A record written as an array (`Mode::Array`), as a list: the tag first for a tagged
+    /// one, then each field's value in order.
+    fn array(&mut self, spec: &'p RecordSpec, row: &'p Row, value: &Obj<'py>) -> Out<'py> {
+        let py = self.py;
+        let entries = &self.table.entries[row.start as usize..row.end as usize];
+        let length = spec.wire_fields.len() + usize::from(spec.class_tag().is_some());
+        let mut items = ListFill::new(py, length).map_err(py_err)?;
+        let mut position = 0;
+        let tag_index = match &row.tag {
+            Some(tag) => {
+                items.push(tag.object.bind(py).clone()).map_err(py_err)?;
+                position = 1;
+                tag.index
+            }
+            None => usize::MAX,
+        };
+        let mut reader = spec.access.reader(value);
+        let unset = self.plan.unset_addr();
+        for entry in entries {
+            let index = entry.index as usize;
+            if index == tag_index {
+                continue;
+            }
+            let field = &spec.fields[index];
+            let item = match reader.next(value, index, entry.name.bind(py), None, |_| false) {
+                Next::Value(item) => item,
+                Next::Written | Next::Missing => {
+                    return Err(boxed(encoder::missing_field(field)));
+                }
+                Next::Failed(err) => return Err(py_err(*err)),
+            };
+            if field.unset && item.as_ptr() as usize == unset {
+                return Err(boxed(encoder::unset_in_array(field).at_index(position)));
+            }
+            let converted = self
+                .entry(entry, item)
+                .map_err(|err| at_index(err, position))?;
+            items.push(converted).map_err(py_err)?;
+            position += 1;
+        }
+        items.finish().map(Bound::into_any).map_err(py_err)
     }
 
     /// A value of another class than the record's own: an instance of a subclass goes to the

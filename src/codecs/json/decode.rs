@@ -277,7 +277,7 @@ fn syntax(err: SyntaxError) -> Error {
     if err.message == super::read::OUT_OF_MEMORY {
         return crate::errors::out_of_memory("an unescaped JSON string");
     }
-    Error::decode(format!("malformed JSON: {err}"))
+    Error::decode(format_args!("malformed JSON: {err}"))
 }
 
 /// [`text::temporal::canonical_utc`] as one function in the JSON decoder's hot section, which
@@ -505,9 +505,9 @@ impl<'p, 'py, E: Errors> Decoder<'p, 'py, JsonInput<'_, '_>, E> {
             Ok(value) => Ok(value),
             // In lax mode an `Optional`'s reading may take `null`.
             Err(_) if !self.ctx.strict => self.ctx.string(id, text.bytes, text.ascii),
-            Err(_) => Err(Error::validation(format!(
+            Err(_) => Err(Error::validation(format_args!(
                 "invalid decimal {}",
-                crate::errors::quote(utf8(text.bytes))
+                crate::errors::Quoted(utf8(text.bytes))
             ))),
         }
     }
@@ -600,9 +600,9 @@ pub fn dict_key<'py>(
                 }
             }
         }
-        Err(Error::validation(format!(
+        Err(Error::validation(format_args!(
             "expected an integer key, got {}",
-            crate::errors::quote(text)
+            crate::errors::Quoted(text)
         )))
     })
 }
@@ -619,6 +619,9 @@ impl<'p, 'py, 'k, E: Errors> WireReader<'p, 'py> for Decoder<'p, 'py, JsonInput<
     #[cfg_attr(target_os = "linux", link_section = ".text.hot.polycodec.2json")]
     fn value(&mut self, id: NodeId) -> Result<Obj<'py>> {
         let byte = self.reader.peek_byte();
+        if let Some(input) = self.replayed(id) {
+            return Ok(input);
+        }
         let py = self.ctx.py;
         // The node's shortcut first (an 8-byte entry): the common pairs of kind and first byte
         // are decoded without reading the node. Every other pair, and every error but the
@@ -797,7 +800,7 @@ impl<'p, 'py, 'k, E: Errors> WireReader<'p, 'py> for Decoder<'p, 'py, JsonInput<
                     // Recorded at the key, the key its input; its value is skipped.
                     let mut e = e.at_key(key.text());
                     e.set_input(crate::py::new_str(py, key.bytes, key.ascii)?.unbind());
-                    self.errors.record(e);
+                    self.record_error(e)?;
                     self.skip()?;
                     continue;
                 }
@@ -872,5 +875,10 @@ impl<'p, 'py, 'k, E: Errors> WireReader<'p, 'py> for Decoder<'p, 'py, JsonInput<
 
     fn rewind(&mut self, offset: usize) {
         self.reader.rewind(offset);
+    }
+
+    fn value_offset(&mut self) -> usize {
+        self.reader.peek_byte();
+        self.reader.offset()
     }
 }

@@ -148,7 +148,7 @@ impl std::ops::DerefMut for MsgpackInput<'_, '_> {
 
 #[cold]
 fn malformed(err: ReadError) -> Error {
-    Error::decode(format!("malformed MessagePack: {err}"))
+    Error::decode(format_args!("malformed MessagePack: {err}"))
 }
 
 /// A str payload checked as UTF-8; returns whether it is all ASCII.
@@ -174,7 +174,7 @@ fn malformed_timestamp() -> Error {
 fn timestamp_datetime<'py>(py: Python<'py>, payload: &[u8]) -> Result<Obj<'py>> {
     let (seconds, nanoseconds) = read::timestamp(payload).ok_or_else(malformed_timestamp)?;
     let parts = epoch::from_timestamp(seconds, nanoseconds).ok_or_else(|| {
-        Error::validation(format!(
+        Error::validation(format_args!(
             "timestamp {seconds}s is out of range for a datetime (years 1-9999)"
         ))
     })?;
@@ -182,7 +182,7 @@ fn timestamp_datetime<'py>(py: Python<'py>, payload: &[u8]) -> Result<Obj<'py>> 
 }
 
 fn expected(what: &str, got: &str) -> Error {
-    Error::validation(format!("expected {what}, got {got}"))
+    Error::validation(format_args!("expected {what}, got {got}"))
 }
 
 impl<'a, 'p, 'py, E: Errors> Decoder<'p, 'py, MsgpackInput<'a, '_>, E> {
@@ -264,12 +264,8 @@ impl<'a, 'p, 'py, E: Errors> Decoder<'p, 'py, MsgpackInput<'a, '_>, E> {
     fn str_slot(&self, id: NodeId, got: &str) -> Result<NodeId> {
         match self.ctx.plan.node(id) {
             Node::Union(spec) => spec.str.ok_or_else(|| {
-                let names: Vec<&str> = spec
-                    .variants
-                    .iter()
-                    .map(|&v| self.ctx.plan.node(v).describe())
-                    .collect();
-                expected(&names.join(" | "), got)
+                let names = crate::values::describe_union(self.ctx.plan, &spec.variants);
+                Error::validation(format_args!("expected {names}, got {got}"))
             }),
             _ => Ok(id),
         }
@@ -442,6 +438,9 @@ impl<'p, 'py, 'k, E: Errors> WireReader<'p, 'py> for Decoder<'p, 'py, MsgpackInp
     #[inline(always)]
     #[cfg_attr(target_os = "linux", link_section = ".text.hot.polycodec.4msgpack")]
     fn value(&mut self, id: NodeId) -> Result<Obj<'py>> {
+        if let Some(input) = self.replayed(id) {
+            return Ok(input);
+        }
         if self.ctx.plan.reads_node_first {
             match self.ctx.plan.node(id) {
                 Node::Extension(spec) => return self.extension(spec),
@@ -535,10 +534,8 @@ impl<'p, 'py, 'k, E: Errors> WireReader<'p, 'py> for Decoder<'p, 'py, MsgpackInp
         dict_node: NodeId,
         count: usize,
     ) -> Result<Obj<'py>> {
-        // Collecting, the entries are read first (their errors are worth reporting too).
-        if !E::ALL {
-            self.ctx.check_length(dict_node, count)?;
-        }
+        // Before the entries, collecting too: the first error is the fail-fast one.
+        self.ctx.check_length(dict_node, count)?;
         let dict = py::new_dict(self.ctx.py)?;
         let mark = self.errors.count();
         for _ in 0..count {
@@ -572,7 +569,7 @@ impl<'p, 'py, 'k, E: Errors> WireReader<'p, 'py> for Decoder<'p, 'py, MsgpackInp
             return Err(failed);
         }
         // Duplicate keys collapse (the last one wins), so check again what the dict holds.
-        if dict.len() != count || E::ALL {
+        if dict.len() != count {
             self.ctx.check_length(dict_node, dict.len())?;
         }
         Ok(dict.into_any())
@@ -603,7 +600,7 @@ impl<'p, 'py, 'k, E: Errors> WireReader<'p, 'py> for Decoder<'p, 'py, MsgpackInp
     fn begin_many(&mut self) -> Result<usize> {
         match self.reader.next().map_err(malformed)? {
             Head::Array(count) => Ok(count),
-            other => Err(Error::validation(format!(
+            other => Err(Error::validation(format_args!(
                 "expected array of values for decode_many, got {}",
                 other.describe()
             ))),

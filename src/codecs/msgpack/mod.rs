@@ -29,7 +29,7 @@ fn malformed_first(input: &[u8], error: Error) -> Error {
         return error;
     }
     match crate::stream::msgpack_malformed(input) {
-        Some((offset, message)) => Error::decode(format!("{message} at byte {offset}")),
+        Some((offset, message)) => Error::decode(format_args!("{message} at byte {offset}")),
         None => error,
     }
 }

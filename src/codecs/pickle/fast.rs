@@ -1,7 +1,8 @@
 //! The single-pass fast path of the unpickler: reads the opcode stream once, recursive-descent
 //! style, led by the plan, and builds the Python objects as it goes. It recognises only the
 //! opcode shapes `pickle.dumps` (protocols 2 to 5) and polycodec's writer produce for the types
-//! it handles: dataclasses (`NEWOBJ` + `BUILD` of a dict), lists, str/int/float/bool/None/bytes,
+//! it handles: dataclasses (`NEWOBJ` + `BUILD` of a dict), lists, dicts of plain keys,
+//! str/int/float/bool/None/bytes, untyped (`Any`) values made of those and of lists and dicts,
 //! `Optional`, tagged unions, enums by value, and datetime/date/`Decimal` by `REDUCE` of their
 //! own class with the stdlib's arguments (protocol 2's `_codecs.encode(text, "latin1")` for
 //! bytes and date states included).
@@ -649,7 +650,7 @@ impl<'a, 'f, 'p, 'py> FastDecoder<'a, 'f, 'p, 'py> {
                 }
                 other
             }
-            Node::Any => return None,
+            Node::Any => return self.untyped(node),
             Node::Extension(spec) => return self.extension(spec),
             _ => node,
         };
@@ -744,6 +745,21 @@ impl<'a, 'f, 'p, 'py> FastDecoder<'a, 'f, 'p, 'py> {
                 let number = self.int_value(op)?;
                 self.ctx.int(target, number).ok()?
             }
+            LONG1 => {
+                if matches!(target_node, Node::Enum(_)) {
+                    return None;
+                }
+                let number = self.long1()?;
+                self.ctx.int(target, number).ok()?
+            }
+            EMPTY_DICT => {
+                self.pos += 1;
+                let Node::Dict(spec) = target_node else {
+                    return None;
+                };
+                // `dict` stores its own memo entries (pending while it fills).
+                return self.dict(node, spec.key, spec.value, Some(&spec.length));
+            }
             BINFLOAT => {
                 self.pos += 1;
                 if matches!(target_node, Node::Enum(_)) {
@@ -800,6 +816,171 @@ impl<'a, 'f, 'p, 'py> FastDecoder<'a, 'f, 'p, 'py> {
         };
         self.memo_ops(|| Entry::Object(node as u32, value.clone()))?;
         Some(value)
+    }
+
+    /// A value at an `Any` position: the plain values (None, bool, int, float, str, and lists
+    /// and dicts of them), as the general path builds them; anything else (tuples, sets, bytes,
+    /// globals, ints beyond 64 bits) is left to it.
+    fn untyped(&mut self, node: NodeId) -> Fast<Obj<'py>> {
+        let py = self.ctx.py;
+        let op = self.peek()?;
+        let value = match op {
+            NONE => {
+                self.pos += 1;
+                py.None().into_bound(py)
+            }
+            NEWTRUE | NEWFALSE => {
+                self.pos += 1;
+                PyBool::new(py, op == NEWTRUE).to_owned().into_any()
+            }
+            BININT | BININT1 | BININT2 => {
+                let number = self.int_value(op)?;
+                crate::py::new_int(py, number).ok()?
+            }
+            LONG1 => {
+                let number = self.long1()?;
+                crate::py::new_int(py, number).ok()?
+            }
+            BINFLOAT => {
+                self.pos += 1;
+                let number = f64::from_be_bytes(self.take(8)?.try_into().ok()?);
+                crate::py::new_float(py, number).ok()?
+            }
+            SHORT_BINUNICODE | BINUNICODE | BINUNICODE8 => {
+                self.pos += 1;
+                let bytes = self.str_payload(op)?;
+                let object = untyped_str(py, bytes)?;
+                self.memo_ops(|| Entry::Str(bytes, NO_NODE, 0))?;
+                return Some(object);
+            }
+            BINGET | LONG_BINGET => {
+                self.pos += 1;
+                let index = self.get_index(op)?;
+                return match self.entry(index)? {
+                    Entry::Object(made_for, object) if *made_for as usize == node => {
+                        Some(object.clone())
+                    }
+                    &Entry::Str(bytes, ..) => untyped_str(py, bytes),
+                    &Entry::StrMade(span, ..) => untyped_str(py, self.slice(span)),
+                    _ => None,
+                };
+            }
+            EMPTY_LIST => {
+                self.pos += 1;
+                return self.list(node, node, SequenceKind::List, None);
+            }
+            EMPTY_DICT => {
+                self.pos += 1;
+                return self.dict(node, node, node, None);
+            }
+            _ => return None,
+        };
+        self.memo_ops(|| Entry::Object(node as u32, value.clone()))?;
+        Some(value)
+    }
+
+    /// A `LONG1` int of at most 8 bytes (little-endian two's complement), as an i64.
+    fn long1(&mut self) -> Fast<i64> {
+        self.pos += 1;
+        let length = usize::from(self.byte()?);
+        if length > 8 {
+            return None;
+        }
+        let bytes = self.take(length)?;
+        let fill = if bytes.last().is_some_and(|b| b & 0x80 != 0) {
+            0xff
+        } else {
+            0
+        };
+        let mut raw = [fill; 8];
+        raw[..length].copy_from_slice(bytes);
+        Some(i64::from_le_bytes(raw))
+    }
+
+    /// A dict after its `EMPTY_DICT`: memo opcodes, then its entries, added by `MARK ...
+    /// SETITEMS` runs or one `SETITEM` each. `node` is the dict's plan position, `key` and
+    /// `value` its keys' and values'. Keys must be plain scalars (hashing anything else may
+    /// run Python code, which the general path then runs again).
+    fn dict(
+        &mut self,
+        node: NodeId,
+        key: NodeId,
+        value: NodeId,
+        length: Option<&crate::plan::LengthBounds>,
+    ) -> Fast<Obj<'py>> {
+        let plan = self.ctx.plan;
+        if !plan.node(key).is_builtin_scalar() {
+            return None;
+        }
+        let memo = self.pending_memo()?;
+        self.enter()?;
+        let dict = pyo3::types::PyDict::new(self.ctx.py);
+        let depth = self.depth;
+        nested(depth, || self.entries(&dict, key, value))?;
+        self.depth -= 1;
+        if let Some(length) = length {
+            length.check(dict.len(), "items").ok()?;
+        }
+        let dict = dict.into_any();
+        self.finish_memo(&memo, node, &dict);
+        self.memo_ops(|| Entry::Object(node as u32, dict.clone()))?;
+        Some(dict)
+    }
+
+    fn entries(
+        &mut self,
+        dict: &Bound<'py, pyo3::types::PyDict>,
+        key: NodeId,
+        value: NodeId,
+    ) -> Fast<()> {
+        loop {
+            match self.peek()? {
+                // No key starts with MARK: a MARK right after the dict (or its last entry)
+                // opens a run of its entries.
+                MARK => {
+                    self.pos += 1;
+                    while self.peek()? != SETITEMS {
+                        self.entry_pair(dict, key, value)?;
+                    }
+                    self.pos += 1;
+                }
+                _ if self.setitem_follows() => {
+                    self.entry_pair(dict, key, value)?;
+                    self.expect(SETITEM)?;
+                }
+                _ => return Some(()),
+            }
+        }
+    }
+
+    fn entry_pair(
+        &mut self,
+        dict: &Bound<'py, pyo3::types::PyDict>,
+        key: NodeId,
+        value: NodeId,
+    ) -> Fast<()> {
+        let key_object = self.value(key)?;
+        let item = self.value(value);
+        let Some(item) = item else {
+            let shown = crate::errors::shown_key(key_object.as_any());
+            self.failed_at(|error| error.at_key(&shown));
+            return None;
+        };
+        self.ctx
+            .store_entry(dict, key, value, key_object, item)
+            .ok()
+    }
+
+    /// Whether the next values are one scalar key, one scalar value and `SETITEM` (a
+    /// one-entry dict, which `pickle.dumps` writes so), and not what comes after the dict; a
+    /// one-entry dict of another value is left to the general path.
+    fn setitem_follows(&mut self) -> bool {
+        let start = self.pos;
+        let found = self.skip_scalar().is_some()
+            && self.skip_scalar().is_some()
+            && self.peek() == Some(SETITEM);
+        self.pos = start;
+        found
     }
 
     /// An extension type's value: its wire form, then its `decode`.
@@ -1347,6 +1528,15 @@ impl<'a, 'f, 'p, 'py> FastDecoder<'a, 'f, 'p, 'py> {
 /// Room for one more item, fallibly: a list that cannot grow leaves the pickle to the machine,
 /// which reports the MemoryError (a failed `Vec::push` would abort the process).
 #[inline(always)]
+/// A str at an `Any` position (valid UTF-8 only, as the general path requires).
+fn untyped_str<'py>(py: Python<'py>, bytes: &[u8]) -> Fast<Obj<'py>> {
+    let ascii = bytes.is_ascii();
+    if !ascii && std::str::from_utf8(bytes).is_err() {
+        return None;
+    }
+    py::new_str(py, bytes, ascii).ok()
+}
+
 fn room<T>(items: &mut Vec<T>) -> Option<()> {
     if items.len() == items.capacity() {
         items.try_reserve(1).ok()?;

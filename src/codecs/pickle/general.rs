@@ -13,9 +13,7 @@
 use std::borrow::Cow;
 
 use pyo3::prelude::*;
-use pyo3::types::{
-    PyDateTime, PyDelta, PyDict, PyFrozenSet, PyInt, PySet, PyTzInfo, PyTzInfoAccess,
-};
+use pyo3::types::{PyDateTime, PyDelta, PyDict, PyInt, PyTzInfo, PyTzInfoAccess};
 
 use super::stdlib::{make_bytes, module_alias, uuid_bits, DateState, DateTimeState, TimeState};
 use super::vm::{self, Arena, CallKind, Id, Value};
@@ -930,8 +928,8 @@ impl<'a, 'v, 'f, 'p, 'py> Converter<'a, 'v, 'f, 'p, 'py> {
         let result = match kind {
             SequenceKind::List => crate::py::new_list(py, out.into_iter())?.into_any(),
             SequenceKind::VarTuple => crate::py::new_tuple(py, out.into_iter())?.into_any(),
-            SequenceKind::Set => py::user_code(py, || PySet::new(py, out))?.into_any(),
-            SequenceKind::FrozenSet => py::user_code(py, || PyFrozenSet::new(py, out))?.into_any(),
+            SequenceKind::Set => py::user_code(py, || py::new_set(py, false, out))?,
+            SequenceKind::FrozenSet => py::user_code(py, || py::new_set(py, true, out))?,
         };
         // Sets may collapse equal items: the bound applies to what the caller gets.
         length.check(result.len()?, "items")?;
