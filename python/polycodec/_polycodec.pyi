@@ -108,7 +108,14 @@ class Codec(Generic[T]):
     def encode_stream(self, values: Iterable[T], /) -> bytes: ...
     def stream_decoder(self) -> StreamDecoder[T]: ...
     def write_file(
-        self, fp: Any, values: Iterable[T], /, *, sync_interval: Optional[int] = None
+        self,
+        fp: Any,
+        values: Iterable[T],
+        /,
+        *,
+        sync_interval: Optional[int] = None,
+        metadata: Optional[dict[str, bytes]] = None,
+        append: bool = False,
     ) -> int: ...
     def iter_file(self, fp: Any, /, *, chunk_size: int = 65536) -> FileIter[T]: ...
     def __reduce__(self) -> tuple[Any, ...]: ...
@@ -148,12 +155,34 @@ class StreamDecoder(Generic[T]):
     def buffered(self) -> int: ...
     @property
     def ready(self) -> bool: ...
+    @property
+    def writer_schema(self) -> Any:
+        """An Avro container's writer schema (JSON values), None until its header is fed."""
+
+    @property
+    def container_codec(self) -> Optional[str]:
+        """An Avro container's codec name, None until its header is fed."""
+
+    @property
+    def metadata(self) -> Optional[dict[str, bytes]]:
+        """An Avro container's user metadata, None until its header is fed."""
 
 class FileIter(Generic[T]):
     """The lazy iterator `Codec.iter_file` returns."""
 
     def __iter__(self) -> FileIter[T]: ...
     def __next__(self) -> T: ...
+    @property
+    def writer_schema(self) -> Any:
+        """The Avro container's writer schema (JSON values); reads the header if need be."""
+
+    @property
+    def codec(self) -> str:
+        """The Avro container's codec: "null", "deflate", "snappy" or "zstandard"."""
+
+    @property
+    def metadata(self) -> dict[str, bytes]:
+        """The Avro container's user metadata (header entries other than avro.*)."""
 
 def rebuild_codec(type: Any, format: str, options: dict[str, Any]) -> Codec[Any]: ...
 

@@ -248,7 +248,7 @@ impl Avro {
     /// The container file of `encode_many`, its blocks encoded and compressed in turn.
     fn encode_blocks(&self, plan: &Plan, values: &Obj<'_>, out: &mut Vec<u8>) -> Result<()> {
         let sync = self.next_sync();
-        container::write_header(out, &self.schema_json, self.codec, &sync);
+        container::write_header(out, &self.schema_json, self.codec, &[], &sync);
         let mut block = Vec::with_capacity(1024);
         let mut count = 0usize;
         let mut index = 0usize;

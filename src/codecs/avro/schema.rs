@@ -43,6 +43,12 @@ pub fn parse_schema(text: &[u8], sharing: Sharing) -> Result<Schema, String> {
     })
 }
 
+/// A parsed schema's Parsing Canonical Form (on a stack with room for its depth, as
+/// [`parse_schema`]).
+pub fn canonical_form(schema: &Schema) -> String {
+    stacker::maybe_grow(PARSE_RED_ZONE, PARSE_STACK, || schema.canonical_form())
+}
+
 /// The CRC-64-AVRO fingerprint of a parsed schema's canonical form (on a stack with room for
 /// its depth, as [`parse_schema`]).
 pub fn fingerprint(schema: &Schema) -> u64 {
