@@ -24,6 +24,7 @@ MOUNTED = [
     "benches/results/*/report.md",
     "benches/results/scaling.md",
     "benches/results/queues.md",
+    "benches/results/avro-resolution.md",
     "benches/results/*.png",
     "examples/*.py",
 ]
