@@ -403,6 +403,26 @@ mod tests {
     }
 
     #[test]
+    fn user_metadata_reads_back_after_the_reserved_entries() {
+        let entries: &[(&[u8], &[u8])] = &[(b"origin", b"web-1"), (b"empty", b"")];
+        let mut file = Vec::new();
+        super::write_header(
+            &mut file,
+            b"\"long\"",
+            super::Codec::Deflate,
+            entries,
+            &[9; 16],
+        );
+        let mut input = super::Input::new(&file);
+        let header = super::read_header(&mut input).expect("our header reads back");
+        assert_eq!(header.schema, b"\"long\"");
+        assert_eq!(header.codec, super::Codec::Deflate);
+        assert_eq!(header.metadata, entries);
+        assert_eq!(header.sync, [9; 16]);
+        assert_eq!(input.pos, file.len());
+    }
+
+    #[test]
     fn crc32_matches_the_check_value() {
         assert_eq!(super::crc32(b"123456789"), 0xCBF4_3926);
     }
