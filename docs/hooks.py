@@ -25,6 +25,7 @@ MOUNTED = [
     "benches/results/scaling.md",
     "benches/results/queues.md",
     "benches/results/features.md",
+    "benches/results/avro-resolution.md",
     "benches/results/*.png",
     "examples/*.py",
 ]

@@ -1,9 +1,13 @@
 //! Avro: the binary primitives ([`wire`]: varints, zigzag, lengths, floats, calendar
-//! arithmetic), object container files ([`container`]: header, blocks, codecs) and where a
-//! container's header and blocks end in bytes that arrive in pieces ([`frame`]).
+//! arithmetic), object container files ([`container`]: header, blocks, codecs), where a
+//! container's header and blocks end in bytes that arrive in pieces ([`frame`]) and schemas
+//! ([`schema`]: parsing, validation, canonical form, fingerprints).
 
 pub mod container;
 pub mod frame;
+pub mod schema;
+#[cfg(test)]
+mod schema_oracle;
 pub mod wire;
 
 use std::fmt;

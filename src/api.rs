@@ -449,19 +449,35 @@ impl Codec {
     }
 
     /// Writes the stream form of `values` to a binary file object as it goes; returns the count.
-    #[pyo3(signature = (fp, values, /, *, sync_interval = None))]
+    /// Avro: `metadata` entries go into a new container's header; `append` writes new blocks
+    /// after an existing container's last.
+    #[pyo3(signature = (fp, values, /, *, sync_interval = None, metadata = None, append = false))]
     fn write_file(
         &self,
         fp: &Bound<'_, PyAny>,
         values: &Bound<'_, PyAny>,
         sync_interval: Option<usize>,
+        metadata: Option<&Bound<'_, PyAny>>,
+        append: bool,
     ) -> PyResult<usize> {
         let py = fp.py();
-        if sync_interval.is_some() && self.wire.as_avro().is_none() {
-            return Err(PyTypeError::new_err(format!(
-                "sync_interval= applies to format \"avro\" only, not {:?}",
-                self.format
-            )));
+        let avro_only = [
+            ("sync_interval=", sync_interval.is_some()),
+            ("metadata=", metadata.is_some()),
+            ("append=True", append),
+        ];
+        if let Some((name, _)) = avro_only.iter().find(|(_, given)| *given) {
+            if self.wire.as_avro().is_none() {
+                return Err(PyTypeError::new_err(format!(
+                    "{name} applies to format \"avro\" only, not {:?}",
+                    self.format
+                )));
+            }
+        }
+        if append && metadata.is_some() {
+            return Err(PyTypeError::new_err(
+                "metadata= cannot be given with append=True: the existing header is kept",
+            ));
         }
         let sync_interval = sync_interval.unwrap_or(stream::DEFAULT_SYNC_INTERVAL);
         if sync_interval == 0 {
@@ -469,6 +485,14 @@ impl Codec {
                 "sync_interval must be at least 1",
             ));
         }
+        let entries = match metadata {
+            Some(metadata) => user_metadata(metadata)?,
+            None => Vec::new(),
+        };
+        let entries: Vec<(&[u8], &[u8])> = entries
+            .iter()
+            .map(|(key, value)| (key.as_bytes(), value.as_slice()))
+            .collect();
         // Its write() would refuse the bytes, which would read as an error in the values.
         if fp.is_instance(&py.import("io")?.getattr("TextIOBase")?)? {
             return Err(PyTypeError::new_err(
@@ -476,7 +500,15 @@ impl Codec {
                  not a text file",
             ));
         }
-        stream::write_file(self, fp, values, sync_interval)
+        let existing = match append {
+            true => stream::existing_container(self, fp)?,
+            false => None,
+        };
+        let target = match existing {
+            Some(container) => stream::AvroTarget::Append(container),
+            None => stream::AvroTarget::New(&entries),
+        };
+        stream::write_file(self, fp, values, sync_interval, target)
             .map_err(|e| e.into_pyerr(py, ErrorKind::Encode))
     }
 
@@ -816,4 +848,38 @@ fn other_input_bytes<'a>(buf: &'a Bound<'_, PyAny>, accepts_str: bool) -> PyResu
         "expected {accepted}, got {}",
         buf.get_type().qualname()?
     )))
+}
+
+/// The user's metadata entries for a container header: a dict of str keys (not the reserved
+/// `avro.` ones) to bytes values.
+fn user_metadata(metadata: &Bound<'_, PyAny>) -> PyResult<Vec<(String, Vec<u8>)>> {
+    let Ok(metadata) = metadata.cast::<PyDict>() else {
+        return Err(PyTypeError::new_err(format!(
+            "metadata must be a dict of str keys to bytes values, not {}",
+            metadata.get_type().name()?
+        )));
+    };
+    let mut entries = Vec::with_capacity(metadata.len());
+    for (key, value) in metadata.iter() {
+        let Ok(key) = key.extract::<String>() else {
+            return Err(PyTypeError::new_err(format!(
+                "metadata keys must be str, not {}",
+                key.get_type().name()?
+            )));
+        };
+        if key.starts_with("avro.") {
+            return Err(pyo3::exceptions::PyValueError::new_err(format!(
+                "metadata key {key:?} is reserved: the Avro specification keeps keys starting \
+                 with \"avro.\" for itself"
+            )));
+        }
+        let Ok(value) = value.cast::<PyBytes>() else {
+            return Err(PyTypeError::new_err(format!(
+                "metadata[{key:?}] must be bytes, not {}",
+                value.get_type().name()?
+            )));
+        };
+        entries.push((key, value.as_bytes().to_vec()));
+    }
+    Ok(entries)
 }

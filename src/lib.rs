@@ -55,9 +55,6 @@ fn _polycodec(module: &Bound<'_, PyModule>) -> PyResult<()> {
         codecs::avro::schema::_avro_fingerprint,
         module
     )?)?;
-    module.add_function(wrap_pyfunction!(
-        codecs::avro::schema::_avro_compatible,
-        module
-    )?)?;
+    module.add_class::<codecs::avro::schema::ParsedSchema>()?;
     Ok(())
 }

@@ -20,9 +20,9 @@
 
 use std::collections::VecDeque;
 
-use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::exceptions::{PyAttributeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyByteArray, PyBytes, PyList, PyMemoryView, PyString};
+use pyo3::types::{PyByteArray, PyBytes, PyDict, PyList, PyMemoryView, PyString};
 use pyo3::{PyTraverseError, PyVisit};
 
 use polycodec_formats::avro::frame::{self, Extent};
@@ -31,7 +31,7 @@ use polycodec_formats::msgpack::frame::ValueFramer;
 use polycodec_formats::pickle::frame::PickleFramer;
 
 use crate::api::Codec;
-use crate::codecs::avro::stream::{OpenBlock, StreamHeader};
+use crate::codecs::avro::stream::{Container, OpenBlock, StreamHeader};
 use crate::errors::{self, Code, Error, ErrorKind, Failure, Result};
 use crate::py::{GcPause, Obj};
 use crate::shape;
@@ -239,6 +239,58 @@ enum InBlock<'py> {
 }
 
 impl StreamDecoder {
+    /// The Avro container header, once read.
+    fn header(&self) -> Option<&StreamHeader> {
+        match &self.framer {
+            Framer::Avro {
+                header: Some(header),
+                ..
+            } => Some(header),
+            _ => None,
+        }
+    }
+
+    /// An AttributeError for a header property of a stream that has no header.
+    fn avro_only(&self) -> PyResult<()> {
+        match self.framer {
+            Framer::Avro { .. } => Ok(()),
+            _ => Err(PyAttributeError::new_err(format!(
+                "only an Avro container file has a header; this is a {:?} stream",
+                self.codec.get().format
+            ))),
+        }
+    }
+
+    fn read_header_first(&self) -> PyResult<&StreamHeader> {
+        self.header()
+            .ok_or_else(|| PyValueError::new_err("the Avro container header has not been read"))
+    }
+
+    fn writer_schema<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let header = self.read_header_first()?;
+        // The header's schema was parsed when it was read: valid JSON, or a bare primitive
+        // name (`long`), which the schema layer takes as that type.
+        let text = String::from_utf8_lossy(header.schema());
+        let trimmed = text.trim();
+        if trimmed.starts_with(|c: char| c.is_ascii_alphabetic()) {
+            return Ok(PyString::new(py, trimmed).into_any());
+        }
+        py.import("json")?.call_method1("loads", (text,))
+    }
+
+    fn container_codec(&self) -> PyResult<&'static str> {
+        Ok(self.read_header_first()?.codec_name())
+    }
+
+    fn metadata<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let header = self.read_header_first()?;
+        let dict = PyDict::new(py);
+        for (key, value) in header.metadata() {
+            dict.set_item(String::from_utf8_lossy(key), PyBytes::new(py, value))?;
+        }
+        Ok(dict)
+    }
+
     pub fn create(codec: Py<Codec>) -> StreamDecoder {
         let framer = Framer::for_format(codec.get().format);
         StreamDecoder {
@@ -400,7 +452,7 @@ impl StreamDecoder {
                 Step::Header(n) => {
                     let unit = &data[pos..pos + n];
                     let avro = codec.wire.as_avro().expect("only Avro frames headers");
-                    match avro.stream_header(py, &codec.plan, unit) {
+                    match avro.stream_header(&codec.plan, unit) {
                         Ok(read) => {
                             if let Framer::Avro { header, .. } = &mut self.framer {
                                 *header = Some(read);
@@ -751,6 +803,34 @@ impl StreamDecoder {
         self.ready
     }
 
+    /// The writer schema of the Avro container header, as JSON values; None until the header
+    /// has been fed.
+    #[getter(writer_schema)]
+    fn py_writer_schema<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        self.avro_only()?;
+        match self.header() {
+            Some(_) => self.writer_schema(py),
+            None => Ok(py.None().into_bound(py)),
+        }
+    }
+
+    /// The container's codec name; None until the header has been fed.
+    #[getter(container_codec)]
+    fn py_container_codec(&self) -> PyResult<Option<&'static str>> {
+        self.avro_only()?;
+        Ok(self.header().map(StreamHeader::codec_name))
+    }
+
+    /// The container's user metadata; None until the header has been fed.
+    #[getter(metadata)]
+    fn py_metadata<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyDict>>> {
+        self.avro_only()?;
+        match self.header() {
+            Some(_) => self.metadata(py).map(Some),
+            None => Ok(None),
+        }
+    }
+
     fn __traverse__(&self, visit: PyVisit<'_>) -> std::result::Result<(), PyTraverseError> {
         visit.call(&self.codec)
     }
@@ -831,34 +911,91 @@ impl FileIter {
             if self.done {
                 return Ok(None);
             }
-            let fp = self.fp.bind(py);
-            let chunk = if fp.hasattr("read1")? {
-                fp.call_method1("read1", (self.chunk_size,))?
-            } else {
-                fp.call_method1("read", (self.chunk_size,))?
-            };
-            if chunk.is_none() {
-                return Err(PyTypeError::new_err(
-                    "the file's read returned None (a non-blocking file with no data ready)",
-                ));
-            }
-            if chunk.is_instance_of::<PyString>() {
-                return Err(PyTypeError::new_err(
-                    "iter_file needs a file opened in binary mode: the file's read returned str",
-                ));
-            }
-            let chunk = chunk_bytes(&chunk)?;
-            let (values, error) = if chunk.as_bytes().is_empty() {
-                let (values, error) = self.decoder.finish_inner(py);
-                self.done = error.is_none() || self.decoder.broken.is_some();
-                (values, error)
-            } else {
-                self.decoder.feed_inner(py, chunk.as_bytes())
-            };
-            self.pending.extend(values.into_iter().map(Bound::unbind));
-            self.error = error;
+            self.read_chunk(py)?;
         }
     }
+
+    /// The writer schema of the file's Avro container header (the header is read now if no
+    /// value has been taken yet), as JSON values.
+    #[getter]
+    fn writer_schema<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        self.read_header(py)?;
+        self.decoder.writer_schema(py)
+    }
+
+    /// The name of the file's container codec: "null", "deflate", "snappy" or "zstandard".
+    #[getter]
+    fn codec(&mut self, py: Python<'_>) -> PyResult<&'static str> {
+        self.read_header(py)?;
+        self.decoder.container_codec()
+    }
+
+    /// The file's user metadata (the header's entries other than avro.schema and avro.codec).
+    #[getter]
+    fn metadata<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        self.read_header(py)?;
+        self.decoder.metadata(py)
+    }
+}
+
+impl FileIter {
+    /// Reads the file's next chunk into the decoder, keeping the values it completes.
+    fn read_chunk(&mut self, py: Python<'_>) -> PyResult<()> {
+        let fp = self.fp.bind(py);
+        let chunk = if fp.hasattr("read1")? {
+            fp.call_method1("read1", (self.chunk_size,))?
+        } else {
+            fp.call_method1("read", (self.chunk_size,))?
+        };
+        if chunk.is_none() {
+            return Err(PyTypeError::new_err(
+                "the file's read returned None (a non-blocking file with no data ready)",
+            ));
+        }
+        if chunk.is_instance_of::<PyString>() {
+            return Err(PyTypeError::new_err(
+                "iter_file needs a file opened in binary mode: the file's read returned str",
+            ));
+        }
+        let chunk = chunk_bytes(&chunk)?;
+        let (values, error) = if chunk.as_bytes().is_empty() {
+            let (values, error) = self.decoder.finish_inner(py);
+            self.done = error.is_none() || self.decoder.broken.is_some();
+            (values, error)
+        } else {
+            self.decoder.feed_inner(py, chunk.as_bytes())
+        };
+        self.pending.extend(values.into_iter().map(Bound::unbind));
+        self.error = error;
+        Ok(())
+    }
+
+    /// Reads chunks until an Avro file's header is read; an error met on the way is raised
+    /// (and kept for the iteration when values came before it).
+    fn read_header(&mut self, py: Python<'_>) -> PyResult<()> {
+        self.decoder.avro_only()?;
+        while self.decoder.header().is_none() {
+            if let Some(err) = self.error.take() {
+                self.done = true;
+                return Err(err);
+            }
+            if self.done {
+                return Err(PyValueError::new_err(
+                    "the file ended before its Avro container header",
+                ));
+            }
+            self.read_chunk(py)?;
+        }
+        Ok(())
+    }
+}
+
+/// Where `write_file` writes an Avro container's blocks.
+pub enum AvroTarget<'a> {
+    /// A new file: its header, with these user metadata entries, comes first.
+    New(&'a [(&'a [u8], &'a [u8])]),
+    /// After the last block of an existing file, with its codec and sync marker.
+    Append(Container),
 }
 
 /// Encodes `values` in the stream form, handing the bytes to `flush` whenever `threshold`
@@ -868,13 +1005,17 @@ fn write_values(
     values: &Obj<'_>,
     sync_interval: usize,
     threshold: usize,
+    target: AvroTarget<'_>,
     mut flush: impl FnMut(&[u8]) -> Result<()>,
 ) -> Result<usize> {
     let plan = &codec.plan;
     let mut out = Vec::with_capacity(threshold.min(WRITE_CHUNK) + 1024);
     let mut count = 0usize;
     if let Some(avro) = codec.wire.as_avro() {
-        let sync = avro.stream_begin(&mut out);
+        let sync = match target {
+            AvroTarget::New(metadata) => avro.stream_begin(&mut out, metadata),
+            AvroTarget::Append(container) => container,
+        };
         let mut block = Vec::new();
         let mut in_block = 0usize;
         shape::for_each_item(values, |item| {
@@ -926,24 +1067,85 @@ pub fn encode_stream<'py>(codec: &Codec, values: &Obj<'py>) -> Result<Bound<'py,
         // The same container file `encode_many` writes.
         codec.wire.encode_many(&codec.plan, values, &mut all)?;
     } else {
-        write_values(codec, values, usize::MAX, usize::MAX, |bytes| {
-            all.extend_from_slice(bytes);
-            Ok(())
-        })?;
+        write_values(
+            codec,
+            values,
+            usize::MAX,
+            usize::MAX,
+            AvroTarget::New(&[]),
+            |bytes| {
+                all.extend_from_slice(bytes);
+                Ok(())
+            },
+        )?;
     }
     Ok(crate::py::new_bytes(py, &all)?)
 }
 
-/// `Codec.write_file`: writes the stream form to a binary file object as it goes.
+/// The container `write_file(..., append=True)` continues: the header at the start of `fp`
+/// (read back, checked and its sync marker kept), the file then positioned at its end. `None`
+/// for an empty file, which gets a new header. A header that cannot be read is a DecodeError,
+/// one whose writer schema is not the codec's a ValueError; the file is not written to then.
+pub fn existing_container(codec: &Codec, fp: &Obj<'_>) -> PyResult<Option<Container>> {
+    let py = fp.py();
+    let Some(avro) = codec.wire.as_avro() else {
+        unreachable!("append= is refused for other formats before")
+    };
+    let decode_error = |error: Error| error.into_pyerr(py, ErrorKind::Decode);
+    fp.call_method1("seek", (0, 0))?;
+    let mut framer = Framer::for_format("avro");
+    let mut head = Vec::new();
+    let end = loop {
+        match framer.next(&head) {
+            Ok(Step::Header(end)) => break end,
+            Ok(_) => {}
+            Err(malformed) => {
+                let code = framer.code(malformed.fault);
+                return Err(decode_error(Error::decode(code, malformed.message)));
+            }
+        }
+        let chunk = fp.call_method1("read", (DEFAULT_CHUNK_SIZE,))?;
+        if chunk.is_none() {
+            return Err(PyTypeError::new_err(
+                "the file's read returned None (a non-blocking file with no data ready)",
+            ));
+        }
+        let chunk = chunk_bytes(&chunk)?;
+        if chunk.as_bytes().is_empty() {
+            if head.is_empty() {
+                fp.call_method1("seek", (0, 2))?;
+                return Ok(None);
+            }
+            return Err(decode_error(crate::codecs::avro::stream::header_error(
+                &head,
+            )));
+        }
+        head.extend_from_slice(chunk.as_bytes());
+    };
+    let (container, same) = avro.stream_append(&head[..end]).map_err(decode_error)?;
+    if !same {
+        return Err(PyValueError::new_err(
+            "cannot append: the file's writer schema is not the codec's schema (their Parsing \
+             Canonical Forms differ), and the codec writes records as its own schema says",
+        ));
+    }
+    fp.call_method1("seek", (0, 2))?;
+    Ok(Some(container))
+}
+
+/// `Codec.write_file`: writes the stream form to a binary file object as it goes; an Avro
+/// container gets the user's `metadata` entries in a new header, or with `append` its new
+/// blocks go after an existing file's last.
 pub fn write_file(
     codec: &Codec,
     fp: &Obj<'_>,
     values: &Obj<'_>,
     sync_interval: usize,
+    target: AvroTarget<'_>,
 ) -> Result<usize> {
     let py = fp.py();
     let write = fp.getattr("write")?;
-    write_values(codec, values, sync_interval, WRITE_CHUNK, |bytes| {
+    write_values(codec, values, sync_interval, WRITE_CHUNK, target, |bytes| {
         let mut done = 0;
         while done < bytes.len() {
             let written = write.call1((crate::py::new_bytes(py, &bytes[done..])?,))?;

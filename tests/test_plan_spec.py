@@ -487,6 +487,7 @@ def test_dataclass_record() -> None:
         "name": "a",
         "wire_name": "a",
         "aliases": (),
+        "doc": None,
         "type": a["type"],
         "default": NODEFAULT,
         "default_factory": None,

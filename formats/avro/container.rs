@@ -50,13 +50,25 @@ impl Codec {
     }
 }
 
-pub fn write_header(out: &mut Vec<u8>, schema_json: &[u8], codec: Codec, sync: &[u8; 16]) {
+/// Writes a header: the schema, the codec and the user's `metadata` entries (whose keys the
+/// caller has checked are not the reserved `avro.` ones), then the sync marker.
+pub fn write_header(
+    out: &mut Vec<u8>,
+    schema_json: &[u8],
+    codec: Codec,
+    metadata: &[(&[u8], &[u8])],
+    sync: &[u8; 16],
+) {
     out.extend_from_slice(MAGIC);
-    write_long(out, 2);
+    write_long(out, 2 + metadata.len() as i64);
     write_bytes(out, b"avro.schema");
     write_bytes(out, schema_json);
     write_bytes(out, b"avro.codec");
     write_bytes(out, codec.name().as_bytes());
+    for (key, value) in metadata {
+        write_bytes(out, key);
+        write_bytes(out, value);
+    }
     out.push(0);
     out.extend_from_slice(sync);
 }
@@ -91,6 +103,8 @@ pub fn write_block(out: &mut Vec<u8>, count: usize, data: &[u8], codec: Codec, s
 pub struct Header<'a> {
     pub schema: &'a [u8],
     pub codec: Codec,
+    /// The entries other than `avro.schema` and `avro.codec`, in the file's order.
+    pub metadata: Vec<(&'a [u8], &'a [u8])>,
     pub sync: [u8; 16],
 }
 
@@ -103,6 +117,7 @@ pub fn read_header<'a>(input: &mut Input<'a>) -> Result<Header<'a>> {
     input.pos = 4;
     let mut schema = None;
     let mut codec = Codec::Null;
+    let mut metadata = Vec::new();
     loop {
         let count = input.long()?;
         if count == 0 {
@@ -134,7 +149,7 @@ pub fn read_header<'a>(input: &mut Input<'a>) -> Result<Header<'a>> {
                         ))
                     })?
                 }
-                _ => {}
+                _ => metadata.push((key, value)),
             }
         }
     }
@@ -144,6 +159,7 @@ pub fn read_header<'a>(input: &mut Input<'a>) -> Result<Header<'a>> {
     Ok(Header {
         schema,
         codec,
+        metadata,
         sync,
     })
 }
@@ -384,6 +400,26 @@ mod tests {
             Some((1 << 41, false))
         );
         assert_eq!(super::zstd_window_size(b"nope!"), None);
+    }
+
+    #[test]
+    fn user_metadata_reads_back_after_the_reserved_entries() {
+        let entries: &[(&[u8], &[u8])] = &[(b"origin", b"web-1"), (b"empty", b"")];
+        let mut file = Vec::new();
+        super::write_header(
+            &mut file,
+            b"\"long\"",
+            super::Codec::Deflate,
+            entries,
+            &[9; 16],
+        );
+        let mut input = super::Input::new(&file);
+        let header = super::read_header(&mut input).expect("our header reads back");
+        assert_eq!(header.schema, b"\"long\"");
+        assert_eq!(header.codec, super::Codec::Deflate);
+        assert_eq!(header.metadata, entries);
+        assert_eq!(header.sync, [9; 16]);
+        assert_eq!(input.pos, file.len());
     }
 
     #[test]

@@ -151,7 +151,7 @@ mod tests {
     fn the_framing_agrees_with_the_container_writer_and_reader() {
         use crate::avro::container::{read_header, write_block, write_header, Codec};
         let mut file = Vec::new();
-        write_header(&mut file, b"\"long\"", Codec::Null, &[9u8; 16]);
+        write_header(&mut file, b"\"long\"", Codec::Null, &[], &[9u8; 16]);
         let header_end = file.len();
         write_block(&mut file, 3, &[2, 4, 6], Codec::Null, &[9u8; 16]);
         let mut input = Input::new(&file);

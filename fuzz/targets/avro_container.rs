@@ -27,12 +27,15 @@ fuzz_target!(|data: &[u8]| {
     let codec = CODECS[usize::from(pick % 4)];
     let sync = [pick; 16];
     let mut file = Vec::new();
-    write_header(&mut file, b"\"bytes\"", codec, &sync);
+    // The data's first bytes are a user metadata entry too, which reads back.
+    let entry: &[(&[u8], &[u8])] = &[(b"user.key", &plain[..plain.len().min(8)])];
+    write_header(&mut file, b"\"bytes\"", codec, entry, &sync);
     write_block(&mut file, 1, plain, codec, &sync);
     let mut input = Input::new(&file);
     let header = read_header(&mut input).expect("our header reads back");
     assert_eq!(header.codec, codec);
     assert_eq!(header.schema, b"\"bytes\"");
+    assert_eq!(header.metadata, entry);
     let (count, block) = read_block(&mut input, &header, DEFAULT_MAX_BLOCK_BYTES)
         .unwrap_or_else(|err| panic!("{codec:?} block does not read back: {err}"))
         .expect("one block");

@@ -16,7 +16,7 @@ from ._errors import DecodeError, EncodeError, ValidationError
 from ._ext import Ext
 from ._extension import Extension
 from ._frames import AvroFrameInfo, avro_fingerprint, avro_frame_info
-from ._meta import AvroName, Meta
+from ._meta import Avro, AvroName, Meta
 from ._options import Options, options
 from ._polycodec import Codec, FileIter, Raw, StreamDecoder
 from ._polycodec import __version__ as __version__
@@ -34,6 +34,7 @@ from ._api import (
 )
 
 __all__ = [
+    "Avro",
     "AvroFrameInfo",
     "AvroName",
     "Codec",

@@ -23,7 +23,8 @@ import json
 import re
 from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple
 
-from ._avro import _arg_label, _constant_factory
+from ._avro.derive import constant_factory as _constant_factory
+from ._avro.names import arg_label as _arg_label
 from ._plan import NODEFAULT, compile_spec
 
 __all__ = ["DRAFT", "DEFAULT_REF_TEMPLATE", "codec_json_schema", "json_schema"]

@@ -7,7 +7,7 @@ import sys
 from decimal import Decimal
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, TypedDict, Union
 
-__all__ = ["AvroName", "Meta"]
+__all__ = ["Avro", "AvroName", "Meta"]
 
 Number = Union[int, float, Decimal]
 
@@ -40,13 +40,138 @@ class AvroName(TypedDict, total=False):
       arguments are still appended: ``Box[int]`` is ``<name>_int``);
     * ``namespace``: dotted names, or ``""`` / ``None`` for none;
     * ``doc``: the schema's ``"doc"``;
-    * ``aliases``: former names (short or full) a reader also accepts for this type.
+    * ``aliases``: former names (short or full) a reader also accepts for this type;
+    * ``default``: an enum's default symbol (a member name), which a reader takes for a symbol
+      written by a newer writer that it does not know (enums only).
     """
 
     name: str
     namespace: Optional[str]
     doc: str
     aliases: List[str]
+    default: str
+
+
+# The Avro representations ``Avro(type)`` may choose, and the plan node kinds each applies to
+# (a Flag enum and a Literal of ints are written as ints, so they may be "int" or "long").
+AVRO_TYPES: Dict[str, Tuple[str, ...]] = {
+    "int": ("int", "enum", "literal"),
+    "long": ("int", "enum", "literal"),
+    "float": ("float",),
+    "double": ("float",),
+    "timestamp-millis": ("datetime",),
+    "timestamp-micros": ("datetime",),
+    "local-timestamp-millis": ("datetime",),
+    "local-timestamp-micros": ("datetime",),
+    "time-millis": ("time",),
+    "time-micros": ("time",),
+    "bytes": ("decimal", "bytes"),
+    "fixed": ("decimal", "uuid", "bytes"),
+    "string": ("decimal", "uuid", "str"),
+}
+
+_AVRO_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")
+
+
+class Avro:
+    """How a field's value is written in Avro, beside its Python type, in ``Annotated``::
+
+        count: Annotated[int, Avro("int")]                 # a 32-bit Avro int, not a long
+        at: Annotated[datetime, Avro("timestamp-millis")]
+        price: Annotated[Decimal, Meta(max_digits=12, decimal_places=2),
+                         Avro("fixed", size=6, name="Money")]
+        note: Annotated[Optional[str], Avro(doc="Shown to the customer")]
+
+    * ``type``: the Avro representation, one of those the value's type allows: ``"int"`` or
+      ``"long"`` (int, a Flag enum, a Literal of ints); ``"float"`` or ``"double"`` (float);
+      ``"timestamp-millis"``, ``"timestamp-micros"`` (aware datetime) and their ``local-``
+      forms (naive, ``Meta(tz=False)``); ``"time-millis"``, ``"time-micros"`` (time);
+      ``"bytes"``, ``"fixed"`` or ``"string"`` (Decimal, whose precision and scale come from
+      ``Meta(max_digits=, decimal_places=)``); ``"string"`` or ``"fixed"`` (UUID, a 16-byte
+      fixed); ``"fixed"`` (bytes of one length). A value that does not fit a narrower type (an
+      int past 32 bits, a float past a 32-bit float's range) is an ``EncodeError``.
+    * ``size``: a fixed's size in bytes (a UUID's is 16); ``name``: a fixed's name (a fixed is
+      a named type: one name, one definition in the schema).
+    * ``doc``: the record field's ``"doc"`` (read from the field's own annotation).
+
+    Derived schemas follow it; a schema given with ``schema=`` must agree with it. Instances
+    are immutable and hashable, as ``Meta``'s.
+    """
+
+    __slots__ = ("type", "size", "name", "doc")
+
+    type: Optional[str]
+    size: Optional[int]
+    name: Optional[str]
+    doc: Optional[str]
+
+    def __init__(
+        self,
+        type: Optional[str] = None,
+        *,
+        size: Optional[int] = None,
+        name: Optional[str] = None,
+        doc: Optional[str] = None,
+    ) -> None:
+        if type is not None and type not in AVRO_TYPES:
+            raise ValueError(
+                f"Avro: type {type!r} is not one of {', '.join(map(repr, AVRO_TYPES))}"
+            )
+        if size is not None:
+            if isinstance(size, bool) or not isinstance(size, int) or not 0 <= size < 2**31:
+                raise ValueError(f"Avro: size must be an int from 0 to 2**31-1, got {size!r}")
+            if type != "fixed":
+                raise ValueError("Avro: size applies to type='fixed' only")
+        if name is not None:
+            if not isinstance(name, str) or not _AVRO_NAME.match(name):
+                raise ValueError(f"Avro: name {name!r} is not a valid Avro name")
+            if type != "fixed":
+                raise ValueError("Avro: name applies to type='fixed' only")
+        elif type == "fixed":
+            raise ValueError("Avro: type='fixed' needs name= (a fixed is a named type)")
+        if doc is not None and not isinstance(doc, str):
+            raise TypeError(f"Avro: doc must be a str, got {doc!r}")
+        for slot, value in (("type", type), ("size", size), ("name", name), ("doc", doc)):
+            object.__setattr__(self, slot, value)
+
+    def representation(self) -> Optional[Dict[str, Any]]:
+        """The representation it sets (``type``, ``size``, ``name``), or None for a doc only."""
+        if self.type is None:
+            return None
+        return {"type": self.type, "size": self.size, "name": self.name}
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError(f"Avro is immutable: cannot set {name!r}")
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError(f"Avro is immutable: cannot delete {name!r}")
+
+    def _key(self) -> Tuple[Any, ...]:
+        return (self.type, self.size, self.name, self.doc)
+
+    def __repr__(self) -> str:
+        args = [repr(self.type)] if self.type is not None else []
+        for key in ("size", "name", "doc"):
+            value = getattr(self, key)
+            if value is not None:
+                args.append(f"{key}={value!r}")
+        return f"Avro({', '.join(args)})"
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Avro):
+            return NotImplemented
+        return self._key() == other._key()
+
+    def __hash__(self) -> int:
+        return hash(self._key())
+
+    def __reduce__(self) -> Tuple[Any, Tuple[Any, ...]]:
+        return (_rebuild_avro, self._key())
+
+
+def _rebuild_avro(type: Optional[str], size: Optional[int], name: Optional[str], doc: Any) -> Avro:
+    """Unpickling helper: Avro is immutable, so rebuild it via __init__."""
+    return Avro(type, size=size, name=name, doc=doc)
 
 
 def _check_count(label: str, value: Optional[int], minimum: int) -> None:

@@ -40,7 +40,7 @@ from typing import (
 
 from ._ext import Ext
 from ._extension import Extension, check_extensions
-from ._meta import Meta, foreign_constraints
+from ._meta import AVRO_TYPES, Avro, Meta, foreign_constraints
 from ._options import own_options, resolve
 from ._polycodec import FORMATS, Raw
 from ._unset import UnsetType
@@ -276,6 +276,22 @@ def _peel_field(hint: Any) -> Tuple[Optional[str], Optional[bool], Tuple[str, ..
             return name, required, aliases
 
 
+def _field_doc(hint: Any) -> Optional[str]:
+    """The ``Avro(doc=...)`` of a field's own annotation (the outermost, if several)."""
+    qualifiers = _qualifiers()
+    while True:
+        origin = typing.get_origin(hint)
+        if origin is typing.Annotated:
+            for item in hint.__metadata__:
+                if isinstance(item, Avro) and item.doc is not None:
+                    return item.doc
+            hint = hint.__origin__
+        elif origin in qualifiers and typing.get_args(hint):
+            hint = typing.get_args(hint)[0]
+        else:
+            return None
+
+
 def _unbound(param: Any, bindings: Mapping[Any, Any]) -> Any:
     """What a type parameter left unparametrised stands for: its PEP 696 default (which may
     mention earlier parameters, bound in ``bindings``), else its bound, else ``Any``.
@@ -493,6 +509,10 @@ def _constraints_of(metadata: Tuple[Any, ...]) -> List[Tuple[str, Any]]:
     for item in metadata:
         if isinstance(item, Meta):
             found += [(k, v) for k, v in item.settings().items() if k not in ("name", "aliases")]
+        elif isinstance(item, Avro):
+            representation = item.representation()
+            if representation is not None:
+                found.append(("avro", representation))
         elif (foreign := foreign_constraints(item)) is not None:
             found += foreign
         elif at is None:
@@ -1074,6 +1094,19 @@ class _Compiler:
             variants = [a for v in variants for a in self._alternatives(v)]
         copies: Dict[int, Dict[str, Any]] = {}
         for key, value in constraints:
+            if key == "avro":
+                # An Avro representation: kept on the node for the Avro schema's deriver.
+                kinds = frozenset(AVRO_TYPES[value["type"]])
+                hits = [i for i, v in enumerate(variants) if self.nodes[v][0] in kinds]
+                if not hits:
+                    raise self.fail(
+                        tp,
+                        f"Avro({value['type']!r}) applies only to "
+                        + ", ".join(sorted(kinds)).replace("literal", "Literal of ints"),
+                    )
+                for i in hits:
+                    copies.setdefault(i, dict(self.nodes[variants[i]][1]))["avro"] = value
+                continue
             kinds, allowed = _APPLIES_TO[key]
             hits = [i for i, v in enumerate(variants) if self.nodes[v][0] in kinds]
             if not hits:
@@ -1508,6 +1541,7 @@ class _Compiler:
             "name": spec.name,
             "wire_name": wire_name,
             "aliases": aliases,
+            "doc": _field_doc(spec.hint),
             "type": node,
             "default": spec.default,
             "default_factory": spec.default_factory,

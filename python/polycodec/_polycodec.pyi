@@ -108,7 +108,14 @@ class Codec(Generic[T]):
     def encode_stream(self, values: Iterable[T], /) -> bytes: ...
     def stream_decoder(self) -> StreamDecoder[T]: ...
     def write_file(
-        self, fp: Any, values: Iterable[T], /, *, sync_interval: Optional[int] = None
+        self,
+        fp: Any,
+        values: Iterable[T],
+        /,
+        *,
+        sync_interval: Optional[int] = None,
+        metadata: Optional[dict[str, bytes]] = None,
+        append: bool = False,
     ) -> int: ...
     def iter_file(self, fp: Any, /, *, chunk_size: int = 65536) -> FileIter[T]: ...
     def __reduce__(self) -> tuple[Any, ...]: ...
@@ -148,12 +155,34 @@ class StreamDecoder(Generic[T]):
     def buffered(self) -> int: ...
     @property
     def ready(self) -> bool: ...
+    @property
+    def writer_schema(self) -> Any:
+        """An Avro container's writer schema (JSON values), None until its header is fed."""
+
+    @property
+    def container_codec(self) -> Optional[str]:
+        """An Avro container's codec name, None until its header is fed."""
+
+    @property
+    def metadata(self) -> Optional[dict[str, bytes]]:
+        """An Avro container's user metadata, None until its header is fed."""
 
 class FileIter(Generic[T]):
     """The lazy iterator `Codec.iter_file` returns."""
 
     def __iter__(self) -> FileIter[T]: ...
     def __next__(self) -> T: ...
+    @property
+    def writer_schema(self) -> Any:
+        """The Avro container's writer schema (JSON values); reads the header if need be."""
+
+    @property
+    def codec(self) -> str:
+        """The Avro container's codec: "null", "deflate", "snappy" or "zstandard"."""
+
+    @property
+    def metadata(self) -> dict[str, bytes]:
+        """The Avro container's user metadata (header entries other than avro.*)."""
 
 def rebuild_codec(type: Any, format: str, options: dict[str, Any]) -> Codec[Any]: ...
 
@@ -161,15 +190,24 @@ def rebuild_codec(type: Any, format: str, options: dict[str, Any]) -> Codec[Any]
 def _options_generation() -> int: ...
 def _options_changed() -> None: ...
 
-# The Avro schema layer (apache-avro, src/codecs/avro/schema.rs), called by _avro.py.
-def _avro_parse(text: str) -> tuple[str, int]:
-    """Validates a schema (JSON text): its Parsing Canonical Form and CRC-64-AVRO fingerprint."""
+# The Avro schema layer (formats/avro/schema.rs, src/codecs/avro/schema.rs), used by _avro/.
+class ParsedSchema:
+    """A parsed, validated Avro schema, kept in Rust."""
+
+    @property
+    def canonical(self) -> str: ...
+    @property
+    def fingerprint(self) -> int: ...
+    @property
+    def root(self) -> int: ...
+    def nodes(self) -> list[dict[str, Any]]:
+        """The arena's nodes as dicts."""
+
+def _avro_parse(text: str | bytes) -> ParsedSchema:
+    """Parses and validates a schema (JSON text); ``ValueError`` with the reason if invalid."""
 
 def _avro_fingerprint(data: bytes) -> int:
     """The CRC-64-AVRO fingerprint of ``data``, unsigned."""
-
-def _avro_compatible(reader: str, writer: str) -> Optional[str]:
-    """None, or the crate's reason data written with ``writer`` cannot be read as ``reader``."""
 
 # A diagnostic for benches/floor.py (src/py/floor.rs), not an API.
 def _floor_create(

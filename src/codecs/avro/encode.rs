@@ -4,7 +4,7 @@
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDate, PyDateTime, PyDict, PyFloat, PyInt, PyString, PyTime};
 
-use super::ops::WriteOp;
+use super::ops::{Slot, WriteOp};
 use super::wire::{days_from_civil, write_bytes, write_long, MAX_DAYS, MIN_DAYS};
 use crate::errors::{Code, Error, ErrorKind, Result};
 use crate::plan::{EnumSpec, LiteralValue, Node, NodeId, Plan, RecordSpec};
@@ -50,13 +50,7 @@ impl Encoder<'_, '_> {
             },
             (Node::Int(_), WriteOp::Long | WriteOp::Int) => {
                 let number = self.int(node, value)?;
-                if matches!(op, WriteOp::Int) && i32::try_from(number).is_err() {
-                    return Err(Error::encode(format!(
-                        "{number} is out of range for an Avro int (32 bits)"
-                    )));
-                }
-                write_long(self.out, number);
-                Ok(())
+                self.int_of_op(op, number)
             }
             (Node::Float(_), WriteOp::Double | WriteOp::Float) => {
                 let number = if let Ok(float) = value.cast_exact::<PyFloat>() {
@@ -69,7 +63,17 @@ impl Encoder<'_, '_> {
                     return Err(mismatch(node, value));
                 };
                 if matches!(op, WriteOp::Float) {
-                    self.out.extend_from_slice(&(number as f32).to_le_bytes());
+                    let narrow = number as f32;
+                    // A finite value past a 32-bit float's range (or so small it would become
+                    // 0) is refused, not written as infinity or zero.
+                    if number.is_finite()
+                        && (narrow.is_infinite() || (narrow == 0.0) != (number == 0.0))
+                    {
+                        return Err(Error::encode(format!(
+                            "{number} is out of range for an Avro float (32 bits)"
+                        )));
+                    }
+                    self.out.extend_from_slice(&narrow.to_le_bytes());
                 } else {
                     self.out.extend_from_slice(&number.to_le_bytes());
                 }
@@ -142,7 +146,7 @@ impl Encoder<'_, '_> {
                     None => shape::flag_value(spec, value)?.0,
                 };
                 match literal {
-                    LiteralValue::Int(number) => write_long(self.out, number),
+                    LiteralValue::Int(number) => self.int_of_op(op, number)?,
                     _ => return Err(unbound()),
                 }
                 Ok(())
@@ -154,7 +158,7 @@ impl Encoder<'_, '_> {
                         write_bytes(self.out, text.as_bytes())
                     }
                     (LiteralValue::Int(number), WriteOp::Long | WriteOp::Int) => {
-                        write_long(self.out, number)
+                        self.int_of_op(op, number)?
                     }
                     (LiteralValue::Bool(flag), WriteOp::Boolean) => self.out.push(u8::from(flag)),
                     _ => return Err(unbound()),
@@ -280,6 +284,18 @@ impl Encoder<'_, '_> {
             }
             _ => Err(unbound()),
         }
+    }
+
+    /// Writes an int as a long, or as a 32-bit Avro int when `op` says so (a value outside 32
+    /// bits is an EncodeError, never truncated).
+    fn int_of_op(&mut self, op: &WriteOp, number: i64) -> Result<()> {
+        if matches!(op, WriteOp::Int) && i32::try_from(number).is_err() {
+            return Err(Error::encode(format!(
+                "{number} is out of range for an Avro int (32 bits)"
+            )));
+        }
+        write_long(self.out, number);
+        Ok(())
     }
 
     fn int(&mut self, node: &Node, value: &Obj<'_>) -> Result<i64> {
@@ -426,7 +442,7 @@ impl Encoder<'_, '_> {
         Ok(())
     }
 
-    fn record(&mut self, spec: &RecordSpec, order: &[usize], value: &Obj<'_>) -> Result<()> {
+    fn record(&mut self, spec: &RecordSpec, order: &[Slot], value: &Obj<'_>) -> Result<()> {
         // The plan spec promises namedtuples are frozen; Avro builds them positionally.
         debug_assert!(spec.kind != crate::plan::RecordKind::NamedTuple || spec.frozen);
         if !shape::is_record(spec, value) {
@@ -442,8 +458,15 @@ impl Encoder<'_, '_> {
         }
         self.enter()?;
         let mut source = spec.access.reader(value);
-        for &index in order {
+        for slot in order {
             crate::errors::output_room(self.out)?;
+            let index = match slot {
+                Slot::Field(index) => *index,
+                Slot::Default(bytes) => {
+                    self.out.extend_from_slice(bytes);
+                    continue;
+                }
+            };
             let field = &spec.fields[index];
             let item = match source.get(value, index, field.name.bind(value.py())) {
                 Ok(Some(item)) => item,

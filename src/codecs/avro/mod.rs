@@ -1,37 +1,53 @@
 //! Avro: binary datums, single-object and Confluent framing, object container files, and
 //! schema resolution.
 //!
-//! The schema work (deriving the schema from the plan, parsing `.avsc`, canonical form,
-//! fingerprints, binding the plan to a schema, resolving a writer schema) runs once per codec in
-//! `python/polycodec/_avro.py`, which hands back small programs ([`ops`]). The per-record work
-//! here walks the plan with those programs and reads and writes bytes directly.
+//! The schema work runs once per codec, and once per new writer schema: every schema is parsed
+//! once, in Rust ([`schema`]); deriving the schema from the plan and binding the plan to it
+//! (the write ops) are `python/polycodec/_avro/`; resolving a writer schema against the codec's
+//! (the decoder programs, [`resolve`]) is Rust and never calls Python. The per-record work
+//! here walks the plan with those programs ([`ops`]) and reads and writes bytes directly.
 
 mod decode;
 mod encode;
 mod ops;
+pub mod resolve;
 pub mod schema;
 pub mod stream;
 
 use polycodec_formats::avro::{container, wire};
 
 use std::collections::HashMap;
+use std::hash::{BuildHasher, RandomState};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyList};
+use pyo3::types::{PyBytes, PyList, PyString};
 use pyo3::{PyTraverseError, PyVisit};
 
 use super::{OpenArgs, WireFormat};
 use crate::errors::{Code, Error, Result};
-use crate::plan::Plan;
-use crate::py::Obj;
+use crate::plan::{NodeId, Plan};
+use crate::py::{self, Obj};
 use crate::shape;
 use container::Codec;
 use decode::Decoder;
 use encode::Encoder;
 use ops::{Program, WriteOp};
+use polycodec_formats::avro::schema::{NodeId as SchemaId, Schema, Sharing};
+use resolve::{Binding, Resolver};
+use schema::ParsedSchema;
+
+/// A writer schema's text as the cache of resolved programs knows it: its length and two
+/// 64-bit SipHash values under keys drawn for the codec, so a cached schema (which may be
+/// megabytes) is not kept twice, and no text can be made to look like another without the
+/// keys (two different texts share a key with a chance of 2^-128).
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+struct SchemaKey {
+    len: usize,
+    hashes: [u64; 2],
+}
 
 /// How `encode_one` frames a datum and `decode_one` expects it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -47,8 +63,12 @@ enum Framing {
 const RESOLVED_LIMIT: usize = 64;
 
 pub struct Avro {
-    /// `polycodec._avro.AvroState`: the schema and what resolves writer schemas.
+    /// `polycodec._avro.AvroState`: the options and the schema as Python sees them.
     state: Py<PyAny>,
+    /// The codec's (reader) schema, parsed.
+    reader: Arc<Schema>,
+    /// For each union of the reader schema: the plan node each branch is read as.
+    branch_plan: HashMap<SchemaId, Vec<Option<NodeId>>>,
     write_ops: Vec<Option<WriteOp>>,
     /// The decoder for data written with the codec's own schema.
     own: Arc<Program>,
@@ -64,7 +84,10 @@ pub struct Avro {
     /// them and a counter (see `next_sync`), as the spec asks for a marker per file.
     sync_seed: [u8; 16],
     files_written: AtomicU64,
-    resolved: Mutex<HashMap<Vec<u8>, Arc<Program>>>,
+    /// Programs of the writer schemas met, by [`SchemaKey`] of their text.
+    resolved: Mutex<HashMap<SchemaKey, Arc<Program>>>,
+    /// The two keyed hashes of [`SchemaKey`], with keys drawn for this codec.
+    key_hashers: [RandomState; 2],
 }
 
 pub fn open(args: &OpenArgs<'_, '_>) -> PyResult<Box<dyn WireFormat>> {
@@ -73,19 +96,28 @@ pub fn open(args: &OpenArgs<'_, '_>) -> PyResult<Box<dyn WireFormat>> {
         .import("polycodec._avro")?
         .getattr("open_codec")?
         .call1((args.spec, args.target, args.options))?;
-    let write_ops = ops::write_ops(&state.getattr("write_ops")?)?;
+    let parsed = state.getattr("parsed")?;
+    let parsed = parsed.cast::<ParsedSchema>()?.get();
+    let reader = parsed.schema.clone();
+    let write_ops = ops::write_ops(&state.getattr("write_ops")?, &reader)?;
     if write_ops.len() < args.plan.nodes.len() - 1 {
         return Err(PyValueError::new_err(
             "internal: Avro write ops do not cover the plan",
         ));
     }
-    let fingerprint: u64 = state.getattr("fingerprint")?.extract()?;
-    let own = ops::program(
-        &state.getattr("read_ops")?,
-        state.getattr("read_root")?.extract()?,
-        fingerprint,
-        args.plan,
-    )?;
+    let branch_plan: HashMap<SchemaId, Vec<Option<NodeId>>> =
+        state.getattr("branch_plan")?.extract()?;
+    let binding = Binding {
+        plan: args.plan,
+        reader: &reader,
+        write_ops: &write_ops,
+        branch_plan: &branch_plan,
+    };
+    let mut resolver = Resolver::new(&binding, &reader);
+    let root = resolver
+        .root(args.plan.root)
+        .map_err(|refusal| PyTypeError::new_err(refusal.message()))?;
+    let own = Program::new(resolver.ops, root, parsed.fingerprint, args.plan)?;
     let framing = match state.getattr("framing")?.extract::<String>()?.as_str() {
         "single-object" => Framing::SingleObject,
         "confluent" => Framing::Confluent(state.getattr("schema_id")?.extract()?),
@@ -105,6 +137,8 @@ pub fn open(args: &OpenArgs<'_, '_>) -> PyResult<Box<dyn WireFormat>> {
     let max_decompressed = state.getattr("max_decompressed_size")?.extract()?;
     Ok(Box::new(Avro {
         state: state.unbind(),
+        reader,
+        branch_plan,
         write_ops,
         own: Arc::new(own),
         schema_json,
@@ -115,49 +149,8 @@ pub fn open(args: &OpenArgs<'_, '_>) -> PyResult<Box<dyn WireFormat>> {
         sync_seed,
         files_written: AtomicU64::new(0),
         resolved: Mutex::new(HashMap::new()),
+        key_hashers: [RandomState::new(), RandomState::new()],
     }))
-}
-
-/// A schema problem met while decoding (an unreadable or incompatible writer schema) is a
-/// DecodeError; anything else from Python passes through.
-fn schema_error(py: Python<'_>, err: PyErr) -> Error {
-    if !(err.is_instance_of::<PyValueError>(py) || err.is_instance_of::<PyTypeError>(py)) {
-        return err.into();
-    }
-    let value = err.value(py);
-    // A resolution error says where in the schemas it is (`$.readings[].temp`): that is the
-    // error's path, and its message is the reason alone.
-    let located = value
-        .getattr("where")
-        .and_then(|w| w.extract::<String>())
-        .and_then(|w| Ok((w, value.getattr("reason")?.extract::<String>()?)));
-    let Ok((place, reason)) = located else {
-        return Error::decode(Code::DecodeError, value.to_string());
-    };
-    let mut steps = Vec::new();
-    let mut rest = place.strip_prefix('$').unwrap_or(&place);
-    while !rest.is_empty() {
-        if let Some(after) = rest.strip_prefix("[]") {
-            steps.push(None);
-            rest = after;
-        } else if let Some(after) = rest.strip_prefix('.') {
-            let end = after.find(['.', '[']).unwrap_or(after.len());
-            steps.push(Some(&after[..end]));
-            rest = &after[end..];
-        } else {
-            return Error::decode(Code::DecodeError, value.to_string());
-        }
-    }
-    steps.into_iter().rev().fold(
-        Error::decode(
-            Code::DecodeError,
-            format!("cannot read the writer schema: {reason}"),
-        ),
-        |error, step| match step {
-            Some(name) => error.at_field(name),
-            None => error.at_items(),
-        },
-    )
 }
 
 impl Avro {
@@ -185,34 +178,55 @@ impl Avro {
         }
     }
 
-    /// The program for data written with `writer` (schema JSON text, as bytes), resolved
-    /// against the codec's schema once and then cached.
-    fn program_for(
-        &self,
-        py: Python<'_>,
-        plan: &Plan,
-        key: &[u8],
-        writer: &Bound<'_, PyAny>,
-    ) -> Result<Arc<Program>> {
-        if key == self.schema_json.as_slice() {
+    /// The program for data written with the writer schema whose JSON text is `text`,
+    /// resolved against the codec's schema once and then cached. An invalid or incompatible
+    /// writer schema is a DecodeError (located where the schemas disagree).
+    fn program_for(&self, plan: &Plan, text: &[u8]) -> Result<Arc<Program>> {
+        if text == self.schema_json.as_slice() {
             return Ok(self.own.clone());
         }
-        if let Some(found) = self.resolved.lock().expect("avro cache").get(key) {
+        let key = SchemaKey {
+            len: text.len(),
+            hashes: self
+                .key_hashers
+                .each_ref()
+                .map(|hasher| hasher.hash_one(text)),
+        };
+        if let Some(found) = self.resolved.lock().expect("avro cache").get(&key) {
             return Ok(found.clone());
         }
-        // Resolution is Python code (see `py::user_code`).
-        let resolved = crate::py::user_code(py, || {
-            self.state.bind(py).call_method1("resolve", (writer,))
-        })
-        .map_err(|err| schema_error(py, err))?;
-        let (ops, root, fingerprint): (Bound<'_, PyList>, usize, u64) = resolved.extract()?;
-        let program = Arc::new(ops::program(&ops, root, fingerprint, plan)?);
+        let program = Arc::new(self.resolve(plan, text)?);
         let mut cache = self.resolved.lock().expect("avro cache");
         if cache.len() >= RESOLVED_LIMIT {
             cache.clear();
         }
-        cache.insert(key.to_vec(), program.clone());
+        cache.insert(key, program.clone());
         Ok(program)
+    }
+
+    /// Parses a writer schema and resolves it against the codec's: Rust only, so it runs with
+    /// the GIL released.
+    fn resolve(&self, plan: &Plan, text: &[u8]) -> Result<Program> {
+        let writer = schema::parse_schema(text, Sharing::Unions).map_err(|reason| {
+            Error::decode(
+                Code::AvroInvalid,
+                format!("invalid Avro writer schema: {reason}"),
+            )
+        })?;
+        let binding = Binding {
+            plan,
+            reader: &self.reader,
+            write_ops: &self.write_ops,
+            branch_plan: &self.branch_plan,
+        };
+        let mut resolver = Resolver::new(&binding, &writer);
+        let root = resolver.root(plan.root).map_err(|r| r.into_error())?;
+        // Only single-object framing compares the writer schema's fingerprint.
+        let fingerprint = match self.framing {
+            Framing::SingleObject => schema::fingerprint(&writer),
+            _ => 0,
+        };
+        Program::new(resolver.ops, root, fingerprint, plan).map_err(Error::from)
     }
 
     fn decode_datum<'py>(
@@ -241,7 +255,7 @@ impl Avro {
     /// The container file of `encode_many`, its blocks encoded and compressed in turn.
     fn encode_blocks(&self, plan: &Plan, values: &Obj<'_>, out: &mut Vec<u8>) -> Result<()> {
         let sync = self.next_sync();
-        container::write_header(out, &self.schema_json, self.codec, &sync);
+        container::write_header(out, &self.schema_json, self.codec, &[], &sync);
         let mut block = Vec::with_capacity(1024);
         let mut count = 0usize;
         let mut index = 0usize;
@@ -296,12 +310,19 @@ impl WireFormat for Avro {
         let program = match writer_schema {
             None => self.own.clone(),
             Some(writer) => {
-                let key = crate::py::user_code(py, || {
-                    self.state.bind(py).call_method1("writer_key", (writer,))
-                })
-                .map_err(|err| schema_error(py, err))?;
-                let key = key.cast::<PyBytes>().map_err(PyErr::from)?.as_bytes();
-                self.program_for(py, plan, key, writer)?
+                if let Ok(text) = writer.cast::<PyString>() {
+                    self.program_for(plan, py::str_utf8(text)?.as_bytes())?
+                } else if let Ok(data) = writer.cast::<PyBytes>() {
+                    self.program_for(plan, data.as_bytes())?
+                } else {
+                    // JSON-compatible data: its JSON text, from Python's json module.
+                    let key = crate::py::user_code(py, || {
+                        self.state.bind(py).call_method1("writer_key", (writer,))
+                    })
+                    .map_err(|err| Error::decode(Code::DecodeError, err.value(py).to_string()))?;
+                    let key = key.cast::<PyBytes>().map_err(PyErr::from)?;
+                    self.program_for(plan, key.as_bytes())?
+                }
             }
         };
         let data = match self.framing {
@@ -361,22 +382,7 @@ impl WireFormat for Avro {
     ) -> Result<Obj<'py>> {
         let mut reader = wire::Input::new(input);
         let header = container::read_header(&mut reader)?;
-        let program = if header.schema == self.schema_json.as_slice() {
-            self.own.clone()
-        } else {
-            let text = std::str::from_utf8(header.schema).map_err(|_| {
-                Error::decode(
-                    Code::AvroInvalid,
-                    "Avro container schema is not valid UTF-8",
-                )
-            })?;
-            self.program_for(
-                py,
-                plan,
-                header.schema,
-                &crate::py::new_str(py, text.as_bytes(), false)?,
-            )?
-        };
+        let program = self.program_for(plan, header.schema)?;
         let mut items: Option<crate::py::builders::ListFill<'py>> = None;
         // The budget of values that take no bytes is for the whole call, not per block.
         let mut empty_items = 0;

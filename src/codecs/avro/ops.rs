@@ -1,11 +1,20 @@
-//! The programs `python/polycodec/_avro.py` computes once per codec (and once per writer
-//! schema), turned from tuples into Rust enums so the hot path never looks anything up by name.
+//! The programs an Avro codec runs: write ops per plan node (from the binding of the plan to
+//! the codec's schema, `python/polycodec/_avro/bind.py`, turned from tuples into Rust enums so
+//! the hot path never looks anything up by name), and decoder programs of read ops (from
+//! resolving a writer schema against the codec's, `resolve.rs`).
 
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyList, PyTuple};
 
 use crate::plan::{Node, NodeId, Plan, RecordKind};
+use polycodec_formats::avro::schema::{
+    encode_default, Node as SchemaNode, NodeId as SchemaId, Schema,
+};
+
+/// The stack the recursive walks over a program keep free, and what they add when less is left.
+const GROW_RED_ZONE: usize = 32 * 1024;
+const GROW_SEGMENT: usize = 1024 * 1024;
 
 /// How one plan node is written (the plan node itself says what Python value to expect).
 #[derive(Debug)]
@@ -40,14 +49,33 @@ pub enum WriteOp {
     Enum(Vec<u32>),
     Array,
     Map,
-    /// Field indices in schema order.
-    Record(Vec<usize>),
+    /// What each schema field is written from, in schema order.
+    Record(Vec<Slot>),
     /// Branch index per union variant; `None` for a tagged-union variant, which writes its own.
     Union(Vec<Option<u32>>),
     /// Branch index per entry of the tagged union's `tags`.
     Tagged(Vec<u32>),
     /// An extension type: its `encode` result is written by the wire node's own op.
     Extension,
+}
+
+/// Where a record's schema field is written from.
+#[derive(Debug, PartialEq)]
+pub enum Slot {
+    /// The class field at this index.
+    Field(usize),
+    /// A schema field the class lacks: its default, encoded once.
+    Default(Box<[u8]>),
+}
+
+impl Slot {
+    /// The class field, if the slot is one.
+    pub fn field(&self) -> Option<usize> {
+        match self {
+            Slot::Field(index) => Some(*index),
+            Slot::Default(_) => None,
+        }
+    }
 }
 
 /// One step of a decoder program. `plan` is the node the value is built as (never a union).
@@ -156,7 +184,34 @@ fn bad(what: &str) -> PyErr {
     PyValueError::new_err(format!("internal: malformed Avro op {what}"))
 }
 
-pub fn write_ops(list: &Bound<'_, PyAny>) -> PyResult<Vec<Option<WriteOp>>> {
+/// The write ops from their tuples; `schema` is the schema they were bound to (whose field
+/// defaults a record writes for the fields its class lacks).
+/// A record's slots: the class field of each schema field, or the field's default, encoded.
+fn record_slots(order: &[i64], schema: &Schema, record: SchemaId) -> PyResult<Vec<Slot>> {
+    let fields = match schema.nodes.get(record as usize) {
+        Some(SchemaNode::Record(node)) => &node.fields,
+        _ => return Err(bad("record")),
+    };
+    if fields.len() != order.len() {
+        return Err(bad("record"));
+    }
+    let mut slots = Vec::with_capacity(order.len());
+    for (&index, field) in order.iter().zip(fields.iter()) {
+        slots.push(match usize::try_from(index) {
+            Ok(index) => Slot::Field(index),
+            Err(_) => {
+                let default = schema.default_of(field).ok_or_else(|| bad("default"))?;
+                let mut bytes = Vec::new();
+                encode_default(schema, field.schema, default, &mut bytes)
+                    .map_err(PyValueError::new_err)?;
+                Slot::Default(bytes.into_boxed_slice())
+            }
+        });
+    }
+    Ok(slots)
+}
+
+pub fn write_ops(list: &Bound<'_, PyAny>, schema: &Schema) -> PyResult<Vec<Option<WriteOp>>> {
     let list = list.cast::<PyList>()?;
     let mut out = Vec::with_capacity(list.len());
     for item in list.iter() {
@@ -198,7 +253,11 @@ pub fn write_ops(list: &Bound<'_, PyAny>) -> PyResult<Vec<Option<WriteOp>>> {
             "enum" => WriteOp::Enum(field(tuple, 1)?),
             "array" => WriteOp::Array,
             "map" => WriteOp::Map,
-            "record" => WriteOp::Record(field(tuple, 1)?),
+            "record" => {
+                let order: Vec<i64> = field(tuple, 1)?;
+                let record: SchemaId = field(tuple, 2)?;
+                WriteOp::Record(record_slots(&order, schema, record)?)
+            }
             "union" => {
                 let indices: Vec<i64> = field(tuple, 1)?;
                 WriteOp::Union(indices.iter().map(|&i| u32::try_from(i).ok()).collect())
@@ -211,70 +270,21 @@ pub fn write_ops(list: &Bound<'_, PyAny>) -> PyResult<Vec<Option<WriteOp>>> {
     Ok(out)
 }
 
-pub fn program(
-    ops: &Bound<'_, PyAny>,
-    root: usize,
-    fingerprint: u64,
-    plan: &Plan,
-) -> PyResult<Program> {
-    let plan_len = plan.nodes.len();
-    let list = ops.cast::<PyList>()?;
-    let mut out = Vec::with_capacity(list.len());
-    for item in list.iter() {
-        let tuple = item.cast::<PyTuple>()?;
-        let name: String = tuple.get_item(0)?.extract()?;
-        let op = match name.as_str() {
-            "null" => ReadOp::Null,
-            "unset" => ReadOp::Unset,
-            "boolean" => ReadOp::Boolean(field(tuple, 1)?),
-            "long" => ReadOp::Long(field(tuple, 1)?),
-            "float" => ReadOp::Float(field(tuple, 1)?),
-            "double" => ReadOp::Double(field(tuple, 1)?),
-            "string" | "bytes" => ReadOp::Text(field(tuple, 1)?),
-            "fixed" => ReadOp::Fixed(field(tuple, 1)?, field(tuple, 2)?),
-            "decimal" => {
-                let size: i64 = field(tuple, 2)?;
-                ReadOp::Decimal {
-                    scale: field(tuple, 1)?,
-                    size: usize::try_from(size).ok(),
-                    plan: field(tuple, 3)?,
-                }
-            }
-            "uuid_fixed" => ReadOp::UuidFixed(field(tuple, 1)?),
-            "date" => ReadOp::Date(field(tuple, 1)?),
-            "time" => ReadOp::Time {
-                unit: field(tuple, 1)?,
-                plan: field(tuple, 2)?,
-            },
-            "timestamp" => ReadOp::Timestamp {
-                unit: field(tuple, 1)?,
-                local: field(tuple, 2)?,
-                plan: field(tuple, 3)?,
-            },
-            "enum" => {
-                let members: Vec<i64> = field(tuple, 2)?;
-                ReadOp::Enum {
-                    plan: field(tuple, 1)?,
-                    members: members.iter().map(|&m| usize::try_from(m).ok()).collect(),
-                    symbols: field(tuple, 3)?,
-                }
-            }
-            "array" => ReadOp::Array {
-                item: field(tuple, 1)?,
-                plan: field(tuple, 2)?,
-            },
-            "map" => ReadOp::Map {
-                value: field(tuple, 1)?,
-                plan: field(tuple, 2)?,
-            },
-            "record" => {
-                let fields: Vec<(i64, usize)> = field(tuple, 2)?;
-                let fields: Vec<(Option<usize>, usize)> = fields
-                    .into_iter()
-                    .map(|(f, op)| (usize::try_from(f).ok(), op))
-                    .collect();
-                let plan_id: NodeId = field(tuple, 1)?;
-                let direct = match plan.nodes.get(plan_id) {
+impl Program {
+    /// A program from resolved ops (see `resolve.rs`): every index is checked to point inside
+    /// the program and the plan, so the decoder can index freely, and the per-op tables the
+    /// decoder bounds its work by are computed.
+    pub fn new(ops: Vec<ReadOp>, root: usize, fingerprint: u64, plan: &Plan) -> PyResult<Program> {
+        let plan_len = plan.nodes.len();
+        let mut ops = ops;
+        for op in &mut ops {
+            if let ReadOp::Record {
+                plan: plan_id,
+                fields,
+                direct,
+            } = op
+            {
+                *direct = match plan.nodes.get(*plan_id) {
                     Some(Node::Record(spec)) if spec.kind == RecordKind::Dataclass => {
                         let mut seen = vec![false; spec.fields.len()];
                         for field in fields.iter().filter_map(|(f, _)| *f) {
@@ -287,55 +297,32 @@ pub fn program(
                     }
                     _ => false,
                 };
-                ReadOp::Record {
-                    plan: plan_id,
-                    fields,
-                    direct,
-                }
             }
-            "union" => ReadOp::Union(field(tuple, 1)?),
-            "extension" => {
-                let plan_id: NodeId = field(tuple, 2)?;
-                if !matches!(plan.nodes.get(plan_id), Some(Node::Extension(_))) {
+            if let ReadOp::Extension { plan: plan_id, .. } = op {
+                if !matches!(plan.nodes.get(*plan_id), Some(Node::Extension(_))) {
                     return Err(bad("extension"));
                 }
-                ReadOp::Extension {
-                    inner: field(tuple, 1)?,
-                    plan: plan_id,
-                }
             }
-            "error" => ReadOp::Error(field(tuple, 1)?),
-            "skip_fixed" => ReadOp::SkipFixed(field(tuple, 1)?),
-            "skip_varint" => ReadOp::SkipVarint,
-            "skip_bytes" => ReadOp::SkipBytes,
-            "skip_string" => ReadOp::SkipString,
-            "skip_array" => ReadOp::SkipArray(field(tuple, 1)?),
-            "skip_map" => ReadOp::SkipMap(field(tuple, 1)?),
-            "skip_record" => ReadOp::SkipRecord(field(tuple, 1)?),
-            "skip_union" => ReadOp::SkipUnion(field(tuple, 1)?),
-            other => return Err(bad(other)),
-        };
-        out.push(op);
+        }
+        let count = ops.len();
+        let valid = ops.iter().all(|op| op_indices_valid(op, count, plan_len));
+        if !valid || root >= count {
+            return Err(bad("index"));
+        }
+        let min_size = min_sizes(&ops);
+        let empty_weight = empty_weights(&ops, &min_size);
+        let skip_width = skip_widths(&ops);
+        let plain = ops.iter().map(|op| is_plain(op, plan)).collect();
+        Ok(Program {
+            ops,
+            root,
+            min_size,
+            empty_weight,
+            skip_width,
+            plain,
+            fingerprint,
+        })
     }
-    // Every index must point inside the program and the plan, so the decoder can index freely.
-    let count = out.len();
-    let valid = out.iter().all(|op| op_indices_valid(op, count, plan_len));
-    if !valid || root >= count {
-        return Err(bad("index"));
-    }
-    let min_size = min_sizes(&out);
-    let empty_weight = empty_weights(&out, &min_size);
-    let skip_width = skip_widths(&out);
-    let plain = out.iter().map(|op| is_plain(op, plan)).collect();
-    Ok(Program {
-        ops: out,
-        root,
-        min_size,
-        empty_weight,
-        skip_width,
-        plain,
-        fingerprint,
-    })
 }
 
 /// Whether `op` reads its value straight into the Python object its plan node wants.
@@ -402,7 +389,9 @@ fn min_sizes(ops: &[ReadOp]) -> Vec<usize> {
             return 0;
         }
         busy[index] = true;
-        let result = match &ops[index] {
+        // A writer schema's chain of named types (a record whose field is the one before it,
+        // thousands long) is as deep: the stack grows as it needs.
+        let result = stacker::maybe_grow(GROW_RED_ZONE, GROW_SEGMENT, || match &ops[index] {
             ReadOp::Null | ReadOp::Unset | ReadOp::Error(_) => 0,
             ReadOp::SkipFixed(n) | ReadOp::Fixed(n, _) => *n,
             ReadOp::Float(_) => 4,
@@ -419,7 +408,7 @@ fn min_sizes(ops: &[ReadOp]) -> Vec<usize> {
                 .fold(0usize, usize::saturating_add),
             ReadOp::Extension { inner, .. } => size(ops, *inner, memo, busy),
             _ => 1,
-        };
+        });
         busy[index] = false;
         memo[index] = Some(result);
         result
@@ -453,13 +442,13 @@ fn empty_weights(ops: &[ReadOp], min_size: &[usize]) -> Vec<usize> {
         // A guard against a cycle (impossible for zero-size ops, but the program comes from
         // Python): count the op once.
         memo[index] = Some(1);
-        let result = match &ops[index] {
+        let result = stacker::maybe_grow(GROW_RED_ZONE, GROW_SEGMENT, || match &ops[index] {
             ReadOp::Record { fields, .. } => fields
                 .iter()
                 .map(|(_, op)| weight(ops, min_size, *op, memo))
                 .fold(1usize, usize::saturating_add),
             _ => 1,
-        };
+        });
         memo[index] = Some(result);
         result
     }
@@ -478,13 +467,13 @@ fn skip_widths(ops: &[ReadOp]) -> Vec<Option<usize>> {
         // A record met again while its own width is computed varies (recursion goes through
         // a union or an array).
         memo[index] = Some(None);
-        let result = match &ops[index] {
+        let result = stacker::maybe_grow(GROW_RED_ZONE, GROW_SEGMENT, || match &ops[index] {
             ReadOp::SkipFixed(n) => Some(*n),
             ReadOp::SkipRecord(fields) => fields
                 .iter()
                 .try_fold(0usize, |sum, op| sum.checked_add(width(ops, *op, memo)?)),
             _ => None,
-        };
+        });
         memo[index] = Some(result);
         result
     }

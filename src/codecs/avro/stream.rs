@@ -6,12 +6,14 @@
 
 use std::sync::Arc;
 
+use polycodec_formats::avro::schema::Sharing;
+
 use pyo3::prelude::*;
-use pyo3::types::PyString;
 
 use super::container::{self, Codec};
 use super::decode::Decoder;
 use super::ops::Program;
+use super::schema;
 use super::wire::Input;
 use super::Avro;
 use crate::errors::{Code, Error, Result};
@@ -48,8 +50,34 @@ impl OpenBlock {
 pub struct StreamHeader {
     schema: Vec<u8>,
     codec: Codec,
+    /// The user's metadata entries, in the file's order.
+    metadata: Vec<(Vec<u8>, Vec<u8>)>,
     sync: [u8; 16],
     program: Arc<Program>,
+}
+
+impl StreamHeader {
+    /// The writer schema's JSON text, as the header has it.
+    pub fn schema(&self) -> &[u8] {
+        &self.schema
+    }
+
+    /// The name of the file's codec (`"null"`, `"deflate"`, ...).
+    pub fn codec_name(&self) -> &'static str {
+        self.codec.name()
+    }
+
+    /// The entries other than `avro.schema` and `avro.codec`.
+    pub fn metadata(&self) -> &[(Vec<u8>, Vec<u8>)] {
+        &self.metadata
+    }
+}
+
+/// Where a container being written stands: the codec and sync marker its blocks take (a new
+/// file's, or those of the file being appended to).
+pub struct Container {
+    codec: Codec,
+    sync: [u8; 16],
 }
 
 /// Why `data`, the start of a container header that the stream ended in, is not a header: the
@@ -67,23 +95,18 @@ pub fn header_error(data: &[u8]) -> Error {
 impl Avro {
     /// Reads a complete header (`unit` holds exactly its bytes) and resolves its schema against
     /// the codec's.
-    pub fn stream_header(&self, py: Python<'_>, plan: &Plan, unit: &[u8]) -> Result<StreamHeader> {
+    pub fn stream_header(&self, plan: &Plan, unit: &[u8]) -> Result<StreamHeader> {
         let mut input = Input::new(unit);
         let header = container::read_header(&mut input)?;
-        let program = if header.schema == self.schema_json.as_slice() {
-            self.own.clone()
-        } else {
-            let text = std::str::from_utf8(header.schema).map_err(|_| {
-                Error::decode(
-                    Code::AvroInvalid,
-                    "Avro container schema is not valid UTF-8",
-                )
-            })?;
-            self.program_for(py, plan, header.schema, PyString::new(py, text).as_any())?
-        };
+        let program = self.program_for(plan, header.schema)?;
         Ok(StreamHeader {
             schema: header.schema.to_vec(),
             codec: header.codec,
+            metadata: header
+                .metadata
+                .iter()
+                .map(|(key, value)| (key.to_vec(), value.to_vec()))
+                .collect(),
             sync: header.sync,
             program,
         })
@@ -117,6 +140,7 @@ impl Avro {
         let borrowed = container::Header {
             schema: &header.schema,
             codec: header.codec,
+            metadata: Vec::new(),
             sync: header.sync,
         };
         let Some((count, data)) = container::read_block(&mut input, &borrowed, budget)? else {
@@ -205,11 +229,34 @@ impl Avro {
         result
     }
 
-    /// Writes a new container file's header into `out`; returns the file's sync marker.
-    pub fn stream_begin(&self, out: &mut Vec<u8>) -> [u8; 16] {
+    /// Writes a new container file's header, with the user's `metadata` entries, into `out`.
+    pub fn stream_begin(&self, out: &mut Vec<u8>, metadata: &[(&[u8], &[u8])]) -> Container {
         let sync = self.next_sync();
-        container::write_header(out, &self.schema_json, self.codec, &sync);
-        sync
+        container::write_header(out, &self.schema_json, self.codec, metadata, &sync);
+        Container {
+            codec: self.codec,
+            sync,
+        }
+    }
+
+    /// The container an existing file's header (`unit`, exactly its bytes) starts, for new
+    /// blocks written after its last (they take the file's codec and sync marker), and whether
+    /// its writer schema is the codec's schema (by Parsing Canonical Form): the records are
+    /// written as the codec's schema says, so appending is refused unless it is.
+    pub fn stream_append(&self, unit: &[u8]) -> Result<(Container, bool)> {
+        let header = container::read_header(&mut Input::new(unit))?;
+        let theirs = schema::parse_schema(header.schema, Sharing::Unions).map_err(|reason| {
+            Error::decode(
+                Code::AvroInvalid,
+                format!("invalid Avro writer schema: {reason}"),
+            )
+        })?;
+        let same = schema::canonical_form(&theirs) == schema::canonical_form(&self.reader);
+        let file = Container {
+            codec: header.codec,
+            sync: header.sync,
+        };
+        Ok((file, same))
     }
 
     /// Appends one record's datum to a block being built.
@@ -224,10 +271,10 @@ impl Avro {
         out: &mut Vec<u8>,
         count: usize,
         block: &[u8],
-        sync: &[u8; 16],
+        file: &Container,
     ) -> Result<()> {
         crate::errors::output_result(|| {
-            container::write_block(out, count, block, self.codec, sync);
+            container::write_block(out, count, block, file.codec, &file.sync);
             Ok(())
         })
     }
