@@ -26,6 +26,7 @@ MOUNTED = [
     "benches/results/queues.md",
     "benches/results/features.md",
     "benches/results/avro-resolution.md",
+    "benches/results/integrations.md",
     "benches/results/*.png",
     "examples/*.py",
 ]
