@@ -21,7 +21,7 @@ import pytest
 
 import polycodec
 from polycodec import Extension
-from polycodec import _api
+from polycodec import _cache
 
 FORMATS = ["json", "msgpack", "avro", "pickle"]
 
@@ -380,10 +380,10 @@ def test_custom_types_extension_value_is_immutable_and_hashable() -> None:
 
 def test_custom_types_module_level_cache() -> None:
     polycodec.encode_one(HOST, extensions=EXTENSIONS)
-    size = len(_api._cache)
-    first = _api.codec_for(Host, "json", {"extensions": EXTENSIONS})
-    again = _api.codec_for(Host, "json", {"extensions": dict(reversed(EXTENSIONS.items()))})
-    assert len(_api._cache) == size
+    size = len(_cache._codecs)
+    first = _cache.codec_for(Host, "json", {"extensions": EXTENSIONS})
+    again = _cache.codec_for(Host, "json", {"extensions": dict(reversed(EXTENSIONS.items()))})
+    assert len(_cache._codecs) == size
     assert first is again
     assert polycodec.decode_one(b'"/x"', Path, extensions=EXTENSIONS) == Path("/x")
     assert polycodec.encode_many([Path("/x")], extensions=EXTENSIONS) == b'["/x"]'

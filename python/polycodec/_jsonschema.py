@@ -23,11 +23,12 @@ import json
 import re
 from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple
 
-from ._avro.derive import constant_factory as _constant_factory
-from ._avro.names import arg_label as _arg_label
-from ._plan import NODEFAULT, compile_spec
+from ._defaults import NODEFAULT, constant_factory
+from ._naming import arg_label
+from ._plan import compile_spec
+from ._polycodec import encode_json_spec
 
-__all__ = ["DRAFT", "DEFAULT_REF_TEMPLATE", "codec_json_schema", "json_schema"]
+__all__ = ["DRAFT", "DEFAULT_REF_TEMPLATE", "codec_json_schema", "json_schema_and_spec"]
 
 DRAFT = "https://json-schema.org/draft/2020-12/schema"
 DEFAULT_REF_TEMPLATE = "#/$defs/{name}"
@@ -132,7 +133,7 @@ def _base_title(data: Dict[str, Any]) -> str:
     args = data.get("args") or ()
     if not args:
         return str(data["name"])
-    return f"{data['name']}[{', '.join(_arg_label(a) for a in args)}]"
+    return f"{data['name']}[{', '.join(arg_label(a) for a in args)}]"
 
 
 def _is_alias(kind: str, data: Dict[str, Any]) -> bool:
@@ -187,7 +188,7 @@ class _Deriver:
             seen.add(owner)
             if owner[0] == "alias":
                 alias = data["alias"]
-                label = "_".join([alias["name"], *(_arg_label(a) for a in alias["args"])])
+                label = "_".join([alias["name"], *(arg_label(a) for a in alias["args"])])
                 short = _clean_name(label)
                 qualified = _clean_name(f"{alias['module']}.{label}")
             elif kind == "enum":
@@ -196,7 +197,7 @@ class _Deriver:
                 qualified = _clean_name(f"{cls.__module__}.{cls.__qualname__}")
             else:
                 args = data["args"]
-                label = "_".join([data["name"], *(_arg_label(a) for a in args)])
+                label = "_".join([data["name"], *(arg_label(a) for a in args)])
                 short = _clean_name(label)
                 qualified = _clean_name(f"{data['module']}.{label}")
             owners.append((owner, short, qualified))
@@ -229,7 +230,7 @@ class _Deriver:
             alias = data["alias"]
             title = alias["name"]
             if alias["args"]:
-                title += f"[{', '.join(_arg_label(a) for a in alias['args'])}]"
+                title += f"[{', '.join(arg_label(a) for a in alias['args'])}]"
             return {"title": title, **self._node_schema(index)}
         out: Dict[str, Any] = {"title": _base_title(data)}
         description = _description(data["cls"])
@@ -277,7 +278,7 @@ class _Deriver:
         collection or a record of constant defaults is called anew for every value)."""
         if field["default"] is not NODEFAULT:
             value = field["default"]
-        elif field["default_factory"] is not None and _constant_factory(field["default_factory"]):
+        elif field["default_factory"] is not None and constant_factory(field["default_factory"]):
             value = field["default_factory"]()
         else:
             return NODEFAULT
@@ -589,11 +590,7 @@ def derive(
             "e.g. '#/components/schemas/{name}'"
         ) from None
     nodes, root = spec
-    if encode is None:
-        from ._polycodec import encode_json_spec
-
-        encode = encode_json_spec
-    writer = encode
+    writer = encode_json_spec if encode is None else encode
 
     def encode_default(index: int, value: Any) -> Any:
         return json.loads(writer((nodes, index), value))
@@ -606,10 +603,11 @@ def derive(
     return document
 
 
-def json_schema(
+def json_schema_and_spec(
     tp: Any, options: Mapping[str, Any], ref_template: Optional[str] = None
-) -> Dict[str, Any]:
-    """The JSON Schema of ``tp``'s JSON form under the ``Codec`` options ``options``."""
+) -> Tuple[Dict[str, Any], Tuple[List[Node], int]]:
+    """The JSON Schema of ``tp``'s JSON form under the ``Codec`` options ``options``, and the
+    plan spec it was derived from (whose classes a cache of the schema depends on)."""
     unknown = sorted(set(options) - _KNOWN_OPTIONS)
     if unknown:
         raise TypeError(
@@ -618,10 +616,7 @@ def json_schema(
         )
     plan_options = {k: options[k] for k in _PLAN_OPTIONS if k in options}
     spec = compile_spec(tp, format="json", **plan_options)
-    from ._cache import note_planned  # imported here: _cache imports _api, which imports us
-
-    note_planned(spec)
-    return derive(spec, ref_template, strict=bool(options.get("strict", True)))
+    return derive(spec, ref_template, strict=bool(options.get("strict", True))), spec
 
 
 def codec_json_schema(
@@ -634,4 +629,4 @@ def codec_json_schema(
             "use Codec(type, 'json', ...) or polycodec.json_schema(type, ...) for the JSON "
             "Schema of the same type"
         )
-    return json_schema(tp, options, ref_template)
+    return json_schema_and_spec(tp, options, ref_template)[0]

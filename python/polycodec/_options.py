@@ -6,13 +6,25 @@ dataclass has no such keywords of its own, so a decorator stands in for them. It
 option a class sets replaces the codec's option of that name for that class's own fields, and
 the options it leaves unset (None) come from its base classes, then from the codec. A subclass
 inherits its bases' options, as a Struct inherits its bases' configuration.
+
+Options are normally set when the class is defined, before any codec of it. Set later, on a
+class some compiled plan already holds, they make that plan stale. This module does not reach
+into the caches for that: each time a class is given options it counts one more *options
+generation* and notes the class (``given_since``); the caches (``_cache``) compare the count
+with the one they were filled under and, when it moved, ask which classes were given options.
+The extension keeps the same count for its own caches (``_polycodec._options_changed``).
 """
 
 from __future__ import annotations
 
-from typing import Any, Callable, Dict, Literal, Mapping, Optional, Tuple, TypeVar, Union
+import threading
+import weakref
+from typing import Any, Callable, Dict, List, Literal, Mapping, Optional, Tuple, TypeVar, Union
 
-__all__ = ["ATTRIBUTE", "Options", "Resolved", "options", "resolve"]
+from ._naming import renamer
+from ._polycodec import _options_changed
+
+__all__ = ["ATTRIBUTE", "Options", "Resolved", "given_since", "options", "resolve"]
 
 ATTRIBUTE = "__polycodec_options__"
 
@@ -71,9 +83,7 @@ class Options:
         tag: TagOption = None,
         tag_field: Optional[str] = None,
     ) -> None:
-        from ._plan import _renamer  # the codec's own check of the option
-
-        _renamer(rename)
+        renamer(rename)  # the codec's own check of the option
         _check_flag("omit_defaults", omit_defaults)
         _check_flag("forbid_unknown_fields", forbid_unknown_fields)
         _check_flag("array_like", array_like)
@@ -165,12 +175,41 @@ def options(
         if not isinstance(cls, type):
             raise TypeError(f"polycodec.options decorates a class, not {cls!r}")
         type.__setattr__(cls, ATTRIBUTE, given)
-        from ._cache import forget_class  # a plan compiled before now had other options
-
-        forget_class(cls)
+        _count_change(cls)  # a plan compiled before now had other options
         return cls
 
     return decorate
+
+
+#: How many times a class was given options; read by the caches before they compile and when
+#: they look something up (see the module's docstring).
+generation = 0
+# The classes given options, in order: ``_changes[i]`` took the count from ``_changes_base + i``
+# to one more. Entries every reader has seen are dropped (``given_since``).
+_changes: List["weakref.ref[type]"] = []
+_changes_base = 0
+_changes_lock = threading.Lock()
+
+
+def _count_change(cls: type) -> None:
+    global generation
+    with _changes_lock:
+        _changes.append(weakref.ref(cls))
+        _options_changed()
+        generation += 1
+
+
+def given_since(seen: int) -> Tuple[int, List[type]]:
+    """The current generation and the classes (still alive) given options since generation
+    ``seen``; the log before ``seen`` is forgotten (the one reader, ``_cache``, never asks for
+    it again)."""
+    global _changes_base
+    with _changes_lock:
+        start = max(seen - _changes_base, 0)
+        classes = [cls for ref in _changes[start:] if (cls := ref()) is not None]
+        del _changes[:start]
+        _changes_base += start
+        return generation, classes
 
 
 class Resolved:

@@ -38,9 +38,11 @@ from typing import (
     Union,
 )
 
+from ._defaults import NODEFAULT
 from ._ext import Ext
 from ._extension import Extension, check_extensions
 from ._meta import AVRO_TYPES, Avro, Meta, foreign_constraints
+from ._naming import Rename, renamer
 from ._options import own_options, resolve
 from ._polycodec import FORMATS, Raw
 from ._unset import UnsetType
@@ -48,26 +50,10 @@ from ._unset import UnsetType
 __all__ = ["NODEFAULT", "compile_spec"]
 
 Node = Tuple[str, Dict[str, Any]]
-Rename = Union[None, str, Mapping[str, str], Callable[[str], Optional[str]]]
 # Where an annotation sits: a label such as "field 'Point.x'" (None at the top level) plus the
 # whole annotation of that field or top-level type, so nested errors can show both.
 Site = Tuple[Optional[str], Any]
 
-
-class _NoDefaultType:
-    """Type of :data:`NODEFAULT`; a single instance that survives pickling and copying."""
-
-    __slots__ = ()
-
-    def __repr__(self) -> str:
-        return "NODEFAULT"
-
-    def __reduce__(self) -> str:
-        return "NODEFAULT"
-
-
-NODEFAULT = _NoDefaultType()
-"""Field default meaning "no default" (``None`` is a legitimate default, so it cannot be used)."""
 
 _BOUNDS = ("ge", "gt", "le", "lt")
 _LENGTHS = ("min_length", "max_length")
@@ -160,64 +146,6 @@ def _unions_need_tag(format: str) -> bool:
     needs tags (the codec refuses the name itself once the plan is compiled)."""
     capabilities = FORMATS.get(format)
     return capabilities is None or bool(capabilities["unions_need_tag"])
-
-
-# ---------------------------------------------------------------------------------------------
-# Renaming
-
-
-# The named styles write msgspec's names for the same attribute, so that a port from msgspec keeps
-# its wire format: camel and pascal title-case the parts between underscores (``str.title``, so
-# ``a_1b`` is ``a1B`` and ``already_camelCase`` is ``alreadyCamelcase``), keep one underscore per
-# leading empty part and drop the trailing ones; kebab strips the edge underscores and turns each
-# remaining one into a dash, case untouched.
-def _camelize(name: str, cap_first: bool) -> str:
-    parts = name.split("_")
-    if len(parts) == 1 and not cap_first:
-        return name
-    out = []
-    first = True
-    for part in parts:
-        if first and not part:
-            out.append("_")
-            continue
-        out.append(part.title() if cap_first or not first else part)
-        first = False
-    return "".join(out)
-
-
-_STYLES: Dict[str, Callable[[str], str]] = {
-    "camel": lambda name: _camelize(name, cap_first=False),
-    "pascal": lambda name: _camelize(name, cap_first=True),
-    "kebab": lambda name: name.strip("_").replace("_", "-"),
-    "lower": str.lower,
-    "upper": str.upper,
-    "screaming_snake": str.upper,
-}
-
-
-def _renamer(rename: Rename) -> Callable[[str], str]:
-    """Turn the ``rename`` option into a function attr name -> wire name, checking it early."""
-    if rename is None:
-        return lambda name: name
-    if isinstance(rename, str):
-        try:
-            return _STYLES[rename]
-        except KeyError:
-            styles = ", ".join(repr(s) for s in _STYLES)
-            raise ValueError(f"unknown rename style {rename!r}; expected one of {styles}") from None
-    if isinstance(rename, collections.abc.Mapping):
-        table = rename
-        return lambda name: table.get(name, name)
-    if callable(rename):
-        func = rename
-
-        def call(name: str) -> str:
-            wire = func(name)
-            return name if wire is None else wire
-
-        return call
-    raise TypeError(f"rename must be None, a style name, a dict or a callable, not {rename!r}")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1460,7 +1388,7 @@ class _Compiler:
         maps = _typevar_maps(cls, args)
         saved = (self._site, self._typevars)
         self._records_busy.append(cls)
-        rename = _renamer(options["rename"])
+        rename = renamer(options["rename"])
         try:
             fields = []
             for spec in self._field_specs(cls, kind):
@@ -1800,7 +1728,7 @@ def compile_spec(
     ``ValueError``/``TypeError`` for a bad ``rename`` option. ``extensions`` maps classes to
     :class:`polycodec.Extension` (see ``_extension.py``).
     """
-    _renamer(rename)  # refused here even for a type without records
+    renamer(rename)  # refused here even for a type without records
     compiler = _Compiler(
         rename,
         bool(omit_defaults),

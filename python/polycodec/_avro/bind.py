@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Optional, Tuple
 
-from .._plan import NODEFAULT
+from .._defaults import NODEFAULT
 from .derive import RECORD_KINDS
-from .names import avro_name, fullname
+from .._naming import avro_name, fullname
 from .schema import Schema
 
 __all__ = ["Binding", "Op"]

@@ -4,7 +4,6 @@ specification gives them."""
 
 from __future__ import annotations
 
-import dataclasses
 import datetime
 import decimal
 import enum
@@ -12,12 +11,12 @@ import struct
 import uuid
 from typing import Any, Dict, List, Optional, Tuple
 
-from .._plan import NODEFAULT
+from .._defaults import CONSTANT_FACTORIES, NODEFAULT, constant_factory
+from .._naming import NAME_RE, avro_name, fullname
 from .._unset import UNSET
-from .names import NAME_RE, avro_name, fullname
 from .schema import NAMED, PRIMITIVES
 
-__all__ = ["derive_schema", "constant_factory", "RECORD_KINDS"]
+__all__ = ["derive_schema", "RECORD_KINDS"]
 
 RECORD_KINDS = ("dataclass", "typeddict", "namedtuple")
 
@@ -324,7 +323,7 @@ class _Deriver:
                 first = ftype[0] if isinstance(ftype, list) else ftype
                 try:
                     value = _default_json(self, first, default)
-                    if isinstance(factory, type) and factory not in _CONSTANT_FACTORIES:
+                    if isinstance(factory, type) and factory not in CONSTANT_FACTORIES:
                         # A class's __post_init__ could still make each instance differ.
                         try:
                             again = factory()
@@ -491,31 +490,6 @@ def _default_json(deriver: _Deriver, schema: Any, value: Any) -> Any:
             )
         return out
     raise _NoDefault
-
-
-# Factories whose every call gives an equal (empty) value.
-_CONSTANT_FACTORIES = (list, dict, set, tuple, frozenset)
-
-
-def constant_factory(factory: Any, seen: Tuple[Any, ...] = ()) -> bool:
-    """Whether a ``default_factory`` gives the same value on every call: an empty collection's
-    type, or a dataclass (or NamedTuple) class whose fields all have such defaults."""
-    if any(factory is known for known in _CONSTANT_FACTORIES):
-        return True
-    if not isinstance(factory, type) or factory in seen:
-        return False
-    if dataclasses.is_dataclass(factory):
-        for f in dataclasses.fields(factory):
-            if f.default is not dataclasses.MISSING:
-                continue
-            if f.default_factory is dataclasses.MISSING:
-                return False
-            if not constant_factory(f.default_factory, seen + (factory,)):
-                return False
-        return True
-    if issubclass(factory, tuple) and hasattr(factory, "_fields"):  # NamedTuple
-        return len(getattr(factory, "_field_defaults", {})) == len(getattr(factory, "_fields"))
-    return False
 
 
 def _primitive_default(kind: str, schema: Optional[Dict[str, Any]], value: Any) -> Any:

@@ -19,7 +19,8 @@ from starlette.background import BackgroundTask
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
-from .._api import codec_for, encode_one
+from .._api import encode_one
+from .._cache import codec_for
 from .._errors import DecodeError, ErrorDetails
 from .._polycodec import Codec
 

@@ -1,15 +1,30 @@
-"""Avro names for Python classes: what a record or enum is called in a derived schema (the
+"""Names several modules give to the same things, with no import of the package's own: the wire
+names of fields under the ``rename`` option (the plan compiler uses them, ``polycodec.options``
+checks the option with them), and the names of records and enums in derived schemas (the
 class's ``__qualname__`` in its module's namespace, or what its ``__avro__`` declares), shared by
-the deriver, the binding and the JSON Schema generator."""
+the Avro deriver, the Avro binding and the JSON Schema generator."""
 
 from __future__ import annotations
 
+import collections.abc
 import re
 import types
 import typing
-from typing import Any, Dict, Optional, Tuple
+from typing import Any, Callable, Dict, Mapping, Optional, Tuple, Union
 
-__all__ = ["NAME_RE", "fullname", "avro_name", "declared_settings", "arg_label"]
+__all__ = [
+    "NAME_RE",
+    "Rename",
+    "arg_label",
+    "avro_name",
+    "declared_settings",
+    "fullname",
+    "renamer",
+]
+
+#: The ``rename`` option: a style name, a mapping of attribute names to wire names, a callable
+#: (None keeps the name), or None.
+Rename = Union[None, str, Mapping[str, str], Callable[[str], Optional[str]]]
 
 NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
@@ -119,3 +134,57 @@ def avro_name(
         ns_parts = [] if module == "__main__" else [_clean(p) for p in module.split(".") if p]
         namespace = ".".join(ns_parts + parts[:-1]) or None
     return name, namespace, declared
+
+
+# The named styles write msgspec's names for the same attribute, so that a port from msgspec keeps
+# its wire format: camel and pascal title-case the parts between underscores (``str.title``, so
+# ``a_1b`` is ``a1B`` and ``already_camelCase`` is ``alreadyCamelcase``), keep one underscore per
+# leading empty part and drop the trailing ones; kebab strips the edge underscores and turns each
+# remaining one into a dash, case untouched.
+def _camelize(name: str, cap_first: bool) -> str:
+    parts = name.split("_")
+    if len(parts) == 1 and not cap_first:
+        return name
+    out = []
+    first = True
+    for part in parts:
+        if first and not part:
+            out.append("_")
+            continue
+        out.append(part.title() if cap_first or not first else part)
+        first = False
+    return "".join(out)
+
+
+_STYLES: Dict[str, Callable[[str], str]] = {
+    "camel": lambda name: _camelize(name, cap_first=False),
+    "pascal": lambda name: _camelize(name, cap_first=True),
+    "kebab": lambda name: name.strip("_").replace("_", "-"),
+    "lower": str.lower,
+    "upper": str.upper,
+    "screaming_snake": str.upper,
+}
+
+
+def renamer(rename: Rename) -> Callable[[str], str]:
+    """Turn the ``rename`` option into a function attr name -> wire name, checking it early."""
+    if rename is None:
+        return lambda name: name
+    if isinstance(rename, str):
+        try:
+            return _STYLES[rename]
+        except KeyError:
+            styles = ", ".join(repr(s) for s in _STYLES)
+            raise ValueError(f"unknown rename style {rename!r}; expected one of {styles}") from None
+    if isinstance(rename, collections.abc.Mapping):
+        table = rename
+        return lambda name: table.get(name, name)
+    if callable(rename):
+        func = rename
+
+        def call(name: str) -> str:
+            wire = func(name)
+            return name if wire is None else wire
+
+        return call
+    raise TypeError(f"rename must be None, a style name, a dict or a callable, not {rename!r}")
