@@ -60,23 +60,52 @@ pub struct Compiled {
 
 #[pymethods]
 impl Compiled {
+    /// Builds the plan of `spec` (from `polycodec._plan.compile_spec`, compiled with
+    /// `compile_options`) and opens `format` on it with the state the format's Python side made
+    /// (`state`: Avro's `AvroState`, None for the other formats). Called by
+    /// `polycodec._build.compiled_state` only.
+    #[new]
+    fn new(
+        spec: Bound<'_, PyAny>,
+        format: &str,
+        format_options: Bound<'_, PyDict>,
+        compile_options: Bound<'_, PyDict>,
+        state: Option<Bound<'_, PyAny>>,
+    ) -> PyResult<Self> {
+        let mut plan = build_plan(&spec)?;
+        plan.compile_options = Some(compile_options.unbind());
+        let wire = codecs::open(
+            format,
+            &OpenArgs {
+                plan: &plan,
+                spec: &spec,
+                options: &format_options,
+                state: state.as_ref(),
+            },
+        )?;
+        Ok(Compiled {
+            plan: Arc::new(plan),
+            wire: Arc::from(wire),
+        })
+    }
+
     fn __traverse__(&self, visit: PyVisit<'_>) -> Result<(), PyTraverseError> {
         self.wire.traverse(&visit)?;
         self.plan.traverse(&visit)
     }
 }
 
-/// `polycodec._cache.lookup` and `store`, imported once.
-fn cache_functions(py: Python<'_>) -> PyResult<(&Bound<'_, PyAny>, &Bound<'_, PyAny>)> {
-    static FUNCTIONS: PyOnceLock<(Py<PyAny>, Py<PyAny>)> = PyOnceLock::new();
-    let (lookup, store) = FUNCTIONS.get_or_try_init(py, || -> PyResult<_> {
-        let module = py.import("polycodec._cache")?;
-        Ok((
-            module.getattr("lookup")?.unbind(),
-            module.getattr("store")?.unbind(),
-        ))
+/// `polycodec._build.compiled_state`, imported once: the one call into Python that gives a
+/// codec its compiled state (found in the cache, or compiled, bound to its format and stored).
+fn compiled_state_function(py: Python<'_>) -> PyResult<&Bound<'_, PyAny>> {
+    static FUNCTION: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+    let function = FUNCTION.get_or_try_init(py, || -> PyResult<_> {
+        Ok(py
+            .import("polycodec._build")?
+            .getattr("compiled_state")?
+            .unbind())
     })?;
-    Ok((lookup.bind(py), store.bind(py)))
+    Ok(function.bind(py))
 }
 
 /// How many `ref_template`s a codec keeps the JSON Schema of.
@@ -129,41 +158,11 @@ impl Codec {
             .find(|name| *name == format)
             .ok_or_else(|| codecs::unknown_format(format))?;
         // A codec of the same type, format and options made before shares its compiled plan
-        // and wire state (`polycodec._cache` says when an entry is still valid).
-        let (lookup, store) = cache_functions(py)?;
-        let found = lookup.call1((&r#type, format, &options))?;
-        let compiled: Bound<'_, Compiled> = match found.cast_into::<Compiled>() {
-            Ok(compiled) => compiled,
-            Err(_) => {
-                // Read before the classes' options are: a plan compiled while some class is
-                // given options is not stored (issue 38, item 10).
-                let generation = crate::shape::options_generation();
-                let spec = py
-                    .import("polycodec._plan")?
-                    .getattr("compile_spec")?
-                    .call((&r#type,), Some(&compile_options))?;
-                let mut plan = build_plan(&spec)?;
-                plan.compile_options = Some(compile_options.clone().unbind());
-                let wire = codecs::open(
-                    format,
-                    &OpenArgs {
-                        plan: &plan,
-                        spec: &spec,
-                        target: &r#type,
-                        options: &format_options,
-                    },
-                )?;
-                let compiled = Bound::new(
-                    py,
-                    Compiled {
-                        plan: Arc::new(plan),
-                        wire: Arc::from(wire),
-                    },
-                )?;
-                store.call1((&r#type, format, &options, &compiled, &spec, generation))?;
-                compiled
-            }
-        };
+        // and wire state: `polycodec._build.compiled_state` finds it in the cache, or compiles
+        // it and stores it, in one call.
+        let compiled = compiled_state_function(py)?
+            .call1((&r#type, format, &options, &compile_options, &format_options))?
+            .cast_into::<Compiled>()?;
         let shared = compiled.get();
         Ok(Codec {
             plan: shared.plan.clone(),

@@ -46,7 +46,6 @@ fn _polycodec(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_class::<stream::FileIter>()?;
     module.add_function(wrap_pyfunction!(api::rebuild_codec, module)?)?;
     module.add_function(wrap_pyfunction!(api::encode_json_spec, module)?)?;
-    module.add_function(wrap_pyfunction!(shape::_options_generation, module)?)?;
     module.add_function(wrap_pyfunction!(shape::_options_changed, module)?)?;
     codecs::register(module)?;
     module.add_function(wrap_pyfunction!(py::floor::_floor_create, module)?)?;

@@ -533,9 +533,10 @@ pub fn classify(value: &Obj<'_>) -> Shape {
 }
 
 /// Counts the times a class was given per-class options (`@polycodec.options`, which calls
-/// `polycodec._cache.forget_class`): a plan compiled under an older count may hold a class's old
-/// options, so caches keep the count a plan was compiled under and drop a plan compiled before
-/// the last change (`_options_changed` is called before the options are read again).
+/// `_options_changed`; `polycodec._options` keeps the same count for the Python caches): a plan
+/// compiled under an older count may hold a class's old options, so the caches of subclass and
+/// value plans keep the count a plan was compiled under and drop one compiled before the last
+/// change.
 static OPTIONS_GENERATION: AtomicU64 = AtomicU64::new(0);
 
 /// The current options generation: read before a plan is compiled, kept with it.
@@ -544,13 +545,7 @@ pub fn options_generation() -> u64 {
     OPTIONS_GENERATION.load(Ordering::SeqCst)
 }
 
-/// `polycodec._cache` reads the generation before it compiles and checks it before it stores.
-#[pyfunction]
-pub fn _options_generation() -> u64 {
-    options_generation()
-}
-
-/// Called by `polycodec._cache.forget_class` when a class is given options.
+/// Called by `polycodec.options` when a class is given options.
 #[pyfunction]
 pub fn _options_changed() {
     OPTIONS_GENERATION.fetch_add(1, Ordering::SeqCst);

@@ -186,9 +186,21 @@ class FileIter(Generic[T]):
 
 def rebuild_codec(type: Any, format: str, options: dict[str, Any]) -> Codec[Any]: ...
 
-# The options generation (src/shape.rs), counted by polycodec._cache.forget_class.
-def _options_generation() -> int: ...
+# The options generation of the extension's own caches (src/shape.rs), counted by
+# polycodec._options each time a class is given options.
 def _options_changed() -> None: ...
+
+class _Compiled:
+    """A codec's compiled plan and format state (src/api.rs), made by polycodec._build."""
+
+    def __init__(
+        self,
+        spec: Any,
+        format: str,
+        format_options: dict[str, Any],
+        compile_options: dict[str, Any],
+        state: Any,
+    ) -> None: ...
 
 # The Avro schema layer (formats/avro/schema.rs, src/codecs/avro/schema.rs), used by _avro/.
 class ParsedSchema:

@@ -114,11 +114,12 @@ pub struct OpenArgs<'a, 'py> {
     /// The plan spec from `polycodec._plan.compile_spec` (`(nodes, root)`), for formats that
     /// derive something in Python from it (the Avro schema).
     pub spec: &'a Bound<'py, PyAny>,
-    /// The type the codec was built for.
-    pub target: &'a Bound<'py, PyAny>,
     /// The keyword options specific to this format (those `Codec()` itself does not know).
     /// A format must reject the keys it does not understand with [`unexpected_option`].
     pub options: &'a Bound<'py, PyDict>,
+    /// What the format's Python side derived for this codec (`polycodec._build` makes it:
+    /// Avro's `_avro.AvroState`, the schema bound to the plan), or None.
+    pub state: Option<&'a Bound<'py, PyAny>>,
 }
 
 /// The output an `encode_many_streamed` collects before it hands it over: small enough to stay

@@ -91,11 +91,10 @@ pub struct Avro {
 }
 
 pub fn open(args: &OpenArgs<'_, '_>) -> PyResult<Box<dyn WireFormat>> {
-    let py = args.options.py();
-    let state = py
-        .import("polycodec._avro")?
-        .getattr("open_codec")?
-        .call1((args.spec, args.target, args.options))?;
+    let state = args
+        .state
+        .ok_or_else(|| PyValueError::new_err("internal: an Avro codec needs its AvroState"))?
+        .clone();
     let parsed = state.getattr("parsed")?;
     let parsed = parsed.cast::<ParsedSchema>()?.get();
     let reader = parsed.schema.clone();
