@@ -7,6 +7,7 @@ circle), and the graph of imports within the package must have no cycle."""
 from __future__ import annotations
 
 import ast
+import pickle
 from pathlib import Path
 from typing import Dict, List, Optional, Set
 
@@ -165,3 +166,16 @@ def test_an_import_of_a_submodule_also_runs_its_package(tmp_path: Path, spelling
     graph = import_graph(package)
     assert graph["polycodec._user"] == {"polycodec._sub", "polycodec._sub.one"}
     assert find_cycle(graph) == ["polycodec._sub", "polycodec._user", "polycodec._sub"]
+
+
+def test_pickles_naming_the_renamed_modules_still_load() -> None:
+    """``_ext`` became ``_msgpack_ext`` and ``_extension`` became ``_custom_types`` (issue 42):
+    a pickle made before names the old module, and still loads."""
+    import polycodec
+
+    values = [polycodec.Ext(5, b"a"), polycodec.Extension(str, encode=str, decode=str)]
+    for value, old in zip(values, ["_ext", "_extension"]):
+        new = type(value).__module__.encode()
+        made_before = pickle.dumps(value, protocol=0).replace(new, b"polycodec." + old.encode())
+        assert b"polycodec." + old.encode() + b"\n" in made_before
+        assert pickle.loads(made_before) == value

@@ -12,15 +12,22 @@ b'{"x":1,"y":2}'
 Point(x=1, y=2)
 """
 
+import sys as _sys
+
+from . import _custom_types, _msgpack_ext
+from ._custom_types import Extension
 from ._errors import DecodeError, EncodeError, ValidationError
-from ._ext import Ext
-from ._extension import Extension
 from ._frames import AvroFrameInfo, avro_fingerprint, avro_frame_info
 from ._meta import Avro, AvroName, Meta
+from ._msgpack_ext import Ext
 from ._options import Options, options
 from ._polycodec import Codec, FileIter, Raw, StreamDecoder
 from ._polycodec import __version__ as __version__
 from ._unset import UNSET, UnsetType
+
+# Renamed modules (issue 42): pickles of ``Ext`` and ``Extension`` made before name the old ones.
+_sys.modules.setdefault(__name__ + "._ext", _msgpack_ext)
+_sys.modules.setdefault(__name__ + "._extension", _custom_types)
 from ._api import (
     decode_many,
     decode_one,

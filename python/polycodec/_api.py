@@ -17,7 +17,7 @@ from typing import (
 )
 
 from . import _cache
-from ._extension import Extension
+from ._custom_types import Extension
 from ._polycodec import FORMATS
 
 if TYPE_CHECKING:

@@ -8,14 +8,14 @@ from __future__ import annotations
 from typing import Any, Callable, Dict
 
 from . import _cache, _options, _plan
-from ._avro import open_codec as _avro_state
+from ._avro import avro_state
 from ._polycodec import _Compiled
 
 __all__ = ["compiled_state"]
 
 # What each format derives in Python before Rust opens it on the plan: (plan spec, type, the
 # format's options) -> the state its ``open`` reads. A format not named here needs none.
-_FORMAT_STATE: Dict[str, Callable[[Any, Any, Dict[str, Any]], Any]] = {"avro": _avro_state}
+_FORMAT_STATE: Dict[str, Callable[[Any, Any, Dict[str, Any]], Any]] = {"avro": avro_state}
 
 
 def compiled_state(

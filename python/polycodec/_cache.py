@@ -43,7 +43,7 @@ import weakref
 from typing import TYPE_CHECKING, Any, Dict, Hashable, List, Mapping, Optional, Tuple
 
 from . import _options
-from ._extension import Extension
+from ._custom_types import Extension
 from ._jsonschema import json_schema_and_spec
 from ._meta import Meta
 from ._polycodec import Codec

@@ -39,8 +39,8 @@ from typing import (
 )
 
 from ._defaults import NODEFAULT
-from ._ext import Ext
-from ._extension import Extension, check_extensions
+from ._msgpack_ext import Ext
+from ._custom_types import Extension, check_extensions
 from ._meta import AVRO_TYPES, Avro, Meta, foreign_constraints
 from ._naming import Rename, renamer
 from ._options import own_options, resolve
@@ -1726,7 +1726,7 @@ def compile_spec(
     (see ``_unions_need_tag``). The options apply to every record in the plan. Raises
     ``TypeError`` for any annotation that cannot be encoded and decoded faithfully, and
     ``ValueError``/``TypeError`` for a bad ``rename`` option. ``extensions`` maps classes to
-    :class:`polycodec.Extension` (see ``_extension.py``).
+    :class:`polycodec.Extension` (see ``_custom_types.py``).
     """
     renamer(rename)  # refused here even for a type without records
     compiler = _Compiler(

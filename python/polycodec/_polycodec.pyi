@@ -14,7 +14,7 @@ from typing import (
     overload,
 )
 
-from ._extension import Extension
+from ._custom_types import Extension
 
 T = TypeVar("T")
 

@@ -7,7 +7,7 @@ state). Schema resolution, the decoder program for data written with another sch
 Everything here runs once per codec, never per record.
 """
 
-from .options import AvroState, CODECS, open_codec
+from .options import COMPRESSIONS, AvroState, avro_state
 from .schema import (
     MAX_DEPTH,
     PRIMITIVES,
@@ -20,13 +20,13 @@ from .schema import (
 
 __all__ = [
     "AvroState",
-    "CODECS",
+    "COMPRESSIONS",
     "MAX_DEPTH",
     "PRIMITIVES",
     "Schema",
     "SchemaError",
     "canonical_form",
     "fingerprint",
-    "open_codec",
+    "avro_state",
     "parse_schema",
 ]

@@ -11,7 +11,7 @@ from .bind import Binding, Op
 from .derive import derive_schema
 from .schema import PRIMITIVES, SchemaError, parse_schema, schema_text
 
-__all__ = ["AvroState", "CODECS", "open_codec"]
+__all__ = ["AvroState", "COMPRESSIONS", "avro_state"]
 
 
 # The most one container block may decompress to, and all of a decode_many call's compressed
@@ -74,9 +74,9 @@ class AvroState:
                 raise ValueError("framing='confluent' needs schema_id=, an int in 0..2**32-1")
         elif schema_id is not None:
             raise ValueError("schema_id= applies to framing='confluent' only")
-        if compression not in CODECS:
+        if compression not in COMPRESSIONS:
             raise ValueError(
-                f"compression must be one of {', '.join(map(repr, CODECS))}, got {compression!r}"
+                f"compression must be one of {', '.join(map(repr, COMPRESSIONS))}, got {compression!r}"
             )
         nodes, root = spec
         if given is None:
@@ -118,11 +118,12 @@ class AvroState:
             raise ValueError(f"writer_schema is not a JSON-compatible Avro schema: {exc}") from None
 
 
-CODECS = ("null", "deflate", "snappy", "zstandard")
+COMPRESSIONS = ("null", "deflate", "snappy", "zstandard")
 
 
-def open_codec(spec: Any, target: Any, options: Dict[str, Any]) -> AvroState:
-    """Called by the Rust side when a codec with format="avro" is built."""
+def avro_state(spec: Any, target: Any, options: Dict[str, Any]) -> AvroState:
+    """The state of a new Avro codec (``_build.compiled_state`` asks for it): its schema
+    bound to the plan, and its options."""
     try:
         return AvroState(spec, target, options)
     except SchemaError as exc:

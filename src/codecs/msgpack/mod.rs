@@ -40,7 +40,7 @@ fn malformed_first(input: &[u8], error: Error) -> Error {
 /// `polycodec.Ext`, the value of an extension type other than the timestamp under `Any`.
 pub fn ext_class(py: Python<'_>) -> PyResult<&Bound<'_, pyo3::types::PyType>> {
     static EXT: pyo3::sync::PyOnceLock<Py<pyo3::types::PyType>> = pyo3::sync::PyOnceLock::new();
-    EXT.import(py, "polycodec._ext", "Ext")
+    EXT.import(py, "polycodec._msgpack_ext", "Ext")
 }
 
 /// One codec's MessagePack state: what MessagePack precomputes from the plan.
