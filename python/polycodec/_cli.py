@@ -177,8 +177,11 @@ def cmd_tojson(args: argparse.Namespace, out: TextIO) -> None:
             out.write(text + "\n")
 
 
-def _json_lines(source: TextIO, types: SchemaTypes, name: str) -> Iterator[Any]:
+def _json_lines(source: TextIO, types: SchemaTypes, name: str, at: List[int]) -> Iterator[Any]:
+    """The values of the lines; ``at[0]`` is the number of the line last read, for the
+    message of an EncodeError that writing its value raises."""
     for number, line in enumerate(source, 1):
+        at[0] = number
         if not line.strip():
             continue
         try:
@@ -203,19 +206,18 @@ def cmd_fromjson(args: argparse.Namespace, out: TextIO) -> None:
         raise CliError(f"{args.schema}: {err}") from None
     types = _schema_types(schema)
     try:
-        codec: Codec[Any] = Codec(
-            types.type, "avro", schema=schema_text, compression=args.codec
-        )
+        codec: Codec[Any] = Codec(types.type, "avro", schema=schema_text, compression=args.codec)
     except TypeError as err:
         raise CliError(f"polycodec cannot write this schema: {err}") from None
     source = sys.stdin if args.input == "-" else None
     try:
         with open(args.input, encoding="utf-8") if source is None else source as lines:
             with open(args.output, "wb") as target:
+                at = [0]
                 try:
-                    codec.write_file(target, _json_lines(lines, types, args.input))
+                    codec.write_file(target, _json_lines(lines, types, args.input, at))
                 except EncodeError as err:
-                    raise CliError(f"{args.input}: {err}") from None
+                    raise CliError(f"{args.input}:{at[0]}: {err}") from None
     except OSError as err:
         raise CliError(f"{err.filename}: {err.strerror}") from None
     except CliError:
@@ -282,7 +284,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = command(
         "tojson",
         "Print each record as one line of the Avro JSON encoding (as avro-tools tojson and "
-        "fastavro.json_writer write it): a union's non-null value as {\"branch\": value}, bytes "
+        'fastavro.json_writer write it): a union\'s non-null value as {"branch": value}, bytes '
         "and fixed as strings of code points 0-255, logical types as their underlying type.",
     )
     sub.add_argument("file", metavar="FILE")

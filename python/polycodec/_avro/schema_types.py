@@ -61,7 +61,9 @@ def _logical(schema: Dict[str, Any]) -> Optional[str]:
     if logical == "date":
         return logical if base == "int" else None
     if logical == "uuid":
-        return logical if base == "string" or (base == "fixed" and schema.get("size") == 16) else None
+        return (
+            logical if base == "string" or (base == "fixed" and schema.get("size") == 16) else None
+        )
     if logical == "decimal" and base in ("bytes", "fixed"):
         precision, scale = schema.get("precision"), schema.get("scale", 0)
         if not isinstance(precision, int) or not isinstance(scale, int):
@@ -119,7 +121,10 @@ class SchemaTypes:
                 raise ValueError(f"unknown type name {schema!r}")
             return found
         if isinstance(schema, list):
-            return {"type": "union", "branches": [self._resolve_names(s, namespace) for s in schema]}
+            return {
+                "type": "union",
+                "branches": [self._resolve_names(s, namespace) for s in schema],
+            }
         kind = schema["type"]
         if isinstance(kind, (list, dict)):
             return self._resolve_names(kind, namespace)
@@ -297,7 +302,9 @@ class SchemaTypes:
             return {k: self._from_json(values, v, f"{path}.{k}") for k, v in data.items()}
         # a record
         if not isinstance(data, dict):
-            raise SchemaValueError(path, f"expected an object ({schema['_full']}), got {_describe(data)}")
+            raise SchemaValueError(
+                path, f"expected an object ({schema['_full']}), got {_describe(data)}"
+            )
         record = self.records[schema["_full"]]
         known = {name for name, _, _ in record.fields}
         for key in data:

@@ -1,0 +1,395 @@
+"""``python -m polycodec``, run as users run it (a subprocess of this interpreter), on container
+files that fastavro wrote; fastavro's reading of the same files is the oracle (its
+``json_writer`` for the Avro JSON encoding tojson prints), apache avro reads what fromjson
+writes."""
+
+from __future__ import annotations
+
+import datetime
+import decimal
+import io
+import json
+import os
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+from typing import Any
+
+import avro.datafile
+import avro.io
+import fastavro
+import pytest
+
+UTC = datetime.timezone.utc
+
+SCHEMA: dict[str, Any] = {
+    "type": "record",
+    "name": "Event",
+    "namespace": "com.example",
+    "fields": [
+        {"name": "class", "type": "int"},  # a Python keyword
+        {"name": "__init__", "type": "string"},  # a dataclass's own name
+        {"name": "flag", "type": "boolean"},
+        {"name": "big", "type": "long"},
+        {"name": "ratio", "type": "float"},
+        {"name": "score", "type": "double"},
+        {"name": "blob", "type": "bytes"},
+        {"name": "at", "type": {"type": "long", "logicalType": "timestamp-millis"}},
+        {"name": "at_us", "type": {"type": "long", "logicalType": "timestamp-micros"}},
+        {"name": "local", "type": {"type": "long", "logicalType": "local-timestamp-micros"}},
+        {"name": "day", "type": {"type": "int", "logicalType": "date"}},
+        {"name": "clock", "type": {"type": "int", "logicalType": "time-millis"}},
+        {"name": "clock_us", "type": {"type": "long", "logicalType": "time-micros"}},
+        {
+            "name": "price",
+            "type": {"type": "bytes", "logicalType": "decimal", "precision": 9, "scale": 2},
+        },
+        {
+            "name": "cost",
+            "type": {
+                "type": "fixed",
+                "name": "Money",
+                "size": 5,
+                "logicalType": "decimal",
+                "precision": 10,
+                "scale": 3,
+            },
+        },
+        {"name": "id", "type": {"type": "string", "logicalType": "uuid"}},
+        {"name": "kind", "type": {"type": "enum", "name": "Kind", "symbols": ["A", "B", "C"]}},
+        {"name": "hash", "type": {"type": "fixed", "name": "Hash", "size": 4}},
+        {"name": "tags", "type": {"type": "array", "items": "string"}},
+        {"name": "counts", "type": {"type": "map", "values": "long"}},
+        {"name": "note", "type": ["null", "string"], "default": None},
+        {
+            "name": "payload",
+            "type": [
+                "null",
+                {
+                    "type": "record",
+                    "name": "Click",
+                    "fields": [{"name": "x", "type": "int"}, {"name": "y", "type": "int"}],
+                },
+                {
+                    "type": "record",
+                    "name": "Key",
+                    "namespace": "com.other",
+                    "fields": [{"name": "code", "type": "string"}],
+                },
+                "long",
+                {"type": "array", "items": "Kind"},
+            ],
+        },
+        {"name": "parent", "type": ["null", "Event"], "default": None},  # recursive
+    ],
+}
+
+
+def _event(i: int, parent: Any = None) -> dict[str, Any]:
+    payloads: list[Any] = [None, {"x": i, "y": -i}, {"code": f"k{i}"}, 2**40 + i, ["C", "A"]]
+    return {
+        "class": i - 3,
+        "__init__": f"é{i}\u2603",
+        "flag": i % 2 == 0,
+        "big": -(2**62) + i,
+        "ratio": 0.25 * i,
+        "score": 1e300 / (i + 1),
+        "blob": bytes(range(i % 7, 256, 37)),
+        "at": datetime.datetime(2024, 2, 29, 12, 0, i % 60, 123000, tzinfo=UTC),
+        "at_us": datetime.datetime(1969, 7, 20, 20, 17, 40, i, tzinfo=UTC),
+        "local": datetime.datetime(2001, 1, 1, 0, 0, 0, 999999 - i),
+        "day": datetime.date(1900 + i % 200, 3, 1),
+        "clock": datetime.time(23, 59, 59, 999000),
+        "clock_us": datetime.time(0, 0, 0, i),
+        "price": decimal.Decimal(f"{(-1) ** i * i * 1234567 % 10**9}").scaleb(-2),
+        "cost": decimal.Decimal(-i * 1000 - 1).scaleb(-3),
+        "id": uuid.UUID(int=i * 2**100 + i),
+        "kind": "ABC"[i % 3],
+        "hash": i.to_bytes(4, "big"),
+        "tags": [f"t{j}" for j in range(i % 4)],
+        "counts": {f"c{j}": j * i for j in range(i % 3)},
+        "note": None if i % 2 else f"n{i}",
+        "payload": payloads[i % len(payloads)],
+        "parent": parent,
+    }
+
+
+RECORDS = [_event(i, _event(100 + i) if i % 4 == 1 else None) for i in range(40)]
+CODECS = ["null", "deflate", "snappy", "zstandard"]
+
+
+def run(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
+    return subprocess.run(
+        [sys.executable, "-m", "polycodec", *args],
+        capture_output=True,
+        text=True,
+        input=stdin,
+        env=env,
+        timeout=120,
+    )
+
+
+def _write(path: Path, records: list[Any], schema: Any = SCHEMA, **options: Any) -> Path:
+    with path.open("wb") as fp:
+        fastavro.writer(fp, schema, records, **options)
+    return path
+
+
+def _fastavro_json(path: Path) -> list[Any]:
+    """The Avro JSON encoding of the file's records, as fastavro writes it."""
+    with path.open("rb") as fp:
+        reader = fastavro.reader(fp)
+        out = io.StringIO()
+        fastavro.json_writer(out, reader.writer_schema, list(reader))
+    return [json.loads(line) for line in out.getvalue().splitlines()]
+
+
+def _fails(result: subprocess.CompletedProcess[str], *phrases: str) -> None:
+    """Exit status 1, one line on stderr with each phrase, no traceback, nothing on stdout
+    after what was printed before the failure."""
+    assert result.returncode == 1, result
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("polycodec: "), result.stderr
+    assert "Traceback" not in result.stderr
+    for phrase in phrases:
+        assert phrase in lines[0], (phrase, lines[0])
+
+
+@pytest.mark.parametrize("codec", CODECS)
+def test_tojson_matches_fastavro_json_writer(tmp_path: Path, codec: str) -> None:
+    path = _write(tmp_path / "events.avro", RECORDS, codec=codec, sync_interval=700)
+    result = run("tojson", str(path))
+    assert result.returncode == 0, result.stderr
+    printed = [json.loads(line) for line in result.stdout.splitlines()]
+    assert printed == _fastavro_json(path)
+    # One compact line a record, fields in schema order.
+    first = result.stdout.splitlines()[0]
+    assert first.startswith('{"class":-3,"__init__":')
+
+
+def test_tojson_pretty_is_the_same_json(tmp_path: Path) -> None:
+    path = _write(tmp_path / "events.avro", RECORDS[:3])
+    result = run("tojson", "--pretty", str(path))
+    assert result.returncode == 0, result.stderr
+    decoder = json.JSONDecoder()
+    text, values, at = result.stdout, [], 0
+    while at < len(text.rstrip()):
+        value, at = decoder.raw_decode(text, at)
+        values.append(value)
+        at += 1
+    assert values == _fastavro_json(path)
+    assert text.count("\n") > 3 * len(SCHEMA["fields"])
+
+
+def test_tojson_root_that_is_not_a_record(tmp_path: Path) -> None:
+    schema = ["null", "long", {"type": "map", "values": "bytes"}]
+    path = _write(tmp_path / "union.avro", [None, 5, {"a": b"\x00\x80"}], schema=schema)
+    result = run("tojson", str(path))
+    assert result.returncode == 0, result.stderr
+    assert [json.loads(line) for line in result.stdout.splitlines()] == _fastavro_json(path)
+
+
+@pytest.mark.parametrize("codec", CODECS)
+def test_count_and_header(tmp_path: Path, codec: str) -> None:
+    meta = {"owner": "data-team", "binary": "\x00\xff"}
+    path = _write(tmp_path / "e.avro", RECORDS, codec=codec, sync_interval=500, metadata=meta)
+    with path.open("rb") as fp:
+        reader = fastavro.reader(fp)
+        blocks = sum(1 for _ in fastavro.block_reader(open(path, "rb")))
+        header_schema = json.loads(reader.metadata["avro.schema"])
+    assert blocks > 3  # counted over many blocks
+    result = run("count", str(path))
+    assert (result.returncode, result.stdout) == (0, f"{len(RECORDS)}\n")
+    result = run("getschema", str(path))
+    assert result.returncode == 0 and json.loads(result.stdout) == header_schema
+    result = run("getmeta", str(path))
+    assert result.returncode == 0
+    # fastavro stores metadata values as UTF-8 text: "\xff" is two bytes.
+    assert result.stdout.splitlines() == [
+        f"avro.codec\t{codec}",
+        "owner\tdata-team",
+        "binary\t\x00\u00ff",
+    ]
+
+
+def test_count_does_not_decode_records(tmp_path: Path) -> None:
+    """A block whose data is garbage (the count is right, the bytes are not records) still
+    counts: count reads block headers only; tojson, which decodes, refuses it."""
+    path = _write(tmp_path / "e.avro", RECORDS[:5])
+    data = bytearray(path.read_bytes())
+    sync = bytes(data[-16:])  # the marker ends every block, the last one too
+    start = data.index(sync) + len(sync)  # the first block, after the header's marker
+    # count and size varints, then the records: overwrite the records' first bytes.
+    data[start + 3 : start + 8] = b"\xff" * 5
+    path.write_bytes(bytes(data))
+    assert run("count", str(path)).stdout == "5\n"
+    _fails(run("tojson", str(path)), str(path))
+
+
+def test_fromjson_round_trips_through_fastavro_and_apache_avro(tmp_path: Path) -> None:
+    schema_path = tmp_path / "event.avsc"
+    schema_path.write_text(json.dumps(SCHEMA))
+    lines = io.StringIO()
+    fastavro.json_writer(lines, fastavro.parse_schema(SCHEMA), RECORDS)
+    source = tmp_path / "events.json"
+    source.write_text(lines.getvalue())
+    for codec in CODECS:
+        out = tmp_path / f"events-{codec}.avro"
+        result = run(
+            "fromjson", "--schema", str(schema_path), "--codec", codec, str(source), str(out)
+        )
+        assert (result.returncode, result.stderr) == (0, "")
+        with out.open("rb") as fp:
+            reader = fastavro.reader(fp)
+            assert reader.codec == codec
+            assert json.loads(reader.metadata["avro.schema"]) == SCHEMA
+            assert list(reader) == list(fastavro.reader(io.BytesIO(_fastavro_bytes())))
+    # apache avro reads it too (the null codec: its zstandard and snappy need other packages).
+    with avro.datafile.DataFileReader(
+        (tmp_path / "events-null.avro").open("rb"), avro.io.DatumReader()
+    ) as reader:
+        read = list(reader)
+    assert [r["class"] for r in read] == [r["class"] for r in RECORDS]
+    assert [r["payload"] for r in read] == [r["payload"] for r in RECORDS]
+    assert [r["blob"] for r in read] == [r["blob"] for r in RECORDS]
+
+
+def _fastavro_bytes() -> bytes:
+    out = io.BytesIO()
+    fastavro.writer(out, SCHEMA, RECORDS)
+    return out.getvalue()
+
+
+def test_tojson_then_fromjson_gives_the_same_records(tmp_path: Path) -> None:
+    path = _write(tmp_path / "a.avro", RECORDS, codec="deflate")
+    schema = run("getschema", str(path)).stdout
+    (tmp_path / "s.avsc").write_text(schema)
+    lines = run("tojson", str(path)).stdout
+    result = run(
+        "fromjson", "--schema", str(tmp_path / "s.avsc"), "-", str(tmp_path / "b.avro"), stdin=lines
+    )
+    assert result.returncode == 0, result.stderr
+    with path.open("rb") as a, (tmp_path / "b.avro").open("rb") as b:
+        assert list(fastavro.reader(a)) == list(fastavro.reader(b))
+
+
+# -- bad input ---------------------------------------------------------------------------------
+
+
+def test_not_a_container(tmp_path: Path) -> None:
+    path = tmp_path / "x.avro"
+    path.write_bytes(b'{"a": 1}\n')
+    for command in ("getschema", "getmeta", "count", "tojson"):
+        _fails(run(command, str(path)), str(path), "not an Avro object container file")
+
+
+def test_missing_file(tmp_path: Path) -> None:
+    path = tmp_path / "absent.avro"
+    _fails(run("count", str(path)), str(path), "No such file")
+
+
+@pytest.mark.parametrize("keep", [3, 40, -30, -17])
+def test_truncated(tmp_path: Path, keep: int) -> None:
+    """Cut inside the header (3, 40 bytes) or inside the last block or its sync marker."""
+    path = _write(tmp_path / "e.avro", RECORDS, codec="deflate", sync_interval=2000)
+    path.write_bytes(path.read_bytes()[:keep])
+    for command in ("count", "tojson"):
+        result = run(command, str(path))
+        _fails(result, str(path))
+        if keep > 0:
+            assert "truncated" in result.stderr or "not an Avro" in result.stderr
+
+
+def test_tojson_stops_at_a_bad_block_after_printing_the_good_ones(tmp_path: Path) -> None:
+    path = _write(tmp_path / "e.avro", RECORDS, sync_interval=2000)
+    path.write_bytes(path.read_bytes()[:-5])
+    result = run("tojson", str(path))
+    _fails(result, str(path))
+    printed = [json.loads(line) for line in result.stdout.splitlines()]
+    assert 0 < len(printed) < len(RECORDS)
+    full = _write(tmp_path / "full.avro", RECORDS, sync_interval=2000)
+    assert printed == _fastavro_json(full)[: len(printed)]
+
+
+def test_fromjson_bad_schema(tmp_path: Path) -> None:
+    source = tmp_path / "in.json"
+    source.write_text("1\n")
+    bad_json = tmp_path / "bad.avsc"
+    bad_json.write_text('{"type": "record", "name": ')
+    _fails(
+        run("fromjson", "--schema", str(bad_json), str(source), str(tmp_path / "o.avro")),
+        str(bad_json),
+        "not valid JSON",
+    )
+    unknown = tmp_path / "unknown.avsc"
+    unknown.write_text('{"type": "record", "name": "R", "fields": [{"name": "a", "type": "Nope"}]}')
+    _fails(
+        run("fromjson", "--schema", str(unknown), str(source), str(tmp_path / "o.avro")),
+        str(unknown),
+        "invalid Avro schema",
+    )
+    assert not (tmp_path / "o.avro").exists()
+
+
+@pytest.mark.parametrize(
+    "line, phrases",
+    [
+        ('{"class": 1}', ["$.__init__", "missing field"]),
+        ('{"class": "x", "__init__": "y"}', ["$.class", "expected an integer"]),
+        (
+            '{"class": 2147483648, "__init__": "y", "h": "abcd", "u": null}',
+            ["$[1].class", "out of range for an Avro int"],
+        ),
+        ('{"class": 1, "__init__": "y", "extra": 3}', ["$.extra", "no field"]),
+        ('{"class": 1, "__init__": "y", "h": "abc"}', ["$.h"]),
+        ('{"class": 1, "__init__": "y", "h": "\\u0100bcd"}', ["$.h", "0-255"]),
+        ('{"class": 1, "__init__": "y", "h": "abcd", "u": "A"}', ["$.u", "object with one key"]),
+        ('{"class": 1, "__init__": "y", "h": "abcd", "u": {"float": 1}}', ["$.u", "not a branch"]),
+        ("[1, 2", ["not JSON"]),
+    ],
+)
+def test_fromjson_bad_line(tmp_path: Path, line: str, phrases: list[str]) -> None:
+    schema = {
+        "type": "record",
+        "name": "R",
+        "fields": [
+            {"name": "class", "type": "int"},
+            {"name": "__init__", "type": "string"},
+            {"name": "h", "type": {"type": "fixed", "name": "H", "size": 4}},
+            {"name": "u", "type": ["null", "long"]},
+        ],
+    }
+    (tmp_path / "s.avsc").write_text(json.dumps(schema))
+    good = '{"class": 1, "__init__": "y", "h": "abcd", "u": null}'
+    (tmp_path / "in.json").write_text(f"{good}\n{line}\n")
+    out = tmp_path / "o.avro"
+    result = run(
+        "fromjson", "--schema", str(tmp_path / "s.avsc"), str(tmp_path / "in.json"), str(out)
+    )
+    _fails(result, f"{tmp_path / 'in.json'}:2:", *phrases)
+    assert not out.exists()
+
+
+def test_usage_errors_exit_2() -> None:
+    for args in (
+        [],
+        ["frobnicate"],
+        ["count"],
+        ["fromjson", "a", "b"],
+        ["fromjson", "--codec", "lzma"],
+    ):
+        result = run(*args)
+        assert result.returncode == 2, (args, result)
+        assert "usage:" in result.stderr
+
+
+def test_help() -> None:
+    result = run("--help")
+    assert result.returncode == 0
+    for command in ("getschema", "getmeta", "count", "tojson", "fromjson", "exit status"):
+        assert command in result.stdout
+    result = run("fromjson", "--help")
+    assert result.returncode == 0
+    assert "--schema" in result.stdout and "zstandard" in result.stdout
