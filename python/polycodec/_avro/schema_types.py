@@ -72,7 +72,7 @@ def _logical(schema: Dict[str, Any]) -> Optional[str]:
             return None
         if base == "fixed" and precision > math.floor(math.log10(2) * (8 * schema["size"] - 1)):
             return None
-        return logical
+        return "decimal"
     return None
 
 
@@ -150,6 +150,16 @@ class SchemaTypes:
             return _LOGICAL_TYPES[logical](schema)
         if kind == "union":
             branches = tuple(self._type(b) for b in schema["branches"])
+            seen: Dict[Any, str] = {}
+            for branch, hint in zip(schema["branches"], branches):
+                kept = self._value_type(hint)
+                if kept in seen:  # a value would not say which branch it was read from
+                    raise TypeError(
+                        f"the union branches {seen[kept]} and {_branch_name(branch)} are both "
+                        f"read as {getattr(kept, '__name__', kept)}, which cannot say which "
+                        "branch a value came from"
+                    )
+                seen[kept] = _branch_name(branch)
             return typing.Union[branches] if len(branches) > 1 else branches[0]
         if kind == "array":
             return typing.List[self._type(schema["items"])]  # type: ignore[misc]
@@ -167,7 +177,11 @@ class SchemaTypes:
         short = full.rpartition(".")[2]
         cls: Any
         if schema["type"] == "enum":
-            cls = enum.Enum(short, [(s, s) for s in schema["symbols"]])  # type: ignore[misc]
+            make_enum: Any = enum.Enum  # the functional API, which mypy wants a literal name for
+            try:
+                cls = make_enum(short, [(s, s) for s in schema["symbols"]])
+            except ValueError as err:  # _sunder_ and __dunder symbols: Enum keeps those names
+                raise TypeError(f"the enum {full} has a symbol Python enums refuse: {err}")
         else:
             taken = {f["name"] for f in schema["fields"]}
             spec: List[Any] = []
@@ -227,16 +241,19 @@ class SchemaTypes:
             return {name: self._to_json(s, getattr(value, attr)) for name, attr, s in record.fields}
         return value
 
+    def _value_type(self, hint: Any) -> Any:
+        """The class of the values the decoder gives for a branch's type hint."""
+        if isinstance(hint, str):  # a named type, being built: its reference is its identity
+            return hint
+        origin = typing.get_origin(hint)
+        if origin is Annotated:
+            return typing.get_args(hint)[0]
+        return hint if origin is None else origin
+
     def _branch_of(self, schema: Dict[str, Any], value: Any) -> Dict[str, Any]:
         for branch in schema["branches"]:
-            expected = self.resolve(self._type(branch))
-            if isinstance(expected, type) and type(value) is expected:
-                return typing.cast(Dict[str, Any], branch)
-            origin = typing.get_origin(expected)
-            if origin is Annotated:
-                if type(value) is typing.get_args(expected)[0]:
-                    return typing.cast(Dict[str, Any], branch)
-            elif origin is not None and type(value) is origin:
+            expected = self.resolve(self._value_type(self._type(branch)))
+            if type(value) is expected:
                 return typing.cast(Dict[str, Any], branch)
         raise TypeError(f"no branch of {schema['branches']} holds {type(value).__name__}")
 
@@ -298,8 +315,8 @@ class SchemaTypes:
         if kind == "map":
             if not isinstance(data, dict):
                 raise SchemaValueError(path, f"expected an object (map), got {_describe(data)}")
-            values = schema["values"]
-            return {k: self._from_json(values, v, f"{path}.{k}") for k, v in data.items()}
+            inner = schema["values"]
+            return {k: self._from_json(inner, v, f"{path}.{k}") for k, v in data.items()}
         # a record
         if not isinstance(data, dict):
             raise SchemaValueError(
