@@ -447,3 +447,21 @@ def test_schemas_the_command_line_cannot_read(
     path = _write(tmp_path / "x.avro", [record], schema=schema)
     _fails(run("tojson", str(path)), str(path), "polycodec cannot read this schema", phrase)
     assert run("count", str(path)).stdout == "1\n"  # the header and blocks are still readable
+
+
+def test_tojson_into_a_reader_that_leaves(tmp_path: Path) -> None:
+    """`tojson FILE | head -1`: the closed pipe ends the command quietly, exit status 0."""
+    schema = {"type": "record", "name": "R", "fields": [{"name": "s", "type": "string"}]}
+    path = _write(tmp_path / "big.avro", [{"s": "x" * 100}] * 20000, schema=schema)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
+    with subprocess.Popen(
+        [sys.executable, "-m", "polycodec", "tojson", str(path)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+    ) as process:
+        assert process.stdout is not None and process.stderr is not None
+        assert json.loads(process.stdout.readline()) == {"s": "x" * 100}
+        process.stdout.close()
+        assert process.wait(timeout=120) == 0
+        assert process.stderr.read() == b""

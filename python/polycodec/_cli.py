@@ -308,16 +308,13 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
     args = build_parser().parse_args(argv)
-    where: List[str] = [getattr(args, "file", None) or ""]
+    # fromjson names its files in its own messages; the other commands read one FILE.
+    prefix = f"{args.file}: " if getattr(args, "file", None) else ""
     try:
         args.run(args, sys.stdout)
         sys.stdout.flush()
-    except CliError as err:
-        prefix = f"{where[0]}: " if where[0] else ""
+    except (CliError, DecodeError) as err:
         print(f"polycodec: {prefix}{err}", file=sys.stderr)
-        return 1
-    except DecodeError as err:
-        print(f"polycodec: {where[0]}: {err}", file=sys.stderr)
         return 1
     except BrokenPipeError:  # `tojson FILE | head`: the reader left, which is no error
         devnull = os.open(os.devnull, os.O_WRONLY)

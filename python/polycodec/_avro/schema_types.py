@@ -251,11 +251,17 @@ class SchemaTypes:
         return hint if origin is None else origin
 
     def _branch_of(self, schema: Dict[str, Any], value: Any) -> Dict[str, Any]:
-        for branch in schema["branches"]:
-            expected = self.resolve(self._value_type(self._type(branch)))
-            if type(value) is expected:
-                return typing.cast(Dict[str, Any], branch)
-        raise TypeError(f"no branch of {schema['branches']} holds {type(value).__name__}")
+        table: Optional[Dict[Any, Dict[str, Any]]] = schema.get("_by_class")
+        if table is None:  # made at the union's first value: its classes all exist by then
+            table = {
+                self.resolve(self._value_type(self._type(branch))): branch
+                for branch in schema["branches"]
+            }
+            schema["_by_class"] = table
+        branch = table.get(type(value))
+        if branch is None:  # the decoder gave a value of no branch's class: a bug
+            raise TypeError(f"no branch of {schema['branches']} holds {type(value).__name__}")
+        return branch
 
     def from_json(self, data: Any) -> Any:
         """The value of the Avro JSON encoding ``data`` (as ``json.loads`` gives it);
