@@ -465,3 +465,17 @@ def test_tojson_into_a_reader_that_leaves(tmp_path: Path) -> None:
         process.stdout.close()
         assert process.wait(timeout=120) == 0
         assert process.stderr.read() == b""
+
+
+def test_bare_primitive_schema(tmp_path: Path) -> None:
+    """A schema file holding `long` without quotes, which Avro's parsers take as "long"."""
+    (tmp_path / "s.avsc").write_text("long\n")
+    (tmp_path / "in.json").write_text("1\n-5\n")
+    out = tmp_path / "o.avro"
+    result = run(
+        "fromjson", "--schema", str(tmp_path / "s.avsc"), str(tmp_path / "in.json"), str(out)
+    )
+    assert result.returncode == 0, result.stderr
+    with out.open("rb") as fp:
+        assert list(fastavro.reader(fp)) == [1, -5]
+    assert run("tojson", str(out)).stdout == "1\n-5\n"

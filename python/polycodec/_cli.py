@@ -16,7 +16,7 @@ import sys
 from dataclasses import dataclass
 from typing import Any, BinaryIO, Dict, Iterator, List, Optional, Sequence, TextIO
 
-from ._avro import CODECS, SchemaError, parse_schema
+from ._avro import CODECS, PRIMITIVES, SchemaError, parse_schema
 from ._avro.schema_types import SchemaTypes, SchemaValueError
 from ._errors import DecodeError, EncodeError
 from ._polycodec import Codec
@@ -124,13 +124,14 @@ def _schema_types(schema: Any) -> SchemaTypes:
 
 
 def _parse_schema_text(text: str) -> Any:
+    """The schema as JSON values, once polycodec's schema parser has accepted it."""
     try:
         parse_schema(text)
-        return json.loads(text)
     except SchemaError as err:
         raise CliError(f"invalid Avro schema: {err}") from None
-    except ValueError as err:
-        raise CliError(f"the schema is not JSON: {err}") from None
+    if text.strip() in PRIMITIVES:  # a bare name such as long, which the parser takes too
+        return text.strip()
+    return json.loads(text)
 
 
 # -- the commands ----------------------------------------------------------------------------
