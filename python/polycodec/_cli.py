@@ -259,45 +259,61 @@ def build_parser() -> argparse.ArgumentParser:
     )
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
-    def command(name: str, summary: str) -> argparse.ArgumentParser:
-        sub = commands.add_parser(name, help=summary, description=summary)
+    def command(name: str, summary: str, details: str = "") -> argparse.ArgumentParser:
+        sub = commands.add_parser(
+            name,
+            help=summary,
+            description=f"{summary}\n\n{details}" if details else summary,
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+        )
         return sub
 
-    sub = command("getschema", "Print the writer schema of an Avro container file, as JSON.")
-    sub.add_argument("file", metavar="FILE")
+    def container(sub: argparse.ArgumentParser) -> None:
+        sub.add_argument("file", metavar="FILE", help="an Avro object container file")
+
+    sub = command("getschema", "Print the file's writer schema, as indented JSON.")
+    container(sub)
     sub.set_defaults(run=cmd_getschema)
 
     sub = command(
         "getmeta",
-        "Print the container's codec and its user metadata, one 'key<TAB>value' a line "
-        "(values as UTF-8 text, other bytes as \\x escapes).",
+        "Print the file's codec and user metadata.",
+        "One 'key<TAB>value' a line, avro.codec first;\nvalues as UTF-8 text, other bytes as "
+        "\\x escapes.",
     )
-    sub.add_argument("file", metavar="FILE")
+    container(sub)
     sub.set_defaults(run=cmd_getmeta)
 
     sub = command(
         "count",
-        "Print the number of records, summed from the block headers (records are not decoded).",
+        "Print the number of records.",
+        "Summed from the block headers: records are not decoded.",
     )
-    sub.add_argument("file", metavar="FILE")
+    container(sub)
     sub.set_defaults(run=cmd_count)
 
     sub = command(
         "tojson",
-        "Print each record as one line of the Avro JSON encoding (as avro-tools tojson and "
-        'fastavro.json_writer write it): a union\'s non-null value as {"branch": value}, bytes '
-        "and fixed as strings of code points 0-255, logical types as their underlying type.",
+        "Print each record as a line of JSON.",
+        "The Avro JSON encoding, as avro-tools tojson and fastavro.json_writer\n"
+        'write it: a union\'s non-null value as {"branch": value}, bytes and fixed\n'
+        "as strings of code points 0-255, logical types as their underlying type\n"
+        "(a timestamp-millis as its long).",
     )
-    sub.add_argument("file", metavar="FILE")
+    container(sub)
     sub.add_argument("--pretty", action="store_true", help="indent each record over many lines")
     sub.set_defaults(run=cmd_tojson)
 
     sub = command(
         "fromjson",
-        "Write an Avro container file from JSON lines in the Avro JSON encoding (as tojson "
-        "prints them).",
+        "Write a container file from lines of JSON.",
+        "The lines are in the Avro JSON encoding, as tojson prints them. Each\n"
+        "record has every field of the schema (defaults are not filled in) and\n"
+        "no other. OUT is replaced, and removed when a line is refused.",
     )
-    sub.add_argument("--schema", required=True, metavar="SCHEMA.avsc", help="the schema to write")
+    sub.add_argument(
+        "--schema", required=True, metavar="SCHEMA.avsc", help="the writer schema, JSON text"
+    )
     sub.add_argument(
         "--codec", choices=sorted(CODECS), default="null", help="the block codec (default: null)"
     )
