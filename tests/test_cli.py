@@ -479,3 +479,24 @@ def test_bare_primitive_schema(tmp_path: Path) -> None:
     with out.open("rb") as fp:
         assert list(fastavro.reader(fp)) == [1, -5]
     assert run("tojson", str(out)).stdout == "1\n-5\n"
+
+
+def test_a_named_type_referred_to_in_an_object(tmp_path: Path) -> None:
+    """`{"type": "Kind"}` names a type defined before, as `"Kind"` does."""
+    kind = {"type": "enum", "name": "Kind", "symbols": ["A", "B"]}
+    schema = {
+        "type": "record",
+        "name": "R",
+        "fields": [{"name": "first", "type": kind}, {"name": "second", "type": {"type": "Kind"}}],
+    }
+    # Neither fastavro nor apache avro (Python) takes this form; polycodec's parser does, as
+    # the Java one does: written by fromjson, read back by tojson.
+    (tmp_path / "s.avsc").write_text(json.dumps(schema))
+    (tmp_path / "in.json").write_text('{"first": "A", "second": "B"}\n')
+    path = tmp_path / "r.avro"
+    result = run(
+        "fromjson", "--schema", str(tmp_path / "s.avsc"), str(tmp_path / "in.json"), str(path)
+    )
+    assert result.returncode == 0, result.stderr
+    result = run("tojson", str(path))
+    assert (result.returncode, result.stdout) == (0, '{"first":"A","second":"B"}\n'), result.stderr

@@ -31,6 +31,10 @@ _EPOCH = datetime.datetime(1970, 1, 1, tzinfo=datetime.timezone.utc)
 _NAIVE_EPOCH = datetime.datetime(1970, 1, 1)
 _DAY_ZERO = datetime.date(1970, 1, 1)
 _MODULES = itertools.count()
+_KINDS = frozenset(
+    ["null", "boolean", "int", "long", "float", "double", "bytes", "string"]
+    + ["record", "error", "enum", "fixed", "array", "map"]
+)
 
 # logical type -> (the underlying types it applies to, the unit of one integer step)
 _TIMES: Dict[str, Tuple[Tuple[str, ...], datetime.timedelta]] = {
@@ -126,7 +130,7 @@ class SchemaTypes:
                 "branches": [self._resolve_names(s, namespace) for s in schema],
             }
         kind = schema["type"]
-        if isinstance(kind, (list, dict)):
+        if isinstance(kind, (list, dict)) or kind not in _KINDS:  # {"type": "Name"} too
             return self._resolve_names(kind, namespace)
         if kind in ("record", "error", "enum", "fixed"):
             full, space = _full_name(schema, namespace)
