@@ -5,6 +5,7 @@ writes."""
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
 import decimal
 import io
@@ -20,6 +21,8 @@ import avro.datafile
 import avro.io
 import fastavro
 import pytest
+
+import polycodec
 
 UTC = datetime.timezone.utc
 
@@ -500,3 +503,20 @@ def test_a_named_type_referred_to_in_an_object(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stderr
     result = run("tojson", str(path))
     assert (result.returncode, result.stdout) == (0, '{"first":"A","second":"B"}\n'), result.stderr
+
+
+def test_empty_container_and_binary_metadata(tmp_path: Path) -> None:
+    """No blocks: count 0, tojson prints nothing. A metadata value that is not UTF-8 is shown
+    with \\x escapes (written by polycodec, whose metadata values are bytes)."""
+
+    @dataclasses.dataclass
+    class Row:
+        n: int
+
+    path = tmp_path / "empty.avro"
+    with path.open("wb") as fp:
+        polycodec.Codec(Row, "avro").write_file(fp, [], metadata={"raw": b"\xff\x00a"})
+    # (fastavro cannot open this file: it decodes every metadata value as UTF-8.)
+    assert run("count", str(path)).stdout == "0\n"
+    assert (run("tojson", str(path)).stdout, run("tojson", str(path)).returncode) == ("", 0)
+    assert run("getmeta", str(path)).stdout == "avro.codec\tnull\nraw\t\\xff\x00a\n"
