@@ -265,16 +265,6 @@ def format_counts(
     return "\n".join(lines)
 
 
-def _csv(text: Optional[str], choices: list[str]) -> list[str]:
-    if not text:
-        return choices
-    items = [t.strip() for t in text.split(",") if t.strip()]
-    bad = [t for t in items if t not in choices]
-    if bad:
-        raise SystemExit(f"unknown: {', '.join(bad)} (choose from {', '.join(choices)})")
-    return items
-
-
 def main() -> None:
     if "--table" in sys.argv or "--inside" in sys.argv:
         table_main()
@@ -309,6 +299,8 @@ def main() -> None:
 
 
 def table_main() -> None:
+    from .callgrind_features import _csv
+
     parser = argparse.ArgumentParser(description="untyped cells counted under callgrind")
     parser.add_argument("--table", action="store_true")
     parser.add_argument("--inside", action="store_true", help=argparse.SUPPRESS)

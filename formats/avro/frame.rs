@@ -5,7 +5,8 @@
 
 use crate::frame::{malformed, Fault, Malformed, Result};
 
-/// How far a unit extends: complete with its length, or short of at least this many bytes.
+/// How far a unit extends: complete with its length, or short: at least this many bytes in all,
+/// always more than were given (a varint cut anywhere needs one more byte at the least).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Extent {
     Short(usize),
@@ -62,7 +63,7 @@ pub fn header_len(data: &[u8]) -> Result<Extent> {
     let mut pos = 4;
     loop {
         let Some((count, next)) = varint(data, pos)? else {
-            return Ok(Extent::Short(pos + 1));
+            return Ok(Extent::Short(data.len() + 1));
         };
         pos = next;
         if count == 0 {
@@ -70,14 +71,14 @@ pub fn header_len(data: &[u8]) -> Result<Extent> {
         }
         if count < 0 {
             let Some((_, next)) = varint(data, pos)? else {
-                return Ok(Extent::Short(pos + 1));
+                return Ok(Extent::Short(data.len() + 1));
             };
             pos = next;
         }
         for _ in 0..count.unsigned_abs() {
             for what in ["metadata key", "metadata value"] {
                 let Some((len, next)) = length(data, pos, what)? else {
-                    return Ok(Extent::Short(pos + 1));
+                    return Ok(Extent::Short(data.len() + 1));
                 };
                 pos = next.saturating_add(len);
                 if pos > data.len() {
@@ -98,10 +99,10 @@ pub fn header_len(data: &[u8]) -> Result<Extent> {
 /// the sync marker.
 pub fn block_len(data: &[u8]) -> Result<Extent> {
     let Some((_, pos)) = length(data, 0, "block count")? else {
-        return Ok(Extent::Short(1));
+        return Ok(Extent::Short(data.len() + 1));
     };
     let Some((size, pos)) = length(data, pos, "block size")? else {
-        return Ok(Extent::Short(pos + 1));
+        return Ok(Extent::Short(data.len() + 1));
     };
     let end = pos.saturating_add(size).saturating_add(SYNC);
     Ok(if end > data.len() {
@@ -131,6 +132,17 @@ mod tests {
             }
         }
         assert_eq!(extent(unit), Ok(Extent::Complete(unit.len())));
+    }
+
+    #[test]
+    fn a_varint_cut_inside_needs_more_than_was_given() {
+        // One metadata entry whose value length is a varint cut after its first byte (the
+        // committed fuzz seed 378f52272e963ac3 stops so).
+        let mut header = b"Obj\x01\x02\x16avro.schema".to_vec();
+        header.push(0x88);
+        assert_eq!(header_len(&header), Ok(Extent::Short(header.len() + 1)));
+        assert_eq!(block_len(&[0x82]), Ok(Extent::Short(2)));
+        assert_eq!(block_len(&[0x02, 0x80]), Ok(Extent::Short(3)));
     }
 
     #[test]
