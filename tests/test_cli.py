@@ -5,12 +5,14 @@ writes."""
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import datetime
 import decimal
 import io
 import json
 import os
+import pickle
 import subprocess
 import sys
 import uuid
@@ -20,6 +22,7 @@ from typing import Any
 import avro.datafile
 import avro.io
 import fastavro
+import msgpack
 import pytest
 
 import polycodec
@@ -122,16 +125,22 @@ RECORDS = [_event(i, _event(100 + i) if i % 4 == 1 else None) for i in range(40)
 CODECS = ["null", "deflate", "snappy", "zstandard"]
 
 
-def run(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+def run(
+    *args: str, stdin: str | None = None, stdin_path: Path | None = None
+) -> subprocess.CompletedProcess[str]:
+    """``python -m polycodec ARGS``; standard input is ``stdin`` or the file ``stdin_path``."""
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
-    return subprocess.run(
-        [sys.executable, "-m", "polycodec", *args],
-        capture_output=True,
-        text=True,
-        input=stdin,
-        env=env,
-        timeout=120,
-    )
+    with contextlib.ExitStack() as stack:
+        source = stack.enter_context(stdin_path.open("rb")) if stdin_path else None
+        return subprocess.run(
+            [sys.executable, "-m", "polycodec", *args],
+            capture_output=True,
+            text=True,
+            input=stdin,
+            stdin=source,
+            env=env,
+            timeout=120,
+        )
 
 
 def _write(path: Path, records: list[Any], schema: Any = SCHEMA, **options: Any) -> Path:
@@ -533,3 +542,293 @@ def test_empty_container_and_binary_metadata(tmp_path: Path) -> None:
     assert run("count", str(path)).stdout == "0\n"
     assert (run("tojson", str(path)).stdout, run("tojson", str(path)).returncode) == ("", 0)
     assert run("getmeta", str(path)).stdout == "avro.codec\tnull\nraw\t\\xff\x00a\n"
+
+
+# -- every format: cat, count, schema, convert -------------------------------------------------
+#
+# The oracles: fastavro for Avro, msgpack's Unpacker over the same stream, json, pickle.
+
+ROWS: list[dict[str, Any]] = [
+    {
+        "id": i,
+        "name": f"row {i} \u2603",
+        "score": i / 4,
+        "ok": i % 3 == 0,
+        "note": None if i % 2 else f"n{i}",
+        "tags": [f"t{j}" for j in range(i % 3)],
+        "sizes": {f"s{j}": j for j in range(i % 2)},
+        "point": {"x": i, "y": -i},
+    }
+    for i in range(2500)  # pickles of lists of up to 1000: three pickles
+]
+ROW_SCHEMA: dict[str, Any] = {
+    "type": "record",
+    "name": "Row",
+    "fields": [
+        {"name": "id", "type": "long"},
+        {"name": "name", "type": "string"},
+        {"name": "score", "type": "double"},
+        {"name": "ok", "type": "boolean"},
+        {"name": "note", "type": ["null", "string"]},
+        {"name": "tags", "type": {"type": "array", "items": "string"}},
+        {"name": "sizes", "type": {"type": "map", "values": "long"}},
+        {
+            "name": "point",
+            "type": {
+                "type": "record",
+                "name": "Point",
+                "fields": [{"name": "x", "type": "long"}, {"name": "y", "type": "long"}],
+            },
+        },
+    ],
+}
+
+
+def _msgpack_file(path: Path, values: list[Any]) -> Path:
+    packer = msgpack.Packer()
+    path.write_bytes(b"".join(packer.pack(v) for v in values))
+    return path
+
+
+def _jsonl_file(path: Path, values: list[Any]) -> Path:
+    path.write_text("".join(json.dumps(v) + "\n" for v in values))
+    return path
+
+
+def _pickle_file(path: Path, values: list[Any], batch: int = 1000) -> Path:
+    """A pickle of a list per batch, one after another."""
+    with path.open("wb") as fp:
+        for start in range(0, len(values), batch):
+            pickle.dump(values[start : start + batch], fp, protocol=5)
+    return path
+
+
+def _read_msgpack(path: Path) -> list[Any]:
+    unpacker = msgpack.Unpacker(raw=False, strict_map_key=False, timestamp=3)
+    unpacker.feed(path.read_bytes())
+    return list(unpacker)
+
+
+def _read_pickles(path: Path) -> list[Any]:
+    """Every pickle's value; a list's items."""
+    values: list[Any] = []
+    with path.open("rb") as fp:
+        while fp.peek(1):
+            value = pickle.load(fp)
+            values.extend(value if type(value) is list else [value])
+    return values
+
+
+def _lines(result: subprocess.CompletedProcess[str]) -> list[Any]:
+    assert result.returncode == 0, result.stderr
+    return [json.loads(line) for line in result.stdout.splitlines()]
+
+
+def _files(tmp_path: Path) -> dict[str, Path]:
+    return {
+        "avro": _write(tmp_path / "rows.avro", ROWS, schema=ROW_SCHEMA, codec="deflate"),
+        "msgpack": _msgpack_file(tmp_path / "rows.msgpack", ROWS),
+        "jsonl": _jsonl_file(tmp_path / "rows.jsonl", ROWS),
+        "pickle": _pickle_file(tmp_path / "rows.pickle", ROWS),
+    }
+
+
+def test_cat_and_count_each_format_against_its_reader(tmp_path: Path) -> None:
+    files = _files(tmp_path)
+    for fmt, path in files.items():
+        # The file extension plays no part: each is detected from its bytes.
+        hidden = path.rename(tmp_path / f"rows-{fmt}.data")
+        printed = _lines(run("cat", str(hidden)))
+        if fmt == "avro":
+            assert printed == _fastavro_json(hidden)
+        else:
+            expected = {
+                "msgpack": _read_msgpack,
+                "jsonl": lambda p: [json.loads(line) for line in p.read_text().splitlines()],
+                "pickle": _read_pickles,
+            }[fmt](hidden)
+            assert printed == expected == ROWS, fmt
+        assert run("count", str(hidden)).stdout == f"{len(ROWS)}\n", fmt
+        assert _lines(run("cat", "--from", fmt, "-", stdin_path=hidden)) == printed, fmt
+
+
+def test_cat_untyped_values_in_json(tmp_path: Path) -> None:
+    """MessagePack and pickle values JSON has no type for: bytes as base64, datetimes and
+    decimals as strings, tuples as arrays; a pickle that is not a list is one record."""
+    values = [
+        b"\x00\xff",
+        datetime.datetime(2024, 1, 2, 3, 4, 5, tzinfo=UTC),
+        [1, "two", None],
+        {"k": 1.5},
+    ]
+    path = tmp_path / "v.msgpack"
+    path.write_bytes(b"".join(msgpack.packb(v, datetime=True) for v in values))
+    result = run("cat", str(path))
+    assert _lines(result) == ["AP8=", "2024-01-02T03:04:05Z", [1, "two", None], {"k": 1.5}]
+    path = tmp_path / "v.pickle"
+    path.write_bytes(
+        pickle.dumps((1, 2)) + pickle.dumps(decimal.Decimal("1.50")) + pickle.dumps([{"a": 1}])
+    )
+    assert _lines(run("cat", str(path))) == [[1, 2], "1.50", {"a": 1}]
+    assert run("count", str(path)).stdout == "3\n"
+
+
+def test_detection_and_from(tmp_path: Path) -> None:
+    """MessagePack has no magic number: bytes whose first line is JSON are JSON Lines, which
+    --from msgpack overrides; \\x80 and a protocol is a pickle, unless --from says not."""
+    ints = tmp_path / "ints"
+    ints.write_bytes(b"1\n")  # the MessagePack ints 49 and 10, and the JSON line 1
+    assert _lines(run("cat", str(ints))) == [1]
+    assert _lines(run("cat", "--from", "msgpack", str(ints))) == [49, 10]
+    map_then_int = tmp_path / "m"
+    map_then_int.write_bytes(b"\x80\x02")  # {} then 2 in MessagePack; a pickle's start
+    _fails(run("cat", str(map_then_int)), str(map_then_int), "stream value 0 at byte 0")
+    assert _lines(run("cat", "--from", "msgpack", str(map_then_int))) == [{}, 2]
+    empty = tmp_path / "empty"
+    empty.write_bytes(b"")
+    assert run("count", str(empty)).stdout == "0\n"
+
+
+@pytest.mark.parametrize("fmt", ["msgpack", "jsonl", "pickle"])
+def test_schema_of_a_format_without_one(tmp_path: Path, fmt: str) -> None:
+    path = _files(tmp_path)[fmt]
+    _fails(run("schema", str(path)), str(path), "which has no schema")
+    out = tmp_path / "out.avro"
+    _fails(run("convert", str(path), str(out), "--to", "avro"), "needs --schema")
+    assert not out.exists()
+
+
+def test_schema_of_a_container(tmp_path: Path) -> None:
+    path = _files(tmp_path)["avro"]
+    assert json.loads(run("schema", str(path)).stdout) == ROW_SCHEMA
+
+
+@pytest.mark.parametrize("source", ["avro", "msgpack", "jsonl", "pickle"])
+@pytest.mark.parametrize("target", ["msgpack", "jsonl", "pickle"])
+def test_convert_between_stream_formats(tmp_path: Path, source: str, target: str) -> None:
+    path = _files(tmp_path)[source]
+    out = tmp_path / f"out.{target}"
+    result = run("convert", str(path), str(out), "--to", target)
+    assert (result.returncode, result.stderr) == (0, "")
+    if target == "msgpack":
+        assert _read_msgpack(out) == ROWS
+    elif target == "pickle":
+        # lists of up to 1000 records, each a pickle
+        with out.open("rb") as fp:
+            assert len(pickle.load(fp)) == 1000
+        assert _read_pickles(out) == ROWS
+    elif source == "avro":  # the Avro JSON encoding: a union's value as {"branch": value}
+        assert [json.loads(line) for line in out.read_text().splitlines()] == _fastavro_json(path)
+    else:
+        assert [json.loads(line) for line in out.read_text().splitlines()] == ROWS
+
+
+@pytest.mark.parametrize("source", ["avro", "msgpack", "jsonl", "pickle"])
+@pytest.mark.parametrize("codec", CODECS)
+def test_convert_to_avro(tmp_path: Path, source: str, codec: str) -> None:
+    """Under --schema, or the input container's own schema; fastavro reads the result."""
+    path = _files(tmp_path)[source]
+    if source == "jsonl":  # the Avro JSON encoding, as fastavro.json_writer writes it
+        lines = io.StringIO()
+        fastavro.json_writer(lines, fastavro.parse_schema(ROW_SCHEMA), ROWS)
+        path.write_text(lines.getvalue())
+    (tmp_path / "row.avsc").write_text(json.dumps(ROW_SCHEMA))
+    schema = [] if source == "avro" else ["--schema", str(tmp_path / "row.avsc")]
+    out = tmp_path / "out.avro"
+    result = run("convert", str(path), str(out), "--to", "avro", "--codec", codec, *schema)
+    assert (result.returncode, result.stderr) == (0, "")
+    with out.open("rb") as fp:
+        reader = fastavro.reader(fp)
+        assert reader.codec == codec
+        assert json.loads(reader.metadata["avro.schema"]) == ROW_SCHEMA
+        assert list(reader) == ROWS
+
+
+def test_convert_rich_avro_to_pickle_and_back(tmp_path: Path) -> None:
+    """Logical types pickle as themselves (datetime, Decimal, UUID, date, time), enums as their
+    symbol; back to Avro under the same schema gives the records fastavro wrote."""
+    path = _write(tmp_path / "e.avro", RECORDS, codec="snappy")
+    out = tmp_path / "e.pickle"
+    assert run("convert", str(path), str(out), "--to", "pickle").returncode == 0
+    with path.open("rb") as fp:
+        expected = list(fastavro.reader(fp))
+    assert _read_pickles(out) == expected
+    (tmp_path / "e.avsc").write_text(json.dumps(SCHEMA))
+    again = tmp_path / "again.avro"
+    result = run(
+        "convert", str(out), str(again), "--to", "avro", "--schema", str(tmp_path / "e.avsc")
+    )
+    assert (result.returncode, result.stderr) == (0, "")
+    with again.open("rb") as fp:
+        assert list(fastavro.reader(fp)) == expected
+
+
+def test_convert_refusals(tmp_path: Path) -> None:
+    files = _files(tmp_path)
+    out = tmp_path / "o"
+    _fails(
+        run("convert", str(files["msgpack"]), str(out), "--to", "jsonl", "--codec", "deflate"),
+        "--codec is for --to avro",
+    )
+    _fails(
+        run("convert", str(files["avro"]), str(files["avro"]), "--to", "jsonl"),
+        "would overwrite the input",
+    )
+    assert run("count", str(files["avro"])).stdout == f"{len(ROWS)}\n"
+    # A record that does not fit the schema: named by index and path; OUT removed.
+    bad = _msgpack_file(tmp_path / "bad.msgpack", ROWS[:3] + [{**ROWS[3], "id": "x"}])
+    (tmp_path / "row.avsc").write_text(json.dumps(ROW_SCHEMA))
+    result = run(
+        "convert", str(bad), str(out), "--to", "avro", "--schema", str(tmp_path / "row.avsc")
+    )
+    _fails(result, str(bad), "record 3", "$.id")
+    assert not out.exists()
+    assert run("convert", "--help").stdout.count("--schema") >= 1
+
+
+@pytest.mark.parametrize("fmt", ["msgpack", "jsonl", "pickle"])
+def test_truncated_stream(tmp_path: Path, fmt: str) -> None:
+    """Cut inside a record: the records before it are printed, then the error names the file,
+    the value's index in the stream and its byte offset."""
+    path = _files(tmp_path)[fmt]
+    data = path.read_bytes()
+    path.write_bytes(data[: len(data) - 7])
+    result = run("cat", str(path))
+    _fails(result, str(path), "truncated", "stream value", "at byte")
+    printed = [json.loads(line) for line in result.stdout.splitlines()]
+    assert 0 < len(printed) < len(ROWS) and printed == ROWS[: len(printed)]
+    _fails(run("count", str(path)), str(path), "truncated")
+
+
+@pytest.mark.parametrize("fmt", ["msgpack", "pickle"])
+def test_corrupt_stream(tmp_path: Path, fmt: str) -> None:
+    path = _files(tmp_path)[fmt]
+    data = bytearray(path.read_bytes())
+    middle = len(data) // 2
+    if fmt == "msgpack":  # the start of record 1250 (all rows before it are as long)
+        middle = len(b"".join(msgpack.packb(r) for r in ROWS[:1250]))
+        data[middle] = 0xC1  # a byte MessagePack never uses
+    else:
+        data[middle : middle + 4] = b"\xff\xff\xff\xff"  # no pickle opcode
+    path.write_bytes(bytes(data))
+    result = run("cat", str(path))
+    _fails(result, str(path), "malformed", "at byte")
+    if fmt == "msgpack":
+        assert f"stream value 1250 at byte {middle}" in result.stderr
+        assert len(result.stdout.splitlines()) == 1250
+
+
+def test_cat_into_a_reader_that_leaves_msgpack(tmp_path: Path) -> None:
+    path = _msgpack_file(tmp_path / "big.msgpack", [{"s": "x" * 100}] * 20000)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
+    with subprocess.Popen(
+        [sys.executable, "-m", "polycodec", "cat", str(path)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+    ) as process:
+        assert process.stdout is not None and process.stderr is not None
+        assert json.loads(process.stdout.readline()) == {"s": "x" * 100}
+        process.stdout.close()
+        assert process.wait(timeout=120) == 0
+        assert process.stderr.read() == b""

@@ -15,20 +15,27 @@ stderr, names the file and where: the record's index and byte offset, or a value
 from __future__ import annotations
 
 import argparse
-import datetime
-import decimal
 import io
 import json
 import os
 import sys
-import uuid
 from dataclasses import dataclass
-from typing import Any, BinaryIO, Callable, Dict, Iterable, Iterator, List, Optional, Sequence
+from typing import (
+    Any,
+    BinaryIO,
+    Callable,
+    Dict,
+    Iterable,
+    Iterator,
+    List,
+    Literal,
+    Optional,
+    Sequence,
+)
 
-from ._api import from_builtins, to_builtins
 from ._avro import CODECS, PRIMITIVES, SchemaError, parse_schema
 from ._avro.schema_types import SchemaTypes, SchemaValueError
-from ._errors import DecodeError, EncodeError, ValidationError
+from ._errors import DecodeError, EncodeError
 from ._polycodec import Codec
 
 MAGIC = b"Obj\x01"
@@ -40,12 +47,16 @@ FORMAT_NAMES = {
     "jsonl": "JSON Lines",
     "pickle": "pickles",
 }
+# The codec format of each stream format but Avro.
+STREAM_CODECS: Dict[str, Literal["json", "msgpack", "pickle"]] = {
+    "jsonl": "json",
+    "msgpack": "msgpack",
+    "pickle": "pickle",
+}
 # How far detection looks for the end of the first JSON line.
 DETECT_SIZE = 1 << 20
 # Records a pickle written by convert holds: a list of up to this many.
 PICKLE_BATCH = 1000
-# The values that stay themselves between formats (not their JSON strings).
-NATURAL = (bytes, datetime.datetime, datetime.date, datetime.time, uuid.UUID, decimal.Decimal)
 
 
 class CliError(Exception):
@@ -178,7 +189,7 @@ def read_header(fp: BinaryIO) -> Header:
     return Header(schema.decode("utf-8", "replace"), codec, user, sync)
 
 
-def count_blocks(fp: io.BufferedReader, header: Header) -> int:
+def count_blocks(fp: Any, header: Header) -> int:
     """The sum of the blocks' record counts, read after the header; each block's data is
     skipped a chunk at a time, not decoded."""
     total = 0
@@ -299,7 +310,7 @@ class Records:
             self.types = _schema_types(_parse_schema_text(source.header.schema_text))
             self.codec = _avro_codec(self.types, source.header.schema_text)
         else:
-            self.codec = Codec(Any, "json" if source.format == "jsonl" else source.format)
+            self.codec = Codec(Any, STREAM_CODECS[source.format])
         self.index = 0  # records given so far
 
     def __iter__(self) -> Iterator[Any]:
@@ -332,7 +343,7 @@ class Records:
         types = self.types
         if types is None:
             return lambda value: value
-        return lambda value: to_builtins(value, types.type, builtin_types=NATURAL)
+        return types.to_python
 
 
 # -- outputs ---------------------------------------------------------------------------------
@@ -440,8 +451,8 @@ def _to_avro_values(records: Records, types: SchemaTypes, same_schema: bool) -> 
     to_python = records.to_python()
     for value in records:
         try:
-            yield from_builtins(to_python(value), types.type, builtin_types=NATURAL)
-        except ValidationError as err:
+            yield types.from_python(to_python(value))
+        except SchemaValueError as err:
             raise CliError(_where(records, err)) from None
 
 
@@ -481,13 +492,14 @@ def cmd_convert(args: argparse.Namespace, out: BinaryIO) -> None:
                 )
             codec = _avro_codec(types, schema_text, compression=args.codec or "null")
             values = _to_avro_values(records, types, types is records.types)
-            write: Callable[[BinaryIO], None] = lambda target: codec.write_file(target, values)
+            write: Callable[[BinaryIO], object] = lambda target: codec.write_file(target, values)
         else:
             pieces = _encoded(records, args.target, args)
 
-            def write(target: BinaryIO) -> None:
+            def write(target: BinaryIO) -> object:
                 for piece in pieces:
                     target.write(piece)
+                return None
 
         try:
             with open(args.output, "wb") as target:

@@ -363,6 +363,98 @@ class SchemaTypes:
         names = [_branch_name(b) for b in branches if b["type"] != "null"]
         raise SchemaValueError(path, f"{key!r} is not a branch of the union {names}")
 
+    # -- values to and from plain Python values ----------------------------------------------
+
+    def to_python(self, value: Any) -> Any:
+        """The value as plain Python values: a record as a dict keyed by its Avro field names,
+        an enum as its symbol, a union's value as itself; bytes, datetimes, dates, times,
+        decimals and UUIDs as themselves."""
+        return self._to_python(self.schema, value)
+
+    def _to_python(self, schema: Dict[str, Any], value: Any) -> Any:
+        kind = schema["type"]
+        if kind == "union":
+            return None if value is None else self._to_python(self._branch_of(schema, value), value)
+        if _logical(schema) is not None:
+            return value
+        if kind in ("bytes", "fixed"):
+            return bytes(value)
+        if kind == "enum":
+            return value.name
+        if kind == "array":
+            return [self._to_python(schema["items"], v) for v in value]
+        if kind == "map":
+            return {k: self._to_python(schema["values"], v) for k, v in value.items()}
+        if kind in ("record", "error"):
+            record = self.records[schema["_full"]]
+            return {n: self._to_python(s, getattr(value, a)) for n, a, s in record.fields}
+        return value
+
+    def from_python(self, data: Any) -> Any:
+        """The value of plain Python values (as ``to_python`` gives them, or as MessagePack and
+        pickle readers give them): a union's value is taken by the first branch, in the
+        schema's order, that accepts it; a logical type takes its Python type or its
+        underlying type's value. ``SchemaValueError`` with the path when nothing fits."""
+        return self._from_python(self.schema, data, "$")
+
+    def _from_python(self, schema: Dict[str, Any], data: Any, path: str) -> Any:
+        kind = schema["type"]
+        if kind == "union":
+            for branch in schema["branches"]:
+                try:
+                    return self._from_python(branch, data, path)
+                except SchemaValueError:
+                    continue
+            names = [_branch_name(b) for b in schema["branches"]]
+            raise SchemaValueError(path, f"no branch of the union {names} takes {_describe(data)}")
+        logical = _logical(schema)
+        if logical is not None:
+            if isinstance(data, _NATURAL_TYPES[logical]) and not (
+                logical == "date" and isinstance(data, datetime.datetime)
+            ):
+                return data
+            if logical == "uuid" and isinstance(data, str):
+                try:
+                    return uuid.UUID(data)
+                except ValueError:
+                    raise SchemaValueError(path, f"{data!r} is not a valid uuid") from None
+            return self._from_json(schema, data, path)  # the underlying type's value
+        if kind in ("bytes", "fixed"):
+            if not isinstance(data, (bytes, bytearray)):
+                raise SchemaValueError(path, f"expected bytes, got {_describe(data)}")
+            if kind == "fixed" and len(data) != schema["size"]:
+                raise SchemaValueError(path, f"expected {schema['size']} bytes, got {len(data)}")
+            return bytes(data)
+        if kind == "array":
+            if not isinstance(data, (list, tuple)):
+                raise SchemaValueError(path, f"expected an array, got {_describe(data)}")
+            items = schema["items"]
+            return [self._from_python(items, v, f"{path}[{i}]") for i, v in enumerate(data)]
+        if kind == "map":
+            if not isinstance(data, dict) or not all(isinstance(k, str) for k in data):
+                raise SchemaValueError(path, f"expected a dict of str keys, got {_describe(data)}")
+            inner = schema["values"]
+            return {k: self._from_python(inner, v, f"{path}.{k}") for k, v in data.items()}
+        if kind in ("record", "error"):
+            if not isinstance(data, dict):
+                raise SchemaValueError(
+                    path, f"expected a dict ({schema['_full']}), got {_describe(data)}"
+                )
+            record = self.records[schema["_full"]]
+            known = {name for name, _, _ in record.fields}
+            for key in data:
+                if key not in known:
+                    raise SchemaValueError(
+                        f"{path}.{key}", f"{schema['_full']} has no field {key!r}"
+                    )
+            values: Dict[str, Any] = {}
+            for name, attr, field_schema in record.fields:
+                if name not in data:
+                    raise SchemaValueError(f"{path}.{name}", "missing field")
+                values[attr] = self._from_python(field_schema, data[name], f"{path}.{name}")
+            return record.cls(**values)
+        return self._from_json(schema, data, path)  # null, boolean, numbers, string, enum
+
 
 def _describe(data: Any) -> str:
     text = repr(data)
@@ -418,6 +510,19 @@ def _unscaled(schema: Dict[str, Any], value: decimal.Decimal) -> bytes:
         size = (number + (number < 0)).bit_length() // 8 + 1
     return number.to_bytes(size, "big", signed=True)
 
+
+# logical type -> the Python values that are already of it
+_NATURAL_TYPES: Dict[str, Any] = {
+    "timestamp-millis": datetime.datetime,
+    "timestamp-micros": datetime.datetime,
+    "local-timestamp-millis": datetime.datetime,
+    "local-timestamp-micros": datetime.datetime,
+    "time-millis": datetime.time,
+    "time-micros": datetime.time,
+    "date": datetime.date,
+    "uuid": uuid.UUID,
+    "decimal": decimal.Decimal,
+}
 
 _TO_UNDERLYING: Dict[str, Callable[[Dict[str, Any], Any], Any]] = {
     "timestamp-millis": lambda s, v: _steps(s, v - _EPOCH),
