@@ -17,7 +17,7 @@ import subprocess
 import sys
 import uuid
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 import avro.datafile
 import avro.io
@@ -832,3 +832,89 @@ def test_cat_into_a_reader_that_leaves_msgpack(tmp_path: Path) -> None:
         process.stdout.close()
         assert process.wait(timeout=120) == 0
         assert process.stderr.read() == b""
+
+
+# -- streaming: memory stays bounded on a large file -------------------------------------------
+
+BIG_RECORDS = 64_000  # of about 1 KiB: 64 MiB a file
+STREAMING_BOUND_MIB = 16
+
+
+def _streaming_files(folder: Path, count: int) -> dict[str, Path]:
+    """The same records, about 1 KiB each, in every format (Avro uncompressed, so that its
+    file is as large as the others)."""
+
+    def rows() -> Iterator[dict[str, Any]]:
+        for i in range(count):
+            yield {"id": i, "text": f"{i:08d}" * 125}
+
+    schema = {
+        "type": "record",
+        "name": "R",
+        "fields": [{"name": "id", "type": "long"}, {"name": "text", "type": "string"}],
+    }
+    folder.mkdir()
+    with (folder / "f.avro").open("wb") as fp:
+        fastavro.writer(fp, schema, rows())
+    with (folder / "f.msgpack").open("wb") as fp:
+        for row in rows():
+            fp.write(msgpack.packb(row))
+    with (folder / "f.jsonl").open("w") as text:
+        for row in rows():
+            text.write(json.dumps(row) + "\n")
+    with (folder / "f.pickle").open("wb") as fp:
+        batch: list[Any] = []
+        for row in rows():
+            batch.append(row)
+            if len(batch) == 1000:
+                pickle.dump(batch, fp)
+                batch = []
+        if batch:
+            pickle.dump(batch, fp)
+    return {fmt: folder / f"f.{fmt}" for fmt in ("avro", "msgpack", "jsonl", "pickle")}
+
+
+def _peak_rss_mib(*args: str) -> int:
+    """The peak resident memory of ``python -m polycodec ARGS`` (its output discarded)."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
+    process = subprocess.Popen(
+        [sys.executable, "-m", "polycodec", *args],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        env=env,
+    )
+    assert process.stderr is not None
+    error = process.stderr.read()
+    _, status, usage = os.wait4(process.pid, 0)
+    process.returncode = os.waitstatus_to_exitcode(status)
+    process.stderr.close()
+    assert process.returncode == 0, error
+    return usage.ru_maxrss // 1024  # KiB on Linux
+
+
+def test_streaming_memory_stays_bounded(tmp_path: Path) -> None:
+    """Each command on a 64 MiB file of each format peaks within 16 MiB of the same command on a
+    file of 1,000 records (1 MiB): files are read a chunk, a block or a pickle at a time. A
+    reader that held the file would peak 64 MiB higher."""
+    small = _streaming_files(tmp_path / "small", 1_000)
+    big = _streaming_files(tmp_path / "big", BIG_RECORDS)
+    assert all(path.stat().st_size > 64_000_000 for path in big.values())
+    growth = {}
+    for fmt in big:
+        target = "pickle" if fmt != "pickle" else "avro"
+        commands: list[list[str]] = [
+            ["cat", "{}"],
+            ["count", "{}"],
+            ["convert", "{}", str(tmp_path / "out"), "--to", target],
+        ]
+        if target == "avro":
+            (tmp_path / "r.avsc").write_text(run("schema", str(big["avro"])).stdout)
+            commands[2] += ["--schema", str(tmp_path / "r.avsc")]
+        for command in commands:
+            peaks = [
+                _peak_rss_mib(*(str(f) if a == "{}" else a for a in command))
+                for f in (small[fmt], big[fmt])
+            ]
+            growth[fmt, command[0]] = peaks[1] - peaks[0]
+    assert run("count", str(tmp_path / "out")).stdout == f"{BIG_RECORDS}\n"
+    assert max(growth.values()) < STREAMING_BOUND_MIB, growth
