@@ -413,11 +413,15 @@ def test_usage_errors_exit_2() -> None:
 def test_help() -> None:
     result = run("--help")
     assert result.returncode == 0
-    for command in ("getschema", "getmeta", "count", "tojson", "fromjson", "exit status"):
-        assert command in result.stdout
-    result = run("fromjson", "--help")
-    assert result.returncode == 0
+    for word in ("cat", "schema", "count", "convert", "getmeta", "tojson", "exit status"):
+        assert word in result.stdout
+    assert "no magic number" in result.stdout  # how MessagePack is told apart
+    for command in ("cat", "schema", "count", "convert", "getschema", "tojson", "fromjson"):
+        result = run(command, "--help")
+        assert result.returncode == 0 and "--from" in result.stdout, command
+    result = run("convert", "--help")
     assert "--schema" in result.stdout and "zstandard" in result.stdout
+    assert "no schema is guessed" in result.stdout
 
 
 def test_mutually_recursive_records(tmp_path: Path) -> None:

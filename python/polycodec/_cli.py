@@ -253,12 +253,16 @@ class Input:
         except OSError as err:
             raise CliError(err.strerror or str(err)) from None
         self.source = Replayable(raw)
-        head = io.BufferedReader(self.source).read(DETECT_SIZE)  # (reads until EOF or that)
-        self.format = format or detect(head, len(head) < DETECT_SIZE)
         self.header: Optional[Header] = None
-        if self.format == "avro":  # the header is read, then read again by iter_file
-            self.source.replay(keep=True)
-            self.header = read_header(io.BufferedReader(self.source))
+        try:
+            head = io.BufferedReader(self.source).read(DETECT_SIZE)  # (until EOF or that)
+            self.format = format or detect(head, len(head) < DETECT_SIZE)
+            if self.format == "avro":  # the header is read, then read again by iter_file
+                self.source.replay(keep=True)
+                self.header = read_header(io.BufferedReader(self.source))
+        except BaseException:
+            self.close()
+            raise
         self.source.replay()
 
     def name(self) -> str:
@@ -329,13 +333,16 @@ class Records:
                 yield value
                 self.index += 1
 
-    def to_json(self) -> Callable[[Any], Any]:
-        """A record to JSON values: for Avro, its Avro JSON encoding (as avro-tools tojson and
-        fastavro.json_writer write it), otherwise polycodec's untyped JSON form."""
-        if self.types is not None:
-            return self.types.to_json
+    def json_lines(self, pretty: bool = False) -> Callable[[Any], bytes]:
+        """A record to its line of JSON: for Avro, its Avro JSON encoding (as avro-tools tojson
+        and fastavro.json_writer write it), otherwise polycodec's untyped JSON form."""
+        types = self.types
+        if types is not None:
+            return lambda value: _json_line(types.to_json(value), pretty)
         json_codec: Codec[Any] = Codec(Any, "json")
-        return lambda value: json.loads(json_codec.encode_one(value))
+        if pretty:
+            return lambda value: _json_line(json.loads(json_codec.encode_one(value)), pretty)
+        return lambda value: json_codec.encode_one(value) + b"\n"
 
     def to_python(self) -> Callable[[Any], Any]:
         """A record to plain Python values (dicts keyed by the Avro field names, enum symbols
@@ -378,10 +385,10 @@ def _where(records: Records, err: Exception) -> str:
 def cmd_cat(args: argparse.Namespace, out: BinaryIO) -> None:
     with Input(args.file, args.source_format) as source:
         records = Records(source)
-        to_json = records.to_json()
+        json_line = records.json_lines(args.pretty)
         try:
             for value in records:  # out is buffered: the lines before an error are written
-                out.write(_json_line(to_json(value), args.pretty))
+                out.write(json_line(value))
         except (ValueError, EncodeError) as err:  # NaN, or a value JSON cannot hold
             if isinstance(err, DecodeError):
                 raise
@@ -456,11 +463,11 @@ def _to_avro_values(records: Records, types: SchemaTypes, same_schema: bool) -> 
             raise CliError(_where(records, err)) from None
 
 
-def _encoded(records: Records, target: str, args: argparse.Namespace) -> Iterator[bytes]:
+def _encoded(records: Records, target: str) -> Iterator[bytes]:
     """The bytes of the records in a stream format (not Avro)."""
     if target == "jsonl":
-        to_json = records.to_json()
-        return (_json_line(to_json(value)) for value in records)
+        json_line = records.json_lines()
+        return (json_line(value) for value in records)
     to_python = records.to_python()
     plain = (to_python(value) for value in records)
     if target == "msgpack":
@@ -494,7 +501,7 @@ def cmd_convert(args: argparse.Namespace, out: BinaryIO) -> None:
             values = _to_avro_values(records, types, types is records.types)
             write: Callable[[BinaryIO], object] = lambda target: codec.write_file(target, values)
         else:
-            pieces = _encoded(records, args.target, args)
+            pieces = _encoded(records, args.target)
 
             def write(target: BinaryIO) -> object:
                 for piece in pieces:
@@ -593,12 +600,12 @@ def build_parser() -> argparse.ArgumentParser:
     def one_file(sub: argparse.ArgumentParser) -> None:
         sub.add_argument("file", metavar="FILE", help="the input file, or - for standard input")
 
-    def alias(name: str, of: str) -> str:
+    def alias(of: str) -> str:
         return f"Another name for {of}, as avro-tools calls it."
 
     for name, summary in (
         ("cat", "Print each record as a line of JSON."),
-        ("tojson", alias("tojson", "cat")),
+        ("tojson", alias("cat")),
     ):
         sub = command(name, summary, JSON_OUT)
         one_file(sub)
@@ -607,7 +614,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     for name, summary in (
         ("schema", "Print an Avro container's writer schema, as indented JSON."),
-        ("getschema", alias("getschema", "schema")),
+        ("getschema", alias("schema")),
     ):
         sub = command(
             name, summary, "Other formats carry no schema: they are an error (exit status 1)."
