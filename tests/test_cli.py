@@ -946,3 +946,38 @@ def test_streaming_memory_stays_bounded(tmp_path: Path) -> None:
 
 
 HOLD = "import sys; data = open(sys.argv[1], 'rb').read()"
+
+
+def test_pickle_without_a_protocol_header(tmp_path: Path) -> None:
+    """Protocols 0 and 1 have no \\x80 start and text opcodes (I01 for True), which polycodec's
+    pickle reader refuses: an error with the offset, read as a pickle with --from pickle."""
+    for protocol in (0, 1):
+        path = tmp_path / f"p{protocol}"
+        path.write_bytes(pickle.dumps(ROWS[:3], protocol=protocol))
+        _fails(run("cat", "--from", "pickle", str(path)), str(path), "malformed pickle", "at byte")
+
+
+def test_a_value_json_cannot_hold(tmp_path: Path) -> None:
+    path = _msgpack_file(tmp_path / "nan.msgpack", [{"x": 1.0}, {"x": float("nan")}])
+    result = run("cat", str(path))
+    _fails(result, str(path), "record 1", "NaN", '$["x"]')
+    assert result.stdout == '{"x":1.0}\n'
+
+
+def test_standard_input_is_detected_too(tmp_path: Path) -> None:
+    for fmt, path in _files(tmp_path).items():
+        assert run("count", "-", stdin_path=path).stdout == f"{len(ROWS)}\n", fmt
+    path = _files(tmp_path)["avro"]
+    assert json.loads(run("schema", "-", stdin_path=path).stdout) == ROW_SCHEMA
+
+
+def test_count_names_the_block_whose_sync_marker_is_wrong(tmp_path: Path) -> None:
+    path = _write(tmp_path / "e.avro", ROWS, schema=ROW_SCHEMA, sync_interval=2000)
+    data = bytearray(path.read_bytes())
+    sync = bytes(data[-16:])
+    header_end = data.index(sync) + 16
+    second = data.index(sync, header_end) + 16  # where the second block starts
+    third = data.index(sync, second)
+    data[third] ^= 0xFF  # the second block's marker
+    path.write_bytes(bytes(data))
+    _fails(run("count", str(path)), str(path), f"the block at byte {second}", "sync marker")
