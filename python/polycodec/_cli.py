@@ -55,8 +55,8 @@ STREAM_CODECS: Dict[str, Literal["json", "msgpack", "pickle"]] = {
 }
 # How far detection looks for the end of the first JSON line.
 DETECT_SIZE = 1 << 20
-# Records a pickle written by convert holds: a list of up to this many.
-PICKLE_BATCH = 1000
+# Records convert encodes at once: a pickle it writes is a list of up to this many.
+BATCH = 1000
 
 
 class CliError(Exception):
@@ -76,6 +76,8 @@ class Replayable(io.RawIOBase):
     def __init__(self, raw: BinaryIO) -> None:
         super().__init__()
         self.raw = raw
+        # what a pipe has now, rather than waiting for all that was asked
+        self.read_raw: Callable[[int], bytes] = getattr(raw, "read1", raw.read)
         self.kept = bytearray()
         self.at = 0
         self.keeping = True
@@ -94,7 +96,7 @@ class Replayable(io.RawIOBase):
                 self.kept, self.at = bytearray(), 0
             self.position += size
             return size
-        data = self.raw.read(len(view))
+        data = self.read_raw(len(view))
         if self.keeping:
             self.kept += data
             self.at += len(data)
@@ -472,9 +474,9 @@ def _encoded(records: Records, target: str) -> Iterator[bytes]:
     plain = (to_python(value) for value in records)
     if target == "msgpack":
         msgpack: Codec[Any] = Codec(Any, "msgpack")
-        return (msgpack.encode_stream(batch) for batch in _batches(plain, PICKLE_BATCH))
+        return (msgpack.encode_stream(batch) for batch in _batches(plain, BATCH))
     pickle: Codec[Any] = Codec(Any, "pickle")
-    return (pickle.encode_one(batch) for batch in _batches(plain, PICKLE_BATCH))
+    return (pickle.encode_one(batch) for batch in _batches(plain, BATCH))
 
 
 def cmd_convert(args: argparse.Namespace, out: BinaryIO) -> None:
