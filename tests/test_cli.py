@@ -981,3 +981,14 @@ def test_count_names_the_block_whose_sync_marker_is_wrong(tmp_path: Path) -> Non
     data[third] ^= 0xFF  # the second block's marker
     path.write_bytes(bytes(data))
     _fails(run("count", str(path)), str(path), f"the block at byte {second}", "sync marker")
+
+
+def test_a_first_line_longer_than_detection_looks(tmp_path: Path) -> None:
+    """No whole line in the first MiB, and text: not guessed (--from says); MessagePack bytes
+    of that length that are not text are MessagePack."""
+    long_line = {"text": "x" * 1_500_000}
+    path = _jsonl_file(tmp_path / "long", [long_line, {"a": 1}])
+    _fails(run("count", str(path)), str(path), "--from jsonl or --from msgpack")
+    assert _lines(run("cat", "--from", "jsonl", str(path))) == [long_line, {"a": 1}]
+    binary = _msgpack_file(tmp_path / "bin", [bytes(range(11, 256)) * 6000, 5])  # no newline
+    assert run("count", str(binary)).stdout == "2\n"

@@ -223,8 +223,9 @@ def detect(head: bytes, complete: bool) -> str:
 
     Avro containers start with ``Obj\\x01`` and pickles of protocol 2 to 5 with ``\\x80`` and
     the protocol. MessagePack has no magic number, so JSON Lines is told from it by its first
-    line: the bytes before the first newline (within 1 MiB) are UTF-8 JSON. Anything else is
-    read as MessagePack; an empty input is an empty stream. Ambiguous inputs exist (the
+    line: the bytes before the first newline (within 1 MiB) are UTF-8 JSON; when the first MiB
+    holds no whole line and reads as text that starts as JSON does, the input is refused rather
+    than guessed. Anything else is read as MessagePack; an empty input is an empty stream. Ambiguous inputs exist (the
     MessagePack stream of the ints 49 and 10 is the JSON line ``1``; an empty MessagePack map
     followed by the int 2 looks like a pickle's start): ``--from`` says what a file is."""
     if head.startswith(MAGIC) or (complete and head and MAGIC.startswith(head)):
@@ -235,8 +236,19 @@ def detect(head: bytes, complete: bool) -> str:
     if not complete:
         lines.pop()  # a line that may go on past what was read
     first = next((line for line in lines if line.strip()), None)
-    if first is None:
-        return "jsonl" if not head.strip() else "msgpack"
+    if first is None and complete:
+        return "jsonl"  # nothing, or blank lines: an empty stream
+    if first is None:  # no whole line in the first MiB: text that may be JSON is not guessed
+        try:
+            text = head[: DETECT_SIZE - 4].decode("utf-8").lstrip()
+        except UnicodeDecodeError:
+            return "msgpack"
+        if text[:1] in ("{", "[", '"'):
+            raise CliError(
+                "cannot tell JSON Lines from MessagePack (the first 1 MiB holds no whole line "
+                "and reads as text): say which with --from jsonl or --from msgpack"
+            )
+        return "msgpack"
     try:
         json.loads(first.decode("utf-8"))
     except ValueError:
