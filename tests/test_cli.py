@@ -992,3 +992,22 @@ def test_a_first_line_longer_than_detection_looks(tmp_path: Path) -> None:
     assert _lines(run("cat", "--from", "jsonl", str(path))) == [long_line, {"a": 1}]
     binary = _msgpack_file(tmp_path / "bin", [bytes(range(11, 256)) * 6000, 5])  # no newline
     assert run("count", str(binary)).stdout == "2\n"
+
+
+def test_convert_to_standard_output(tmp_path: Path) -> None:
+    path = _files(tmp_path)["pickle"]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
+    for target in ("msgpack", "avro"):
+        schema = ["--schema", str(tmp_path / "row.avsc")] if target == "avro" else []
+        (tmp_path / "row.avsc").write_text(json.dumps(ROW_SCHEMA))
+        result = subprocess.run(
+            [sys.executable, "-m", "polycodec", "convert", str(path), "-", "--to", target, *schema],
+            capture_output=True,
+            env=env,
+            timeout=120,
+        )
+        assert (result.returncode, result.stderr) == (0, b"")
+        if target == "msgpack":
+            assert list(msgpack.Unpacker(io.BytesIO(result.stdout))) == ROWS
+        else:
+            assert list(fastavro.reader(io.BytesIO(result.stdout))) == ROWS

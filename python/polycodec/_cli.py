@@ -522,19 +522,27 @@ def cmd_convert(args: argparse.Namespace, out: BinaryIO) -> None:
                     target.write(piece)
                 return None
 
+        def write_all(target: BinaryIO) -> None:
+            try:
+                write(target)
+            except (EncodeError, ValueError) as err:
+                # write_file wraps what the values' iterator raised in an EncodeError
+                cause = err.__cause__
+                if isinstance(cause, (DecodeError, CliError)):
+                    raise cause from None
+                if isinstance(err, DecodeError):
+                    raise
+                raise CliError(_where(records, err)) from None
+
+        if args.output == "-":
+            write_all(out)
+            return
         try:
             with open(args.output, "wb") as target:
-                try:
-                    write(target)
-                except (EncodeError, ValueError) as err:
-                    # write_file wraps what the values' iterator raised in an EncodeError
-                    cause = err.__cause__
-                    if isinstance(cause, (DecodeError, CliError)):
-                        raise cause from None
-                    if isinstance(err, DecodeError):
-                        raise
-                    raise CliError(_where(records, err)) from None
+                write_all(target)
         except OSError as err:
+            if os.path.exists(args.output):  # written in part (a full disk)
+                os.unlink(args.output)
             raise CliError(str(err.strerror), err.filename or args.output) from None
         except BaseException:
             os.unlink(args.output)  # a partial file is no file of its format
@@ -662,7 +670,9 @@ def build_parser() -> argparse.ArgumentParser:
             help="the Avro block codec (--to avro only; default: null)",
         )
         sub.add_argument("input", metavar="IN", help="the input file, or - for standard input")
-        sub.add_argument("output", metavar="OUT", help="the file to write (replaced)")
+        sub.add_argument(
+            "output", metavar="OUT", help="the file to write (replaced), or - for standard output"
+        )
         sub.set_defaults(run=cmd_convert)
 
     sub = command(
