@@ -1011,3 +1011,17 @@ def test_convert_to_standard_output(tmp_path: Path) -> None:
             assert list(msgpack.Unpacker(io.BytesIO(result.stdout))) == ROWS
         else:
             assert list(fastavro.reader(io.BytesIO(result.stdout))) == ROWS
+
+
+def test_a_pickle_that_would_run_code_is_refused(tmp_path: Path) -> None:
+    """cat reads pickles with polycodec's reader, which names no function it would call."""
+    marker = tmp_path / "ran"
+
+    class Payload:
+        def __reduce__(self) -> Any:
+            return (os.system, (f"touch {marker}",))
+
+    path = tmp_path / "evil.pickle"
+    path.write_bytes(pickle.dumps([Payload()], protocol=4))
+    _fails(run("cat", str(path)), str(path), "system", "stream value 0 at byte 0")
+    assert not marker.exists()
