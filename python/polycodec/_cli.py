@@ -33,7 +33,7 @@ from typing import (
     Sequence,
 )
 
-from ._avro import CODECS, PRIMITIVES, SchemaError, parse_schema
+from ._avro import COMPRESSIONS, PRIMITIVES, SchemaError, parse_schema
 from ._avro.schema_types import SchemaTypes, SchemaValueError
 from ._errors import DecodeError, EncodeError
 from ._polycodec import Codec
@@ -666,7 +666,7 @@ def build_parser() -> argparse.ArgumentParser:
     def convert_options(sub: argparse.ArgumentParser) -> None:
         sub.add_argument(
             "--codec",
-            choices=sorted(CODECS),
+            choices=sorted(COMPRESSIONS),
             help="the Avro block codec (--to avro only; default: null)",
         )
         sub.add_argument("input", metavar="IN", help="the input file, or - for standard input")
