@@ -1258,6 +1258,13 @@ impl<'py> RecordBuilder<'py> {
             }
             RecordKind::NamedTuple => {
                 let items: Vec<Obj<'py>> = values.iter_mut().filter_map(Option::take).collect();
+                if spec.tuple_new && items.len() == spec.fields.len() {
+                    // Its `__new__` is namedtuple's own, `tuple.__new__(cls, items)`: called
+                    // in C, with no Python code run.
+                    let cls = cls.cast::<PyType>().map_err(PyErr::from)?;
+                    let items = crate::py::new_tuple(py, items.into_iter())?;
+                    return Ok(py::builders::tuple_subclass_instance(cls, items)?);
+                }
                 let args = crate::py::new_tuple(py, items.into_iter())?;
                 // A named tuple's `__new__` is Python code.
                 Ok(py::user_code(py, || cls.call1(args))?)
