@@ -90,3 +90,21 @@ def test_a_subclass_with_its_own_new_or_init_is_called() -> None:
     assert type(counted) is Counted and counted == (1, 2, None)
     assert type(initialised) is Initialised and initialised == (3, 5, None)
     assert CALLS == [("new", (1, 2, None)), ("init", (3, 5, None))]
+
+
+def test_from_builtins_runs_a_subclass_new_once_per_value() -> None:
+    CALLS.clear()
+    out = polycodec.from_builtins([[1, 2], [3]], list[Counted])
+    assert out == [(1, 2, None), (3, 5, None)]
+    assert CALLS == [("new", (1, 2, None)), ("new", (3, 5, None))]
+
+
+@pytest.mark.parametrize("value", [["x"], [1, 2, "p", "extra"], [], [1, 2, 3]])
+def test_from_builtins_fails_as_json_decoding_does(value: list[Any]) -> None:
+    with pytest.raises(polycodec.ValidationError) as json_error:
+        polycodec.decode_one(json.dumps(value).encode(), Point)
+    with pytest.raises(polycodec.ValidationError) as builtins_error:
+        polycodec.from_builtins(value, Point)
+    # The same message, but that builtins counts a list's items where JSON sees "more".
+    assert str(builtins_error.value).split(", got")[0] == str(json_error.value).split(", got")[0]
+    assert builtins_error.value.path == json_error.value.path

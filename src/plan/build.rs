@@ -330,6 +330,13 @@ fn build_record(kind: RecordKind, data: &Bound<'_, PyDict>) -> PyResult<Node> {
     let user_setattr = kind == RecordKind::Dataclass
         && (before_fill.is_some() || has_python_descriptor(&cls, &fields)?);
     let tuple_new = kind == RecordKind::NamedTuple && makes_tuples_directly(&cls)?;
+    let dict_template = if kind == RecordKind::TypedDict {
+        let keys: Vec<Bound<'_, PyString>> =
+            fields.iter().map(|f| f.name.bind(py).clone()).collect();
+        crate::py::cpython::dict_template(py, &keys)
+    } else {
+        None
+    };
     let names: Vec<Py<PyString>> = fields.iter().map(|f| f.name.clone_ref(py)).collect();
     let access = FieldAccess::for_class(kind, &cls, &names)?;
     let fills = fields
@@ -348,6 +355,7 @@ fn build_record(kind: RecordKind, data: &Bound<'_, PyDict>) -> PyResult<Node> {
         after_fill: get_object(data, "after_fill")?,
         user_setattr,
         tuple_new,
+        dict_template,
         frozen: get_bool(data, "frozen")?,
         slots: get_bool(data, "slots")?,
         access,
@@ -911,7 +919,9 @@ fn decode_is_pure(py: Python<'_>, plan: &Plan) -> PyResult<bool> {
         match node {
             Node::Extension(_) => return Ok(false),
             Node::Record(spec) => {
-                if spec.kind == RecordKind::NamedTuple || spec.post_init || spec.user_setattr {
+                // A named tuple made by namedtuple's own `__new__` is made in C (`tuple_new`).
+                let tuple_call = spec.kind == RecordKind::NamedTuple && !spec.tuple_new;
+                if tuple_call || spec.post_init || spec.user_setattr {
                     return Ok(false);
                 }
                 if spec.kind == RecordKind::Dataclass

@@ -82,8 +82,8 @@ impl<'p, 'py> Decoder<'p, 'py, ObjectInput<'py>> {
                 }
             }
             Node::Record(spec)
-                if spec.array_like
-                    && spec.kind == RecordKind::Dataclass
+                if (spec.array_like && spec.kind == RecordKind::Dataclass
+                    || spec.kind == RecordKind::NamedTuple && spec.tuple_new)
                     && spec.tag.is_none()
                     && spec.class_tag().is_none() =>
             {
