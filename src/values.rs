@@ -11,6 +11,7 @@ use crate::plan::{
     DecimalSpec, Field, FieldDefault, Fill, LiteralValue, Node, NodeId, Plan, RecordKind,
     RecordSpec, StrSpec, TzRule, UnionSpec,
 };
+use crate::py::cpython::{DictTemplateLayout, FillingLayout};
 use crate::py::{self, temporal, Obj};
 use polycodec_formats::msgpack::epoch;
 use polycodec_formats::text;
@@ -1247,6 +1248,18 @@ impl<'py> RecordBuilder<'py> {
                 Ok(instance)
             }
             RecordKind::TypedDict => {
+                // Every key present: a copy of the keys' template, values stored by position.
+                if let Some(template) = &spec.dict_template {
+                    if values.iter().all(Option::is_some) {
+                        let mut filling = template.copy(py)?;
+                        for (position, value) in values.iter_mut().enumerate() {
+                            if let Some(value) = value.take() {
+                                filling.put(position, value);
+                            }
+                        }
+                        return Ok(filling.finish());
+                    }
+                }
                 // Made at its size: no resize while the keys go in.
                 let dict = py::builders::presized_dict(py, values.len())?;
                 for (value, field) in values.iter_mut().zip(&spec.fields) {
@@ -1257,6 +1270,17 @@ impl<'py> RecordBuilder<'py> {
                 Ok(dict.into_any())
             }
             RecordKind::NamedTuple => {
+                if spec.tuple_new && values.iter().all(Option::is_some) {
+                    // Its `__new__` is namedtuple's own, `tuple.__new__(cls, items)`: called
+                    // in C, with no Python code run.
+                    let cls = cls.cast::<PyType>().map_err(PyErr::from)?;
+                    let items = values.iter_mut().map(|slot| match slot.take() {
+                        Some(value) => value,
+                        None => py.None().into_bound(py),
+                    });
+                    let items = crate::py::new_tuple(py, items)?;
+                    return Ok(py::builders::tuple_subclass_instance(cls, items)?);
+                }
                 let items: Vec<Obj<'py>> = values.iter_mut().filter_map(Option::take).collect();
                 let args = crate::py::new_tuple(py, items.into_iter())?;
                 // A named tuple's `__new__` is Python code.

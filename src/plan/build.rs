@@ -329,6 +329,14 @@ fn build_record(kind: RecordKind, data: &Bound<'_, PyDict>) -> PyResult<Node> {
     let before_fill = get_object(data, "before_fill")?;
     let user_setattr = kind == RecordKind::Dataclass
         && (before_fill.is_some() || has_python_descriptor(&cls, &fields)?);
+    let tuple_new = kind == RecordKind::NamedTuple && makes_tuples_directly(&cls)?;
+    let dict_template = if kind == RecordKind::TypedDict {
+        let keys: Vec<Bound<'_, PyString>> =
+            fields.iter().map(|f| f.name.bind(py).clone()).collect();
+        crate::py::cpython::dict_template(py, &keys)
+    } else {
+        None
+    };
     let names: Vec<Py<PyString>> = fields.iter().map(|f| f.name.clone_ref(py)).collect();
     let access = FieldAccess::for_class(kind, &cls, &names)?;
     let fills = fields
@@ -346,6 +354,8 @@ fn build_record(kind: RecordKind, data: &Bound<'_, PyDict>) -> PyResult<Node> {
         before_fill,
         after_fill: get_object(data, "after_fill")?,
         user_setattr,
+        tuple_new,
+        dict_template,
         frozen: get_bool(data, "frozen")?,
         slots: get_bool(data, "slots")?,
         access,
@@ -384,6 +394,29 @@ fn fill_of(py: Python<'_>, default: &FieldDefault) -> Fill {
             }
         }
     }
+}
+
+/// Whether named tuple class `cls` makes an instance with nothing but `tuple.__new__(cls,
+/// fields)`: its `__new__` is the function `collections.namedtuple` generates (made in a
+/// namespace whose `_tuple_new` is `tuple.__new__`; a subclass that defines its own is not),
+/// and no `__init__` runs after it (it is `object.__init__`).
+fn makes_tuples_directly(cls: &Bound<'_, PyAny>) -> PyResult<bool> {
+    let py = cls.py();
+    let builtins = py.import("builtins")?;
+    let tuple_new = builtins.getattr("tuple")?.getattr("__new__")?;
+    let object_init = builtins.getattr("object")?.getattr("__init__")?;
+    if !cls.getattr("__init__")?.is(&object_init) {
+        return Ok(false);
+    }
+    let Ok(globals) = cls.getattr("__new__")?.getattr("__globals__") else {
+        return Ok(false);
+    };
+    let Ok(globals) = globals.cast::<PyDict>() else {
+        return Ok(false);
+    };
+    Ok(globals
+        .get_item("_tuple_new")?
+        .is_some_and(|found| found.is(&tuple_new)))
 }
 
 /// Whether a field of the class is set through a data descriptor other than a slot's member
@@ -886,7 +919,9 @@ fn decode_is_pure(py: Python<'_>, plan: &Plan) -> PyResult<bool> {
         match node {
             Node::Extension(_) => return Ok(false),
             Node::Record(spec) => {
-                if spec.kind == RecordKind::NamedTuple || spec.post_init || spec.user_setattr {
+                // A named tuple made by namedtuple's own `__new__` is made in C (`tuple_new`).
+                let tuple_call = spec.kind == RecordKind::NamedTuple && !spec.tuple_new;
+                if tuple_call || spec.post_init || spec.user_setattr {
                     return Ok(false);
                 }
                 if spec.kind == RecordKind::Dataclass

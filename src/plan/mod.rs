@@ -779,6 +779,13 @@ pub struct RecordSpec {
     /// descriptor defined in Python (its `__set__` is Python code), or `before_fill` runs
     /// first.
     pub user_setattr: bool,
+    /// A named tuple whose `__new__` is the one `collections.namedtuple` generates (it calls
+    /// `tuple.__new__(cls, fields)`) and whose `__init__` is `object`'s: decoding makes its
+    /// instances with that call, in C, rather than calling the class.
+    pub tuple_new: bool,
+    /// A TypedDict's keys in field order with `None` values (the `dict_template` layout, where
+    /// it is in use): a decoded dict with every key is a copy of it filled by position.
+    pub dict_template: Option<crate::py::cpython::DictTemplate>,
     /// A frozen dataclass (always true for a namedtuple).
     pub frozen: bool,
     pub slots: bool,

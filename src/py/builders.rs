@@ -136,3 +136,29 @@ impl<'py> ListFill<'py> {
         Ok(self.list)
     }
 }
+
+/// `tuple.__new__(cls, items)` for a tuple subclass `cls` (a named tuple), called in C: the
+/// instance the `__new__` that `collections.namedtuple` generates returns for these items,
+/// without that Python function's frame or `type.__call__`'s lookups.
+pub fn tuple_subclass_instance<'py>(
+    cls: &Bound<'py, pyo3::types::PyType>,
+    items: Bound<'py, pyo3::types::PyTuple>,
+) -> PyResult<Obj<'py>> {
+    let py = cls.py();
+    let args = super::new_tuple(py, std::iter::once(items.into_any()))?;
+    // SAFETY: `tuple`'s static type object has a `tp_new`; it is called as `tuple.__new__`
+    // is, with a subtype of tuple (the caller's named tuple class), one positional argument
+    // and no keywords, and returns a new reference or NULL with an exception set.
+    unsafe {
+        let tuple_type = std::ptr::addr_of_mut!(ffi::PyTuple_Type);
+        let Some(new) = (*tuple_type).tp_new else {
+            return Err(pyo3::exceptions::PySystemError::new_err(
+                "tuple has no tp_new",
+            ));
+        };
+        Bound::from_owned_ptr_or_err(
+            py,
+            new(cls.as_type_ptr(), args.as_ptr(), std::ptr::null_mut()),
+        )
+    }
+}

@@ -12,6 +12,7 @@ pub mod defaults;
 pub mod entry;
 pub mod fields;
 pub mod floor;
+pub mod json_shape;
 pub mod keys;
 pub mod output;
 pub mod shapes;

@@ -35,38 +35,7 @@ pub struct Bail;
 /// strs, equal to the cached ones reading makes). No Python code runs meanwhile, so the
 /// containers keep their items while they are looked at.
 fn is_untyped_result(value: &Bound<'_, PyAny>, depth: usize) -> bool {
-    match py::builtin(value) {
-        py::Builtin::Str | py::Builtin::Int | py::Builtin::Bool | py::Builtin::None => true,
-        py::Builtin::Float => value
-            .cast::<PyFloat>()
-            .is_ok_and(|float| float.value().is_finite()),
-        py::Builtin::List if depth < MAX_DEPTH => nested(depth, || {
-            let Ok(list) = value.cast::<PyList>() else {
-                return false;
-            };
-            let mut index = 0;
-            while let Some(item) = py::list_item_borrowed(list, index) {
-                if !is_untyped_result(&item, depth + 1) {
-                    return false;
-                }
-                index += 1;
-            }
-            true
-        }),
-        py::Builtin::Dict if depth < MAX_DEPTH => nested(depth, || {
-            let Ok(dict) = value.cast::<PyDict>() else {
-                return false;
-            };
-            let mut position = 0;
-            while let Some((key, item)) = py::next_entry_borrowed(dict, &mut position) {
-                if !key.is_exact_instance_of::<PyString>() || !is_untyped_result(&item, depth + 1) {
-                    return false;
-                }
-            }
-            true
-        }),
-        _ => false,
-    }
+    py::json_shape::is_json_value(value, depth)
 }
 
 type Out<'py> = std::result::Result<Obj<'py>, Bail>;
@@ -113,8 +82,8 @@ impl<'p, 'py> Decoder<'p, 'py, ObjectInput<'py>> {
                 }
             }
             Node::Record(spec)
-                if spec.array_like
-                    && spec.kind == RecordKind::Dataclass
+                if (spec.array_like && spec.kind == RecordKind::Dataclass
+                    || spec.kind == RecordKind::NamedTuple && spec.tuple_new)
                     && spec.tag.is_none()
                     && spec.class_tag().is_none() =>
             {

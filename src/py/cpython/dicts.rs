@@ -164,6 +164,30 @@ pub unsafe fn next_entry(
     }
 }
 
+/// `dict`'s entries as (key, value) pointer pairs and their count (`dk_nentries`; a deleted
+/// entry's value is NULL), when its table is a combined one of exact str keys
+/// (`DICT_KEYS_UNICODE`: CPython keeps that kind only while every key is an exact str);
+/// `None` for any other table.
+///
+/// # Safety
+/// `dict` is a live exact dict and the GIL is held; the entries are read only while no Python
+/// code runs (nothing may change the dict meanwhile).
+#[inline(always)]
+pub unsafe fn str_keyed_entries(
+    dict: *mut ffi::PyObject,
+) -> Option<(*const [*mut ffi::PyObject; 2], usize)> {
+    // SAFETY: the caller's live dict, whose head and keys object have this layout in every
+    // known family; a unicode entry is two pointers (key, value), `#[repr(C)]`.
+    unsafe {
+        let (keys, values) = table(dict);
+        if keys.is_null() || !values.is_null() || (*keys).dk_kind != DICT_KEYS_UNICODE {
+            return None;
+        }
+        let first = entries(keys) as *const [*mut ffi::PyObject; 2];
+        Some((first, (*keys).dk_nentries as usize))
+    }
+}
+
 /// A record's dict with `None` for every value.
 pub struct DictTemplate {
     dict: Py<PyDict>,

@@ -108,6 +108,18 @@ pub trait Family {
         position: &mut ffi::Py_ssize_t,
     ) -> Option<Option<(*mut ffi::PyObject, *mut ffi::PyObject)>>;
 
+    /// An exact dict's entries as (key, value) pairs and their count, when every key is an
+    /// exact str (`dict_entries`, see [`dicts::str_keyed_entries`]); `None`: walk it entry by
+    /// entry.
+    ///
+    /// # Safety
+    /// `dict` is a live exact dict, the GIL is held, and no Python code runs while the
+    /// entries are read.
+    #[allow(clippy::type_complexity)]
+    unsafe fn str_keyed_entries(
+        dict: *mut ffi::PyObject,
+    ) -> Option<(*const [*mut ffi::PyObject; 2], usize)>;
+
     /// The int of `value` (at least 2**64) made from its digits (`wide_int`); `None`: PyO3's
     /// conversion.
     fn wide_int(py: Python<'_>, value: u128) -> Option<PyResult<Obj<'_>>>;
@@ -404,6 +416,24 @@ pub unsafe fn next_dict_entry(
     }
     // SAFETY: the caller's live dict, under the GIL.
     unsafe { Running::next_dict_entry(dict, position) }
+}
+
+/// An exact dict's (key, value) entries and their count when every key is an exact str,
+/// when `dict_entries` is in use (see [`Family::str_keyed_entries`]).
+///
+/// # Safety
+/// `dict` is a live exact dict, the GIL is held, and no Python code runs while the entries
+/// are read.
+#[inline(always)]
+#[allow(clippy::type_complexity)]
+pub unsafe fn str_keyed_entries(
+    dict: *mut ffi::PyObject,
+) -> Option<(*const [*mut ffi::PyObject; 2], usize)> {
+    if !layout_in_use(Layout::DictEntries) {
+        return None;
+    }
+    // SAFETY: the caller's live exact dict, under the GIL, no Python code running.
+    unsafe { Running::str_keyed_entries(dict) }
 }
 
 /// The int of `value` (at least 2**64) made from its digits, when `wide_int` is in use.

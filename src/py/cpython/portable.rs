@@ -61,6 +61,12 @@ impl Family for Layouts {
         None
     }
 
+    unsafe fn str_keyed_entries(
+        _dict: *mut ffi::PyObject,
+    ) -> Option<(*const [*mut ffi::PyObject; 2], usize)> {
+        None
+    }
+
     fn wide_int(_py: Python<'_>, _value: u128) -> Option<PyResult<Obj<'_>>> {
         None
     }

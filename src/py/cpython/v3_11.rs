@@ -80,6 +80,14 @@ impl Family for Layouts {
         unsafe { super::dicts::next_entry(dict, position) }
     }
 
+    #[inline(always)]
+    unsafe fn str_keyed_entries(
+        dict: *mut ffi::PyObject,
+    ) -> Option<(*const [*mut ffi::PyObject; 2], usize)> {
+        // SAFETY: the caller's live exact dict, under the GIL, no Python code running.
+        unsafe { super::dicts::str_keyed_entries(dict) }
+    }
+
     fn wide_int(py: Python<'_>, value: u128) -> Option<PyResult<Obj<'_>>> {
         // SAFETY: 3.11's ints keep their digits after the variable-size header (`ob_size`).
         unsafe { objects::wide_int_from_new(py, value, std::mem::size_of::<ffi::PyVarObject>()) }

@@ -78,6 +78,14 @@ impl Family for Layouts {
         unsafe { super::dicts::next_entry(dict, position) }
     }
 
+    #[inline(always)]
+    unsafe fn str_keyed_entries(
+        dict: *mut ffi::PyObject,
+    ) -> Option<(*const [*mut ffi::PyObject; 2], usize)> {
+        // SAFETY: the caller's live exact dict, under the GIL, no Python code running.
+        unsafe { super::dicts::str_keyed_entries(dict) }
+    }
+
     fn wide_int(py: Python<'_>, value: u128) -> Option<PyResult<Obj<'_>>> {
         // SAFETY: 3.13's ints keep their digits after the object header and `lv_tag` (one
         // word), 30 bits in 32 (checked at module load).

@@ -83,6 +83,14 @@ impl Family for Layouts {
     /// Through `PyLongWriter_Create`, whose digits are the native layout's
     /// (`PyLong_GetNativeLayout`: 30 bits in 32, least significant first, checked at module
     /// load), and `PyLongWriter_Finish`, which normalises the int.
+    #[inline(always)]
+    unsafe fn str_keyed_entries(
+        dict: *mut ffi::PyObject,
+    ) -> Option<(*const [*mut ffi::PyObject; 2], usize)> {
+        // SAFETY: the caller's live exact dict, under the GIL, no Python code running.
+        unsafe { super::dicts::str_keyed_entries(dict) }
+    }
+
     fn wide_int(py: Python<'_>, value: u128) -> Option<PyResult<Obj<'_>>> {
         const MASK: u128 = (1 << 30) - 1;
         let size = (128 - value.leading_zeros()).div_ceil(30) as usize;
