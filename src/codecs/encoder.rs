@@ -91,10 +91,17 @@ pub trait WireWriter {
             PlainValue::Bool(flag) => self.boolean(flag),
             PlainValue::Int(number) => self.int(number),
             PlainValue::Float(number) => return self.float(number).is_ok(),
-            PlainValue::Ascii(text) => self.str(text),
+            PlainValue::Ascii(text) => self.ascii(text),
             PlainValue::DateTime(value) => return self.plain_datetime(value),
         }
         true
+    }
+
+    /// An ASCII str's text, borrowed from a plain value (a field, a list item, a dict key or
+    /// value): a byte writer copies a short one in pieces, as it does a short `py_str`.
+    #[inline(always)]
+    fn ascii(&mut self, text: &str) {
+        self.str(text)
     }
 
     /// A datetime field's value taken straight from the instance, as [`WireWriter::plain`]
@@ -1311,28 +1318,22 @@ impl<'p, 'w, W: WireWriter> Encoder<'p, 'w, W> {
             }
             self.w.room()?;
             self.w.separator(count);
-            let field = &spec.fields[index];
             let w = &mut *self.w;
-            let read = reader.read(value, index, entry.name.bind(py), |item| {
-                if field.unset && item.addr() == unset {
-                    return Step::Left;
-                }
-                if let Some(plain) = entry.plain.and_then(|rule| item.plain(rule)) {
-                    if w.plain(plain) {
-                        return Step::Written;
+            // The reader of the common record: a plain value is written as it is read (UNSET,
+            // never a plain value, comes back with the others).
+            let name = entry.name.bind(py);
+            match reader.next(value, index, name, entry.plain, |plain| w.plain(plain)) {
+                Next::Written => {}
+                Next::Value(item) => {
+                    let field = &spec.fields[index];
+                    if field.unset && item.as_ptr() as usize == unset {
+                        return Err(unset_in_array(field).at_index(count));
                     }
-                }
-                Step::Value(item.into_owned())
-            });
-            match read {
-                Read::Took(Step::Written) => {}
-                Read::Took(Step::Value(item) | Step::Ask(item)) => {
                     self.entry_value(entry, names, &item)
                         .map_err(|e| e.at_index(count))?;
                 }
-                Read::Took(Step::Left) => return Err(unset_in_array(field).at_index(count)),
-                Read::Missing => return Err(missing_field(field)),
-                Read::Failed(err) => return Err(Error::from(*err)),
+                Next::Missing => return Err(missing_field(&spec.fields[index])),
+                Next::Failed(err) => return Err(Error::from(*err)),
             }
             count += 1;
         }

@@ -1000,10 +1000,5 @@ unsafe fn exact_int<'a>(value: *mut ffi::PyObject) -> Option<PlainValue<'a>> {
     if ffi::PyLong_CheckExact(value) == 0 {
         return None;
     }
-    let mut overflow = 0;
-    let number = ffi::PyLong_AsLongLongAndOverflow(value, &mut overflow);
-    if overflow != 0 {
-        return None;
-    }
-    Some(PlainValue::Int(number))
+    super::cpython::int_value(value).map(PlainValue::Int)
 }
