@@ -649,6 +649,23 @@ impl<'py> FieldReader<'_, 'py> {
                 }
                 item
             }
+            How::Mapping => match &self.held {
+                Some(dict) => {
+                    // SAFETY: `held` is a dict (checked when the reader was made); the lookup
+                    // returns a borrowed reference, or NULL (with an exception set when the
+                    // lookup failed: an unhashable or failing key comparison).
+                    let item =
+                        unsafe { ffi::PyDict_GetItemWithError(dict.as_ptr(), name.as_ptr()) };
+                    if item.is_null() {
+                        return match PyErr::take(value.py()) {
+                            Some(err) => failed(err),
+                            None => Next::Missing,
+                        };
+                    }
+                    item
+                }
+                None => return Next::Missing,
+            },
             _ => return settle(self.other(value, index, name)),
         };
         let next = take(item);
