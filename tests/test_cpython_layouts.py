@@ -28,6 +28,7 @@ LAYOUTS = [
     "dict_entries",
     "dict_template",
     "wide_int",
+    "int_digits",
 ]
 OFF = "turned off by POLYCODEC_PORTABLE"
 
@@ -112,8 +113,8 @@ def test_a_layout_not_in_use_says_why() -> None:
         ("inline_values", {"inline_values"}),
         ("slotted_creation, str_state", {"slotted_creation", "str_state"}),
         (
-            "slot_offsets,dict_entries,dict_template,wide_int",
-            {"slot_offsets", "dict_entries", "dict_template", "wide_int"},
+            "slot_offsets,dict_entries,dict_template,wide_int,int_digits",
+            {"slot_offsets", "dict_entries", "dict_template", "wide_int", "int_digits"},
         ),
     ],
 )

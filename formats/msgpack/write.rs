@@ -206,14 +206,24 @@ impl Pending {
         }
     }
 
-    #[cold]
+    /// The header rewritten for `count` items: in place when it keeps its size (a record map
+    /// with fields left out stays a fixmap: `omit_defaults`, UNSET), else moved.
+    #[inline]
     fn rewrite(self, out: &mut Vec<u8>, count: usize) {
         let (_, old_length) = container_header(self.kind, self.expected);
         let (header, length) = container_header(self.kind, count);
-        out.splice(
-            self.start..self.start + old_length,
-            header[..length].iter().copied(),
-        );
+        if length == old_length {
+            out[self.start..self.start + length].copy_from_slice(&header[..length]);
+            return;
+        }
+        Self::moved(out, self.start, old_length, &header[..length]);
+    }
+
+    /// A header of another size than the one written (`splice` moves the items after it).
+    #[cold]
+    #[inline(never)]
+    fn moved(out: &mut Vec<u8>, start: usize, old_length: usize, header: &[u8]) {
+        out.splice(start..start + old_length, header.iter().copied());
     }
 }
 

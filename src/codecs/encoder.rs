@@ -18,7 +18,7 @@ use crate::plan::{
     EnumSpec, Field, FieldDefault, LiteralValue, Node, NodeId, PlainRule, Plan, RecordKind,
     RecordLayout, RecordSpec, Verdict,
 };
-use crate::py::fields::{plain_of, FieldReader, Next, Plain, PlainDateTime, PlainValue, Read};
+use crate::py::fields::{plain_of, FieldReader, Next, Plain, PlainDateTime, PlainValue};
 use crate::py::{self, temporal, Obj};
 use crate::shape::{self, Shape};
 use crate::values::nested;
@@ -91,10 +91,17 @@ pub trait WireWriter {
             PlainValue::Bool(flag) => self.boolean(flag),
             PlainValue::Int(number) => self.int(number),
             PlainValue::Float(number) => return self.float(number).is_ok(),
-            PlainValue::Ascii(text) => self.str(text),
+            PlainValue::Ascii(text) => self.ascii(text),
             PlainValue::DateTime(value) => return self.plain_datetime(value),
         }
         true
+    }
+
+    /// An ASCII str's text, borrowed from a plain value (a field, a list item, a dict key or
+    /// value): a byte writer copies a short one in pieces, as it does a short `py_str`.
+    #[inline(always)]
+    fn ascii(&mut self, text: &str) {
+        self.str(text)
     }
 
     /// A datetime field's value taken straight from the instance, as [`WireWriter::plain`]
@@ -616,19 +623,6 @@ pub(crate) fn unset_in_array(field: &Field) -> Error {
 #[cold]
 pub(crate) fn missing_field(field: &Field) -> Error {
     Error::encode(format!("missing required field `{}`", field.name))
-}
-
-/// What the field walks of [`Encoder::sparse_fields`] and [`Encoder::array_fields`] did with a
-/// field's value.
-enum Step<'py> {
-    /// Left out: UNSET, or its default.
-    Left,
-    /// Written as a plain value.
-    Written,
-    /// For the general path, its name written (in a map).
-    Value(Obj<'py>),
-    /// For the general comparison with its default, nothing written yet.
-    Ask(Obj<'py>),
 }
 
 /// The error for a value that is not an instance of the record's class.
@@ -1237,45 +1231,62 @@ impl<'p, 'w, W: WireWriter> Encoder<'p, 'w, W> {
             let field = &spec.fields[index];
             let first = count == 0;
             let w = &mut *self.w;
-            let read = reader.read(value, index, entry.name.bind(py), |item| {
+            // Whether `take` ran (the access read a borrowed value): it then left the value
+            // out, wrote it, or wrote its name and handed it on, unless the general comparison
+            // with its default must decide (`ask`).
+            let (mut took, mut ask) = (false, false);
+            let next = reader.next_item(value, index, entry.name.bind(py), |item| {
+                took = true;
                 if field.unset && item.addr() == unset {
-                    return Step::Left;
+                    return Next::Missing;
                 }
                 match item.default_verdict(&field.omit) {
-                    Verdict::Default => return Step::Left,
-                    Verdict::Ask => return Step::Ask(item.into_owned()),
+                    Verdict::Default => return Next::Missing,
+                    Verdict::Ask => {
+                        ask = true;
+                        return Next::Value(item.owned(py));
+                    }
                     Verdict::Other => {}
                 }
                 w.entry_name(names, entry, first);
                 if let Some(plain) = entry.plain.and_then(|rule| item.plain(rule)) {
                     if w.plain(plain) {
-                        return Step::Written;
+                        return Next::Written;
                     }
                 }
-                Step::Value(item.into_owned())
+                Next::Value(item.owned(py))
             });
-            let item = match read {
-                Read::Took(Step::Left) => continue,
-                Read::Took(Step::Written) => {
+            let item = match next {
+                Next::Written => {
                     count += 1;
                     continue;
                 }
-                Read::Took(Step::Value(item)) => item,
-                Read::Took(Step::Ask(item)) => {
-                    if shape::equals_default(&field.default, &item)? {
-                        continue;
-                    }
-                    self.w.entry_name(names, entry, first);
-                    item
-                }
-                Read::Missing => {
-                    if matches!(field.default, FieldDefault::Required) {
+                Next::Value(item) => item,
+                // Left out by `take`, or a TypedDict without the key.
+                Next::Missing => {
+                    if !took && matches!(field.default, FieldDefault::Required) {
                         return Err(missing_field(field));
                     }
                     continue;
                 }
-                Read::Failed(err) => return Err(Error::from(*err)),
+                Next::Failed(err) => return Err(Error::from(*err)),
             };
+            if !took || ask {
+                if !took {
+                    if field.unset && item.as_ptr() as usize == unset {
+                        continue;
+                    }
+                    ask = match field.omit.check(&item) {
+                        Verdict::Default => continue,
+                        Verdict::Ask => true,
+                        Verdict::Other => false,
+                    };
+                }
+                if ask && shape::equals_default(&field.default, &item)? {
+                    continue;
+                }
+                self.w.entry_name(names, entry, first);
+            }
             count += 1;
             self.entry_value(entry, names, &item)
                 .map_err(|e| e.at_field(&field.wire_name))?;
@@ -1311,28 +1322,22 @@ impl<'p, 'w, W: WireWriter> Encoder<'p, 'w, W> {
             }
             self.w.room()?;
             self.w.separator(count);
-            let field = &spec.fields[index];
             let w = &mut *self.w;
-            let read = reader.read(value, index, entry.name.bind(py), |item| {
-                if field.unset && item.addr() == unset {
-                    return Step::Left;
-                }
-                if let Some(plain) = entry.plain.and_then(|rule| item.plain(rule)) {
-                    if w.plain(plain) {
-                        return Step::Written;
+            // The reader of the common record: a plain value is written as it is read (UNSET,
+            // never a plain value, comes back with the others).
+            let name = entry.name.bind(py);
+            match reader.next(value, index, name, entry.plain, |plain| w.plain(plain)) {
+                Next::Written => {}
+                Next::Value(item) => {
+                    let field = &spec.fields[index];
+                    if field.unset && item.as_ptr() as usize == unset {
+                        return Err(unset_in_array(field).at_index(count));
                     }
-                }
-                Step::Value(item.into_owned())
-            });
-            match read {
-                Read::Took(Step::Written) => {}
-                Read::Took(Step::Value(item) | Step::Ask(item)) => {
                     self.entry_value(entry, names, &item)
                         .map_err(|e| e.at_index(count))?;
                 }
-                Read::Took(Step::Left) => return Err(unset_in_array(field).at_index(count)),
-                Read::Missing => return Err(missing_field(field)),
-                Read::Failed(err) => return Err(Error::from(*err)),
+                Next::Missing => return Err(missing_field(&spec.fields[index])),
+                Next::Failed(err) => return Err(Error::from(*err)),
             }
             count += 1;
         }

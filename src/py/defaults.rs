@@ -139,9 +139,7 @@ impl DefaultTest {
                 if ffi::PyLong_CheckExact(value) == 0 {
                     return Verdict::Other;
                 }
-                let mut overflow = 0;
-                let found = ffi::PyLong_AsLongLongAndOverflow(value, &mut overflow);
-                verdict(overflow == 0 && found == number)
+                verdict(super::cpython::int_value(value) == Some(number))
             }
             DefaultTest::Float(default, bits) => verdict(
                 addr == default

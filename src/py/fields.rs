@@ -567,6 +567,27 @@ impl<'py> FieldReader<'_, 'py> {
         })
     }
 
+    /// Field `index` of `value`, handed to `take` as a [`Borrowed`] value where the access
+    /// reads a pointer (the instance dict walked in order, inline values, slot offsets), else
+    /// returned as `Next::Value` without `take`. `take` runs no Python code while it holds the
+    /// value, and returns `Next::Value` for one it hands on (for `omit_defaults`: a value left
+    /// out is its own `Next::Missing`).
+    #[inline(always)]
+    pub fn next_item(
+        &mut self,
+        value: &Obj<'py>,
+        index: usize,
+        name: &Bound<'py, PyString>,
+        take: impl FnOnce(Borrowed<'_>) -> Next<'py>,
+    ) -> Next<'py> {
+        self.next_with(value, index, name, |item| {
+            take(Borrowed {
+                ptr: item,
+                _borrowed: std::marker::PhantomData,
+            })
+        })
+    }
+
     /// Reads field `index` of `value` and hands a borrowed pointer to it to `take`, for the
     /// accesses that have one (the instance dict walked in order, slot offsets); the others
     /// return the value as an owned reference.
@@ -628,6 +649,23 @@ impl<'py> FieldReader<'_, 'py> {
                 }
                 item
             }
+            How::Mapping => match &self.held {
+                Some(dict) => {
+                    // SAFETY: `held` is a dict (checked when the reader was made); the lookup
+                    // returns a borrowed reference, or NULL (with an exception set when the
+                    // lookup failed: an unhashable or failing key comparison).
+                    let item =
+                        unsafe { ffi::PyDict_GetItemWithError(dict.as_ptr(), name.as_ptr()) };
+                    if item.is_null() {
+                        return match PyErr::take(value.py()) {
+                            Some(err) => failed(err),
+                            None => Next::Missing,
+                        };
+                    }
+                    item
+                }
+                None => return Next::Missing,
+            },
             _ => return settle(self.other(value, index, name)),
         };
         let next = take(item);
@@ -693,142 +731,6 @@ impl<'py> FieldReader<'_, 'py> {
         }
     }
 
-    /// Field `index` of `value`, handed to `take` as a [`FieldItem`]: borrowed from the
-    /// instance where the access reads a pointer (an instance dict walked in order, inline
-    /// values, slot offsets, a NamedTuple's items, a TypedDict's entry), else owned. `take`
-    /// decides what to do with it (leave it out, write it as a plain value, or take it for the
-    /// general encoder); it must run no Python code while it holds the item borrowed.
-    #[inline(always)]
-    pub fn read<R>(
-        &mut self,
-        value: &Obj<'py>,
-        index: usize,
-        name: &Bound<'py, PyString>,
-        take: impl FnOnce(FieldItem<'_, 'py>) -> R,
-    ) -> Read<R> {
-        let py = value.py();
-        let mut owned = None;
-        let item = match self.how {
-            How::Dict(dict) => {
-                let mut key: *mut ffi::PyObject = std::ptr::null_mut();
-                let mut item: *mut ffi::PyObject = std::ptr::null_mut();
-                let position = self.position;
-                // SAFETY: as in `next_with`.
-                let found =
-                    unsafe { ffi::PyDict_Next(dict, &mut self.position, &mut key, &mut item) };
-                if found == 0 || key != name.as_ptr() {
-                    self.position = position;
-                    match self.not_next(value, name) {
-                        Ok(Next::Value(item)) => owned = Some(item),
-                        Ok(_) => return Read::Missing,
-                        Err(err) => return Read::Failed(Box::new(err)),
-                    }
-                    std::ptr::null_mut()
-                } else {
-                    item
-                }
-            }
-            How::Inline(inline) => {
-                if self.values.is_null() {
-                    if let Some(values) = inline.readable_values(value) {
-                        self.values = values;
-                    }
-                }
-                // SAFETY: as in `next_with`.
-                match (!self.values.is_null())
-                    .then(|| unsafe { inline.read_from(self.values, index) })
-                    .flatten()
-                {
-                    Some(item) => item,
-                    None => {
-                        self.values = std::ptr::null_mut();
-                        match self.not_next(value, name) {
-                            Ok(Next::Value(item)) => owned = Some(item),
-                            Ok(_) => return Read::Missing,
-                            Err(err) => return Read::Failed(Box::new(err)),
-                        }
-                        std::ptr::null_mut()
-                    }
-                }
-            }
-            How::Offsets(offsets) => {
-                // SAFETY: as in `next_with`.
-                let item = unsafe {
-                    *value
-                        .as_ptr()
-                        .cast::<u8>()
-                        .add(offsets[index])
-                        .cast::<*mut ffi::PyObject>()
-                };
-                if item.is_null() {
-                    match unset(value, name) {
-                        Ok(Next::Value(item)) => owned = Some(item),
-                        Ok(_) => return Read::Missing,
-                        Err(err) => return Read::Failed(Box::new(err)),
-                    }
-                }
-                item
-            }
-            How::Tuple => match &self.held {
-                // SAFETY: `held` is the record's tuple (checked when the reader was made);
-                // its size is read before the item, which it holds.
-                Some(tuple) => unsafe {
-                    if index >= ffi::PyTuple_GET_SIZE(tuple.as_ptr()) as usize {
-                        return Read::Missing;
-                    }
-                    ffi::PyTuple_GET_ITEM(tuple.as_ptr(), index as ffi::Py_ssize_t)
-                },
-                None => return Read::Missing,
-            },
-            How::Mapping => match &self.held {
-                Some(dict) => {
-                    // SAFETY: `held` is a dict (checked when the reader was made); the lookup
-                    // returns a borrowed reference, or NULL (with an exception set when the
-                    // lookup failed: an unhashable or failing key comparison).
-                    let item =
-                        unsafe { ffi::PyDict_GetItemWithError(dict.as_ptr(), name.as_ptr()) };
-                    if item.is_null() {
-                        return match PyErr::take(py) {
-                            Some(err) => Read::Failed(Box::new(err)),
-                            None => Read::Missing,
-                        };
-                    }
-                    item
-                }
-                None => return Read::Missing,
-            },
-            _ => match self.other(value, index, name) {
-                Ok(Next::Value(item)) => {
-                    owned = Some(item);
-                    std::ptr::null_mut()
-                }
-                Ok(_) => return Read::Missing,
-                Err(err) => return Read::Failed(Box::new(err)),
-            },
-        };
-        let mut escaped = false;
-        let found = match owned {
-            Some(item) => FieldItem {
-                ptr: item.as_ptr(),
-                owned: Some(item),
-                py,
-                escaped: &mut escaped,
-            },
-            None => FieldItem {
-                ptr: item,
-                owned: None,
-                py,
-                escaped: &mut escaped,
-            },
-        };
-        let result = take(found);
-        if escaped {
-            // The general encoder takes it from here and may run Python code.
-            self.values = std::ptr::null_mut();
-        }
-        Read::Took(result)
-    }
-
     /// Field `index` of `value`; `None` when a TypedDict lacks the key.
     #[inline]
     pub fn get(
@@ -845,56 +747,41 @@ impl<'py> FieldReader<'_, 'py> {
     }
 }
 
-/// What [`FieldReader::read`] found.
-pub enum Read<R> {
-    /// What `take` made of the field's value.
-    Took(R),
-    /// A TypedDict without the key (or a NamedTuple too short).
-    Missing,
-    /// Reading the field raised (an unset slot, a failing property).
-    Failed(Box<PyErr>),
-}
-
-/// A field's value as [`FieldReader::read`] found it: borrowed from the instance (no reference
-/// taken; the instance keeps it alive while no Python code runs) or owned.
-pub struct FieldItem<'r, 'py> {
+/// A field's value borrowed from the instance by [`FieldReader::next_item`], for the length of
+/// one call of its `take`: no reference is taken, and the instance keeps it alive while no
+/// Python code runs.
+#[derive(Clone, Copy)]
+pub struct Borrowed<'a> {
     ptr: *mut ffi::PyObject,
-    owned: Option<Obj<'py>>,
-    py: Python<'py>,
-    /// Set when the value is taken as an owned reference (for the general encoder).
-    escaped: &'r mut bool,
+    _borrowed: std::marker::PhantomData<&'a ffi::PyObject>,
 }
 
-impl<'r, 'py> FieldItem<'r, 'py> {
+impl<'a> Borrowed<'a> {
     /// The object's address (for identity comparisons with objects the plan holds).
     #[inline(always)]
-    pub fn addr(&self) -> usize {
+    pub fn addr(self) -> usize {
         self.ptr as usize
     }
 
     /// Whether the value is the field's default, by a test decided when the plan was built.
     #[inline(always)]
-    pub fn default_verdict(&self, test: &super::defaults::DefaultTest) -> super::defaults::Verdict {
-        // SAFETY: the item is live while `self` is held (see the type's comment).
+    pub fn default_verdict(self, test: &super::defaults::DefaultTest) -> super::defaults::Verdict {
+        // SAFETY: the item is live for `'a` (see the type's comment).
         unsafe { test.check_ptr(self.ptr) }
     }
 
     /// The value as a plain value when `rule` allows it.
     #[inline(always)]
-    pub fn plain(&self, rule: PlainRule) -> Option<PlainValue<'_>> {
-        // SAFETY: the item is live while `self` (and so the returned value's borrow) is held.
+    pub fn plain(self, rule: PlainRule) -> Option<PlainValue<'a>> {
+        // SAFETY: the item is live for `'a`, which the returned value borrows.
         unsafe { plain_value(self.ptr, rule) }
     }
 
     /// The value as an owned reference, for code that may run Python code.
     #[inline(always)]
-    pub fn into_owned(self) -> Obj<'py> {
-        *self.escaped = true;
-        match self.owned {
-            Some(item) => item,
-            // SAFETY: a live object borrowed from the instance, made an owned reference here.
-            None => unsafe { Bound::from_borrowed_ptr(self.py, self.ptr) },
-        }
+    pub fn owned<'py>(self, py: Python<'py>) -> Obj<'py> {
+        // SAFETY: a live object borrowed from the instance, made an owned reference here.
+        unsafe { Bound::from_borrowed_ptr(py, self.ptr) }
     }
 }
 
@@ -1000,10 +887,5 @@ unsafe fn exact_int<'a>(value: *mut ffi::PyObject) -> Option<PlainValue<'a>> {
     if ffi::PyLong_CheckExact(value) == 0 {
         return None;
     }
-    let mut overflow = 0;
-    let number = ffi::PyLong_AsLongLongAndOverflow(value, &mut overflow);
-    if overflow != 0 {
-        return None;
-    }
-    Some(PlainValue::Int(number))
+    super::cpython::int_value(value).map(PlainValue::Int)
 }

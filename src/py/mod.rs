@@ -379,6 +379,11 @@ pub fn char_count(text: &str, ascii: bool) -> usize {
 /// Reads an int as i64; `None` when it does not fit (the caller falls back to its text form).
 #[inline]
 pub fn int_as_i64(value: &Obj<'_>) -> Option<i64> {
+    // SAFETY: a live object, checked to be an int (so no Python code runs).
+    if unsafe { ffi::PyLong_Check(value.as_ptr()) } != 0 {
+        // SAFETY: as above.
+        return unsafe { cpython::int_value(value.as_ptr()) };
+    }
     let mut overflow: std::os::raw::c_int = 0;
     // SAFETY: `value` is a live int (callers check PyLong first); the call only reads it.
     let result = unsafe { ffi::PyLong_AsLongLongAndOverflow(value.as_ptr(), &mut overflow) };

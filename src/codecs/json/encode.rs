@@ -83,6 +83,15 @@ impl<'k> WireWriter for JsonWriter<'k> {
         write_str(&mut self.out, text);
     }
 
+    /// A short text with nothing to escape is copied in pieces, as in `py_str`.
+    #[inline(always)]
+    fn ascii(&mut self, text: &str) {
+        let bytes = text.as_bytes();
+        if bytes.len() > py::ascii::SHORT || !py::ascii::json_string(&mut self.out, bytes) {
+            write_str(&mut self.out, text);
+        }
+    }
+
     /// A short compact ASCII str with nothing to escape is copied from its buffer in pieces.
     #[inline(always)]
     fn py_str(&mut self, text: &Bound<'_, PyString>) -> Result<()> {

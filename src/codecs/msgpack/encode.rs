@@ -127,6 +127,18 @@ impl<'k> WireWriter for MessagePackWriter<'k> {
     }
 
     /// A compact ASCII str of a fixstr's length is copied from its buffer in pieces.
+    /// A fixstr is copied in pieces, as in `py_str`.
+    #[inline(always)]
+    fn ascii(&mut self, text: &str) {
+        let bytes = text.as_bytes();
+        if bytes.len() < 32 {
+            self.out.push(0xa0 | bytes.len() as u8);
+            py::ascii::append(&mut self.out, bytes);
+        } else {
+            write_str(&mut self.out, text);
+        }
+    }
+
     #[inline(always)]
     fn py_str(&mut self, text: &Bound<'_, PyString>) -> Result<()> {
         if let Some(bytes) = py::ascii_bytes(text) {

@@ -13,7 +13,7 @@
 //!
 //! **Layouts.** Each fast path is one [`Layout`], with a name (`_layouts()`, the switch):
 //! `str_state`, `slot_offsets`, `slotted_creation`, `inline_values`, `dict_entries`,
-//! `dict_template`, `wide_int`. When the module loads, [`check_layouts`] runs the probe
+//! `dict_template`, `wide_int`, `int_digits`. When the module loads, [`check_layouts`] runs the probe
 //! ([`probe`]): for each layout the running interpreter's family knows, it builds known objects
 //! through the layout and compares them with what the public API says (attributes, `vars()`,
 //! `gc.is_tracked`, dict items and order, int values). A layout that disagrees is not used (the
@@ -28,6 +28,8 @@
 pub mod dicts;
 #[cfg(any(polycodec_room = "v3_13", polycodec_room = "v3_14"))]
 pub mod embedded;
+#[cfg(not(polycodec_room = "portable"))]
+pub mod ints;
 #[cfg(not(polycodec_room = "portable"))]
 pub mod objects;
 #[cfg(polycodec_room = "portable")]
@@ -123,6 +125,14 @@ pub trait Family {
     /// The int of `value` (at least 2**64) made from its digits (`wide_int`); `None`: PyO3's
     /// conversion.
     fn wide_int(py: Python<'_>, value: u128) -> Option<PyResult<Obj<'_>>>;
+
+    /// The value of an int of at most two digits, read from them (`int_digits`, see
+    /// [`ints`]); `None`: a longer int, or a family that reads none (the caller asks the API).
+    ///
+    /// # Safety
+    /// `value` is a live int (`PyLong_Check` holds) and the interpreter's digits are 30 bits
+    /// in 32 (checked with the layout).
+    unsafe fn int_digits(value: *mut ffi::PyObject) -> Option<i64>;
 }
 
 /// Where each field of a plain dataclass lives in its instances' values, per family.
@@ -230,11 +240,13 @@ pub enum Layout {
     DictTemplate,
     /// An int beyond 64 bits made from its digits (a UUID's `int`).
     WideInt,
+    /// An int's value read from its digits (every int an encoder writes).
+    IntDigits,
 }
 
 impl Layout {
     /// Every layout, in `_layouts()`'s order.
-    pub const ALL: [Layout; 7] = [
+    pub const ALL: [Layout; 8] = [
         Layout::StrState,
         Layout::SlotOffsets,
         Layout::SlottedCreation,
@@ -242,6 +254,7 @@ impl Layout {
         Layout::DictEntries,
         Layout::DictTemplate,
         Layout::WideInt,
+        Layout::IntDigits,
     ];
 
     /// The name `_layouts()` and `POLYCODEC_PORTABLE` use.
@@ -254,6 +267,7 @@ impl Layout {
             Layout::DictEntries => "dict_entries",
             Layout::DictTemplate => "dict_template",
             Layout::WideInt => "wide_int",
+            Layout::IntDigits => "int_digits",
         }
     }
 }
@@ -443,6 +457,37 @@ pub fn wide_int(py: Python<'_>, value: u128) -> Option<PyResult<Obj<'_>>> {
         return None;
     }
     Running::wide_int(py, value)
+}
+
+/// The value of `value`, an int (of any int type), when it fits 64 bits: read from its digits
+/// where `int_digits` is in use and the int has at most two, else through
+/// `PyLong_AsLongLongAndOverflow`; `None` when it does not fit.
+///
+/// # Safety
+/// `value` is a live int (`PyLong_Check` holds).
+#[inline(always)]
+pub unsafe fn int_value(value: *mut ffi::PyObject) -> Option<i64> {
+    if layout_in_use(Layout::IntDigits) {
+        // SAFETY: the caller's live int; the layout passed its check.
+        if let Some(number) = unsafe { Running::int_digits(value) } {
+            return Some(number);
+        }
+    }
+    // SAFETY: the caller's live int.
+    unsafe { api_int_value(value) }
+}
+
+/// [`int_value`] through the API.
+///
+/// # Safety
+/// As [`int_value`].
+#[inline(never)]
+unsafe fn api_int_value(value: *mut ffi::PyObject) -> Option<i64> {
+    let mut overflow = 0;
+    // SAFETY: the caller's live int: the conversion reads its digits and runs no Python code
+    // (it calls `__index__` only for a value that is not an int).
+    let number = unsafe { ffi::PyLong_AsLongLongAndOverflow(value, &mut overflow) };
+    (overflow == 0).then_some(number)
 }
 
 /// The inline values of a plain dataclass `cls` with fields `names`, when `inline_values` is

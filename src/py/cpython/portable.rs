@@ -70,6 +70,10 @@ impl Family for Layouts {
     fn wide_int(_py: Python<'_>, _value: u128) -> Option<PyResult<Obj<'_>>> {
         None
     }
+
+    unsafe fn int_digits(_value: *mut ffi::PyObject) -> Option<i64> {
+        None
+    }
 }
 
 impl InlineValuesLayout for NoInlineValues {

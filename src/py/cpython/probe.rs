@@ -39,6 +39,14 @@ def dicts():
         {},
     ]
 WIDE = [2**64, 2**64 + 1, 2**90 + 12345, 2**127 + 2**64 + 3, 2**128 - 1, 2**120]
+class Counted(int):
+    pass
+def ints():
+    edges = [0, 1, 5, 255, 256, 2**30 - 1, 2**30, 2**30 + 1, 2**31, 2**32 + 7, 2**59 + 3,
+             2**60 - 1, 2**60, 2**62, 2**63 - 1, 2**63, 2**64 - 1, 2**64, 10**30]
+    made = [int(str(n)) for n in edges] + [n * 3 // 3 for n in edges]
+    return (edges + [-n for n in edges] + made + [-n for n in made]
+            + [True, False, Counted(2**40 + 1), Counted(-7), -2**63, -2**63 - 1])
 ";
 
 /// The subjects of the checks, made once (defining the classes costs more than the checks).
@@ -69,6 +77,7 @@ impl<'py> Probe<'py> {
             Layout::DictEntries => subjects()?.dict_entries(),
             Layout::DictTemplate => subjects()?.dict_template(),
             Layout::WideInt => subjects()?.wide_int(),
+            Layout::IntDigits => subjects()?.int_digits(),
         };
         match result {
             Ok(Ok(())) => Ok(()),
@@ -487,6 +496,38 @@ impl<'py> Subjects<'py> {
                 && made.str()?.to_str()? == expected.str()?.to_str()?;
             if !same {
                 return Ok(Err(format!("{value} is made as another int")));
+            }
+        }
+        Ok(Ok(()))
+    }
+
+    /// Ints read from their digits equal what `PyLong_AsLongLongAndOverflow` reads, at and
+    /// around every digit boundary, both signs (made by literals, parsing and arithmetic), for
+    /// bools and an int subclass; every int of at most 60 bits is read.
+    fn int_digits(&self) -> Verdict {
+        let info = self.get("sys")?.getattr("int_info")?;
+        let bits: u32 = info.getattr("bits_per_digit")?.extract()?;
+        let size: u32 = info.getattr("sizeof_digit")?.extract()?;
+        if (bits, size) != (30, 4) {
+            return Ok(Err(format!(
+                "ints have {bits}-bit digits in {size} bytes, not 30 in 4"
+            )));
+        }
+        for value in self.get("ints")?.call0()?.try_iter()? {
+            let value = value?;
+            let mut overflow = 0;
+            // SAFETY: a live int (every subject is one); the conversion runs no Python code.
+            let expected =
+                unsafe { ffi::PyLong_AsLongLongAndOverflow(value.as_ptr(), &mut overflow) };
+            let bits: u32 = value.call_method0("bit_length")?.extract()?;
+            // SAFETY: as above; the digits were just checked to be 30 bits in 32.
+            let read = unsafe { Running::int_digits(value.as_ptr()) };
+            let agrees = match read {
+                Some(number) => overflow == 0 && number == expected,
+                None => bits > 60,
+            };
+            if !agrees {
+                return Ok(Err(format!("{value} reads as {read:?}")));
             }
         }
         Ok(Ok(()))

@@ -92,6 +92,12 @@ impl Family for Layouts {
         // SAFETY: 3.11's ints keep their digits after the variable-size header (`ob_size`).
         unsafe { objects::wide_int_from_new(py, value, std::mem::size_of::<ffi::PyVarObject>()) }
     }
+
+    #[inline(always)]
+    unsafe fn int_digits(value: *mut ffi::PyObject) -> Option<i64> {
+        // SAFETY: the caller's int, of this interpreter.
+        unsafe { super::ints::signed_size_int(value) }
+    }
 }
 
 /// Where each field of a plain dataclass lives in its instances' inline values array.

@@ -113,4 +113,10 @@ impl Family for Layouts {
             ))
         }
     }
+
+    #[inline(always)]
+    unsafe fn int_digits(value: *mut ffi::PyObject) -> Option<i64> {
+        // SAFETY: the caller's int, of this interpreter.
+        unsafe { super::ints::tagged_int(value) }
+    }
 }
