@@ -15,9 +15,13 @@
 //! (datetime, date, time, UUID, protocol 2's bytes) through `stdlib.rs`.
 
 pub mod encode;
-pub mod fast;
-pub mod general;
-mod stdlib;
+pub mod from_arena;
+pub mod from_opcodes;
+mod recognise;
+// The old paths, until the references move (next commit).
+use from_arena as general;
+use from_opcodes as fast;
+use recognise as stdlib;
 
 pub use polycodec_formats::pickle::{ops, vm};
 
