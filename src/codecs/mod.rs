@@ -212,7 +212,7 @@ pub trait WireFormat: Send + Sync {
         false
     }
 
-    /// The Avro codec behind this format, for the stream API (`src/stream.rs`), which reads and
+    /// The Avro codec behind this format, for the stream API (`src/python_api/stream.rs`), which reads and
     /// writes container files block by block.
     fn as_avro(&self) -> Option<&avro::Avro> {
         None

@@ -17,7 +17,7 @@ use crate::codecs::{self, OpenArgs, WireFormat};
 use crate::errors::{Code, Error, ErrorKind};
 use crate::plan::{build_plan, Plan};
 use crate::py::{GcPause, Obj};
-use crate::stream;
+use super::stream;
 
 /// Encodes and decodes values of one type in one format.
 ///
@@ -436,7 +436,7 @@ impl Codec {
         .map_err(|e: Error| e.into_pyerr(py, ErrorKind::Validation))
     }
 
-    /// Encodes any iterable of values in the format's stream form (see `src/stream.rs`).
+    /// Encodes any iterable of values in the format's stream form (see `src/python_api/stream.rs`).
     #[pyo3(signature = (values, /))]
     fn encode_stream<'py>(&self, values: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyBytes>> {
         stream::encode_stream(self, values)

@@ -1,8 +1,8 @@
-//! The Avro half of the stream API (`src/stream.rs`): an object container file read block by
+//! The Avro half of the stream API (`src/python_api/stream.rs`): an object container file read block by
 //! block as its bytes arrive, and written block by block as values come.
 //!
 //! The byte-level framing (where the header and each block end) lives with the other formats'
-//! in `src/stream.rs`; this module holds what needs the codec's schema and programs.
+//! in `src/python_api/stream.rs`; this module holds what needs the codec's schema and programs.
 
 use std::sync::Arc;
 

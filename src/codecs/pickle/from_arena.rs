@@ -6,7 +6,7 @@
 //! plan's own class objects) or by a fixed list of standard constructors (datetime types,
 //! `Decimal(str)`, `UUID` from its int, `ZoneInfo(key)`), never through a global's name.
 //!
-//! The format's `decode` (`mod.rs`) first tries the single-pass fast path (`fast.rs`); this
+//! The format's `decode` (`mod.rs`) first tries the single-pass fast path (`from_opcodes.rs`); this
 //! two-step path decodes whatever it does not recognise, and is the one that reports every
 //! error.
 
@@ -15,7 +15,7 @@ use std::borrow::Cow;
 use pyo3::prelude::*;
 use pyo3::types::{PyDateTime, PyDelta, PyDict, PyInt, PyTzInfo, PyTzInfoAccess};
 
-use super::stdlib::{make_bytes, module_alias, uuid_bits, DateState, DateTimeState, TimeState};
+use super::recognise::{make_bytes, module_alias, uuid_bits, DateState, DateTimeState, TimeState};
 use super::vm::{self, Arena, CallKind, Id, Value};
 use super::{KeyMap, Pickle, StateForm};
 use crate::errors::{Code, Error, Result};
@@ -1519,7 +1519,7 @@ impl<'a, 'v, 'f, 'p, 'py> Converter<'a, 'v, 'f, 'p, 'py> {
 }
 
 fn latin1(text: &str) -> Result<Vec<u8>> {
-    super::stdlib::latin1(text).ok_or_else(|| {
+    super::recognise::latin1(text).ok_or_else(|| {
         Error::decode(
             Code::PickleInvalid,
             "malformed pickle: latin1 text with a character above U+00FF",

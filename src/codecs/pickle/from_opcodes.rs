@@ -9,7 +9,7 @@
 //!
 //! It never decides that an input is bad. On anything it does not recognise (another opcode, a
 //! global the position does not name, a value the plan rejects, a memo entry of another kind,
-//! a cycle, deep nesting) it gives up and `general.rs` decodes the same input again from byte 0
+//! a cycle, deep nesting) it gives up and `from_arena.rs` decodes the same input again from byte 0
 //! with the general two-step path, which raises the error or decodes what this one left alone.
 //! What it accepts is therefore a subset of what the general path accepts, and it builds each
 //! value with the same constructors and checks, so the result is the same; it only saves the
@@ -30,7 +30,7 @@ use pyo3::types::{PyBool, PyDelta, PyTzInfo, PyTzInfoAccess};
 use smallvec::SmallVec;
 
 use super::ops::*;
-use super::stdlib::{latin1, make_bytes, module_alias, uuid_bits, DateState, DateTimeState};
+use super::recognise::{latin1, make_bytes, module_alias, uuid_bits, DateState, DateTimeState};
 use super::Pickle;
 use crate::errors::{Error, Failure, Result};
 use crate::plan::{

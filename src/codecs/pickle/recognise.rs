@@ -1,5 +1,5 @@
-//! The standard library's objects as pickles carry them, shared by both readers (`fast.rs` and
-//! `general.rs`): the packed states of `datetime`, `date` and `time`, the bytes of protocol 2's
+//! The standard library's objects as pickles carry them, shared by both readers (`from_opcodes.rs` and
+//! `from_arena.rs`): the packed states of `datetime`, `date` and `time`, the bytes of protocol 2's
 //! `_codecs.encode(text, "latin1")`, a UUID's int, Python 2's module names, and bytes or
 //! bytearray values. Each reader finds these in its own way (in the opcode stream, in the
 //! machine's arena) and reports a failure in its own way (the fast path gives up, the general
