@@ -21,10 +21,10 @@
 
 pub mod avro;
 pub mod frame;
+pub mod growth;
 pub mod json;
 pub mod msgpack;
 pub mod pickle;
 pub mod pieces;
 pub mod quote;
-pub mod growth;
 pub mod text;

@@ -44,7 +44,10 @@ fn _polycodec(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_class::<python_api::stream::StreamDecoder>()?;
     module.add_class::<python_api::stream::FileIter>()?;
     module.add_function(wrap_pyfunction!(python_api::codec::rebuild_codec, module)?)?;
-    module.add_function(wrap_pyfunction!(python_api::codec::encode_json_spec, module)?)?;
+    module.add_function(wrap_pyfunction!(
+        python_api::codec::encode_json_spec,
+        module
+    )?)?;
     module.add_function(wrap_pyfunction!(shape::_options_generation, module)?)?;
     module.add_function(wrap_pyfunction!(shape::_options_changed, module)?)?;
     codecs::register(module)?;

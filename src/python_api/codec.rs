@@ -12,12 +12,12 @@ use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyByteArray, PyBytes, PyDict, PyMemoryView, PyString, PyTuple};
 use pyo3::{PyTraverseError, PyVisit};
 
+use super::stream;
 use crate::codecs::decoder::Collected;
 use crate::codecs::{self, OpenArgs, WireFormat};
 use crate::errors::{Code, Error, ErrorKind};
 use crate::plan::{build_plan, Plan};
 use crate::py::{GcPause, Obj};
-use super::stream;
 
 /// Encodes and decodes values of one type in one format.
 ///
