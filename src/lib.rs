@@ -37,10 +37,10 @@ fn _polycodec(module: &Bound<'_, PyModule>) -> PyResult<()> {
     // gives the same to the wheel's metadata); polycodec.__version__ re-exports it.
     module.add("__version__", env!("CARGO_PKG_VERSION"))?;
     module.add_function(wrap_pyfunction!(py::cpython::_layouts, module)?)?;
-    module.add_class::<python_api::codec::Codec>()?;
-    module.add_class::<python_api::codec::Compiled>()?;
+    module.add_class::<python_api::codec_object::Codec>()?;
+    module.add_class::<python_api::codec_object::Compiled>()?;
     module.add_class::<raw::Raw>()?;
-    py::entry::install(&module.py().get_type::<python_api::codec::Codec>())?;
+    py::entry::install(&module.py().get_type::<python_api::codec_object::Codec>())?;
     module.add_class::<python_api::stream::StreamDecoder>()?;
     module.add_class::<python_api::stream::FileIter>()?;
     module.add_function(wrap_pyfunction!(python_api::codec::rebuild_codec, module)?)?;

@@ -2,4 +2,5 @@
 //! and the functions the `polycodec` package calls to build codecs.
 
 pub mod codec;
+pub mod codec_object;
 pub mod stream;

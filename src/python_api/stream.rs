@@ -30,7 +30,7 @@ use polycodec_formats::frame::{Fault, Malformed};
 use polycodec_formats::msgpack::frame::ValueFramer;
 use polycodec_formats::pickle::frame::PickleFramer;
 
-use super::codec::Codec;
+use super::codec_object::Codec;
 use crate::codecs::avro::stream::{Container, OpenBlock, StreamHeader};
 use crate::errors::{self, Code, Error, ErrorKind, Failure, Result};
 use crate::py::{GcPause, Obj};
