@@ -9,7 +9,12 @@ use polycodec_formats::avro::container::{
 };
 use polycodec_formats::avro::wire::Input;
 
-const COMPRESSIONS: [Compression; 4] = [Compression::Null, Compression::Deflate, Compression::Snappy, Compression::Zstandard];
+const COMPRESSIONS: [Compression; 4] = [
+    Compression::Null,
+    Compression::Deflate,
+    Compression::Snappy,
+    Compression::Zstandard,
+];
 
 fuzz_target!(|data: &[u8]| {
     let mut input = Input::new(data);
