@@ -40,7 +40,7 @@ use crate::plan::{
     ExtensionSpec, Node, NodeId, Plan, RecordKind, RecordSpec, SequenceKind, TzRule,
 };
 use crate::py::{self, Obj};
-use crate::values::{check_tz, nested, Decoding, RecordBuilder, MAX_DEPTH};
+use crate::values::{nested, Decoding, RecordBuilder, MAX_DEPTH};
 
 /// `None` means "not recognised here": the caller falls back to the general path.
 type Fast<T> = Option<T>;
@@ -1345,8 +1345,8 @@ impl<'a, 'f, 'p, 'py> FastDecoder<'a, 'f, 'p, 'py> {
         let state = DateTimeState::parse(&data)?;
         let zone = zone.flatten();
         let value = state.build(self.ctx.py, zone.as_ref()).ok()?;
-        check_tz(rule, value.get_tzinfo().is_some(), "datetime").ok()?;
-        Some(value.into_any())
+        rule.allows(value.get_tzinfo().is_some())
+            .then(|| value.into_any())
     }
 
     /// A datetime's tzinfo: `None`, a memo get of a timezone built before, or
