@@ -25,14 +25,30 @@ runs around the call, and the lambda's extra frame changes a small record's by t
 
 Run it under ``valgrind --tool=callgrind`` with ``N`` = 0 and ``N`` = 100: the difference of the
 two totals, divided by 100, is the cell's instruction count per call.
+
+Every model, cell and lib at once, in one callgrind process (client requests around the counted
+calls, as ``benches.callgrind_features --table`` does, so start-up and setup are never counted)::
+
+    python -m benches.callgrind_cells --table [--models record,record*100] [--cells c,d]
+        [--libs polycodec,slots] [--count 20] [--json FILE]
+
+``record*100`` is a list of 100 records through ``encode_many`` / ``decode_many``. With
+``PYTHONPATH`` at another checkout's ``python/`` folder, the same cells count that build of
+polycodec: how a change is checked for cells that got slower.
 """
 
 from __future__ import annotations
 
 import argparse
 import gc
+import json
+import os
 import pickle
+import subprocess
+import sys
+import tempfile
 from itertools import repeat
+from pathlib import Path
 from typing import Any, Callable
 
 import polycodec
@@ -111,10 +127,123 @@ def _bound(lib: str, fmt: str, op: str, root: Any, value: Any) -> tuple[Callable
     return (codec.decode_many if many else codec.decode_one), encode(value)
 
 
+CELLS = [f"{fmt}-{op}" for fmt in ("json", "msgpack", "pickle") for op in ("encode", "decode")] + [
+    "builtins-to",
+    "builtins-from",
+]
+TABLE_MODELS = ["record", "hierarchy", "tree", "filesystem", "record*100"]
+
+
+def _run(cell: str, lib: str, model_name: str, many: int) -> Callable[[], Any]:
+    model = MODELS[model_name]
+    values = generate(model_name, max(many, 1))
+    value: Any = values if many else values[0]
+    root: Any = model.root
+    fmt, op = cell.split("-")
+    if lib == "msgspec":
+        return _msgspec_run(fmt, op, root, value)
+    if lib == "pickle":
+        return _pickle_run(fmt, op, value)
+    if lib == "slots":
+        value = converter(SLOTS)(value)
+        root = SLOTS.get(root, root)
+    return _polycodec_run(fmt, op, root, value)
+
+
+def _split_model(name: str) -> tuple[str, int]:
+    model, _, many = name.partition("*")
+    return model, int(many or 0)
+
+
+def _inside(models: list[str], cells: list[str], libs: list[str], count: int) -> None:
+    """Inside callgrind: count every requested cell, one dump each."""
+    from .callgrind_features import _helper
+
+    helper = _helper()
+    if not helper.cg_running():
+        raise SystemExit("--inside runs under valgrind --tool=callgrind only")
+    for name in models:
+        for cell in cells:
+            for lib in libs:
+                try:
+                    run = _run(cell, lib, *_split_model(name))
+                except SystemExit:
+                    continue  # this lib has no such cell (msgspec pickle, stdlib JSON)
+                run()
+                gc.collect()
+                gc.disable()
+                helper.cg_zero()
+                for _ in repeat(None, count):
+                    run()
+                helper.cg_dump(f"{name} {cell} {lib} {count}".encode())
+                gc.enable()
+                del run
+
+
+def _table(models: list[str], cells: list[str], libs: list[str], count: int) -> dict[Any, float]:
+    from .callgrind_features import _helper, _read_dumps
+
+    _helper()
+    env = dict(os.environ, PYTHONHASHSEED="0")
+    with tempfile.TemporaryDirectory(prefix="cg-cells-") as tmp:
+        cmd = [
+            "valgrind",
+            "--tool=callgrind",
+            "--quiet",
+            f"--callgrind-out-file={tmp}/cg.%p",
+            sys.executable,
+            "-m",
+            "benches.callgrind_cells",
+            "--inside",
+            "--models",
+            ",".join(models),
+            "--cells",
+            ",".join(cells),
+            "--libs",
+            ",".join(libs),
+            "--count",
+            str(count),
+        ]
+        done = subprocess.run(cmd, env=env, cwd=Path(__file__).resolve().parent.parent)
+        counts = _read_dumps(Path(tmp))
+    if done.returncode:
+        print(f"callgrind process exited with {done.returncode}", file=sys.stderr)
+    return counts
+
+
+def _table_main(args: argparse.Namespace) -> None:
+    from .callgrind_features import _csv, format_counts
+
+    models = _csv(args.models, TABLE_MODELS)
+    cells = _csv(args.cells, CELLS)
+    libs = _csv(args.libs, ["polycodec", "slots", "msgspec", "pickle"])
+    if args.inside:
+        _inside(models, cells, libs, args.calls)
+        return
+    counts = _table(models, cells, libs, args.calls)
+    if args.json:
+        rows = [
+            {"model": m, "cell": c, "lib": lib, "instructions_per_call": n}
+            for (m, c, lib), n in sorted(counts.items())
+        ]
+        args.json.write_text(json.dumps(rows, indent=1))
+    print("\ninstructions per call\n")
+    print(format_counts(counts, models, cells, libs).replace("| feature |", "| model |", 1))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("cell")
-    parser.add_argument("count", type=int)
+    parser.add_argument("cell", nargs="?", choices=CELLS)
+    parser.add_argument("count", nargs="?", type=int)
+    parser.add_argument("--table", action="store_true", help="count a table under callgrind")
+    parser.add_argument("--inside", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--models", help="comma-separated models, NAME*K for a list (--table)")
+    parser.add_argument("--cells", help="comma-separated cells (--table)")
+    parser.add_argument("--libs", help="comma-separated libs (--table)")
+    parser.add_argument(
+        "--count", dest="calls", type=int, default=20, help="calls counted per cell (--table)"
+    )
+    parser.add_argument("--json", type=Path, help="also write the counts here (--table)")
     parser.add_argument("--model", default="hierarchy", choices=sorted(MODELS))
     parser.add_argument(
         "--lib", default="polycodec", choices=["polycodec", "slots", "msgspec", "pickle"]
@@ -137,6 +266,11 @@ def main() -> None:
         help="disable the garbage collector around the calls, as the timing harness does",
     )
     args = parser.parse_args()
+    if args.table or args.inside:
+        _table_main(args)
+        return
+    if args.cell is None or args.count is None:
+        parser.error("CELL and N are needed (or --table)")
     model = MODELS[args.model]
     values = generate(args.model, max(args.many, 1))
     value: Any = values if args.many else values[0]

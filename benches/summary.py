@@ -100,24 +100,57 @@ def cells_markdown(results: dict[str, Any]) -> str:
     return headline_markdown(results) + "\n" + cell_tables_markdown(results)
 
 
-def headline_markdown(results: dict[str, Any]) -> str:
+def _feature_ratios(features: dict[str, Any], fmt: str) -> list[tuple[float, float]]:
+    """Per-feature cells of ``fmt`` (``--features``): the ``slots=True`` row's time ÷ the
+    reference's (msgspec Struct, fastavro, stdlib pickle) and that cell's target."""
+    targets = {
+        (t["format"], t["direction"]): float(t["at_most"])
+        for t in features.get("targets", [])
+        if t["row"] == "slots"
+    }
+    out = []
+    for cell in features["cells"]:
+        cell_fmt, op = str(cell["cell"]).split("-")
+        ratio = cell.get("ratios", {}).get("slots")
+        if cell_fmt != fmt or ratio is None:
+            continue
+        direction = "enc" if op in ("encode", "to") else "dec"
+        out.append((float(ratio), targets.get((fmt, direction), 1.0)))
+    return out
+
+
+def headline_markdown(results: dict[str, Any], features: Optional[dict[str, Any]] = None) -> str:
     """One row per format: polycodec's faster row (plain or slots dataclasses, per cell) against
     the fastest peer, as time ÷ time: the geometric mean, the best and worst cell, and the cells
-    won / lost (the README shows this table too)."""
+    won / lost (the README shows this table too). With the per-feature run's results
+    (``features.json``), two more columns: the geometric mean of its ``slots=True`` cells against
+    the same reference, and how many of them meet their target."""
     cells, _ = _cells_and_subjects(results)
-    out = [
-        "| Format | Fastest peer | polycodec ÷ peer | Best-worst cell | Won / lost / cells |",
-        "|---|---|--:|--:|--:|",
-    ]
+    head = "| Format | Fastest peer | polycodec ÷ peer | Best-worst cell | Won / lost / cells |"
+    align = "|---|---|--:|--:|--:|"
+    if features is not None:
+        head += " Per feature ÷ peer | At target / cells |"
+        align += "--:|--:|"
+    out = [head, align]
     for fmt in FORMATS:
         fc = [c for c in cells if c["format"] == fmt]
         ratios = _time_ratios(fc)
         if not ratios:
             continue
-        out.append(
+        row = (
             f"| {FORMATS[fmt]} | {_peer_labels(fc)} | {fmt_time_ratio(_geomean(ratios))} | "
             f"{min(ratios):.2f}-{max(ratios):.2f} | {_tally_times(ratios)} |"
         )
+        if features is not None:
+            per_feature = _feature_ratios(features, fmt)
+            met = sum(not misses(r, t) for r, t in per_feature)
+            mean = _geomean([r for r, _ in per_feature])
+            row += (
+                f" {fmt_time_ratio(mean)} | {met} / {len(per_feature)} |"
+                if per_feature
+                else " — | — |"
+            )
+        out.append(row)
     env = results.get("environment", {})
     mode = str(env.get("mode", "full"))
     out += [
@@ -125,6 +158,14 @@ def headline_markdown(results: dict[str, Any]) -> str:
         f"{_short_interpreter(results)}, `{env.get('command', 'python -m benches')}` "
         f"({'a smoke run: indicative only' if mode.startswith('quick') else mode + ' run'}).",
     ]
+    if features is not None:
+        n_features = len({c["feature"] for c in features["cells"]})
+        smoke = "; a smoke run: indicative only" if features.get("quick") else ""
+        out[-1] += (
+            f" Per feature: {_short_interpreter(features)}, `python -m benches --features` "
+            f"({n_features} small models, `slots=True` against msgspec Structs, fastavro and the "
+            f"stdlib's pickle; targets at most 1.00, 0.10 and 0.50{smoke})."
+        )
     return "\n".join(out) + "\n"
 
 
@@ -538,8 +579,12 @@ MARKER = re.compile(r"(<!-- summary: (\w+) -->\n).*?(<!-- /summary -->)", re.S)
 def sections(folder: Path) -> dict[str, str]:
     """The generated parts of the Benchmarks page, by marker name."""
     results = json.loads((folder / "results.json").read_text(encoding="utf-8"))
+    features_file = folder / "features.json"
+    features = (
+        json.loads(features_file.read_text(encoding="utf-8")) if features_file.exists() else None
+    )
     out = {
-        "headline": headline_markdown(results),
+        "headline": headline_markdown(results, features),
         "rows": rows_markdown(results),
         "cells": cell_tables_markdown(results),
     }

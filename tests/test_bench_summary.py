@@ -232,3 +232,39 @@ def test_headline_and_cells_are_polycodecs_time_over_the_peers() -> None:
     assert by_op["decode_many (100)"][3:] == ["1.00", "—"]
     (plain_and_slots,) = _rows(rows_markdown(results))[1:]
     assert plain_and_slots == ["JSON", "1.00", "1 / 1", "1.00", "1 / 1"]
+
+
+def test_headline_adds_the_per_feature_run_against_each_target() -> None:
+    """With ``features.json`` beside ``results.json``, the headline (the README's table) also
+    gives each format's per-feature result: the geometric mean of the ``slots=True`` cells and
+    how many meet their target (two decimals, as shown: 1.004 meets 1.00, 0.11 misses 0.10)."""
+    from benches.summary import headline_markdown
+
+    results = _run("3.14.10", [_cell("json", "encode_one", 2.0), _cell("avro", "encode_one", 20.0)])
+    targets = [
+        {"row": "slots", "format": "json", "direction": "enc", "at_most": 1.0},
+        {"row": "slots", "format": "json", "direction": "dec", "at_most": 1.0},
+        {"row": "slots", "format": "avro", "direction": "dec", "at_most": 0.1},
+        {"row": "plain", "format": "json", "direction": "dec", "at_most": 1.15},
+    ]
+    features = {
+        "environment": results["environment"],
+        "quick": False,
+        "targets": targets,
+        "cells": [
+            {"feature": "uuid", "cell": "json-encode", "ratios": {"slots": 1.004, "plain": 3.0}},
+            {"feature": "uuid", "cell": "json-decode", "ratios": {"slots": 1.1, "plain": 1.1}},
+            {"feature": "bytes", "cell": "json-decode", "ratios": {"slots": 0.8}},
+            {"feature": "bytes", "cell": "avro-decode", "ratios": {"slots": 0.11}},
+            {"feature": "raw", "cell": "avro-decode", "ratios": {"plain": 0.01}},
+        ],
+    }
+    header, json_row, avro_row = _rows(headline_markdown(results, features))
+    assert header[-2:] == ["Per feature ÷ peer", "At target / cells"]
+    # 1.004 (meets, as shown) and 0.8 meet 1.00, 1.1 misses; the geometric mean is 0.96.
+    assert json_row[-2:] == ["**0.96**", "2 / 3"]
+    # Faster than fastavro (bold) yet over its target: the last column says so.
+    assert avro_row[-2:] == ["**0.11**", "0 / 1"]
+    assert "`python -m benches --features` (3 small models" in headline_markdown(results, features)
+    # Without a per-feature run, the table keeps its five columns.
+    assert len(_rows(headline_markdown(results))[0]) == 5
