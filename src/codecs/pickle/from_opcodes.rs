@@ -506,16 +506,16 @@ impl<'a, 'f, 'p, 'py> FastDecoder<'a, 'f, 'p, 'py> {
     /// `builtins.bytes()` when empty.
     fn protocol2_bytes(&mut self) -> Fast<Vec<u8>> {
         let (module, name) = self.global()?;
-        match Standard::of(module, name)? {
-            Standard::Bytes => {
-                self.expect(EMPTY_TUPLE)?;
-                self.memo_ops(|| Entry::Opaque)?;
-                self.expect(REDUCE)?;
-                Some(Vec::new())
-            }
-            Standard::CodecsEncode => self.codecs_arguments(),
-            _ => None,
+        if Standard::Bytes.is(module, name) {
+            self.expect(EMPTY_TUPLE)?;
+            self.memo_ops(|| Entry::Opaque)?;
+            self.expect(REDUCE)?;
+            return Some(Vec::new());
         }
+        if !Standard::CodecsEncode.is(module, name) {
+            return None;
+        }
+        self.codecs_arguments()
     }
 
     /// `_codecs.encode(text, "latin1")` (how protocol 2 writes bytes), up to its `REDUCE`.
