@@ -13,7 +13,7 @@
 //! - [`text`]: RFC 3339 / ISO 8601 temporal forms, UUIDs and base64.
 //! - [`frame`]: where values end in bytes that arrive in pieces (each format's framer is
 //!   beside its reader), for the stream decoders.
-//! - [`room`]: fallible room in output buffers for large writes.
+//! - [`growth`]: fallible growth of in output buffers for large writes.
 //! - [`pieces`]: short byte strings appended in fixed-size pieces.
 //! - [`quote`]: input quoted in error messages, bounded in length.
 
@@ -21,10 +21,10 @@
 
 pub mod avro;
 pub mod frame;
+pub mod growth;
 pub mod json;
 pub mod msgpack;
 pub mod pickle;
 pub mod pieces;
 pub mod quote;
-pub mod room;
 pub mod text;

@@ -846,21 +846,21 @@ fn grow<T>(items: &mut Vec<T>, additional: usize, what: &'static str) -> Result<
 }
 
 /// Room in an encoder's output for the small writes of its next item (every write of
-/// `room::LARGE` bytes or more makes its own): the encoders' walks ask once per container item
+/// `growth::LARGE` bytes or more makes its own): the encoders' walks ask once per container item
 /// and record field, so output that outgrows memory ends the encode in a MemoryError rather
 /// than aborting the process in a `Vec` growth, and ends it at once (a shared structure with
 /// 2^40 leaves is not walked to its end).
 #[inline(always)]
 pub fn output_room(out: &mut Vec<u8>) -> Result<()> {
-    reserve(out, polycodec_formats::room::LARGE, "the encoded output")
+    reserve(out, polycodec_formats::growth::LARGE, "the encoded output")
 }
 
 /// Runs one encode into an output buffer: a MemoryError when a writer could not grow the buffer
 /// (the output is then incomplete and must be dropped), else the encode's own result.
 pub fn output_result(encode: impl FnOnce() -> Result<()>) -> Result<()> {
-    polycodec_formats::room::take_output_failure();
+    polycodec_formats::growth::take_output_failure();
     let result = encode();
-    if polycodec_formats::room::take_output_failure() {
+    if polycodec_formats::growth::take_output_failure() {
         return Err(out_of_memory("the encoded output"));
     }
     result

@@ -2,14 +2,13 @@
 //! decoder for each wire format (`codecs/`) over the byte layer's readers and writers (the
 //! `polycodec-formats` crate in `formats/`, which has no Python in it).
 
-mod api;
 mod codecs;
 mod errors;
 mod plan;
 mod py;
+mod python_api;
 mod raw;
 mod shape;
-mod stream;
 mod values;
 
 #[cfg(test)]
@@ -38,14 +37,17 @@ fn _polycodec(module: &Bound<'_, PyModule>) -> PyResult<()> {
     // gives the same to the wheel's metadata); polycodec.__version__ re-exports it.
     module.add("__version__", env!("CARGO_PKG_VERSION"))?;
     module.add_function(wrap_pyfunction!(py::cpython::_layouts, module)?)?;
-    module.add_class::<api::Codec>()?;
-    module.add_class::<api::Compiled>()?;
+    module.add_class::<python_api::codec_object::Codec>()?;
+    module.add_class::<python_api::codec_object::Compiled>()?;
     module.add_class::<raw::Raw>()?;
-    py::entry::install(&module.py().get_type::<api::Codec>())?;
-    module.add_class::<stream::StreamDecoder>()?;
-    module.add_class::<stream::FileIter>()?;
-    module.add_function(wrap_pyfunction!(api::rebuild_codec, module)?)?;
-    module.add_function(wrap_pyfunction!(api::encode_json_spec, module)?)?;
+    py::entry::install(&module.py().get_type::<python_api::codec_object::Codec>())?;
+    module.add_class::<python_api::stream::StreamDecoder>()?;
+    module.add_class::<python_api::stream::FileIter>()?;
+    module.add_function(wrap_pyfunction!(python_api::codec::rebuild_codec, module)?)?;
+    module.add_function(wrap_pyfunction!(
+        python_api::codec::encode_json_spec,
+        module
+    )?)?;
     module.add_function(wrap_pyfunction!(shape::_options_changed, module)?)?;
     codecs::register(module)?;
     module.add_function(wrap_pyfunction!(py::floor::_floor_create, module)?)?;

@@ -1,5 +1,5 @@
-//! Avro object container files: the header (magic, metadata with the schema and codec, sync
-//! marker) and blocks of records, each compressed with the file's codec.
+//! Avro object container files: the header (magic, metadata with the schema and compression, sync
+//! marker) and blocks of records, each compressed with the file's compression.
 
 use super::{Error, Result};
 
@@ -14,13 +14,13 @@ pub const BLOCK_BYTES: usize = 64 * 1024;
 /// n inflates to at most this many times n (plus slack for tiny blocks).
 const MAX_INFLATE_RATIO: usize = 1040;
 
-/// The default most a block may inflate to, whatever its ratio (the codec option
+/// The default most a block may inflate to, whatever its ratio (the compression option
 /// `max_block_size`): writers flush blocks long before (Java every 64 KiB by default), and a
 /// hostile file could otherwise ask for ~1000x its size.
 pub const DEFAULT_MAX_BLOCK_BYTES: usize = 64 << 20;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Codec {
+pub enum Compression {
     Null,
     Deflate,
     /// Raw snappy data followed by the big-endian CRC-32 of the uncompressed bytes.
@@ -29,33 +29,33 @@ pub enum Codec {
     Zstandard,
 }
 
-impl Codec {
-    pub fn from_name(name: &[u8]) -> Option<Codec> {
+impl Compression {
+    pub fn from_name(name: &[u8]) -> Option<Compression> {
         match name {
-            b"null" => Some(Codec::Null),
-            b"deflate" => Some(Codec::Deflate),
-            b"snappy" => Some(Codec::Snappy),
-            b"zstandard" => Some(Codec::Zstandard),
+            b"null" => Some(Compression::Null),
+            b"deflate" => Some(Compression::Deflate),
+            b"snappy" => Some(Compression::Snappy),
+            b"zstandard" => Some(Compression::Zstandard),
             _ => None,
         }
     }
 
     pub fn name(self) -> &'static str {
         match self {
-            Codec::Null => "null",
-            Codec::Deflate => "deflate",
-            Codec::Snappy => "snappy",
-            Codec::Zstandard => "zstandard",
+            Compression::Null => "null",
+            Compression::Deflate => "deflate",
+            Compression::Snappy => "snappy",
+            Compression::Zstandard => "zstandard",
         }
     }
 }
 
-/// Writes a header: the schema, the codec and the user's `metadata` entries (whose keys the
+/// Writes a header: the schema, the compression and the user's `metadata` entries (whose keys the
 /// caller has checked are not the reserved `avro.` ones), then the sync marker.
 pub fn write_header(
     out: &mut Vec<u8>,
     schema_json: &[u8],
-    codec: Codec,
+    compression: Compression,
     metadata: &[(&[u8], &[u8])],
     sync: &[u8; 16],
 ) {
@@ -64,7 +64,7 @@ pub fn write_header(
     write_bytes(out, b"avro.schema");
     write_bytes(out, schema_json);
     write_bytes(out, b"avro.codec");
-    write_bytes(out, codec.name().as_bytes());
+    write_bytes(out, compression.name().as_bytes());
     for (key, value) in metadata {
         write_bytes(out, key);
         write_bytes(out, value);
@@ -74,22 +74,28 @@ pub fn write_header(
 }
 
 /// Appends one block: record count, size, the (compressed) data, the sync marker.
-pub fn write_block(out: &mut Vec<u8>, count: usize, data: &[u8], codec: Codec, sync: &[u8; 16]) {
+pub fn write_block(
+    out: &mut Vec<u8>,
+    count: usize,
+    data: &[u8],
+    compression: Compression,
+    sync: &[u8; 16],
+) {
     write_long(out, count as i64);
-    match codec {
-        Codec::Null => write_bytes(out, data),
-        Codec::Deflate => {
+    match compression {
+        Compression::Null => write_bytes(out, data),
+        Compression::Deflate => {
             let packed = miniz_oxide::deflate::compress_to_vec(data, 6);
             write_bytes(out, &packed);
         }
-        Codec::Snappy => {
+        Compression::Snappy => {
             let mut packed = snap::raw::Encoder::new()
                 .compress_vec(data)
                 .expect("snappy compresses any input below 4 GiB");
             packed.extend_from_slice(&crc32(data).to_be_bytes());
             write_bytes(out, &packed);
         }
-        Codec::Zstandard => {
+        Compression::Zstandard => {
             let packed = ruzstd::encoding::compress_to_vec(
                 data,
                 ruzstd::encoding::CompressionLevel::Fastest,
@@ -102,7 +108,7 @@ pub fn write_block(out: &mut Vec<u8>, count: usize, data: &[u8], codec: Codec, s
 
 pub struct Header<'a> {
     pub schema: &'a [u8],
-    pub codec: Codec,
+    pub compression: Compression,
     /// The entries other than `avro.schema` and `avro.codec`, in the file's order.
     pub metadata: Vec<(&'a [u8], &'a [u8])>,
     pub sync: [u8; 16],
@@ -116,7 +122,7 @@ pub fn read_header<'a>(input: &mut Input<'a>) -> Result<Header<'a>> {
     }
     input.pos = 4;
     let mut schema = None;
-    let mut codec = Codec::Null;
+    let mut compression = Compression::Null;
     let mut metadata = Vec::new();
     loop {
         let count = input.long()?;
@@ -141,7 +147,7 @@ pub fn read_header<'a>(input: &mut Input<'a>) -> Result<Header<'a>> {
             match key {
                 b"avro.schema" => schema = Some(value),
                 b"avro.codec" => {
-                    codec = Codec::from_name(value).ok_or_else(|| {
+                    compression = Compression::from_name(value).ok_or_else(|| {
                         Error::refused(format!(
                             "unsupported Avro codec {} (polycodec reads null, deflate, snappy \
                              and zstandard)",
@@ -158,7 +164,7 @@ pub fn read_header<'a>(input: &mut Input<'a>) -> Result<Header<'a>> {
     sync.copy_from_slice(input.fixed(16)?);
     Ok(Header {
         schema,
-        codec,
+        compression,
         metadata,
         sync,
     })
@@ -184,14 +190,14 @@ pub fn read_block<'a>(
              the header's"
         )));
     }
-    let data = match header.codec {
-        Codec::Null => std::borrow::Cow::Borrowed(data),
-        Codec::Deflate => {
+    let data = match header.compression {
+        Compression::Null => std::borrow::Cow::Borrowed(data),
+        Compression::Deflate => {
             let limit = inflate_limit(data, max_block);
             std::borrow::Cow::Owned(inflate(data, limit, start)?)
         }
-        Codec::Snappy => std::borrow::Cow::Owned(unsnappy(data, start, max_block)?),
-        Codec::Zstandard => std::borrow::Cow::Owned(unzstd(data, start, max_block)?),
+        Compression::Snappy => std::borrow::Cow::Owned(unsnappy(data, start, max_block)?),
+        Compression::Zstandard => std::borrow::Cow::Owned(unzstd(data, start, max_block)?),
     };
     Ok(Some((count, data)))
 }
@@ -409,14 +415,14 @@ mod tests {
         super::write_header(
             &mut file,
             b"\"long\"",
-            super::Codec::Deflate,
+            super::Compression::Deflate,
             entries,
             &[9; 16],
         );
         let mut input = super::Input::new(&file);
         let header = super::read_header(&mut input).expect("our header reads back");
         assert_eq!(header.schema, b"\"long\"");
-        assert_eq!(header.codec, super::Codec::Deflate);
+        assert_eq!(header.compression, super::Compression::Deflate);
         assert_eq!(header.metadata, entries);
         assert_eq!(header.sync, [9; 16]);
         assert_eq!(input.pos, file.len());

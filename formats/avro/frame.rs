@@ -161,11 +161,11 @@ mod tests {
 
     #[test]
     fn the_framing_agrees_with_the_container_writer_and_reader() {
-        use crate::avro::container::{read_header, write_block, write_header, Codec};
+        use crate::avro::container::{read_header, write_block, write_header, Compression};
         let mut file = Vec::new();
-        write_header(&mut file, b"\"long\"", Codec::Null, &[], &[9u8; 16]);
+        write_header(&mut file, b"\"long\"", Compression::Null, &[], &[9u8; 16]);
         let header_end = file.len();
-        write_block(&mut file, 3, &[2, 4, 6], Codec::Null, &[9u8; 16]);
+        write_block(&mut file, 3, &[2, 4, 6], Compression::Null, &[9u8; 16]);
         let mut input = Input::new(&file);
         read_header(&mut input).expect("a header");
         assert_eq!(input.pos, header_end);

@@ -18,7 +18,7 @@ pub fn write_bytes(out: &mut Vec<u8>, data: &[u8]) {
     // Fallible for large data (small writes keep the exact growth of before): a str or bytes
     // too large for the memory left ends the encode in a MemoryError (see
     // `errors::output_result`), not an abort.
-    if data.len() >= crate::room::LARGE && !crate::room::output_room(out, data.len() + 10) {
+    if data.len() >= crate::growth::LARGE && !crate::growth::output_room(out, data.len() + 10) {
         return;
     }
     write_long(out, data.len() as i64);

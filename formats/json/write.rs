@@ -15,7 +15,7 @@
 
 use std::fmt;
 
-use crate::room::output_room;
+use crate::growth::output_room;
 
 /// Error from [`write_f64`]: JSON has no representation for NaN or ±inf.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -87,7 +87,7 @@ fn write_long_str(out: &mut Vec<u8>, s: &str) {
 }
 
 /// From this length on, a str's escaped size is counted and reserved before it is written.
-const COUNT_ESCAPES_FROM: usize = crate::room::LARGE;
+const COUNT_ESCAPES_FROM: usize = crate::growth::LARGE;
 
 /// An upper bound of the quoted, escaped size of `s`: `\"` and `\\` take 2 bytes, a control
 /// character at most 6 (`\u001f`).

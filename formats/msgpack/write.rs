@@ -2,7 +2,7 @@
 //! write it (non-negative ints as uint, negative ones as int, floats always float64, strs as
 //! fixstr/str8/16/32, bytes as bin8/16/32). No Python here.
 
-use crate::room::{output_room, LARGE};
+use crate::growth::{output_room, LARGE};
 
 #[inline]
 pub fn write_nil(out: &mut Vec<u8>) {

@@ -2,7 +2,7 @@
 //! arena of inert values. A global is recorded as its two names, REDUCE/NEWOBJ/NEWOBJ_EX as a
 //! call node, BUILD as the state attached to that node; nothing is imported or called. What the
 //! arena may become is decided afterwards, by the plan (the extension's
-//! `src/codecs/pickle/general.rs`).
+//! `src/codecs/pickle/from_arena.rs`).
 //!
 //! Every opcode creates at most one value, every length is checked against the bytes left
 //! before anything is allocated for it, and the machine never recurses, so any input runs in

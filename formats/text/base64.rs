@@ -62,7 +62,9 @@ pub fn decoded_len_hint(s: &[u8]) -> usize {
 pub fn encode(out: &mut Vec<u8>, data: &[u8]) {
     // Fallible: bytes too large for the memory left end the encode in a MemoryError (see
     // `errors::output_result`), not an abort.
-    if data.len() >= crate::room::LARGE && !crate::room::output_room(out, encoded_len(data.len())) {
+    if data.len() >= crate::growth::LARGE
+        && !crate::growth::output_room(out, encoded_len(data.len()))
+    {
         return;
     }
     let start = out.len();

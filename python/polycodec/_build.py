@@ -1,4 +1,4 @@
-"""Where a codec's compiled state is made: ``Codec()`` (``src/api.rs``) calls
+"""Where a codec's compiled state is made: ``Codec()`` (``src/python_api/codec.rs``) calls
 ``compiled_state`` once, and it does the rest in Python (the cache lookup, the plan, the format's
 own state, the store), crossing back into Rust only to build the plan and open the format on it
 (``_polycodec._Compiled``)."""

@@ -1,4 +1,4 @@
-"""Every cache of the package and the keys they are found by (``src/api.rs`` builds a codec's
+"""Every cache of the package and the keys they are found by (``src/python_api/codec.rs`` builds a codec's
 compiled state through ``_build.compiled_state``, which looks here first):
 
 * compiled plans (``lookup``, ``store``), so that a second ``Codec`` of the same type, format and

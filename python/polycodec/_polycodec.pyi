@@ -191,7 +191,7 @@ def rebuild_codec(type: Any, format: str, options: dict[str, Any]) -> Codec[Any]
 def _options_changed() -> None: ...
 
 class _Compiled:
-    """A codec's compiled plan and format state (src/api.rs), made by polycodec._build."""
+    """A codec's compiled plan and format state (src/python_api/), made by polycodec._build."""
 
     def __init__(
         self,

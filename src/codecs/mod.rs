@@ -126,17 +126,6 @@ pub struct OpenArgs<'a, 'py> {
 /// in the L1 data cache until it is copied.
 pub const STRETCH: usize = 2 * 1024;
 
-/// Where `WireFormat::encode_many_streamed` hands its output over: the API's `bytes` object
-/// under construction (`py::output::BytesBuilder`).
-pub trait OutputSink {
-    /// Takes the next stretch of output.
-    fn append(&mut self, stretch: &[u8]) -> Result<()>;
-    /// Replaces the first `old_length` bytes taken with `front`: a MessagePack array header
-    /// written for the expected count, when the count written differs (an iterable without a
-    /// length, a list that user code resized while it was encoded).
-    fn replace_front(&mut self, old_length: usize, front: &[u8]) -> Result<()>;
-}
-
 /// One wire format's encoder and decoder, bound to one codec's plan.
 pub trait WireFormat: Send + Sync {
     fn encode_one(&self, plan: &Plan, value: &Obj<'_>, out: &mut Vec<u8>) -> Result<()>;
@@ -152,7 +141,7 @@ pub trait WireFormat: Send + Sync {
         plan: &Plan,
         values: &Obj<'_>,
         out: &mut Vec<u8>,
-        _sink: &mut dyn OutputSink,
+        _sink: &mut dyn crate::py::output::OutputSink,
     ) -> Result<()> {
         self.encode_many(plan, values, out)
     }
@@ -213,7 +202,7 @@ pub trait WireFormat: Send + Sync {
         false
     }
 
-    /// The Avro codec behind this format, for the stream API (`src/stream.rs`), which reads and
+    /// The Avro codec behind this format, for the stream API (`src/python_api/stream.rs`), which reads and
     /// writes container files block by block.
     fn as_avro(&self) -> Option<&avro::Avro> {
         None

@@ -211,6 +211,18 @@ pub enum TzRule {
     Naive,
 }
 
+impl TzRule {
+    /// Whether a value with (`aware`) or without a tzinfo is what the rule asks for
+    /// (the rule `values::check_tz` reports on).
+    #[inline]
+    pub fn allows(self, aware: bool) -> bool {
+        !matches!(
+            (self, aware),
+            (TzRule::Aware, false) | (TzRule::Naive, true)
+        )
+    }
+}
+
 pub enum Node {
     /// Builtins passthrough: JSON-like values decode to dict/list/str/int/float/bool/None.
     Any,

@@ -153,7 +153,7 @@ impl Drop for BytearrayOutput<'_, '_> {
     }
 }
 
-impl crate::codecs::OutputSink for BytearrayOutput<'_, '_> {
+impl super::output::OutputSink for BytearrayOutput<'_, '_> {
     fn append(&mut self, stretch: &[u8]) -> Result<()> {
         BytearrayOutput::append(self, stretch)
     }

@@ -24,7 +24,7 @@ use pyo3::impl_::trampoline::get_trampoline_function;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyType};
 
-use crate::api::Codec;
+use crate::python_api::codec_object::Codec;
 
 type FastCall = ffi::PyCFunctionFastWithKeywords;
 

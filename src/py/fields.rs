@@ -29,6 +29,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyString, PyTuple, PyType};
 use pyo3::{PyTraverseError, PyVisit};
 
+pub use super::cpython::FieldName;
 use super::cpython::{InlineValues, InlineValuesLayout};
 use super::{temporal, Obj};
 use polycodec_formats::text::temporal::DateTime;
@@ -91,19 +92,6 @@ pub enum FieldAccess {
     Mapping,
     /// A NamedTuple value.
     Tuple,
-}
-
-/// Anything that names a record field by its interned attribute name: the plan's `Field`, or
-/// the name itself (the floor diagnostic).
-pub trait FieldName {
-    fn field_name(&self) -> &Py<PyString>;
-}
-
-impl FieldName for Py<PyString> {
-    #[inline(always)]
-    fn field_name(&self) -> &Py<PyString> {
-        self
-    }
 }
 
 /// What one attribute of a class is, for the choice of access.

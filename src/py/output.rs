@@ -25,6 +25,17 @@ extern "C" {
     fn _PyBytes_Resize(bytes: *mut *mut ffi::PyObject, size: ffi::Py_ssize_t) -> std::ffi::c_int;
 }
 
+/// Where `WireFormat::encode_many_streamed` (`codecs`) hands its output over: a `bytes` object
+/// under construction ([`BytesBuilder`]) or a caller's `bytearray` (`py::bytearray`).
+pub trait OutputSink {
+    /// Takes the next stretch of output.
+    fn append(&mut self, stretch: &[u8]) -> Result<()>;
+    /// Replaces the first `old_length` bytes taken with `front`: a MessagePack array header
+    /// written for the expected count, when the count written differs (an iterable without a
+    /// length, a list that user code resized while it was encoded).
+    fn replace_front(&mut self, old_length: usize, front: &[u8]) -> Result<()>;
+}
+
 /// A `bytes` object under construction (none allocated until the first [`Self::append`]).
 pub struct BytesBuilder<'py> {
     py: Python<'py>,
@@ -159,7 +170,7 @@ pub fn buffer_for(mut kept: Vec<u8>, capacity: usize) -> Vec<u8> {
     kept
 }
 
-impl crate::codecs::OutputSink for BytesBuilder<'_> {
+impl OutputSink for BytesBuilder<'_> {
     fn append(&mut self, stretch: &[u8]) -> Result<()> {
         BytesBuilder::append(self, stretch)
     }

@@ -1,7 +1,7 @@
 //! Avro: binary datums, single-object and Confluent framing, object container files, and
 //! schema resolution.
 //!
-//! The schema work runs once per codec, and once per new writer schema: every schema is parsed
+//! The schema work runs once per compression, and once per new writer schema: every schema is parsed
 //! once, in Rust ([`schema`]); deriving the schema from the plan and binding the plan to it
 //! (the write ops) are `python/polycodec/_avro/`; resolving a writer schema against the codec's
 //! (the decoder programs, [`resolve`]) is Rust and never calls Python. The per-record work
@@ -31,7 +31,7 @@ use crate::errors::{Code, Error, Result};
 use crate::plan::{NodeId, Plan};
 use crate::py::{self, Obj};
 use crate::shape;
-use container::Codec;
+use container::Compression;
 use decode::Decoder;
 use encode::Encoder;
 use ops::{Program, WriteOp};
@@ -40,7 +40,7 @@ use resolve::{Binding, Resolver};
 use schema::ParsedSchema;
 
 /// A writer schema's text as the cache of resolved programs knows it: its length and two
-/// 64-bit SipHash values under keys drawn for the codec, so a cached schema (which may be
+/// 64-bit SipHash values under keys drawn for the compression, so a cached schema (which may be
 /// megabytes) is not kept twice, and no text can be made to look like another without the
 /// keys (two different texts share a key with a chance of 2^-128).
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
@@ -59,7 +59,7 @@ enum Framing {
     Confluent(u32),
 }
 
-/// Writer schemas kept resolved per codec; past this many, the cache starts again.
+/// Writer schemas kept resolved per compression; past this many, the cache starts again.
 const RESOLVED_LIMIT: usize = 64;
 
 pub struct Avro {
@@ -74,19 +74,19 @@ pub struct Avro {
     own: Arc<Program>,
     schema_json: Vec<u8>,
     framing: Framing,
-    codec: Codec,
+    compression: Compression,
     /// The most one container block may decompress to (`max_block_size`).
     max_block: usize,
     /// The most the compressed blocks of one `decode_many` call, or of one stream decoder
     /// `feed`/`finish` call, may decompress to together (`max_decompressed_size`).
     max_decompressed: usize,
-    /// Random bytes drawn once per codec; each container file gets its own sync marker from
+    /// Random bytes drawn once per compression; each container file gets its own sync marker from
     /// them and a counter (see `next_sync`), as the spec asks for a marker per file.
     sync_seed: [u8; 16],
     files_written: AtomicU64,
     /// Programs of the writer schemas met, by [`SchemaKey`] of their text.
     resolved: Mutex<HashMap<SchemaKey, Arc<Program>>>,
-    /// The two keyed hashes of [`SchemaKey`], with keys drawn for this codec.
+    /// The two keyed hashes of [`SchemaKey`], with keys drawn for this compression.
     key_hashers: [RandomState; 2],
 }
 
@@ -122,10 +122,10 @@ pub fn open(args: &OpenArgs<'_, '_>) -> PyResult<Box<dyn WireFormat>> {
         "confluent" => Framing::Confluent(state.getattr("schema_id")?.extract()?),
         _ => Framing::Raw,
     };
-    let codec_name: String = state.getattr("compression")?.extract()?;
-    let codec = Codec::from_name(codec_name.as_bytes()).ok_or_else(|| {
+    let compression_name: String = state.getattr("compression")?.extract()?;
+    let compression = Compression::from_name(compression_name.as_bytes()).ok_or_else(|| {
         PyValueError::new_err(format!(
-            "compression {codec_name:?} is not available (null, deflate, snappy, zstandard)"
+            "compression {compression_name:?} is not available (null, deflate, snappy, zstandard)"
         ))
     })?;
     let sync_bytes: Vec<u8> = state.getattr("sync")?.extract()?;
@@ -142,7 +142,7 @@ pub fn open(args: &OpenArgs<'_, '_>) -> PyResult<Box<dyn WireFormat>> {
         own: Arc::new(own),
         schema_json,
         framing,
-        codec,
+        compression,
         max_block,
         max_decompressed,
         sync_seed,
@@ -154,7 +154,7 @@ pub fn open(args: &OpenArgs<'_, '_>) -> PyResult<Box<dyn WireFormat>> {
 
 impl Avro {
     /// A sync marker for the next container file: the seed mixed with a SplitMix64 step of a
-    /// per-codec counter, so every file's marker differs and none can be guessed.
+    /// per-compression counter, so every file's marker differs and none can be guessed.
     fn next_sync(&self) -> [u8; 16] {
         let count = self.files_written.fetch_add(1, Ordering::Relaxed);
         let mut z = count.wrapping_add(1).wrapping_mul(0x9E37_79B9_7F4A_7C15);
@@ -254,7 +254,7 @@ impl Avro {
     /// The container file of `encode_many`, its blocks encoded and compressed in turn.
     fn encode_blocks(&self, plan: &Plan, values: &Obj<'_>, out: &mut Vec<u8>) -> Result<()> {
         let sync = self.next_sync();
-        container::write_header(out, &self.schema_json, self.codec, &[], &sync);
+        container::write_header(out, &self.schema_json, self.compression, &[], &sync);
         let mut block = Vec::with_capacity(1024);
         let mut count = 0usize;
         let mut index = 0usize;
@@ -265,14 +265,14 @@ impl Avro {
             index += 1;
             count += 1;
             if block.len() >= container::BLOCK_BYTES {
-                container::write_block(out, count, &block, self.codec, &sync);
+                container::write_block(out, count, &block, self.compression, &sync);
                 block.clear();
                 count = 0;
             }
             Ok(())
         })?;
         if count > 0 {
-            container::write_block(out, count, &block, self.codec, &sync);
+            container::write_block(out, count, &block, self.compression, &sync);
         }
         Ok(())
     }
@@ -393,7 +393,7 @@ impl WireFormat for Avro {
             let Some((count, data)) = container::read_block(&mut reader, &header, budget)? else {
                 break;
             };
-            if header.codec != Codec::Null {
+            if header.compression != Compression::Null {
                 decompressed += data.len();
             }
             let mut decoder = Decoder::new(py, plan, &program, &data);

@@ -1,8 +1,8 @@
-//! The Avro half of the stream API (`src/stream.rs`): an object container file read block by
+//! The Avro half of the stream API (`src/python_api/stream.rs`): an object container file read block by
 //! block as its bytes arrive, and written block by block as values come.
 //!
 //! The byte-level framing (where the header and each block end) lives with the other formats'
-//! in `src/stream.rs`; this module holds what needs the codec's schema and programs.
+//! in `src/python_api/stream.rs`; this module holds what needs the codec's schema and programs.
 
 use std::sync::Arc;
 
@@ -10,7 +10,7 @@ use polycodec_formats::avro::schema::Sharing;
 
 use pyo3::prelude::*;
 
-use super::container::{self, Codec};
+use super::container::{self, Compression};
 use super::decode::Decoder;
 use super::ops::Program;
 use super::schema;
@@ -49,7 +49,7 @@ impl OpenBlock {
 /// A container file's header, read once per stream, with the program that decodes its records.
 pub struct StreamHeader {
     schema: Vec<u8>,
-    codec: Codec,
+    compression: Compression,
     /// The user's metadata entries, in the file's order.
     metadata: Vec<(Vec<u8>, Vec<u8>)>,
     sync: [u8; 16],
@@ -62,9 +62,9 @@ impl StreamHeader {
         &self.schema
     }
 
-    /// The name of the file's codec (`"null"`, `"deflate"`, ...).
-    pub fn codec_name(&self) -> &'static str {
-        self.codec.name()
+    /// The name of the file's compression (`"null"`, `"deflate"`, ...).
+    pub fn compression_name(&self) -> &'static str {
+        self.compression.name()
     }
 
     /// The entries other than `avro.schema` and `avro.codec`.
@@ -73,10 +73,10 @@ impl StreamHeader {
     }
 }
 
-/// Where a container being written stands: the codec and sync marker its blocks take (a new
+/// Where a container being written stands: the compression and sync marker its blocks take (a new
 /// file's, or those of the file being appended to).
 pub struct Container {
-    codec: Codec,
+    compression: Compression,
     sync: [u8; 16],
 }
 
@@ -101,7 +101,7 @@ impl Avro {
         let program = self.program_for(plan, header.schema)?;
         Ok(StreamHeader {
             schema: header.schema.to_vec(),
-            codec: header.codec,
+            compression: header.compression,
             metadata: header
                 .metadata
                 .iter()
@@ -139,7 +139,7 @@ impl Avro {
         let mut input = Input::new(unit);
         let borrowed = container::Header {
             schema: &header.schema,
-            codec: header.codec,
+            compression: header.compression,
             metadata: Vec::new(),
             sync: header.sync,
         };
@@ -152,7 +152,7 @@ impl Avro {
         let mut decoder = Decoder::new(py, plan, &header.program, &data);
         decoder.check_count(count, header.program.root)?;
         let empty_items = decoder.empty_items;
-        let inflated = if header.codec == Codec::Null {
+        let inflated = if header.compression == Compression::Null {
             0
         } else {
             data.len()
@@ -232,15 +232,15 @@ impl Avro {
     /// Writes a new container file's header, with the user's `metadata` entries, into `out`.
     pub fn stream_begin(&self, out: &mut Vec<u8>, metadata: &[(&[u8], &[u8])]) -> Container {
         let sync = self.next_sync();
-        container::write_header(out, &self.schema_json, self.codec, metadata, &sync);
+        container::write_header(out, &self.schema_json, self.compression, metadata, &sync);
         Container {
-            codec: self.codec,
+            compression: self.compression,
             sync,
         }
     }
 
     /// The container an existing file's header (`unit`, exactly its bytes) starts, for new
-    /// blocks written after its last (they take the file's codec and sync marker), and whether
+    /// blocks written after its last (they take the file's compression and sync marker), and whether
     /// its writer schema is the codec's schema (by Parsing Canonical Form): the records are
     /// written as the codec's schema says, so appending is refused unless it is.
     pub fn stream_append(&self, unit: &[u8]) -> Result<(Container, bool)> {
@@ -253,7 +253,7 @@ impl Avro {
         })?;
         let same = schema::canonical_form(&theirs) == schema::canonical_form(&self.reader);
         let file = Container {
-            codec: header.codec,
+            compression: header.compression,
             sync: header.sync,
         };
         Ok((file, same))
@@ -274,7 +274,7 @@ impl Avro {
         file: &Container,
     ) -> Result<()> {
         crate::errors::output_result(|| {
-            container::write_block(out, count, block, file.codec, &file.sync);
+            container::write_block(out, count, block, file.compression, &file.sync);
             Ok(())
         })
     }

@@ -131,7 +131,7 @@ impl<'k> WireWriter for JsonWriter<'k> {
 
     /// As they are: the Raw was read from JSON, or made by its owner, who vouches for it.
     fn raw(&mut self, data: &[u8]) -> Result<()> {
-        if polycodec_formats::room::output_room(&mut self.out, data.len()) {
+        if polycodec_formats::growth::output_room(&mut self.out, data.len()) {
             self.out.extend_from_slice(data);
         }
         Ok(())

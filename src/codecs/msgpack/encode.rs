@@ -199,7 +199,7 @@ impl<'k> WireWriter for MessagePackWriter<'k> {
 
     /// As they are: one MessagePack value, read from MessagePack or vouched for by its owner.
     fn raw(&mut self, data: &[u8]) -> Result<()> {
-        if polycodec_formats::room::output_room(&mut self.out, data.len()) {
+        if polycodec_formats::growth::output_room(&mut self.out, data.len()) {
             self.out.extend_from_slice(data);
         }
         Ok(())

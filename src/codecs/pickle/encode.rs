@@ -9,7 +9,7 @@
 //! itself, never at reference counts, so the same value always gives the same bytes, whatever
 //! other threads or the caller hold.
 
-use polycodec_formats::room;
+use polycodec_formats::growth;
 use pyo3::prelude::*;
 use pyo3::types::{
     PyBool, PyByteArray, PyBytes, PyDate, PyDateAccess, PyDateTime, PyDelta, PyDeltaAccess, PyDict,
@@ -390,7 +390,7 @@ impl<'f, 'p, 'o, 'py> Writer<'f, 'p, 'o, 'py> {
         let length = bytes.len();
         // Fallible for a large str: one too large for the memory left ends the encode in a
         // MemoryError (see `errors::output_result`), not an abort.
-        if length >= room::LARGE && !room::output_room(self.out, length + 9) {
+        if length >= growth::LARGE && !growth::output_room(self.out, length + 9) {
             return;
         }
         if self.protocol >= 4 && length < 256 {
@@ -435,7 +435,7 @@ impl<'f, 'p, 'o, 'py> Writer<'f, 'p, 'o, 'py> {
     fn bytes(&mut self, data: &[u8]) {
         if self.protocol >= 3 {
             let length = data.len();
-            if length >= room::LARGE && !room::output_room(self.out, length + 9) {
+            if length >= growth::LARGE && !growth::output_room(self.out, length + 9) {
                 return;
             }
             if length < 256 {

@@ -6,18 +6,18 @@
 //!
 //! Decoding never calls what a pickle names. The general path: `vm` (the byte layer's inert
 //! machine) executes the pickle over an arena of values, where a global is a pair of names and
-//! REDUCE/NEWOBJ/BUILD are plain nodes; `general.rs` then walks that arena with the plan and
+//! REDUCE/NEWOBJ/BUILD are plain nodes; `from_arena.rs` then walks that arena with the plan and
 //! builds only what the plan names at each position, so a global the plan does not expect is
-//! refused without being imported. The fast path (`fast.rs`) is tried first (this module's
+//! refused without being imported. The fast path (`from_opcodes.rs`) is tried first (this module's
 //! `decode` chooses): one pass over the opcodes for the shapes the stdlib and polycodec write,
 //! which gives up (and leaves the input to the general path) on anything else, so it accepts a
 //! subset of what the general path accepts. Both read the standard library's object states
-//! (datetime, date, time, UUID, protocol 2's bytes) through `stdlib.rs`.
+//! (datetime, date, time, UUID, protocol 2's bytes) through `recognise.rs`.
 
 pub mod encode;
-pub mod fast;
-pub mod general;
-mod stdlib;
+pub mod from_arena;
+pub mod from_opcodes;
+mod recognise;
 
 pub use polycodec_formats::pickle::{ops, vm};
 
@@ -94,7 +94,7 @@ pub struct RecordInfo {
     pub state: StateForm,
 }
 
-/// Whether decoding tries the single-pass fast path (`fast.rs`) before the general path.
+/// Whether decoding tries the single-pass fast path (`from_opcodes.rs`) before the general path.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum FastPath {
     /// Fast path first, the general path when it does not recognise the input (the default).
@@ -253,8 +253,8 @@ impl WireFormat for Pickle {
 }
 
 /// Decodes one root-type value, or (`many`) a pickled list of them: by the single-pass reader
-/// (`fast.rs`) when the codec allows it and it recognises the pickle, else by the general
-/// two-step path (`general.rs`), which decides what is refused and reports every error (but
+/// (`from_opcodes.rs`) when the codec allows it and it recognises the pickle, else by the general
+/// two-step path (`from_arena.rs`), which decides what is refused and reports every error (but
 /// the exceptions of user hooks under `fast_path="only"`).
 fn decode<'py>(
     fmt: &Pickle,
@@ -265,14 +265,14 @@ fn decode<'py>(
     many: bool,
 ) -> Result<Obj<'py>> {
     // A plan that runs user hooks is left to the general path by default: the fast path would
-    // run them again when it gives up part-way (see fast.rs).
+    // run them again when it gives up part-way (see from_opcodes.rs).
     let fast = match fmt.fast_path {
         FastPath::Off => false,
         FastPath::On => plan.decode_is_pure,
         FastPath::Only => true,
     };
     if fast {
-        if let Some(value) = fast::decode(fmt, py, plan, strict, input, many)? {
+        if let Some(value) = from_opcodes::decode(fmt, py, plan, strict, input, many)? {
             return Ok(value);
         }
         if fmt.fast_path == FastPath::Only {
@@ -280,9 +280,9 @@ fn decode<'py>(
         }
     }
     if many {
-        general::decode_many(fmt, py, plan, strict, input)
+        from_arena::decode_many(fmt, py, plan, strict, input)
     } else {
-        general::decode_one(fmt, py, plan, strict, input)
+        from_arena::decode_one(fmt, py, plan, strict, input)
     }
 }
 

@@ -30,8 +30,8 @@ use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::types::{PyString, PyType};
 
+use super::FieldName;
 use super::InlineValuesLayout;
-use crate::py::fields::FieldName;
 use crate::py::Obj;
 
 /// `Py_TPFLAGS_INLINE_VALUES` (`Include/object.h`, 3.13 and later; pyo3-ffi does not name it).

@@ -59,8 +59,20 @@ use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyString, PyType};
 
-use crate::py::fields::FieldName;
 use crate::py::Obj;
+
+/// Anything that names a record field by its interned attribute name: the plan's `Field`, or
+/// the name itself (the floor diagnostic).
+pub trait FieldName {
+    fn field_name(&self) -> &Py<PyString>;
+}
+
+impl FieldName for Py<PyString> {
+    #[inline(always)]
+    fn field_name(&self) -> &Py<PyString> {
+        self
+    }
+}
 
 /// What one family of interpreters provides: every item a fast path needs, each either read
 /// from the family's own layout or `None` (the portable path) where the family knows none.

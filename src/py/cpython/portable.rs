@@ -6,8 +6,8 @@ use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyString, PyType};
 
+use super::FieldName;
 use super::{DictTemplateLayout, Family, FillingLayout, InlineValuesLayout, Layout};
-use crate::py::fields::FieldName;
 use crate::py::Obj;
 
 /// The family's items: none.

@@ -29,8 +29,8 @@ use pyo3::types::{PyString, PyType};
 
 use super::dicts::DictKeysHead;
 use super::objects::{self, made_by_object_new};
+use super::FieldName;
 use super::{Family, InlineValuesLayout, Layout};
-use crate::py::fields::FieldName;
 use crate::py::Obj;
 
 /// The family's items.

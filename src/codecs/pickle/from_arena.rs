@@ -6,7 +6,7 @@
 //! plan's own class objects) or by a fixed list of standard constructors (datetime types,
 //! `Decimal(str)`, `UUID` from its int, `ZoneInfo(key)`), never through a global's name.
 //!
-//! The format's `decode` (`mod.rs`) first tries the single-pass fast path (`fast.rs`); this
+//! The format's `decode` (`mod.rs`) first tries the single-pass fast path (`from_opcodes.rs`); this
 //! two-step path decodes whatever it does not recognise, and is the one that reports every
 //! error.
 
@@ -15,7 +15,10 @@ use std::borrow::Cow;
 use pyo3::prelude::*;
 use pyo3::types::{PyDateTime, PyDelta, PyDict, PyInt, PyTzInfo, PyTzInfoAccess};
 
-use super::stdlib::{make_bytes, module_alias, uuid_bits, DateState, DateTimeState, TimeState};
+use super::recognise::{
+    is_latin1_encoding, make_bytes, module_alias, uuid_bits, DateState, DateTimeState, Standard,
+    TimeDeltaArgError, TimeDeltaArgs, TimeState, UuidKey, ZONEINFO_UNPICKLE,
+};
 use super::vm::{self, Arena, CallKind, Id, Value};
 use super::{KeyMap, Pickle, StateForm};
 use crate::errors::{Code, Error, Result};
@@ -336,7 +339,7 @@ impl<'a, 'v, 'f, 'p, 'py> Converter<'a, 'v, 'f, 'p, 'py> {
                 args,
                 kwargs: None,
                 state: None,
-            } if self.is_global(*func, "builtins", "getattr") => {
+            } if self.is_standard(*func, Standard::GetAttr) => {
                 let Some((parent, last)) = qualname.rsplit_once('.') else {
                     return false;
                 };
@@ -355,6 +358,24 @@ impl<'a, 'v, 'f, 'p, 'py> Converter<'a, 'v, 'f, 'p, 'py> {
     fn is_global(&self, id: Id, module: &str, name: &str) -> bool {
         self.global(id)
             .is_some_and(|(m, n)| m == module.as_bytes() && n == name.as_bytes())
+    }
+
+    fn is_standard(&self, id: Id, global: Standard) -> bool {
+        self.global(id)
+            .is_some_and(|(module, name)| global.is(module, name))
+    }
+
+    /// The arguments of a call of a standard global, their count checked (`what` names the
+    /// call in the error).
+    fn standard_args(&self, call: &Call<'_>, global: Standard, what: &str) -> Result<&'v [Id]> {
+        let args = self.args(call, what)?;
+        if !global.arguments().contains(&args.len()) {
+            return Err(Error::decode(
+                Code::PickleInvalid,
+                format!("malformed pickle: {what} arguments"),
+            ));
+        }
+        Ok(args)
     }
 
     /// The refusal for a call the plan does not allow at this position.
@@ -565,7 +586,7 @@ impl<'a, 'v, 'f, 'p, 'py> Converter<'a, 'v, 'f, 'p, 'py> {
             | (Node::Dict(_), Value::Dict(_)) => true,
             (Node::Record(spec), Value::Dict(_)) => spec.kind == RecordKind::TypedDict,
             // `polycodec.UNSET`, pickled by reference (`UnsetType.__reduce__`).
-            (Node::Unset, Value::Global { .. }) => self.is_global(id, "polycodec", "UNSET"),
+            (Node::Unset, Value::Global { .. }) => self.is_standard(id, Standard::Unset),
             (Node::Literal(spec), _) => {
                 use crate::plan::LiteralValue as L;
                 spec.values.iter().any(|(v, _)| {
@@ -589,10 +610,9 @@ impl<'a, 'v, 'f, 'p, 'py> Converter<'a, 'v, 'f, 'p, 'py> {
 
     fn call_fits(&self, node: &Node, call: &Call<'_>) -> bool {
         let plan = self.ctx.plan;
-        let is = |module: &str, name: &str| {
-            call.target
-                .is_some_and(|(m, n)| m == module.as_bytes() && n == name.as_bytes())
-        };
+        let standard = call
+            .target
+            .and_then(|(module, name)| Standard::of(module, name));
         match node {
             Node::Record(spec) => self.is_class(call.func, &spec.module, &spec.qualname),
             Node::TaggedUnion(spec) => spec.tags.iter().any(|(_, record)| {
@@ -601,23 +621,13 @@ impl<'a, 'v, 'f, 'p, 'py> Converter<'a, 'v, 'f, 'p, 'py> {
             }),
             Node::Enum(spec) => {
                 self.is_class(call.func, &spec.module, &spec.name)
-                    || (is("builtins", "getattr")
+                    || (standard == Some(Standard::GetAttr)
                         && self
                             .tuple_items(call.args)
                             .and_then(|items| items.first())
                             .is_some_and(|&cls| self.is_class(cls, &spec.module, &spec.name)))
             }
-            Node::DateTime(_) => is("datetime", "datetime"),
-            Node::Date => is("datetime", "date"),
-            Node::Time(_) => is("datetime", "time"),
-            Node::TimeDelta => is("datetime", "timedelta"),
-            Node::Decimal(_) => is("decimal", "Decimal"),
-            Node::Uuid => is("uuid", "UUID"),
-            Node::Bytes(_) => {
-                is("_codecs", "encode") || is("builtins", "bytes") || is("builtins", "bytearray")
-            }
-            Node::Sequence(_) => is("builtins", "set") || is("builtins", "frozenset"),
-            _ => false,
+            _ => standard.is_some_and(|global| global.builds(node)),
         }
     }
 
@@ -1046,7 +1056,7 @@ impl<'a, 'v, 'f, 'p, 'py> Converter<'a, 'v, 'f, 'p, 'py> {
     fn codecs_encode(&self, call: &Call<'_>) -> Result<Vec<u8>> {
         let is_encode = call
             .target
-            .is_some_and(|(m, n)| m == b"_codecs" && n == b"encode");
+            .is_some_and(|(module, name)| Standard::CodecsEncode.is(module, name));
         if !is_encode || call.kind != CallKind::Reduce || call.state.is_some() {
             return Err(self.refused(
                 call,
@@ -1064,7 +1074,9 @@ impl<'a, 'v, 'f, 'p, 'py> Converter<'a, 'v, 'f, 'p, 'py> {
             ));
         };
         match (self.arena.get(*data), self.arena.get(*encoding)) {
-            (Value::Str(data), Value::Str(b"latin1" | b"latin-1")) => latin1(text(data)?),
+            (Value::Str(data), Value::Str(encoding)) if is_latin1_encoding(encoding) => {
+                latin1(text(data)?)
+            }
             _ => Err(Error::decode(
                 Code::PickleInvalid,
                 "malformed pickle: _codecs.encode is only accepted with a str and \"latin1\"",
@@ -1079,17 +1091,21 @@ impl<'a, 'v, 'f, 'p, 'py> Converter<'a, 'v, 'f, 'p, 'py> {
                 "malformed pickle: bytes from a computed callable",
             ));
         };
-        if (module, name) == (b"_codecs".as_slice(), b"encode".as_slice()) {
+        let global = Standard::of(module, name);
+        if global == Some(Standard::CodecsEncode) {
             return self.codecs_encode(call);
         }
         self.expect_no_state(call, "bytes")?;
         let args = self.args(call, "bytes")?;
+        let bytearray = global == Some(Standard::ByteArray);
         match args {
             [] => Ok(Vec::new()),
-            [source] if name == b"bytearray" => Ok(self.state_bytes(*source)?.into_owned()),
-            [source, encoding] if name == b"bytearray" => {
+            [source] if bytearray => Ok(self.state_bytes(*source)?.into_owned()),
+            [source, encoding] if bytearray => {
                 match (self.arena.get(*source), self.arena.get(*encoding)) {
-                    (Value::Str(data), Value::Str(b"latin1" | b"latin-1")) => latin1(text(data)?),
+                    (Value::Str(data), Value::Str(encoding)) if is_latin1_encoding(encoding) => {
+                        latin1(text(data)?)
+                    }
                     _ => Err(Error::decode(
                         Code::PickleInvalid,
                         "malformed pickle: unexpected bytearray arguments",
@@ -1121,17 +1137,8 @@ impl<'a, 'v, 'f, 'p, 'py> Converter<'a, 'v, 'f, 'p, 'py> {
 
     fn datetime(&mut self, call: &Call<'_>) -> Result<Bound<'py, PyDateTime>> {
         self.expect_no_state(call, "datetime")?;
-        let args = self.args(call, "datetime")?;
-        let (state, zone) = match args {
-            [state] => (*state, None),
-            [state, zone] => (*state, Some(*zone)),
-            _ => {
-                return Err(Error::decode(
-                    Code::PickleInvalid,
-                    "malformed pickle: datetime arguments",
-                ))
-            }
-        };
+        let args = self.standard_args(call, Standard::DateTime, "datetime")?;
+        let (state, zone) = (args[0], args.get(1).copied());
         let data = self.state_bytes(state)?;
         let state = DateTimeState::parse(&data).ok_or_else(|| {
             Error::validation(Code::PickleValue, "expected a 10-byte datetime state")
@@ -1145,14 +1152,8 @@ impl<'a, 'v, 'f, 'p, 'py> Converter<'a, 'v, 'f, 'p, 'py> {
 
     fn date(&self, call: &Call<'_>) -> Result<Obj<'py>> {
         self.expect_no_state(call, "date")?;
-        let args = self.args(call, "date")?;
-        let [state] = args else {
-            return Err(Error::decode(
-                Code::PickleInvalid,
-                "malformed pickle: date arguments",
-            ));
-        };
-        let data = self.state_bytes(*state)?;
+        let args = self.standard_args(call, Standard::Date, "date")?;
+        let data = self.state_bytes(args[0])?;
         let state = DateState::parse(&data)
             .ok_or_else(|| Error::validation(Code::PickleValue, "expected a 4-byte date state"))?;
         Ok(state.build(self.ctx.py).map_err(invalid)?.into_any())
@@ -1160,17 +1161,8 @@ impl<'a, 'v, 'f, 'p, 'py> Converter<'a, 'v, 'f, 'p, 'py> {
 
     fn time(&mut self, call: &Call<'_>) -> Result<(Obj<'py>, bool)> {
         self.expect_no_state(call, "time")?;
-        let args = self.args(call, "time")?;
-        let (state, zone) = match args {
-            [state] => (*state, None),
-            [state, zone] => (*state, Some(*zone)),
-            _ => {
-                return Err(Error::decode(
-                    Code::PickleInvalid,
-                    "malformed pickle: time arguments",
-                ))
-            }
-        };
+        let args = self.standard_args(call, Standard::Time, "time")?;
+        let (state, zone) = (args[0], args.get(1).copied());
         let data = self.state_bytes(state)?;
         let state = TimeState::parse(&data)
             .ok_or_else(|| Error::validation(Code::PickleValue, "expected a 6-byte time state"))?;
@@ -1185,28 +1177,25 @@ impl<'a, 'v, 'f, 'p, 'py> Converter<'a, 'v, 'f, 'p, 'py> {
 
     fn timedelta(&self, call: &Call<'_>) -> Result<Bound<'py, PyDelta>> {
         self.expect_no_state(call, "timedelta")?;
-        let args = self.args(call, "timedelta")?;
-        let mut parts = [0i32; 3];
-        if args.len() > 3 {
-            return Err(Error::decode(
-                Code::PickleInvalid,
-                "malformed pickle: timedelta arguments",
-            ));
-        }
-        for (slot, &arg) in parts.iter_mut().zip(args) {
-            *slot = match self.arena.get(arg) {
-                Value::Int(number) => i32::try_from(*number).map_err(|_| {
-                    Error::validation(Code::PickleValue, "timedelta component out of range")
-                })?,
-                _ => {
-                    return Err(Error::validation(
-                        Code::PickleValue,
-                        "expected int timedelta components",
-                    ))
-                }
+        let args = self.standard_args(call, Standard::TimeDelta, "timedelta")?;
+        let mut parts = TimeDeltaArgs::default();
+        for &arg in args {
+            let Value::Int(number) = self.arena.get(arg) else {
+                return Err(Error::validation(
+                    Code::PickleValue,
+                    "expected int timedelta components",
+                ));
             };
+            parts.push(*number).map_err(|error| match error {
+                TimeDeltaArgError::OutOfRange => {
+                    Error::validation(Code::PickleValue, "timedelta component out of range")
+                }
+                TimeDeltaArgError::TooMany => {
+                    Error::decode(Code::PickleInvalid, "malformed pickle: timedelta arguments")
+                }
+            })?;
         }
-        PyDelta::new(self.ctx.py, parts[0], parts[1], parts[2], true).map_err(invalid)
+        parts.build(self.ctx.py).map_err(invalid)
     }
 
     /// A tzinfo: None, `datetime.timezone(offset[, name])`, or a `zoneinfo.ZoneInfo` by key
@@ -1226,26 +1215,17 @@ impl<'a, 'v, 'f, 'p, 'py> Converter<'a, 'v, 'f, 'p, 'py> {
             )
         })?;
         self.expect_no_state(&call, "tzinfo")?;
-        let args = self.args(&call, "tzinfo")?;
-        let zone: Bound<'py, PyTzInfo> = if call
+        let is_timezone = call
             .target
-            .is_some_and(|(m, n)| m == b"datetime" && n == b"timezone")
-        {
-            let (offset, name) = match args {
-                [offset] => (*offset, None),
-                [offset, name] => (*offset, Some(*name)),
-                _ => {
-                    return Err(Error::decode(
-                        Code::PickleInvalid,
-                        "malformed pickle: timezone arguments",
-                    ))
-                }
-            };
+            .is_some_and(|(module, name)| Standard::TimeZone.is(module, name));
+        let zone: Bound<'py, PyTzInfo> = if is_timezone {
+            let args = self.standard_args(&call, Standard::TimeZone, "timezone")?;
+            let (offset, name) = (args[0], args.get(1).copied());
             let offset_call = self
                 .call_parts(offset)
                 .filter(|c| {
                     c.target
-                        .is_some_and(|(m, n)| m == b"datetime" && n == b"timedelta")
+                        .is_some_and(|(module, name)| Standard::TimeDelta.is(module, name))
                 })
                 .ok_or_else(|| {
                     Error::validation(Code::PickleValue, "expected a timedelta timezone offset")
@@ -1269,12 +1249,8 @@ impl<'a, 'v, 'f, 'p, 'py> Converter<'a, 'v, 'f, 'p, 'py> {
                 }
             }
         } else if self.is_zoneinfo_unpickle(&call) {
-            let [key, from_cache] = args else {
-                return Err(Error::decode(
-                    Code::PickleInvalid,
-                    "malformed pickle: ZoneInfo arguments",
-                ));
-            };
+            let args = self.standard_args(&call, Standard::ZoneInfo, "ZoneInfo")?;
+            let (key, from_cache) = (&args[0], &args[1]);
             let Value::Str(key) = self.arena.get(*key) else {
                 return Err(Error::validation(
                     Code::PickleValue,
@@ -1339,13 +1315,13 @@ impl<'a, 'v, 'f, 'p, 'py> Converter<'a, 'v, 'f, 'p, 'py> {
         else {
             return false;
         };
-        if !self.is_global(*inner_func, "builtins", "getattr") {
+        if !self.is_standard(*inner_func, Standard::GetAttr) {
             return false;
         }
         match self.tuple_items(*inner_args) {
             Some([cls, attribute]) => {
-                self.is_global(*cls, "zoneinfo", "ZoneInfo")
-                    && matches!(self.arena.get(*attribute), Value::Str(b"_unpickle"))
+                self.is_standard(*cls, Standard::ZoneInfo)
+                    && matches!(self.arena.get(*attribute), Value::Str(name) if *name == ZONEINFO_UNPICKLE)
             }
             _ => false,
         }
@@ -1353,18 +1329,12 @@ impl<'a, 'v, 'f, 'p, 'py> Converter<'a, 'v, 'f, 'p, 'py> {
 
     fn decimal_text(&self, call: &Call<'_>) -> Result<&'a str> {
         self.expect_no_state(call, "Decimal")?;
-        let args = self.args(call, "Decimal")?;
-        match args {
-            [digits] => match self.arena.get(*digits) {
-                Value::Str(bytes) => text(bytes),
-                _ => Err(Error::validation(
-                    Code::PickleValue,
-                    "expected a str Decimal argument",
-                )),
-            },
-            _ => Err(Error::decode(
-                Code::PickleInvalid,
-                "malformed pickle: Decimal arguments",
+        let args = self.standard_args(call, Standard::Decimal, "Decimal")?;
+        match self.arena.get(args[0]) {
+            Value::Str(bytes) => text(bytes),
+            _ => Err(Error::validation(
+                Code::PickleValue,
+                "expected a str Decimal argument",
             )),
         }
     }
@@ -1386,10 +1356,13 @@ impl<'a, 'v, 'f, 'p, 'py> Converter<'a, 'v, 'f, 'p, 'py> {
         };
         let mut bits = None;
         for &(key, value) in entries {
-            match self.arena.get(key) {
-                Value::Str(b"int") => bits = Some(self.u128_of(value)?),
-                Value::Str(b"is_safe") => {}
-                _ => return Err(bad()),
+            let Value::Str(key) = self.arena.get(key) else {
+                return Err(bad());
+            };
+            match UuidKey::of(key) {
+                Some(UuidKey::Int) => bits = Some(self.u128_of(value)?),
+                Some(UuidKey::IsSafe) => {}
+                None => return Err(bad()),
             }
         }
         let bits = bits.ok_or_else(bad)?;
@@ -1474,12 +1447,12 @@ impl<'a, 'v, 'f, 'p, 'py> Converter<'a, 'v, 'f, 'p, 'py> {
                 "pickle calls a computed callable, which no type allows here",
             ));
         };
-        match (module, name) {
-            (b"datetime", b"datetime") => Ok(self.datetime(call)?.into_any()),
-            (b"datetime", b"date") => self.date(call),
-            (b"datetime", b"time") => Ok(self.time(call)?.0),
-            (b"datetime", b"timedelta") => Ok(self.timedelta(call)?.into_any()),
-            (b"decimal", b"Decimal") => {
+        match Standard::of(module, name) {
+            Some(Standard::DateTime) => Ok(self.datetime(call)?.into_any()),
+            Some(Standard::Date) => self.date(call),
+            Some(Standard::Time) => Ok(self.time(call)?.0),
+            Some(Standard::TimeDelta) => Ok(self.timedelta(call)?.into_any()),
+            Some(Standard::Decimal) => {
                 let digits = self.decimal_text(call)?;
                 let decimal = py::stdlib(py).decimal.bind(py).call1((digits,));
                 decimal.map_err(|_| {
@@ -1489,22 +1462,20 @@ impl<'a, 'v, 'f, 'p, 'py> Converter<'a, 'v, 'f, 'p, 'py> {
                     )
                 })
             }
-            (b"uuid", b"UUID") => self.uuid(call),
-            (b"builtins", b"set") | (b"builtins", b"frozenset") => {
+            Some(Standard::Uuid) => self.uuid(call),
+            Some(global @ (Standard::Set | Standard::FrozenSet)) => {
                 let items = self.set_call_items(call)?;
-                let kind = if name == b"set" {
+                let kind = if global == Standard::Set {
                     SequenceKind::Set
                 } else {
                     SequenceKind::FrozenSet
                 };
                 self.level(|this| this.any_items(items, kind))
             }
-            (b"_codecs", b"encode") | (b"builtins", b"bytes") => {
+            Some(Standard::CodecsEncode | Standard::Bytes) => {
                 Ok(crate::py::new_bytes(py, &self.bytes_call(call)?)?.into_any())
             }
-            (b"builtins", b"bytearray") => {
-                Ok(crate::py::new_bytearray(py, &self.bytes_call(call)?)?)
-            }
+            Some(Standard::ByteArray) => Ok(crate::py::new_bytearray(py, &self.bytes_call(call)?)?),
             _ => Err(Error::decode(
                 Code::PickleInvalid,
                 format!(
@@ -1519,7 +1490,7 @@ impl<'a, 'v, 'f, 'p, 'py> Converter<'a, 'v, 'f, 'p, 'py> {
 }
 
 fn latin1(text: &str) -> Result<Vec<u8>> {
-    super::stdlib::latin1(text).ok_or_else(|| {
+    super::recognise::latin1(text).ok_or_else(|| {
         Error::decode(
             Code::PickleInvalid,
             "malformed pickle: latin1 text with a character above U+00FF",

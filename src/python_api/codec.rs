@@ -12,51 +12,13 @@ use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyByteArray, PyBytes, PyDict, PyMemoryView, PyString, PyTuple};
 use pyo3::{PyTraverseError, PyVisit};
 
+use super::codec_object::{Codec, Compiled};
+use super::stream;
 use crate::codecs::decoder::Collected;
-use crate::codecs::{self, OpenArgs, WireFormat};
+use crate::codecs::{self, OpenArgs};
 use crate::errors::{Code, Error, ErrorKind};
-use crate::plan::{build_plan, Plan};
+use crate::plan::build_plan;
 use crate::py::{GcPause, Obj};
-use crate::stream;
-
-/// Encodes and decodes values of one type in one format.
-///
-/// The type's plan is compiled once, at construction; a codec is immutable afterwards, so it is
-/// safe to share between threads.
-#[pyclass(frozen, module = "polycodec")]
-pub struct Codec {
-    pub(crate) plan: Arc<Plan>,
-    pub(crate) format: &'static str,
-    pub(crate) wire: Arc<dyn WireFormat>,
-    pub(crate) strict: bool,
-    /// `errors="all"`: a decode that fails on a validation error decodes the input again,
-    /// recording every one (nothing else changes, and nothing at all until a decode fails).
-    all_errors: bool,
-    /// Owns `plan` and `wire` for the garbage collector: they may be shared with other codecs
-    /// (see `Compiled`), so this codec reports the one object that holds them, not their
-    /// contents, which would be counted once per codec.
-    compiled: Py<Compiled>,
-    target: Py<PyAny>,
-    options: Py<PyDict>,
-    /// The size of the last output, to reserve the next buffer in one step.
-    size_hint: AtomicUsize,
-    /// The size of the last `encode_many` output, to allocate the next one's `bytes` at once.
-    many_hint: AtomicUsize,
-    /// The longest stretch of the last `encode_many` output its buffer held before handing it
-    /// over (about its largest item), to size the next one's buffer at once.
-    many_stretch_hint: AtomicUsize,
-    /// `json_schema()`'s derived schemas by `ref_template` (None or a str), derived once:
-    /// each call returns a deep copy.
-    json_schemas: Py<PyDict>,
-}
-
-/// The compiled part of a codec: its plan and its format's state, built once per type, format
-/// and options and shared by every codec of them (`polycodec._cache` keeps it).
-#[pyclass(frozen, module = "polycodec._polycodec", name = "_Compiled")]
-pub struct Compiled {
-    plan: Arc<Plan>,
-    wire: Arc<dyn WireFormat>,
-}
 
 #[pymethods]
 impl Compiled {
@@ -435,7 +397,7 @@ impl Codec {
         .map_err(|e: Error| e.into_pyerr(py, ErrorKind::Validation))
     }
 
-    /// Encodes any iterable of values in the format's stream form (see `src/stream.rs`).
+    /// Encodes any iterable of values in the format's stream form (see `src/python_api/stream.rs`).
     #[pyo3(signature = (values, /))]
     fn encode_stream<'py>(&self, values: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyBytes>> {
         stream::encode_stream(self, values)
@@ -740,12 +702,6 @@ impl Codec {
             OUTPUT.set(out);
         }
         result
-    }
-
-    /// Decodes one complete unit of a stream (a JSON line, a MessagePack value, a pickle).
-    pub(crate) fn decode_unit<'py>(&self, py: Python<'py>, unit: &[u8]) -> Result<Obj<'py>, Error> {
-        self.wire
-            .decode_one(py, &self.plan, self.strict, unit, None)
     }
 
     /// `to_builtins` and `from_builtins` describe the JSON form, as `json_schema` does: other

@@ -9,7 +9,7 @@
 //!
 //! It never decides that an input is bad. On anything it does not recognise (another opcode, a
 //! global the position does not name, a value the plan rejects, a memo entry of another kind,
-//! a cycle, deep nesting) it gives up and `general.rs` decodes the same input again from byte 0
+//! a cycle, deep nesting) it gives up and `from_arena.rs` decodes the same input again from byte 0
 //! with the general two-step path, which raises the error or decodes what this one left alone.
 //! What it accepts is therefore a subset of what the general path accepts, and it builds each
 //! value with the same constructors and checks, so the result is the same; it only saves the
@@ -26,11 +26,14 @@
 use std::borrow::Cow;
 
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyDelta, PyTzInfo, PyTzInfoAccess};
+use pyo3::types::{PyBool, PyTzInfo, PyTzInfoAccess};
 use smallvec::SmallVec;
 
 use super::ops::*;
-use super::stdlib::{latin1, make_bytes, module_alias, uuid_bits, DateState, DateTimeState};
+use super::recognise::{
+    is_latin1_encoding, latin1, make_bytes, module_alias, uuid_bits, DateState, DateTimeState,
+    Standard, TimeDeltaArgs, UuidKey,
+};
 use super::Pickle;
 use crate::errors::{Error, Failure, Result};
 use crate::plan::{
@@ -56,11 +59,13 @@ struct Span {
 
 /// No plan node (in a memo entry).
 const NO_NODE: u32 = u32::MAX;
-/// What a memoized global may be found to name besides a record or enum node.
-const DATETIME_CLASS: u32 = u32::MAX - 1;
-const DATE_CLASS: u32 = u32::MAX - 2;
-const DECIMAL_CLASS: u32 = u32::MAX - 3;
-const UUID_CLASS: u32 = u32::MAX - 4;
+/// What a memoized global may be found to name besides a record or enum node: one of the
+/// standard classes, numbered down from the top of the range plan nodes do not reach.
+const fn class_key(global: Standard) -> usize {
+    (u32::MAX - 1 - global as u32) as usize
+}
+/// The lowest of those numbers (`Standard::Unset` is the last variant).
+const LOWEST_CLASS_KEY: u32 = u32::MAX - 1 - Standard::Unset as u32;
 
 /// What a memo index holds, as far as the fast path needs to know.
 #[derive(Clone)]
@@ -112,7 +117,7 @@ pub fn decode<'py>(
     many: bool,
 ) -> Result<Option<Obj<'py>>> {
     // Memo entries keep offsets and plan positions as u32.
-    if input.len() >= u32::MAX as usize || plan.nodes.len() >= UUID_CLASS as usize {
+    if input.len() >= u32::MAX as usize || plan.nodes.len() >= LOWEST_CLASS_KEY as usize {
         return Ok(None);
     }
     // Stdlib pickles memoize about one value in 8 to 13 bytes. A memo that cannot be
@@ -500,21 +505,23 @@ impl<'a, 'f, 'p, 'py> FastDecoder<'a, 'f, 'p, 'py> {
     /// A bytes value as protocol 2 writes it: `_codecs.encode(text, "latin1")`, or
     /// `builtins.bytes()` when empty.
     fn protocol2_bytes(&mut self) -> Fast<Vec<u8>> {
-        match self.global()? {
-            (b"builtins", b"bytes") => {
-                self.expect(EMPTY_TUPLE)?;
-                self.memo_ops(|| Entry::Opaque)?;
-                self.expect(REDUCE)?;
-                Some(Vec::new())
-            }
-            (b"_codecs", b"encode") => self.codecs_arguments(),
-            _ => None,
+        let (module, name) = self.global()?;
+        if Standard::Bytes.is(module, name) {
+            self.expect(EMPTY_TUPLE)?;
+            self.memo_ops(|| Entry::Opaque)?;
+            self.expect(REDUCE)?;
+            return Some(Vec::new());
         }
+        if !Standard::CodecsEncode.is(module, name) {
+            return None;
+        }
+        self.codecs_arguments()
     }
 
     /// `_codecs.encode(text, "latin1")` (how protocol 2 writes bytes), up to its `REDUCE`.
     fn codecs_encode(&mut self) -> Fast<Vec<u8>> {
-        if self.global()? != (b"_codecs".as_slice(), b"encode".as_slice()) {
+        let (module, name) = self.global()?;
+        if !Standard::CodecsEncode.is(module, name) {
             return None;
         }
         self.codecs_arguments()
@@ -523,7 +530,7 @@ impl<'a, 'f, 'p, 'py> FastDecoder<'a, 'f, 'p, 'py> {
     /// The arguments of `_codecs.encode` and its `REDUCE`; the bytes it would return.
     fn codecs_arguments(&mut self) -> Fast<Vec<u8>> {
         let text = std::str::from_utf8(self.str_operand()?).ok()?;
-        if !matches!(self.str_operand()?, b"latin1" | b"latin-1") {
+        if !is_latin1_encoding(self.str_operand()?) {
             return None;
         }
         self.reduce_args(2)?;
@@ -1214,22 +1221,22 @@ impl<'a, 'f, 'p, 'py> FastDecoder<'a, 'f, 'p, 'py> {
                 Some(member.bind(self.ctx.py).clone())
             }
             Node::DateTime(rule) => {
-                let key = DATETIME_CLASS as usize;
-                self.check_global(named, slot, key, || is("datetime", "datetime"))?;
+                let global = Standard::DateTime;
+                self.check_global(named, slot, class_key(global), || global.is(module, name))?;
                 let rule = *rule;
                 self.datetime(rule)
             }
             Node::Date => {
-                let key = DATE_CLASS as usize;
-                self.check_global(named, slot, key, || is("datetime", "date"))?;
+                let global = Standard::Date;
+                self.check_global(named, slot, class_key(global), || global.is(module, name))?;
                 let data = self.state_bytes()?;
                 self.reduce_args(1)?;
                 let state = DateState::parse(&data)?;
                 Some(state.build(self.ctx.py).ok()?.into_any())
             }
             Node::Decimal(spec) => {
-                let key = DECIMAL_CLASS as usize;
-                self.check_global(named, slot, key, || is("decimal", "Decimal"))?;
+                let global = Standard::Decimal;
+                self.check_global(named, slot, class_key(global), || global.is(module, name))?;
                 let digits = self.str_operand()?;
                 self.reduce_args(1)?;
                 let unconstrained = spec.max_digits.is_none()
@@ -1247,8 +1254,8 @@ impl<'a, 'f, 'p, 'py> FastDecoder<'a, 'f, 'p, 'py> {
                     .ok()
             }
             Node::Uuid => {
-                let key = UUID_CLASS as usize;
-                self.check_global(named, slot, key, || is("uuid", "UUID"))?;
+                let global = Standard::Uuid;
+                self.check_global(named, slot, class_key(global), || global.is(module, name))?;
                 self.uuid(target)
             }
             _ => None,
@@ -1266,7 +1273,7 @@ impl<'a, 'f, 'p, 'py> FastDecoder<'a, 'f, 'p, 'py> {
         let memo = self.pending_memo()?;
         self.expect(EMPTY_DICT)?;
         self.memo_ops(|| Entry::Opaque)?;
-        if self.str_operand()? != b"int" {
+        if UuidKey::of(self.str_operand()?) != Some(UuidKey::Int) {
             return None;
         }
         let bits = match self.op()? {
@@ -1338,11 +1345,8 @@ impl<'a, 'f, 'p, 'py> FastDecoder<'a, 'f, 'p, 'py> {
         let state = DateTimeState::parse(&data)?;
         let zone = zone.flatten();
         let value = state.build(self.ctx.py, zone.as_ref()).ok()?;
-        let aware = value.get_tzinfo().is_some();
-        match (rule, aware) {
-            (TzRule::Aware, false) | (TzRule::Naive, true) => None,
-            _ => Some(value.into_any()),
-        }
+        rule.allows(value.get_tzinfo().is_some())
+            .then(|| value.into_any())
     }
 
     /// A datetime's tzinfo: `None`, a memo get of a timezone built before, or
@@ -1365,27 +1369,27 @@ impl<'a, 'f, 'p, 'py> FastDecoder<'a, 'f, 'p, 'py> {
             }
             _ => {}
         }
-        if self.global()? != (b"datetime".as_slice(), b"timezone".as_slice()) {
+        let (module, name) = self.global()?;
+        if !Standard::TimeZone.is(module, name) {
             return None;
         }
-        if self.global()? != (b"datetime".as_slice(), b"timedelta".as_slice()) {
+        let (module, name) = self.global()?;
+        if !Standard::TimeDelta.is(module, name) {
             return None;
         }
-        let mut parts = [0i32; 3];
-        let mut count = 0;
-        while count < 3 && matches!(self.peek()?, BININT | BININT1 | BININT2) {
-            parts[count] = i32::try_from(self.int_operand()?).ok()?;
-            count += 1;
+        let mut parts = TimeDeltaArgs::default();
+        while matches!(self.peek()?, BININT | BININT1 | BININT2) {
+            parts.push(self.int_operand()?).ok()?;
         }
-        if count == 0 {
+        if parts.count() == 0 {
             self.expect(EMPTY_TUPLE)?;
             self.memo_ops(|| Entry::Opaque)?;
             self.expect(REDUCE)?;
         } else {
-            self.reduce_args(count as u8)?;
+            self.reduce_args(parts.count() as u8)?;
         }
         self.memo_ops(|| Entry::Opaque)?;
-        let delta = PyDelta::new(self.ctx.py, parts[0], parts[1], parts[2], true).ok()?;
+        let delta = parts.build(self.ctx.py).ok()?;
         self.reduce_args(1)?;
         let zone = PyTzInfo::fixed_offset(self.ctx.py, delta).ok()?;
         self.memo_ops(|| Entry::Zone(zone.clone()))?;

@@ -30,7 +30,7 @@ use polycodec_formats::frame::{Fault, Malformed};
 use polycodec_formats::msgpack::frame::ValueFramer;
 use polycodec_formats::pickle::frame::PickleFramer;
 
-use crate::api::Codec;
+use super::codec_object::Codec;
 use crate::codecs::avro::stream::{Container, OpenBlock, StreamHeader};
 use crate::errors::{self, Code, Error, ErrorKind, Failure, Result};
 use crate::py::{GcPause, Obj};
@@ -279,7 +279,7 @@ impl StreamDecoder {
     }
 
     fn container_codec(&self) -> PyResult<&'static str> {
-        Ok(self.read_header_first()?.codec_name())
+        Ok(self.read_header_first()?.compression_name())
     }
 
     fn metadata<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
@@ -818,7 +818,7 @@ impl StreamDecoder {
     #[getter(container_codec)]
     fn py_container_codec(&self) -> PyResult<Option<&'static str>> {
         self.avro_only()?;
-        Ok(self.header().map(StreamHeader::codec_name))
+        Ok(self.header().map(StreamHeader::compression_name))
     }
 
     /// The container's user metadata; None until the header has been fed.
