@@ -3,6 +3,7 @@
 //! `polycodec-formats` crate in `formats/`, which has no Python in it).
 
 mod codecs;
+mod depth;
 mod errors;
 mod plan;
 mod py;

@@ -17,7 +17,7 @@ use pyo3::prelude::*;
 use std::ptr::addr_of_mut;
 
 use super::cpython;
-use crate::values::{nested, MAX_DEPTH};
+use crate::depth::{nested, MAX_DEPTH};
 
 /// Whether `value`, at nesting level `depth`, is already in its JSON form (see the module).
 pub fn is_json_value(value: &Bound<'_, PyAny>, depth: usize) -> bool {
