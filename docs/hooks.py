@@ -25,6 +25,8 @@ MOUNTED = [
     "benches/results/scaling.md",
     "benches/results/queues.md",
     "benches/results/features.md",
+    "benches/results/per-version/*/features.md",
+    "benches/results/per-version/*/features.png",
     "benches/results/avro-resolution.md",
     "benches/results/integrations.md",
     "benches/results/*.png",
