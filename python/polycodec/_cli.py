@@ -55,7 +55,8 @@ STREAM_CODECS: Dict[str, Literal["json", "msgpack", "pickle"]] = {
 }
 # How far detection looks for the end of the first JSON line.
 DETECT_SIZE = 1 << 20
-# Records convert encodes at once: a pickle it writes is a list of up to this many.
+# Records convert encodes at once: a pickle it writes is a list of up to this many, an Avro
+# block holds this many (write_file's default of 4,000 would hold four times the objects).
 BATCH = 1000
 
 
@@ -513,7 +514,9 @@ def cmd_convert(args: argparse.Namespace, out: BinaryIO) -> None:
                 )
             codec = _avro_codec(types, schema_text, compression=args.codec or "null")
             values = _to_avro_values(records, types, types is records.types)
-            write: Callable[[BinaryIO], object] = lambda target: codec.write_file(target, values)
+            write: Callable[[BinaryIO], object] = lambda target: codec.write_file(
+                target, values, sync_interval=BATCH
+            )
         else:
             pieces = _encoded(records, args.target)
 
