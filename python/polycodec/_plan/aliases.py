@@ -176,5 +176,5 @@ class AliasCompiler(UnionCompiler):
                 _check_ranges(data)
             except ValueError as exc:
                 raise self.fail(tp, str(exc)) from None
-            result[i] = self.add(self.nodes[variants[i]][0], data)
+            result[i] = self.add_changed(variants[i], data)
         return result

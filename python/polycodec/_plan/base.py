@@ -5,11 +5,34 @@ from __future__ import annotations
 
 import abc
 import dataclasses
-from typing import Any, Dict, List, Mapping, Optional, Tuple
+from typing import Any, Dict, List, Literal, Mapping, Optional, Tuple, cast, overload
 
 from .._custom_types import Extension
 from .._naming import Rename
-from .spec import Node
+from .spec import (
+    AliasPlaceholderSpec,
+    BareKind,
+    BareSpec,
+    BytesSpec,
+    DecimalSpec,
+    DictSpec,
+    EnumSpec,
+    ExtensionSpec,
+    FloatSpec,
+    IntSpec,
+    LiteralSpec,
+    Node,
+    RawSpec,
+    RecordKind,
+    RecordSpec,
+    SequenceKind,
+    SequenceSpec,
+    StrSpec,
+    TaggedUnionSpec,
+    TupleSpec,
+    TzSpec,
+    UnionSpec,
+)
 from .typeinfo import _fmt
 
 # Where an annotation sits: a label such as "field 'Point.x'" (None at the top level) plus the
@@ -117,8 +140,71 @@ class CompilerBase(abc.ABC):
 
     # -- node construction ---------------------------------------------------------------------
 
-    def add(self, kind: str, data: Dict[str, Any]) -> int:
-        self.nodes.append((kind, data))
+    @overload
+    def add(self, kind: BareKind, data: BareSpec) -> int: ...
+
+    @overload
+    def add(self, kind: Literal["raw"], data: RawSpec) -> int: ...
+
+    @overload
+    def add(self, kind: Literal["int"], data: IntSpec) -> int: ...
+
+    @overload
+    def add(self, kind: Literal["float"], data: FloatSpec) -> int: ...
+
+    @overload
+    def add(self, kind: Literal["str"], data: StrSpec) -> int: ...
+
+    @overload
+    def add(self, kind: Literal["bytes"], data: BytesSpec) -> int: ...
+
+    @overload
+    def add(self, kind: Literal["decimal"], data: DecimalSpec) -> int: ...
+
+    @overload
+    def add(self, kind: Literal["datetime", "time"], data: TzSpec) -> int: ...
+
+    @overload
+    def add(self, kind: Literal["enum"], data: EnumSpec) -> int: ...
+
+    @overload
+    def add(self, kind: Literal["literal"], data: LiteralSpec) -> int: ...
+
+    @overload
+    def add(self, kind: Literal["union"], data: UnionSpec) -> int: ...
+
+    @overload
+    def add(self, kind: Literal["tagged_union"], data: TaggedUnionSpec) -> int: ...
+
+    @overload
+    def add(self, kind: SequenceKind, data: SequenceSpec) -> int: ...
+
+    @overload
+    def add(self, kind: Literal["tuple"], data: TupleSpec) -> int: ...
+
+    @overload
+    def add(self, kind: Literal["dict"], data: DictSpec) -> int: ...
+
+    @overload
+    def add(self, kind: Literal["extension"], data: ExtensionSpec) -> int: ...
+
+    @overload
+    def add(self, kind: RecordKind, data: RecordSpec) -> int: ...
+
+    @overload
+    def add(self, kind: Literal["alias"], data: AliasPlaceholderSpec) -> int: ...
+
+    def add(self, kind: str, data: Mapping[str, Any]) -> int:
+        """Append a node; each kind's data is typed by its TypedDict (spec.py). The node list
+        holds plain dicts, which the graph passes (renumbering, compaction) treat alike."""
+        self.nodes.append((kind, cast(Dict[str, Any], data)))
+        return len(self.nodes) - 1
+
+    def add_changed(self, index: int, changes: Mapping[str, Any]) -> int:
+        """Append a copy of node ``index`` with ``changes`` (constraints merged, an extension
+        made nullable): the copy keeps its kind, so its keys stay those of that kind."""
+        kind, data = self.nodes[index]
+        self.nodes.append((kind, {**data, **changes}))
         return len(self.nodes) - 1
 
     @abc.abstractmethod

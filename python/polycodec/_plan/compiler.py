@@ -5,7 +5,7 @@ from __future__ import annotations
 import collections.abc
 import enum
 import typing
-from typing import Any, Dict, List, Mapping, Optional, Tuple
+from typing import Any, List, Mapping, Optional, Tuple
 
 from .._custom_types import Extension, check_extensions
 from .._naming import Rename, renamer
@@ -16,7 +16,7 @@ from .containers import ContainerCompiler
 from .formats import _NO_RAW, _keeps_raw, _unions_need_tag
 from .graph import _compact
 from .records import RecordCompiler
-from .scalars import _SCALARS, ScalarCompiler
+from .scalars import ScalarCompiler
 from .spec import Node
 from .typeinfo import _as_alias, _is_union, _qualifiers, _subst, _unsupported
 
@@ -84,13 +84,9 @@ class _Compiler(AliasCompiler, RecordCompiler, ScalarCompiler, ContainerCompiler
             extension = self._extension_for(tp)
             if extension is not None:
                 return self._extension(tp, extension)
-        scalar = _SCALARS.get(tp) if isinstance(tp, type) else None
+        scalar = self._scalar(tp) if isinstance(tp, type) else None
         if scalar is not None:
-            kind, keys = scalar
-            data: Dict[str, Any] = dict.fromkeys(keys)
-            if kind == "bytes":
-                data["cls"] = tp
-            return self.add(kind, data)
+            return scalar
         if isinstance(tp, type) and issubclass(tp, enum.Enum):
             return self._enum(tp)
         origin = typing.get_origin(tp) or tp

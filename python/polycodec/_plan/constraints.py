@@ -11,7 +11,6 @@ from typing import Any, Dict, FrozenSet, List, Tuple
 
 from .._meta import Avro, Meta, foreign_constraints
 
-_BOUNDS = ("ge", "gt", "le", "lt")
 _LENGTHS = ("min_length", "max_length")
 
 _LENGTH_KINDS = frozenset({"str", "bytes", "list", "set", "frozenset", "var_tuple", "dict"})

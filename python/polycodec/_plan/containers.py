@@ -7,6 +7,7 @@ from typing import Any, Tuple
 
 from .base import CompilerBase
 from .graph import _unhashable
+from .spec import SequenceKind
 
 _DICT_KEY_KINDS = frozenset({"str", "int", "enum", "uuid", "literal", "any"})
 
@@ -21,7 +22,7 @@ class ContainerCompiler(CompilerBase):
             raise self.fail(tp, "'...' is only allowed as the second of two tuple arguments")
         return self.add("tuple", {"items": [self.node(a) for a in args]})
 
-    def _collection(self, kind: str, args: Tuple[Any, ...]) -> int:
+    def _collection(self, kind: SequenceKind, args: Tuple[Any, ...]) -> int:
         item_tp = args[0] if args else Any
         item = self.node(item_tp)
         index = self.add(kind, {"item": item, "min_length": None, "max_length": None})

@@ -12,6 +12,7 @@ from .._defaults import NODEFAULT
 from .._naming import renamer
 from .._options import own_options, resolve
 from .base import _NESTING_LIMIT, CompilerBase
+from .spec import FieldSpec, RecordKind, RecordSpec
 from .typeinfo import (
     _attrs_hooks,
     _field_doc,
@@ -42,7 +43,7 @@ class RecordCompiler(CompilerBase):
     # -- records -------------------------------------------------------------------------------
 
     @staticmethod
-    def _record_kind(cls: type) -> Optional[str]:
+    def _record_kind(cls: type) -> Optional[RecordKind]:
         # An attrs class is a record created and filled as a dataclass is (see _attrs_hooks).
         if _is_pydantic_dataclass(cls):
             return None
@@ -54,7 +55,7 @@ class RecordCompiler(CompilerBase):
             return "namedtuple"
         return None
 
-    def _record(self, cls: type, kind: str, args: Tuple[Any, ...]) -> int:
+    def _record(self, cls: type, kind: RecordKind, args: Tuple[Any, ...]) -> int:
         params = tuple(getattr(cls, "__parameters__", ()))
         given = bool(args)
         if args:
@@ -72,7 +73,7 @@ class RecordCompiler(CompilerBase):
                 "other type arguments each time, so its plan would never end",
             )
         options = self._record_options(cls, kind)
-        data: Dict[str, Any] = {
+        data: RecordSpec = {
             "cls": cls,
             "name": cls.__qualname__,
             "module": cls.__module__,
@@ -103,7 +104,7 @@ class RecordCompiler(CompilerBase):
         self._records_busy.append(cls)
         rename = renamer(options["rename"])
         try:
-            fields = []
+            fields: List[FieldSpec] = []
             for spec in self._field_specs(cls, kind):
                 label = f"field '{cls.__qualname__}.{spec.name}'"
                 self._site = (label, spec.hint)
@@ -172,7 +173,7 @@ class RecordCompiler(CompilerBase):
 
     def _field(
         self, spec: _Field, label: str, rename: Callable[[str], str], kind: str
-    ) -> Dict[str, Any]:
+    ) -> FieldSpec:
         meta_name, _, aliases = _peel_field(spec.hint)
         wire_name = meta_name if meta_name is not None else rename(spec.name)
         if not isinstance(wire_name, str):
@@ -290,7 +291,7 @@ class RecordCompiler(CompilerBase):
 
     @staticmethod
     def _check_wire_names(
-        cls: type, fields: List[Dict[str, Any]], class_tag: Optional[Tuple[str, Any]]
+        cls: type, fields: List[FieldSpec], class_tag: Optional[Tuple[str, Any]]
     ) -> None:
         """No two fields (their wire names, their aliases) and the class's tag share a name."""
         seen: Dict[str, str] = {}

@@ -7,33 +7,79 @@ import enum
 import typing
 import uuid
 from decimal import Decimal
-from typing import Any, Dict, List, Optional, Tuple, Type
+from typing import Any, Dict, List, Literal, Optional, Type
 
 from .._custom_types import Extension
 from .base import CompilerBase
-from .constraints import _BOUNDS, _LENGTHS
+from .spec import DecimalSpec, EnumSpec, ExtensionSpec
 from .typeinfo import _dedupe_literals
 
-# Plain classes that map to one leaf node: class -> (kind, data keys, all None initially).
-_SCALARS: Dict[Any, Tuple[str, Tuple[str, ...]]] = {
-    type(None): ("none", ()),
-    bool: ("bool", ()),
-    int: ("int", _BOUNDS + ("multiple_of",)),
-    float: ("float", _BOUNDS + ("multiple_of",)),
-    str: ("str", _LENGTHS + ("pattern",)),
-    bytes: ("bytes", ("cls",) + _LENGTHS),
-    bytearray: ("bytes", ("cls",) + _LENGTHS),
-    memoryview: ("bytes", ("cls",) + _LENGTHS),
-    Decimal: ("decimal", ("max_digits", "decimal_places") + _BOUNDS),
-    datetime.datetime: ("datetime", ("tz",)),
-    datetime.date: ("date", ()),
-    datetime.time: ("time", ("tz",)),
-    datetime.timedelta: ("timedelta", ()),
-    uuid.UUID: ("uuid", ()),
+# Plain classes that map to one leaf node of the kind named.
+_ScalarKind = Literal[
+    "none",
+    "bool",
+    "int",
+    "float",
+    "str",
+    "bytes",
+    "decimal",
+    "datetime",
+    "date",
+    "time",
+    "timedelta",
+    "uuid",
+]
+_SCALARS: Dict[type, _ScalarKind] = {
+    type(None): "none",
+    bool: "bool",
+    int: "int",
+    float: "float",
+    str: "str",
+    bytes: "bytes",
+    bytearray: "bytes",
+    memoryview: "bytes",
+    Decimal: "decimal",
+    datetime.datetime: "datetime",
+    datetime.date: "date",
+    datetime.time: "time",
+    datetime.timedelta: "timedelta",
+    uuid.UUID: "uuid",
 }
 
 
 class ScalarCompiler(CompilerBase):
+    def _scalar(self, cls: type) -> Optional[int]:
+        """The leaf node of a plain scalar class (its constraints all None), or None for any
+        other class."""
+        kind = _SCALARS.get(cls)
+        if kind == "int":
+            return self.add(
+                "int", {"ge": None, "gt": None, "le": None, "lt": None, "multiple_of": None}
+            )
+        if kind == "float":
+            return self.add(
+                "float", {"ge": None, "gt": None, "le": None, "lt": None, "multiple_of": None}
+            )
+        if kind == "str":
+            return self.add("str", {"min_length": None, "max_length": None, "pattern": None})
+        if kind == "bytes":
+            return self.add("bytes", {"cls": cls, "min_length": None, "max_length": None})
+        if kind == "decimal":
+            decimal: DecimalSpec = {
+                "max_digits": None,
+                "decimal_places": None,
+                "ge": None,
+                "gt": None,
+                "le": None,
+                "lt": None,
+            }
+            return self.add("decimal", decimal)
+        if kind == "datetime" or kind == "time":
+            return self.add(kind, {"tz": None})
+        if kind is None:
+            return None
+        return self.add(kind, {})
+
     def _extension_for(self, cls: type) -> Optional[Extension]:
         """The extension for ``cls``: its own entry, else the nearest base class's."""
         found = self._extensions.get(cls)
@@ -52,7 +98,7 @@ class ScalarCompiler(CompilerBase):
             wire = self.node(extension.wire)
         finally:
             self._extensions_busy.pop()
-        data = {
+        data: ExtensionSpec = {
             "cls": cls,
             "name": cls.__qualname__,
             "wire": wire,
@@ -99,7 +145,7 @@ class ScalarCompiler(CompilerBase):
             value_kind = "int"
         else:
             value_kind = "mixed"
-        data = {
+        data: EnumSpec = {
             "cls": cls,
             "members": members,
             "values": values,

@@ -3,10 +3,10 @@ that a decoder can tell every alternative apart."""
 
 from __future__ import annotations
 
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Tuple, cast
 
 from .base import CompilerBase
-from .spec import _RECORD_KINDS, Node
+from .spec import _RECORD_KINDS, TaggedUnionSpec
 from .typeinfo import _dedupe_literals, _literal_category
 
 # Alternatives that may share a union category in a branched format (see _unions_need_tag).
@@ -40,15 +40,12 @@ class UnionCompiler(CompilerBase):
                 "an extension type can only be combined with None in a union (Optional[...]); "
                 "its wire form could not be told apart from the other alternatives",
             )
-        data = dict(self.nodes[extensions[0]][1])
-        wire = data["wire"]
+        wire = self.nodes[extensions[0]][1]["wire"]
         wire_kind, wire_data = self.nodes[wire]
         if wire_kind != "any":
             alternatives = wire_data["variants"] if wire_kind == "union" else [wire]
             wire = self._union([others[0], *alternatives], tp)
-        data["wire"] = wire
-        data["nullable"] = True
-        return self.add("extension", data)
+        return self.add_changed(extensions[0], {"wire": wire, "nullable": True})
 
     def _nullable_raw(self, variants: List[int], tp: Any) -> int:
         """``Optional[Raw]``: one Raw node that lets null and None through. A Raw takes any
@@ -118,16 +115,16 @@ class UnionCompiler(CompilerBase):
                     self._check_categories(variants, tp)
                     continue
                 if len(records) == len(variants):
-                    self.nodes[index] = tagged
+                    self.nodes[index] = ("tagged_union", cast(Dict[str, Any], tagged))
                     continue
                 first = variants.index(records[0])
                 variants = [v for v in variants if v not in records]
-                variants.insert(first, self.add(*tagged))
+                variants.insert(first, self.add("tagged_union", tagged))
                 self.nodes[index] = ("union", {"variants": variants})
             self._check_categories(variants, tp)
         self._union_aliases = None
 
-    def _tagged_union(self, records: List[int], tp: Any) -> Optional[Node]:
+    def _tagged_union(self, records: List[int], tp: Any) -> Optional[TaggedUnionSpec]:
         """The union's tag: the classes' own tags (``polycodec.options(tag=...)``), or a field
         with the same wire name in every class, a Literal with disjoint values.
 
@@ -156,7 +153,7 @@ class UnionCompiler(CompilerBase):
                 if clash is None:
                     self._set_tags(records, positions)
                     self._check_array_like(records, tp)
-                    return ("tagged_union", {"tag_field": wire_name, "tags": tags})
+                    return {"tag_field": wire_name, "tags": tags}
                 if not self._branched:
                     raise self.fail(
                         tp, f"{clash} is already tagged by another field in a different union"
@@ -171,7 +168,7 @@ class UnionCompiler(CompilerBase):
             "kind: Literal['a'] = 'a', or tags of their own: @polycodec.options(tag=True)",
         )
 
-    def _class_tagged_union(self, records: List[int], tp: Any) -> Node:
+    def _class_tagged_union(self, records: List[int], tp: Any) -> TaggedUnionSpec:
         """A union of classes tagged by ``polycodec.options``: each class's tag names it; a
         class without one may take part through a ``Literal`` field of the tag's wire name."""
         tag_fields: Dict[str, str] = {}
@@ -220,7 +217,7 @@ class UnionCompiler(CompilerBase):
         if clash is not None:
             raise self.fail(tp, f"{clash} is already tagged by another field in a different union")
         self._set_tags(literal_records, positions)
-        return ("tagged_union", {"tag_field": wire_name, "tags": tags})
+        return {"tag_field": wire_name, "tags": tags}
 
     def _check_array_like(self, records: List[int], tp: Any) -> None:
         """A tagged union is read as one shape: its classes are all array_like, or none is (a
