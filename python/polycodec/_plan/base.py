@@ -10,6 +10,7 @@ from typing import Any, Dict, List, Literal, Mapping, Optional, Tuple, cast, ove
 from .._custom_types import Extension
 from .._naming import Rename
 from .spec import (
+    AliasMark,
     AliasPlaceholderSpec,
     BareKind,
     BareSpec,
@@ -112,7 +113,7 @@ class CompilerBase(abc.ABC):
         # Type aliases whose value is being compiled, innermost last (recursion finds its own).
         self._aliases_busy: List[_BusyAlias] = []
         # Node a recursive alias stands for -> its name, marked on the node once compiled.
-        self._recursive_aliases: Dict[int, Dict[str, Any]] = {}
+        self._recursive_aliases: Dict[int, AliasMark] = {}
         # While unions are checked at the end: the aliases the one being checked sat in.
         self._union_aliases: Optional[List[Any]] = None
 

@@ -26,6 +26,8 @@ _MAPPINGS = (dict, collections.abc.Mapping, collections.abc.MutableMapping)
 
 
 class _Compiler(AliasCompiler, RecordCompiler, ScalarCompiler, ContainerCompiler):
+    """Every part of the compiler in one class, with the dispatch on what an annotation is."""
+
     def root(self, tp: Any) -> int:
         self._site = (None, tp)
         index = self.node(tp)
