@@ -90,7 +90,7 @@ pub fn ascii_str_exact<'py, const N: usize>(py: Python<'py>, buf: &[u8; N]) -> P
 
 /// Builds a `str` from UTF-8 bytes a reader has validated. `ascii` (every byte < 0x80, known
 /// to the reader) lets CPython's compact ASCII layout be filled with a single copy.
-#[inline]
+#[inline(always)]
 pub fn new_str<'py>(py: Python<'py>, bytes: &[u8], ascii: bool) -> PyResult<Obj<'py>> {
     let length = bytes.len() as ffi::Py_ssize_t;
     if !ascii || bytes.len() <= 1 {
