@@ -42,11 +42,7 @@ from __future__ import annotations
 import argparse
 import gc
 import json
-import os
 import pickle
-import subprocess
-import sys
-import tempfile
 from itertools import repeat
 from pathlib import Path
 from typing import Any, Callable
@@ -157,7 +153,7 @@ def _split_model(name: str) -> tuple[str, int]:
 
 def _inside(models: list[str], cells: list[str], libs: list[str], count: int) -> None:
     """Inside callgrind: count every requested cell, one dump each."""
-    from .callgrind_features import _helper
+    from .callgrind_features import _helper, count_calls
 
     helper = _helper()
     if not helper.cg_running():
@@ -169,46 +165,18 @@ def _inside(models: list[str], cells: list[str], libs: list[str], count: int) ->
                     run = _run(cell, lib, *_split_model(name))
                 except SystemExit:
                     continue  # this lib has no such cell (msgspec pickle, stdlib JSON)
-                run()
-                gc.collect()
-                gc.disable()
-                helper.cg_zero()
-                for _ in repeat(None, count):
-                    run()
-                helper.cg_dump(f"{name} {cell} {lib} {count}".encode())
-                gc.enable()
+                count_calls(helper, run, f"{name} {cell} {lib} {count}", count)
                 del run
 
 
 def _table(models: list[str], cells: list[str], libs: list[str], count: int) -> dict[Any, float]:
-    from .callgrind_features import _helper, _read_dumps
+    from .callgrind_features import count_under_callgrind
 
-    _helper()
-    env = dict(os.environ, PYTHONHASHSEED="0")
-    with tempfile.TemporaryDirectory(prefix="cg-cells-") as tmp:
-        cmd = [
-            "valgrind",
-            "--tool=callgrind",
-            "--quiet",
-            f"--callgrind-out-file={tmp}/cg.%p",
-            sys.executable,
-            "-m",
-            "benches.callgrind_cells",
-            "--inside",
-            "--models",
-            ",".join(models),
-            "--cells",
-            ",".join(cells),
-            "--libs",
-            ",".join(libs),
-            "--count",
-            str(count),
-        ]
-        done = subprocess.run(cmd, env=env, cwd=Path(__file__).resolve().parent.parent)
-        counts = _read_dumps(Path(tmp))
-    if done.returncode:
-        print(f"callgrind process exited with {done.returncode}", file=sys.stderr)
-    return counts
+    return count_under_callgrind(
+        "benches.callgrind_cells",
+        ["--models", ",".join(models), "--cells", ",".join(cells)]
+        + ["--libs", ",".join(libs), "--count", str(count)],
+    )
 
 
 def _table_main(args: argparse.Namespace) -> None:

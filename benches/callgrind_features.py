@@ -121,42 +121,58 @@ def _read_dumps(folder: Path) -> dict[tuple[str, str, str], float]:
     return counts
 
 
+def count_calls(helper: Any, run: Any, label: str, count: int) -> None:
+    """Inside callgrind: ``run()`` once to warm up, then ``count`` calls counted alone (collector
+    off) and dumped under ``label`` (``"subject cell lib count"``, as ``_read_dumps`` reads)."""
+    run()
+    gc.collect()
+    gc.disable()
+    helper.cg_zero()
+    for _ in repeat(None, count):
+        run()
+    helper.cg_dump(label.encode())
+    gc.enable()
+
+
+def count_under_callgrind(module: str, args: list[str]) -> dict[tuple[str, str, str], float]:
+    """Runs ``python -m module --inside ARGS`` under one callgrind process and reads back the
+    instructions per call of every cell it dumped (what was dumped before a failure is kept)."""
+    _helper()  # compiled before any process races for it
+    env = dict(os.environ, PYTHONHASHSEED="0")
+    with tempfile.TemporaryDirectory(prefix="cg-table-") as tmp:
+        cmd = [
+            "valgrind",
+            "--tool=callgrind",
+            "--quiet",
+            f"--callgrind-out-file={tmp}/cg.%p",
+            sys.executable,
+            "-m",
+            module,
+            "--inside",
+            *args,
+        ]
+        done = subprocess.run(cmd, env=env, cwd=Path(__file__).resolve().parent.parent)
+        counts = _read_dumps(Path(tmp))
+    if done.returncode:
+        print(f"callgrind process exited with {done.returncode}", file=sys.stderr)
+    return counts
+
+
 def table(
     features: list[str], cells: list[str], libs: list[str], count: int, per_process: int = 7
 ) -> dict[tuple[str, str, str], float]:
     """Instructions per call of every (feature, cell, lib), ``per_process`` features per
     callgrind process (start-up under callgrind costs more than counting a feature's cells)."""
-    _helper()  # compiled before the processes race for it
-    env = dict(os.environ, PYTHONHASHSEED="0")
     counts: dict[tuple[str, str, str], float] = {}
     for start in range(0, len(features), per_process):
         group = features[start : start + per_process]
-        with tempfile.TemporaryDirectory(prefix="cg-features-") as tmp:
-            cmd = [
-                "valgrind",
-                "--tool=callgrind",
-                "--quiet",
-                f"--callgrind-out-file={tmp}/cg.%p",
-                sys.executable,
-                "-m",
-                "benches.callgrind_features",
-                "--inside",
-                "--features",
-                ",".join(group),
-                "--cells",
-                ",".join(cells),
-                "--libs",
-                ",".join(libs),
-                "--count",
-                str(count),
-            ]
-            done = subprocess.run(cmd, env=env, cwd=Path(__file__).resolve().parent.parent)
-            got = _read_dumps(Path(tmp))
+        got = count_under_callgrind(
+            "benches.callgrind_features",
+            ["--features", ",".join(group), "--cells", ",".join(cells)]
+            + ["--libs", ",".join(libs), "--count", str(count)],
+        )
         counts.update(got)
         print(f"counted {', '.join(group)}: {len(got)} cells", file=sys.stderr)
-        if done.returncode:
-            # What was dumped before the failure is kept; the rest of the group is missing.
-            print(f"callgrind process exited with {done.returncode}", file=sys.stderr)
     return counts
 
 

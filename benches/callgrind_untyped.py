@@ -38,12 +38,8 @@ import argparse
 import dataclasses
 import gc
 import json
-import os
-import subprocess
 import sys
-import tempfile
 from itertools import repeat
-from pathlib import Path
 from typing import Any, Callable, Optional
 
 import polycodec
@@ -191,7 +187,7 @@ def _inside(
     models: list[str], roots: list[str], cells: list[str], libs: list[str], count: int
 ) -> None:
     """Inside callgrind: count every cell a library has, one dump each."""
-    from .callgrind_features import _helper
+    from .callgrind_features import _helper, count_calls
 
     helper = _helper()
     if not helper.cg_running():
@@ -205,14 +201,7 @@ def _inside(
                         run = run_for(lib, cell, root, value)
                     except SystemExit:
                         continue
-                    run()
-                    gc.collect()
-                    gc.disable()
-                    helper.cg_zero()
-                    for _ in repeat(None, count):
-                        run()
-                    helper.cg_dump(f"{model}/{root_name} {cell} {lib} {count}".encode())
-                    gc.enable()
+                    count_calls(helper, run, f"{model}/{root_name} {cell} {lib} {count}", count)
                     del run
 
 
@@ -220,28 +209,13 @@ def table(
     models: list[str], roots: list[str], cells: list[str], libs: list[str], count: int
 ) -> dict[tuple[str, str, str], float]:
     """Instructions per call of every (model/root, cell, lib), from one callgrind process."""
-    from .callgrind_features import _helper, _read_dumps
+    from .callgrind_features import count_under_callgrind
 
-    _helper()
-    with tempfile.TemporaryDirectory(prefix="cg-untyped-") as tmp:
-        cmd = [
-            "valgrind",
-            "--tool=callgrind",
-            "--quiet",
-            f"--callgrind-out-file={tmp}/cg.%p",
-            sys.executable,
-            "-m",
-            "benches.callgrind_untyped",
-            "--inside",
-            *("--models", ",".join(models), "--roots", ",".join(roots)),
-            *("--cells", ",".join(cells), "--libs", ",".join(libs), "--count", str(count)),
-        ]
-        env = dict(os.environ, PYTHONHASHSEED="0")
-        done = subprocess.run(cmd, env=env, cwd=Path(__file__).resolve().parent.parent)
-        counts = _read_dumps(Path(tmp))
-    if done.returncode:
-        print(f"callgrind process exited with {done.returncode}", file=sys.stderr)
-    return counts
+    return count_under_callgrind(
+        "benches.callgrind_untyped",
+        ["--models", ",".join(models), "--roots", ",".join(roots)]
+        + ["--cells", ",".join(cells), "--libs", ",".join(libs), "--count", str(count)],
+    )
 
 
 def format_counts(
