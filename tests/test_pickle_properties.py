@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any, Optional
 
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 import polycodec
@@ -109,6 +109,11 @@ def test_uuid_and_decimal(ident: uuid.UUID, number: Decimal, protocol: int) -> N
 
 @SETTINGS
 @given(st.lists(ANY, max_size=4), PROTOCOLS)
+# One-byte bytes are written through one-character strs, which CPython shares: the stdlib's
+# memo fetches the second one (found on 3.15 by a random draw, 91 bytes against 90).
+@example([b"\x00", bytearray(b"\x00")], 2)
+@example(["\x00", b"\x00"], 2)
+@example([b"\xe9", "\xe9", bytearray(b"\xe9")], 2)
 def test_shared_references_stay_small(values: list[Any], protocol: int) -> None:
     # Every object appears twice: pickle.dumps memoizes them, polycodec must not be larger.
     round_trip(list[Any], values + values, protocol)

@@ -457,7 +457,16 @@ impl<'f, 'p, 'o, 'py> Writer<'f, 'p, 'o, 'py> {
         }
         self.std_global("_codecs", "encode");
         let latin1: String = data.iter().map(|&b| char::from(b)).collect();
-        self.text(&latin1);
+        if data.len() == 1 {
+            // CPython's one-character strs are shared objects, so the stdlib's memo fetches a
+            // second `b"x"` (or a str "x") with a GET: through the str memo, as the stdlib does.
+            let text = PyString::new(self.py, &latin1);
+            if self.str_object(text.as_any()).is_err() {
+                self.text(&latin1);
+            }
+        } else {
+            self.text(&latin1);
+        }
         self.constant(Key::Text("latin1"), |w| w.text("latin1"));
         self.out.extend_from_slice(&[TUPLE2, REDUCE]);
     }
