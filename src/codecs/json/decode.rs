@@ -768,19 +768,31 @@ fn lax_text<'py>(
     ctx.string(id, bytes, ascii)
 }
 
-/// A bytes node's value from its base64 text.
-fn base64_value<'py>(
+/// A bytes node's value from its base64 text (JSON's, and from_builtins' str).
+pub(crate) fn base64_value<'py>(
     ctx: &Decoding<'_, 'py>,
     spec: &crate::plan::BytesSpec,
     text: &[u8],
 ) -> Result<Obj<'py>> {
-    let mut data = Vec::new();
-    crate::errors::reserve(&mut data, text.len() / 4 * 3 + 3, "base64-decoded bytes")?;
-    text::base64::decode(text, &mut data).map_err(Error::text)?;
+    // Short values (a digest, a small blob) are decoded on the stack: no allocation, and one
+    // copy, into the Python object.
+    let mut small = [0u8; SMALL_BASE64];
+    let mut large = Vec::new();
+    let data = if text::base64::decoded_len_hint(text) <= SMALL_BASE64 {
+        let length = text::base64::decode_to_slice(text, &mut small).map_err(Error::text)?;
+        &small[..length]
+    } else {
+        crate::errors::reserve(&mut large, text.len() / 4 * 3 + 3, "base64-decoded bytes")?;
+        text::base64::decode(text, &mut large).map_err(Error::text)?;
+        &large[..]
+    };
     spec.length
         .check(data.len(), crate::plan::LengthUnit::Bytes)?;
-    Ok(spec.new_value(ctx.py, &data)?)
+    Ok(spec.new_value(ctx.py, data)?)
 }
+
+/// The decoded length up to which [`base64_value`] decodes into a stack buffer.
+const SMALL_BASE64: usize = 192;
 
 /// JSON keys are strings: int-like key types read the number out of the text.
 pub fn dict_key<'py>(
