@@ -396,7 +396,7 @@ impl<'p, 'py> Decoding<'p, 'py> {
                     )
                 })?;
                 if spec.is_constrained() {
-                    check_decimal(spec, &value, utf8(bytes))?;
+                    check_decimal(spec, &value, bytes)?;
                 }
                 Ok(value)
             }
@@ -706,7 +706,7 @@ impl<'p, 'py> Decoding<'p, 'py> {
                 format_args!("invalid decimal {}", Quoted(text)),
             )
         })?;
-        check_decimal(spec, &value, text)?;
+        check_decimal(spec, &value, text.as_bytes())?;
         Ok(value)
     }
 
@@ -901,9 +901,9 @@ fn check_str(spec: &StrSpec, bytes: &[u8], ascii: bool, py: Python<'_>) -> Resul
 /// `len(value.as_tuple().digits)` and `value.as_tuple().exponent` of the Decimal `value`
 /// made from `text`: read from the text when it is a plain literal (no tuple of one int per
 /// digit to build), else asked of the value; `None` for a NaN or an infinity.
-fn decimal_digits_exponent(value: &Obj<'_>, text: &str) -> Result<Option<(i64, i64)>> {
-    if let Some(parts) = text::decimal::parse(text.as_bytes()) {
-        return Ok(Some((parts.digit_count(), parts.exponent())));
+fn decimal_digits_exponent(value: &Obj<'_>, text: &[u8]) -> Result<Option<(i64, i64)>> {
+    if let Some(parts) = text::decimal::digits_exponent(text) {
+        return Ok(Some(parts));
     }
     let (_, digits, exponent): (i32, Vec<u8>, Obj<'_>) =
         value.call_method0("as_tuple")?.extract()?;
@@ -913,39 +913,52 @@ fn decimal_digits_exponent(value: &Obj<'_>, text: &str) -> Result<Option<(i64, i
         .map(|exponent| (digits.len() as i64, exponent)))
 }
 
-fn check_decimal(spec: &DecimalSpec, value: &Obj<'_>, text: &str) -> Result<()> {
-    if spec.max_digits.is_some() || spec.decimal_places.is_some() {
-        let Some((count, exponent)) = decimal_digits_exponent(value, text)? else {
+/// Checks the Decimal `value`, made from `text`, against its node's `max_digits` and
+/// `decimal_places` (its bounds are [`check_decimal`]'s). The text is read as bytes: it is
+/// only checked as UTF-8 for a message.
+#[inline(never)]
+pub fn check_decimal_digits(spec: &DecimalSpec, value: &Obj<'_>, text: &[u8]) -> Result<()> {
+    if spec.max_digits.is_none() && spec.decimal_places.is_none() {
+        return Ok(());
+    }
+    let Some((count, exponent)) = decimal_digits_exponent(value, text)? else {
+        return Err(Error::validation(
+            Code::FiniteNumber,
+            format_args!("expected a finite decimal, got {}", Cut(utf8(text))),
+        ));
+    };
+    let (total, places) = if exponent >= 0 {
+        (count + exponent, 0)
+    } else {
+        (count.max(-exponent), -exponent)
+    };
+    if let Some(max_places) = spec.decimal_places {
+        if places > i64::from(max_places) {
             return Err(Error::validation(
-                Code::FiniteNumber,
-                format_args!("expected a finite decimal, got {}", Cut(text)),
+                Code::DecimalMaxPlaces,
+                format_args!(
+                    "expected at most {max_places} decimal places, got {}",
+                    Cut(utf8(text))
+                ),
             ));
-        };
-        let (total, places) = if exponent >= 0 {
-            (count + exponent, 0)
-        } else {
-            (count.max(-exponent), -exponent)
-        };
-        if let Some(max_places) = spec.decimal_places {
-            if places > i64::from(max_places) {
-                return Err(Error::validation(
-                    Code::DecimalMaxPlaces,
-                    format_args!(
-                        "expected at most {max_places} decimal places, got {}",
-                        Cut(text)
-                    ),
-                ));
-            }
-        }
-        if let Some(max_digits) = spec.max_digits {
-            if total > i64::from(max_digits) {
-                return Err(Error::validation(
-                    Code::DecimalMaxDigits,
-                    format_args!("expected at most {max_digits} digits, got {}", Cut(text)),
-                ));
-            }
         }
     }
+    if let Some(max_digits) = spec.max_digits {
+        if total > i64::from(max_digits) {
+            return Err(Error::validation(
+                Code::DecimalMaxDigits,
+                format_args!(
+                    "expected at most {max_digits} digits, got {}",
+                    Cut(utf8(text))
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn check_decimal(spec: &DecimalSpec, value: &Obj<'_>, text: &[u8]) -> Result<()> {
+    check_decimal_digits(spec, value, text)?;
     let bounds = &spec.bounds;
     if !bounds.is_unbounded() {
         use pyo3::basic::CompareOp;
@@ -977,7 +990,7 @@ fn check_decimal(spec: &DecimalSpec, value: &Obj<'_>, text: &str) -> Result<()> 
                         format_args!(
                             "expected decimal {relation} {}, got {}",
                             bound.bind(value.py()),
-                            Cut(text)
+                            Cut(utf8(text))
                         ),
                     ));
                 }

@@ -72,6 +72,44 @@ pub fn parse(text: &[u8]) -> Option<DecimalText<'_>> {
     })
 }
 
+/// `(digit_count(), exponent())` of [`parse`]'s parts, in one pass over the bytes for the
+/// common literal without an exponent (`123.45`, `-0.05`): no iterator chains, no parts kept.
+/// A literal with an exponent is read by [`parse`]; `None` where it gives `None`.
+pub fn digits_exponent(text: &[u8]) -> Option<(i64, i64)> {
+    let mut at = usize::from(matches!(text.first(), Some(b'-' | b'+')));
+    // Digits counted from the first nonzero one, over the integer and fraction digits.
+    let mut significant = 0i64;
+    let mut any = false;
+    while let Some(&digit) = text.get(at) {
+        if !digit.is_ascii_digit() {
+            break;
+        }
+        significant += i64::from(significant > 0 || digit != b'0');
+        any = true;
+        at += 1;
+    }
+    let mut fraction = 0i64;
+    if text.get(at) == Some(&b'.') {
+        at += 1;
+        while let Some(&digit) = text.get(at) {
+            if !digit.is_ascii_digit() {
+                break;
+            }
+            significant += i64::from(significant > 0 || digit != b'0');
+            fraction += 1;
+            any = true;
+            at += 1;
+        }
+    }
+    if !any {
+        return None;
+    }
+    if at < text.len() {
+        return parse(text).map(|parts| (parts.digit_count(), parts.exponent()));
+    }
+    Some((significant.max(1), -fraction))
+}
+
 impl<'a> DecimalText<'a> {
     /// `as_tuple().exponent`: the written exponent less the fraction's digits.
     pub fn exponent(&self) -> i64 {
@@ -126,7 +164,55 @@ pub fn write_scaled(unscaled: i64, scale: u32, out: &mut Vec<u8>) {
 
 #[cfg(test)]
 mod tests {
-    use super::{parse, write_scaled};
+    use super::{digits_exponent, parse, write_scaled};
+
+    #[test]
+    fn digits_exponent_agrees_with_parse() {
+        let cases = [
+            "0",
+            "00",
+            "0.0",
+            "0.00",
+            "-0",
+            "+0.000",
+            "1",
+            "10",
+            "100.00",
+            "123.45",
+            "-123.45",
+            "0.05",
+            "-0.005",
+            "007.100",
+            ".5",
+            "5.",
+            "-.5",
+            "+5.",
+            "1e3",
+            "1.5E-7",
+            "-0.0e+2",
+            "12.340e3",
+            "",
+            "-",
+            "+",
+            ".",
+            "-.",
+            "e3",
+            "1e",
+            "1.2.3",
+            "12a",
+            " 1",
+            "1 ",
+            "NaN",
+            "Infinity",
+            "1_000",
+            "99999999999999999999.99",
+            "1e99999999999999999999",
+        ];
+        for text in cases {
+            let expected = parse(text.as_bytes()).map(|p| (p.digit_count(), p.exponent()));
+            assert_eq!(digits_exponent(text.as_bytes()), expected, "{text:?}");
+        }
+    }
 
     #[test]
     fn scaled_text_is_plain_notation() {

@@ -16,13 +16,12 @@ use super::Keep;
 use crate::codecs::decoder::{
     big_int_tag, find_tag, not_a_tag, Decoder, Errors, TagRef, WireReader,
 };
-use crate::codecs::json::decode::dict_key;
+use crate::codecs::json::decode::{base64_value, dict_key};
 use crate::errors::{Code, Error, PathSegment, Result};
 use crate::plan::{Field, Node, NodeId, RecordKind, RecordSpec, TaggedUnionSpec};
 use crate::py::{self, temporal, Obj};
 use crate::shape;
 use crate::values::{check_tz, nested, Token};
-use polycodec_formats::text;
 
 /// The input: the value the decoder reads next, and what the walk keeps about it.
 pub struct ObjectInput<'py> {
@@ -215,11 +214,7 @@ impl<'p, 'py, E: Errors> Decoder<'p, 'py, ObjectInput<'py>, E> {
             }
             Node::Bytes(spec) => {
                 let text = py::str_utf8(text)?;
-                let mut data = Vec::with_capacity(text.len() / 4 * 3);
-                text::base64::decode(text.as_bytes(), &mut data).map_err(Error::text)?;
-                spec.length
-                    .check(data.len(), crate::plan::LengthUnit::Bytes)?;
-                return Ok(spec.new_value(self.ctx.py, &data)?);
+                return base64_value(&self.ctx, spec, text.as_bytes());
             }
             _ => {}
         }

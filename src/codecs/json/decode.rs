@@ -57,6 +57,9 @@ pub enum PlainKind {
     Date,
     /// An unconstrained Decimal.
     Decimal,
+    /// A Decimal whose constraints are `max_digits` or `decimal_places` only (no bounds):
+    /// checked on the text read.
+    DecimalDigits,
     Time(TzRule),
     TimeDelta,
     /// A record read from an object (not array-like, not a NamedTuple).
@@ -223,6 +226,7 @@ pub fn plain_table(py: Python<'_>, plan: &Plan) -> PlainTable {
         Node::Time(rule) => PlainKind::Time(*rule),
         Node::TimeDelta => PlainKind::TimeDelta,
         Node::Decimal(spec) if !spec.is_constrained() => PlainKind::Decimal,
+        Node::Decimal(spec) if spec.bounds.is_unbounded() => PlainKind::DecimalDigits,
         Node::Record(spec)
             if !spec.array_like && spec.kind != crate::plan::RecordKind::NamedTuple =>
         {
@@ -700,6 +704,24 @@ impl<'p, 'py, E: Errors> Decoder<'p, 'py, JsonInput<'_, '_>, E> {
         }
     }
 
+    /// A [`PlainKind::DecimalDigits`] node's string (`node`, reached from `id`; the next byte
+    /// is its quote): read as [`Self::decimal`] reads it, then its digits and places checked on
+    /// the text read, as [`Decoding::string`] checks them.
+    #[inline(never)]
+    fn decimal_digits(&mut self, id: NodeId, node: NodeId) -> Result<Obj<'py>> {
+        let text = self.reader.read_str_peeked().map_err(syntax)?;
+        let (Ok(value), Node::Decimal(spec)) = (
+            crate::py::new_decimal_from_bytes(self.ctx.py, text.bytes, text.ascii),
+            self.ctx.plan.node(node),
+        ) else {
+            // Not a decimal: the error (or, in lax mode, an `Optional`'s `null`) is the
+            // general reading's.
+            return self.ctx.string(id, text.bytes, text.ascii);
+        };
+        crate::values::check_decimal_digits(spec, &value, text.bytes)?;
+        Ok(value)
+    }
+
     /// Bytes, written in JSON as base64 text (kept out of `string`, the str hot path).
     #[inline(never)]
     fn base64_bytes(&mut self, spec: &crate::plan::BytesSpec) -> Result<Obj<'py>> {
@@ -746,19 +768,31 @@ fn lax_text<'py>(
     ctx.string(id, bytes, ascii)
 }
 
-/// A bytes node's value from its base64 text.
-fn base64_value<'py>(
+/// A bytes node's value from its base64 text (JSON's, and from_builtins' str).
+pub(crate) fn base64_value<'py>(
     ctx: &Decoding<'_, 'py>,
     spec: &crate::plan::BytesSpec,
     text: &[u8],
 ) -> Result<Obj<'py>> {
-    let mut data = Vec::new();
-    crate::errors::reserve(&mut data, text.len() / 4 * 3 + 3, "base64-decoded bytes")?;
-    text::base64::decode(text, &mut data).map_err(Error::text)?;
+    // Short values (a digest, a small blob) are decoded on the stack: no allocation, and one
+    // copy, into the Python object.
+    let mut small = [0u8; SMALL_BASE64];
+    let mut large = Vec::new();
+    let data = if text::base64::decoded_len_hint(text) <= SMALL_BASE64 {
+        let length = text::base64::decode_to_slice(text, &mut small).map_err(Error::text)?;
+        &small[..length]
+    } else {
+        crate::errors::reserve(&mut large, text.len() / 4 * 3 + 3, "base64-decoded bytes")?;
+        text::base64::decode(text, &mut large).map_err(Error::text)?;
+        &large[..]
+    };
     spec.length
         .check(data.len(), crate::plan::LengthUnit::Bytes)?;
-    Ok(spec.new_value(ctx.py, &data)?)
+    Ok(spec.new_value(ctx.py, data)?)
 }
+
+/// The decoded length up to which [`base64_value`] decodes into a stack buffer.
+const SMALL_BASE64: usize = 192;
 
 /// JSON keys are strings: int-like key types read the number out of the text.
 pub fn dict_key<'py>(
@@ -873,6 +907,7 @@ impl<'p, 'py, 'k, E: Errors> WireReader<'p, 'py> for Decoder<'p, 'py, JsonInput<
                 (PlainKind::Time(rule), Some(b'"')) => return self.time(id, rule),
                 (PlainKind::TimeDelta, Some(b'"')) => return self.timedelta(id),
                 (PlainKind::Decimal, Some(b'"')) => return self.decimal(id),
+                (PlainKind::DecimalDigits, Some(b'"')) => return self.decimal_digits(id, node),
                 (PlainKind::Record, Some(b'{')) => {
                     return nested(self.depth, || self.map(node, true));
                 }

@@ -78,8 +78,9 @@ pub enum PlainKind {
     Null,
     /// An aware (or either) datetime: the timestamp extension.
     Timestamp,
-    /// A type read out of a str with no constraint to check: an enum with str values, a date,
-    /// a UUID, an unconstrained Decimal (see [`Decoder::text`]).
+    /// A type read out of a str with no constraint to check but a Decimal's digits and places:
+    /// an enum with str values, a date, a UUID, a Decimal without bounds (its digits and places
+    /// checked on the text; see [`Decoder::text`]).
     Text,
     /// `Any`: every value, read by the untyped loop ([`Decoder::any`]).
     Any,
@@ -112,7 +113,7 @@ pub fn plain_table(plan: &Plan) -> Box<[Plain]> {
         Node::DateTime(TzRule::Either | TzRule::Aware) => PlainKind::Timestamp,
         Node::Enum(spec) if spec.has_str_values() => PlainKind::Text,
         Node::Date | Node::Uuid | Node::Time(_) | Node::TimeDelta => PlainKind::Text,
-        Node::Decimal(spec) if !spec.is_constrained() => PlainKind::Text,
+        Node::Decimal(spec) if spec.bounds.is_unbounded() => PlainKind::Text,
         _ => PlainKind::Other,
     };
     let kind = |id: NodeId| match plan.untyped(id) {
@@ -393,8 +394,14 @@ impl<'a, 'p, 'py, E: Errors> Decoder<'p, 'py, MsgpackInput<'a, '_>, E> {
             Node::TimeDelta => {
                 temporal::new_timedelta(py, &text::temporal::parse_duration(bytes).ok()?).ok()
             }
-            Node::Decimal(_) if bytes.is_ascii() => {
-                py::new_decimal_from_bytes(py, bytes, true).ok()
+            // Digits and places checked on the text; out of them, the general path words the
+            // error.
+            Node::Decimal(spec) if bytes.is_ascii() => {
+                let value = py::new_decimal_from_bytes(py, bytes, true).ok()?;
+                if spec.max_digits.is_some() || spec.decimal_places.is_some() {
+                    crate::values::check_decimal_digits(spec, &value, bytes).ok()?;
+                }
+                Some(value)
             }
             _ => None,
         }
