@@ -23,7 +23,7 @@ use crate::py::{self, temporal, Obj};
 use crate::shape::{self, Shape};
 use crate::values::nested;
 use polycodec_formats::text;
-use polycodec_formats::text::temporal::DateTime;
+use polycodec_formats::text::temporal::{DateTime, TimeOfDay};
 
 /// How one format writes the values [`Encoder`] has checked, and the format's own rules where
 /// they differ. A writer holds its own output (bytes for JSON and MessagePack, Python objects
@@ -265,6 +265,10 @@ pub enum EntryKind {
     Record,
     /// A UUID.
     Uuid,
+    /// An exact naive `time`.
+    Time,
+    /// An exact `timedelta`.
+    TimeDelta,
 }
 
 /// An enum member's value as the format writes it, for [`EntryKind::Enum`].
@@ -461,6 +465,8 @@ fn entry_kind(plan: &Plan, id: NodeId) -> (EntryKind, bool, NodeId) {
             Node::Enum(_) => EntryKind::Enum,
             Node::Record(_) => EntryKind::Record,
             Node::Uuid => EntryKind::Uuid,
+            Node::Time(_) => EntryKind::Time,
+            Node::TimeDelta => EntryKind::TimeDelta,
             _ => EntryKind::Other,
         }
     }
@@ -1693,6 +1699,24 @@ impl<'p, 'w, W: WireWriter> Encoder<'p, 'w, W> {
             EntryKind::Uuid => {
                 if shape::is_uuid(item) {
                     return self.w.uuid(item);
+                }
+            }
+            EntryKind::Time => {
+                if let Some(time) = temporal::naive_time_parts(item) {
+                    let parts = TimeOfDay {
+                        time,
+                        offset_seconds: None,
+                    };
+                    return self.w.temporal(Temporal::Time, item, |out| {
+                        text::temporal::write_time(out, &parts)
+                    });
+                }
+            }
+            EntryKind::TimeDelta => {
+                if let Some(parts) = temporal::exact_duration_parts(item) {
+                    return self.w.temporal(Temporal::TimeDelta, item, |out| {
+                        text::temporal::write_duration(out, &parts)
+                    });
                 }
             }
             EntryKind::Enum => {
