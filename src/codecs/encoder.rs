@@ -21,7 +21,7 @@ use crate::plan::{
 use crate::py::fields::{plain_of, FieldReader, Next, Plain, PlainDateTime, PlainValue};
 use crate::py::{self, temporal, Obj};
 use crate::shape::{self, Shape};
-use crate::values::nested;
+use crate::values::{nested, nested_runs_directly};
 use polycodec_formats::text;
 use polycodec_formats::text::temporal::{DateTime, TimeOfDay};
 
@@ -269,6 +269,9 @@ pub enum EntryKind {
     Time,
     /// An exact `timedelta`.
     TimeDelta,
+    /// An exact list of plain items (`SequenceSpec::plain`), written by `plain_list` without
+    /// the dispatch on the field's node.
+    List,
 }
 
 /// An enum member's value as the format writes it, for [`EntryKind::Enum`].
@@ -467,6 +470,7 @@ fn entry_kind(plan: &Plan, id: NodeId) -> (EntryKind, bool, NodeId) {
             Node::Uuid => EntryKind::Uuid,
             Node::Time(_) => EntryKind::Time,
             Node::TimeDelta => EntryKind::TimeDelta,
+            Node::Sequence(spec) if spec.plain.is_some() => EntryKind::List,
             _ => EntryKind::Other,
         }
     }
@@ -1717,6 +1721,17 @@ impl<'p, 'w, W: WireWriter> Encoder<'p, 'w, W> {
                     return self.w.temporal(Temporal::TimeDelta, item, |out| {
                         text::temporal::write_duration(out, &parts)
                     });
+                }
+            }
+            EntryKind::List => {
+                if let Node::Sequence(spec) = self.plan.node(entry.target as NodeId) {
+                    if let (Some(rule), Ok(list)) = (spec.plain, item.cast_exact::<PyList>()) {
+                        // A list of plain items nests no record: only the stack check of
+                        // every sixteenth level sends it the general way.
+                        if nested_runs_directly(self.depth) {
+                            return self.plain_list(spec.item, rule, list);
+                        }
+                    }
                 }
             }
             EntryKind::Enum => {
