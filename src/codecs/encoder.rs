@@ -1705,6 +1705,31 @@ impl<'p, 'w, W: WireWriter> Encoder<'p, 'w, W> {
                     return self.w.uuid(item);
                 }
             }
+            EntryKind::Time | EntryKind::TimeDelta | EntryKind::List => {
+                return self.entry_value_more(entry, item);
+            }
+            EntryKind::Enum => {
+                let values = W::enum_values(&names);
+                let addr = item.as_ptr() as usize;
+                for value in values.get(entry.enum_start as usize..).unwrap_or_default() {
+                    if value.addr == addr {
+                        self.w.written(&value.bytes, value.len as usize);
+                        return Ok(());
+                    }
+                    if value.addr == 0 {
+                        break;
+                    }
+                }
+            }
+        }
+        self.value(entry.node as NodeId, item)
+    }
+
+    /// [`Self::entry_value`] for the kinds it keeps out of line (so that the common kinds' code
+    /// stays as compact as it was): a time, a timedelta, a list of plain items.
+    #[inline(never)]
+    fn entry_value_more(&mut self, entry: &FieldEntry, item: &Obj<'_>) -> Result<()> {
+        match entry.kind {
             EntryKind::Time => {
                 if let Some(time) = temporal::naive_time_parts(item) {
                     let parts = TimeOfDay {
@@ -1734,19 +1759,7 @@ impl<'p, 'w, W: WireWriter> Encoder<'p, 'w, W> {
                     }
                 }
             }
-            EntryKind::Enum => {
-                let values = W::enum_values(&names);
-                let addr = item.as_ptr() as usize;
-                for value in values.get(entry.enum_start as usize..).unwrap_or_default() {
-                    if value.addr == addr {
-                        self.w.written(&value.bytes, value.len as usize);
-                        return Ok(());
-                    }
-                    if value.addr == 0 {
-                        break;
-                    }
-                }
-            }
+            _ => {}
         }
         self.value(entry.node as NodeId, item)
     }
