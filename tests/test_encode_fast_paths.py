@@ -77,6 +77,64 @@ def test_datetime_fast_path_bytes_equal_msgspec(fmt: str, when: datetime.datetim
     )
 
 
+class MyTime(datetime.time):
+    pass
+
+
+class MyDelta(datetime.timedelta):
+    pass
+
+
+@dataclasses.dataclass(slots=True)
+class Clock:
+    at: datetime.time
+    took: datetime.timedelta
+    maybe_at: Optional[datetime.time] = None
+    maybe_took: Optional[datetime.timedelta] = None
+
+
+TIMES = [
+    datetime.time(0, 0),
+    datetime.time(23, 59, 59, 999999),
+    datetime.time(12, 30, 5, 7),
+    datetime.time(12, 30, fold=1),
+    datetime.time(12, 30, tzinfo=UTC),
+    datetime.time(12, 30, tzinfo=datetime.timezone(datetime.timedelta(hours=5, minutes=30))),
+    MyTime(1, 2, 3, 4),
+]
+DELTAS = [
+    datetime.timedelta(0),
+    datetime.timedelta(days=-1, seconds=5),
+    datetime.timedelta(days=999999999, seconds=86399, microseconds=999999),
+    -datetime.timedelta(days=999999999),
+    datetime.timedelta(microseconds=1),
+    datetime.timedelta(seconds=1_000_000, microseconds=42),
+    MyDelta(hours=3),
+]
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+@pytest.mark.parametrize("at,took", list(zip(TIMES, DELTAS)), ids=repr)
+def test_time_and_timedelta_fields_read_directly_bytes_equal_msgspec(
+    fmt: str, at: datetime.time, took: datetime.timedelta
+) -> None:
+    # Exact naive times and exact timedeltas are read from the object itself; aware times and
+    # subclasses take the general path: either way the bytes are msgspec's (which gets the
+    # subclass values as their base class).
+    codec = polycodec.Codec(List[Clock], format=fmt)
+    value = [Clock(at, took, at, took), Clock(at, took)]
+    same_at = datetime.time(at.hour, at.minute, at.second, at.microsecond, at.tzinfo, fold=at.fold)
+    same_took = datetime.timedelta(took.days, took.seconds, took.microseconds)
+    expected = _msgspec_encode(
+        fmt,
+        [
+            {"at": same_at, "took": same_took, "maybe_at": same_at, "maybe_took": same_took},
+            {"at": same_at, "took": same_took, "maybe_at": None, "maybe_took": None},
+        ],
+    )
+    assert codec.encode_one(value) == expected
+
+
 @dataclasses.dataclass
 class Names:
     a: int
@@ -394,3 +452,63 @@ def test_dict_of_any_values_writes_msgspecs_bytes() -> None:
     built = polycodec.to_builtins(value)
     assert built == msgspec.json.decode(msgspec.json.encode(value))
     assert built["attrs"] is not attrs and built["attrs"]["b"][2] is not attrs["b"][2]
+
+
+class MyList(list):  # type: ignore[type-arg]
+    pass
+
+
+@dataclasses.dataclass(slots=True)
+class Listed:
+    ids: List[int]
+    names: Optional[List[str]]
+    ratios: List[float]
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_plain_list_fields_bytes_equal_msgspec(fmt: str) -> None:
+    # An exact list of plain items is written from the field's entry without the node's
+    # dispatch; a list subclass, None, and items that are not plain (an int subclass, a big
+    # int, a non-ASCII str) take the general path: the bytes are msgspec's either way.
+    class MyInt(int):
+        pass
+
+    codec = polycodec.Codec(List[Listed], format=fmt)
+    rows = [
+        ([1, -2, 3], ["a", "é"], [1.5, 2]),
+        ([], None, []),
+        (MyList([4, 5]), MyList(["x"]), MyList([0.25])),
+        ([MyInt(7), 2**62, -(2**63)], ["日本", ""], [1e300, -0.0]),
+    ]
+    value = [Listed(*row) for row in rows]
+    expected = _msgspec_encode(
+        fmt,
+        [
+            {
+                "ids": [int(i) for i in ids],
+                "names": None if names is None else list(names),
+                "ratios": list(ratios),
+            }
+            for ids, names, ratios in rows
+        ],
+    )
+    assert codec.encode_one(value) == expected
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_plain_list_fields_at_every_nesting_depth(fmt: str) -> None:
+    # Every sixteenth level takes the general path (its stack check): a chain of records
+    # holding lists is written the same at every depth.
+    @dataclasses.dataclass
+    class Link:
+        ids: List[int]
+        next: Optional[Link] = None
+
+    chain = None
+    for depth in range(40):
+        chain = Link([depth, depth + 1], chain)
+    expected_value: Any = None
+    for depth in range(40):
+        expected_value = {"ids": [depth, depth + 1], "next": expected_value}
+    codec = polycodec.Codec(Link, format=fmt)
+    assert codec.encode_one(chain) == _msgspec_encode(fmt, expected_value)

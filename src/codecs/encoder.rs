@@ -21,9 +21,9 @@ use crate::plan::{
 use crate::py::fields::{plain_of, FieldReader, Next, Plain, PlainDateTime, PlainValue};
 use crate::py::{self, temporal, Obj};
 use crate::shape::{self, Shape};
-use crate::values::nested;
+use crate::values::{nested, nested_runs_directly};
 use polycodec_formats::text;
-use polycodec_formats::text::temporal::DateTime;
+use polycodec_formats::text::temporal::{DateTime, TimeOfDay};
 
 /// How one format writes the values [`Encoder`] has checked, and the format's own rules where
 /// they differ. A writer holds its own output (bytes for JSON and MessagePack, Python objects
@@ -265,6 +265,13 @@ pub enum EntryKind {
     Record,
     /// A UUID.
     Uuid,
+    /// An exact naive `time`.
+    Time,
+    /// An exact `timedelta`.
+    TimeDelta,
+    /// An exact list of plain items (`SequenceSpec::plain`), written by `plain_list` without
+    /// the dispatch on the field's node.
+    List,
 }
 
 /// An enum member's value as the format writes it, for [`EntryKind::Enum`].
@@ -461,6 +468,9 @@ fn entry_kind(plan: &Plan, id: NodeId) -> (EntryKind, bool, NodeId) {
             Node::Enum(_) => EntryKind::Enum,
             Node::Record(_) => EntryKind::Record,
             Node::Uuid => EntryKind::Uuid,
+            Node::Time(_) => EntryKind::Time,
+            Node::TimeDelta => EntryKind::TimeDelta,
+            Node::Sequence(spec) if spec.plain.is_some() => EntryKind::List,
             _ => EntryKind::Other,
         }
     }
@@ -1695,6 +1705,9 @@ impl<'p, 'w, W: WireWriter> Encoder<'p, 'w, W> {
                     return self.w.uuid(item);
                 }
             }
+            EntryKind::Time | EntryKind::TimeDelta | EntryKind::List => {
+                return self.entry_value_more(entry, item);
+            }
             EntryKind::Enum => {
                 let values = W::enum_values(&names);
                 let addr = item.as_ptr() as usize;
@@ -1708,6 +1721,45 @@ impl<'p, 'w, W: WireWriter> Encoder<'p, 'w, W> {
                     }
                 }
             }
+        }
+        self.value(entry.node as NodeId, item)
+    }
+
+    /// [`Self::entry_value`] for the kinds it keeps out of line (so that the common kinds' code
+    /// stays as compact as it was): a time, a timedelta, a list of plain items.
+    #[inline(never)]
+    fn entry_value_more(&mut self, entry: &FieldEntry, item: &Obj<'_>) -> Result<()> {
+        match entry.kind {
+            EntryKind::Time => {
+                if let Some(time) = temporal::naive_time_parts(item) {
+                    let parts = TimeOfDay {
+                        time,
+                        offset_seconds: None,
+                    };
+                    return self.w.temporal(Temporal::Time, item, |out| {
+                        text::temporal::write_time(out, &parts)
+                    });
+                }
+            }
+            EntryKind::TimeDelta => {
+                if let Some(parts) = temporal::exact_duration_parts(item) {
+                    return self.w.temporal(Temporal::TimeDelta, item, |out| {
+                        text::temporal::write_duration(out, &parts)
+                    });
+                }
+            }
+            EntryKind::List => {
+                if let Node::Sequence(spec) = self.plan.node(entry.target as NodeId) {
+                    if let (Some(rule), Ok(list)) = (spec.plain, item.cast_exact::<PyList>()) {
+                        // A list of plain items nests no record: only the stack check of
+                        // every sixteenth level sends it the general way.
+                        if nested_runs_directly(self.depth) {
+                            return self.plain_list(spec.item, rule, list);
+                        }
+                    }
+                }
+            }
+            _ => {}
         }
         self.value(entry.node as NodeId, item)
     }

@@ -242,6 +242,94 @@ pub unsafe fn direct_parts(object: *mut pyo3::ffi::PyObject) -> Option<DateTime>
     }
 }
 
+/// The parts of `value` when it is exactly a naive `time` ([`direct_naive_time`]).
+#[inline(always)]
+pub fn naive_time_parts(value: &Obj<'_>) -> Option<Time> {
+    // SAFETY: a live object, borrowed for the call.
+    unsafe { direct_naive_time(value.as_ptr()) }
+}
+
+/// The parts of `value` when it is exactly a `timedelta` ([`direct_duration`]).
+#[inline(always)]
+pub fn exact_duration_parts(value: &Obj<'_>) -> Option<Duration> {
+    // SAFETY: a live object, borrowed for the call.
+    unsafe { direct_duration(value.as_ptr()) }
+}
+
+/// The parts of `object` when it is exactly a naive `datetime.time` (read through the datetime
+/// C API's accessors, as [`direct_parts`] reads a datetime); `None` leaves any other value to
+/// [`time_parts`].
+///
+/// # Safety
+/// `object` must be a live object.
+#[cfg(not(any(Py_LIMITED_API, PyPy, GraalPy)))]
+#[inline(always)]
+pub unsafe fn direct_naive_time(object: *mut pyo3::ffi::PyObject) -> Option<Time> {
+    use pyo3::ffi;
+    // SAFETY: the capsule, once loaded, lives as long as the interpreter; an object of exactly
+    // its time type is a PyDateTime_Time, whose fields the accessors read (the tzinfo accessor
+    // checks `hastzinfo` first).
+    unsafe {
+        let api = ffi::PyDateTimeAPI();
+        if api.is_null()
+            || ffi::Py_TYPE(object) != (*api).TimeType
+            || ffi::PyDateTime_TIME_GET_TZINFO(object) != ffi::Py_None()
+        {
+            return None;
+        }
+        Some(Time {
+            hour: ffi::PyDateTime_TIME_GET_HOUR(object) as u8,
+            minute: ffi::PyDateTime_TIME_GET_MINUTE(object) as u8,
+            second: ffi::PyDateTime_TIME_GET_SECOND(object) as u8,
+            microsecond: ffi::PyDateTime_TIME_GET_MICROSECOND(object) as u32,
+        })
+    }
+}
+
+/// The parts of `object` when it is exactly a `datetime.timedelta`; `None` leaves any other
+/// value to [`duration_parts`].
+///
+/// # Safety
+/// `object` must be a live object.
+#[cfg(not(any(Py_LIMITED_API, PyPy, GraalPy)))]
+#[inline(always)]
+pub unsafe fn direct_duration(object: *mut pyo3::ffi::PyObject) -> Option<Duration> {
+    use pyo3::ffi;
+    // SAFETY: as in `direct_naive_time`: an object of exactly the capsule's timedelta type is
+    // a PyDateTime_Delta.
+    unsafe {
+        let api = ffi::PyDateTimeAPI();
+        if api.is_null() || ffi::Py_TYPE(object) != (*api).DeltaType {
+            return None;
+        }
+        Some(Duration {
+            days: i64::from(ffi::PyDateTime_DELTA_GET_DAYS(object)),
+            seconds: ffi::PyDateTime_DELTA_GET_SECONDS(object) as u32,
+            microseconds: ffi::PyDateTime_DELTA_GET_MICROSECONDS(object) as u32,
+        })
+    }
+}
+
+/// Without the accessors every time takes [`time_parts`].
+///
+/// # Safety
+/// None needed: nothing is read.
+#[cfg(any(Py_LIMITED_API, PyPy, GraalPy))]
+#[inline(always)]
+pub unsafe fn direct_naive_time(_object: *mut pyo3::ffi::PyObject) -> Option<Time> {
+    None
+}
+
+/// Without the accessors every timedelta takes [`duration_parts`].
+///
+/// # Safety
+/// None needed: nothing is read.
+#[cfg(any(Py_LIMITED_API, PyPy, GraalPy))]
+#[inline(always)]
+pub unsafe fn direct_duration(_object: *mut pyo3::ffi::PyObject) -> Option<Duration> {
+    None
+}
+
 /// CPython's `datetime.timezone` object (`PyDateTime_TimeZone`, private to `_datetimemodule.c`
 /// and unchanged since 3.2): its fixed offset (a timedelta) and its name.
 #[cfg(not(any(Py_LIMITED_API, PyPy, GraalPy)))]

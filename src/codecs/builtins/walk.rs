@@ -713,8 +713,7 @@ impl<'p, 'py> Walk<'p, 'py> {
     fn sparse(&mut self, spec: &'p RecordSpec, row: &'p Row, value: &Obj<'py>) -> Out<'py> {
         let py = self.py;
         let entries = &self.table.entries[row.start as usize..row.end as usize];
-        let out =
-            presized_dict(py, entries.len() + usize::from(row.tag.is_some())).map_err(py_err)?;
+        let out = PyDict::new(py);
         let mut reader = spec.access.reader(value);
         let tag_index = match &row.tag {
             Some(tag) => {
