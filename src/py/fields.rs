@@ -219,9 +219,8 @@ impl FieldAccess {
             FieldAccess::Mapping if value.is_instance_of::<PyDict>() => {
                 (How::Mapping, Some(value.clone()))
             }
-            FieldAccess::Tuple if value.is_instance_of::<PyTuple>() => {
-                (How::Tuple, Some(value.clone()))
-            }
+            // The tuple is `value` itself, which the caller holds: no reference of its own.
+            FieldAccess::Tuple if value.is_instance_of::<PyTuple>() => (How::Tuple, None),
             _ => (How::Attributes, None),
         };
         FieldReader {
@@ -487,8 +486,7 @@ pub enum Next<'py> {
 /// Reads one record value's fields, each by its index and name (the plan's interned str).
 pub struct FieldReader<'a, 'py> {
     how: How<'a>,
-    /// The instance dict (`How::Dict`), the TypedDict (`How::Mapping`) or the NamedTuple
-    /// (`How::Tuple`).
+    /// The instance dict (`How::Dict`) or the TypedDict (`How::Mapping`).
     held: Option<Obj<'py>>,
     /// Where the walk of the instance dict is.
     position: ffi::Py_ssize_t,
@@ -654,6 +652,18 @@ impl<'py> FieldReader<'_, 'py> {
                 }
                 None => return Next::Missing,
             },
+            How::Tuple => {
+                let tuple = value.as_ptr();
+                // SAFETY: `value` is a tuple (checked when the reader was made), whose items
+                // cannot change: a borrowed item lives as long as the tuple, which the caller
+                // holds. A shorter tuple (a subclass's own `__new__`) lacks the field.
+                unsafe {
+                    if index as ffi::Py_ssize_t >= ffi::PyTuple_GET_SIZE(tuple) {
+                        return Next::Missing;
+                    }
+                    ffi::PyTuple_GET_ITEM(tuple, index as ffi::Py_ssize_t)
+                }
+            }
             _ => return settle(self.other(value, index, name)),
         };
         let next = take(item);
@@ -709,10 +719,6 @@ impl<'py> FieldReader<'_, 'py> {
             (How::Mapping, Some(held)) => Ok(match held.cast::<PyDict>()?.get_item(name)? {
                 Some(item) => Next::Value(item),
                 None => Next::Missing,
-            }),
-            (How::Tuple, Some(held)) => Ok(match held.cast::<PyTuple>()?.get_item(index) {
-                Ok(item) => Next::Value(item),
-                Err(_) => Next::Missing,
             }),
             (How::Dict(_), _) => self.not_next(value, name),
             _ => Ok(Next::Value(value.getattr(name)?)),
