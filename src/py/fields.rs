@@ -637,18 +637,27 @@ impl<'py> FieldReader<'_, 'py> {
             }
             How::Mapping => match &self.held {
                 Some(dict) => {
-                    // SAFETY: `held` is a dict (checked when the reader was made); the lookup
-                    // returns a borrowed reference, or NULL (with an exception set when the
-                    // lookup failed: an unhashable or failing key comparison).
-                    let item =
-                        unsafe { ffi::PyDict_GetItemWithError(dict.as_ptr(), name.as_ptr()) };
-                    if item.is_null() {
-                        return match PyErr::take(value.py()) {
-                            Some(err) => failed(err),
-                            None => Next::Missing,
-                        };
+                    // The dict's next entry first: a TypedDict made with its keys in field
+                    // order (a call of the class, a decode) has each key, the field's interned
+                    // name, where the walk is, and no lookup (hashing, probing) is needed.
+                    let dict = dict.as_ptr();
+                    let (mut key, mut item) = (std::ptr::null_mut(), std::ptr::null_mut());
+                    let position = self.position;
+                    // SAFETY: `held` is a dict (checked when the reader was made); PyDict_Next
+                    // bounds-checks the position against the current size and returns
+                    // borrowed references. A key compared equal by address is the field's
+                    // name itself, which the plan keeps alive.
+                    let found =
+                        unsafe { ffi::PyDict_Next(dict, &mut self.position, &mut key, &mut item) };
+                    if found != 0 && key == name.as_ptr() {
+                        item
+                    } else {
+                        self.position = position;
+                        match Self::mapping_lookup(value, dict, name) {
+                            Ok(item) => item,
+                            Err(next) => return next,
+                        }
                     }
-                    item
                 }
                 None => return Next::Missing,
             },
@@ -672,6 +681,27 @@ impl<'py> FieldReader<'_, 'py> {
             self.values = std::ptr::null_mut();
         }
         next
+    }
+
+    /// A TypedDict key that is not the dict's next entry (left out, or in another order): its
+    /// borrowed value, or what the reader returns without one.
+    #[inline(never)]
+    fn mapping_lookup(
+        value: &Obj<'py>,
+        dict: *mut ffi::PyObject,
+        name: &Bound<'py, PyString>,
+    ) -> Result<*mut ffi::PyObject, Next<'py>> {
+        // SAFETY: `dict` is the reader's held dict; the lookup returns a borrowed reference,
+        // or NULL (with an exception set when the lookup failed: an unhashable or failing key
+        // comparison).
+        let item = unsafe { ffi::PyDict_GetItemWithError(dict, name.as_ptr()) };
+        if item.is_null() {
+            return Err(match PyErr::take(value.py()) {
+                Some(err) => failed(err),
+                None => Next::Missing,
+            });
+        }
+        Ok(item)
     }
 
     /// A field that is not the dict's next entry: set out of order, or a class attribute, or a
