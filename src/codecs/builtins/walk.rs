@@ -506,7 +506,11 @@ impl<'p, 'py> Walk<'p, 'py> {
         if let Ok(tuple) = value.cast_exact::<PyTuple>() {
             shape::enter_nested(&mut self.depth).map_err(boxed)?;
             let result = nested(self.depth, || {
-                self.items(item, rule, tuple.len(), |index| tuple.get_item(index).ok())
+                // Borrowed by index, `None` past the end: `get_item` there would raise and
+                // discard an IndexError to end every tuple.
+                self.items(item, rule, tuple.len(), |index| {
+                    py::tuple_item_borrowed(tuple, index).map(|element| element.to_owned())
+                })
             });
             self.depth -= 1;
             return result;
