@@ -554,8 +554,9 @@ impl<'py> FieldReader<'_, 'py> {
     }
 
     /// Field `index` of `value`, handed to `take` as a [`Borrowed`] value where the access
-    /// reads a pointer (the instance dict walked in order, inline values, slot offsets), else
-    /// returned as `Next::Value` without `take`. `take` runs no Python code while it holds the
+    /// reads a pointer (the instance dict walked in order, inline values, slot offsets, a
+    /// TypedDict's entries, a NamedTuple's items), else returned as `Next::Value` without
+    /// `take`. `take` runs no Python code while it holds the
     /// value, and returns `Next::Value` for one it hands on (for `omit_defaults`: a value left
     /// out is its own `Next::Missing`).
     #[inline(always)]
@@ -575,8 +576,9 @@ impl<'py> FieldReader<'_, 'py> {
     }
 
     /// Reads field `index` of `value` and hands a borrowed pointer to it to `take`, for the
-    /// accesses that have one (the instance dict walked in order, slot offsets); the others
-    /// return the value as an owned reference.
+    /// accesses that have one (the instance dict walked in order, inline values, slot offsets,
+    /// a TypedDict's entries, a NamedTuple's items); the others return the value as an owned
+    /// reference.
     #[inline(always)]
     fn next_with(
         &mut self,
