@@ -637,6 +637,44 @@ impl<'py> FieldReader<'_, 'py> {
                 }
                 item
             }
+            // Out of line, so that the dataclass accesses' inlined reads stay as compact as
+            // they were.
+            How::Tuple => {
+                let tuple = value.as_ptr();
+                // SAFETY: `value` is a tuple (checked when the reader was made), whose items
+                // cannot change: a borrowed item lives as long as the tuple, which the caller
+                // holds. A shorter tuple (a subclass's own `__new__`) lacks the field.
+                unsafe {
+                    if index as ffi::Py_ssize_t >= ffi::PyTuple_GET_SIZE(tuple) {
+                        return Next::Missing;
+                    }
+                    ffi::PyTuple_GET_ITEM(tuple, index as ffi::Py_ssize_t)
+                }
+            }
+            How::Mapping => match self.container_item(value, index, name) {
+                Ok(item) => item,
+                Err(next) => return next,
+            },
+            _ => return settle(self.other(value, index, name)),
+        };
+        let next = take(item);
+        if let Next::Value(_) = next {
+            // The general encoder takes it from here and may run Python code.
+            self.values = std::ptr::null_mut();
+        }
+        next
+    }
+
+    /// A TypedDict's or NamedTuple's field `index`, borrowed (see [`Self::next_with`]), or what
+    /// the reader returns without one.
+    #[inline(never)]
+    fn container_item(
+        &mut self,
+        value: &Obj<'py>,
+        index: usize,
+        name: &Bound<'py, PyString>,
+    ) -> Result<*mut ffi::PyObject, Next<'py>> {
+        Ok(match self.how {
             How::Mapping => match &self.held {
                 Some(dict) => {
                     // The dict's next entry first: a TypedDict made with its keys in field
@@ -657,11 +695,11 @@ impl<'py> FieldReader<'_, 'py> {
                         self.position = position;
                         match Self::mapping_lookup(value, dict, name) {
                             Ok(item) => item,
-                            Err(next) => return next,
+                            Err(next) => return Err(next),
                         }
                     }
                 }
-                None => return Next::Missing,
+                None => return Err(Next::Missing),
             },
             How::Tuple => {
                 let tuple = value.as_ptr();
@@ -670,19 +708,13 @@ impl<'py> FieldReader<'_, 'py> {
                 // holds. A shorter tuple (a subclass's own `__new__`) lacks the field.
                 unsafe {
                     if index as ffi::Py_ssize_t >= ffi::PyTuple_GET_SIZE(tuple) {
-                        return Next::Missing;
+                        return Err(Next::Missing);
                     }
                     ffi::PyTuple_GET_ITEM(tuple, index as ffi::Py_ssize_t)
                 }
             }
-            _ => return settle(self.other(value, index, name)),
-        };
-        let next = take(item);
-        if let Next::Value(_) = next {
-            // The general encoder takes it from here and may run Python code.
-            self.values = std::ptr::null_mut();
-        }
-        next
+            _ => return Err(settle(self.other(value, index, name))),
+        })
     }
 
     /// A TypedDict key that is not the dict's next entry (left out, or in another order): its
