@@ -651,7 +651,7 @@ impl<'py> FieldReader<'_, 'py> {
                     ffi::PyTuple_GET_ITEM(tuple, index as ffi::Py_ssize_t)
                 }
             }
-            How::Mapping => match self.container_item(value, index, name) {
+            How::Mapping => match self.mapping_item(value, index, name) {
                 Ok(item) => item,
                 Err(next) => return next,
             },
@@ -665,10 +665,10 @@ impl<'py> FieldReader<'_, 'py> {
         next
     }
 
-    /// A TypedDict's or NamedTuple's field `index`, borrowed (see [`Self::next_with`]), or what
-    /// the reader returns without one.
+    /// A TypedDict's field `index`, borrowed (see [`Self::next_with`]), or what the reader
+    /// returns without one.
     #[inline(never)]
-    fn container_item(
+    fn mapping_item(
         &mut self,
         value: &Obj<'py>,
         index: usize,
@@ -693,26 +693,11 @@ impl<'py> FieldReader<'_, 'py> {
                         item
                     } else {
                         self.position = position;
-                        match Self::mapping_lookup(value, dict, name) {
-                            Ok(item) => item,
-                            Err(next) => return Err(next),
-                        }
+                        Self::mapping_lookup(value, dict, name)?
                     }
                 }
                 None => return Err(Next::Missing),
             },
-            How::Tuple => {
-                let tuple = value.as_ptr();
-                // SAFETY: `value` is a tuple (checked when the reader was made), whose items
-                // cannot change: a borrowed item lives as long as the tuple, which the caller
-                // holds. A shorter tuple (a subclass's own `__new__`) lacks the field.
-                unsafe {
-                    if index as ffi::Py_ssize_t >= ffi::PyTuple_GET_SIZE(tuple) {
-                        return Err(Next::Missing);
-                    }
-                    ffi::PyTuple_GET_ITEM(tuple, index as ffi::Py_ssize_t)
-                }
-            }
             _ => return Err(settle(self.other(value, index, name))),
         })
     }
