@@ -1259,7 +1259,6 @@ impl<'py> RecordBuilder<'py> {
                         Some(value) => value,
                         None => py.None().into_bound(py),
                     });
-                    let items = crate::py::new_tuple(py, items)?;
                     return Ok(py::builders::tuple_subclass_instance(cls, items)?);
                 }
                 let items: Vec<Obj<'py>> = values.iter_mut().filter_map(Option::take).collect();

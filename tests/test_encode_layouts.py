@@ -493,3 +493,48 @@ def test_builtins_tuples_refuse_what_they_refused() -> None:
     with pytest.raises(polycodec.EncodeError, match="expected str, got int") as caught:
         codec.to_builtins(Collections({"a", 5}, frozenset(), (1, "x"), (), []))  # type: ignore[arg-type]
     assert caught.value.path.startswith("$.tags[")
+
+
+@dataclasses.dataclass
+class PlainItems:
+    numbers: Tuple[int, ...]
+    floats: Tuple[float, ...]
+    tags: Set[str]
+    ids: FrozenSet[int]
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_tuples_and_sets_leave_other_items_to_the_general_path(fmt: str) -> None:
+    # Items a tuple's or set's plain path does not write itself (subclasses, ints past 64
+    # bits, non-ASCII strs) are written as a list's are.
+    value = PlainItems(
+        (1, MyInt(7), 2**63 - 1), (1.5, 2, MyInt(3)), {"é", MyStr("b")}, frozenset({-(2**63), 4})
+    )
+    expected = {
+        "numbers": [1, 7, 2**63 - 1],
+        "floats": [1.5, 2, 3],
+        "tags": [str(tag) for tag in value.tags],
+        "ids": list(value.ids),
+    }
+    _check(PlainItems, value, expected, fmt)
+    codec = polycodec.Codec(PlainItems, format=fmt)
+    with pytest.raises(polycodec.EncodeError, match="expected int, got str") as caught:
+        codec.encode_one(PlainItems((1, "x"), (), set(), frozenset()))  # type: ignore[arg-type]
+    assert caught.value.path == "$.numbers[1]"
+    if fmt == "json":
+        with pytest.raises(polycodec.EncodeError, match="no JSON representation"):
+            codec.encode_one(PlainItems((), (1.0, math.nan), set(), frozenset()))
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_typed_dict_keys_out_of_step_are_looked_up(fmt: str) -> None:
+    # The reader takes the dict's next entry when its key is the field's name; an unknown key
+    # between fields, a key that is an equal but distinct str, and keys out of order are found
+    # by lookup.
+    year = "".join(["ye", "ar"])
+    for value in (
+        {"title": "x", "extra": 1, "year": 2},
+        {year: 2, "title": "x"},
+        {"title": "x", year: 2},
+    ):
+        _check(Required, value, {"title": "x", "year": 2}, fmt)

@@ -10,7 +10,8 @@
 
 use pyo3::prelude::*;
 use pyo3::types::{
-    PyBool, PyDate, PyDateTime, PyDelta, PyDict, PyFloat, PyInt, PyList, PyString, PyTime, PyTuple,
+    PyBool, PyDate, PyDateTime, PyDelta, PyDict, PyFloat, PyFrozenSet, PyInt, PyList, PySet,
+    PyString, PyTime, PyTuple,
 };
 
 use crate::errors::{Code, Error, ErrorKind, Result};
@@ -693,7 +694,10 @@ impl<'p, 'w, W: WireWriter> Encoder<'p, 'w, W> {
                 (Some(rule), Ok(list)) => {
                     nested(self.depth, || self.plain_list(spec.item, rule, list))
                 }
-                _ => nested(self.depth, || self.sequence(node, spec.item, value)),
+                (Some(rule), Err(_)) => nested(self.depth, || {
+                    self.plain_other(node, spec.item, rule, value)
+                }),
+                (None, _) => nested(self.depth, || self.sequence(node, spec.item, value)),
             },
             Node::Union(spec) => {
                 let variant = shape::pick_variant(self.plan, spec, value)
@@ -1016,6 +1020,69 @@ impl<'p, 'w, W: WireWriter> Encoder<'p, 'w, W> {
             index += 1;
         }
         Ok(index)
+    }
+
+    /// A sequence of a plain scalar node given as an exact tuple, set or frozenset
+    /// (`tuple[float, ...]`, `set[str]`, `frozenset[int]`): each plain item written straight
+    /// from the container as [`Self::plain_list`] writes a list's, a tuple's borrowed, a set's
+    /// in its iteration order (as the general path reads it); anything else goes to
+    /// [`Self::sequence`].
+    #[inline(never)]
+    fn plain_other(
+        &mut self,
+        node: &Node,
+        item: NodeId,
+        rule: PlainRule,
+        value: &Obj<'_>,
+    ) -> Result<()> {
+        if let Ok(tuple) = value.cast_exact::<PyTuple>() {
+            self.enter()?;
+            let open = self.w.begin_array(|| Ok(tuple.len()))?;
+            let mut index = 0;
+            while let Some(element) = py::tuple_item_borrowed(tuple, index) {
+                self.plain_item(item, rule, &element, index)?;
+                index += 1;
+            }
+            self.w.end_array(open, index)?;
+            self.depth -= 1;
+            return Ok(());
+        }
+        if value.is_exact_instance_of::<PySet>() || value.is_exact_instance_of::<PyFrozenSet>() {
+            self.enter()?;
+            let open = self.w.begin_array(|| Ok(value.len()?))?;
+            let mut index = 0;
+            for element in value.try_iter()? {
+                self.plain_item(item, rule, &element?, index)?;
+                index += 1;
+            }
+            self.w.end_array(open, index)?;
+            self.depth -= 1;
+            return Ok(());
+        }
+        self.sequence(node, item, value)
+    }
+
+    /// One item of a plain-item sequence (at `index`): written by `rule` when it is a plain
+    /// value the writer takes, else by the general path.
+    #[inline(always)]
+    fn plain_item(
+        &mut self,
+        item: NodeId,
+        rule: PlainRule,
+        element: &Bound<'_, PyAny>,
+        index: usize,
+    ) -> Result<()> {
+        self.w.room()?;
+        self.w.separator(index);
+        let written = match plain_of(element, rule) {
+            Some(plain) => self.w.plain(plain),
+            None => false,
+        };
+        if !written {
+            let element = element.clone();
+            self.value(item, &element).map_err(|e| e.at_index(index))?;
+        }
+        Ok(())
     }
 
     /// A dict with str keys and values of a typed node (not `Any`): an exact ASCII str key is

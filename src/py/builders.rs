@@ -137,28 +137,77 @@ impl<'py> ListFill<'py> {
     }
 }
 
-/// `tuple.__new__(cls, items)` for a tuple subclass `cls` (a named tuple), called in C: the
-/// instance the `__new__` that `collections.namedtuple` generates returns for these items,
-/// without that Python function's frame or `type.__call__`'s lookups.
+/// `tuple.__new__(cls, items)` for a tuple subclass `cls` (a named tuple) whose `__new__` is
+/// namedtuple's own: the instance that `__new__` returns for these items, without that Python
+/// function's frame or `type.__call__`'s lookups. Made as `tuple.__new__` makes one for a
+/// subtype (the class's `tp_alloc` at the length, each slot set), without the exact tuple and
+/// the argument tuple it goes through.
 pub fn tuple_subclass_instance<'py>(
     cls: &Bound<'py, pyo3::types::PyType>,
-    items: Bound<'py, pyo3::types::PyTuple>,
+    items: impl ExactSizeIterator<Item = Obj<'py>>,
+) -> PyResult<Obj<'py>> {
+    subclass_instance(cls, items)
+}
+
+#[cfg(all(not(Py_LIMITED_API), not(PyPy), not(GraalPy)))]
+#[inline]
+fn subclass_instance<'py>(
+    cls: &Bound<'py, pyo3::types::PyType>,
+    items: impl ExactSizeIterator<Item = Obj<'py>>,
 ) -> PyResult<Obj<'py>> {
     let py = cls.py();
-    let args = super::new_tuple(py, std::iter::once(items.into_any()))?;
-    // SAFETY: `tuple`'s static type object has a `tp_new`; it is called as `tuple.__new__`
-    // is, with a subtype of tuple (the caller's named tuple class), one positional argument
-    // and no keywords, and returns a new reference or NULL with an exception set.
-    unsafe {
-        let tuple_type = std::ptr::addr_of_mut!(ffi::PyTuple_Type);
-        let Some(new) = (*tuple_type).tp_new else {
+    let length = items.len();
+    let type_ptr = cls.as_type_ptr();
+    // SAFETY: a live type object (a subclass of tuple, so a variable-size object of the tuple
+    // layout); its allocator returns a new, zero-filled instance with `length` item slots and
+    // its size set, or NULL with an exception set.
+    let instance = unsafe {
+        let Some(alloc) = (*type_ptr).tp_alloc else {
             return Err(pyo3::exceptions::PySystemError::new_err(
-                "tuple has no tp_new",
+                "tuple subclass has no tp_alloc",
             ));
         };
-        Bound::from_owned_ptr_or_err(
-            py,
-            new(cls.as_type_ptr(), args.as_ptr(), std::ptr::null_mut()),
-        )
+        Bound::from_owned_ptr_or_err(py, alloc(type_ptr, length as ffi::Py_ssize_t))?
+    };
+    let mut filled = 0;
+    for item in items.take(length) {
+        // SAFETY: slot `filled` of the new instance is in bounds and empty; SET_ITEM takes
+        // over the reference, as tuple.__new__ fills a subtype's instance.
+        unsafe {
+            ffi::PyTuple_SET_ITEM(
+                instance.as_ptr(),
+                filled as ffi::Py_ssize_t,
+                item.into_ptr(),
+            )
+        };
+        filled += 1;
     }
+    // The cached hash "not computed yet", as tuple.__new__ leaves it (the allocator's zero
+    // would read as a computed hash of 0).
+    #[cfg(Py_3_14)]
+    // SAFETY: the new instance has the tuple layout, whose hash cache is written only here.
+    unsafe {
+        (*instance.as_ptr().cast::<ffi::PyTupleObject>()).ob_hash = -1;
+    }
+    if filled < length {
+        // An iterator shorter than it said: the instance, whose empty slots tuple_dealloc
+        // accepts, is dropped unseen.
+        return Err(pyo3::exceptions::PyTypeError::new_err(
+            "internal: tuple items fewer than announced",
+        ));
+    }
+    Ok(instance)
+}
+
+#[cfg(not(all(not(Py_LIMITED_API), not(PyPy), not(GraalPy))))]
+fn subclass_instance<'py>(
+    cls: &Bound<'py, pyo3::types::PyType>,
+    items: impl ExactSizeIterator<Item = Obj<'py>>,
+) -> PyResult<Obj<'py>> {
+    let items = super::new_tuple(cls.py(), items)?;
+    let new = cls
+        .py()
+        .get_type::<pyo3::types::PyTuple>()
+        .getattr("__new__")?;
+    new.call1((cls, items))
 }

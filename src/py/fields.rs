@@ -219,9 +219,8 @@ impl FieldAccess {
             FieldAccess::Mapping if value.is_instance_of::<PyDict>() => {
                 (How::Mapping, Some(value.clone()))
             }
-            FieldAccess::Tuple if value.is_instance_of::<PyTuple>() => {
-                (How::Tuple, Some(value.clone()))
-            }
+            // The tuple is `value` itself, which the caller holds: no reference of its own.
+            FieldAccess::Tuple if value.is_instance_of::<PyTuple>() => (How::Tuple, None),
             _ => (How::Attributes, None),
         };
         FieldReader {
@@ -487,8 +486,7 @@ pub enum Next<'py> {
 /// Reads one record value's fields, each by its index and name (the plan's interned str).
 pub struct FieldReader<'a, 'py> {
     how: How<'a>,
-    /// The instance dict (`How::Dict`), the TypedDict (`How::Mapping`) or the NamedTuple
-    /// (`How::Tuple`).
+    /// The instance dict (`How::Dict`) or the TypedDict (`How::Mapping`).
     held: Option<Obj<'py>>,
     /// Where the walk of the instance dict is.
     position: ffi::Py_ssize_t,
@@ -556,8 +554,9 @@ impl<'py> FieldReader<'_, 'py> {
     }
 
     /// Field `index` of `value`, handed to `take` as a [`Borrowed`] value where the access
-    /// reads a pointer (the instance dict walked in order, inline values, slot offsets), else
-    /// returned as `Next::Value` without `take`. `take` runs no Python code while it holds the
+    /// reads a pointer (the instance dict walked in order, inline values, slot offsets, a
+    /// TypedDict's entries, a NamedTuple's items), else returned as `Next::Value` without
+    /// `take`. `take` runs no Python code while it holds the
     /// value, and returns `Next::Value` for one it hands on (for `omit_defaults`: a value left
     /// out is its own `Next::Missing`).
     #[inline(always)]
@@ -577,8 +576,9 @@ impl<'py> FieldReader<'_, 'py> {
     }
 
     /// Reads field `index` of `value` and hands a borrowed pointer to it to `take`, for the
-    /// accesses that have one (the instance dict walked in order, slot offsets); the others
-    /// return the value as an owned reference.
+    /// accesses that have one (the instance dict walked in order, inline values, slot offsets,
+    /// a TypedDict's entries, a NamedTuple's items); the others return the value as an owned
+    /// reference.
     #[inline(always)]
     fn next_with(
         &mut self,
@@ -637,22 +637,23 @@ impl<'py> FieldReader<'_, 'py> {
                 }
                 item
             }
-            How::Mapping => match &self.held {
-                Some(dict) => {
-                    // SAFETY: `held` is a dict (checked when the reader was made); the lookup
-                    // returns a borrowed reference, or NULL (with an exception set when the
-                    // lookup failed: an unhashable or failing key comparison).
-                    let item =
-                        unsafe { ffi::PyDict_GetItemWithError(dict.as_ptr(), name.as_ptr()) };
-                    if item.is_null() {
-                        return match PyErr::take(value.py()) {
-                            Some(err) => failed(err),
-                            None => Next::Missing,
-                        };
+            // Out of line, so that the dataclass accesses' inlined reads stay as compact as
+            // they were.
+            How::Tuple => {
+                let tuple = value.as_ptr();
+                // SAFETY: `value` is a tuple (checked when the reader was made), whose items
+                // cannot change: a borrowed item lives as long as the tuple, which the caller
+                // holds. A shorter tuple (a subclass's own `__new__`) lacks the field.
+                unsafe {
+                    if index as ffi::Py_ssize_t >= ffi::PyTuple_GET_SIZE(tuple) {
+                        return Next::Missing;
                     }
-                    item
+                    ffi::PyTuple_GET_ITEM(tuple, index as ffi::Py_ssize_t)
                 }
-                None => return Next::Missing,
+            }
+            How::Mapping => match self.mapping_item(value, index, name) {
+                Ok(item) => item,
+                Err(next) => return next,
             },
             _ => return settle(self.other(value, index, name)),
         };
@@ -662,6 +663,64 @@ impl<'py> FieldReader<'_, 'py> {
             self.values = std::ptr::null_mut();
         }
         next
+    }
+
+    /// A TypedDict's field `index`, borrowed (see [`Self::next_with`]), or what the reader
+    /// returns without one.
+    #[inline(never)]
+    fn mapping_item(
+        &mut self,
+        value: &Obj<'py>,
+        index: usize,
+        name: &Bound<'py, PyString>,
+    ) -> Result<*mut ffi::PyObject, Next<'py>> {
+        Ok(match self.how {
+            How::Mapping => match &self.held {
+                Some(dict) => {
+                    // The dict's next entry first: a TypedDict made with its keys in field
+                    // order (a call of the class, a decode) has each key, the field's interned
+                    // name, where the walk is, and no lookup (hashing, probing) is needed.
+                    let dict = dict.as_ptr();
+                    let (mut key, mut item) = (std::ptr::null_mut(), std::ptr::null_mut());
+                    let position = self.position;
+                    // SAFETY: `held` is a dict (checked when the reader was made); PyDict_Next
+                    // bounds-checks the position against the current size and returns
+                    // borrowed references. A key compared equal by address is the field's
+                    // name itself, which the plan keeps alive.
+                    let found =
+                        unsafe { ffi::PyDict_Next(dict, &mut self.position, &mut key, &mut item) };
+                    if found != 0 && key == name.as_ptr() {
+                        item
+                    } else {
+                        self.position = position;
+                        Self::mapping_lookup(value, dict, name)?
+                    }
+                }
+                None => return Err(Next::Missing),
+            },
+            _ => return Err(settle(self.other(value, index, name))),
+        })
+    }
+
+    /// A TypedDict key that is not the dict's next entry (left out, or in another order): its
+    /// borrowed value, or what the reader returns without one.
+    #[inline(never)]
+    fn mapping_lookup(
+        value: &Obj<'py>,
+        dict: *mut ffi::PyObject,
+        name: &Bound<'py, PyString>,
+    ) -> Result<*mut ffi::PyObject, Next<'py>> {
+        // SAFETY: `dict` is the reader's held dict; the lookup returns a borrowed reference,
+        // or NULL (with an exception set when the lookup failed: an unhashable or failing key
+        // comparison).
+        let item = unsafe { ffi::PyDict_GetItemWithError(dict, name.as_ptr()) };
+        if item.is_null() {
+            return Err(match PyErr::take(value.py()) {
+                Some(err) => failed(err),
+                None => Next::Missing,
+            });
+        }
+        Ok(item)
     }
 
     /// A field that is not the dict's next entry: set out of order, or a class attribute, or a
@@ -709,10 +768,6 @@ impl<'py> FieldReader<'_, 'py> {
             (How::Mapping, Some(held)) => Ok(match held.cast::<PyDict>()?.get_item(name)? {
                 Some(item) => Next::Value(item),
                 None => Next::Missing,
-            }),
-            (How::Tuple, Some(held)) => Ok(match held.cast::<PyTuple>()?.get_item(index) {
-                Ok(item) => Next::Value(item),
-                Err(_) => Next::Missing,
             }),
             (How::Dict(_), _) => self.not_next(value, name),
             _ => Ok(Next::Value(value.getattr(name)?)),

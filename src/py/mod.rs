@@ -366,6 +366,24 @@ pub fn list_item_borrowed<'a, 'py>(
     }
 }
 
+/// Item `index` of `tuple`, borrowed from it (no reference taken), or `None` past its end. A
+/// tuple's items cannot change, so the tuple keeps the item alive while the caller holds it.
+#[inline(always)]
+pub fn tuple_item_borrowed<'a, 'py>(
+    tuple: &'a Bound<'py, PyTuple>,
+    index: usize,
+) -> Option<pyo3::Borrowed<'a, 'py, PyAny>> {
+    // SAFETY: `tuple` is a live tuple; the index is checked against its size; the item is a
+    // non-NULL reference the tuple holds for as long as `'a` keeps the tuple borrowed.
+    unsafe {
+        if index >= ffi::PyTuple_GET_SIZE(tuple.as_ptr()) as usize {
+            return None;
+        }
+        let item = ffi::PyTuple_GET_ITEM(tuple.as_ptr(), index as ffi::Py_ssize_t);
+        Some(pyo3::Borrowed::from_ptr(tuple.py(), item))
+    }
+}
+
 /// The number of code points in a UTF-8 string (length constraints count characters, as Python does).
 #[inline]
 pub fn char_count(text: &str, ascii: bool) -> usize {

@@ -675,7 +675,12 @@ impl<'p, 'py, E: Errors> WireReader<'p, 'py> for Decoder<'p, 'py, ObjectInput<'p
     fn next_item(&mut self, items: &mut Cursor<'py>) -> Result<bool> {
         let (item, index, left) = match items {
             Cursor::List { list, index, left } => (py::list_item(list, *index), index, left),
-            Cursor::Tuple { tuple, index, left } => (tuple.get_item(*index).ok(), index, left),
+            // Past the end is `None`, not an IndexError raised and discarded.
+            Cursor::Tuple { tuple, index, left } => (
+                py::tuple_item_borrowed(tuple, *index).map(|item| item.to_owned()),
+                index,
+                left,
+            ),
             Cursor::Dict { .. } => return Ok(false),
         };
         *index += 1;

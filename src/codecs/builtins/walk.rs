@@ -207,7 +207,7 @@ impl<'p, 'py> Walk<'p, 'py> {
             Node::Bool if value.is_exact_instance_of::<PyBool>() => Ok(value),
             Node::None if value.is_none() => Ok(value),
             Node::Record(_) => self.record(id, &value),
-            Node::Sequence(spec) => self.sequence(id, spec.item, &value),
+            Node::Sequence(spec) => self.sequence(id, spec.item, spec.plain, &value),
             Node::Union(spec) => match shape::pick_variant(self.plan, spec, &value) {
                 Some(variant) => self.value(variant, value),
                 None => Err(wrong_type(node, &value)),
@@ -488,11 +488,17 @@ impl<'p, 'py> Walk<'p, 'py> {
         }
     }
 
-    fn sequence(&mut self, id: NodeId, item: NodeId, value: &Obj<'py>) -> Out<'py> {
+    fn sequence(
+        &mut self,
+        id: NodeId,
+        item: NodeId,
+        rule: Option<PlainRule>,
+        value: &Obj<'py>,
+    ) -> Out<'py> {
         if let Ok(list) = value.cast_exact::<PyList>() {
             shape::enter_nested(&mut self.depth).map_err(boxed)?;
             let result = nested(self.depth, || {
-                self.items(item, list.len(), |index| py::list_item(list, index))
+                self.items(item, rule, list.len(), |index| py::list_item(list, index))
             });
             self.depth -= 1;
             return result;
@@ -500,7 +506,11 @@ impl<'p, 'py> Walk<'p, 'py> {
         if let Ok(tuple) = value.cast_exact::<PyTuple>() {
             shape::enter_nested(&mut self.depth).map_err(boxed)?;
             let result = nested(self.depth, || {
-                self.items(item, tuple.len(), |index| tuple.get_item(index).ok())
+                // Borrowed by index, `None` past the end: `get_item` there would raise and
+                // discard an IndexError to end every tuple.
+                self.items(item, rule, tuple.len(), |index| {
+                    py::tuple_item_borrowed(tuple, index).map(|element| element.to_owned())
+                })
             });
             self.depth -= 1;
             return result;
@@ -511,7 +521,7 @@ impl<'p, 'py> Walk<'p, 'py> {
             shape::enter_nested(&mut self.depth).map_err(boxed)?;
             let mut failed = None;
             let result = nested(self.depth, || {
-                self.items(item, value.len().unwrap_or(0), |_| {
+                self.items(item, rule, value.len().unwrap_or(0), |_| {
                     match iterator.next()? {
                         Ok(element) => Some(element),
                         Err(err) => {
@@ -570,11 +580,13 @@ impl<'p, 'py> Walk<'p, 'py> {
     }
 
     /// A new list of the items `next` gives (by index, until `None`), each as node `item`:
-    /// records and tagged unions (the common items) without the node dispatch per item.
+    /// records and tagged unions (the common items) without the node dispatch per item, plain
+    /// items by `rule` (the sequence node's `plain`, found when the plan was built).
     #[inline(always)]
     fn items(
         &mut self,
         item: NodeId,
+        rule: Option<PlainRule>,
         length: usize,
         next: impl FnMut(usize) -> Option<Obj<'py>>,
     ) -> Out<'py> {
@@ -588,12 +600,9 @@ impl<'p, 'py> Walk<'p, 'py> {
                 }),
                 None => self.fill(length, next, |walk, element| walk.general(item, &element)),
             },
-            _ => {
-                let rule = PlainRule::for_node(self.plan, item);
-                self.fill(length, next, |walk, element| {
-                    walk.convert(item, rule, element)
-                })
-            }
+            _ => self.fill(length, next, |walk, element| {
+                walk.convert(item, rule, element)
+            }),
         }
     }
 
