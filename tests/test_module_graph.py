@@ -30,13 +30,12 @@ KNOWN_BACK_EDGES = {
     ("", "py", "codecs"),
     # py::entry installs its short METH_FASTCALL entries on python_api's Codec type.
     ("", "py", "python_api"),
-    # errors gathers codecs::collect's recorded errors; errors::code maps plan nodes to codes.
+    # errors gathers codecs::collect's recorded errors.
     ("", "errors", "codecs"),
+    # errors::code maps plan nodes to codes.
     ("", "errors", "plan"),
     # plan::build and plan::extension derive encode shapes (shape.rs), which read plans.
     ("", "plan", "shape"),
-    # codecs::json uses builtins' table; builtins' walks use json's readers and writers.
-    ("codecs", "json", "builtins"),
 }
 
 USE = re.compile(r"\buse\s+([^;]+);", re.S)

@@ -19,6 +19,7 @@
 
 pub mod avro;
 pub mod builtins;
+pub mod builtins_table;
 pub mod collect;
 pub mod decoder;
 pub mod encoder;
@@ -210,7 +211,7 @@ pub trait WireFormat: Send + Sync {
 
     /// The records' field tables of `to_builtins`'s direct walk, which the JSON codec (the
     /// one whose form `to_builtins` writes) builds from its plan.
-    fn builtins_table(&self) -> Option<&builtins::table::Table> {
+    fn builtins_table(&self) -> Option<&builtins_table::Table> {
         None
     }
 
