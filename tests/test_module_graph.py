@@ -34,8 +34,6 @@ KNOWN_BACK_EDGES = {
     ("", "errors", "codecs"),
     # errors::code maps plan nodes to codes.
     ("", "errors", "plan"),
-    # plan::build and plan::extension derive encode shapes (shape.rs), which read plans.
-    ("", "plan", "shape"),
 }
 
 USE = re.compile(r"\buse\s+([^;]+);", re.S)

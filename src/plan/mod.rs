@@ -462,6 +462,22 @@ pub enum LiteralValue {
     Bool(bool),
 }
 
+impl LiteralValue {
+    /// The literal a str, int or bool value stands for.
+    pub fn of(value: &Bound<'_, PyAny>) -> Option<LiteralValue> {
+        if let Ok(flag) = value.cast::<pyo3::types::PyBool>() {
+            return Some(LiteralValue::Bool(flag.is_true()));
+        }
+        if value.is_instance_of::<pyo3::types::PyInt>() {
+            return crate::py::int_as_i64(value).map(LiteralValue::Int);
+        }
+        if let Ok(text) = value.cast::<PyString>() {
+            return text.to_str().ok().map(|s| LiteralValue::Str(s.to_owned()));
+        }
+        None
+    }
+}
+
 pub struct LiteralSpec {
     /// Each allowed value with the Python object returned for it (the annotation's own object).
     pub values: Vec<(LiteralValue, Py<PyAny>)>,

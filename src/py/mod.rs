@@ -376,6 +376,15 @@ pub fn char_count(text: &str, ascii: bool) -> usize {
     }
 }
 
+/// The type's qualified name, for error messages.
+pub fn type_name(value: &Obj<'_>) -> String {
+    value
+        .get_type()
+        .qualname()
+        .map(|name| name.to_string())
+        .unwrap_or_else(|_| "object".to_owned())
+}
+
 /// Reads an int as i64; `None` when it does not fit (the caller falls back to its text form).
 #[inline]
 pub fn int_as_i64(value: &Obj<'_>) -> Option<i64> {

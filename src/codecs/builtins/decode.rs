@@ -126,7 +126,10 @@ impl<'py> Cursor<'py> {
 fn not_an_object_key(key: &Obj<'_>) -> Error {
     Error::validation(
         Code::DictKeyType,
-        format_args!("expected a str object key, got {}", shape::type_name(key)),
+        format_args!(
+            "expected a str object key, got {}",
+            crate::py::type_name(key)
+        ),
     )
 }
 
@@ -153,7 +156,7 @@ fn unsupported(node: &Node, value: &Obj<'_>) -> Error {
         format_args!(
             "expected {}, got {}",
             node.describe(),
-            shape::type_name(value)
+            crate::py::type_name(value)
         ),
     )
 }
@@ -172,7 +175,7 @@ impl<'p, 'py, E: Errors> Decoder<'p, 'py, ObjectInput<'py>, E> {
             crate::errors::ErrorKind::Validation,
             Code::ValueError,
             "Raw",
-            &crate::shape::type_name(&value),
+            &crate::py::type_name(&value),
         ))
     }
 
@@ -362,7 +365,7 @@ impl<'p, 'py, E: Errors> Decoder<'p, 'py, ObjectInput<'py>, E> {
                 format_args!(
                 "expected {} as its JSON form, got a {} object (builtin_types takes it as itself)",
                 node.describe(),
-                shape::type_name(&value)
+                crate::py::type_name(&value)
             ),
             ));
         }
@@ -596,7 +599,7 @@ impl<'p, 'py, E: Errors> WireReader<'p, 'py> for Decoder<'p, 'py, ObjectInput<'p
         } else if value.is_instance_of::<PyDict>() {
             "object".to_owned()
         } else {
-            crate::shape::type_name(&value)
+            crate::py::type_name(&value)
         };
         Err(not_a_tag(&found))
     }
