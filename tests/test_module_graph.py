@@ -32,8 +32,6 @@ KNOWN_BACK_EDGES = {
     ("", "py", "python_api"),
     # errors gathers codecs::collect's recorded errors.
     ("", "errors", "codecs"),
-    # errors::code maps plan nodes to codes.
-    ("", "errors", "plan"),
 }
 
 USE = re.compile(r"\buse\s+([^;]+);", re.S)

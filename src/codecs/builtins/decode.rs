@@ -152,7 +152,7 @@ fn attribute<'py>(
 #[cold]
 fn unsupported(node: &Node, value: &Obj<'_>) -> Error {
     Error::validation(
-        Code::of_type(node),
+        node.type_code(),
         format_args!(
             "expected {}, got {}",
             node.describe(),
@@ -361,7 +361,7 @@ impl<'p, 'py, E: Errors> Decoder<'p, 'py, ObjectInput<'py>, E> {
         if shape::accepts(self.ctx.plan, node, &value) {
             // The right type, not taken as itself: a hint rather than "expected date, got date".
             return Err(Error::validation(
-                Code::of_type(node),
+                node.type_code(),
                 format_args!(
                 "expected {} as its JSON form, got a {} object (builtin_types takes it as itself)",
                 node.describe(),

@@ -410,7 +410,7 @@ impl<'a, 'v, 'f, 'p, 'py> Converter<'a, 'v, 'f, 'p, 'py> {
 
     fn mismatch(&self, node: &Node, id: Id) -> Error {
         Error::validation(
-            Code::of_type(node),
+            node.type_code(),
             format!("expected {}, got {}", node.describe(), self.describe(id)),
         )
     }
@@ -563,7 +563,7 @@ impl<'a, 'v, 'f, 'p, 'py> Converter<'a, 'v, 'f, 'p, 'py> {
             .map(|&v| plan.node(v).describe())
             .collect();
         Err(Error::validation(
-            Code::of_union(plan, &spec.variants),
+            plan.union_code(&spec.variants),
             format!("expected {}, got {}", names.join(" | "), self.describe(id)),
         ))
     }
