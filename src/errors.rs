@@ -11,10 +11,10 @@ use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyTuple, PyType};
 
-use crate::codecs::collect::{chain, Report, MAX_COLLECTED};
-
 mod code;
+pub mod collected;
 pub use code::Code;
+use collected::{chain, Report, MAX_COLLECTED};
 
 // How messages quote input (bounded in length) is shared with the byte layer's own errors.
 pub use polycodec_formats::quote::{

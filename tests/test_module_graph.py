@@ -30,8 +30,6 @@ KNOWN_BACK_EDGES = {
     ("", "py", "codecs"),
     # py::entry installs its short METH_FASTCALL entries on python_api's Codec type.
     ("", "py", "python_api"),
-    # errors gathers codecs::collect's recorded errors.
-    ("", "errors", "codecs"),
 }
 
 USE = re.compile(r"\buse\s+([^;]+);", re.S)

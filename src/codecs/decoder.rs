@@ -20,7 +20,8 @@
 use pyo3::prelude::*;
 use smallvec::SmallVec;
 
-use super::collect::{CollectAll, Report};
+use super::collect::CollectAll;
+use crate::errors::collected::Report;
 use crate::errors::{reserve, Code, Error, PathSegment, Result};
 use crate::plan::{
     ExtensionSpec, Field, LiteralValue, Node, NodeId, OtherKey, Plan, RecordKind, RecordSpec,
