@@ -26,8 +26,6 @@ SRC = Path(__file__).resolve().parents[1] / "src"
 KNOWN_BACK_EDGES = {
     # The CPython layer (py) uses the crate's Error, and errors uses py's object helpers.
     ("", "py", "errors"),
-    # py::entry installs its short METH_FASTCALL entries on python_api's Codec type.
-    ("", "py", "python_api"),
 }
 
 USE = re.compile(r"\buse\s+([^;]+);", re.S)
