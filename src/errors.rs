@@ -866,6 +866,18 @@ pub fn output_result(encode: impl FnOnce() -> Result<()>) -> Result<()> {
     result
 }
 
+/// A failure of the CPython layer's output sinks (`py::output`, `py::bytearray`): the error
+/// made where it happened would have been the same.
+impl From<crate::py::Fault> for Error {
+    #[cold]
+    fn from(fault: crate::py::Fault) -> Self {
+        match fault {
+            crate::py::Fault::Python(err) => Error::from(err),
+            crate::py::Fault::OutOfMemory(what) => out_of_memory(what),
+        }
+    }
+}
+
 impl From<std::convert::Infallible> for Error {
     fn from(never: std::convert::Infallible) -> Self {
         match never {}

@@ -1312,3 +1312,19 @@ pub fn unknown_field(spec: &RecordSpec, key: &str) -> Result<()> {
         Ok(())
     }
 }
+
+/// A set (with `frozen`, a frozenset) of `items`, added one by one so that an item whose
+/// hashing fails (an unhashable value, a signalling-NaN Decimal) is named by its position: the
+/// error is at `[index]`, as any other item's. Hashing may run Python code (run it under
+/// [`py::user_code`]).
+pub fn new_set<'py>(
+    py: Python<'py>,
+    frozen: bool,
+    items: impl IntoIterator<Item = Obj<'py>>,
+) -> Result<Obj<'py>> {
+    let set = py::new_empty_set(py, frozen)?;
+    for (index, item) in items.into_iter().enumerate() {
+        py::set_add(&set, &item).map_err(|err| Error::from(err).at_index(index))?;
+    }
+    Ok(set)
+}

@@ -1216,8 +1216,8 @@ fn collect_other<'py>(
     Ok(match kind {
         SequenceKind::List => crate::py::new_list(py, items.into_iter())?.into_any(),
         SequenceKind::VarTuple => crate::py::new_tuple(py, items.into_iter())?.into_any(),
-        SequenceKind::Set => py::user_code(py, || py::new_set(py, false, items))?,
-        SequenceKind::FrozenSet => py::user_code(py, || py::new_set(py, true, items))?,
+        SequenceKind::Set => py::user_code(py, || crate::values::new_set(py, false, items))?,
+        SequenceKind::FrozenSet => py::user_code(py, || crate::values::new_set(py, true, items))?,
     })
 }
 

@@ -308,7 +308,7 @@ impl Codec {
         let result = match self.wire.encode_one(&self.plan, value, &mut out) {
             Ok(()) => {
                 self.size_hint.store(out.len(), Ordering::Relaxed);
-                target.finish(&out)
+                target.finish(&out).map_err(Error::from)
             }
             Err(e) => Err(e),
         };
@@ -343,7 +343,7 @@ impl Codec {
             self.wire.encode_many(&self.plan, values, &mut out)
         };
         let result = match result {
-            Ok(()) => target.finish(&out),
+            Ok(()) => target.finish(&out).map_err(Error::from),
             Err(e) => {
                 target.abandon();
                 Err(e)

@@ -128,7 +128,7 @@ impl WireFormat for Json {
         plan: &Plan,
         values: &Obj<'_>,
         out: &mut Vec<u8>,
-        sink: &mut dyn crate::py::output::OutputSink,
+        sink: &mut dyn super::OutputSink,
     ) -> Result<()> {
         let mut writer = encode::JsonWriter::new(std::mem::take(out), plan, &self.keys);
         let result = crate::errors::output_result(|| {

@@ -975,8 +975,8 @@ impl<'a, 'v, 'f, 'p, 'py> Converter<'a, 'v, 'f, 'p, 'py> {
         let result = match kind {
             SequenceKind::List => crate::py::new_list(py, out.into_iter())?.into_any(),
             SequenceKind::VarTuple => crate::py::new_tuple(py, out.into_iter())?.into_any(),
-            SequenceKind::Set => py::user_code(py, || py::new_set(py, false, out))?,
-            SequenceKind::FrozenSet => py::user_code(py, || py::new_set(py, true, out))?,
+            SequenceKind::Set => py::user_code(py, || crate::values::new_set(py, false, out))?,
+            SequenceKind::FrozenSet => py::user_code(py, || crate::values::new_set(py, true, out))?,
         };
         // Sets may collapse equal items: the bound applies to what the caller gets.
         length.check(result.len()?, crate::plan::LengthUnit::Items)?;
