@@ -11,10 +11,10 @@ use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyTuple, PyType};
 
-use crate::codecs::collect::{chain, Report, MAX_COLLECTED};
-
 mod code;
+pub mod collected;
 pub use code::Code;
+use collected::{chain, Report, MAX_COLLECTED};
 
 // How messages quote input (bounded in length) is shared with the byte layer's own errors.
 pub use polycodec_formats::quote::{
@@ -864,6 +864,18 @@ pub fn output_result(encode: impl FnOnce() -> Result<()>) -> Result<()> {
         return Err(out_of_memory("the encoded output"));
     }
     result
+}
+
+/// A failure of the CPython layer's output sinks (`py::output`, `py::bytearray`): the error
+/// made where it happened would have been the same.
+impl From<crate::py::Fault> for Error {
+    #[cold]
+    fn from(fault: crate::py::Fault) -> Self {
+        match fault {
+            crate::py::Fault::Python(err) => Error::from(err),
+            crate::py::Fault::OutOfMemory(what) => out_of_memory(what),
+        }
+    }
 }
 
 impl From<std::convert::Infallible> for Error {

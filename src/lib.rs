@@ -41,7 +41,9 @@ fn _polycodec(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_class::<python_api::codec_object::Codec>()?;
     module.add_class::<python_api::codec_object::Compiled>()?;
     module.add_class::<raw::Raw>()?;
-    py::entry::install(&module.py().get_type::<python_api::codec_object::Codec>())?;
+    py::entry::install::<python_api::codec_object::Codec>(
+        &module.py().get_type::<python_api::codec_object::Codec>(),
+    )?;
     module.add_class::<python_api::stream::StreamDecoder>()?;
     module.add_class::<python_api::stream::FileIter>()?;
     module.add_function(wrap_pyfunction!(python_api::codec::rebuild_codec, module)?)?;

@@ -23,15 +23,6 @@ use crate::plan::{
 use crate::py::{self, Obj};
 use crate::values::MAX_DEPTH;
 
-/// The type's qualified name, for error messages.
-pub fn type_name(value: &Obj<'_>) -> String {
-    value
-        .get_type()
-        .qualname()
-        .map(|name| name.to_string())
-        .unwrap_or_else(|_| "object".to_owned())
-}
-
 /// Calls `f` on each item of a list, tuple, set, frozenset or other iterable, stopping at the
 /// first error. List items are read by index each time, so a list mutated by user code during
 /// encoding is never read out of bounds.
@@ -56,12 +47,15 @@ pub fn for_each_item<'py>(
     if values.is_instance_of::<PyString>() || values.is_instance_of::<PyDict>() {
         return Err(Error::encode(format!(
             "expected a sequence, got {}",
-            type_name(values)
+            py::type_name(values)
         )));
     }
-    let iterator = values
-        .try_iter()
-        .map_err(|_| Error::encode(format!("expected a sequence, got {}", type_name(values))))?;
+    let iterator = values.try_iter().map_err(|_| {
+        Error::encode(format!(
+            "expected a sequence, got {}",
+            py::type_name(values)
+        ))
+    })?;
     for item in iterator {
         f(&item?)?;
     }
@@ -167,7 +161,7 @@ pub fn not_a_member(spec: &EnumSpec, value: &Obj<'_>) -> Error {
 
 /// The literal `value` stands for, when it is one of the literals `spec` allows.
 pub fn allowed_literal(spec: &LiteralSpec, value: &Obj<'_>) -> Result<LiteralValue> {
-    literal_of(value)
+    LiteralValue::of(value)
         .filter(|v| spec.find(v).is_some())
         .ok_or_else(|| {
             Error::encode(format!(
@@ -195,25 +189,11 @@ pub fn find_literal<'s>(spec: &'s LiteralSpec, value: &Obj<'_>) -> Option<&'s Li
             _ => None,
         });
     }
-    let wanted = literal_of(value)?;
+    let wanted = LiteralValue::of(value)?;
     spec.values
         .iter()
         .find(|(literal, _)| *literal == wanted)
         .map(|(literal, _)| literal)
-}
-
-/// The literal a str, int or bool value stands for.
-pub fn literal_of(value: &Obj<'_>) -> Option<LiteralValue> {
-    if let Ok(flag) = value.cast::<PyBool>() {
-        return Some(LiteralValue::Bool(flag.is_true()));
-    }
-    if value.is_instance_of::<PyInt>() {
-        return py::int_as_i64(value).map(LiteralValue::Int);
-    }
-    if let Ok(text) = value.cast::<PyString>() {
-        return text.to_str().ok().map(|s| LiteralValue::Str(s.to_owned()));
-    }
-    None
 }
 
 /// Whether `value` is an instance of the record's class (exact type first: the common case).
@@ -466,7 +446,7 @@ pub(crate) fn accepts(plan: &Plan, node: &Node, value: &Obj<'_>) -> bool {
         Node::Enum(spec) => value
             .is_instance(spec.cls.bind(value.py()))
             .unwrap_or(false),
-        Node::Literal(spec) => literal_of(value).is_some_and(|v| spec.find(&v).is_some()),
+        Node::Literal(spec) => LiteralValue::of(value).is_some_and(|v| spec.find(&v).is_some()),
         Node::Union(spec) => pick_variant(plan, spec, value).is_some(),
         Node::TaggedUnion(spec) => spec.tags.iter().any(|(_, id)| match plan.node(*id) {
             Node::Record(record) => is_record(record, value),
@@ -621,7 +601,7 @@ fn subclass_plan_slow(
         Err(reason) => Err(Error::encode(format!(
             "{} is a subclass of {}, written with its own fields (as msgspec writes it), and it \
              cannot be: {reason}",
-            type_name(value),
+            py::type_name(value),
             spec.qualname
         ))),
     }

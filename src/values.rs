@@ -55,7 +55,7 @@ pub use crate::depth::{nested, nested_runs_directly, MAX_DEPTH};
 pub fn mismatch(expected: &Node, token: Token) -> Error {
     Error::expected(
         ErrorKind::Validation,
-        Code::of_type(expected),
+        expected.type_code(),
         expected.describe(),
         token.describe(),
     )
@@ -441,7 +441,7 @@ impl<'p, 'py> Decoding<'p, 'py> {
             None => {
                 let node = self.plan.node(id);
                 Err(Error::validation(
-                    Code::of_type(node),
+                    node.type_code(),
                     format_args!("expected {}, got str {}", node.describe(), Quoted(text)),
                 ))
             }
@@ -832,7 +832,7 @@ fn literal_mismatch(spec: &crate::plan::LiteralSpec, shown: &dyn std::fmt::Displ
 /// The error for a token no variant of a union takes.
 pub fn union_mismatch(plan: &Plan, spec: &UnionSpec, token: Token) -> Error {
     Error::validation(
-        Code::of_union(plan, &spec.variants),
+        plan.union_code(&spec.variants),
         format_args!(
             "expected {}, got {}",
             describe_union(plan, &spec.variants),
@@ -1323,4 +1323,20 @@ pub fn unknown_field(spec: &RecordSpec, key: &str) -> Result<()> {
     } else {
         Ok(())
     }
+}
+
+/// A set (with `frozen`, a frozenset) of `items`, added one by one so that an item whose
+/// hashing fails (an unhashable value, a signalling-NaN Decimal) is named by its position: the
+/// error is at `[index]`, as any other item's. Hashing may run Python code (run it under
+/// [`py::user_code`]).
+pub fn new_set<'py>(
+    py: Python<'py>,
+    frozen: bool,
+    items: impl IntoIterator<Item = Obj<'py>>,
+) -> Result<Obj<'py>> {
+    let set = py::new_empty_set(py, frozen)?;
+    for (index, item) in items.into_iter().enumerate() {
+        py::set_add(&set, &item).map_err(|err| Error::from(err).at_index(index))?;
+    }
+    Ok(set)
 }

@@ -8,10 +8,12 @@ crate's top level, ``crate::py::fields`` using ``crate::py::cpython::objects`` a
 ``fields -> cpython`` under ``py``. A module and its own descendants are not siblings (a parent
 declaring its children and children using their parent's items is Rust's ordinary shape), test
 modules (``#[cfg(test)] mod ...``, ``src/oracles.rs``) are left out, and every sibling graph
-must have no cycle once the back edges listed in ``KNOWN_BACK_EDGES`` are taken out.
+must have no cycle.
 
-``KNOWN_BACK_EDGES`` names the circles not broken yet, one upward edge each: the check fails
-on any other circle, and on a listed edge that no longer exists (so the list only shrinks).
+The layers this leaves, lowest first: ``depth`` and ``py`` (the CPython layer, which names
+nothing above it: the crate's errors take its ``Fault`` in, ``codecs`` implements its output
+sinks' trait, the API's ``Codec`` its ``ShortCalls``), ``errors``, ``plan``, ``raw``,
+``values``, ``shape``, ``codecs``, ``python_api``.
 """
 
 from __future__ import annotations
@@ -21,23 +23,6 @@ from collections import defaultdict
 from pathlib import Path
 
 SRC = Path(__file__).resolve().parents[1] / "src"
-
-# (parent module, from, to): an edge known to point upward, kept until its circle is broken.
-KNOWN_BACK_EDGES = {
-    # The CPython layer (py) uses the crate's Error, and errors uses py's object helpers.
-    ("", "py", "errors"),
-    # py::shapes fills codecs::decoder's ItemStack.
-    ("", "py", "codecs"),
-    # py::entry installs its short METH_FASTCALL entries on python_api's Codec type.
-    ("", "py", "python_api"),
-    # errors gathers codecs::collect's recorded errors; errors::code maps plan nodes to codes.
-    ("", "errors", "codecs"),
-    ("", "errors", "plan"),
-    # plan::build and plan::extension derive encode shapes (shape.rs), which read plans.
-    ("", "plan", "shape"),
-    # codecs::json uses builtins' table; builtins' walks use json's readers and writers.
-    ("codecs", "json", "builtins"),
-}
 
 USE = re.compile(r"\buse\s+([^;]+);", re.S)
 PATH = re.compile(r"\b(?:crate|super|self)(?:::\w+)+")
@@ -148,30 +133,16 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
 
 
 def circles(root: Path) -> list[str]:
-    """Every circle left once the known back edges are taken out, described."""
+    """Every circle among sibling modules, described."""
     found = []
     for parent, graph in sibling_edges(root).items():
         name = "::".join(parent)
-        pruned = {
-            node: {other for other in targets if (name, node, other) not in KNOWN_BACK_EDGES}
-            for node, targets in graph.items()
-        }
-        found += [f"under {name or 'crate'}: {' <-> '.join(c)}" for c in cycles(pruned)]
+        found += [f"under {name or 'crate'}: {' <-> '.join(c)}" for c in cycles(graph)]
     return found
 
 
 def test_no_circle_among_rust_modules() -> None:
     assert circles(SRC) == []
-
-
-def test_known_back_edges_still_exist() -> None:
-    graphs = sibling_edges(SRC)
-    gone = [
-        edge
-        for edge in sorted(KNOWN_BACK_EDGES)
-        if edge[2] not in graphs[tuple(edge[0].split("::")) if edge[0] else ()][edge[1]]
-    ]
-    assert gone == [], f"broken circles: take {gone} out of KNOWN_BACK_EDGES"
 
 
 def test_the_check_sees_a_circle(tmp_path: Path) -> None:
@@ -183,4 +154,22 @@ def test_the_check_sees_a_circle(tmp_path: Path) -> None:
     (tmp_path / "b.rs").write_text("pub struct Thing;\nfn f() { super::a::inner::g(); }\n")
     assert circles(tmp_path) == ["under crate: a <-> b"]
     (tmp_path / "b.rs").write_text("pub struct Thing;\n#[cfg(test)]\nmod t { use crate::a; }\n")
+    assert circles(tmp_path) == []
+
+
+def test_the_check_sees_a_circle_inside_a_module(tmp_path: Path) -> None:
+    """Three siblings under one parent in a circle (a grouped `use` through `super`, `crate::`
+    paths in code), beside an edge from the parent's child to the parent's sibling, which
+    closes no circle; breaking one edge of the three breaks it."""
+    (tmp_path / "outer").mkdir()
+    (tmp_path / "lib.rs").write_text("mod outer;\nmod leaf;\n")
+    (tmp_path / "leaf.rs").write_text("pub fn f() {}\n")
+    (tmp_path / "outer" / "mod.rs").write_text("mod a;\nmod b;\nmod c;\n")
+    (tmp_path / "outer" / "a.rs").write_text("use super::{b::Thing, c};\nuse crate::leaf;\n")
+    (tmp_path / "outer" / "b.rs").write_text(
+        "pub struct Thing;\nfn g() { crate::outer::c::h(); }\n"
+    )
+    (tmp_path / "outer" / "c.rs").write_text("pub fn h() { crate::outer::a::i(); }\n")
+    assert circles(tmp_path) == ["under outer: a <-> b <-> c"]
+    (tmp_path / "outer" / "c.rs").write_text("pub fn h() { crate::leaf::f(); }\n")
     assert circles(tmp_path) == []

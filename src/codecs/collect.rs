@@ -1,5 +1,6 @@
 //! `errors="all"`: what the collecting decoder ([`super::decoder::CollectAll`]'s walk) keeps
-//! while it reads on past the values that failed, and the report it hands to the API.
+//! while it reads on past the values that failed, and the report it hands to the API (the
+//! report's types are the error layer's: `errors::collected`).
 //!
 //! Three things keep a report's memory a small multiple of its errors, however deep they are:
 //!
@@ -22,31 +23,11 @@
 
 use pyo3::prelude::*;
 
+use crate::errors::collected::{Recorded, Report, Step, MAX_COLLECTED, NO_NODE};
 use crate::errors::{out_of_memory, reserve, Error, PathSegment, Result};
-
-/// The most validation errors one `errors="all"` decode collects; the walk stops at the one
-/// that reaches it (see docs/errors.md).
-pub const MAX_COLLECTED: usize = 10_000;
-
-/// No node: an error not yet inside any container's step, the root's parent.
-pub const NO_NODE: u32 = u32::MAX;
 
 /// What a failed allocation of the collection says (a MemoryError).
 const COLLECTED: &str = "the errors collected";
-
-/// One container's step, shared by every error recorded inside it.
-pub struct Step {
-    pub segment: PathSegment,
-    /// The node of the step outside this one ([`NO_NODE`] at the root).
-    pub parent: u32,
-}
-
-/// A recorded error: its own steps (innermost first, in the error) and the node of the
-/// innermost container step outside them ([`NO_NODE`]: none).
-pub struct Recorded {
-    pub error: Error,
-    pub outer: u32,
-}
 
 /// A run of consecutive recorded errors (from `first` to the next run's first) whose steps
 /// outside their own all end in node `top` ([`NO_NODE`]: one error, no container step yet).
@@ -78,23 +59,6 @@ pub struct CollectAll {
     replaying: bool,
     /// Whether [`MAX_COLLECTED`] errors were recorded: the walk is ending.
     stopped: bool,
-}
-
-/// What a collecting decode found: every error with its whole path, and whether the walk
-/// stopped at the cap.
-pub struct Report {
-    pub recorded: Vec<Recorded>,
-    pub steps: Vec<Step>,
-    pub stopped: bool,
-}
-
-/// The shared steps from node `node` outwards, innermost first.
-pub fn chain(steps: &[Step], mut node: u32) -> impl Iterator<Item = &PathSegment> + Clone {
-    std::iter::from_fn(move || {
-        let step = steps.get(node as usize)?;
-        node = step.parent;
-        Some(&step.segment)
-    })
 }
 
 impl CollectAll {
@@ -238,6 +202,7 @@ impl CollectAll {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::errors::collected::chain;
     use crate::errors::Code;
 
     fn path_of(report: &Report, index: usize) -> String {

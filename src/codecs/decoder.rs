@@ -20,7 +20,8 @@
 use pyo3::prelude::*;
 use smallvec::SmallVec;
 
-use super::collect::{CollectAll, Report};
+use super::collect::CollectAll;
+use crate::errors::collected::Report;
 use crate::errors::{reserve, Code, Error, PathSegment, Result};
 use crate::plan::{
     ExtensionSpec, Field, LiteralValue, Node, NodeId, OtherKey, Plan, RecordKind, RecordSpec,
@@ -1215,8 +1216,8 @@ fn collect_other<'py>(
     Ok(match kind {
         SequenceKind::List => crate::py::new_list(py, items.into_iter())?.into_any(),
         SequenceKind::VarTuple => crate::py::new_tuple(py, items.into_iter())?.into_any(),
-        SequenceKind::Set => py::user_code(py, || py::new_set(py, false, items))?,
-        SequenceKind::FrozenSet => py::user_code(py, || py::new_set(py, true, items))?,
+        SequenceKind::Set => py::user_code(py, || crate::values::new_set(py, false, items))?,
+        SequenceKind::FrozenSet => py::user_code(py, || crate::values::new_set(py, true, items))?,
     })
 }
 

@@ -615,7 +615,7 @@ pub fn mismatch(node: &Node, value: &Obj<'_>) -> Error {
         ErrorKind::Encode,
         Code::EncodeError,
         node.describe(),
-        &shape::type_name(value),
+        &crate::py::type_name(value),
     )
 }
 
@@ -642,7 +642,7 @@ pub fn not_a_record(spec: &RecordSpec, value: &Obj<'_>) -> Error {
     Error::encode(format!(
         "expected {}, got {}",
         spec.qualname,
-        shape::type_name(value)
+        crate::py::type_name(value)
     ))
 }
 
@@ -822,7 +822,7 @@ impl<'p, 'w, W: WireWriter> Encoder<'p, 'w, W> {
                 ErrorKind::Encode,
                 Code::EncodeError,
                 "Raw",
-                &shape::type_name(value),
+                &crate::py::type_name(value),
             )),
         }
     }
@@ -1230,7 +1230,7 @@ impl<'p, 'w, W: WireWriter> Encoder<'p, 'w, W> {
             _ => Err(Error::encode(format!(
                 "expected a {} dict key, got {}",
                 node.describe(),
-                shape::type_name(key)
+                crate::py::type_name(key)
             ))),
         }
     }
@@ -2031,7 +2031,7 @@ impl<'p, 'w, W: WireWriter> Encoder<'p, 'w, W> {
                 } else {
                     Err(Error::encode(format!(
                         "{} values are not supported",
-                        shape::type_name(value)
+                        crate::py::type_name(value)
                     )))
                 }
             }

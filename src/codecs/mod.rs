@@ -19,6 +19,7 @@
 
 pub mod avro;
 pub mod builtins;
+pub mod builtins_table;
 pub mod collect;
 pub mod decoder;
 pub mod encoder;
@@ -126,6 +127,46 @@ pub struct OpenArgs<'a, 'py> {
 /// in the L1 data cache until it is copied.
 pub const STRETCH: usize = 2 * 1024;
 
+/// Where [`WireFormat::encode_many_streamed`] hands its output over: a `bytes` object under
+/// construction (`py::output::BytesBuilder`) or a caller's `bytearray`
+/// (`py::bytearray::BytearrayOutput`).
+pub trait OutputSink {
+    /// Takes the next stretch of output.
+    fn append(&mut self, stretch: &[u8]) -> Result<()>;
+    /// Replaces the first `old_length` bytes taken with `front`: a MessagePack array header
+    /// written for the expected count, when the count written differs (an iterable without a
+    /// length, a list that user code resized while it was encoded).
+    fn replace_front(&mut self, old_length: usize, front: &[u8]) -> Result<()>;
+}
+
+impl OutputSink for crate::py::output::BytesBuilder<'_> {
+    #[inline]
+    fn append(&mut self, stretch: &[u8]) -> Result<()> {
+        Ok(crate::py::output::BytesBuilder::append(self, stretch)?)
+    }
+
+    fn replace_front(&mut self, old_length: usize, front: &[u8]) -> Result<()> {
+        Ok(crate::py::output::BytesBuilder::replace_front(
+            self, old_length, front,
+        )?)
+    }
+}
+
+impl OutputSink for crate::py::bytearray::BytearrayOutput<'_, '_> {
+    #[inline]
+    fn append(&mut self, stretch: &[u8]) -> Result<()> {
+        Ok(crate::py::bytearray::BytearrayOutput::append(
+            self, stretch,
+        )?)
+    }
+
+    fn replace_front(&mut self, old_length: usize, front: &[u8]) -> Result<()> {
+        Ok(crate::py::bytearray::BytearrayOutput::replace_front(
+            self, old_length, front,
+        )?)
+    }
+}
+
 /// One wire format's encoder and decoder, bound to one codec's plan.
 pub trait WireFormat: Send + Sync {
     fn encode_one(&self, plan: &Plan, value: &Obj<'_>, out: &mut Vec<u8>) -> Result<()>;
@@ -141,7 +182,7 @@ pub trait WireFormat: Send + Sync {
         plan: &Plan,
         values: &Obj<'_>,
         out: &mut Vec<u8>,
-        _sink: &mut dyn crate::py::output::OutputSink,
+        _sink: &mut dyn OutputSink,
     ) -> Result<()> {
         self.encode_many(plan, values, out)
     }
@@ -210,7 +251,7 @@ pub trait WireFormat: Send + Sync {
 
     /// The records' field tables of `to_builtins`'s direct walk, which the JSON codec (the
     /// one whose form `to_builtins` writes) builds from its plan.
-    fn builtins_table(&self) -> Option<&builtins::table::Table> {
+    fn builtins_table(&self) -> Option<&builtins_table::Table> {
         None
     }
 

@@ -103,48 +103,6 @@ codes! {
 }
 
 impl Code {
-    /// The code of a type mismatch, by what was expected: `expected int, got str` is
-    /// `int_type` (a relation, `int >= 0`, is the bound's code instead: see `plan/constraints.rs`).
-    pub fn of_type(expected: &crate::plan::Node) -> Code {
-        use crate::plan::{Node, RecordKind};
-        match expected {
-            Node::None => Code::NoneRequired,
-            Node::Bool => Code::BoolType,
-            Node::Int(_) => Code::IntType,
-            Node::Float(_) => Code::FloatType,
-            Node::Str(_) => Code::StringType,
-            Node::Bytes(_) => Code::BytesType,
-            Node::Decimal(_) => Code::DecimalType,
-            Node::DateTime(_) => Code::DatetimeType,
-            Node::Date => Code::DateType,
-            Node::Time(_) => Code::TimeType,
-            Node::TimeDelta => Code::TimeDeltaType,
-            Node::Uuid => Code::UuidType,
-            Node::Enum(_) => Code::Enum,
-            Node::Literal(_) => Code::LiteralError,
-            Node::Sequence(_) | Node::Tuple(_) => Code::ListType,
-            Node::TaggedUnion(_) | Node::Dict(_) => Code::DictType,
-            Node::Record(record) => match record.kind {
-                RecordKind::NamedTuple => Code::ListType,
-                _ if record.array_like => Code::ListType,
-                _ => Code::DictType,
-            },
-            Node::Any | Node::Union(_) | Node::Extension(_) | Node::Unset | Node::Raw { .. } => {
-                Code::ValueError
-            }
-        }
-    }
-
-    /// The code of a value no variant of a union takes: `union_type`, or the one variant's
-    /// type code when the union has only one.
-    pub fn of_union(plan: &crate::plan::Plan, variants: &[crate::plan::NodeId]) -> Code {
-        match variants {
-            [] => Code::ValueError,
-            [only] => Code::of_type(plan.node(*only)),
-            _ => Code::UnionType,
-        }
-    }
-
     /// The code of text the byte layer could not read as what it names.
     pub fn of_text(error: polycodec_formats::text::temporal::TextError) -> Code {
         use polycodec_formats::text::temporal::TextError;

@@ -800,7 +800,7 @@ fn token_kinds(plan: &Plan, node: &Node) -> Vec<Token> {
 }
 
 fn literal_value(value: &Bound<'_, PyAny>) -> PyResult<LiteralValue> {
-    crate::shape::literal_of(value).ok_or_else(|| {
+    LiteralValue::of(value).ok_or_else(|| {
         let reason = if value.is_instance_of::<pyo3::types::PyInt>() {
             "integers must fit in 64 bits"
         } else {

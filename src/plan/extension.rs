@@ -12,7 +12,6 @@ use pyo3::prelude::*;
 use super::NodeId;
 use crate::errors::{Code, Error, ErrorKind, Result};
 use crate::py::Obj;
-use crate::shape;
 
 pub struct ExtensionSpec {
     /// The class values must be instances of when encoding.
@@ -43,7 +42,7 @@ impl ExtensionSpec {
                 ErrorKind::Encode,
                 Code::EncodeError,
                 &self.name,
-                &shape::type_name(value),
+                &crate::py::type_name(value),
             ));
         }
         Ok(self.encode.bind(py).call1((value,))?)

@@ -16,6 +16,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyString};
 use pyo3::{PyTraverseError, PyVisit};
 
+use crate::errors::Code;
 use crate::py::fields::{FieldAccess, FieldName};
 
 pub use crate::py::defaults::{DefaultTest, Verdict};
@@ -93,6 +94,16 @@ impl Plan {
     #[inline]
     pub fn node(&self, id: NodeId) -> &Node {
         &self.nodes[id]
+    }
+
+    /// The code of a value no variant of a union takes: `union_type`, or the one variant's
+    /// type code when the union has only one.
+    pub fn union_code(&self, variants: &[NodeId]) -> Code {
+        match variants {
+            [] => Code::ValueError,
+            [only] => self.node(*only).type_code(),
+            _ => Code::UnionType,
+        }
     }
 
     /// Whether node `id` holds untyped values only, which the decoders read with loops of
@@ -260,6 +271,37 @@ pub enum Node {
 }
 
 impl Node {
+    /// The code of a type mismatch, by what was expected: `expected int, got str` is
+    /// `int_type` (a relation, `int >= 0`, is the bound's code instead: see `plan/constraints.rs`).
+    pub fn type_code(&self) -> Code {
+        match self {
+            Node::None => Code::NoneRequired,
+            Node::Bool => Code::BoolType,
+            Node::Int(_) => Code::IntType,
+            Node::Float(_) => Code::FloatType,
+            Node::Str(_) => Code::StringType,
+            Node::Bytes(_) => Code::BytesType,
+            Node::Decimal(_) => Code::DecimalType,
+            Node::DateTime(_) => Code::DatetimeType,
+            Node::Date => Code::DateType,
+            Node::Time(_) => Code::TimeType,
+            Node::TimeDelta => Code::TimeDeltaType,
+            Node::Uuid => Code::UuidType,
+            Node::Enum(_) => Code::Enum,
+            Node::Literal(_) => Code::LiteralError,
+            Node::Sequence(_) | Node::Tuple(_) => Code::ListType,
+            Node::TaggedUnion(_) | Node::Dict(_) => Code::DictType,
+            Node::Record(record) => match record.kind {
+                RecordKind::NamedTuple => Code::ListType,
+                _ if record.array_like => Code::ListType,
+                _ => Code::DictType,
+            },
+            Node::Any | Node::Union(_) | Node::Extension(_) | Node::Unset | Node::Raw { .. } => {
+                Code::ValueError
+            }
+        }
+    }
+
     /// Whether this node's values are builtins or standard-library C types (or enum members,
     /// which live as long as their class), whose hashing and deallocation run no Python code.
     pub fn is_builtin_scalar(&self) -> bool {
@@ -460,6 +502,22 @@ pub enum LiteralValue {
     Str(String),
     Int(i64),
     Bool(bool),
+}
+
+impl LiteralValue {
+    /// The literal a str, int or bool value stands for.
+    pub fn of(value: &Bound<'_, PyAny>) -> Option<LiteralValue> {
+        if let Ok(flag) = value.cast::<pyo3::types::PyBool>() {
+            return Some(LiteralValue::Bool(flag.is_true()));
+        }
+        if value.is_instance_of::<pyo3::types::PyInt>() {
+            return crate::py::int_as_i64(value).map(LiteralValue::Int);
+        }
+        if let Ok(text) = value.cast::<PyString>() {
+            return text.to_str().ok().map(|s| LiteralValue::Str(s.to_owned()));
+        }
+        None
+    }
 }
 
 pub struct LiteralSpec {

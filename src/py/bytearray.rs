@@ -16,7 +16,9 @@ use pyo3::exceptions::PyBufferError;
 use pyo3::prelude::*;
 use pyo3::types::PyByteArray;
 
-use crate::errors::{out_of_memory, Error, Result};
+use super::Fault;
+
+type Result<T> = std::result::Result<T, Fault>;
 
 /// The buffers an `encode_into` or `encode_many_into` call is writing now, by address.
 static IN_USE: Mutex<Vec<usize>> = Mutex::new(Vec::new());
@@ -73,7 +75,7 @@ impl<'a, 'py> BytearrayOutput<'a, 'py> {
         if self.buffer.len() == self.length && self.buffer.data() == self.storage {
             return Ok(());
         }
-        Err(Error::from(PyBufferError::new_err(
+        Err(Fault::Python(PyBufferError::new_err(
             "the bytearray was resized while encode_into or encode_many_into wrote to it (by \
              code the encoder ran, such as an extension's encode): the output is abandoned",
         )))
@@ -105,7 +107,7 @@ impl<'a, 'py> BytearrayOutput<'a, 'py> {
         let end = self.start + self.written;
         let needed = end
             .checked_add(data.len())
-            .ok_or_else(|| out_of_memory("the encoded output"))?;
+            .ok_or(Fault::OutOfMemory("the encoded output"))?;
         let storage = self.storage(needed)?;
         // SAFETY: the buffer holds at least `needed` bytes (checked by `storage`, with its
         // length and storage as this call left them, and no Python code run since), and `data`
@@ -153,23 +155,19 @@ impl Drop for BytearrayOutput<'_, '_> {
     }
 }
 
-impl super::output::OutputSink for BytearrayOutput<'_, '_> {
-    fn append(&mut self, stretch: &[u8]) -> Result<()> {
-        BytearrayOutput::append(self, stretch)
-    }
-
-    /// Moves what follows the old front when the new one is longer or shorter (rare: see the
-    /// trait).
+impl BytearrayOutput<'_, '_> {
+    /// Replaces the first `old_length` bytes written with `front`, moving what follows when the
+    /// new front is longer or shorter (rare: see `codecs::OutputSink`).
     #[cold]
     #[inline(never)]
-    fn replace_front(&mut self, old_length: usize, front: &[u8]) -> Result<()> {
+    pub fn replace_front(&mut self, old_length: usize, front: &[u8]) -> Result<()> {
         assert!(old_length <= self.written, "the front was handed over");
         let rest = self.written - old_length;
         let needed = front
             .len()
             .checked_add(rest)
             .and_then(|length| length.checked_add(self.start))
-            .ok_or_else(|| out_of_memory("the encoded output"))?;
+            .ok_or(Fault::OutOfMemory("the encoded output"))?;
         let storage = self.storage(needed)?;
         // SAFETY: the buffer holds the `written` bytes from `start` on (`storage` checked that
         // nobody else changed it since they were written) and room for `needed` (no Python code

@@ -17,14 +17,44 @@
 //! `encode_one` of the record model went from 1.2 to 1.6 us, erratically up to 4 us in the
 //! full benchmark, and the memoized objects stayed alive until some other call drained it).
 
+use std::marker::PhantomData;
 use std::sync::OnceLock;
 
 use pyo3::ffi;
-use pyo3::impl_::trampoline::get_trampoline_function;
+use pyo3::impl_::trampoline::{fastcall_cfunction_with_keywords, MethodDef};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyType};
 
-use crate::python_api::codec_object::Codec;
+/// The four calls the short entries make on the codec (the API's `Codec` implements them, and
+/// its PyO3 methods make the same calls): declared here, where the entries call them, so that
+/// this layer names no type of the API above it. The entries are generic over the codec type
+/// and monomorphised for it by [`install`]: the calls are direct, as before.
+pub trait ShortCalls: pyo3::PyClass<Frozen = pyo3::pyclass::boolean_struct::True> + Sync {
+    /// `encode_one` on a value.
+    fn encode_one_value<'py>(
+        &self,
+        py: Python<'py>,
+        value: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyAny>>;
+    /// `encode_many` on a sequence of values.
+    fn encode_many_values<'py>(
+        &self,
+        py: Python<'py>,
+        values: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyAny>>;
+    /// `decode_one` on a `bytes` object, without a writer schema.
+    fn decode_one_bytes<'py>(
+        &self,
+        py: Python<'py>,
+        buf: &Bound<'py, PyBytes>,
+    ) -> PyResult<Bound<'py, PyAny>>;
+    /// `decode_many` on a `bytes` object.
+    fn decode_many_bytes<'py>(
+        &self,
+        py: Python<'py>,
+        buf: &Bound<'py, PyBytes>,
+    ) -> PyResult<Bound<'py, PyAny>>;
+}
 
 type FastCall = ffi::PyCFunctionFastWithKeywords;
 
@@ -33,44 +63,58 @@ static FULL: OnceLock<[FastCall; 4]> = OnceLock::new();
 
 const METHODS: [&std::ffi::CStr; 4] =
     [c"encode_one", c"encode_many", c"decode_one", c"decode_many"];
-const SHORT: [FastCall; 4] = [encode_one, encode_many, decode_one, decode_many];
+
+/// The short entries for codec type `T`, in [`METHODS`] order.
+fn short_entries<T: ShortCalls>() -> [FastCall; 4] {
+    [
+        encode_one::entry::<T>,
+        encode_many::entry::<T>,
+        decode_one::entry::<T>,
+        decode_many::entry::<T>,
+    ]
+}
 
 /// Runs one short call on the codec `slf` (called from inside PyO3's trampoline, which counts
 /// the thread as attached for PyO3 while the call runs, releases what PyO3's deferred-release
 /// pool holds, turns a panic into `PanicException` and the result into CPython's convention).
 ///
 /// # Safety
-/// `slf` is a `Codec` (the method descriptor checked it) and the thread is attached.
+/// `slf` is a `T` (the method descriptor checked it) and the thread is attached.
 #[inline(always)]
-unsafe fn run<'py>(
+unsafe fn run<'py, T: ShortCalls>(
     py: Python<'py>,
     slf: *mut ffi::PyObject,
-    call: impl FnOnce(Python<'py>, &Codec) -> PyResult<Bound<'py, PyAny>>,
+    call: impl FnOnce(Python<'py>, &T) -> PyResult<Bound<'py, PyAny>>,
 ) -> PyResult<*mut ffi::PyObject> {
-    // SAFETY: the method descriptor admits only instances of `Codec` (or subclasses) as self.
-    let codec = unsafe { Borrowed::from_ptr(py, slf).cast_unchecked::<Codec>() };
-    let codec: &Codec = codec.get();
+    // SAFETY: the method descriptor admits only instances of `T` (or subclasses) as self.
+    let codec = unsafe { Borrowed::from_ptr(py, slf).cast_unchecked::<T>() };
+    let codec: &T = codec.get();
     call(py, codec).map(Bound::into_ptr)
 }
 
 // `$attr`: attributes of both functions (the decoders' entries lead their hot section, see
-// the end of `py/mod.rs`).
+// the end of `py/mod.rs`). Each entry is a module: its C function, the short call PyO3's
+// trampoline runs, and the trampoline's definition of it (PyO3's `get_trampoline_function!`
+// defines one inside a function, where the codec type parameter cannot reach).
 macro_rules! entry {
     ($(#[$attr:meta])* $name:ident, $index:expr, $accept:expr,
      |$py:ident, $codec:ident, $arg:ident| $body:expr) => {
-        $(#[$attr])*
-        unsafe extern "C" fn $name(
-            slf: *mut ffi::PyObject,
-            args: *const *mut ffi::PyObject,
-            nargs: ffi::Py_ssize_t,
-            kwnames: *mut ffi::PyObject,
-        ) -> *mut ffi::PyObject {
+        mod $name {
+            use super::*;
+
+            /// The trampoline's definition of [`short`] for codec type `T`.
+            struct Short<T>(PhantomData<T>);
+
+            impl<T: ShortCalls> MethodDef<fastcall_cfunction_with_keywords::Func> for Short<T> {
+                const METH: fastcall_cfunction_with_keywords::Func = short::<T>;
+            }
+
             /// The short call, run by PyO3's trampoline (`args` holds one accepted argument).
             ///
             /// # Safety
             /// As [`run`]; `args` points to one borrowed argument.
             $(#[$attr])*
-            unsafe fn short(
+            unsafe fn short<T: ShortCalls>(
                 py: Python<'_>,
                 slf: *mut ffi::PyObject,
                 args: *const *mut ffi::PyObject,
@@ -81,27 +125,36 @@ macro_rules! entry {
                 // call.
                 unsafe {
                     let raw = *args;
-                    run(py, slf, |$py, $codec| {
+                    run(py, slf, |$py, $codec: &T| {
                         let $arg = Borrowed::from_ptr($py, raw);
                         $body
                     })
                 }
             }
 
-            if nargs == 1 && kwnames.is_null() {
-                // SAFETY: nargs == 1, so `args` holds one borrowed argument.
-                let raw = unsafe { *args };
-                let accept: fn(*mut ffi::PyObject) -> bool = $accept;
-                if accept(raw) {
-                    let trampoline =
-                        get_trampoline_function!(fastcall_cfunction_with_keywords, short);
-                    // SAFETY: CPython called this method's C function: the thread is attached.
-                    return unsafe { trampoline(slf, args, nargs, kwnames) };
+            $(#[$attr])*
+            pub unsafe extern "C" fn entry<T: ShortCalls>(
+                slf: *mut ffi::PyObject,
+                args: *const *mut ffi::PyObject,
+                nargs: ffi::Py_ssize_t,
+                kwnames: *mut ffi::PyObject,
+            ) -> *mut ffi::PyObject {
+                if nargs == 1 && kwnames.is_null() {
+                    // SAFETY: nargs == 1, so `args` holds one borrowed argument.
+                    let raw = unsafe { *args };
+                    let accept: fn(*mut ffi::PyObject) -> bool = $accept;
+                    if accept(raw) {
+                        // SAFETY: CPython called this method's C function: the thread is
+                        // attached.
+                        return unsafe {
+                            fastcall_cfunction_with_keywords::<Short<T>>(slf, args, nargs, kwnames)
+                        };
+                    }
                 }
+                let full = FULL.get().expect("installed with the originals")[$index];
+                // SAFETY: PyO3's own function for this method, with the arguments CPython gave.
+                unsafe { full(slf, args, nargs, kwnames) }
             }
-            let full = FULL.get().expect("installed with the originals")[$index];
-            // SAFETY: PyO3's own function for this method, with the arguments CPython gave.
-            unsafe { full(slf, args, nargs, kwnames) }
         }
     };
 }
@@ -128,7 +181,8 @@ entry!(
 
 /// Puts the short entries in place of PyO3's descriptors on `Codec` (once per process; a
 /// method whose descriptor is not the expected kind keeps PyO3's path).
-pub fn install(codec: &Bound<'_, PyType>) -> PyResult<()> {
+pub fn install<T: ShortCalls>(codec: &Bound<'_, PyType>) -> PyResult<()> {
+    let short = short_entries::<T>();
     let tp = codec.as_type_ptr();
     let mut full: [Option<FastCall>; 4] = [None; 4];
     // SAFETY: the GIL is held (`codec` is bound); the type's dict is a dict.
@@ -162,7 +216,7 @@ pub fn install(codec: &Bound<'_, PyType>) -> PyResult<()> {
         let def = Box::leak(Box::new(ffi::PyMethodDef {
             ml_name: old.ml_name,
             ml_meth: ffi::PyMethodDefPointer {
-                PyCFunctionFastWithKeywords: SHORT[i],
+                PyCFunctionFastWithKeywords: short[i],
             },
             ml_flags: old.ml_flags,
             ml_doc: old.ml_doc,

@@ -232,15 +232,9 @@ pub fn new_tuple<'py>(
     Ok(unsafe { tuple.cast_into_unchecked() })
 }
 
-/// A set (with `frozen`, a frozenset) of `items`, added one by one so that an item whose
-/// hashing fails (an unhashable value, a signalling-NaN Decimal) is named by its position: the
-/// error is at `[index]`, as any other item's. Hashing may run Python code (run it under
-/// [`user_code`]).
-pub fn new_set<'py>(
-    py: Python<'py>,
-    frozen: bool,
-    items: impl IntoIterator<Item = Obj<'py>>,
-) -> crate::errors::Result<Obj<'py>> {
+/// A new empty set (with `frozen`, an empty frozenset, which [`set_add`] fills while it is
+/// unshared).
+pub fn new_empty_set(py: Python<'_>, frozen: bool) -> PyResult<Obj<'_>> {
     // SAFETY: a new empty set or frozenset, or NULL with an exception set.
     let raw = unsafe {
         if frozen {
@@ -250,14 +244,18 @@ pub fn new_set<'py>(
         }
     };
     // SAFETY: a new reference, or NULL with an exception set.
-    let set = unsafe { Bound::from_owned_ptr_or_err(py, raw)? };
-    for (index, item) in items.into_iter().enumerate() {
-        // SAFETY: both are live objects; PySet_Add fills a frozenset too while it is unshared.
-        if unsafe { ffi::PySet_Add(set.as_ptr(), item.as_ptr()) } < 0 {
-            return Err(crate::errors::Error::from(PyErr::fetch(py)).at_index(index));
-        }
+    unsafe { Bound::from_owned_ptr_or_err(py, raw) }
+}
+
+/// Adds `item` to `set` (a set, or a frozenset made by [`new_empty_set`] and not yet shared).
+/// Hashing the item may run Python code.
+#[inline]
+pub fn set_add(set: &Obj<'_>, item: &Obj<'_>) -> PyResult<()> {
+    // SAFETY: both are live objects; PySet_Add fills a frozenset too while it is unshared.
+    if unsafe { ffi::PySet_Add(set.as_ptr(), item.as_ptr()) } < 0 {
+        return Err(PyErr::fetch(set.py()));
     }
-    Ok(set)
+    Ok(())
 }
 
 /// A str for a dict key, from the key cache ([`keys`]) when the same short key was seen.
@@ -392,6 +390,15 @@ pub fn char_count(text: &str, ascii: bool) -> usize {
     } else {
         text.chars().count()
     }
+}
+
+/// The type's qualified name, for error messages.
+pub fn type_name(value: &Obj<'_>) -> String {
+    value
+        .get_type()
+        .qualname()
+        .map(|name| name.to_string())
+        .unwrap_or_else(|_| "object".to_owned())
 }
 
 /// Reads an int as i64; `None` when it does not fit (the caller falls back to its text form).
@@ -571,6 +578,35 @@ pub fn user_code<R>(_py: Python<'_>, call: impl FnOnce() -> R) -> R {
         GC_HELD.set(true);
     }
     result
+}
+
+/// Why an operation of this layer failed where the crate's errors are made from it (the
+/// output sinks of `output` and `bytearray`): a Python exception, or memory that ran out making
+/// room for what it names. The crate's `errors::Error` takes either in as it is (`From`), the
+/// same error as one made where the failure happened.
+#[derive(Debug)]
+pub enum Fault {
+    Python(PyErr),
+    OutOfMemory(&'static str),
+}
+
+impl From<PyErr> for Fault {
+    #[cold]
+    fn from(err: PyErr) -> Self {
+        Fault::Python(err)
+    }
+}
+
+impl Fault {
+    /// The exception raised for it: the Python exception itself, or the MemoryError naming
+    /// what memory ran out for ([`memory_error`]).
+    #[cold]
+    pub fn into_pyerr(self, py: Python<'_>) -> PyErr {
+        match self {
+            Fault::Python(err) => err,
+            Fault::OutOfMemory(what) => memory_error(py, what),
+        }
+    }
 }
 
 /// The MemoryError for memory that ran out making room for `what`: `cannot allocate memory for

@@ -16,24 +16,15 @@ use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 
-use crate::errors::{out_of_memory, Error, ErrorKind, Result};
+use super::Fault;
+
+type Result<T> = std::result::Result<T, Fault>;
 
 extern "C" {
     /// CPython's own resize of a `bytes` object nobody else references (public in its C API
     /// headers, not exported by pyo3-ffi): 0, or -1 with the object freed, the pointer set to
     /// NULL and MemoryError raised.
     fn _PyBytes_Resize(bytes: *mut *mut ffi::PyObject, size: ffi::Py_ssize_t) -> std::ffi::c_int;
-}
-
-/// Where `WireFormat::encode_many_streamed` (`codecs`) hands its output over: a `bytes` object
-/// under construction ([`BytesBuilder`]) or a caller's `bytearray` (`py::bytearray`).
-pub trait OutputSink {
-    /// Takes the next stretch of output.
-    fn append(&mut self, stretch: &[u8]) -> Result<()>;
-    /// Replaces the first `old_length` bytes taken with `front`: a MessagePack array header
-    /// written for the expected count, when the count written differs (an iterable without a
-    /// length, a list that user code resized while it was encoded).
-    fn replace_front(&mut self, old_length: usize, front: &[u8]) -> Result<()>;
 }
 
 /// A `bytes` object under construction (none allocated until the first [`Self::append`]).
@@ -81,7 +72,7 @@ impl<'py> BytesBuilder<'py> {
         let needed = self
             .len
             .checked_add(data.len())
-            .ok_or_else(|| out_of_memory("the encoded output"))?;
+            .ok_or(Fault::OutOfMemory("the encoded output"))?;
         if needed > self.capacity {
             self.grow(needed)?;
         }
@@ -109,14 +100,14 @@ impl<'py> BytesBuilder<'py> {
         } else {
             needed.max(self.capacity.saturating_add(self.capacity / 2))
         };
-        let size =
-            ffi::Py_ssize_t::try_from(size).map_err(|_| out_of_memory("the encoded output"))?;
+        let size = ffi::Py_ssize_t::try_from(size)
+            .map_err(|_| Fault::OutOfMemory("the encoded output"))?;
         if self.object.is_null() {
             // SAFETY: a new, uninitialised bytes object of `size` bytes, or NULL with an
             // exception set.
             let object = unsafe { ffi::PyBytes_FromStringAndSize(std::ptr::null(), size) };
             if object.is_null() {
-                return Err(Error::from(PyErr::fetch(self.py)));
+                return Err(Fault::Python(PyErr::fetch(self.py)));
             }
             self.object = object;
         } else {
@@ -125,7 +116,7 @@ impl<'py> BytesBuilder<'py> {
             // NULL and raises MemoryError.
             if unsafe { _PyBytes_Resize(&mut self.object, size) } != 0 {
                 self.object = std::ptr::null_mut();
-                return Err(Error::from(PyErr::fetch(self.py)));
+                return Err(Fault::Python(PyErr::fetch(self.py)));
             }
         }
         self.capacity = size as usize;
@@ -138,8 +129,7 @@ impl<'py> BytesBuilder<'py> {
         if self.object.is_null() {
             return super::new_bytes(self.py, tail);
         }
-        self.append(tail)
-            .map_err(|e| e.into_pyerr(self.py, ErrorKind::Encode))?;
+        self.append(tail).map_err(|e| e.into_pyerr(self.py))?;
         if self.len != self.capacity {
             // SAFETY: as in `grow` (refcount 1, never exposed); shrinking to `len` keeps the
             // bytes written.
@@ -170,22 +160,18 @@ pub fn buffer_for(mut kept: Vec<u8>, capacity: usize) -> Vec<u8> {
     kept
 }
 
-impl OutputSink for BytesBuilder<'_> {
-    fn append(&mut self, stretch: &[u8]) -> Result<()> {
-        BytesBuilder::append(self, stretch)
-    }
-
-    /// Moves what follows the old front when the new one is longer or shorter (rare: see the
-    /// trait).
+impl BytesBuilder<'_> {
+    /// Replaces the first `old_length` bytes taken with `front`, moving what follows when the
+    /// new front is longer or shorter (rare: see `codecs::OutputSink`).
     #[cold]
     #[inline(never)]
-    fn replace_front(&mut self, old_length: usize, front: &[u8]) -> Result<()> {
+    pub fn replace_front(&mut self, old_length: usize, front: &[u8]) -> Result<()> {
         assert!(old_length <= self.len, "the front was handed over");
         let rest = self.len - old_length;
         let needed = front
             .len()
             .checked_add(rest)
-            .ok_or_else(|| out_of_memory("the encoded output"))?;
+            .ok_or(Fault::OutOfMemory("the encoded output"))?;
         if needed > self.capacity {
             self.grow(needed)?;
         }

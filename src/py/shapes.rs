@@ -23,7 +23,7 @@ use pyo3::types::PyString;
 
 use super::cpython::{self, DictTemplate, DictTemplateLayout, FillingLayout};
 use super::Obj;
-use crate::codecs::decoder::ItemStack;
+use smallvec::{Array, SmallVec};
 
 /// The number of entries (a power of two).
 const SLOTS: usize = 512;
@@ -63,11 +63,12 @@ fn hash(keys: impl Iterator<Item = usize>) -> u64 {
 
 /// The dict of the pairs on `stack` from `base` on (key, value, key, value...: the keys in
 /// order, a later key replacing an earlier equal one), moved off the stack; from a template
-/// when the same exact-str keys came before.
+/// when the same exact-str keys came before. The stack is the decoder's item buffer
+/// (`codecs::decoder::ItemStack`), of whatever inline size it has.
 #[inline]
-pub fn dict_of_pairs<'py>(
+pub fn dict_of_pairs<'py, A: Array<Item = Obj<'py>>>(
     py: Python<'py>,
-    stack: &mut ItemStack<'py>,
+    stack: &mut SmallVec<A>,
     base: usize,
 ) -> PyResult<Obj<'py>> {
     let count = (stack.len() - base) / 2;

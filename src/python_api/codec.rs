@@ -18,6 +18,7 @@ use crate::codecs::decoder::Collected;
 use crate::codecs::{self, OpenArgs};
 use crate::errors::{Code, Error, ErrorKind};
 use crate::plan::build_plan;
+use crate::py::entry::ShortCalls;
 use crate::py::{GcPause, Obj};
 
 #[pymethods]
@@ -307,7 +308,7 @@ impl Codec {
         let result = match self.wire.encode_one(&self.plan, value, &mut out) {
             Ok(()) => {
                 self.size_hint.store(out.len(), Ordering::Relaxed);
-                target.finish(&out)
+                target.finish(&out).map_err(Error::from)
             }
             Err(e) => Err(e),
         };
@@ -342,7 +343,7 @@ impl Codec {
             self.wire.encode_many(&self.plan, values, &mut out)
         };
         let result = match result {
-            Ok(()) => target.finish(&out),
+            Ok(()) => target.finish(&out).map_err(Error::from),
             Err(e) => {
                 target.abandon();
                 Err(e)
@@ -535,9 +536,11 @@ impl Codec {
     }
 }
 
-impl Codec {
+/// The calls the short entries in src/py/ make (and the PyO3 methods too).
+impl ShortCalls for Codec {
     /// `encode_one` on a value (shared by the PyO3 method and the short entry in src/py/).
-    pub(crate) fn encode_one_value<'py>(
+    #[inline(always)]
+    fn encode_one_value<'py>(
         &self,
         py: Python<'py>,
         value: &Bound<'py, PyAny>,
@@ -547,7 +550,8 @@ impl Codec {
     }
 
     /// `encode_many` on a sequence of values.
-    pub(crate) fn encode_many_values<'py>(
+    #[inline(always)]
+    fn encode_many_values<'py>(
         &self,
         py: Python<'py>,
         values: &Bound<'py, PyAny>,
@@ -556,7 +560,8 @@ impl Codec {
     }
 
     /// `decode_one` on a `bytes` object, without a writer schema.
-    pub(crate) fn decode_one_bytes<'py>(
+    #[inline(always)]
+    fn decode_one_bytes<'py>(
         &self,
         py: Python<'py>,
         buf: &Bound<'py, PyBytes>,
@@ -575,7 +580,8 @@ impl Codec {
     }
 
     /// `decode_many` on a `bytes` object.
-    pub(crate) fn decode_many_bytes<'py>(
+    #[inline(always)]
+    fn decode_many_bytes<'py>(
         &self,
         py: Python<'py>,
         buf: &Bound<'py, PyBytes>,
@@ -592,7 +598,9 @@ impl Codec {
                 })
         })
     }
+}
 
+impl Codec {
     /// Runs a decode of `buf`; for a plan with a `Raw` node, with `buf` (or the bytes a `Raw`
     /// given as input refers to) as what its `Raw` values may refer to instead of copying.
     #[inline(always)]

@@ -10,11 +10,11 @@ import typing
 from typing import Any, Dict, List, Tuple
 
 from .._meta import AVRO_TYPES
-from .base import _NESTING_LIMIT, _BusyAlias
-from .constraints import _APPLIES_TO, _EXCLUSIVE, _check_ranges, _constraints_of, _convert
-from .graph import _children, _renumber, _Swap
-from .spec import _RECORD_KINDS
-from .typeinfo import _fmt, _has_forward_refs, _subst, _unbound
+from .base import NESTING_LIMIT, BusyAlias
+from .constraints import APPLIES_TO, EXCLUSIVE, check_ranges, constraints_of, convert
+from .graph import children, renumber, Swap
+from .spec import RECORD_KINDS
+from .typeinfo import fmt, has_forward_refs, subst, unbound
 from .unions import UnionCompiler
 
 
@@ -31,23 +31,23 @@ class AliasCompiler(UnionCompiler):
         bindings: Dict[Any, Any] = {}
         for position, param in enumerate(params):
             if position < len(args):
-                bindings[param] = _subst(args[position], self._typevars)
+                bindings[param] = subst(args[position], self._typevars)
             else:
-                bindings[param] = _unbound(param, bindings)
+                bindings[param] = unbound(param, bindings)
         key = (alias, tuple(bindings.values()))
         for busy in self._aliases_busy:
             if busy.key == key:
                 busy.used = True
                 return [busy.placeholder]
-        if sum(busy.key[0] is alias for busy in self._aliases_busy) >= _NESTING_LIMIT:
+        if sum(busy.key[0] is alias for busy in self._aliases_busy) >= NESTING_LIMIT:
             raise self.fail(
                 tp,
-                f"the type alias is nested in itself more than {_NESTING_LIMIT} times, "
+                f"the type alias is nested in itself more than {NESTING_LIMIT} times, "
                 "with other type arguments each time, so its plan would never end",
             )
         value = self._alias_value(tp, alias)
         placeholder = self.add("alias", {})
-        busy = _BusyAlias(tp, key, placeholder)
+        busy = BusyAlias(tp, key, placeholder)
         saved = self._typevars
         self._aliases_busy.append(busy)
         self._typevars = bindings
@@ -69,8 +69,8 @@ class AliasCompiler(UnionCompiler):
             raise error
         target = variants[0] if len(variants) == 1 else self._union(variants, value)
         self._redirect(placeholder, target)
-        if self.nodes[target][0] not in _RECORD_KINDS:
-            name = getattr(alias, "__name__", _fmt(alias))
+        if self.nodes[target][0] not in RECORD_KINDS:
+            name = getattr(alias, "__name__", fmt(alias))
             module = getattr(alias, "__module__", None)
             self._recursive_aliases[target] = {
                 "type": alias,
@@ -85,7 +85,7 @@ class AliasCompiler(UnionCompiler):
         ``typing_extensions.TypeAliasType`` before 3.12 needs) resolved in its module."""
         try:
             value = alias.__value__
-            if not _has_forward_refs(value):
+            if not has_forward_refs(value):
                 return value
             module = sys.modules.get(getattr(alias, "__module__", None) or "")
             holder = types.SimpleNamespace(__annotations__={"value": value})
@@ -109,7 +109,7 @@ class AliasCompiler(UnionCompiler):
         takes ``target``'s alternatives in its place, so unions stay flat."""
         for index in range(placeholder + 1, len(self.nodes)):
             kind, data = self.nodes[index]
-            if placeholder not in _children(kind, data):
+            if placeholder not in children(kind, data):
                 continue
             if kind == "union":
                 variants: List[int] = []
@@ -121,7 +121,7 @@ class AliasCompiler(UnionCompiler):
                 else:
                     self.nodes[index] = ("union", {**data, "variants": kept})
             else:
-                self.nodes[index] = (kind, _renumber(kind, data, _Swap(placeholder, target)))
+                self.nodes[index] = (kind, renumber(kind, data, Swap(placeholder, target)))
 
     def _constrain(self, variants: List[int], tp: Any) -> List[int]:
         """Merge the constraints of ``Annotated`` ``tp`` into copies of the variants they fit.
@@ -130,7 +130,7 @@ class AliasCompiler(UnionCompiler):
         ``Annotated[Optional[int], Meta(ge=0)]`` bounds the int) and must fit at least one.
         """
         try:
-            constraints = _constraints_of(tp.__metadata__)
+            constraints = constraints_of(tp.__metadata__)
         except ValueError as exc:
             raise self.fail(tp, str(exc)) from None
         if constraints and any(self.nodes[v][0] == "alias" for v in variants):
@@ -157,23 +157,23 @@ class AliasCompiler(UnionCompiler):
                 for i in hits:
                     copies.setdefault(i, dict(self.nodes[variants[i]][1]))["avro"] = value
                 continue
-            kinds, allowed = _APPLIES_TO[key]
+            kinds, allowed = APPLIES_TO[key]
             hits = [i for i, v in enumerate(variants) if self.nodes[v][0] in kinds]
             if not hits:
                 raise self.fail(tp, f"the constraint {key!r} applies only to {allowed}")
             for i in hits:
                 kind, data = self.nodes[variants[i]]
                 copy = copies.setdefault(i, dict(data))
-                if key in _EXCLUSIVE:
-                    copy[_EXCLUSIVE[key]] = None
+                if key in EXCLUSIVE:
+                    copy[EXCLUSIVE[key]] = None
                 try:
-                    copy[key] = _convert(kind, key, value)
+                    copy[key] = convert(kind, key, value)
                 except ValueError as exc:
                     raise self.fail(tp, str(exc)) from None
         result = list(variants)
         for i, data in copies.items():
             try:
-                _check_ranges(data)
+                check_ranges(data)
             except ValueError as exc:
                 raise self.fail(tp, str(exc)) from None
             result[i] = self.add_changed(variants[i], data)

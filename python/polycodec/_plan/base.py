@@ -34,7 +34,7 @@ from .spec import (
     TzSpec,
     UnionSpec,
 )
-from .typeinfo import _fmt
+from .typeinfo import fmt
 
 # Where an annotation sits: a label such as "field 'Point.x'" (None at the top level) plus the
 # whole annotation of that field or top-level type, so nested errors can show both.
@@ -43,19 +43,19 @@ Site = Tuple[Optional[str], Any]
 
 # A generic alias or class nested in itself deeper than this, with other type arguments each
 # time (``type Nest[T] = list[Nest[list[T]]]``), would expand forever: it is refused.
-_NESTING_LIMIT = 32
+NESTING_LIMIT = 32
 
 
 def _alias_definition(alias: Any) -> str:
     """``Ids = list[int]``, for error messages (the value only when it can be evaluated)."""
     try:
-        return f"{_fmt(alias)} = {_fmt(alias.__value__)}"
+        return f"{fmt(alias)} = {fmt(alias.__value__)}"
     except Exception:  # a value that does not evaluate is reported by the caller
-        return _fmt(alias)
+        return fmt(alias)
 
 
 @dataclasses.dataclass
-class _BusyAlias:
+class BusyAlias:
     """A type alias whose value is being compiled."""
 
     alias: Any  # the alias as written (``Tree``, ``Pair[int]``), for messages
@@ -111,7 +111,7 @@ class CompilerBase(abc.ABC):
         self._site: Site = (None, None)
         self._typevars: Mapping[Any, Any] = {}
         # Type aliases whose value is being compiled, innermost last (recursion finds its own).
-        self._aliases_busy: List[_BusyAlias] = []
+        self._aliases_busy: List[BusyAlias] = []
         # Node a recursive alias stands for -> its name, marked on the node once compiled.
         self._recursive_aliases: Dict[int, AliasMark] = {}
         # While unions are checked at the end: the aliases the one being checked sat in.
@@ -121,21 +121,21 @@ class CompilerBase(abc.ABC):
 
     def fail(self, tp: Any, reason: str) -> TypeError:
         label, outer = self._site
-        what = _fmt(tp)
-        nested = outer is not None and _fmt(outer) != what
+        what = fmt(tp)
+        nested = outer is not None and fmt(outer) != what
         if label is None:
             if nested:
-                where = f"the annotation {what!r} within the type {_fmt(outer)!r}"
+                where = f"the annotation {what!r} within the type {fmt(outer)!r}"
             else:
                 where = f"the type {what!r}"
         elif nested:
-            where = f"the annotation {what!r} (within {_fmt(outer)!r}) of {label}"
+            where = f"the annotation {what!r} (within {fmt(outer)!r}) of {label}"
         else:
             where = f"the annotation {what!r} of {label}"
         trail = self._union_aliases
         if trail is None:
             trail = [busy.alias for busy in self._aliases_busy]
-        if trail and _fmt(trail[-1]) != what:
+        if trail and fmt(trail[-1]) != what:
             where += f", in the type alias {_alias_definition(trail[-1])!r}"
         return TypeError(f"polycodec cannot handle {where}: {reason}")
 

@@ -13,12 +13,12 @@ from .._polycodec import Raw
 from .._unset import UnsetType
 from .aliases import AliasCompiler
 from .containers import ContainerCompiler
-from .formats import _NO_RAW, _keeps_raw, _unions_need_tag
-from .graph import _compact
+from .formats import NO_RAW, keeps_raw, unions_need_tag
+from .graph import compact
 from .records import RecordCompiler
 from .scalars import ScalarCompiler
 from .spec import Node
-from .typeinfo import _as_alias, _is_union, _qualifiers, _subst, _unsupported
+from .typeinfo import as_alias, is_union, qualifiers, subst, _unsupported
 
 _SEQUENCES = (list, collections.abc.Sequence, collections.abc.MutableSequence)
 _SETS = (set, collections.abc.Set, collections.abc.MutableSet)
@@ -39,20 +39,20 @@ class _Compiler(AliasCompiler, RecordCompiler, ScalarCompiler, ContainerCompiler
 
     def _variants(self, tp: Any) -> List[int]:
         """Compile ``tp`` into its union alternatives, so nested unions flatten naturally."""
-        alias, alias_args = _as_alias(tp)
+        alias, alias_args = as_alias(tp)
         if alias is not None:
             return self._alias(tp, alias, alias_args)
         origin = typing.get_origin(tp)
-        if _is_union(tp):
+        if is_union(tp):
             return [v for arg in typing.get_args(tp) for v in self._variants(arg)]
         if origin is typing.Literal:
             return self._literal(tp)
         if origin is typing.Annotated:
             return self._constrain(self._variants(tp.__origin__), tp)
-        if origin is not None and origin in _qualifiers() and typing.get_args(tp):
+        if origin is not None and origin in qualifiers() and typing.get_args(tp):
             return self._variants(typing.get_args(tp)[0])
         if isinstance(tp, typing.TypeVar):
-            return self._variants(_subst(tp, self._typevars))
+            return self._variants(subst(tp, self._typevars))
         if callable(tp) and hasattr(tp, "__supertype__"):  # NewType
             return self._variants(tp.__supertype__)
         if tp is UnsetType:
@@ -76,8 +76,8 @@ class _Compiler(AliasCompiler, RecordCompiler, ScalarCompiler, ContainerCompiler
         if tp is Any or tp is object:
             return self.add("any", {})
         if tp is Raw:
-            if not _keeps_raw(self._format):
-                reason = _NO_RAW.get(self._format, "its values are not kept as bytes")
+            if not keeps_raw(self._format):
+                reason = NO_RAW.get(self._format, "its values are not kept as bytes")
                 raise self.fail(tp, f"format {self._format!r} has no Raw: {reason}")
             return self.add("raw", {"nullable": False})
         if tp is None:
@@ -125,7 +125,7 @@ def compile_spec(
     """Compile ``tp`` into ``(nodes, root_index)`` as described in ``docs/plan-spec.md``.
 
     ``format`` is the wire format the plan is for; it only changes which unions are accepted
-    (see ``_unions_need_tag``). The options apply to every record in the plan. Raises
+    (see ``unions_need_tag``). The options apply to every record in the plan. Raises
     ``TypeError`` for any annotation that cannot be encoded and decoded faithfully, and
     ``ValueError``/``TypeError`` for a bad ``rename`` option. ``extensions`` maps classes to
     :class:`polycodec.Extension` (see ``_custom_types.py``).
@@ -136,9 +136,9 @@ def compile_spec(
         bool(omit_defaults),
         bool(forbid_unknown_fields),
         bool(array_like),
-        branched=not _unions_need_tag(format),
+        branched=not unions_need_tag(format),
         extensions=check_extensions(extensions),
         format=format,
     )
     root = compiler.root(tp)
-    return _compact(compiler.nodes, root)
+    return compact(compiler.nodes, root)

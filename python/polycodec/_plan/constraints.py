@@ -16,7 +16,7 @@ _LENGTHS = ("min_length", "max_length")
 _LENGTH_KINDS = frozenset({"str", "bytes", "list", "set", "frozenset", "var_tuple", "dict"})
 _BOUND_KINDS = frozenset({"int", "float", "decimal"})
 # Constraint key -> (node kinds it may be applied to, how to say that in an error).
-_APPLIES_TO: Dict[str, Tuple[FrozenSet[str], str]] = {
+APPLIES_TO: Dict[str, Tuple[FrozenSet[str], str]] = {
     "min_length": (_LENGTH_KINDS, "str, bytes, list, set, frozenset, tuple[T, ...] or dict"),
     "max_length": (_LENGTH_KINDS, "str, bytes, list, set, frozenset, tuple[T, ...] or dict"),
     "ge": (_BOUND_KINDS, "int, float or Decimal"),
@@ -31,10 +31,10 @@ _APPLIES_TO: Dict[str, Tuple[FrozenSet[str], str]] = {
 }
 # A later lower (upper) bound replaces an earlier one of the other flavour, so an outer
 # Annotated can tighten or loosen a bound inherited from an inner one.
-_EXCLUSIVE = {"ge": "gt", "gt": "ge", "le": "lt", "lt": "le"}
+EXCLUSIVE = {"ge": "gt", "gt": "ge", "le": "lt", "lt": "le"}
 
 
-def _constraints_of(metadata: Tuple[Any, ...]) -> List[Tuple[str, Any]]:
+def constraints_of(metadata: Tuple[Any, ...]) -> List[Tuple[str, Any]]:
     """Collect (key, value) constraints from ``Annotated`` metadata, in order.
 
     ``Meta`` objects, ``msgspec.Meta`` and the annotated-types constraint markers are
@@ -58,7 +58,7 @@ def _constraints_of(metadata: Tuple[Any, ...]) -> List[Tuple[str, Any]]:
         elif at is None:
             continue
         elif isinstance(item, at.GroupedMetadata):
-            found += _constraints_of(tuple(item))
+            found += constraints_of(tuple(item))
         elif isinstance(item, (at.Gt, at.Ge, at.Lt, at.Le)):
             key = type(item).__name__.lower()
             found.append((key, getattr(item, key)))
@@ -91,7 +91,7 @@ def _at_inert(at: Any) -> Tuple[type, ...]:
     return tuple(getattr(at, name) for name in ("DocInfo", "Unit") if hasattr(at, name))
 
 
-def _convert(kind: str, key: str, value: Any) -> Any:
+def convert(kind: str, key: str, value: Any) -> Any:
     """Convert a constraint value to what the node kind stores, or raise ValueError."""
     if isinstance(value, bool) and key != "tz":
         raise ValueError(f"{key}={value!r} must be a number, not a bool")
@@ -133,7 +133,7 @@ def _convert(kind: str, key: str, value: Any) -> Any:
     return value if isinstance(value, Decimal) else Decimal(repr(value))
 
 
-def _check_ranges(data: Dict[str, Any]) -> None:
+def check_ranges(data: Dict[str, Any]) -> None:
     """Refuse merged constraints that no value could satisfy."""
     lo, hi = data.get("min_length"), data.get("max_length")
     if lo is not None and hi is not None and lo > hi:

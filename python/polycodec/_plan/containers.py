@@ -6,7 +6,7 @@ import typing
 from typing import Any, Tuple
 
 from .base import CompilerBase
-from .graph import _unhashable
+from .graph import unhashable
 from .spec import SequenceKind
 
 _DICT_KEY_KINDS = frozenset({"str", "int", "enum", "uuid", "literal", "any"})
@@ -34,7 +34,7 @@ class ContainerCompiler(CompilerBase):
         """Refuse a set whose items would decode to unhashable values: every decode of a
         non-empty one would fail (once the records are complete, so after every field)."""
         for index, item_tp, site in self._sets:
-            found = _unhashable(self.nodes, self.nodes[index][1]["item"], set())
+            found = unhashable(self.nodes, self.nodes[index][1]["item"], set())
             if found is not None:
                 self._site = site
                 raise self.fail(

@@ -7,11 +7,11 @@ import dataclasses
 import sys
 from typing import Any, Dict, List, Optional, Set, Tuple
 
-from .spec import _RECORD_KINDS, Node
-from .typeinfo import _is_attrs
+from .spec import RECORD_KINDS, Node
+from .typeinfo import is_attrs
 
 
-def _unhashable(nodes: List[Node], index: int, seen: Set[int]) -> Optional[str]:
+def unhashable(nodes: List[Node], index: int, seen: Set[int]) -> Optional[str]:
     """What in node ``index`` decodes to an unhashable value (None when every value it can
     decode to is hashable; ``Any`` and extensions are given the benefit of the doubt)."""
     if index in seen:
@@ -31,26 +31,26 @@ def _unhashable(nodes: List[Node], index: int, seen: Set[int]) -> Optional[str]:
     if kind == "dataclass":
         cls = data["cls"]
         if cls.__hash__ is None:
-            what = "an attrs class" if _is_attrs(cls) else "a dataclass"
+            what = "an attrs class" if is_attrs(cls) else "a dataclass"
             return f"{cls.__qualname__} ({what} with eq and without frozen or unsafe_hash)"
         # A generated __hash__ hashes the fields that take part in it.
-        if _is_attrs(cls):
+        if is_attrs(cls):
             attributes = sys.modules["attr"].fields(cls)
             hashed = {a.name for a in attributes if (a.eq if a.hash is None else a.hash)}
         else:
             fields = dataclasses.fields(cls)
             hashed = {f.name for f in fields if (f.compare if f.hash is None else f.hash)}
-        children = [f["type"] for f in data["fields"] if f["name"] in hashed]
+        below = [f["type"] for f in data["fields"] if f["name"] in hashed]
     else:
-        children = _children(kind, data)
-    for child in children:
-        found = _unhashable(nodes, child, seen)
+        below = children(kind, data)
+    for child in below:
+        found = unhashable(nodes, child, seen)
         if found is not None:
             return found
     return None
 
 
-def _children(kind: str, data: Dict[str, Any]) -> List[int]:
+def children(kind: str, data: Dict[str, Any]) -> List[int]:
     if kind in ("list", "set", "frozenset", "var_tuple"):
         return [data["item"]]
     if kind == "tuple":
@@ -61,7 +61,7 @@ def _children(kind: str, data: Dict[str, Any]) -> List[int]:
         return list(data["variants"])
     if kind == "tagged_union":
         return [record for _, record in data["tags"]]
-    if kind in _RECORD_KINDS:
+    if kind in RECORD_KINDS:
         tag = [data["class_tag"][2]] if data["class_tag"] is not None else []
         return [field["type"] for field in data["fields"]] + tag
     if kind == "extension":
@@ -69,7 +69,7 @@ def _children(kind: str, data: Dict[str, Any]) -> List[int]:
     return []
 
 
-class _Swap(Dict[int, int]):
+class Swap(Dict[int, int]):
     """A node renumbering that moves one index and keeps every other."""
 
     def __init__(self, old: int, new: int) -> None:
@@ -79,7 +79,7 @@ class _Swap(Dict[int, int]):
         return index
 
 
-def _renumber(kind: str, data: Dict[str, Any], new: Dict[int, int]) -> Dict[str, Any]:
+def renumber(kind: str, data: Dict[str, Any], new: Dict[int, int]) -> Dict[str, Any]:
     out = dict(data)
     if kind in ("list", "set", "frozenset", "var_tuple"):
         out["item"] = new[data["item"]]
@@ -91,7 +91,7 @@ def _renumber(kind: str, data: Dict[str, Any], new: Dict[int, int]) -> Dict[str,
         out["variants"] = [new[i] for i in data["variants"]]
     elif kind == "tagged_union":
         out["tags"] = [(tag, new[record]) for tag, record in data["tags"]]
-    elif kind in _RECORD_KINDS:
+    elif kind in RECORD_KINDS:
         out["fields"] = [{**field, "type": new[field["type"]]} for field in data["fields"]]
         if data["class_tag"] is not None:
             tag_field, tag, node = data["class_tag"]
@@ -101,7 +101,7 @@ def _renumber(kind: str, data: Dict[str, Any], new: Dict[int, int]) -> Dict[str,
     return out
 
 
-def _compact(nodes: List[Node], root: int) -> Tuple[List[Node], int]:
+def compact(nodes: List[Node], root: int) -> Tuple[List[Node], int]:
     """Drop unreachable nodes, keeping the relative order (and so readable indices)."""
     reachable = set()
     todo = [root]
@@ -109,10 +109,10 @@ def _compact(nodes: List[Node], root: int) -> Tuple[List[Node], int]:
         index = todo.pop()
         if index not in reachable:
             reachable.add(index)
-            todo += _children(*nodes[index])
+            todo += children(*nodes[index])
     keep = sorted(reachable)
     new = {old: position for position, old in enumerate(keep)}
-    return [(nodes[i][0], _renumber(*nodes[i], new)) for i in keep], new[root]
+    return [(nodes[i][0], renumber(*nodes[i], new)) for i in keep], new[root]
 
 
 # ---------------------------------------------------------------------------------------------

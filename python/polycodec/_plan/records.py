@@ -11,19 +11,19 @@ from typing import Any, Callable, Dict, FrozenSet, List, Mapping, Optional, Tupl
 from .._defaults import NODEFAULT
 from .._naming import renamer
 from .._options import own_options, resolve
-from .base import _NESTING_LIMIT, CompilerBase
+from .base import NESTING_LIMIT, CompilerBase
 from .spec import FieldSpec, RecordKind, RecordSpec
 from .typeinfo import (
-    _attrs_hooks,
-    _field_doc,
-    _has_slots,
-    _is_attrs,
-    _is_pydantic_dataclass,
-    _own_annotations,
-    _peel_field,
-    _subst,
-    _typevar_maps,
-    _unbound_args,
+    attrs_hooks,
+    field_doc,
+    has_slots,
+    is_attrs,
+    is_pydantic_dataclass,
+    own_annotations,
+    peel_field,
+    subst,
+    typevar_maps,
+    unbound_args,
 )
 
 
@@ -44,10 +44,10 @@ class RecordCompiler(CompilerBase):
 
     @staticmethod
     def _record_kind(cls: type) -> Optional[RecordKind]:
-        # An attrs class is a record created and filled as a dataclass is (see _attrs_hooks).
-        if _is_pydantic_dataclass(cls):
+        # An attrs class is a record created and filled as a dataclass is (see attrs_hooks).
+        if is_pydantic_dataclass(cls):
             return None
-        if dataclasses.is_dataclass(cls) or _is_attrs(cls):
+        if dataclasses.is_dataclass(cls) or is_attrs(cls):
             return "dataclass"
         if issubclass(cls, dict) and hasattr(cls, "__required_keys__"):
             return "typeddict"
@@ -59,17 +59,17 @@ class RecordCompiler(CompilerBase):
         params = tuple(getattr(cls, "__parameters__", ()))
         given = bool(args)
         if args:
-            args = tuple(_subst(a, self._typevars) for a in args)
+            args = tuple(subst(a, self._typevars) for a in args)
         else:
-            args = _unbound_args(params)
+            args = unbound_args(params)
         key = (cls, args)
         for known, index in self._records:
             if known == key:
                 return index
-        if self._records_busy.count(cls) >= _NESTING_LIMIT:
+        if self._records_busy.count(cls) >= NESTING_LIMIT:
             raise self.fail(
                 cls,
-                f"the generic class is nested in itself more than {_NESTING_LIMIT} times, with "
+                f"the generic class is nested in itself more than {NESTING_LIMIT} times, with "
                 "other type arguments each time, so its plan would never end",
             )
         options = self._record_options(cls, kind)
@@ -85,7 +85,7 @@ class RecordCompiler(CompilerBase):
             "before_fill": None,
             "after_fill": None,
             "frozen": self._frozen(cls, kind),
-            "slots": kind == "dataclass" and _has_slots(cls),
+            "slots": kind == "dataclass" and has_slots(cls),
             "forbid_unknown_fields": bool(options["forbid_unknown_fields"]),
             "omit_defaults": bool(options["omit_defaults"]),
             "array_like": bool(options["array_like"]),
@@ -93,13 +93,13 @@ class RecordCompiler(CompilerBase):
             # (wire name, value, its Literal node) of the class's own tag.
             "class_tag": None,
         }
-        if _is_attrs(cls):
-            data["before_fill"], data["after_fill"] = _attrs_hooks(cls)
+        if is_attrs(cls):
+            data["before_fill"], data["after_fill"] = attrs_hooks(cls)
             data["post_init"] = data["after_fill"] is not None
         # Register before walking the fields so a reference back to this class finds it.
         index = self.add(kind, data)
         self._records.append((key, index))
-        maps = _typevar_maps(cls, args)
+        maps = typevar_maps(cls, args)
         saved = (self._site, self._typevars)
         self._records_busy.append(cls)
         rename = renamer(options["rename"])
@@ -145,7 +145,7 @@ class RecordCompiler(CompilerBase):
 
     @staticmethod
     def _frozen(cls: type, kind: str) -> bool:
-        if _is_attrs(cls):
+        if is_attrs(cls):
             frozen_setattr = getattr(sys.modules["attr"]._make, "_frozen_setattrs", None)
             return frozen_setattr is not None and cls.__setattr__ is frozen_setattr
         if kind == "dataclass":
@@ -161,7 +161,7 @@ class RecordCompiler(CompilerBase):
             return maps[cls]
         if kind == "dataclass":
             for c in cls.__mro__:
-                if name in _own_annotations(c):
+                if name in own_annotations(c):
                     return maps.get(c, {})
             return {}
         # TypedDict merges inherited annotations into each class, so owners are unknown;
@@ -174,7 +174,7 @@ class RecordCompiler(CompilerBase):
     def _field(
         self, spec: _Field, label: str, rename: Callable[[str], str], kind: str
     ) -> FieldSpec:
-        meta_name, _, aliases = _peel_field(spec.hint)
+        meta_name, _, aliases = peel_field(spec.hint)
         wire_name = meta_name if meta_name is not None else rename(spec.name)
         if not isinstance(wire_name, str):
             raise TypeError(f"rename produced {wire_name!r} for {label}; wire names must be str")
@@ -183,7 +183,7 @@ class RecordCompiler(CompilerBase):
             "name": spec.name,
             "wire_name": wire_name,
             "aliases": aliases,
-            "doc": _field_doc(spec.hint),
+            "doc": field_doc(spec.hint),
             "type": node,
             "default": spec.default,
             "default_factory": spec.default_factory,
@@ -228,7 +228,7 @@ class RecordCompiler(CompilerBase):
 
     def _field_specs(self, cls: type, kind: str) -> List[_Field]:
         hints = self._hints(cls)
-        if _is_attrs(cls):
+        if is_attrs(cls):
             return self._attrs_fields(cls, hints)
         if kind == "dataclass":
             return self._dataclass_fields(cls, hints)
@@ -236,7 +236,7 @@ class RecordCompiler(CompilerBase):
             required_keys: FrozenSet[str] = getattr(cls, "__required_keys__", frozenset())
             specs = []
             for name, hint in hints.items():
-                _, qualifier, _ = _peel_field(hint)
+                _, qualifier, _ = peel_field(hint)
                 required = name in required_keys if qualifier is None else qualifier
                 specs.append(_Field(name, hint, NODEFAULT, None, required, True))
             return specs

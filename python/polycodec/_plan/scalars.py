@@ -12,7 +12,7 @@ from typing import Any, Dict, List, Literal, Optional, Type
 from .._custom_types import Extension
 from .base import CompilerBase
 from .spec import DecimalSpec, EnumSpec, ExtensionSpec
-from .typeinfo import _dedupe_literals
+from .typeinfo import dedupe_literals
 
 # Plain classes that map to one leaf node of the kind named.
 _ScalarKind = Literal[
@@ -122,7 +122,7 @@ class ScalarCompiler(CompilerBase):
         out = []
         kept = [v for v in values if v is not None]
         if kept:
-            out.append(self.add("literal", {"values": _dedupe_literals(kept)}))
+            out.append(self.add("literal", {"values": dedupe_literals(kept)}))
         if len(kept) < len(values):
             out.append(self.add("none", {}))
         return out

@@ -15,7 +15,7 @@ from typing import Any, Callable, Dict, List, Literal, Optional, Tuple, Type, Ty
 
 Node = Tuple[str, Dict[str, Any]]
 
-_RECORD_KINDS = frozenset({"dataclass", "typeddict", "namedtuple"})
+RECORD_KINDS = frozenset({"dataclass", "typeddict", "namedtuple"})
 
 RecordKind = Literal["dataclass", "typeddict", "namedtuple"]
 SequenceKind = Literal["list", "set", "frozenset", "var_tuple"]
@@ -285,7 +285,7 @@ READ_BY_RUST: Dict[str, Type[Any]] = {
     "tuple": TupleRead,
     "dict": DictRead,
     "extension": ExtensionRead,
-    **dict.fromkeys(sorted(_RECORD_KINDS), RecordRead),
+    **dict.fromkeys(sorted(RECORD_KINDS), RecordRead),
 }
 
 # Kind -> the TypedDict of all its data (what a compiled plan's node of that kind holds).
@@ -307,6 +307,6 @@ SPECS: Dict[str, Type[Any]] = {
     "tuple": TupleSpec,
     "dict": DictSpec,
     "extension": ExtensionSpec,
-    **dict.fromkeys(sorted(_RECORD_KINDS), RecordSpec),
+    **dict.fromkeys(sorted(RECORD_KINDS), RecordSpec),
     "alias": AliasPlaceholderSpec,
 }

@@ -12,7 +12,7 @@ from .._meta import Avro, Meta
 from .._msgpack_ext import Ext
 
 
-def _fmt(tp: Any) -> str:
+def fmt(tp: Any) -> str:
     """Render an annotation the way the user wrote it (``list[int]``, ``Optional[str]``)."""
     if isinstance(tp, str):
         return tp
@@ -21,12 +21,12 @@ def _fmt(tp: Any) -> str:
     return re.sub(r"\b(?:typing|typing_extensions|dataclasses)\.", "", repr(tp))
 
 
-def _is_union(tp: Any) -> bool:
+def is_union(tp: Any) -> bool:
     origin = typing.get_origin(tp)
     return origin is Union or (origin is not None and origin is getattr(types, "UnionType", None))
 
 
-def _qualifiers() -> Tuple[Any, ...]:
+def qualifiers() -> Tuple[Any, ...]:
     """Wrappers that qualify a field rather than change its type (Required, ReadOnly, Final)."""
     # typing_extensions is only consulted when the user already imported it.
     modules = [typing, sys.modules.get("typing_extensions")]
@@ -35,7 +35,7 @@ def _qualifiers() -> Tuple[Any, ...]:
     return tuple(found)
 
 
-def _peel_field(hint: Any) -> Tuple[Optional[str], Optional[bool], Tuple[str, ...]]:
+def peel_field(hint: Any) -> Tuple[Optional[str], Optional[bool], Tuple[str, ...]]:
     """Read what a field's own annotation says about the field itself.
 
     Returns the ``Meta(name=...)`` wire name (None if unset), whether ``Required`` (True) or
@@ -46,7 +46,7 @@ def _peel_field(hint: Any) -> Tuple[Optional[str], Optional[bool], Tuple[str, ..
     name: Optional[str] = None
     required: Optional[bool] = None
     aliases: Tuple[str, ...] = ()
-    qualifiers = _qualifiers()
+    wrappers = qualifiers()
     while True:
         origin = typing.get_origin(hint)
         if origin is typing.Annotated:
@@ -56,7 +56,7 @@ def _peel_field(hint: Any) -> Tuple[Optional[str], Optional[bool], Tuple[str, ..
                 if isinstance(item, Meta) and item.aliases is not None:
                     aliases = item.aliases
             hint = hint.__origin__
-        elif origin in qualifiers and typing.get_args(hint):
+        elif origin in wrappers and typing.get_args(hint):
             if getattr(origin, "_name", None) in ("Required", "NotRequired"):
                 required = origin._name == "Required"
             hint = typing.get_args(hint)[0]
@@ -64,9 +64,9 @@ def _peel_field(hint: Any) -> Tuple[Optional[str], Optional[bool], Tuple[str, ..
             return name, required, aliases
 
 
-def _field_doc(hint: Any) -> Optional[str]:
+def field_doc(hint: Any) -> Optional[str]:
     """The ``Avro(doc=...)`` of a field's own annotation (the outermost, if several)."""
-    qualifiers = _qualifiers()
+    wrappers = qualifiers()
     while True:
         origin = typing.get_origin(hint)
         if origin is typing.Annotated:
@@ -74,42 +74,42 @@ def _field_doc(hint: Any) -> Optional[str]:
                 if isinstance(item, Avro) and item.doc is not None:
                     return item.doc
             hint = hint.__origin__
-        elif origin in qualifiers and typing.get_args(hint):
+        elif origin in wrappers and typing.get_args(hint):
             hint = typing.get_args(hint)[0]
         else:
             return None
 
 
-def _unbound(param: Any, bindings: Mapping[Any, Any]) -> Any:
+def unbound(param: Any, bindings: Mapping[Any, Any]) -> Any:
     """What a type parameter left unparametrised stands for: its PEP 696 default (which may
     mention earlier parameters, bound in ``bindings``), else its bound, else ``Any``.
     Constraints (``TypeVar("T", int, str)``) say only that it is one of them, so ``Any``."""
     has_default = getattr(param, "has_default", None)
     if callable(has_default) and has_default():
-        return _subst(param.__default__, bindings)
+        return subst(param.__default__, bindings)
     bound = getattr(param, "__bound__", None)
     # A bound written as a string (TypeVar("T", bound="Model")) names something in the
     # TypeVar's own module that typing never resolves: the value stays unchecked, as before.
-    if bound is None or _has_forward_refs(bound):
+    if bound is None or has_forward_refs(bound):
         return Any
-    return _subst(bound, bindings)
+    return subst(bound, bindings)
 
 
-def _subst(tp: Any, bindings: Mapping[Any, Any]) -> Any:
-    """Replace TypeVars in ``tp`` by their bindings; unbound ones by what ``_unbound`` says."""
+def subst(tp: Any, bindings: Mapping[Any, Any]) -> Any:
+    """Replace TypeVars in ``tp`` by their bindings; unbound ones by what ``unbound`` says."""
     if isinstance(tp, typing.TypeVar):
-        return bindings[tp] if tp in bindings else _unbound(tp, bindings)
+        return bindings[tp] if tp in bindings else unbound(tp, bindings)
     params = getattr(tp, "__parameters__", None)
     if params and typing.get_origin(tp) is not None:
-        return tp[tuple(_subst(p, bindings) for p in params)]
+        return tp[tuple(subst(p, bindings) for p in params)]
     return tp
 
 
-def _unbound_args(params: Tuple[Any, ...]) -> Tuple[Any, ...]:
+def unbound_args(params: Tuple[Any, ...]) -> Tuple[Any, ...]:
     """The type arguments of a generic class or alias used without any."""
     bindings: Dict[Any, Any] = {}
     for param in params:
-        bindings[param] = _unbound(param, bindings)
+        bindings[param] = unbound(param, bindings)
     return tuple(bindings.values())
 
 
@@ -121,7 +121,7 @@ def _alias_types() -> Tuple[type, ...]:
     return tuple(kind for kind in found if isinstance(kind, type))
 
 
-def _as_alias(tp: Any) -> Tuple[Any, Tuple[Any, ...]]:
+def as_alias(tp: Any) -> Tuple[Any, Tuple[Any, ...]]:
     """``(alias, type arguments)`` when ``tp`` is a type alias, bare or subscripted
     (``Pair[int]``); ``(None, ())`` otherwise."""
     kinds = _alias_types()
@@ -135,15 +135,15 @@ def _as_alias(tp: Any) -> Tuple[Any, Tuple[Any, ...]]:
     return None, ()
 
 
-def _has_forward_refs(tp: Any) -> bool:
+def has_forward_refs(tp: Any) -> bool:
     if isinstance(tp, (str, typing.ForwardRef)):
         return True
     if typing.get_origin(tp) is typing.Annotated:
-        return _has_forward_refs(tp.__origin__)
-    return any(_has_forward_refs(a) for a in typing.get_args(tp))
+        return has_forward_refs(tp.__origin__)
+    return any(has_forward_refs(a) for a in typing.get_args(tp))
 
 
-def _typevar_maps(cls: type, args: Tuple[Any, ...]) -> Dict[type, Dict[Any, Any]]:
+def typevar_maps(cls: type, args: Tuple[Any, ...]) -> Dict[type, Dict[Any, Any]]:
     """Bind the TypeVars of ``cls`` and of every generic base it parametrises.
 
     ``class IntBox(Box[int])`` declares fields in ``Box`` whose annotations mention Box's own
@@ -161,13 +161,13 @@ def _typevar_maps(cls: type, args: Tuple[Any, ...]) -> Dict[type, Dict[Any, Any]
                 continue
             params = getattr(origin, "__parameters__", ())
             if params:
-                bound = [_subst(a, maps[current]) for a in typing.get_args(base)]
+                bound = [subst(a, maps[current]) for a in typing.get_args(base)]
                 maps[origin] = dict(zip(params, bound))
                 todo.append(origin)
     return maps
 
 
-def _own_annotations(cls: type) -> Mapping[str, Any]:
+def own_annotations(cls: type) -> Mapping[str, Any]:
     own = vars(cls).get("__annotations__")
     if own is None and sys.version_info >= (3, 14):
         # PEP 649 classes keep their annotations behind a per-class descriptor instead.
@@ -175,12 +175,12 @@ def _own_annotations(cls: type) -> Mapping[str, Any]:
     return own or {}
 
 
-def _has_slots(cls: type) -> bool:
+def has_slots(cls: type) -> bool:
     """True when some attribute lives in a slot, so it cannot be written via ``__dict__``."""
     return any(vars(c).get("__slots__") for c in cls.__mro__ if c is not object)
 
 
-def _dedupe_literals(values: List[Any]) -> List[Any]:
+def dedupe_literals(values: List[Any]) -> List[Any]:
     """Keep first occurrences; compare by (type, value) since ``1 == True`` on the wire differ."""
     seen = set()
     out = []
@@ -192,20 +192,20 @@ def _dedupe_literals(values: List[Any]) -> List[Any]:
     return out
 
 
-def _literal_category(value: Any) -> str:
+def literal_category(value: Any) -> str:
     if isinstance(value, bool):
         return "boolean"
     return "integer" if isinstance(value, int) else "string"
 
 
-def _is_attrs(cls: type) -> bool:
+def is_attrs(cls: type) -> bool:
     """Whether ``cls`` is an attrs class (``attrs.define``, ``attr.s``). attrs is only looked at
     when it was imported, which it must have been to make one."""
     attr = sys.modules.get("attr")
     return attr is not None and isinstance(cls, type) and attr.has(cls)
 
 
-def _attrs_hooks(
+def attrs_hooks(
     cls: type,
 ) -> Tuple[Optional[Callable[[Any], None]], Optional[Callable[[Any], None]]]:
     """What attrs' generated ``__init__`` runs besides storing the fields, as the decoders'
@@ -253,7 +253,7 @@ def _unsupported(tp: Any) -> str:
             "extensions={cls: Extension(dict[str, Any], encode=lambda m: "
             "m.model_dump(mode='json'), decode=cls.model_validate)}"
         )
-    if _is_pydantic_dataclass(tp):
+    if is_pydantic_dataclass(tp):
         return (
             "it is a pydantic dataclass, whose validators polycodec would not run (it fills "
             "the fields without pydantic's __init__): declare it with dataclasses.dataclass "
@@ -272,7 +272,7 @@ def _unsupported(tp: Any) -> str:
     return "unsupported type"
 
 
-def _is_pydantic_dataclass(cls: type) -> bool:
+def is_pydantic_dataclass(cls: type) -> bool:
     # Only when pydantic is already imported: a class cannot be one otherwise.
     module = sys.modules.get("pydantic.dataclasses")
     return module is not None and bool(module.is_pydantic_dataclass(cls))

@@ -6,11 +6,11 @@ from __future__ import annotations
 from typing import Any, Dict, List, Optional, Tuple, cast
 
 from .base import CompilerBase
-from .spec import _RECORD_KINDS, TaggedUnionSpec
-from .typeinfo import _dedupe_literals, _literal_category
+from .spec import RECORD_KINDS, TaggedUnionSpec
+from .typeinfo import dedupe_literals, literal_category
 
-# Alternatives that may share a union category in a branched format (see _unions_need_tag).
-_BRANCH_KINDS = _RECORD_KINDS | {"tagged_union"}
+# Alternatives that may share a union category in a branched format (see unions_need_tag).
+_BRANCH_KINDS = RECORD_KINDS | {"tagged_union"}
 
 # JSON token category of each node kind, for union validation (kinds needing data are below).
 _CATEGORY = {
@@ -96,7 +96,7 @@ class UnionCompiler(CompilerBase):
                 kept.append(v)
         if len(literals) > 1:
             values = [x for v in literals for x in self.nodes[v][1]["values"]]
-            merged = self.add("literal", {"values": _dedupe_literals(values)})
+            merged = self.add("literal", {"values": dedupe_literals(values)})
             kept[kept.index(literals[0])] = merged
         return kept
 
@@ -266,12 +266,12 @@ class UnionCompiler(CompilerBase):
                 data["value_kind"], ["string", "integer"]
             )
         if kind == "literal":
-            return sorted({_literal_category(v) for v in data["values"]})
+            return sorted({literal_category(v) for v in data["values"]})
         return [_CATEGORY[kind]]
 
     def _describe(self, index: int) -> str:
         kind, data = self.nodes[index]
-        if kind in _RECORD_KINDS:
+        if kind in RECORD_KINDS:
             return str(data["name"])
         if kind == "enum":
             return str(data["cls"].__qualname__)

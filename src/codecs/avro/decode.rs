@@ -560,8 +560,10 @@ impl<'a, 'p, 'py> Decoder<'a, 'p, 'py> {
                 .check(items.len(), crate::plan::LengthUnit::Items)?;
             match spec.kind {
                 SequenceKind::VarTuple => crate::py::new_tuple(py, items.into_iter())?.into_any(),
-                SequenceKind::Set => py::user_code(py, || py::new_set(py, false, items))?,
-                _ => py::user_code(py, || py::new_set(py, true, items))?,
+                SequenceKind::Set => {
+                    py::user_code(py, || crate::values::new_set(py, false, items))?
+                }
+                _ => py::user_code(py, || crate::values::new_set(py, true, items))?,
             }
         };
         self.depth -= 1;

@@ -25,7 +25,7 @@ fn mismatch(node: &Node, value: &Obj<'_>) -> Error {
         ErrorKind::Encode,
         Code::EncodeError,
         node.describe(),
-        &shape::type_name(value),
+        &crate::py::type_name(value),
     )
 }
 
@@ -424,7 +424,7 @@ impl Encoder<'_, '_> {
                 let Ok(text) = key.cast::<PyString>() else {
                     return Err(Error::encode(format!(
                         "expected a str dict key, got {}",
-                        shape::type_name(&key)
+                        crate::py::type_name(&key)
                     )));
                 };
                 let text = py::str_utf8(text)?;
@@ -450,7 +450,7 @@ impl Encoder<'_, '_> {
                 "expected {}.{}, got {}",
                 spec.module,
                 spec.qualname,
-                shape::type_name(value)
+                crate::py::type_name(value)
             )));
         }
         if let Some(own) = shape::subclass_plan(self.plan, spec, value)? {
@@ -514,7 +514,7 @@ fn subclass_fits(spec: &RecordSpec, own: &Plan, value: &Obj<'_>) -> Result<()> {
         "{} is a subclass of {} with fields the Avro schema's record has no room for ({}): \
          an Avro record has the fields of its schema; give the field the subclass's type to \
          write them",
-        shape::type_name(value),
+        crate::py::type_name(value),
         spec.qualname,
         extra.join(", ")
     )))

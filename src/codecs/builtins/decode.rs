@@ -125,7 +125,10 @@ impl<'py> Cursor<'py> {
 fn not_an_object_key(key: &Obj<'_>) -> Error {
     Error::validation(
         Code::DictKeyType,
-        format_args!("expected a str object key, got {}", shape::type_name(key)),
+        format_args!(
+            "expected a str object key, got {}",
+            crate::py::type_name(key)
+        ),
     )
 }
 
@@ -148,11 +151,11 @@ fn attribute<'py>(
 #[cold]
 fn unsupported(node: &Node, value: &Obj<'_>) -> Error {
     Error::validation(
-        Code::of_type(node),
+        node.type_code(),
         format_args!(
             "expected {}, got {}",
             node.describe(),
-            shape::type_name(value)
+            crate::py::type_name(value)
         ),
     )
 }
@@ -171,7 +174,7 @@ impl<'p, 'py, E: Errors> Decoder<'p, 'py, ObjectInput<'py>, E> {
             crate::errors::ErrorKind::Validation,
             Code::ValueError,
             "Raw",
-            &crate::shape::type_name(&value),
+            &crate::py::type_name(&value),
         ))
     }
 
@@ -353,11 +356,11 @@ impl<'p, 'py, E: Errors> Decoder<'p, 'py, ObjectInput<'py>, E> {
         if shape::accepts(self.ctx.plan, node, &value) {
             // The right type, not taken as itself: a hint rather than "expected date, got date".
             return Err(Error::validation(
-                Code::of_type(node),
+                node.type_code(),
                 format_args!(
                 "expected {} as its JSON form, got a {} object (builtin_types takes it as itself)",
                 node.describe(),
-                shape::type_name(&value)
+                crate::py::type_name(&value)
             ),
             ));
         }
@@ -591,7 +594,7 @@ impl<'p, 'py, E: Errors> WireReader<'p, 'py> for Decoder<'p, 'py, ObjectInput<'p
         } else if value.is_instance_of::<PyDict>() {
             "object".to_owned()
         } else {
-            crate::shape::type_name(&value)
+            crate::py::type_name(&value)
         };
         Err(not_a_tag(&found))
     }

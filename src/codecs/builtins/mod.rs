@@ -18,7 +18,6 @@
 pub mod decode;
 pub mod direct;
 pub mod encode;
-pub mod table;
 pub mod walk;
 
 use pyo3::exceptions::PyTypeError;
@@ -114,7 +113,7 @@ impl Keep {
 /// `value` as the JSON form of the plan's root type, as Python objects.
 pub fn to_builtins<'py>(
     plan: &Plan,
-    table: &table::Table,
+    table: &crate::codecs::builtins_table::Table,
     value: &Obj<'py>,
     keep: Keep,
 ) -> Result<Obj<'py>> {

@@ -18,8 +18,8 @@ use pyo3::types::{
 };
 
 use super::encode::{ascii_str, ObjectWriter};
-use super::table::{Entry, Kind, Mode, Row, RowTag, Table};
 use super::Keep;
+use crate::codecs::builtins_table::{Entry, Kind, Mode, Row, RowTag, Table};
 use crate::codecs::encoder::{self, encode_error, mismatch, not_a_record};
 use crate::codecs::json::encode::non_finite;
 use crate::errors::Error;

@@ -18,7 +18,7 @@ pub struct Json {
     keys: Keys,
     tags: TagEntries,
     plain: decode::PlainTable,
-    builtins: super::builtins::table::Table,
+    builtins: super::builtins_table::Table,
 }
 
 /// For each tagged union node, each of its tags' whole entry as polycodec writes it first in
@@ -98,12 +98,12 @@ pub fn open(args: &OpenArgs<'_, '_>) -> PyResult<Box<dyn WireFormat>> {
         keys: keys(args.plan),
         tags: tag_entries(args.plan),
         plain: decode::plain_table(args.spec.py(), args.plan),
-        builtins: super::builtins::table::Table::build(args.spec.py(), args.plan),
+        builtins: super::builtins_table::Table::build(args.spec.py(), args.plan),
     }))
 }
 
 impl WireFormat for Json {
-    fn builtins_table(&self) -> Option<&super::builtins::table::Table> {
+    fn builtins_table(&self) -> Option<&super::builtins_table::Table> {
         Some(&self.builtins)
     }
 
@@ -128,7 +128,7 @@ impl WireFormat for Json {
         plan: &Plan,
         values: &Obj<'_>,
         out: &mut Vec<u8>,
-        sink: &mut dyn crate::py::output::OutputSink,
+        sink: &mut dyn super::OutputSink,
     ) -> Result<()> {
         let mut writer = encode::JsonWriter::new(std::mem::take(out), plan, &self.keys);
         let result = crate::errors::output_result(|| {

@@ -431,7 +431,7 @@ impl<'a, 'p, 'py, E: Errors> Decoder<'p, 'py, MsgpackInput<'a, '_>, E> {
             Node::Union(spec) => spec.str.ok_or_else(|| {
                 let names = crate::values::describe_union(self.ctx.plan, &spec.variants);
                 Error::validation(
-                    Code::of_union(self.ctx.plan, &spec.variants),
+                    self.ctx.plan.union_code(&spec.variants),
                     format_args!("expected {names}, got {got}"),
                 )
             }),
@@ -491,7 +491,7 @@ impl<'a, 'p, 'py, E: Errors> Decoder<'p, 'py, MsgpackInput<'a, '_>, E> {
                 Ok(spec.new_value(py, data)?)
             }
             Node::Any => Ok(crate::py::new_bytes(py, data)?.into_any()),
-            node => Err(expected(Code::of_type(node), node.describe(), "bytes")),
+            node => Err(expected(node.type_code(), node.describe(), "bytes")),
         }
     }
 
@@ -505,7 +505,7 @@ impl<'a, 'p, 'py, E: Errors> Decoder<'p, 'py, MsgpackInput<'a, '_>, E> {
                     Ok(super::ext_class(py)?.call1((kind, data))?)
                 }
                 node => Err(expected(
-                    Code::of_type(node),
+                    node.type_code(),
                     node.describe(),
                     &format!("ext type {kind}"),
                 )),
@@ -519,7 +519,7 @@ impl<'a, 'p, 'py, E: Errors> Decoder<'p, 'py, MsgpackInput<'a, '_>, E> {
                 "expected a naive datetime, got a timestamp (UTC)",
             )),
             Node::DateTime(_) | Node::Any => timestamp_datetime(self.ctx.py, payload),
-            node => Err(expected(Code::of_type(node), node.describe(), "timestamp")),
+            node => Err(expected(node.type_code(), node.describe(), "timestamp")),
         }
     }
 

@@ -230,7 +230,7 @@ impl<'k> WireWriter for MessagePackWriter<'k> {
         let data = shape::bytes_like(&payload).ok_or_else(|| {
             Error::encode(format!(
                 "expected Ext data of bytes, bytearray or memoryview, got {}",
-                shape::type_name(&payload)
+                crate::py::type_name(&payload)
             ))
         })?;
         if data.len() > u32::MAX as usize {

@@ -84,7 +84,7 @@ impl WireFormat for MessagePack {
         plan: &Plan,
         values: &Obj<'_>,
         out: &mut Vec<u8>,
-        sink: &mut dyn crate::py::output::OutputSink,
+        sink: &mut dyn super::OutputSink,
     ) -> Result<()> {
         let mut writer =
             encode::MessagePackWriter::new(std::mem::take(out), plan, &self.tables.names);

@@ -155,7 +155,7 @@ fn mismatch(node: &Node, value: &Obj<'_>) -> Error {
         ErrorKind::Encode,
         Code::EncodeError,
         node.describe(),
-        &shape::type_name(value),
+        &crate::py::type_name(value),
     )
 }
 
@@ -811,7 +811,7 @@ impl<'f, 'p, 'o, 'py> Writer<'f, 'p, 'o, 'py> {
             return Err(Error::encode(format!(
                 "expected {}, got {}",
                 spec.qualname,
-                shape::type_name(value)
+                crate::py::type_name(value)
             )));
         }
         // A subclass instance is pickled as pickle.dumps pickles it: its own class, every
@@ -1370,7 +1370,7 @@ impl<'f, 'p, 'o, 'py> Writer<'f, 'p, 'o, 'py> {
             }
             None => Err(Error::encode(format!(
                 "{} values are not supported",
-                shape::type_name(value)
+                crate::py::type_name(value)
             ))),
         }
     }

@@ -410,7 +410,7 @@ impl<'a, 'v, 'f, 'p, 'py> Converter<'a, 'v, 'f, 'p, 'py> {
 
     fn mismatch(&self, node: &Node, id: Id) -> Error {
         Error::validation(
-            Code::of_type(node),
+            node.type_code(),
             format!("expected {}, got {}", node.describe(), self.describe(id)),
         )
     }
@@ -563,7 +563,7 @@ impl<'a, 'v, 'f, 'p, 'py> Converter<'a, 'v, 'f, 'p, 'py> {
             .map(|&v| plan.node(v).describe())
             .collect();
         Err(Error::validation(
-            Code::of_union(plan, &spec.variants),
+            plan.union_code(&spec.variants),
             format!("expected {}, got {}", names.join(" | "), self.describe(id)),
         ))
     }
@@ -975,8 +975,8 @@ impl<'a, 'v, 'f, 'p, 'py> Converter<'a, 'v, 'f, 'p, 'py> {
         let result = match kind {
             SequenceKind::List => crate::py::new_list(py, out.into_iter())?.into_any(),
             SequenceKind::VarTuple => crate::py::new_tuple(py, out.into_iter())?.into_any(),
-            SequenceKind::Set => py::user_code(py, || py::new_set(py, false, out))?,
-            SequenceKind::FrozenSet => py::user_code(py, || py::new_set(py, true, out))?,
+            SequenceKind::Set => py::user_code(py, || crate::values::new_set(py, false, out))?,
+            SequenceKind::FrozenSet => py::user_code(py, || crate::values::new_set(py, true, out))?,
         };
         // Sets may collapse equal items: the bound applies to what the caller gets.
         length.check(result.len()?, crate::plan::LengthUnit::Items)?;

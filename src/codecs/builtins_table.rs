@@ -1,4 +1,4 @@
-//! The compact field tables `to_builtins`'s direct walk ([`super::walk`]) reads records from.
+//! The compact field tables `to_builtins`'s direct walk ([`super::builtins::walk`]) reads records from.
 //!
 //! A record's fields, as the plan holds them ([`Field`](crate::plan::Field), about 80 bytes
 //! each, plus the node of each field), spread one record over some twenty cache lines; a deep
