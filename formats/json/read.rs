@@ -801,10 +801,12 @@ impl<'a> Reader<'a> {
     /// "maximum nesting depth exceeded". Iterative: no recursion at all; the
     /// first 128 levels are tracked in a register, deeper ones on the heap.
     pub fn skip_value(&mut self, max_depth: usize) -> Result<(), SyntaxError> {
-        // Open containers, one bit per level (1 = object).
+        // Open containers, one bit per level (1 = object); `in_obj` is the
+        // innermost one's, re-read from them only when a container closes.
         let mut inline: u128 = 0;
         let mut spill: Vec<bool> = Vec::new();
         let mut depth: usize = 0;
+        let mut in_obj = false;
         'value: loop {
             // A value is expected here.
             self.skip_ws();
@@ -812,6 +814,8 @@ impl<'a> Reader<'a> {
                 return Err(self.unexpected("expected JSON value"));
             };
             match b {
+                b'"' => self.skip_string()?,
+                b'-' | b'0'..=b'9' => self.skip_number()?,
                 b'{' | b'[' => {
                     if depth >= max_depth {
                         return Err(SyntaxError::new(self.pos, "maximum nesting depth exceeded"));
@@ -831,16 +835,13 @@ impl<'a> Reader<'a> {
                             spill.push(is_obj);
                         }
                         depth += 1;
+                        in_obj = is_obj;
                         if is_obj {
                             self.skip_key(true)?;
                         }
                         continue 'value;
                     }
                 }
-                b'"' => {
-                    self.scan_string(false)?;
-                }
-                b'-' | b'0'..=b'9' => self.skip_number()?,
                 b't' => self.read_true()?,
                 b'f' => self.read_false()?,
                 b'n' => self.read_null()?,
@@ -851,11 +852,6 @@ impl<'a> Reader<'a> {
                 if depth == 0 {
                     return Ok(());
                 }
-                let in_obj = if depth <= 128 {
-                    (inline >> (depth - 1)) & 1 == 1
-                } else {
-                    spill.last().copied().unwrap_or(false)
-                };
                 self.skip_ws();
                 match self.bytes.get(self.pos) {
                     Some(b',') => {
@@ -882,11 +878,19 @@ impl<'a> Reader<'a> {
                     spill.pop();
                 }
                 depth -= 1;
+                in_obj = if depth == 0 {
+                    false
+                } else if depth <= 128 {
+                    (inline >> (depth - 1)) & 1 == 1
+                } else {
+                    spill.last().copied().unwrap_or(false)
+                };
             }
         }
     }
 
     /// Skips `"key" :` (validating the key) for `skip_value`.
+    #[inline(always)]
     fn skip_key(&mut self, first: bool) -> Result<(), SyntaxError> {
         self.skip_ws();
         match self.bytes.get(self.pos) {
@@ -897,8 +901,29 @@ impl<'a> Reader<'a> {
             _ if first => return Err(self.unexpected("expected string key or '}'")),
             _ => return Err(self.unexpected("expected string key")),
         }
-        self.scan_string(false)?;
+        self.skip_string()?;
         self.expect_colon()
+    }
+
+    /// Skips the string at `self.pos` (a `"`) for `skip_value`: a string of
+    /// printable ASCII without escapes, the common case, is one
+    /// [`find_special`] scan to its closing quote; any other string is
+    /// scanned again from its start by [`Reader::scan_string`] (out of
+    /// line), so what is checked and every error stay exactly its.
+    #[inline(always)]
+    fn skip_string(&mut self) -> Result<(), SyntaxError> {
+        let end = find_special::<true>(self.bytes, self.pos + 1);
+        if self.bytes.get(end) == Some(&b'"') {
+            self.pos = end + 1;
+            Ok(())
+        } else {
+            self.skip_string_slow()
+        }
+    }
+
+    #[inline(never)]
+    fn skip_string_slow(&mut self) -> Result<(), SyntaxError> {
+        self.scan_string(false).map(|_| ())
     }
 
     /// Validates a number literal without converting it (same grammar and
